@@ -1,0 +1,1 @@
+"""Declarative resources (ontology, shapes, queries, mappings, scenarios), mapped here by pyproject.toml."""

@@ -1,0 +1,97 @@
+"""The exceptions diagkg raises.
+
+Library code raises these and never prints or exits; only the command line
+(:mod:`diagkg.cli`) turns them into messages and exit codes::
+
+    DiagkgError
+    ├── InputError              unreadable input: missing file, bad syntax (exit 2)
+    │   └── RdfSyntaxError      malformed RDF, with file, line and column
+    ├── ValidationError         input read fine but violates the SHACL shapes (exit 1)
+    ├── QueryError              a SPARQL query or template that cannot be used (exit 2)
+    │   └── UnknownQueryError   no query of that name in queries/
+    ├── UnknownTermError        a name that is not in the ontology or the store
+    └── StoreError              the store cannot be opened or written
+        └── StoreLockedError    another process holds the store's write lock
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .validation import Violation
+
+
+class DiagkgError(Exception):
+    """Base class of every error diagkg raises on purpose."""
+
+
+class InputError(DiagkgError):
+    """An input that cannot be read at all (missing file, unknown format, bad syntax)."""
+
+
+@dataclass
+class SourceLocation:
+    """Where in a file something is: 1-based line and column (either may be unknown)."""
+
+    file: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        parts = [self.file]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+
+class RdfSyntaxError(InputError):
+    """Malformed RDF: the message starts with ``file:line:column``."""
+
+    def __init__(self, location: SourceLocation, detail: str):
+        self.location = location
+        self.detail = detail
+        super().__init__(f"{location}: {detail}")
+
+
+class ValidationError(DiagkgError):
+    """The data was read but does not conform to the shapes; nothing was loaded."""
+
+    def __init__(self, violations: Sequence["Violation"]):
+        self.violations = list(violations)
+        files = sorted({v.file for v in self.violations})
+        super().__init__(
+            f"{len(self.violations)} SHACL violation(s) in {', '.join(files) or 'the data'}"
+        )
+
+
+class QueryError(DiagkgError):
+    """A query that cannot be parsed, rendered or run."""
+
+
+class UnknownQueryError(QueryError):
+    """No query file of that name."""
+
+
+class UnknownTermError(DiagkgError):
+    """A term (component, system, scenario…) that does not exist."""
+
+
+class StoreError(DiagkgError):
+    """The store cannot be opened, read or written."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the write lock of an on-disk store."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        super().__init__(
+            f"the store at {path} is locked by another diagkg process (only one writer at a "
+            "time). Read-only commands (query, graphs) still work; wait for the other process "
+            "to finish, or use --store to pick another store."
+        )

@@ -1,0 +1,68 @@
+"""The named-graph convention of the diagkg store.
+
+Every graph name starts with :data:`BASE`. One graph per kind of content and
+per thing, so that each can be replaced or dropped on its own:
+
+==========================  ===============================================
+graph                       content
+==========================  ===============================================
+``ontology``                the ontology files (TBox)
+``shapes``                  the SHACL shapes
+``system/{key}``            one system description (ABox)
+``inferred/{key}``          what the reasoner entails for that system
+``scenario/{id}``           one scenario
+``state/{session}``         a session's circuit state (faults, switches…)
+``trajectory/{id}``         one diagnostic session's record
+``evaluation/{id}``         one evaluation run's results
+``file/{name}``             any other RDF file loaded by hand
+==========================  ===============================================
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+import pyoxigraph as ox
+
+BASE = "https://w3id.org/diagkg/graph/"
+SYSTEM_BASE = "https://w3id.org/diagkg/system/"
+
+KINDS = ("system", "inferred", "scenario", "state", "trajectory", "evaluation", "file")
+
+ONTOLOGY = ox.NamedNode(BASE + "ontology")
+SHAPES = ox.NamedNode(BASE + "shapes")
+
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+def named(kind: str, key: str) -> ox.NamedNode:
+    """The graph for one thing of a kind, e.g. ``named("system", "three_cubes")``."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown graph kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if not key:
+        raise ValueError("a graph key cannot be empty")
+    safe = key if _KEY.match(key) else quote(key, safe="")
+    return ox.NamedNode(f"{BASE}{kind}/{safe}")
+
+
+def system(key: str) -> ox.NamedNode:
+    return named("system", key)
+
+
+def inferred(key: str) -> ox.NamedNode:
+    return named("inferred", key)
+
+
+def kind_of(graph: ox.NamedNode) -> str | None:
+    """``"system"`` for a system graph, ``"ontology"`` for the ontology graph, None for foreign graphs."""
+    value = graph.value
+    if not value.startswith(BASE):
+        return None
+    rest = value[len(BASE):]
+    return rest.split("/", 1)[0]
+
+
+def system_namespace(key: str) -> str:
+    """The namespace of a system's parts, e.g. ``https://w3id.org/diagkg/system/three_cubes/``."""
+    return f"{SYSTEM_BASE}{key}/"

@@ -1,0 +1,165 @@
+"""Reading RDF files, with precise locations when they are malformed.
+
+Files are parsed by pyoxigraph first: it is fast and its syntax errors carry a
+line and a column. The same text is then read into an rdflib graph only when a
+caller needs one (pySHACL works on rdflib graphs; handing it a pyoxigraph store
+gives false ``sh:in`` violations).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import pyoxigraph as ox
+import rdflib
+
+from .errors import InputError, RdfSyntaxError, SourceLocation
+
+# file suffix -> (pyoxigraph format, rdflib format name)
+FORMATS: dict[str, tuple[ox.RdfFormat, str]] = {
+    ".ttl": (ox.RdfFormat.TURTLE, "turtle"),
+    ".nt": (ox.RdfFormat.N_TRIPLES, "nt"),
+    ".n3": (ox.RdfFormat.N3, "n3"),
+    ".trig": (ox.RdfFormat.TRIG, "trig"),
+    ".nq": (ox.RdfFormat.N_QUADS, "nquads"),
+    ".rdf": (ox.RdfFormat.RDF_XML, "xml"),
+    ".owl": (ox.RdfFormat.RDF_XML, "xml"),
+    ".jsonld": (ox.RdfFormat.JSON_LD, "json-ld"),
+}
+
+_LOCATION = re.compile(r"line (\d+) column (\d+)")
+
+
+@dataclass
+class RdfDocument:
+    """One RDF file (or text) that parsed without syntax errors."""
+
+    name: str
+    text: str
+    rdf_format: ox.RdfFormat
+    rdflib_format: str
+    triples: list[ox.Triple] = field(repr=False)
+
+    @cached_property
+    def graph(self) -> rdflib.Graph:
+        """The document as an rdflib graph, with its prefixes bound."""
+        g = rdflib.Graph()
+        g.parse(data=self.text, format=self.rdflib_format)
+        return g
+
+    def line_of(self, term: rdflib.term.Node) -> int | None:
+        """The first line where ``term`` is written, as a full IRI or a prefixed name."""
+        if not isinstance(term, rdflib.URIRef):
+            return None
+        candidates = [f"<{term}>"]
+        for prefix, ns in self.graph.namespaces():
+            ns = str(ns)
+            if term.startswith(ns) and len(term) > len(ns):
+                candidates.append(f"{prefix}:{term[len(ns):]}")
+        for number, line in enumerate(self.text.splitlines(), start=1):
+            for cand in candidates:
+                idx = line.find(cand)
+                while idx >= 0:
+                    end = idx + len(cand)
+                    before_ok = idx == 0 or not (line[idx - 1].isalnum() or line[idx - 1] in "_-:.")
+                    after_ok = end == len(line) or not (line[end].isalnum() or line[end] in "_-:")
+                    if line[end:end + 1] == "." and end + 1 < len(line) and (line[end + 1].isalnum() or line[end + 1] == "_"):
+                        after_ok = False  # ':main_bulb' inside ':main_bulb.p'
+                    if before_ok and after_ok:
+                        return number
+                    idx = line.find(cand, idx + 1)
+        return None
+
+
+def format_for(path: Path) -> tuple[ox.RdfFormat, str]:
+    try:
+        return FORMATS[path.suffix.lower()]
+    except KeyError:
+        raise InputError(
+            f"{path}: cannot tell the RDF format from the suffix {path.suffix!r} "
+            f"(known: {', '.join(sorted(FORMATS))})"
+        ) from None
+
+
+def parse_text(text: str, name: str, suffix: str = ".ttl", base_iri: str | None = None) -> RdfDocument:
+    """Parse RDF text; ``name`` is used in error messages."""
+    rdf_format, rdflib_format = format_for(Path("x" + suffix))
+    try:
+        quads = ox.parse(input=text.encode("utf-8"), format=rdf_format, base_iri=base_iri)
+        triples = [q.triple for q in quads]
+    except SyntaxError as exc:
+        raise _syntax_error(exc, name) from None
+    return RdfDocument(name, text, rdf_format, rdflib_format, triples)
+
+
+def parse_file(path: str | Path) -> RdfDocument:
+    """Parse one RDF file, raising :class:`InputError` when it cannot be read."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder, not a file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from None
+    return parse_text(text, str(path), path.suffix.lower(), base_iri=path.resolve().as_uri())
+
+
+def _syntax_error(exc: SyntaxError, name: str) -> RdfSyntaxError:
+    message = str(exc.args[0]) if exc.args else str(exc)
+    line = column = None
+    if len(exc.args) > 1 and isinstance(exc.args[1], tuple) and len(exc.args[1]) >= 3:
+        line, column = exc.args[1][1], exc.args[1][2]
+    if line is None:
+        m = _LOCATION.search(message)
+        if m:
+            line, column = int(m.group(1)), int(m.group(2))
+    detail = re.sub(r"^Parser error (between|at) line \d+ column \d+( and line \d+ column \d+)?: ", "", message)
+    return RdfSyntaxError(SourceLocation(name, line, column), f"malformed RDF: {detail}")
+
+
+def expand_paths(paths: Iterable[str | Path], suffixes: Sequence[str] = tuple(FORMATS)) -> list[Path]:
+    """Files named directly, plus the RDF files inside any folder named (recursively, sorted)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in suffixes)
+            out.extend(found)
+        else:
+            out.append(p)
+    return out
+
+
+def to_rdflib(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> rdflib.term.Node:
+    """Convert a pyoxigraph term to its rdflib equivalent."""
+    if isinstance(term, ox.NamedNode):
+        return rdflib.URIRef(term.value)
+    if isinstance(term, ox.BlankNode):
+        return rdflib.BNode(term.value)
+    if isinstance(term, ox.Literal):
+        if term.language:
+            return rdflib.Literal(term.value, lang=term.language)
+        return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
+    raise TypeError(f"cannot convert {term!r}")
+
+
+def to_oxigraph(term: rdflib.term.Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
+    """Convert an rdflib term to its pyoxigraph equivalent."""
+    if isinstance(term, rdflib.URIRef):
+        return ox.NamedNode(str(term))
+    if isinstance(term, rdflib.BNode):
+        return ox.BlankNode(str(term))
+    if isinstance(term, rdflib.Literal):
+        if term.language:
+            return ox.Literal(str(term), language=term.language)
+        if term.datatype:
+            return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
+        return ox.Literal(str(term))
+    raise TypeError(f"cannot convert {term!r}")

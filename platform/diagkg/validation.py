@@ -1,0 +1,245 @@
+"""SHACL validation of RDF files against the diagkg shapes.
+
+Data are validated together with the ontology (so that the class hierarchy is
+known) by pySHACL on rdflib graphs. Besides the shapes, every term of the dk:
+namespace a file uses must exist in the ontology: a misspelt property would
+otherwise pass unnoticed. Each problem becomes a :class:`Violation` that names
+the file, the line where the focus node is written (when it can be found), the
+focus node, the path and the message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import contextlib
+import threading
+
+import pyshacl
+import rdflib
+from rdflib.namespace import RDF, SH
+from rdflib.plugins.sparql import processor as _sparql_processor
+
+from . import resources
+from .errors import InputError
+from .rdfio import RdfDocument, expand_paths, parse_file
+from .vocab import DK, DK_NS
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One way a file does not conform."""
+
+    file: str
+    focus: str
+    path: str
+    message: str
+    line: int | None = None
+    severity: str = "Violation"
+    value: str | None = None
+    shape: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        shown = self.value is not None and self.value != self.focus and self.value not in self.message
+        value = f" (value: {self.value})" if shown else ""
+        return f"{where}: {self.focus} — {self.path} — {self.message}{value}"
+
+
+@dataclass
+class FileReport:
+    """The outcome of validating one file: an input error, or zero or more violations."""
+
+    file: str
+    violations: list[Violation] = field(default_factory=list)
+    error: InputError | None = None
+    document: RdfDocument | None = None
+
+    @property
+    def conforms(self) -> bool:
+        return self.error is None and not self.violations
+
+
+@lru_cache(maxsize=1)
+def default_ontology() -> rdflib.Graph:
+    g = rdflib.Graph()
+    for f in resources.ontology_files():
+        g.parse(data=f.read_text(encoding="utf-8"), format="turtle")
+    return g
+
+
+@lru_cache(maxsize=1)
+def default_shapes() -> rdflib.Graph:
+    g = rdflib.Graph()
+    for f in resources.shape_files():
+        g.parse(data=f.read_text(encoding="utf-8"), format="turtle")
+    return g
+
+
+@lru_cache(maxsize=1)
+def _known_terms() -> frozenset[str]:
+    return frozenset(str(s) for s in default_ontology().subjects() if str(s).startswith(DK_NS))
+
+
+class Validator:
+    """Validates RDF documents against shapes and an ontology (the shipped ones by default)."""
+
+    def __init__(self, shapes: rdflib.Graph | None = None, ontology: rdflib.Graph | None = None):
+        self.shapes = shapes if shapes is not None else default_shapes()
+        self.ontology = ontology if ontology is not None else default_ontology()
+
+    # -- public API --------------------------------------------------------
+    def validate_document(self, doc: RdfDocument, context: Sequence[rdflib.Graph] = ()) -> list[Violation]:
+        """Violations of one parsed document; ``context`` graphs (e.g. the system a
+        scenario refers to) are visible to the shapes but not reported on."""
+        # The data graph is the document plus the ontology (so that class
+        # membership and the component-type metaclass are visible) plus any
+        # context; only focus nodes written in the document are reported.
+        data = rdflib.Graph()
+        for prefix, ns in doc.graph.namespaces():
+            data.bind(prefix, ns, override=True)
+        data += doc.graph
+        data += self.ontology
+        for g in context:
+            data += g
+        violations = self._unknown_terms(doc)
+        with _prepared_query_cache():
+            conforms, report, _ = pyshacl.validate(
+                data, shacl_graph=self.shapes, inference="none",
+                advanced=False, allow_warnings=True, abort_on_first=False, meta_shacl=False,
+            )
+        if not conforms:
+            own = set(doc.graph.subjects()) | set(doc.graph.objects())
+            for result in report.subjects(RDF.type, SH.ValidationResult):
+                focus = report.value(result, SH.focusNode)
+                if focus not in own:
+                    continue
+                violations.append(self._violation(doc, data, report, result))
+        return sorted(set(violations), key=lambda v: (v.line or 0, v.focus, v.path, v.message))
+
+    def validate_file(self, path: str | Path, context: Sequence[rdflib.Graph] = ()) -> FileReport:
+        try:
+            doc = parse_file(path)
+        except InputError as exc:
+            return FileReport(str(path), error=exc)
+        return FileReport(str(path), self.validate_document(doc, context), document=doc)
+
+    def validate_paths(self, paths: Iterable[str | Path]) -> list[FileReport]:
+        """Validate files and folders (recursively); one report per file, in order."""
+        return [self.validate_file(p) for p in expand_paths(paths)]
+
+    # -- helpers -----------------------------------------------------------
+    def _unknown_terms(self, doc: RdfDocument) -> list[Violation]:
+        known = _known_terms()
+        out: list[Violation] = []
+        seen: set[str] = set()
+        for s, p, o in doc.graph:
+            for term, role in ((p, "property"), (o, "value")):
+                if isinstance(term, rdflib.URIRef) and str(term).startswith(DK_NS) and str(term) not in known:
+                    if str(term) in seen:
+                        continue
+                    seen.add(str(term))
+                    out.append(Violation(
+                        file=doc.name, focus=_show(doc.graph, s), path=_show(doc.graph, p),
+                        message=f"unknown term {_show(doc.graph, term)}: it is not in the diagkg ontology "
+                                f"(used as a {role})",
+                        line=doc.line_of(term) or doc.line_of(s), shape="ontology terms",
+                    ))
+        return out
+
+    def _violation(self, doc: RdfDocument, data: rdflib.Graph, report: rdflib.Graph,
+                   result: rdflib.term.Node) -> Violation:
+        focus = report.value(result, SH.focusNode)
+        path = report.value(result, SH.resultPath)
+        value = report.value(result, SH.value)
+        message = report.value(result, SH.resultMessage)
+        severity = report.value(result, SH.resultSeverity)
+        shape = report.value(result, SH.sourceShape)
+        return Violation(
+            file=doc.name,
+            focus=_describe(data, focus),
+            path=_show_path(data, report, path) if path is not None else "(the node itself)",
+            message=str(message) if message else "does not conform",
+            line=_line_of_node(doc, data, focus),
+            severity=str(severity).rsplit("#", 1)[-1] if severity else "Violation",
+            value=_show(data, value) if value is not None else None,
+            shape=_show(data, shape) if isinstance(shape, rdflib.URIRef) else None,
+        )
+
+
+_PATCH_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _prepared_query_cache():
+    """Translate each SPARQL constraint once per validation instead of once per focus node.
+
+    pySHACL hands rdflib the text of a SPARQL constraint for every focus node,
+    and rdflib parses it every time (80 % of the validation time). A translated
+    query is meant to be evaluated many times with different initial bindings
+    (that is what ``prepareQuery`` is for), so while pySHACL runs, rdflib's
+    SPARQL processor is given a cache of translated queries keyed by their text.
+    """
+    original = _sparql_processor.SPARQLProcessor.query
+    cache: dict[tuple, object] = {}
+
+    def query(self, strOrQuery, initBindings=None, initNs=None, base=None, DEBUG=False):  # noqa: N803
+        if isinstance(strOrQuery, str):
+            key = (strOrQuery, base, tuple(sorted((initNs or {}).items())))
+            prepared = cache.get(key)
+            if prepared is None:
+                prepared = _sparql_processor.translateQuery(
+                    _sparql_processor.parseQuery(strOrQuery), base, initNs)
+                cache[key] = prepared
+            strOrQuery = prepared
+        return original(self, strOrQuery, initBindings, initNs, base, DEBUG)
+
+    with _PATCH_LOCK:
+        _sparql_processor.SPARQLProcessor.query = query
+        try:
+            yield
+        finally:
+            _sparql_processor.SPARQLProcessor.query = original
+
+
+def _show(graph: rdflib.Graph, term: rdflib.term.Node) -> str:
+    if isinstance(term, rdflib.URIRef):
+        try:
+            return graph.namespace_manager.normalizeUri(term)
+        except Exception:  # pragma: no cover - rdflib refuses odd IRIs
+            return f"<{term}>"
+    if isinstance(term, rdflib.Literal):
+        return term.n3(graph.namespace_manager)
+    return "[]"
+
+
+def _describe(graph: rdflib.Graph, term: rdflib.term.Node, depth: int = 0) -> str:
+    """A readable name; a blank node is described by the triple that points to it."""
+    if not isinstance(term, rdflib.BNode) or depth > 3:
+        return _show(graph, term)
+    for s, p in graph.subject_predicates(term):
+        return f"{_describe(graph, s, depth + 1)} {_show(graph, p)} []"
+    return "[]"
+
+
+def _line_of_node(doc: RdfDocument, graph: rdflib.Graph, term: rdflib.term.Node, depth: int = 0) -> int | None:
+    if isinstance(term, rdflib.BNode) and depth < 4:
+        for s in graph.subjects(None, term):
+            return _line_of_node(doc, graph, s, depth + 1)
+        return None
+    return doc.line_of(term)
+
+
+def _show_path(data: rdflib.Graph, report: rdflib.Graph, path: rdflib.term.Node) -> str:
+    if isinstance(path, rdflib.BNode):
+        inverse = report.value(path, SH.inversePath)
+        if inverse is not None:
+            return "^" + _show(data, inverse)
+        return "(complex path)"
+    return _show(data, path)
+
+
+__all__ = ["Violation", "FileReport", "Validator", "default_ontology", "default_shapes", "DK"]

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian/Ubuntu machine for diagkg: system packages, a virtual
+# environment in .venv, and the package with its extras. Safe to run again.
+#
+#   bash scripts/setup.sh          # runtime only
+#   bash scripts/setup.sh --dev    # runtime + test tools (pytest, browser)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+
+dev=0
+for arg in "$@"; do
+  case "$arg" in
+    --dev) dev=1 ;;
+    *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+# --- system packages ---------------------------------------------------------
+# libngspice0-dev: PySpice dlopens the unversioned libngspice.so that only the
+#                  -dev package ships.
+# default-jre-headless: HermiT (owlready2) needs a Java runtime.
+# python3-venv: Debian splits venv out of python3.
+need=()
+dpkg -s libngspice0-dev >/dev/null 2>&1 || need+=(libngspice0-dev)
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
+if [ "$dev" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
+if [ "${#need[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "setup: installing system packages: ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# --- Python environment -------------------------------------------------------
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+py=.venv/bin/python
+$py -m pip install -q --upgrade pip >/dev/null
+extras=""
+[ "$dev" = 1 ] && extras="[dev]"
+$py -m pip install -q -e ".${extras}"
+# morph-kgc pins pyoxigraph<0.4 and rdflib<7.3 although it works with the
+# versions we use (see ENVIRONMENT notes in the README); its own runtime
+# dependencies are listed in pyproject.toml, so it goes in without its pins.
+$py -m pip install -q --no-deps "morph-kgc==2.10.0"
+echo "setup: ready ($($py -c 'import diagkg; print("diagkg", diagkg.__version__)'))"
