@@ -26,9 +26,6 @@ need=()
 dpkg -s libngspice0-dev >/dev/null 2>&1 || need+=(libngspice0-dev)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
-if [ "$dev" = 1 ]; then
-  command -v chromium >/dev/null 2>&1 || need+=(chromium)
-fi
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"

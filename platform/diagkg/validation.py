@@ -132,6 +132,14 @@ class Validator:
         return [self.validate_file(p) for p in expand_paths(paths)]
 
     # -- helpers -----------------------------------------------------------
+    def _node_shape(self, shape: rdflib.term.Node | None) -> str | None:
+        """The named node shape a result comes from (property and SPARQL
+        constraints are blank nodes hanging off it)."""
+        if shape is None:
+            return None
+        owner = _owning_shape(self.shapes, shape)
+        return self.shapes.namespace_manager.normalizeUri(owner) if isinstance(owner, rdflib.URIRef) else None
+
     def _unknown_terms(self, doc: RdfDocument) -> list[Violation]:
         known = _known_terms()
         out: list[Violation] = []
@@ -166,7 +174,7 @@ class Validator:
             line=_line_of_node(doc, data, focus),
             severity=str(severity).rsplit("#", 1)[-1] if severity else "Violation",
             value=_show(data, value) if value is not None else None,
-            shape=_show(data, shape) if isinstance(shape, rdflib.URIRef) else None,
+            shape=self._node_shape(shape),
         )
 
 
@@ -203,6 +211,13 @@ def _prepared_query_cache():
             yield
         finally:
             _sparql_processor.SPARQLProcessor.query = original
+
+
+def _owning_shape(shapes: rdflib.Graph, shape: rdflib.term.Node) -> rdflib.term.Node:
+    for prop in (SH.property, SH.sparql):
+        for owner in shapes.subjects(prop, shape):
+            return owner
+    return shape
 
 
 def _show(graph: rdflib.Graph, term: rdflib.term.Node) -> str:

@@ -35,7 +35,6 @@ class DK(DefinedNamespace):
     DiagnosticAssistant: URIRef  # class: diagnostic assistant
     DiagnosticSession: URIRef  # class: diagnostic session
     Diode: URIRef  # class: diode
-    ElectricalParameter: URIRef  # class: electrical parameter
     Enclosure: URIRef  # class: enclosure
     EndValue: URIRef  # class: end value
     EvaluationRun: URIRef  # class: evaluation run
@@ -110,6 +109,7 @@ class DK(DefinedNamespace):
     defaultValue: URIRef  # annotation property: default value
     defines: URIRef  # object property: defines
     dependsOn: URIRef  # object property: depends on
+    electricalParameter: URIRef  # datatype property: electrical parameter
     endValue: URIRef  # object property: end value
     failsVia: URIRef  # object property: fails via
     faultMode: URIRef  # object property: fault mode

@@ -1,0 +1,333 @@
+"""The ``diagkg`` command line.
+
+Exit codes (the same for every subcommand):
+
+== ==========================================================
+0  success
+1  the input was read but does not conform to the shapes
+2  unreadable input, unknown name, bad query or bad usage
+3  the store cannot be used (e.g. locked by another writer)
+== ==========================================================
+
+Library code raises :mod:`diagkg.errors`; this module alone prints and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pyoxigraph as ox
+
+from . import __version__, errors, graphs, systems
+from .store import KnowledgeStore, default_store_path, python_value
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_INPUT, EXIT_STORE = 0, 1, 2, 3
+
+
+# ---------------------------------------------------------------------------
+# output helpers
+# ---------------------------------------------------------------------------
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _print_table(columns: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None) -> None:
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False)
+    for c in columns:
+        table.add_column(c)
+    for row in rows:
+        table.add_row(*["" if v is None else str(v) for v in row])
+    _console().print(table)
+
+
+def _open_store(args: argparse.Namespace, *, write: bool) -> KnowledgeStore:
+    if args.memory:
+        return KnowledgeStore.memory()
+    if write:
+        return KnowledgeStore(args.store)
+    return KnowledgeStore.open_for_reading(args.store)
+
+
+# ---------------------------------------------------------------------------
+# subcommands
+# ---------------------------------------------------------------------------
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .validation import Validator
+
+    validator = Validator()
+    reports = validator.validate_paths(args.paths)
+    if not reports:
+        raise errors.InputError("no RDF files found in " + ", ".join(args.paths))
+    unreadable = [r for r in reports if r.error is not None]
+    violations = [v for r in reports for v in r.violations]
+    if args.format == "json":
+        print(json.dumps({
+            "conforms": not unreadable and not violations,
+            "files": [{
+                "file": r.file, "conforms": r.conforms,
+                "error": str(r.error) if r.error else None,
+                "violations": [v.__dict__ for v in r.violations],
+            } for r in reports],
+        }, indent=2))
+    else:
+        for r in reports:
+            if r.error is not None:
+                print(f"error: {r.error}", file=sys.stderr)
+            for v in r.violations:
+                print(v)
+        ok = sum(1 for r in reports if r.conforms)
+        print(f"{ok}/{len(reports)} file(s) conform; {len(violations)} violation(s), "
+              f"{len(unreadable)} unreadable file(s)", file=sys.stderr)
+    if unreadable:
+        return EXIT_INPUT
+    return EXIT_VIOLATIONS if violations else EXIT_OK
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    graph = ox.NamedNode(args.graph) if args.graph else None
+    with _open_store(args, write=True) as store:
+        loaded = store.load_files(args.paths, graph=graph)
+        for item in loaded:
+            print(f"loaded {item.file} -> <{item.graph}> ({item.triples} triples)")
+        print(f"store: {store.path or 'in memory'}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _parse_param(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        raise errors.QueryError(f"--param takes NAME=VALUE, got {text!r}")
+    name, value = text.split("=", 1)
+    name = name.lstrip("?")
+    if value.startswith("<") and value.endswith(">"):
+        return name, ox.NamedNode(value[1:-1])
+    if "://" in value or value.startswith("urn:"):
+        return name, ox.NamedNode(value)
+    return name, ox.Literal(value)
+
+
+def _resolve_query_arg(query: str):
+    from .queries import from_text, library, parse_header
+
+    path = Path(query)
+    if path.suffix in (".rq", ".ru", ".j2") and path.is_file():
+        text = path.read_text(encoding="utf-8")
+        try:
+            return parse_header(path.stem, path.name, text)
+        except errors.QueryError:
+            return from_text(text, path.name)
+    lib = library()
+    if query in lib:
+        return lib.get(query)
+    if any(k in query.upper() for k in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "INSERT", "DELETE")):
+        return from_text(query)
+    return lib.get(query)  # raises UnknownQueryError with suggestions
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    q = _resolve_query_arg(args.query)
+    params = dict(_parse_param(p) for p in args.param)
+    if q.is_update:
+        with _open_store(args, write=True) as store:
+            store.update(q, **{k: python_value(v) for k, v in params.items()})
+        print("update applied", file=sys.stderr)
+        return EXIT_OK
+    with _open_store(args, write=False) as store:
+        if q.is_template:
+            values = {k: python_value(v) for k, v in params.items()}
+            result = store.query(q, **values)
+        else:
+            result = store.query(q, params)
+        _print_result(result, args.format)
+    return EXIT_OK
+
+
+def _print_result(result, fmt: str) -> None:
+    if isinstance(result, ox.QueryBoolean):
+        print(json.dumps({"boolean": bool(result)}) if fmt == "json" else str(bool(result)).lower())
+        return
+    if isinstance(result, ox.QueryTriples):
+        rdf_format = ox.RdfFormat.N_TRIPLES if fmt in ("csv", "tsv") else ox.RdfFormat.TURTLE
+        sys.stdout.write(ox.serialize(result, format=rdf_format).decode("utf-8"))
+        return
+    if fmt in ("csv", "tsv", "json"):
+        f = {"csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV,
+             "json": ox.QueryResultsFormat.JSON}[fmt]
+        sys.stdout.write(result.serialize(format=f).decode("utf-8"))
+        if fmt == "json":
+            sys.stdout.write("\n")
+        return
+    names = [v.value for v in result.variables]
+    rows = [[_short(row[n]) for n in names] for row in result]
+    _print_table(names, rows)
+    print(f"{len(rows)} row(s)", file=sys.stderr)
+
+
+def _short(term) -> str:
+    if term is None:
+        return ""
+    value = python_value(term)
+    return str(value)
+
+
+def cmd_graphs(args: argparse.Namespace) -> int:
+    with _open_store(args, write=False) as store:
+        rows = store.graphs()
+        if args.format == "json":
+            print(json.dumps([{"graph": g, "triples": n} for g, n in rows], indent=2))
+        else:
+            _print_table(["graph", "kind", "triples"], [(g, graphs.kind_of(ox.NamedNode(g)) or "", n) for g, n in rows])
+    return EXIT_OK
+
+
+def cmd_queries(args: argparse.Namespace) -> int:
+    from .queries import library
+
+    rows = []
+    for q in library().files():
+        kind = ("update" if q.is_update else "query") + (" template" if q.is_template else "")
+        inputs = ", ".join(("" if q.is_template else "?") + p.name for p in q.inputs)
+        rows.append((q.name, kind, inputs, q.summary))
+    _print_table(["name", "kind", "inputs", "what it answers"], rows)
+    return EXIT_OK
+
+
+def cmd_build_systems(args: argparse.Namespace) -> int:
+    changed = systems.build(args.out, check=args.check)
+    for key, did in changed.items():
+        state = ("out of date" if args.check else "rewritten") if did else "up to date"
+        print(f"{key}.ttl: {state}")
+    return EXIT_VIOLATIONS if args.check and any(changed.values()) else EXIT_OK
+
+
+def cmd_reason(args: argparse.Namespace) -> int:
+    with _open_store(args, write=True) as store:
+        if args.memory:
+            store.load_files([Path(str(systems.shipped_system_file(args.system)))])
+        t0 = time.perf_counter()
+        n = store.infer(args.system, engine=args.engine)
+        print(f"inferred {n} triples -> <{graphs.inferred(args.system).value}> "
+              f"in {time.perf_counter() - t0:.2f} s")
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The main job: validate and load the shipped systems, then summarise the store."""
+    from .validation import Validator
+
+    validator = Validator()
+    files = [Path(str(systems.shipped_system_file(k))) for k in args.systems]
+    t0 = time.perf_counter()
+    for f in files:
+        report = validator.validate_file(f)
+        if report.error:
+            raise report.error
+        if report.violations:
+            raise errors.ValidationError(report.violations)
+        print(f"valid: {f.name} ({len(report.document.triples)} triples)")
+    t1 = time.perf_counter()
+    with _open_store(args, write=True) as store:
+        for item in store.load_files(files, validator=validator):
+            print(f"loaded: <{item.graph}> ({item.triples} triples)")
+        t2 = time.perf_counter()
+        for key in args.systems:
+            n = store.infer(key)
+            print(f"reasoned: <{graphs.inferred(key).value}> ({n} inferred triples)")
+        t3 = time.perf_counter()
+        rows = store.select("system-summary")
+        _print_table(["system", "label", "modules", "components", "ports", "connections"],
+                     [(r["key"], r["label"], r["modules"], r["components"], r["ports"], r["connections"]) for r in rows],
+                     title=f"systems in {store.path or 'an in-memory store'}")
+    print(f"validated in {t1 - t0:.2f} s, loaded in {t2 - t1:.2f} s, reasoned in {t3 - t2:.2f} s",
+          file=sys.stderr)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
+# parser
+# ---------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="diagkg",
+        description="diagkg: diagnostic scenarios and assistants on a knowledge graph (RDF, SHACL, SPARQL).",
+        epilog="Exit codes: 0 ok, 1 SHACL violations, 2 bad input/query/usage, 3 store unusable.",
+    )
+    parser.add_argument("--version", action="version", version=f"diagkg {__version__}")
+    parser.add_argument("--store", metavar="PATH",
+                        help=f"on-disk store to use (default: $DIAGKG_STORE or {default_store_path()})")
+    parser.add_argument("--memory", action="store_true", help="use a throw-away in-memory store")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, func: Callable, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("validate", cmd_validate, "Validate RDF files or folders against the SHACL shapes.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, or folders searched recursively")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = add("load", cmd_load, "Validate RDF files, then load them into the store (all or nothing).")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--graph", metavar="IRI", help="load into this named graph instead of the conventional one")
+
+    p = add("query", cmd_query, "Run a SPARQL query: a file, a query name from queries/, or inline text.")
+    p.add_argument("query", help="path to a .rq/.ru file, a name (see `diagkg queries`), or SPARQL text")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind an input: <iri> or scheme://… for IRIs, anything else is a literal")
+    p.add_argument("--format", choices=("table", "csv", "tsv", "json"), default="table")
+
+    p = add("graphs", cmd_graphs, "List the named graphs of the store with their triple counts.")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+
+    add("queries", cmd_queries, "List the query files shipped in queries/.")
+
+    p = add("build-systems", cmd_build_systems,
+            "Regenerate the shipped system Turtle files from their templates.")
+    p.add_argument("--check", action="store_true", help="only report files that are out of date (exit 1 if any)")
+    p.add_argument("--out", metavar="DIR", help="write into DIR instead of scenarios/systems/")
+
+    p = add("reason", cmd_reason, "Run the OWL reasoner on a loaded system; store the result in inferred/{key}.")
+    p.add_argument("system", metavar="KEY", help="system key, e.g. three_cubes")
+    p.add_argument("--engine", choices=("auto", "hermit", "owlrl"), default="auto",
+                   help="HermiT through owlready2 (needs Java) or OWL-RL rules; auto picks HermiT when Java is there")
+
+    p = add("demo", cmd_demo, "The main job: validate and load the shipped systems, then print a summary.")
+    p.add_argument("--systems", nargs="+", default=["three_cubes"], metavar="KEY")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except errors.ValidationError as exc:
+        for v in exc.violations:
+            print(v, file=sys.stderr)
+        print(f"error: {exc}; nothing was loaded", file=sys.stderr)
+        return EXIT_VIOLATIONS
+    except errors.StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_STORE
+    except (errors.InputError, errors.QueryError, errors.UnknownTermError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:  # pragma: no cover
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,268 @@
+"""SPARQL queries kept as files, and the only ways values get into them.
+
+Every query diagkg runs is a file in ``queries/`` (or a folder given by the
+user). A file starts with a header comment::
+
+    # One line saying what the query answers.
+    #
+    # inputs:
+    #   ?system   (iri)      the system to describe
+    # outputs:
+    #   ?component ?type
+
+Two kinds of files:
+
+``*.rq`` / ``*.ru``
+    Plain SPARQL. Inputs are query variables; values are bound as RDF terms
+    through pyoxigraph's ``substitutions`` (SEP-0007), never pasted in.
+
+``*.rq.j2`` / ``*.ru.j2``
+    Jinja2 templates, for queries whose *structure* varies (a list of values, an
+    optional filter) and for updates (pyoxigraph has no substitutions for
+    updates). Undefined variables are errors, and every ``{{ … }}`` must go
+    through the ``iri``, ``literal`` or ``term`` filter: printing anything else
+    raises :class:`~diagkg.errors.QueryError`. Those filters emit escaped RDF
+    terms, so a value can only ever be data.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import jinja2
+import pyoxigraph as ox
+import rdflib
+
+from . import resources
+from .errors import QueryError, UnknownQueryError
+
+SUFFIXES = (".rq.j2", ".ru.j2", ".rq", ".ru")
+
+RdfTerm = ox.NamedNode | ox.BlankNode | ox.Literal
+
+
+class SparqlTerm(str):
+    """Text of one RDF term in SPARQL syntax, produced only by the filters below."""
+
+
+def _as_term(value: Any) -> RdfTerm:
+    """An RDF term for a Python value (str -> plain literal)."""
+    if isinstance(value, (ox.NamedNode, ox.BlankNode, ox.Literal)):
+        return value
+    if isinstance(value, rdflib.URIRef):
+        return ox.NamedNode(str(value))
+    if isinstance(value, rdflib.Literal):
+        if value.language:
+            return ox.Literal(str(value), language=value.language)
+        if value.datatype:
+            return ox.Literal(str(value), datatype=ox.NamedNode(str(value.datatype)))
+        return ox.Literal(str(value))
+    if isinstance(value, bool):
+        return ox.Literal("true" if value else "false", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
+    if isinstance(value, (int, float, str)):
+        return ox.Literal(value)
+    raise QueryError(f"cannot use {type(value).__name__} {value!r} as an RDF term")
+
+
+def iri_filter(value: Any) -> SparqlTerm:
+    """``{{ x | iri }}``: an IRI, validated and written ``<…>``."""
+    if isinstance(value, (ox.NamedNode, rdflib.URIRef)):
+        value = str(value.value if isinstance(value, ox.NamedNode) else value)
+    if not isinstance(value, str):
+        raise QueryError(f"expected an IRI, got {type(value).__name__} {value!r}")
+    try:
+        return SparqlTerm(str(ox.NamedNode(value)))
+    except ValueError as exc:
+        raise QueryError(f"not a valid IRI: {value!r} ({exc})") from None
+
+
+def literal_filter(value: Any, datatype: str | None = None, lang: str | None = None) -> SparqlTerm:
+    """``{{ x | literal }}``: a literal with escaped quotes and newlines."""
+    if datatype or lang:
+        try:
+            term = ox.Literal(str(value), datatype=ox.NamedNode(datatype) if datatype else None, language=lang)
+        except ValueError as exc:
+            raise QueryError(f"bad literal {value!r}: {exc}") from None
+    else:
+        term = _as_term(value)
+        if not isinstance(term, ox.Literal):
+            raise QueryError(f"expected a literal value, got the IRI {term}")
+    return SparqlTerm(str(term))
+
+
+def term_filter(value: Any) -> SparqlTerm:
+    """``{{ x | term }}``: any RDF term (IRIs must be pyoxigraph/rdflib IRI objects)."""
+    term = _as_term(value)
+    if isinstance(term, ox.BlankNode):
+        raise QueryError("blank nodes cannot be written into a query")
+    return SparqlTerm(str(term))
+
+
+def _finalize(value: Any) -> str:
+    if isinstance(value, SparqlTerm):
+        return value
+    raise QueryError(
+        f"a template printed {value!r} without the iri, literal or term filter; "
+        "values must go through one of them"
+    )
+
+
+@dataclass(frozen=True)
+class Param:
+    """One input declared in a query's header."""
+
+    name: str
+    kind: str  # "iri", "literal", "term", "list of iri", "flag"…
+    doc: str = ""
+    optional: bool = False
+
+
+@dataclass
+class QueryFile:
+    """A query or update file and its header."""
+
+    name: str
+    source: str
+    text: str
+    summary: str
+    inputs: list[Param] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+    @property
+    def is_template(self) -> bool:
+        return self.source.endswith(".j2")
+
+    @property
+    def is_update(self) -> bool:
+        return ".ru" in self.source
+
+    def render(self, **values: Any) -> str:
+        """The SPARQL text; templates are rendered with ``values`` (strictly)."""
+        if not self.is_template:
+            if values:
+                raise QueryError(f"{self.name} is not a template; bind its variables instead")
+            return self.text
+        try:
+            return _environment().from_string(self.text).render(**values)
+        except jinja2.UndefinedError as exc:
+            raise QueryError(f"{self.name}: {exc.message}") from None
+        except jinja2.TemplateError as exc:
+            raise QueryError(f"{self.name}: template error: {exc}") from None
+
+    def substitutions(self, values: Mapping[str, Any]) -> dict[ox.Variable, RdfTerm]:
+        """pyoxigraph substitutions for a plain query; names must be declared inputs."""
+        declared = {p.name for p in self.inputs}
+        out: dict[ox.Variable, RdfTerm] = {}
+        for name, value in values.items():
+            if name not in declared:
+                raise QueryError(
+                    f"{self.name} has no input ?{name}; its inputs are: "
+                    f"{', '.join('?' + n for n in sorted(declared)) or '(none)'}"
+                )
+            out[ox.Variable(name)] = _as_term(value)
+        return out
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined, autoescape=False, finalize=_finalize,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(iri=iri_filter, literal=literal_filter, term=term_filter)
+    return env
+
+
+_PARAM = re.compile(r"^\?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?:\((?P<kind>[^)]*)\))?\s*(?P<doc>.*)$")
+_TEMPLATE_PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?:\((?P<kind>[^)]*)\))?\s*(?P<doc>.*)$")
+
+
+def parse_header(name: str, source: str, text: str) -> QueryFile:
+    """Read the header comment of a query file."""
+    summary_lines: list[str] = []
+    inputs: list[Param] = []
+    outputs: list[str] = []
+    section = "summary"
+    for raw in text.splitlines():
+        if not raw.startswith("#"):
+            if raw.strip() == "" and section == "summary" and not summary_lines:
+                continue
+            break
+        line = raw[1:].strip()
+        low = line.lower()
+        if low.startswith("inputs:"):
+            section, line = "inputs", line[7:].strip()
+        elif low.startswith("outputs:"):
+            section, line = "outputs", line[8:].strip()
+        if not line or line == "(none)":
+            continue
+        if section == "summary":
+            summary_lines.append(line)
+        elif section == "inputs":
+            m = (_TEMPLATE_PARAM if source.endswith(".j2") and not line.startswith("?") else _PARAM).match(line)
+            if m:
+                kind = (m.group("kind") or "term").strip()
+                inputs.append(Param(m.group("name"), kind.replace(", optional", "").strip(),
+                                    m.group("doc").strip(), optional="optional" in kind))
+        else:
+            outputs.extend(tok.lstrip("?") for tok in line.split() if tok.startswith("?"))
+    if not summary_lines:
+        raise QueryError(f"{source}: a query file must start with a comment saying what it does")
+    return QueryFile(name, source, text, " ".join(summary_lines), inputs, outputs)
+
+
+def _query_name(filename: str) -> str | None:
+    for suffix in SUFFIXES:
+        if filename.endswith(suffix):
+            return filename[: -len(suffix)]
+    return None
+
+
+class QueryLibrary:
+    """The query files of ``queries/`` (and of any extra folders), by name."""
+
+    def __init__(self, extra: Iterable[str | Path] = ()):
+        self._files: dict[str, QueryFile] = {}
+        roots: list[Traversable] = [resources.folder("queries")] + [Path(p) for p in extra]
+        for root in roots:
+            for entry in sorted(root.iterdir(), key=lambda e: e.name):
+                name = _query_name(entry.name)
+                if name is None or not entry.is_file():
+                    continue
+                if name in self._files:
+                    raise QueryError(f"two query files are named {name!r}")
+                self._files[name] = parse_header(name, entry.name, entry.read_text(encoding="utf-8"))
+
+    def names(self) -> list[str]:
+        return sorted(self._files)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._files
+
+    def get(self, name: str) -> QueryFile:
+        try:
+            return self._files[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, self._files, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UnknownQueryError(f"no query named {name!r} in queries/{hint}") from None
+
+    def files(self) -> list[QueryFile]:
+        return [self._files[n] for n in self.names()]
+
+
+@lru_cache(maxsize=1)
+def library() -> QueryLibrary:
+    """The shipped query library (cached)."""
+    return QueryLibrary()
+
+
+def from_text(text: str, name: str = "inline") -> QueryFile:
+    """A query given inline (no header needed); it takes no inputs."""
+    return QueryFile(name, name + ".rq", text, "inline query")

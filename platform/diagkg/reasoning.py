@@ -1,0 +1,153 @@
+"""OWL reasoning over a system description.
+
+HermiT (through owlready2, needs a Java runtime) is the reasoner; when Java is
+absent, or on request, the OWL-RL rules of owlrl stand in. Either way the result
+is the set of *new* triples about the data's own resources (class memberships,
+transitive part-of and dependency closures, property chains, inverses), meant
+for a system's ``inferred/{key}`` named graph, computed once per system.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import rdflib
+from rdflib.namespace import OWL, RDF, RDFS
+
+from .errors import DiagkgError
+from .validation import default_ontology
+from .vocab import DK_NS
+
+log = logging.getLogger(__name__)
+
+ENGINES = ("auto", "hermit", "owlrl")
+
+
+class ReasonerError(DiagkgError):
+    """The reasoner could not run or found the data inconsistent."""
+
+
+def java_available() -> bool:
+    return shutil.which("java") is not None
+
+
+def reason(data: rdflib.Graph, engine: str = "auto", ontology: rdflib.Graph | None = None) -> rdflib.Graph:
+    """Triples entailed by ``data`` plus the ontology and not already asserted.
+
+    Only triples whose subject is a resource of ``data`` are kept, with a dk:
+    predicate or an ``rdf:type`` of a dk: class.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown reasoner {engine!r}; choose from {', '.join(ENGINES)}")
+    ontology = ontology if ontology is not None else default_ontology()
+    if engine == "auto":
+        engine = "hermit" if java_available() else "owlrl"
+    closure = _hermit(data, ontology) if engine == "hermit" else _owlrl(data, ontology)
+    return _new_facts(data, ontology, closure)
+
+
+def _merged(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
+    g = rdflib.Graph()
+    g += ontology
+    g += data
+    return g
+
+
+def _owlrl(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
+    import owlrl
+
+    g = _merged(data, ontology)
+    owlrl.DeductiveClosure(owlrl.OWLRL_Semantics, axiomatic_triples=False, datatype_axioms=False).expand(g)
+    return g
+
+
+def _hermit(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
+    if not java_available():
+        raise ReasonerError("HermiT needs a Java runtime ('java' is not on PATH); use engine='owlrl'")
+    import owlready2
+
+    merged = _merged(data, ontology)
+    with tempfile.TemporaryDirectory(prefix="diagkg-owl-") as tmp:
+        path = Path(tmp) / "input.nt"
+        merged.serialize(path, format="nt", encoding="utf-8")
+        world = owlready2.World()
+        onto = world.get_ontology(path.as_uri()).load()
+        cwd = os.getcwd()
+        try:
+            os.chdir(tmp)  # owlready2 writes temporary files in the working directory
+            with onto:
+                owlready2.sync_reasoner_hermit(world, infer_property_values=True, debug=0)
+        except owlready2.OwlReadyInconsistentOntologyError as exc:
+            raise ReasonerError(f"HermiT found the data inconsistent with the ontology: {exc}") from None
+        except FileNotFoundError as exc:  # java vanished between the check and the call
+            raise ReasonerError(f"cannot start HermiT: {exc}") from None
+        finally:
+            os.chdir(cwd)
+        closure = rdflib.Graph()
+        for s, p, o in world.as_rdflib_graph():
+            closure.add((s, p, o))
+        # HermiT classifies and fills property values but leaves transitive and
+        # chained closures implicit; materialise those the same way OWL-RL would.
+        _close_properties(closure, ontology)
+        return closure
+
+
+def _close_properties(g: rdflib.Graph, ontology: rdflib.Graph) -> None:
+    """Fixpoint of sub-property, transitivity, symmetry, inverses and chains."""
+    transitive = set(ontology.subjects(RDF.type, OWL.TransitiveProperty))
+    symmetric = set(ontology.subjects(RDF.type, OWL.SymmetricProperty))
+    sub = list(ontology.subject_objects(RDFS.subPropertyOf))
+    superclasses = list(ontology.subject_objects(RDFS.subClassOf))
+    inverse = list(ontology.subject_objects(OWL.inverseOf))
+    chains = []
+    for p, lst in ontology.subject_objects(OWL.propertyChainAxiom):
+        chains.append((p, list(rdflib.collection.Collection(ontology, lst))))
+    changed = True
+    while changed:
+        before = len(g)
+        for p, q in sub:
+            for s, o in list(g.subject_objects(p)):
+                g.add((s, q, o))
+        for c, d in superclasses:
+            for s in list(g.subjects(RDF.type, c)):
+                g.add((s, RDF.type, d))
+        for p, q in inverse:
+            for s, o in list(g.subject_objects(p)):
+                g.add((o, q, s))
+            for s, o in list(g.subject_objects(q)):
+                g.add((o, p, s))
+        for p in symmetric:
+            for s, o in list(g.subject_objects(p)):
+                g.add((o, p, s))
+        for p in transitive:
+            pairs = list(g.subject_objects(p))
+            succ: dict = {}
+            for s, o in pairs:
+                succ.setdefault(s, set()).add(o)
+            for s, o in pairs:
+                for o2 in succ.get(o, ()):
+                    g.add((s, p, o2))
+        for p, (first, second) in ((p, c) for p, c in chains if len(c) == 2):
+            for s, m in list(g.subject_objects(first)):
+                for o in list(g.objects(m, second)):
+                    g.add((s, p, o))
+        changed = len(g) != before
+
+
+def _new_facts(data: rdflib.Graph, ontology: rdflib.Graph, closure: rdflib.Graph) -> rdflib.Graph:
+    own = {s for s in data.subjects() if isinstance(s, rdflib.URIRef)}
+    out = rdflib.Graph()
+    out.bind("dk", DK_NS)
+    for s, p, o in closure:
+        if s not in own or (s, p, o) in data:
+            continue
+        if p == RDF.type:
+            if isinstance(o, rdflib.URIRef) and str(o).startswith(DK_NS):
+                out.add((s, p, o))
+        elif str(p).startswith(DK_NS) and isinstance(o, rdflib.URIRef):
+            out.add((s, p, o))
+    return out

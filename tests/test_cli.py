@@ -1,0 +1,144 @@
+"""The diagkg command line: subcommands, help, output formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import DATA, THREE_CUBES
+
+DIAGKG = [sys.executable, "-m", "diagkg.cli"]
+
+
+def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    full_env.setdefault("COLUMNS", "200")
+    return subprocess.run([*DIAGKG, *args], capture_output=True, text=True, env=full_env, timeout=120)
+
+
+SUBCOMMANDS = ["validate", "load", "query", "graphs", "queries", "build-systems", "demo"]
+
+
+def test_help_lists_subcommands():
+    r = run_cli("--help")
+    assert r.returncode == 0
+    for cmd in SUBCOMMANDS:
+        assert cmd in r.stdout
+
+
+@pytest.mark.parametrize("cmd", SUBCOMMANDS)
+def test_every_subcommand_has_help(cmd):
+    r = run_cli(cmd, "--help")
+    assert r.returncode == 0 and "usage: diagkg " + cmd in r.stdout
+
+
+def test_validate_ok():
+    r = run_cli("validate", str(THREE_CUBES), str(DATA / "workbench.ttl"))
+    assert r.returncode == 0, r.stderr
+    assert "2/2 file(s) conform" in r.stderr
+
+
+def test_validate_folder():
+    r = run_cli("validate", str(THREE_CUBES.parent))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_validate_violation_exit_1(tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(THREE_CUBES.read_text().replace("dk:resistance 120.0", "dk:resistance 0"))
+    r = run_cli("validate", str(bad))
+    assert r.returncode == 1
+    line = next(l for l in r.stdout.splitlines() if ":main_bulb" in l)
+    assert line.startswith(f"{bad}:") and " — dk:resistance — " in line
+
+
+def test_validate_json(tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(THREE_CUBES.read_text().replace("dk:forwardVoltage 0.7 ;", ""))
+    r = run_cli("validate", "--format", "json", str(bad))
+    assert r.returncode == 1
+    data = json.loads(r.stdout)
+    assert data["conforms"] is False
+    (v,) = data["files"][0]["violations"]
+    assert v["focus"] == ":load_diode" and v["path"] == "dk:forwardVoltage"
+
+
+def test_validate_malformed_exit_2(tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text("@prefix : <http://x/> .\n:a :b .\n")
+    r = run_cli("validate", str(bad))
+    assert r.returncode == 2
+    assert f"{bad}:2:" in r.stderr
+
+
+def test_validate_missing_file_exit_2(tmp_path):
+    r = run_cli("validate", str(tmp_path / "nope.ttl"))
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_load_query_graphs(tmp_path):
+    store = ["--store", str(tmp_path / "store")]
+    r = run_cli(*store, "load", str(THREE_CUBES))
+    assert r.returncode == 0, r.stderr
+    assert "graph/system/three_cubes" in r.stdout
+    r = run_cli(*store, "graphs", "--format", "json")
+    graphs = {g["graph"].rsplit("/graph/", 1)[1]: g["triples"] for g in json.loads(r.stdout)}
+    assert graphs["system/three_cubes"] == 527 and "ontology" in graphs and "shapes" in graphs
+    r = run_cli(*store, "query", "system-summary", "--format", "json")
+    rows = json.loads(r.stdout)["results"]["bindings"]
+    assert rows[0]["components"]["value"] == "18"
+    r = run_cli(*store, "query", "system-components", "-p",
+                "system=https://w3id.org/diagkg/system/three_cubes/three_cubes", "--format", "csv")
+    assert r.returncode == 0 and "main_bulb" in r.stdout
+    r = run_cli(*store, "query", "ASK { ?s a <https://w3id.org/diagkg/ontology#Bulb> }")
+    assert r.stdout.strip() == "true"
+    q = tmp_path / "count.rq"
+    q.write_text("# Count bulbs.\n# outputs: ?n\nPREFIX dk: <https://w3id.org/diagkg/ontology#>\n"
+                 "SELECT (COUNT(*) AS ?n) WHERE { ?b a dk:Bulb }\n")
+    r = run_cli(*store, "query", str(q), "--format", "tsv")
+    assert r.returncode == 0 and r.stdout.splitlines()[1].startswith("2")
+    r = run_cli(*store, "query", "components-of-types", "-p",
+                "system=https://w3id.org/diagkg/system/three_cubes/three_cubes",
+                "--format", "json")
+    assert r.returncode == 2 and "undefined" in r.stderr  # the template's 'types' is missing
+
+
+def test_load_violation_loads_nothing(tmp_path):
+    store = ["--store", str(tmp_path / "store")]
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(THREE_CUBES.read_text().replace('dk:systemKey "three_cubes"', 'dk:systemKey "3cubes"'))
+    r = run_cli(*store, "load", str(DATA / "workbench.ttl"), str(bad))
+    assert r.returncode == 1 and "nothing was loaded" in r.stderr
+    r = run_cli(*store, "graphs", "--format", "json")
+    assert json.loads(r.stdout) == []
+
+
+def test_bad_query_exit_2(tmp_path):
+    r = run_cli("--memory", "query", "SELECT ?x WHERE { ?x ?y }")
+    assert r.returncode == 2 and "error at 1:" in r.stderr
+    r = run_cli("--memory", "query", "graph-sumary")
+    assert r.returncode == 2 and "did you mean graph-summary" in r.stderr
+
+
+def test_queries_lists_files():
+    r = run_cli("queries")
+    assert r.returncode == 0 and "graph-summary" in r.stdout and "set-label" in r.stdout
+
+
+def test_build_systems_check():
+    r = run_cli("build-systems", "--check")
+    assert r.returncode == 0, r.stdout
+    assert "three_cubes.ttl: up to date" in r.stdout
+
+
+def test_demo_on_disk(tmp_path):
+    r = run_cli("demo", env={"DIAGKG_STORE": str(tmp_path / "s")})
+    assert r.returncode == 0, r.stderr
+    assert "three_cubes" in r.stdout and "18" in r.stdout
+    assert (tmp_path / "s").is_dir()

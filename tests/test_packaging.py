@@ -1,0 +1,68 @@
+"""The built wheel carries the declarative folders, found by package name."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    (whl,) = out.glob("diagkg-*.whl")
+    return whl
+
+
+def test_wheel_contains_declarative_folders(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {
+        "diagkg/cli.py", "diagkg/vocab.py",
+        "diagkg/data/ontology/diagkg.ttl", "diagkg/data/ontology/external.ttl",
+        "diagkg/data/shapes/system.ttl",
+        "diagkg/data/queries/graph-summary.rq", "diagkg/data/queries/set-label.ru.j2",
+        "diagkg/data/scenarios/systems/three_cubes.ttl",
+        "diagkg/data/scenarios/systems/three_cubes.ttl.j2",
+        "diagkg/data/scenarios/systems/modules/modules.ttl.j2",
+    }
+    assert expected - names == set()
+    assert not any(n.startswith("platform/") for n in names), "platform/ must never be a package"
+    # every source file of the repository's declarative folders is shipped
+    for folder in ("ontology", "shapes", "queries", "mappings", "scenarios"):
+        for f in (ROOT / folder).rglob("*"):
+            if f.is_file() and "__pycache__" not in f.parts:
+                rel = f.relative_to(ROOT).as_posix()
+                assert f"diagkg/data/{rel}" in names, f"{rel} is missing from the wheel"
+
+
+def test_unpacked_wheel_finds_resources_by_name(wheel, tmp_path):
+    zipfile.ZipFile(wheel).extractall(tmp_path)
+    code = (
+        "import diagkg, diagkg.resources as r, diagkg.validation as v, pathlib;"
+        "p = pathlib.Path(str(r.folder('ontology')));"
+        f"assert str(p).startswith({str(tmp_path)!r}), p;"
+        "f = [x for x in r.system_files() if x.name == 'three_cubes.ttl'][0];"
+        "rep = v.Validator().validate_file(pathlib.Path(str(f)));"
+        "assert rep.conforms, rep.violations;"
+        "print('ok', diagkg.__file__)"
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("ok " + str(tmp_path))
+
+
+def test_platform_is_not_a_package():
+    assert not (ROOT / "platform" / "__init__.py").exists()
+    import platform
+
+    assert hasattr(platform, "python_version"), "the standard library's platform module must win"

@@ -1,0 +1,122 @@
+"""The Oxigraph store: named graphs, all-or-nothing loading, locking."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from diagkg import graphs
+from diagkg.errors import InputError, RdfSyntaxError, StoreError, StoreLockedError, ValidationError
+from diagkg.store import ENV_VAR, KnowledgeStore, default_store_path
+
+from .conftest import DATA, THREE_CUBES
+
+
+def test_named_graph_convention(store):
+    store.load_files([THREE_CUBES, DATA / "workbench.ttl"])
+    names = dict(store.graphs())
+    assert set(names) == {graphs.ONTOLOGY.value, graphs.SHAPES.value,
+                          graphs.system("three_cubes").value, graphs.system("workbench").value}
+    assert names[graphs.system("three_cubes").value] == 527
+    assert graphs.kind_of(graphs.system("x")) == "system"
+    assert graphs.named("trajectory", "a b").value.endswith("trajectory/a%20b")
+    with pytest.raises(ValueError):
+        graphs.named("nonsense", "x")
+
+
+def test_reload_replaces_the_graph(store, tmp_path):
+    store.load_files([THREE_CUBES])
+    text = THREE_CUBES.read_text().replace('rdfs:label "Main Load (lamp)"', 'rdfs:label "Big lamp"')
+    (tmp_path / "three_cubes.ttl").write_text(text)
+    store.load_files([tmp_path / "three_cubes.ttl"])
+    assert dict(store.graphs())[graphs.system("three_cubes").value] == 527
+    labels = [r["label"] for r in store.select("system-components", {"system": ox.NamedNode(
+        "https://w3id.org/diagkg/system/three_cubes/three_cubes")}) if r["id"] == "main_bulb"]
+    assert labels == ["Big lamp"]
+
+
+def test_nothing_is_loaded_when_one_file_fails(store, tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(THREE_CUBES.read_text().replace("dk:resistance 120.0", "dk:resistance -1"))
+    with pytest.raises(ValidationError) as info:
+        store.load_files([DATA / "workbench.ttl", bad])
+    assert any(v.focus == ":main_bulb" for v in info.value.violations)
+    assert len(store) == 0
+
+
+def test_malformed_file_is_located(store, tmp_path):
+    bad = tmp_path / "broken.ttl"
+    bad.write_text("@prefix : <http://x/> .\n:a :b :c .\n:d :e \"unterminated .\n")
+    with pytest.raises(RdfSyntaxError) as info:
+        store.load_files([bad])
+    assert info.value.location.line == 3
+    assert str(info.value).startswith(f"{bad}:3:")
+    assert len(store) == 0
+    with pytest.raises(InputError, match="no such file"):
+        store.load_files([tmp_path / "missing.ttl"])
+
+
+def test_default_path_and_env(monkeypatch, tmp_path):
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "s"))
+    assert default_store_path() == tmp_path / "s"
+    monkeypatch.delenv(ENV_VAR)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_store_path() == tmp_path / "xdg" / "diagkg" / "store"
+
+
+def test_on_disk_store_persists(tmp_path):
+    with KnowledgeStore(tmp_path / "store") as s:
+        s.load_files([THREE_CUBES])
+    with KnowledgeStore(tmp_path / "store", read_only=True) as s:
+        assert graphs.system("three_cubes").value in dict(s.graphs())
+        with pytest.raises(StoreError, match="read-only"):
+            s.load_files([THREE_CUBES])
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from diagkg.store import KnowledgeStore
+    s = KnowledgeStore(sys.argv[1])
+    s.load_files([sys.argv[2]])
+    s.raw.flush()
+    print("locked", flush=True)
+    sys.stdin.readline()
+""")
+
+
+@pytest.fixture()
+def locked_store(tmp_path):
+    path = tmp_path / "store"
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), str(THREE_CUBES)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    yield path
+    proc.communicate("\n", timeout=30)
+
+
+def test_second_writer_gets_a_clear_message(locked_store):
+    with pytest.raises(StoreLockedError) as info:
+        KnowledgeStore(locked_store)
+    assert "locked by another diagkg process" in str(info.value)
+    assert str(locked_store) in str(info.value)
+
+
+def test_reading_keeps_working_while_locked(locked_store):
+    with KnowledgeStore.open_for_reading(locked_store) as s:
+        assert s.read_only
+        assert graphs.system("three_cubes").value in dict(s.graphs())
+
+
+def test_cli_while_locked(locked_store):
+    from .test_cli import run_cli
+
+    r = run_cli("--store", str(locked_store), "graphs")
+    assert r.returncode == 0 and "system/three_cubes" in r.stdout
+    r = run_cli("--store", str(locked_store), "load", str(THREE_CUBES))
+    assert r.returncode == 3 and "locked by another diagkg process" in r.stderr
