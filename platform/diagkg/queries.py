@@ -41,6 +41,7 @@ import rdflib
 
 from . import resources
 from .errors import QueryError, UnknownQueryError
+from .rdfio import to_oxigraph
 
 SUFFIXES = (".rq.j2", ".ru.j2", ".rq", ".ru")
 
@@ -55,14 +56,8 @@ def _as_term(value: Any) -> RdfTerm:
     """An RDF term for a Python value (str -> plain literal)."""
     if isinstance(value, (ox.NamedNode, ox.BlankNode, ox.Literal)):
         return value
-    if isinstance(value, rdflib.URIRef):
-        return ox.NamedNode(str(value))
-    if isinstance(value, rdflib.Literal):
-        if value.language:
-            return ox.Literal(str(value), language=value.language)
-        if value.datatype:
-            return ox.Literal(str(value), datatype=ox.NamedNode(str(value.datatype)))
-        return ox.Literal(str(value))
+    if isinstance(value, (rdflib.URIRef, rdflib.Literal)):
+        return to_oxigraph(value)
     if isinstance(value, bool):
         return ox.Literal("true" if value else "false", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
     if isinstance(value, (int, float, str)):

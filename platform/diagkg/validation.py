@@ -63,20 +63,23 @@ class FileReport:
         return self.error is None and not self.violations
 
 
-@lru_cache(maxsize=1)
-def default_ontology() -> rdflib.Graph:
+def _folder_graph(folder: str) -> rdflib.Graph:
     g = rdflib.Graph()
-    for f in resources.ontology_files():
+    for f in resources.files(folder):
         g.parse(data=f.read_text(encoding="utf-8"), format="turtle")
     return g
+
+
+@lru_cache(maxsize=1)
+def default_ontology() -> rdflib.Graph:
+    """The shipped ontology (cached; do not modify)."""
+    return _folder_graph("ontology")
 
 
 @lru_cache(maxsize=1)
 def default_shapes() -> rdflib.Graph:
-    g = rdflib.Graph()
-    for f in resources.shape_files():
-        g.parse(data=f.read_text(encoding="utf-8"), format="turtle")
-    return g
+    """The shipped shapes (cached; do not modify)."""
+    return _folder_graph("shapes")
 
 
 @lru_cache(maxsize=1)

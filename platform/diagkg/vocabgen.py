@@ -12,7 +12,6 @@ from pathlib import Path
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
-from . import resources
 
 DK = "https://w3id.org/diagkg/ontology#"
 
@@ -39,10 +38,9 @@ class DK(DefinedNamespace):
 
 
 def ontology_graph() -> rdflib.Graph:
-    g = rdflib.Graph()
-    for f in resources.ontology_files():
-        g.parse(data=f.read_text(encoding="utf-8"), format="turtle")
-    return g
+    from .validation import _folder_graph
+
+    return _folder_graph("ontology")
 
 
 def defined_terms(graph: rdflib.Graph) -> dict[str, str]:
