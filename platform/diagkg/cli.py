@@ -221,6 +221,59 @@ def cmd_reason(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _simulator_for(store, key: str):
+    """A simulator for ``key``: from the store, or from the shipped files if the
+    store does not hold that system."""
+    from .simulator import Simulator
+    from .store import KnowledgeStore
+
+    if not store.raw.contains_named_graph(graphs.system(key)):
+        path = Path(str(systems.shipped_system_file(key)))
+        scratch = KnowledgeStore.memory()
+        scratch.load_files([path])
+        store = scratch
+    return Simulator.from_store(store, key)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import random
+
+    from .circuit import NOMINAL, state_from_turtle
+    from .simulator import result_quads
+
+    with _open_store(args, write=args.record) as store:
+        sim = _simulator_for(store, args.system)
+        state = NOMINAL
+        if args.state:
+            path = Path(args.state)
+            if not path.is_file():
+                raise errors.InputError(f"{path}: no such file")
+            state = state_from_turtle(path.read_text(encoding="utf-8"), str(path), sim.skeleton)
+        if args.netlist:
+            print(sim.netlist(state))
+            return EXIT_OK
+        result = sim.simulate(state, random.Random(args.seed))
+        if args.record:
+            graph = graphs.named("simulation", f"{args.system}-{int(time.time() * 1000)}")
+            store.raw.extend(result_quads(result, sim.skeleton, graph))
+            print(f"recorded as SOSA observations in <{graph.value}>", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=2))
+        return EXIT_OK
+    print(f"system: {result.system}   converged: {'yes' if result.converged else 'NO'} "
+          f"({result.iterations} solve(s))" + (f"   error: {result.error}" if result.error else ""))
+    print("lit: " + (", ".join(result.lit) or "(nothing)"))
+    if result.live:
+        print("live: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in sorted(result.live.items())))
+    rows = []
+    for cid, c in sorted(result.components.items()):
+        volts = ", ".join(f"{p}={'floating' if x is None else f'{x:.3f}'}" for p, x in c.port_v.items())
+        rows.append((cid, c.type, volts, f"{c.current * 1000:.3f}", f"{c.power * 1000:.3f}",
+                     "" if c.lit is None else ("lit" if c.lit else "off")))
+    _print_table(["component", "type", "port voltages (V)", "current (mA)", "power (mW)", "light"], rows)
+    return EXIT_OK
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """The main job: validate and load the shipped systems, then summarise the store."""
     from .validation import Validator
@@ -303,6 +356,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("auto", "hermit", "owlrl"), default="auto",
                    help="HermiT through owlready2 (needs Java) or OWL-RL rules; auto picks HermiT when Java is there")
 
+    p = add("simulate", cmd_simulate,
+            "Simulate a system (DC operating point with ngspice): lights, convergence, voltages, currents.")
+    p.add_argument("system", metavar="SYSTEM",
+                   help="system key: three_cubes, ten_cubes, asymmetric_chains, ambient_light_sensor, "
+                        "current_sensor, or the key of any system loaded into the store")
+    p.add_argument("--state", metavar="FILE.ttl", help="a circuit state in Turtle (faults, positions…)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--seed", type=int, default=0, help="seed for loose connections (default 0)")
+    p.add_argument("--record", action="store_true",
+                   help="also store the result as SOSA observations in a simulation/… graph")
+    p.add_argument("--netlist", action="store_true", help="print the SPICE netlist instead of solving")
+
     p = add("demo", cmd_demo, "The main job: validate and load the shipped systems, then print a summary.")
     p.add_argument("--systems", nargs="+", default=["three_cubes"], metavar="KEY")
     return parser
@@ -322,6 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_STORE
     except (errors.InputError, errors.QueryError, errors.UnknownTermError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except errors.DiagkgError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:  # pragma: no cover

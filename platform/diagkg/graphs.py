@@ -12,6 +12,7 @@ graph                       content
 ``inferred/{key}``          what the reasoner entails for that system
 ``scenario/{id}``           one scenario
 ``state/{session}``         a session's circuit state (faults, switches…)
+``simulation/{id}``         a recorded simulation's SOSA observations
 ``trajectory/{id}``         one diagnostic session's record
 ``evaluation/{id}``         one evaluation run's results
 ``file/{name}``             any other RDF file loaded by hand
@@ -28,7 +29,7 @@ import pyoxigraph as ox
 BASE = "https://w3id.org/diagkg/graph/"
 SYSTEM_BASE = "https://w3id.org/diagkg/system/"
 
-KINDS = ("system", "inferred", "scenario", "state", "trajectory", "evaluation", "file")
+KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", "evaluation", "file")
 
 ONTOLOGY = ox.NamedNode(BASE + "ontology")
 SHAPES = ox.NamedNode(BASE + "shapes")

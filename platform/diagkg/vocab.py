@@ -24,10 +24,12 @@ class DK(DefinedNamespace):
     Affordance: URIRef  # class: affordance
     Bulb: URIRef  # class: bulb
     Cable: URIRef  # class: cable
+    CircuitState: URIRef  # class: circuit state
     Component: URIRef  # class: component
     ComponentType: URIRef  # class: component type
     ConditionalAffordance: URIRef  # class: conditional affordance
     Correct: URIRef  # individual: correct
+    Coupling: URIRef  # class: coupling
     Coverable: URIRef  # individual: coverable
     CurrentSensor: URIRef  # class: current sensor
     Detachable: URIRef  # individual: detachable
@@ -35,6 +37,9 @@ class DK(DefinedNamespace):
     DiagnosticAssistant: URIRef  # class: diagnostic assistant
     DiagnosticSession: URIRef  # class: diagnostic session
     Diode: URIRef  # class: diode
+    ElectricCurrent: URIRef  # individual: electric current
+    ElectricPotential: URIRef  # individual: electric potential
+    ElectricPower: URIRef  # individual: electric power
     Enclosure: URIRef  # class: enclosure
     EndValue: URIRef  # class: end value
     EvaluationRun: URIRef  # class: evaluation run
@@ -48,8 +53,10 @@ class DK(DefinedNamespace):
     InspectionPanel: URIRef  # class: inspection panel
     Inverted: URIRef  # individual: inverted
     LED: URIRef  # class: LED
+    LightEmission: URIRef  # individual: light emission
     LightSensor: URIRef  # class: light sensor
     LlmTruncation: URIRef  # individual: LLM truncation
+    LooseConnection: URIRef  # class: loose connection
     Measurable: URIRef  # individual: measurable
     Module: URIRef  # class: module
     Movable: URIRef  # individual: movable
@@ -59,6 +66,8 @@ class DK(DefinedNamespace):
     Open: URIRef  # individual: open
     Openable: URIRef  # individual: openable
     Opening: URIRef  # class: opening
+    OpticalCoupling: URIRef  # class: optical coupling
+    ParameterValue: URIRef  # class: parameter value
     Partial: URIRef  # individual: partial
     Peephole: URIRef  # class: peephole
     PhysicalElement: URIRef  # class: physical element
@@ -78,11 +87,15 @@ class DK(DefinedNamespace):
     Scenario: URIRef  # class: scenario
     ScenarioCategory: URIRef  # class: scenario category
     ServiceAgent: URIRef  # class: service agent
+    ShortCircuit: URIRef  # class: short circuit
+    Simulation: URIRef  # class: simulation
+    SpiceElement: URIRef  # class: SPICE element
     StateCondition: URIRef  # class: state condition
     Success: URIRef  # individual: success
     SuccessNoHypothesis: URIRef  # individual: success without hypothesis
     Surrender: URIRef  # individual: surrender
     Switch: URIRef  # class: switch
+    SwitchingCoupling: URIRef  # class: switching coupling
     System: URIRef  # class: system
     SystemPart: URIRef  # class: system part
     Test: URIRef  # individual: test
@@ -95,34 +108,55 @@ class DK(DefinedNamespace):
     Wrong: URIRef  # individual: wrong
     actionBudget: URIRef  # datatype property: action budget
     actionType: URIRef  # object property: action type
+    active: URIRef  # datatype property: active
+    activeByDefault: URIRef  # datatype property: active by default
     affords: URIRef  # object property: affords
     affordsWhen: URIRef  # object property: affords when
     appliesTo: URIRef  # object property: applies to
+    between: URIRef  # object property: between
+    blockedWhen: URIRef  # object property: blocked when
+    blown: URIRef  # datatype property: blown
     category: URIRef  # object property: category
+    closedWhen: URIRef  # datatype property: closed when
     coarseCost: URIRef  # datatype property: coarse cost
     color: URIRef  # datatype property: colour
+    condition: URIRef  # datatype property: condition
     connectedTo: URIRef  # object property: connected to
     containedIn: URIRef  # object property: contained in
+    converged: URIRef  # datatype property: converged
     costMinutes: URIRef  # datatype property: cost in minutes
+    covered: URIRef  # datatype property: covered
     currentThreshold: URIRef  # datatype property: current threshold
     darkResistance: URIRef  # datatype property: dark resistance
     defaultValue: URIRef  # annotation property: default value
     defines: URIRef  # object property: defines
     dependsOn: URIRef  # object property: depends on
+    detached: URIRef  # datatype property: detached
+    drives: URIRef  # object property: drives
     electricalParameter: URIRef  # datatype property: electrical parameter
+    elementKind: URIRef  # datatype property: element kind
+    elementName: URIRef  # datatype property: element name
+    emissionCoefficient: URIRef  # datatype property: emission coefficient
+    emitsLightWhen: URIRef  # datatype property: emits light when
+    emitter: URIRef  # object property: emitter
     endValue: URIRef  # object property: end value
     failsVia: URIRef  # object property: fails via
     faultMode: URIRef  # object property: fault mode
     faultTarget: URIRef  # object property: fault target
     faultyComponent: URIRef  # object property: faulty component
+    forcedClosed: URIRef  # datatype property: forced closed
     forwardCurrent: URIRef  # datatype property: forward current
     forwardVoltage: URIRef  # datatype property: forward voltage
+    fromNode: URIRef  # datatype property: from node
     grants: URIRef  # object property: grants
     groundReference: URIRef  # object property: ground reference
     hasCategory: URIRef  # object property: has category
     hasCause: URIRef  # object property: has cause
+    hasCoupling: URIRef  # object property: has coupling
     hasEffect: URIRef  # object property: has effect
     hasFunction: URIRef  # object property: has function
+    hasOverride: URIRef  # object property: has override
+    hasPhysicalState: URIRef  # object property: has physical state
     hasPort: URIRef  # object property: has port
     hasPortName: URIRef  # annotation property: has port name
     hasRepairAction: URIRef  # object property: has repair action
@@ -131,16 +165,20 @@ class DK(DefinedNamespace):
     idealRepair: URIRef  # object property: ideal repair
     inState: URIRef  # object property: in state
     injects: URIRef  # object property: injects
+    isClosed: URIRef  # datatype property: is closed
     isIndicator: URIRef  # datatype property: is indicator
     litResistance: URIRef  # datatype property: lit resistance
+    maxDistance: URIRef  # datatype property: maximum distance
     monitors: URIRef  # object property: monitors
     nominalNote: URIRef  # datatype property: nominal note
     normallyClosed: URIRef  # datatype property: normally closed
     offResistance: URIRef  # datatype property: off resistance
     onElement: URIRef  # object property: on element
+    onPort: URIRef  # object property: on port
     onResistance: URIRef  # datatype property: on resistance
     onSystem: URIRef  # object property: on system
     openByDesign: URIRef  # datatype property: open by design
+    parameter: URIRef  # object property: parameter
     partOf: URIRef  # object property: part of
     physicallyWithin: URIRef  # object property: physically within
     portName: URIRef  # datatype property: port name
@@ -148,13 +186,24 @@ class DK(DefinedNamespace):
     powerThreshold: URIRef  # datatype property: power threshold
     probability: URIRef  # datatype property: probability
     ratedCurrent: URIRef  # datatype property: rated current
+    receiver: URIRef  # object property: receiver
+    removed: URIRef  # datatype property: removed
     requiresAffordance: URIRef  # object property: requires affordance
     requiresTool: URIRef  # object property: requires tool
     resistance: URIRef  # datatype property: resistance
+    rewiredTo: URIRef  # object property: rewired to
+    saturationCurrentExpression: URIRef  # datatype property: saturation current expression
+    stampedAs: URIRef  # object property: stamped as
+    stateOf: URIRef  # object property: state of
     suspects: URIRef  # object property: suspects
     systemKey: URIRef  # datatype property: system key
     target: URIRef  # object property: target
+    thermalVoltage: URIRef  # datatype property: thermal voltage
+    toNode: URIRef  # datatype property: to node
     totalResistance: URIRef  # datatype property: total resistance
+    typeDefault: URIRef  # object property: type default
+    value: URIRef  # datatype property: value
+    valueExpression: URIRef  # datatype property: value expression
     verdict: URIRef  # object property: verdict
     voltage: URIRef  # datatype property: voltage
     whenAny: URIRef  # object property: when any

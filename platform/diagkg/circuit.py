@@ -1,0 +1,351 @@
+"""A system's netlist skeleton and its circuit state, both read from the graph.
+
+The *skeleton* of a system (components, ports, nominal parameters, wiring, the
+SPICE mapping of each type, emission rules, couplings, positions) is read once
+with the ``sim-*`` queries of ``queries/``. The *state* of a session (faults,
+switch positions, detached or rewired ends, enclosure positions, panels) lives
+in a named graph using the state vocabulary of ``ontology/behaviour.ttl`` and
+is read with ``state-read.rq`` into an immutable, hashable
+:class:`CircuitState`, which serves as the simulator's canonical cache key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Iterable
+
+import pyoxigraph as ox
+
+from .errors import InputError, UnknownTermError
+from .expressions import Expression, compile_expression
+from .vocab import DK, DK_NS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import KnowledgeStore
+
+PortRef = tuple[str, str]  # (component id, port name)
+
+# names a behaviour expression may call, by context
+ELEMENT_FUNCTIONS = ("has",)
+COUPLING_FUNCTIONS = ("current", "lit", "illuminated", "voltage")
+
+
+@dataclass(frozen=True)
+class ElementDecl:
+    """One SPICE element of a component type (from ``dk:stampedAs``)."""
+
+    kind: str
+    name: str
+    from_node: str
+    to_node: str
+    value: Expression | None
+    condition: Expression | None
+    saturation: Expression | None
+    emission: float | None
+
+
+@dataclass
+class Component:
+    id: str
+    iri: str
+    type_iri: str
+    type_label: str
+    ports: dict[str, str] = field(default_factory=dict)  # port name -> port IRI
+    params: dict[str, object] = field(default_factory=dict)
+    open_ports: set[str] = field(default_factory=set)
+    detachable: bool = False
+
+    @property
+    def type(self) -> str:
+        return self.type_iri[len(DK_NS):] if self.type_iri.startswith(DK_NS) else self.type_iri
+
+
+@dataclass(frozen=True)
+class Coupling:
+    id: str
+    kind: str  # "OpticalCoupling" | "SwitchingCoupling"
+    active_by_default: bool
+    emitter: str | None = None
+    receiver: str | None = None
+    max_distance: float | None = None
+    blocked_when: tuple[tuple[str, str], ...] = ()  # (element id, state local name)
+    drives: str | None = None
+    closed_when: Expression | None = None
+
+
+@dataclass
+class Skeleton:
+    """Everything the simulator needs about a system, read once from the store."""
+
+    key: str
+    iri: str
+    label: str
+    ground: PortRef
+    components: dict[str, Component]
+    port_of_iri: dict[str, PortRef]
+    net_of_port: dict[PortRef, int]
+    mapping: dict[str, list[ElementDecl]]
+    emits: dict[str, Expression]
+    defaults: dict[str, dict[str, object]]  # type IRI ("" = any type) -> parameter -> value
+    couplings: list[Coupling]
+    positions: dict[str, tuple[float, float, float]]
+    iri_to_id: dict[str, str]
+
+    def port_ref(self, iri: str) -> PortRef:
+        try:
+            return self.port_of_iri[iri]
+        except KeyError:
+            raise UnknownTermError(f"{iri} is not a port of system {self.key}") from None
+
+    def part_id(self, iri: str) -> str:
+        try:
+            return self.iri_to_id[iri]
+        except KeyError:
+            raise UnknownTermError(f"{iri} is not a part of system {self.key}") from None
+
+    def params_of(self, comp: Component) -> dict[str, object]:
+        """Nominal parameters with defaults filled in (property default < type default < stated)."""
+        out = dict(self.defaults.get("", {}))
+        out.update(self.defaults.get(comp.type_iri, {}))
+        out.update(comp.params)
+        return out
+
+
+@dataclass(frozen=True)
+class CircuitState:
+    """How a system differs from its nominal description; hashable and canonical.
+
+    Every field is a sorted tuple or a frozenset, so two states that say the
+    same thing compare (and hash) equal whatever order they were written in.
+    """
+
+    overrides: tuple[tuple[str, str, float], ...] = ()        # (component, parameter, value)
+    positions: tuple[tuple[str, bool], ...] = ()              # switch -> closed by hand
+    forced: tuple[tuple[str, bool], ...] = ()                 # switch/relay -> stuck closed/open
+    physical: frozenset[tuple[str, str]] = frozenset()        # (element, "Inverted"|"Rotated"|"Open")
+    covered: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+    blown: frozenset[str] = frozenset()
+    detached: frozenset[PortRef] = frozenset()
+    rewired: tuple[tuple[PortRef, PortRef], ...] = ()         # port -> port whose node it now sits on
+    couplings: tuple[tuple[str, bool], ...] = ()              # coupling -> active
+    shorts: tuple[tuple[PortRef, PortRef, float], ...] = ()
+    loose: tuple[tuple[PortRef, float], ...] = ()             # port -> probability of being off
+
+    @staticmethod
+    def make(**fields) -> "CircuitState":
+        """Build a canonical state from any iterables."""
+        norm = {}
+        for name, value in fields.items():
+            if name in ("physical", "covered", "removed", "blown", "detached"):
+                norm[name] = frozenset(value)
+            else:
+                norm[name] = tuple(sorted(dict.fromkeys(value)))
+        return CircuitState(**norm)
+
+    def evolve(self, **fields) -> "CircuitState":
+        """A copy with some fields replaced (canonicalised)."""
+        current = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        current.update(fields)
+        return CircuitState.make(**current)
+
+    @property
+    def override_map(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for comp, param, value in self.overrides:
+            out.setdefault(comp, {})[param] = value
+        return out
+
+    def is_nominal(self) -> bool:
+        return self == NOMINAL
+
+
+NOMINAL = CircuitState()
+
+
+# ---------------------------------------------------------------------------
+# reading the skeleton
+# ---------------------------------------------------------------------------
+
+def load_skeleton(store: "KnowledgeStore", key: str) -> Skeleton:
+    """Read system ``key`` from the store (it must have been loaded)."""
+    rows = store.select("sim-system", {"key": ox.Literal(key)})
+    if not rows:
+        raise UnknownTermError(f"no system with key {key!r} in the store")
+    if len({r["system"] for r in rows}) > 1:
+        raise InputError(f"several systems have the key {key!r}")
+    system = ox.NamedNode(rows[0]["system"])
+    label = rows[0]["label"] or key
+
+    components: dict[str, Component] = {}
+    port_of_iri: dict[str, PortRef] = {}
+    iri_to_id: dict[str, str] = {}
+    for r in store.select("sim-components", {"system": system}):
+        comp = components.get(r["id"])
+        if comp is None:
+            comp = components[r["id"]] = Component(r["id"], r["component"], r["type"], r["typeLabel"])
+            iri_to_id[r["component"]] = r["id"]
+        comp.ports[r["portName"]] = r["port"]
+        comp.detachable = bool(r["detachable"])
+        port_of_iri[r["port"]] = (r["id"], r["portName"])
+        if r["openByDesign"]:
+            comp.open_ports.add(r["portName"])
+    for r in store.select("sim-parameters", {"system": system}):
+        if r["id"] in components:
+            components[r["id"]].params[r["name"]] = r["value"]
+    # every part (enclosures, openings, modules) by IRI, for the state
+    for r in store.select("system-parts", {"system": system}):
+        iri_to_id.setdefault(r["part"], r["id"])
+
+    ground_iri = rows[0]["ground"]
+    if ground_iri not in port_of_iri:
+        raise InputError(f"the ground reference of {key} is not a port of one of its components")
+
+    # electrical nodes: union-find over the system's connections
+    parent: dict[PortRef, PortRef] = {p: p for p in port_of_iri.values()}
+
+    def find(p: PortRef) -> PortRef:
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    for r in store.select("sim-connections", {"system": system}):
+        a, b = port_of_iri.get(r["a"]), port_of_iri.get(r["b"])
+        if a and b:
+            parent[find(a)] = find(b)
+    roots: dict[PortRef, int] = {}
+    net_of_port = {}
+    for p in sorted(parent):
+        net_of_port[p] = roots.setdefault(find(p), len(roots))
+
+    mapping: dict[str, list[ElementDecl]] = {}
+    for r in store.select("sim-mapping"):
+        where = f"SPICE mapping of {r['type'][len(DK_NS):]}"
+        decl = ElementDecl(
+            kind=r["kind"].upper(), name=r["name"] or "",
+            from_node=r["from"], to_node=r["to"],
+            value=compile_expression(r["value"], where, ELEMENT_FUNCTIONS) if r["value"] else None,
+            condition=compile_expression(r["condition"], where, ELEMENT_FUNCTIONS) if r["condition"] else None,
+            saturation=compile_expression(r["saturation"], where, ELEMENT_FUNCTIONS) if r["saturation"] else None,
+            emission=float(r["emission"]) if r["emission"] is not None else None,
+        )
+        if decl.kind not in ("R", "V", "D"):
+            raise InputError(f"{where}: unknown element kind {decl.kind!r} (R, V or D)")
+        mapping.setdefault(r["type"], []).append(decl)
+
+    emits: dict[str, Expression] = {}
+    defaults: dict[str, dict[str, object]] = {}
+    for r in store.select("sim-type-rules"):
+        if r["scope"] == "emission":
+            emits[r["type"]] = compile_expression(r["emits"], f"emission rule of {r['type'][len(DK_NS):]}")
+        elif r["scope"] == "type":
+            defaults.setdefault(r["type"], {})[r["parameter"]] = r["default"]
+        else:
+            defaults.setdefault("", {})[r["parameter"]] = r["default"]
+
+    for comp in components.values():
+        if comp.type_iri not in mapping:
+            raise InputError(f"component {comp.id}: its type {comp.type} has no SPICE mapping (dk:stampedAs)")
+
+    couplings = _read_couplings(store, system)
+    positions = {r["id"]: (float(r["x"]), float(r["y"]), float(r["z"]))
+                 for r in store.select("sim-positions", {"system": system})}
+    ground = port_of_iri[ground_iri]
+    return Skeleton(key, system.value, label, ground, components, port_of_iri, net_of_port,
+                    mapping, emits, defaults, couplings, positions, iri_to_id)
+
+
+def _read_couplings(store: "KnowledgeStore", system: ox.NamedNode) -> list[Coupling]:
+    rows = store.select("sim-couplings", {"system": system})
+    by_id: dict[str, dict] = {}
+    for r in rows:
+        entry = by_id.setdefault(r["coupling"], {"row": r, "blocks": set()})
+        if r["blockElement"]:
+            entry["blocks"].add((r["blockElement"], r["blockState"][len(DK_NS):]))
+    out = []
+    for iri, entry in sorted(by_id.items()):
+        r = entry["row"]
+        cid = iri.rsplit("/", 1)[-1]
+        closed = (compile_expression(r["closedWhen"], f"coupling {cid}", COUPLING_FUNCTIONS)
+                  if r["closedWhen"] else None)
+        active = r["activeByDefault"]
+        out.append(Coupling(
+            id=cid, kind=r["kind"], active_by_default=True if active is None else bool(active),
+            emitter=r["emitter"], receiver=r["receiver"],
+            max_distance=float(r["maxDistance"]) if r["maxDistance"] is not None else None,
+            blocked_when=tuple(sorted(entry["blocks"])), drives=r["drives"], closed_when=closed,
+        ))
+        if r["kind"] == "OpticalCoupling" and not (r["emitter"] and r["receiver"]):
+            raise InputError(f"optical coupling {cid} needs a dk:emitter and a dk:receiver")
+        if r["kind"] == "SwitchingCoupling" and not (r["drives"] and closed):
+            raise InputError(f"switching coupling {cid} needs dk:drives and dk:closedWhen")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# reading a state
+# ---------------------------------------------------------------------------
+
+def read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton) -> CircuitState:
+    """The circuit state held in named graph ``graph``."""
+    acc: dict[str, list] = {k: [] for k in ("overrides", "positions", "forced", "physical", "covered",
+                                            "removed", "blown", "detached", "rewired", "couplings",
+                                            "shorts", "loose")}
+    coupling_ids = {c.id for c in skeleton.couplings}
+    for r in store.select("state-read", {"state": graph}):
+        what, subj = r["what"], r["subject"]
+        if what == "physical":
+            acc["physical"].append((skeleton.part_id(subj), r["object"][len(DK_NS):]))
+        elif what in ("position", "forced"):
+            acc["positions" if what == "position" else "forced"].append((skeleton.part_id(subj), bool(r["value"])))
+        elif what in ("covered", "removed", "blown"):
+            if r["value"]:
+                acc[what].append(skeleton.part_id(subj))
+        elif what == "detached":
+            if r["value"]:
+                acc["detached"].append(skeleton.port_ref(subj))
+        elif what == "active":
+            cid = subj.rsplit("/", 1)[-1]
+            if cid not in coupling_ids:
+                raise UnknownTermError(f"{subj} is not a coupling of system {skeleton.key}")
+            acc["couplings"].append((cid, bool(r["value"])))
+        elif what == "rewired":
+            acc["rewired"].append((skeleton.port_ref(subj), skeleton.port_ref(r["object"])))
+        elif what == "override":
+            name = r["object"][len(DK_NS):]
+            acc["overrides"].append((skeleton.part_id(subj), name, float(r["value"])))
+        elif what == "short":
+            value = float(r["value"]) if r["value"] is not None else 1e-3
+            acc["shorts"].append((skeleton.port_ref(r["object"]), skeleton.port_ref(r["extra"]), value))
+        elif what == "loose":
+            acc["loose"].append((skeleton.port_ref(r["object"]), float(r["value"])))
+    return CircuitState.make(**acc)
+
+
+def state_from_turtle(text: str, name: str, skeleton: Skeleton) -> CircuitState:
+    """Parse a state written in Turtle (e.g. ``diagkg simulate --state FILE``)."""
+    from . import graphs
+    from .rdfio import parse_text
+    from .store import KnowledgeStore
+
+    doc = parse_text(text, name)
+    scratch = KnowledgeStore.memory()
+    graph = graphs.named("state", "file")
+    scratch.replace_graph(graph, doc.triples)
+    _check_state_terms(doc.triples, name)
+    return read_state(scratch, graph, skeleton)
+
+
+def _check_state_terms(triples: Iterable[ox.Triple], name: str) -> None:
+    known = {str(getattr(DK, t)) for t in (
+        "hasPhysicalState", "isClosed", "forcedClosed", "covered", "removed", "blown", "detached",
+        "rewiredTo", "active", "hasOverride", "parameter", "value", "between", "onPort", "probability",
+        "resistance", "CircuitState", "stateOf", "ShortCircuit", "LooseConnection", "ParameterValue")}
+    for t in triples:
+        p = t.predicate.value
+        if p.startswith(DK_NS) and p not in known:
+            raise InputError(f"{name}: {p[len(DK_NS):]} is not part of the circuit-state vocabulary")
+
+
+__all__ = ["CircuitState", "NOMINAL", "Skeleton", "load_skeleton", "read_state", "state_from_turtle", "replace"]

@@ -1,0 +1,519 @@
+"""The generic simulator: skeleton + state -> SPICE -> lights, voltages, currents.
+
+Nothing here knows about any particular system or component type: element
+kinds, values, emission rules and couplings all come from the declarations in
+the graph (see ``ontology/behaviour.ttl``).
+
+Per call, :meth:`Simulator.simulate`:
+
+1. *realises* the state: each loose connection flips its coin (session RNG);
+2. looks the realised state up in a result cache (a repeated state costs a
+   dictionary lookup);
+3. otherwise builds (or reuses) the state's *plan*: the SPICE elements and
+   nodes, the static element values, and the expressions that depend on live
+   values (a relay's contact, a sensor's light);
+4. solves the operating point with ngspice, evaluates the couplings, and
+   solves again until nothing changes (at most :data:`MAX_ITERATIONS` solves;
+   a state that keeps changing is reported as not converged).
+
+Sign convention: a component's ``current`` is the current entering it at its
+positive-side port (``pos``, ``p`` or ``anode``), so a battery that delivers
+power has a negative current; ``power`` is the power it dissipates or
+delivers, always positive.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import pyoxigraph as ox
+
+from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
+from .errors import UnknownTermError
+from .expressions import THERMAL_VOLTAGE, ExpressionError
+from .spice import Element, NgspiceEngine, SimulationError
+from .vocab import DK
+
+MAX_ITERATIONS = 10
+CONTACT_OHMS = 1e-4          # a port's end on its node
+OPEN_CONTACT_OHMS = 1e9      # a detached end (as open as a switch; keeps the matrix well conditioned)
+POSITIVE_PORTS = ("pos", "p", "anode")
+
+
+@dataclass(frozen=True)
+class ComponentResult:
+    type: str
+    port_v: dict[str, float | None]
+    current: float
+    power: float
+    lit: bool | None = None           # None for components that cannot emit light
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    system: str
+    converged: bool
+    iterations: int
+    lit: tuple[str, ...]
+    components: dict[str, ComponentResult]
+    live: dict[str, bool] = field(default_factory=dict)   # relay contacts and sensors after the last solve
+    error: str | None = None
+
+    def is_lit(self, component: str) -> bool:
+        return component in self.lit
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "system": self.system,
+            "converged": self.converged,
+            "iterations": self.iterations,
+            "lit": list(self.lit),
+            "live": dict(sorted(self.live.items())),
+            "error": self.error,
+            "components": {
+                cid: {"type": c.type, "port_v": {p: _round(x) for p, x in c.port_v.items()},
+                      "current": _round(c.current), "power": _round(c.power),
+                      **({"lit": c.lit} if c.lit is not None else {})}
+                for cid, c in sorted(self.components.items())
+            },
+        }
+
+
+@dataclass
+class _ElementPlan:
+    element: Element
+    component: str
+    static_value: float | None            # None -> evaluate per iteration
+    expression: Any = None                # compiled expression when dynamic
+    env: dict[str, Any] | None = None
+
+
+@dataclass
+class _Plan:
+    """Everything about one realised state that does not depend on live values."""
+
+    topology: tuple
+    elements: list[_ElementPlan]
+    nodes: list[str]
+    branches: list[str]
+    port_node: dict[PortRef, str]         # ports that are on a node (not floating)
+    params: dict[str, dict[str, Any]]     # component -> effective parameters
+    by_component: dict[str, list[_ElementPlan]]
+    dynamic: list[_ElementPlan]
+    spice_nodes: dict[str, dict[str, str]]   # component -> port -> SPICE node of its elements
+
+
+def _has(overrides: dict[str, float]):
+    return lambda name: name in overrides
+
+
+class Simulator:
+    """Simulates one system; holds its skeleton, plans and result cache."""
+
+    def __init__(self, skeleton: Skeleton, engine: NgspiceEngine | None = None, cache_size: int = 4096):
+        self.skeleton = skeleton
+        self.engine = engine or NgspiceEngine.shared()
+        self.cache_size = cache_size
+        self._results: OrderedDict[CircuitState, SimulationResult] = OrderedDict()
+        self._plans: OrderedDict[CircuitState, _Plan] = OrderedDict()
+        self._index = {cid: i for i, cid in enumerate(sorted(skeleton.components))}
+        self._ground_net = skeleton.net_of_port[skeleton.ground]
+        self._parts: dict[tuple, tuple] = {}
+        self._port_names = {cid: sorted(c.ports) for cid, c in skeleton.components.items()}
+        self._positive = {cid: next((p for p in POSITIVE_PORTS if p in c.ports), min(c.ports))
+                          for cid, c in skeleton.components.items()}
+        self._type = {cid: c.type for cid, c in skeleton.components.items()}
+        self._type_iri = {cid: c.type_iri for cid, c in skeleton.components.items()}
+        self._emits = skeleton.emits
+        self.stats = {"solves": 0, "cache_hits": 0}
+
+    @classmethod
+    def from_store(cls, store, key: str, **kw) -> "Simulator":
+        return cls(load_skeleton(store, key), **kw)
+
+    # ------------------------------------------------------------------
+    def realize(self, state: CircuitState, rng: random.Random | None = None) -> CircuitState:
+        """Flip the coin of every loose connection (one flip per call)."""
+        if not state.loose:
+            return state
+        rng = rng or random.Random(0)
+        off = set(state.detached)
+        for port, probability in state.loose:
+            if port not in off and rng.random() < probability:
+                off.add(port)
+        return state.evolve(detached=off, loose=())
+
+    def simulate(self, state: CircuitState = NOMINAL, rng: random.Random | None = None) -> SimulationResult:
+        """Simulate a state (loose connections drawn from ``rng``)."""
+        self._check(state)
+        realized = self.realize(state, rng)
+        cached = self._results.get(realized)
+        if cached is not None:
+            self._results.move_to_end(realized)
+            self.stats["cache_hits"] += 1
+            return cached
+        result = self._solve(realized)
+        self._results[realized] = result
+        if len(self._results) > self.cache_size:
+            self._results.popitem(last=False)
+        return result
+
+    def clear_cache(self) -> None:
+        self._results.clear()
+        self._plans.clear()
+        self._parts.clear()
+
+    # ------------------------------------------------------------------
+    def _check(self, state: CircuitState) -> None:
+        comps = self.skeleton.components
+        for cid, *_ in (*state.overrides, *state.positions, *state.forced):
+            if cid not in comps:
+                raise UnknownTermError(f"{cid!r} is not a component of {self.skeleton.key}")
+        for cid in (*state.covered, *state.removed, *state.blown):
+            if cid not in comps:
+                raise UnknownTermError(f"{cid!r} is not a component of {self.skeleton.key}")
+
+    def _plan(self, state: CircuitState) -> _Plan:
+        plan = self._plans.get(state)
+        if plan is not None:
+            return plan
+        sk = self.skeleton
+        overrides = state.override_map
+        rewired = dict(state.rewired)
+        detached_by: dict[str, set[str]] = {}
+        for cid, port in state.detached:
+            detached_by.setdefault(cid, set()).add(port)
+        rewired_by: dict[str, list] = {}
+        for (cid, port), target in rewired.items():
+            rewired_by.setdefault(cid, []).append((port, target))
+        elements: list[_ElementPlan] = []
+        port_node: dict[PortRef, str] = {}
+        params_all: dict[str, dict[str, Any]] = {}
+        spice_nodes: dict[str, dict[str, str]] = {}
+        touched = set(overrides) | set(detached_by) | set(rewired_by) | state.covered | state.blown
+        for cid in self._port_names:
+            if cid in state.removed:
+                continue
+            if cid in touched:
+                signature = (cid, tuple(sorted(overrides.get(cid, {}).items())),
+                             frozenset(detached_by.get(cid, ())), tuple(sorted(rewired_by.get(cid, ()))),
+                             cid in state.covered, cid in state.blown)
+            else:
+                signature = (cid, (), frozenset(), (), False, False)
+            part = self._parts.get(signature)
+            if part is None:
+                part = self._parts[signature] = self._component_part(cid, signature)
+            comp_elements, comp_ports, params, comp_nodes = part
+            elements.extend(comp_elements)
+            port_node.update(comp_ports)
+            params_all[cid] = params
+            spice_nodes[cid] = comp_nodes
+        for m, (pa, pb, ohms) in enumerate(state.shorts):
+            elements.append(_ElementPlan(Element(f"rs{m}", "R", self._net_node(pa, rewired),
+                                                 self._net_node(pb, rewired)), "", float(ohms)))
+        nodes = sorted({n for ep in elements for n in (ep.element.node_a, ep.element.node_b) if n != "0"})
+        branches = [ep.element.name for ep in elements if ep.element.kind == "V"]
+        by_component: dict[str, list[_ElementPlan]] = {}
+        for ep in elements:
+            if ep.component and not ep.element.name.startswith("rc"):
+                by_component.setdefault(ep.component, []).append(ep)
+        topology = (sk.key, self.engine.topology_id(tuple(ep.element for ep in elements)))
+        plan = _Plan(topology, elements, nodes, branches, port_node, params_all, by_component,
+                     [ep for ep in elements if ep.static_value is None], spice_nodes)
+        self._plans[state] = plan
+        if len(self._plans) > self.cache_size:
+            self._plans.popitem(last=False)
+        return plan
+
+    def _net_node(self, port: PortRef, rewired: dict[PortRef, PortRef]) -> str:
+        sk = self.skeleton
+        net = sk.net_of_port[rewired.get(port, port)]
+        return "0" if net == self._ground_net else f"n{net}"
+
+    def _component_part(self, cid: str, signature: tuple):
+        """A component's elements, port nodes and parameters under its share of a state."""
+        _, own_overrides, detached, rewired_ports, covered, blown = signature
+        sk = self.skeleton
+        comp = sk.components[cid]
+        k = self._index[cid]
+        own = dict(own_overrides)
+        rewired = {(cid, port): target for port, target in rewired_ports}
+        params = sk.params_of(comp)
+        params.update(own)
+        env = dict(params)
+        env.update(has=_has(own), thermalVoltage=THERMAL_VOLTAGE, closed=True, illuminated=False,
+                   covered=covered, blown=blown)
+        elements: list[_ElementPlan] = []
+        ports: dict[PortRef, str] = {}
+        spice_node: dict[str, str] = {}   # port name -> the SPICE node its element ends use
+        for j, name in enumerate(sorted(comp.ports)):
+            ref = (cid, name)
+            floating = name in detached and ref not in rewired
+            net = self._net_node(ref, rewired)
+            if comp.detachable or name in detached or ref in rewired:
+                # ends that can come off sit on their node through a contact, so
+                # that detaching one is a change of value, not of topology
+                spice_node[name] = f"c{k}p{j}"
+                contact = Element(f"rc{k}_{j}", "R", spice_node[name], net)
+                elements.append(_ElementPlan(contact, cid, OPEN_CONTACT_OHMS if floating else CONTACT_OHMS))
+            else:
+                spice_node[name] = net
+            if not floating:
+                ports[ref] = net
+        for e_index, decl in enumerate(sk.mapping[comp.type_iri]):
+            where = f"{comp.type} element {decl.name or decl.kind} of {cid}"
+            try:
+                if decl.condition is not None and not decl.condition(env):
+                    continue
+                a, b = (self._node_name(comp, k, spice_node, n, where) for n in (decl.from_node, decl.to_node))
+                model = None
+                if decl.kind == "D":
+                    saturation = float(decl.saturation(env)) if decl.saturation else 1e-14
+                    model = (saturation, float(decl.emission or 1.0))
+                element = Element(f"{decl.kind.lower()}{k}_{e_index}", decl.kind, a, b, model)
+                if decl.kind == "D":
+                    elements.append(_ElementPlan(element, cid, 0.0))
+                elif decl.value.names & {"closed", "illuminated"}:
+                    elements.append(_ElementPlan(element, cid, None, decl.value, env))
+                else:
+                    elements.append(_ElementPlan(element, cid, float(decl.value(env))))
+            except ExpressionError:
+                raise
+            except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError) as exc:
+                raise ExpressionError(f"{where}: {exc}") from None
+        return elements, ports, params, spice_node
+
+    @staticmethod
+    def _node_name(comp: Component, k: int, spice_node: dict[str, str], name: str, where: str) -> str:
+        if name.startswith("#"):
+            return f"c{k}i{name[1:]}"
+        if name not in spice_node:
+            raise ExpressionError(f"{where}: the mapping names port {name!r}, which a {comp.type} does not have")
+        return spice_node[name]
+
+    # ------------------------------------------------------------------
+    def _contact_state(self, state: CircuitState, plan: _Plan) -> dict[str, bool]:
+        """Initial live values: contacts by forced > position > nominal; sensors dark."""
+        sk = self.skeleton
+        forced, positions = dict(state.forced), dict(state.positions)
+        live: dict[str, bool] = {}
+        for cid, params in plan.params.items():
+            if "normallyClosed" in params:
+                live[f"closed:{cid}"] = forced.get(cid, positions.get(cid, bool(params["normallyClosed"])))
+        for c in sk.couplings:
+            if c.kind == "OpticalCoupling" and c.receiver in plan.params:
+                live[f"illuminated:{c.receiver}"] = False
+        return live
+
+    def _solve(self, state: CircuitState) -> SimulationResult:
+        plan = self._plan(state)
+        live = self._contact_state(state, plan)
+        values = {ep.element.name: ep.static_value for ep in plan.elements if ep.static_value is not None}
+        components: dict[str, ComponentResult] = {}
+        converged = False
+        error = None
+        iterations = 0
+        for iterations in range(1, MAX_ITERATIONS + 1):
+            for ep in plan.dynamic:
+                ep.env["closed"] = live.get(f"closed:{ep.component}", True)
+                ep.env["illuminated"] = live.get(f"illuminated:{ep.component}", False)
+                values[ep.element.name] = float(ep.expression(ep.env))
+            try:
+                voltages, branches = self.engine.operating_point(
+                    plan.topology, [ep.element for ep in plan.elements], values, plan.nodes, plan.branches)
+            except SimulationError as exc:
+                error = str(exc)
+                components = {}
+                break
+            self.stats["solves"] += 1
+            components = self._components(plan, values, voltages, branches)
+            new_live = self._couplings(state, plan, components, live)
+            if new_live == live:
+                converged = True
+                break
+            live = new_live
+        lit = tuple(sorted(cid for cid, c in components.items() if c.lit))
+        return SimulationResult(self.skeleton.key, converged, iterations, lit, components, live, error)
+
+    def _components(self, plan: _Plan, values: dict[str, float], voltages: dict[str, float],
+                    branches: dict[str, float]) -> dict[str, ComponentResult]:
+        v = voltages.get
+        out: dict[str, ComponentResult] = {}
+        emits = self._emits
+        types = self._type_iri
+        port_node = plan.port_node
+        for cid, params in plan.params.items():
+            pos_node = plan.spice_nodes[cid][self._positive[cid]]
+            current_in = 0.0
+            power = 0.0
+            for ep in plan.by_component.get(cid, ()):
+                el = ep.element
+                va = 0.0 if el.node_a == "0" else v(el.node_a, 0.0)
+                vb = 0.0 if el.node_b == "0" else v(el.node_b, 0.0)
+                if el.kind == "R":
+                    i = (va - vb) / values[el.name]
+                elif el.kind == "V":
+                    i = branches[el.name]
+                else:
+                    saturation, n = el.model
+                    i = saturation * math.expm1(min((va - vb) / (n * THERMAL_VOLTAGE), 700.0))
+                power += abs((va - vb) * i)
+                if el.node_a == pos_node:
+                    current_in += i
+                elif el.node_b == pos_node:
+                    current_in -= i
+            port_v = {}
+            for name in self._port_names[cid]:
+                node = port_node.get((cid, name))
+                port_v[name] = None if node is None else (0.0 if node == "0" else v(node, 0.0))
+            lit = None
+            rule = emits.get(types[cid])
+            if rule is not None:
+                names = self._port_names[cid]
+                voltage = (port_v[names[0]] or 0.0) - (port_v[names[-1]] or 0.0)
+                env = dict(params)
+                env.update(power=power, current=current_in, voltage=voltage)
+                lit = bool(rule(env))
+            out[cid] = ComponentResult(self._type[cid], port_v, _clean(current_in), _clean(power), lit)
+        return out
+
+    def _couplings(self, state: CircuitState, plan: _Plan, components: dict[str, ComponentResult],
+                   live: dict[str, bool]) -> dict[str, bool]:
+        sk = self.skeleton
+        new = dict(live)
+        active_override = dict(state.couplings)
+        forced = dict(state.forced)
+        illuminated: dict[str, bool] = {}
+
+        def lit(cid: str) -> bool:
+            c = components.get(cid)
+            return bool(c and c.lit)
+
+        def current(cid: str) -> float:
+            if cid not in components:
+                raise ExpressionError(f"coupling refers to {cid!r}, which is not in the circuit")
+            return components[cid].current
+
+        def voltage(cid: str, port: str) -> float:
+            return components[cid].port_v.get(port) or 0.0
+
+        def is_illuminated(cid: str) -> bool:
+            return live.get(f"illuminated:{cid}", False)
+
+        for c in sk.couplings:
+            active = active_override.get(c.id, c.active_by_default)
+            if c.kind == "OpticalCoupling":
+                if c.receiver not in plan.params:
+                    continue
+                reaches = (active and lit(c.emitter)
+                           and not any(pair in state.physical for pair in c.blocked_when)
+                           and c.emitter not in state.covered and c.receiver not in state.covered
+                           and self._within(c.emitter, c.receiver, c.max_distance))
+                illuminated[c.receiver] = illuminated.get(c.receiver, False) or reaches
+            elif c.kind == "SwitchingCoupling" and active and c.drives in plan.params:
+                if c.drives in forced:
+                    continue
+                env = {"current": current, "lit": lit, "voltage": voltage, "illuminated": is_illuminated}
+                new[f"closed:{c.drives}"] = bool(c.closed_when(env))
+        for cid, value in illuminated.items():
+            new[f"illuminated:{cid}"] = value
+        return new
+
+    def _within(self, a: str, b: str, distance: float | None) -> bool:
+        if distance is None:
+            return True
+        pa, pb = self.skeleton.positions.get(a), self.skeleton.positions.get(b)
+        if pa is None or pb is None:
+            return True
+        return math.dist(pa, pb) <= distance + 1e-9
+
+    # ------------------------------------------------------------------
+    def netlist(self, state: CircuitState = NOMINAL) -> str:
+        """The SPICE netlist of a (realised) state, for people to read."""
+        plan = self._plan(self.realize(state))
+        live = self._contact_state(state, plan)
+        lines = [f"* {self.skeleton.label} ({self.skeleton.key})"]
+        for ep in plan.elements:
+            if ep.static_value is not None:
+                value = ep.static_value
+            else:
+                ep.env["closed"] = live.get(f"closed:{ep.component}", True)
+                ep.env["illuminated"] = live.get(f"illuminated:{ep.component}", False)
+                value = float(ep.expression(ep.env))
+            comment = f" ; {ep.component}" if ep.component else " ; short"
+            lines.append(ep.element.card(value) + comment)
+            if ep.element.model:
+                lines.append(f".model m_{ep.element.name} D(IS={ep.element.model[0]!r} N={ep.element.model[1]!r})")
+        return "\n".join(lines)
+
+
+def _clean(x: float) -> float:
+    """Drop the numerical noise of the solver (below a nanoampere/nanowatt)."""
+    return 0.0 if -1e-9 < x < 1e-9 else x
+
+
+def _round(x: float | None) -> float | None:
+    """Nine significant digits, for output."""
+    return None if x is None else (0.0 if -1e-9 < x < 1e-9 else float(f"{x:.9g}"))
+
+
+# ---------------------------------------------------------------------------
+# results as SOSA observations
+# ---------------------------------------------------------------------------
+
+def result_quads(result: SimulationResult, skeleton: Skeleton, graph: ox.NamedNode,
+                 activity: ox.NamedNode | None = None) -> list[ox.Quad]:
+    """The result as SOSA observations (values as QUDT quantity values) in ``graph``."""
+    sosa = "http://www.w3.org/ns/sosa/"
+    qudt = "http://qudt.org/schema/qudt/"
+    unit = "http://qudt.org/vocab/unit/"
+    rdf_type = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+    activity = activity or ox.NamedNode(f"urn:uuid:{uuid.uuid4()}")
+    now = ox.Literal(datetime.now(timezone.utc).isoformat(), datatype=ox.NamedNode(xsd + "dateTime"))
+    quads: list[ox.Quad] = []
+
+    def add(s, p, o):
+        quads.append(ox.Quad(s, ox.NamedNode(p) if isinstance(p, str) else p, o, graph))
+
+    add(activity, rdf_type, ox.NamedNode(str(DK.Simulation)))
+    add(activity, str(DK.onSystem), ox.NamedNode(skeleton.iri))
+    add(activity, str(DK.converged), ox.Literal(result.converged))
+    add(activity, "http://www.w3.org/ns/prov#endedAtTime", now)
+
+    def observe(feature: str, prop, simple=None, value=None, unit_name=None):
+        obs = ox.BlankNode()
+        add(obs, rdf_type, ox.NamedNode(sosa + "Observation"))
+        add(obs, sosa + "hasFeatureOfInterest", ox.NamedNode(feature))
+        add(obs, sosa + "observedProperty", ox.NamedNode(str(prop)))
+        add(obs, sosa + "resultTime", now)
+        add(obs, "http://www.w3.org/ns/prov#wasGeneratedBy", activity)
+        if simple is not None:
+            add(obs, sosa + "hasSimpleResult", ox.Literal(simple))
+        else:
+            res = ox.BlankNode()
+            add(obs, sosa + "hasResult", res)
+            add(res, rdf_type, ox.NamedNode(qudt + "QuantityValue"))
+            add(res, qudt + "numericValue", ox.Literal(float(value)))
+            add(res, qudt + "hasUnit", ox.NamedNode(unit + unit_name))
+
+    for cid, c in result.components.items():
+        comp = skeleton.components[cid]
+        observe(comp.iri, DK.ElectricCurrent, value=c.current, unit_name="A")
+        observe(comp.iri, DK.ElectricPower, value=c.power, unit_name="W")
+        if c.lit is not None:
+            observe(comp.iri, DK.LightEmission, simple=c.lit)
+        for port, volts in c.port_v.items():
+            if volts is not None:
+                observe(comp.ports[port], DK.ElectricPotential, value=volts, unit_name="V")
+    return quads
+
+
+__all__ = ["Simulator", "SimulationResult", "ComponentResult", "result_quads", "CircuitState", "NOMINAL"]
+
