@@ -22,7 +22,7 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*DIAGKG, *args], capture_output=True, text=True, env=full_env, timeout=120)
 
 
-SUBCOMMANDS = ["validate", "load", "query", "graphs", "queries", "build-systems", "demo"]
+SUBCOMMANDS = ["validate", "load", "query", "graphs", "queries", "build-systems", "reason", "simulate", "demo"]
 
 
 def test_help_lists_subcommands():
@@ -142,3 +142,49 @@ def test_demo_on_disk(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "three_cubes" in r.stdout and "18" in r.stdout
     assert (tmp_path / "s").is_dir()
+
+
+def test_simulate_json_shape():
+    r = run_cli("--memory", "simulate", "three_cubes", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["system"] == "three_cubes" and data["converged"] is True
+    assert set(data["lit"]) == {"psu_green_led", "main_bulb", "internal_bulb"}
+    bulb = data["components"]["main_bulb"]
+    assert bulb["type"] == "Bulb" and set(bulb["port_v"]) == {"p", "n"}
+    assert isinstance(bulb["current"], float) and isinstance(bulb["power"], float) and bulb["lit"] is True
+    assert "ngspice" not in r.stderr.lower() and "spinit" not in r.stderr
+
+
+def test_simulate_with_state_file(tmp_path):
+    st = tmp_path / "state.ttl"
+    st.write_text("@prefix : <https://w3id.org/diagkg/system/three_cubes/> .\n"
+                  "@prefix dk: <https://w3id.org/diagkg/ontology#> .\n"
+                  ":battery dk:hasOverride [ dk:parameter dk:voltage ; dk:value -12.0 ] .\n")
+    r = run_cli("--memory", "simulate", "three_cubes", "--state", str(st))
+    assert r.returncode == 0, r.stderr
+    assert "lit: ctrl_red_led" in r.stdout and "converged: yes" in r.stdout
+    st.write_text("@prefix : <https://w3id.org/diagkg/system/three_cubes/> .\n"
+                  "@prefix dk: <https://w3id.org/diagkg/ontology#> .\n:lamp dk:covered true .\n")
+    r = run_cli("--memory", "simulate", "three_cubes", "--state", str(st))
+    assert r.returncode == 2 and "not a part of system three_cubes" in r.stderr
+
+
+def test_simulate_loaded_system_and_record(tmp_path):
+    store = ["--store", str(tmp_path / "store")]
+    assert run_cli(*store, "load", str(DATA / "workbench.ttl")).returncode == 0
+    r = run_cli(*store, "simulate", "workbench", "--record", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert set(json.loads(r.stdout)["lit"]) == {"lamp", "led"}
+    r = run_cli(*store, "graphs", "--format", "json")
+    assert any("/graph/simulation/workbench-" in g["graph"] for g in json.loads(r.stdout))
+
+
+def test_simulate_unknown_system():
+    r = run_cli("--memory", "simulate", "five_cubes")
+    assert r.returncode == 2 and "known: ambient_light_sensor" in r.stderr
+
+
+def test_simulate_netlist():
+    r = run_cli("--memory", "simulate", "current_sensor", "--netlist")
+    assert r.returncode == 0 and "; ctrl_relay" in r.stdout

@@ -80,6 +80,9 @@ def _disconnect(port):
 
 
 TC, WB = THREE_CUBES, DATA / "workbench.ttl"
+ALS = THREE_CUBES.parent / "ambient_light_sensor.ttl"
+BEH = THREE_CUBES.parents[2] / "ontology" / "behaviour.ttl"
+A = Namespace("https://w3id.org/diagkg/system/ambient_light_sensor/")
 
 CASES = [
     # systems
@@ -180,6 +183,19 @@ CASES = [
          ":fn_illuminate", "needs an rdfs:label"),
     Case("depends-on-component", TC, _add((S.fn_illuminate, DK.dependsOn, S.main_bulb)), "dksh:FunctionShape",
          ":fn_illuminate", "only depend on a dk:Function"),
+    # behaviour: couplings and SPICE mappings
+    Case("coupling-receiver-not-sensor", ALS, _set(A.lamp_light_on_sensor, DK.receiver, A.internal_bulb),
+         "dksh:OpticalCouplingShape", ":lamp_light_on_sensor", "a light sensor"),
+    Case("coupling-no-condition", ALS, _remove((A.sensor_drives_relay, DK.closedWhen, None)),
+         "dksh:SwitchingCouplingShape", ":sensor_drives_relay", "exactly one dk:closedWhen"),
+    Case("coupling-bad-expression", ALS, _set(A.sensor_drives_relay, DK.closedWhen, Literal("__import__('os')")),
+         None, ":sensor_drives_relay", "only calls of"),
+    Case("coupling-orphan", ALS, _remove((A.ambient_light_sensor, DK.hasCoupling, A.sensor_drives_relay)),
+         "dksh:CouplingShape", ":sensor_drives_relay", "belongs to exactly one system"),
+    Case("spice-kind", BEH, lambda g: g.set((next(g.objects(DK.Resistor, DK.stampedAs)), DK.elementKind, Literal("X"))),
+         "dksh:SpiceElementShape", "dk:Resistor dk:stampedAs []", "dk:elementKind"),
+    Case("spice-no-value", BEH, lambda g: g.remove((next(g.objects(DK.Resistor, DK.stampedAs)), DK.valueExpression, None)),
+         "dksh:SpiceElementShape", "dk:Resistor dk:stampedAs []", "needs a dk:valueExpression"),
     Case("function-is-component", TC, _add((S.main_bulb, DK.hasFunction, S.battery)), "dksh:FunctionHolderShape",
          ":main_bulb", "takes a declared dk:Function"),
 ]
@@ -209,7 +225,8 @@ def test_failing_example(case: Case, validator, tmp_path):
     assert f" {case.focus} — " in text
 
 
-@pytest.mark.parametrize("base", [THREE_CUBES, DATA / "workbench.ttl"], ids=["three_cubes", "workbench"])
+@pytest.mark.parametrize("base", [THREE_CUBES, DATA / "workbench.ttl", ALS, BEH],
+                         ids=["three_cubes", "workbench", "ambient_light_sensor", "behaviour"])
 def test_passing_examples(base, validator):
     report = validator.validate_file(base)
     assert report.conforms, "\n".join(map(str, report.violations))

@@ -108,7 +108,7 @@ class Validator:
         data += self.ontology
         for g in context:
             data += g
-        violations = self._unknown_terms(doc)
+        violations = self._unknown_terms(doc) + self._bad_expressions(doc)
         with _prepared_query_cache():
             conforms, report, _ = pyshacl.validate(
                 data, shacl_graph=self.shapes, inference="none",
@@ -159,6 +159,25 @@ class Validator:
                                 f"(used as a {role})",
                         line=doc.line_of(term) or doc.line_of(s), shape="ontology terms",
                     ))
+        return out
+
+    def _bad_expressions(self, doc: RdfDocument) -> list[Violation]:
+        """Behaviour expressions that would be refused when simulating."""
+        from .circuit import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS
+        from .expressions import ExpressionError, compile_expression
+
+        out = []
+        for prop, functions in ((DK.valueExpression, ELEMENT_FUNCTIONS), (DK.condition, ELEMENT_FUNCTIONS),
+                                (DK.saturationCurrentExpression, ELEMENT_FUNCTIONS), (DK.emitsLightWhen, ()),
+                                (DK.closedWhen, COUPLING_FUNCTIONS)):
+            for s, o in doc.graph.subject_objects(prop):
+                try:
+                    compile_expression(str(o), "expression", functions)
+                except ExpressionError as exc:
+                    out.append(Violation(
+                        file=doc.name, focus=_describe(doc.graph, s), path=_show(doc.graph, prop),
+                        message=str(exc).replace("expression: ", "", 1),
+                        line=_line_of_node(doc, doc.graph, s), shape="behaviour expressions"))
         return out
 
     def _violation(self, doc: RdfDocument, data: rdflib.Graph, report: rdflib.Graph,
