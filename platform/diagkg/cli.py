@@ -241,6 +241,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from .circuit import NOMINAL, state_from_turtle
     from .simulator import result_quads
 
+    if args.scenario is not None:
+        return _simulate_scenario(args)
+    if args.system is None:
+        raise errors.InputError("give a SYSTEM key or --scenario N|ID")
     with _open_store(args, write=args.record) as store:
         sim = _simulator_for(store, args.system)
         state = NOMINAL
@@ -271,6 +275,38 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         rows.append((cid, c.type, volts, f"{c.current * 1000:.3f}", f"{c.power * 1000:.3f}",
                      "" if c.lit is None else ("lit" if c.lit else "off")))
     _print_table(["component", "type", "port voltages (V)", "current (mA)", "power (mW)", "light"], rows)
+    return EXIT_OK
+
+
+def _simulate_scenario(args: argparse.Namespace) -> int:
+    """The state right after a scenario's faults are injected."""
+    import random
+
+    from .circuit import read_state
+    from .scenarios import ScenarioCatalog, configure, inject, shipped_store
+    from .simulator import Simulator
+
+    store = shipped_store()
+    scenario = ScenarioCatalog(store).resolve(args.scenario)
+    state_graph = graphs.named("state", f"cli-{scenario.id}")
+    sim = Simulator.from_store(store, scenario.key)
+    configure(store, scenario, state_graph)
+    nominal = sim.simulate(read_state(store, state_graph, sim.skeleton), random.Random(args.seed))
+    inject(store, scenario, state_graph)
+    state = read_state(store, state_graph, sim.skeleton)
+    result = sim.simulate(state, random.Random(args.seed))
+    nominal_bulbs = {c for c in nominal.lit if sim.skeleton.components[c].type == "Bulb"}
+    is_nominal = result.converged and not state.loose and nominal_bulbs <= set(result.lit)
+    if args.format == "json":
+        data = result.to_json()
+        data.update(scenario=scenario.number, scenario_id=scenario.id, nominal=is_nominal,
+                    nominal_lit=sorted(nominal.lit))
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    print(f"scenario {scenario.number} ({scenario.id}): {scenario.label} — system {scenario.key}")
+    print(f"nominal lights: {', '.join(nominal.lit) or '(none)'}")
+    print(f"after the faults: {', '.join(result.lit) or '(nothing lit)'}; converged: "
+          f"{'yes' if result.converged else 'NO'}; nominal: {'yes' if is_nominal else 'no'}")
     return EXIT_OK
 
 
@@ -358,9 +394,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("simulate", cmd_simulate,
             "Simulate a system (DC operating point with ngspice): lights, convergence, voltages, currents.")
-    p.add_argument("system", metavar="SYSTEM",
+    p.add_argument("system", metavar="SYSTEM", nargs="?",
                    help="system key: three_cubes, ten_cubes, asymmetric_chains, ambient_light_sensor, "
                         "current_sensor, or the key of any system loaded into the store")
+    p.add_argument("--scenario", metavar="N|ID",
+                   help="simulate the state right after this scenario's faults are injected")
     p.add_argument("--state", metavar="FILE.ttl", help="a circuit state in Turtle (faults, positions…)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--seed", type=int, default=0, help="seed for loose connections (default 0)")

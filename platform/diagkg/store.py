@@ -31,6 +31,7 @@ from .validation import Validator
 from .vocab import DK
 
 ENV_VAR = "DIAGKG_STORE"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
 
 def default_store_path() -> Path:
@@ -155,15 +156,19 @@ class KnowledgeStore:
         files = expand_paths(paths)
         if not files:
             raise InputError("no RDF files to load")
-        docs: list[RdfDocument] = []
-        violations = []
-        for f in files:
-            doc = parse_file(f)
-            violations += validator.validate_document(doc)
-            docs.append(doc)
+        docs = [parse_file(f) for f in files]
+        results = validator.validate_documents(docs, resolve=self._system_graph)
+        violations = [v for doc in docs for v in results[doc.name]]
         if violations:
             raise ValidationError(violations)
         return self.load_documents(docs, graph)
+
+    def _system_graph(self, iri: str):
+        """The stored description of the system with this IRI (for validating scenarios)."""
+        for q in self.raw.quads_for_pattern(ox.NamedNode(iri), ox.NamedNode(RDF_TYPE), ox.NamedNode(str(DK.System))):
+            if isinstance(q.graph_name, ox.NamedNode):
+                return self.graph_as_rdflib(q.graph_name)
+        return None
 
     def update(self, query: str | QueryFile, **values: Any) -> None:
         """Run a SPARQL update: a query-file name, a :class:`QueryFile`, or text."""
@@ -250,6 +255,14 @@ class KnowledgeStore:
 def graph_for(doc: RdfDocument) -> ox.NamedNode:
     """The named graph a document belongs in: ``system/<key>`` for a system
     description, ``file/<name>`` for anything else."""
+    scenarios = [t.subject for t in doc.triples
+                 if t.predicate.value == RDF_TYPE and t.object.value == str(DK.Scenario)]
+    if len(set(scenarios)) > 1:
+        raise InputError(f"{doc.name}: holds several scenarios; use one file per scenario")
+    if scenarios:
+        ids = [t.object.value for t in doc.triples
+               if t.subject == scenarios[0] and t.predicate.value == "http://purl.org/dc/terms/identifier"]
+        return graphs.named("scenario", ids[0] if ids else Path(doc.name).stem)
     systems = [t for t in doc.triples if t.predicate.value == str(DK.systemKey)]
     keys = sorted({t.object.value for t in systems})
     if len(keys) > 1:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import contextlib
 import threading
@@ -63,6 +63,23 @@ class FileReport:
         return self.error is None and not self.violations
 
 
+SystemResolver = Callable[[str], "rdflib.Graph | None"]
+
+
+@lru_cache(maxsize=16)
+def shipped_system_graph(iri: str) -> rdflib.Graph | None:
+    """The shipped description of the system with this IRI, if there is one."""
+    for f in resources.system_files():
+        text = f.read_text(encoding="utf-8")
+        if iri.rsplit("/", 1)[0] not in text:
+            continue
+        g = rdflib.Graph()
+        g.parse(data=text, format="turtle")
+        if (rdflib.URIRef(iri), RDF.type, DK.System) in g:
+            return g
+    return None
+
+
 def _folder_graph(folder: str) -> rdflib.Graph:
     g = rdflib.Graph()
     for f in resources.files(folder):
@@ -97,31 +114,79 @@ class Validator:
     # -- public API --------------------------------------------------------
     def validate_document(self, doc: RdfDocument, context: Sequence[rdflib.Graph] = ()) -> list[Violation]:
         """Violations of one parsed document; ``context`` graphs (e.g. the system a
-        scenario refers to) are visible to the shapes but not reported on."""
-        # The data graph is the document plus the ontology (so that class
-        # membership and the component-type metaclass are visible) plus any
-        # context; only focus nodes written in the document are reported.
+        scenario refers to) are visible to the shapes but not reported on. A
+        system the document refers to (dk:onSystem) and that is not in the
+        context is looked up among the shipped systems."""
+        return self.validate_documents([doc], context)[doc.name]
+
+    def validate_documents(self, docs: Sequence[RdfDocument], context: Sequence[rdflib.Graph] = (),
+                           resolve: "SystemResolver | None" = None) -> dict[str, list[Violation]]:
+        """Validate several documents at once; one list of violations per document name.
+
+        Documents that refer to the same systems are validated together in one
+        pySHACL run (with the systems' descriptions, from the batch itself,
+        ``context``, ``resolve`` or the shipped files); each violation goes to
+        the document that wrote its focus node.
+        """
+        defined: dict[str, rdflib.Graph] = {}
+        for g in (*context, *(d.graph for d in docs)):
+            for s in g.subjects(RDF.type, DK.System):
+                defined.setdefault(str(s), g)
+        groups: dict[frozenset, list[RdfDocument]] = {}
+        out: dict[str, list[Violation]] = {}
+        for doc in docs:
+            out[doc.name] = self._unknown_terms(doc) + self._bad_expressions(doc)
+            own = {str(s) for s in doc.graph.subjects(RDF.type, DK.System)}
+            needed = frozenset(str(o) for o in doc.graph.objects(None, DK.onSystem)) - own
+            groups.setdefault(needed, []).append(doc)
+        for needed, members in groups.items():
+            extra: list[rdflib.Graph] = list(context)
+            for iri in sorted(needed):
+                graph = defined.get(iri) or (resolve or shipped_system_graph)(iri)
+                if graph is None:
+                    for doc in members:
+                        if any(str(o) == iri for o in doc.graph.objects(None, DK.onSystem)):
+                            subject = next(doc.graph.subjects(DK.onSystem, rdflib.URIRef(iri)))
+                            out[doc.name].append(Violation(
+                                file=doc.name, focus=_show(doc.graph, subject), path="dk:onSystem",
+                                message=f"the system {_show(doc.graph, rdflib.URIRef(iri))} is not available: "
+                                        "validate or load its description with this file",
+                                line=doc.line_of(subject), shape="system context"))
+                elif graph not in extra:
+                    extra.append(graph)
+            self._shacl(members, extra, out)
+        return {name: sorted(set(v), key=lambda x: (x.line or 0, x.focus, x.path, x.message))
+                for name, v in out.items()}
+
+    def _shacl(self, docs: Sequence[RdfDocument], context: Sequence[rdflib.Graph],
+               out: dict[str, list[Violation]]) -> None:
+        # The data graph is the documents plus the ontology (so that class
+        # membership and the component-type metaclass are visible) plus the
+        # context; only focus nodes written in a document are reported.
         data = rdflib.Graph()
-        for prefix, ns in doc.graph.namespaces():
-            data.bind(prefix, ns, override=True)
-        data += doc.graph
+        for doc in docs:
+            for prefix, ns in doc.graph.namespaces():
+                data.bind(prefix, ns, override=False)
+            data += doc.graph
         data += self.ontology
         for g in context:
             data += g
-        violations = self._unknown_terms(doc) + self._bad_expressions(doc)
         with _prepared_query_cache():
             conforms, report, _ = pyshacl.validate(
                 data, shacl_graph=self.shapes, inference="none",
                 advanced=False, allow_warnings=True, abort_on_first=False, meta_shacl=False,
             )
-        if not conforms:
-            own = set(doc.graph.subjects()) | set(doc.graph.objects())
-            for result in report.subjects(RDF.type, SH.ValidationResult):
-                focus = report.value(result, SH.focusNode)
-                if focus not in own:
-                    continue
-                violations.append(self._violation(doc, data, report, result))
-        return sorted(set(violations), key=lambda v: (v.line or 0, v.focus, v.path, v.message))
+        if conforms:
+            return
+        owners: dict[rdflib.term.Node, RdfDocument] = {}
+        for doc in docs:
+            for node in (*doc.graph.subjects(), *doc.graph.objects()):
+                owners.setdefault(node, doc)
+        for result in report.subjects(RDF.type, SH.ValidationResult):
+            focus = report.value(result, SH.focusNode)
+            doc = owners.get(focus)
+            if doc is not None:
+                out[doc.name].append(self._violation(doc, data, report, result))
 
     def validate_file(self, path: str | Path, context: Sequence[rdflib.Graph] = ()) -> FileReport:
         try:
@@ -130,9 +195,26 @@ class Validator:
             return FileReport(str(path), error=exc)
         return FileReport(str(path), self.validate_document(doc, context), document=doc)
 
-    def validate_paths(self, paths: Iterable[str | Path]) -> list[FileReport]:
-        """Validate files and folders (recursively); one report per file, in order."""
-        return [self.validate_file(p) for p in expand_paths(paths)]
+    def validate_paths(self, paths: Iterable[str | Path], resolve: "SystemResolver | None" = None) -> list[FileReport]:
+        """Validate files and folders (recursively); one report per file, in order.
+
+        Files are validated together, so a scenario finds the description of
+        its system among the other files of the same call."""
+        reports: list[FileReport] = []
+        docs: list[RdfDocument] = []
+        for p in expand_paths(paths):
+            try:
+                doc = parse_file(p)
+            except InputError as exc:
+                reports.append(FileReport(str(p), error=exc))
+                continue
+            docs.append(doc)
+            reports.append(FileReport(str(p), document=doc))
+        results = self.validate_documents(docs, resolve=resolve)
+        for r in reports:
+            if r.document is not None:
+                r.violations = results[r.document.name]
+        return reports
 
     # -- helpers -----------------------------------------------------------
     def _node_shape(self, shape: rdflib.term.Node | None) -> str | None:

@@ -20,23 +20,37 @@ class DK(DefinedNamespace):
     ActionCategory: URIRef  # class: action category
     ActionType: URIRef  # class: action type
     Adjust: URIRef  # individual: adjust
+    AdjustPotentiometer: URIRef  # individual: adjust potentiometer
     Adjustable: URIRef  # individual: adjustable
     Affordance: URIRef  # class: affordance
+    BlownFuse: URIRef  # individual: blown fuse
     Bulb: URIRef  # class: bulb
     Cable: URIRef  # class: cable
     CircuitState: URIRef  # class: circuit state
+    CloseOpening: URIRef  # individual: close panel or peephole
+    CloseSwitch: URIRef  # individual: close switch
     Component: URIRef  # class: component
     ComponentType: URIRef  # class: component type
     ConditionalAffordance: URIRef  # class: conditional affordance
+    ConfigurationChange: URIRef  # class: configuration change
     Correct: URIRef  # individual: correct
+    Coupled: URIRef  # individual: coupled
     Coupling: URIRef  # class: coupling
+    CouplingEnabled: URIRef  # individual: enclosures positioned into a coupling
+    CoverComponent: URIRef  # individual: cover
     Coverable: URIRef  # individual: coverable
+    CrossedCables: URIRef  # individual: crossed cables
     CurrentSensor: URIRef  # class: current sensor
+    DegradedResistance: URIRef  # individual: degraded resistance
+    DepletedBattery: URIRef  # individual: depleted battery
     Detachable: URIRef  # individual: detachable
+    DetachedEnd: URIRef  # individual: detached cable end
     DiagnosticAction: URIRef  # class: diagnostic action
     DiagnosticAssistant: URIRef  # class: diagnostic assistant
     DiagnosticSession: URIRef  # class: diagnostic session
     Diode: URIRef  # class: diode
+    DisconnectCable: URIRef  # individual: disconnect cable
+    Double: URIRef  # individual: double
     ElectricCurrent: URIRef  # individual: electric current
     ElectricPotential: URIRef  # individual: electric potential
     ElectricPower: URIRef  # individual: electric power
@@ -50,20 +64,32 @@ class DK(DefinedNamespace):
     Fuse: URIRef  # class: fuse
     Hypothesis: URIRef  # class: hypothesis
     InitialObservation: URIRef  # class: initial observation
+    InspectConnections: URIRef  # individual: inspect connections
     InspectionPanel: URIRef  # class: inspection panel
+    Intermittent: URIRef  # individual: intermittent
+    InvertEnclosure: URIRef  # individual: turn enclosure upside down
     Inverted: URIRef  # individual: inverted
     LED: URIRef  # class: LED
     LightEmission: URIRef  # individual: light emission
     LightSensor: URIRef  # class: light sensor
+    LimitedObservability: URIRef  # individual: limited observability
     LlmTruncation: URIRef  # individual: LLM truncation
     LooseConnection: URIRef  # class: loose connection
+    LooseConnectionFault: URIRef  # individual: loose connection
     Measurable: URIRef  # individual: measurable
+    MeasureCurrent: URIRef  # individual: measure current
+    MeasureVoltage: URIRef  # individual: measure voltage
+    Misleading: URIRef  # individual: misleading
     Module: URIRef  # class: module
     Movable: URIRef  # individual: movable
     Multimeter: URIRef  # individual: multimeter
     Observable: URIRef  # individual: observable
     Observe: URIRef  # individual: observe
+    ObserveComponent: URIRef  # individual: observe
     Open: URIRef  # individual: open
+    OpenComponent: URIRef  # individual: open (burned) component
+    OpenOpening: URIRef  # individual: open panel or peephole
+    OpenSwitch: URIRef  # individual: open switch
     Openable: URIRef  # individual: openable
     Opening: URIRef  # class: opening
     OpticalCoupling: URIRef  # class: optical coupling
@@ -76,37 +102,62 @@ class DK(DefinedNamespace):
     Potentiometer: URIRef  # class: potentiometer
     Problem: URIRef  # class: problem
     Reachable: URIRef  # individual: reachable
+    ReconnectCable: URIRef  # individual: reconnect cable
     Reconnectable: URIRef  # individual: reconnectable
     Relay: URIRef  # class: relay
     RepairPlan: URIRef  # class: repair plan
     Replace: URIRef  # individual: replace
+    ReplaceComponent: URIRef  # individual: replace
     Replaceable: URIRef  # individual: replaceable
     Resistor: URIRef  # class: resistor
+    RestoreEnclosure: URIRef  # individual: put enclosure back
+    ReverseBattery: URIRef  # individual: turn battery round
+    ReversedBattery: URIRef  # individual: reversed battery
+    ReversedComponent: URIRef  # individual: reversed component
+    RotateEnclosure: URIRef  # individual: rotate or move enclosure
     Rotated: URIRef  # individual: rotated
     Saboteur: URIRef  # class: saboteur
     Scenario: URIRef  # class: scenario
     ScenarioCategory: URIRef  # class: scenario category
     ServiceAgent: URIRef  # class: service agent
+    ShortBetweenNodes: URIRef  # individual: short between nodes
     ShortCircuit: URIRef  # class: short circuit
+    ShortPorts: URIRef  # individual: bridge two terminals
+    ShortedComponent: URIRef  # individual: shorted component
+    Simple: URIRef  # individual: simple
     Simulation: URIRef  # class: simulation
     SpiceElement: URIRef  # class: SPICE element
     StateCondition: URIRef  # class: state condition
+    StuckClosed: URIRef  # individual: contact stuck closed
+    StuckOpen: URIRef  # individual: contact stuck open
     Success: URIRef  # individual: success
     SuccessNoHypothesis: URIRef  # individual: success without hypothesis
     Surrender: URIRef  # individual: surrender
+    SwapCablePolarities: URIRef  # individual: swap two cables
     Switch: URIRef  # class: switch
     SwitchingCoupling: URIRef  # class: switching coupling
     System: URIRef  # class: system
     SystemPart: URIRef  # class: system part
     Test: URIRef  # individual: test
+    TestContinuity: URIRef  # individual: test continuity
+    TestControlSubchain: URIRef  # individual: test a sub-chain of control modules
+    TestDiode: URIRef  # individual: test diode
+    TestPathContinuity: URIRef  # individual: test path continuity
+    TestSwitch: URIRef  # individual: test switch
     Timeout: URIRef  # individual: timeout
     Togglable: URIRef  # individual: togglable
     Tool: URIRef  # class: tool
     Trajectory: URIRef  # class: trajectory
+    Triple: URIRef  # individual: triple
+    UncoverComponent: URIRef  # individual: uncover
+    UnforeseenInteraction: URIRef  # individual: unforeseen interaction
     Verdict: URIRef  # class: verdict
     VoltageSource: URIRef  # class: battery / voltage source
     Wrong: URIRef  # individual: wrong
     actionBudget: URIRef  # datatype property: action budget
+    actionId: URIRef  # datatype property: action id
+    actionParameter: URIRef  # datatype property: action parameter
+    actionParameterValue: URIRef  # datatype property: action parameter value
     actionType: URIRef  # object property: action type
     active: URIRef  # datatype property: active
     activeByDefault: URIRef  # datatype property: active by default
@@ -121,6 +172,7 @@ class DK(DefinedNamespace):
     coarseCost: URIRef  # datatype property: coarse cost
     color: URIRef  # datatype property: colour
     condition: URIRef  # datatype property: condition
+    configuration: URIRef  # object property: configuration
     connectedTo: URIRef  # object property: connected to
     containedIn: URIRef  # object property: contained in
     converged: URIRef  # datatype property: converged
@@ -128,9 +180,11 @@ class DK(DefinedNamespace):
     covered: URIRef  # datatype property: covered
     currentThreshold: URIRef  # datatype property: current threshold
     darkResistance: URIRef  # datatype property: dark resistance
+    defaultFaultValue: URIRef  # datatype property: default fault value
     defaultValue: URIRef  # annotation property: default value
     defines: URIRef  # object property: defines
     dependsOn: URIRef  # object property: depends on
+    designNote: URIRef  # datatype property: design note
     detached: URIRef  # datatype property: detached
     drives: URIRef  # object property: drives
     electricalParameter: URIRef  # datatype property: electrical parameter
@@ -142,7 +196,9 @@ class DK(DefinedNamespace):
     endValue: URIRef  # object property: end value
     failsVia: URIRef  # object property: fails via
     faultMode: URIRef  # object property: fault mode
+    faultParameter: URIRef  # datatype property: fault parameter
     faultTarget: URIRef  # object property: fault target
+    faultValue: URIRef  # datatype property: fault value
     faultyComponent: URIRef  # object property: faulty component
     forcedClosed: URIRef  # datatype property: forced closed
     forwardCurrent: URIRef  # datatype property: forward current
@@ -162,46 +218,59 @@ class DK(DefinedNamespace):
     hasRepairAction: URIRef  # object property: has repair action
     hasSubFunction: URIRef  # object property: has sub-function
     hasTest: URIRef  # object property: has test
+    idealDiagnosis: URIRef  # datatype property: ideal diagnosis
     idealRepair: URIRef  # object property: ideal repair
     inState: URIRef  # object property: in state
+    initialObservations: URIRef  # datatype property: initial observations
     injects: URIRef  # object property: injects
     isClosed: URIRef  # datatype property: is closed
     isIndicator: URIRef  # datatype property: is indicator
+    isRepair: URIRef  # datatype property: is repair
     litResistance: URIRef  # datatype property: lit resistance
     maxDistance: URIRef  # datatype property: maximum distance
     monitors: URIRef  # object property: monitors
     nominalNote: URIRef  # datatype property: nominal note
     normallyClosed: URIRef  # datatype property: normally closed
+    observes: URIRef  # datatype property: observes
     offResistance: URIRef  # datatype property: off resistance
     onElement: URIRef  # object property: on element
     onPort: URIRef  # object property: on port
     onResistance: URIRef  # datatype property: on resistance
     onSystem: URIRef  # object property: on system
     openByDesign: URIRef  # datatype property: open by design
+    otherTarget: URIRef  # object property: other target
     parameter: URIRef  # object property: parameter
     partOf: URIRef  # object property: part of
+    permanentRepair: URIRef  # object property: permanent repair
     physicallyWithin: URIRef  # object property: physically within
     portName: URIRef  # datatype property: port name
     portOf: URIRef  # object property: port of
+    position: URIRef  # datatype property: position
     powerThreshold: URIRef  # datatype property: power threshold
     probability: URIRef  # datatype property: probability
     ratedCurrent: URIRef  # datatype property: rated current
     receiver: URIRef  # object property: receiver
     removed: URIRef  # datatype property: removed
+    removesComponent: URIRef  # object property: removes component
     requiresAffordance: URIRef  # object property: requires affordance
     requiresTool: URIRef  # object property: requires tool
     resistance: URIRef  # datatype property: resistance
     rewiredTo: URIRef  # object property: rewired to
     saturationCurrentExpression: URIRef  # datatype property: saturation current expression
+    scenarioNumber: URIRef  # datatype property: scenario number
     stampedAs: URIRef  # object property: stamped as
     stateOf: URIRef  # object property: state of
+    step: URIRef  # object property: step
     suspects: URIRef  # object property: suspects
     systemKey: URIRef  # datatype property: system key
     target: URIRef  # object property: target
+    targetCount: URIRef  # datatype property: target count
+    targetKind: URIRef  # datatype property: target kind
     thermalVoltage: URIRef  # datatype property: thermal voltage
     toNode: URIRef  # datatype property: to node
     totalResistance: URIRef  # datatype property: total resistance
     typeDefault: URIRef  # object property: type default
+    updateTemplate: URIRef  # datatype property: update template
     value: URIRef  # datatype property: value
     valueExpression: URIRef  # datatype property: value expression
     verdict: URIRef  # object property: verdict

@@ -1,0 +1,222 @@
+"""Scenarios: reading them from the store, and the saboteur that injects them.
+
+A scenario (``scenarios/catalog/NNN-ID.ttl``) names a system, optional
+configuration changes, the faults to inject (each a mode of the fault
+catalogue applied to a target), what a correct hypothesis must name, its
+ideal repair, and its budget. The saboteur writes the configuration and then
+each fault into a session's circuit-state graph with the fault mode's SPARQL
+UPDATE template.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyoxigraph as ox
+
+from . import graphs, resources
+from .errors import UnknownTermError
+from .vocab import DK
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import KnowledgeStore
+
+
+@dataclass(frozen=True)
+class Fault:
+    mode: str            # local name of the fault mode, e.g. "DepletedBattery"
+    label: str
+    template: str
+    target: str          # IRI
+    other: str | None = None
+    value: float | None = None
+    probability: float | None = None
+
+
+@dataclass(frozen=True)
+class RepairStep:
+    position: int
+    action: str                  # action id, e.g. "replace_component"
+    targets: tuple[str, ...]     # part identifiers
+    value: float | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    iri: str
+    number: int
+    id: str
+    label: str
+    system_iri: str
+    key: str
+    budget: int
+    observations: str
+    diagnosis: str | None
+    description: str | None
+    categories: tuple[str, ...]
+    faulty: frozenset[str]
+    removed: frozenset[str]
+    permanent: frozenset[str]
+    notes: tuple[str, ...]
+    faults: tuple[Fault, ...]
+    repair: tuple[RepairStep, ...] = field(default=())
+
+    @property
+    def system_graph(self) -> ox.NamedNode:
+        return graphs.system(self.key)
+
+
+def catalog_files() -> list:
+    """The shipped scenario files, in name (= number) order."""
+    return list(resources.walk(resources.folder("scenarios").joinpath("catalog"), ".ttl"))
+
+
+def load_shipped(store: "KnowledgeStore", validate: bool = True) -> None:
+    """Load the shipped systems and scenarios into ``store`` unless they are there.
+
+    ``validate=False`` skips the shapes (the shipped files are validated by the
+    test suite); files are still parsed strictly.
+    """
+    have = {g for g, _ in store.graphs()}
+    if graphs.named("scenario", "3CC.S.1").value in have and graphs.system("three_cubes").value in have:
+        return
+    files = [Path(str(f)) for f in resources.system_files()] + [Path(str(f)) for f in catalog_files()]
+    if validate:
+        store.load_files(files)
+    else:
+        from .rdfio import parse_file
+
+        store.load_documents([parse_file(f) for f in files])
+
+
+_SHIPPED: "KnowledgeStore | None" = None
+
+
+def shipped_store() -> "KnowledgeStore":
+    """An in-memory store holding the shipped systems and scenarios (one per process)."""
+    global _SHIPPED
+    if _SHIPPED is None:
+        from .store import KnowledgeStore
+
+        store = KnowledgeStore.memory()
+        load_shipped(store, validate=False)
+        _SHIPPED = store
+    return _SHIPPED
+
+
+class ScenarioCatalog:
+    """The scenarios of a store, found by number or identifier."""
+
+    def __init__(self, store: "KnowledgeStore"):
+        self.store = store
+        self._rows = {int(r["number"]): r for r in store.select("scenario-index")}
+        self._by_id = {r["id"]: n for n, r in self._rows.items()}
+        self._cache: dict[int, Scenario] = {}
+
+    def numbers(self) -> list[int]:
+        return sorted(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def resolve(self, ref: str | int) -> Scenario:
+        """A scenario by number (``5`` or ``"5"``) or identifier (``"3CC.S.5"``)."""
+        number: int | None = None
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
+            number = int(ref)
+            if number not in self._rows:
+                raise UnknownTermError(f"no scenario number {number}; there are {len(self)} "
+                                       f"({min(self._rows, default=0)}–{max(self._rows, default=0)})")
+        else:
+            number = self._by_id.get(ref)
+            if number is None:
+                lowered = {k.lower(): k for k in self._by_id}
+                if ref.lower() in lowered:
+                    number = self._by_id[lowered[ref.lower()]]
+                else:
+                    close = difflib.get_close_matches(ref, list(self._by_id), n=3, cutoff=0.5)
+                    hint = f"; did you mean {', '.join(close)}?" if close else ""
+                    raise UnknownTermError(f"no scenario {ref!r}{hint}")
+        if number not in self._cache:
+            self._cache[number] = self._load(self._rows[number])
+        return self._cache[number]
+
+    def _load(self, row: dict[str, Any]) -> Scenario:
+        iri = ox.NamedNode(row["scenario"])
+        details: dict[str, list] = {"category": [], "faulty": [], "removed": [], "permanent": [], "note": []}
+        for r in self.store.select("scenario-details", {"scenario": iri}):
+            details[r["what"]].append(r["id"] if r["what"] != "note" else r["value"])
+        faults = tuple(
+            Fault(mode=r["mode"].rsplit("#", 1)[-1], label=r["modeLabel"], template=r["template"],
+                  target=r["target"], other=r["other"],
+                  value=float(r["value"]) if r["value"] is not None else (
+                      float(r["default"]) if r["default"] is not None and r["probability"] is None else None),
+                  probability=float(r["probability"]) if r["probability"] is not None else (
+                      float(r["default"]) if r["default"] is not None else None))
+            for r in self.store.select("scenario-faults", {"scenario": iri}))
+        steps: dict[int, dict] = {}
+        for r in self.store.select("scenario-repair", {"scenario": iri}):
+            step = steps.setdefault(int(r["position"]), {"action": r["action"], "targets": [], "value": r["value"]})
+            step["targets"].append(r["target"])
+        repair = tuple(RepairStep(pos, s["action"], tuple(s["targets"]),
+                                  float(s["value"]) if s["value"] is not None else None)
+                       for pos, s in sorted(steps.items()))
+        return Scenario(
+            iri=iri.value, number=int(row["number"]), id=row["id"], label=row["label"],
+            system_iri=row["system"], key=row["key"], budget=int(row["budget"]),
+            observations=row["observations"], diagnosis=row["diagnosis"], description=row["description"],
+            categories=tuple(sorted(details["category"])), faulty=frozenset(details["faulty"]),
+            removed=frozenset(details["removed"]), permanent=frozenset(details["permanent"]),
+            notes=tuple(details["note"]), faults=faults, repair=repair,
+        )
+
+
+# ---------------------------------------------------------------------------
+# the saboteur
+# ---------------------------------------------------------------------------
+
+def configure(store: "KnowledgeStore", scenario: Scenario, state: ox.NamedNode) -> None:
+    """Start ``state`` afresh with the scenario's configuration changes (no faults)."""
+    store.raw.remove_graph(state) if store.raw.contains_named_graph(state) else None
+    store.raw.add(ox.Quad(state, ox.NamedNode(str(DK.stateOf)), ox.NamedNode(scenario.system_iri), state))
+    ns = graphs.system_namespace(scenario.key)
+    for cid in sorted(scenario.removed):
+        store.update("config-remove-component", state=state, target=ns + cid)
+
+
+def inject(store: "KnowledgeStore", scenario: Scenario, state: ox.NamedNode) -> None:
+    """Write every fault of the scenario into ``state`` (after :func:`configure`)."""
+    for fault in scenario.faults:
+        apply_fault(store, fault, state, scenario.system_graph)
+
+
+def apply_fault(store: "KnowledgeStore", fault: Fault, state: ox.NamedNode, system_graph: ox.NamedNode) -> None:
+    from .queries import library
+
+    template = library().get(fault.template)
+    available = {
+        "state": state, "system": system_graph, "target": fault.target, "other": fault.other,
+        "value": fault.value, "probability": fault.probability,
+        "short": f"{state.value}#short-{abs(hash((fault.target, fault.other))) % 10**8}",
+    }
+    values = {}
+    for p in template.inputs:
+        value = available.get(p.name)
+        if value is None:
+            raise UnknownTermError(f"fault {fault.label} on {fault.target} needs a {p.name!r} to apply "
+                                   f"template {fault.template}")
+        values[p.name] = value
+    store.update(template, **values)
+
+
+def state_quads(store: "KnowledgeStore", state: ox.NamedNode) -> list[ox.Quad]:
+    return list(store.raw.quads_for_pattern(None, None, None, state))
+
+
+def restore(store: "KnowledgeStore", state: ox.NamedNode, quads: list[ox.Quad]) -> None:
+    """Make ``state`` hold exactly ``quads`` (a snapshot taken with :func:`state_quads`)."""
+    store.raw.remove_graph(state) if store.raw.contains_named_graph(state) else None
+    store.raw.extend(quads)
