@@ -31,6 +31,7 @@ HOSTILE = [
 
 SYSTEM = "https://w3id.org/diagkg/system/three_cubes/three_cubes"
 GRAPH = "https://w3id.org/diagkg/graph/system/three_cubes"
+STATE = "https://w3id.org/diagkg/graph/state/hostile"
 
 
 @pytest.fixture()
@@ -48,7 +49,7 @@ def test_every_query_file_has_a_header():
     assert lib.names(), "queries/ is empty"
     for q in lib.files():
         assert q.summary and q.summary != "inline query"
-        assert q.outputs or q.is_update, f"{q.name} declares no outputs"
+        assert q.outputs or q.is_update or "ASK" in q.text, f"{q.name} declares no outputs"
 
 
 @pytest.mark.parametrize("name", library().names())
@@ -76,22 +77,33 @@ def test_hostile_values_stay_data(name, hostile, loaded):
         with pytest.raises(QueryError):
             q.render(**values)
     # with legitimate IRIs, hostile literals render, parse and stay literals
+    target_graph = None
     for p in q.inputs:
         if p.kind == "iri":
-            values[p.name] = GRAPH if p.name == "graph" else (SYSTEM if p.name == "system" else SYSTEM.rsplit("/", 1)[0] + "/main_bulb")
+            if p.name == "state":
+                values[p.name] = target_graph = STATE
+            elif "graph" in p.doc:
+                values[p.name] = GRAPH
+                target_graph = target_graph or (GRAPH if p.name == "graph" else None)
+            elif p.name == "system":
+                values[p.name] = SYSTEM
+            else:
+                values[p.name] = SYSTEM.rsplit("/", 1)[0] + "/main_bulb"
         elif p.kind.startswith("list"):
             values[p.name] = ["https://w3id.org/diagkg/ontology#Bulb"]
     text = q.render(**values)
     if q.is_update:
         loaded.update(q, **values)
         after = _snapshot(loaded)
-        changed = {quad for quad in before ^ after}
-        assert all(quad.graph_name == ox.NamedNode(GRAPH) for quad in changed), "update escaped its graph"
-        literals = [quad.object for quad in after - before]
-        assert all(isinstance(o, ox.Literal) and o.value == hostile for o in literals)
+        changed = before ^ after
+        assert all(quad.graph_name == ox.NamedNode(target_graph) for quad in changed), "update escaped its graph"
+        strings = [quad.object.value for quad in after - before
+                   if isinstance(quad.object, ox.Literal) and quad.object.datatype.value.endswith("#string")]
+        assert all(s == hostile for s in strings)
     else:
         result = loaded.query(q, **values)
-        list(result) if isinstance(result, ox.QuerySolutions) else None
+        if isinstance(result, ox.QuerySolutions):
+            list(result)
         assert _snapshot(loaded) == before
     assert "DROP ALL" not in re.sub(r'"(?:[^"\\]|\\.)*"', '""', text), "hostile text escaped its literal"
 
@@ -153,3 +165,11 @@ def test_no_sparql_in_python_sources():
             if pattern.search(line):
                 offenders.append(f"{py.relative_to(ROOT)}:{n}: {line.strip()}")
     assert offenders == []
+
+
+def test_every_template_named_in_the_catalogues_exists():
+    from diagkg.validation import default_ontology
+    from diagkg.vocab import DK
+
+    names = {str(o) for o in default_ontology().objects(None, DK.updateTemplate)}
+    assert names and names <= set(library().names())

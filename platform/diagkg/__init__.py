@@ -1,2 +1,14 @@
 """diagkg: diagnostic scenarios and assistants on a knowledge graph."""
+
 __version__ = "0.1.0"
+
+__all__ = ["make", "Action", "Hypothesis", "Session", "__version__"]
+
+
+def __getattr__(name: str):
+    # the session API is imported lazily: `import diagkg` stays cheap
+    if name in ("make", "Action", "Hypothesis", "Session"):
+        from . import service
+
+        return getattr(service, name)
+    raise AttributeError(f"module 'diagkg' has no attribute {name!r}")

@@ -131,13 +131,16 @@ class CircuitState:
     couplings: tuple[tuple[str, bool], ...] = ()              # coupling -> active
     shorts: tuple[tuple[PortRef, PortRef, float], ...] = ()
     loose: tuple[tuple[PortRef, float], ...] = ()             # port -> probability of being off
+    probe: tuple[PortRef, PortRef] | None = None               # an ohmmeter's 1 mV source between two ports
 
     @staticmethod
     def make(**fields) -> "CircuitState":
         """Build a canonical state from any iterables."""
         norm = {}
         for name, value in fields.items():
-            if name in ("physical", "covered", "removed", "blown", "detached"):
+            if name == "probe":
+                norm[name] = tuple(value) if value else None
+            elif name in ("physical", "covered", "removed", "blown", "detached"):
                 norm[name] = frozenset(value)
             else:
                 norm[name] = tuple(sorted(dict.fromkeys(value)))

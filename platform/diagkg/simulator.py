@@ -44,6 +44,7 @@ MAX_ITERATIONS = 10
 CONTACT_OHMS = 1e-4          # a port's end on its node
 OPEN_CONTACT_OHMS = 1e9      # a detached end (as open as a switch; keeps the matrix well conditioned)
 POSITIVE_PORTS = ("pos", "p", "anode")
+PROBE_VOLTS = 1e-3           # an ohmmeter's test voltage
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class SimulationResult:
     components: dict[str, ComponentResult]
     live: dict[str, bool] = field(default_factory=dict)   # relay contacts and sensors after the last solve
     error: str | None = None
+    probe_current: float | None = None                    # through an ohmmeter probe, if the state has one
 
     def is_lit(self, component: str) -> bool:
         return component in self.lit
@@ -217,6 +219,10 @@ class Simulator:
         for m, (pa, pb, ohms) in enumerate(state.shorts):
             elements.append(_ElementPlan(Element(f"rs{m}", "R", self._net_node(pa, rewired),
                                                  self._net_node(pb, rewired)), "", float(ohms)))
+        if state.probe:
+            pa, pb = state.probe
+            elements.append(_ElementPlan(Element("vprobe", "V", self._probe_node(pa, port_node, rewired),
+                                                 self._probe_node(pb, port_node, rewired)), "", PROBE_VOLTS))
         nodes = sorted({n for ep in elements for n in (ep.element.node_a, ep.element.node_b) if n != "0"})
         branches = [ep.element.name for ep in elements if ep.element.kind == "V"]
         by_component: dict[str, list[_ElementPlan]] = {}
@@ -230,6 +236,14 @@ class Simulator:
         if len(self._plans) > self.cache_size:
             self._plans.popitem(last=False)
         return plan
+
+    def _probe_node(self, port: PortRef, port_node: dict[PortRef, str], rewired) -> str:
+        """Where a probe tip touches: the port's node, or the floating end itself."""
+        if port in port_node:
+            return port_node[port]
+        cid, name = port
+        k = self._index[cid]
+        return f"c{k}p{self._port_names[cid].index(name)}"
 
     def _net_node(self, port: PortRef, rewired: dict[PortRef, PortRef]) -> str:
         sk = self.skeleton
@@ -339,7 +353,11 @@ class Simulator:
                 break
             live = new_live
         lit = tuple(sorted(cid for cid, c in components.items() if c.lit))
-        return SimulationResult(self.skeleton.key, converged, iterations, lit, components, live, error)
+        probe = None
+        if state.probe and error is None:
+            probe = abs(branches.get("vprobe", 0.0))
+        return SimulationResult(self.skeleton.key, converged, iterations, lit, components, live, error,
+                                probe_current=probe)
 
     def _components(self, plan: _Plan, values: dict[str, float], voltages: dict[str, float],
                     branches: dict[str, float]) -> dict[str, ComponentResult]:

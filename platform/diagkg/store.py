@@ -249,6 +249,8 @@ class KnowledgeStore:
         lib = library()
         if query in lib:
             return lib.get(query)
+        if not any(ch.isspace() for ch in query.strip()):
+            return lib.get(query)  # a name that is not in queries/: UnknownQueryError
         return from_text(query)
 
 

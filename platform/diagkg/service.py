@@ -1,0 +1,877 @@
+"""The service agent and the diagnostic session (a Gymnasium-style API).
+
+::
+
+    import diagkg
+    session = diagkg.make("3CC.S.1")            # or a number, e.g. diagkg.make(1)
+    obs, info = session.reset(seed=0)
+    obs, cost, terminated, truncated, info = session.step(diagkg.Action("measure_voltage", ("battery",)))
+    obs, cost, terminated, truncated, info = session.step(diagkg.Hypothesis({"battery"}))
+
+The session's circuit state is a named graph of the store. The saboteur writes
+the scenario's configuration and faults into it; every action's effect is the
+SPARQL UPDATE template of its catalogue entry; preconditions are SPARQL ASK
+templates. After each action the state is reset to the fault snapshot except
+for the parts that were repaired for good (by a repair action, or by a
+verified hypothesis). Costs are minutes of work (the action catalogue).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import pyoxigraph as ox
+
+from . import graphs
+from .circuit import CircuitState, PortRef, read_state
+from .errors import DiagkgError, UnknownTermError
+from .scenarios import Scenario, ScenarioCatalog, configure, inject, restore, shipped_store, state_quads
+from .simulator import SimulationResult, Simulator
+from .vocab import DK, DK_NS
+
+END_VALUES = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation")
+VERDICTS = ("correct", "partial", "wrong")
+
+# Cost rules of hypothesis verification (minutes): the repair work it implies.
+CABLE_PORT_COST = 10          # per cable end put back on its terminal (at least one per cable)
+COMPONENT_REPAIR_COST = 120   # per component replaced
+ENCLOSURE_MOVE_COST = 10      # per shielding enclosure moved
+UNSPECIFIC_COST = 120         # naming a whole box instead of a part
+
+# Arguments of the effect templates that depend on the action, not on its target.
+EFFECT_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "open_switch": {"closed": False},
+    "close_switch": {"closed": True},
+    "open_opening": {"add": [str(DK.Open)], "remove": []},
+    "close_opening": {"add": [], "remove": [str(DK.Open)]},
+    "invert_enclosure": {"add": [str(DK.Inverted)], "remove": []},
+    "restore_enclosure": {"add": [], "remove": [str(DK.Inverted), str(DK.Rotated)]},
+    "rotate_enclosure": {"add": [str(DK.Rotated)], "remove": []},
+    "cover_component": {"covered": True},
+    "uncover_component": {"covered": False},
+}
+
+
+class ActionError(DiagkgError):
+    """A structured action that names an unknown action or part."""
+
+
+# ---------------------------------------------------------------------------
+# actions, hypotheses, catalogue
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Action:
+    """A structured action: a catalogue action id, its targets, an optional value."""
+
+    action: str
+    targets: tuple[str, ...] = ()
+    value: float | None = None
+
+    def __post_init__(self):
+        if isinstance(self.targets, str):
+            object.__setattr__(self, "targets", (self.targets,))
+        else:
+            object.__setattr__(self, "targets", tuple(self.targets))
+
+    @classmethod
+    def parse(cls, text: str) -> "Action":
+        """``"replace_component battery"``, ``"swap_cables a b"``, ``"adjust_potentiometer pot 0.3"``."""
+        words = text.split()
+        if not words:
+            raise ActionError("empty action")
+        value = None
+        targets = words[1:]
+        if targets:
+            try:
+                value = float(targets[-1])
+                targets = targets[:-1]
+            except ValueError:
+                value = None
+        return cls(words[0], tuple(targets), value)
+
+    def __str__(self) -> str:
+        extra = f" {self.value:g}" if self.value is not None else ""
+        return f"{self.action} {' '.join(self.targets)}{extra}".strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action, "targets": list(self.targets), "value": self.value}
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A claim that these parts are faulty (verified by repairing exactly them)."""
+
+    components: frozenset[str]
+    explanation: str = ""
+
+    def __init__(self, components: Iterable[str], explanation: str = ""):
+        object.__setattr__(self, "components", frozenset(components))
+        object.__setattr__(self, "explanation", explanation)
+
+    def __str__(self) -> str:
+        return "hypothesis {" + ", ".join(sorted(self.components)) + "}"
+
+
+@dataclass(frozen=True)
+class ActionType:
+    id: str
+    iri: str
+    label: str
+    comment: str
+    cost: float
+    category: str
+    target_kind: str
+    target_count: int
+    template: str | None
+    observes: str
+    repair: bool
+    parameter: str | None
+    requires: frozenset[str]
+    tools: frozenset[str]
+
+
+_CATALOGUES: dict[int, dict[str, ActionType]] = {}
+
+
+def action_catalogue(store=None) -> dict[str, ActionType]:
+    """The action catalogue (ontology/actions.ttl), by action id."""
+    store = store or shipped_store()
+    key = id(store)
+    if key not in _CATALOGUES:
+        rows: dict[str, dict] = {}
+        for r in store.select("action-catalogue"):
+            entry = rows.setdefault(r["id"], {"row": r, "requires": set(), "tools": set()})
+            if r["requires"]:
+                entry["requires"].add(r["requires"][len(DK_NS):])
+            if r["tool"]:
+                entry["tools"].add(r["tool"][len(DK_NS):].lower())
+        _CATALOGUES[key] = {
+            aid: ActionType(aid, e["row"]["type"], e["row"]["label"], e["row"]["comment"], float(e["row"]["cost"]),
+                            e["row"]["category"], e["row"]["targetKind"], int(e["row"]["targetCount"]),
+                            e["row"]["template"], e["row"]["observes"], bool(e["row"]["repair"]),
+                            e["row"]["parameter"], frozenset(e["requires"]), frozenset(e["tools"]))
+            for aid, e in rows.items()
+        }
+    return _CATALOGUES[key]
+
+
+# ---------------------------------------------------------------------------
+# what comes back
+# ---------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    """The result of one round: an executed action or a verified hypothesis."""
+
+    round: int
+    kind: str                                   # "action" | "hypothesis" | "none"
+    intention: str
+    success: bool
+    message: str
+    cost: float
+    executed: list[tuple[str, tuple[str, ...], float]] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    verdict: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"round": self.round, "kind": self.kind, "intention": self.intention, "success": self.success,
+                "message": self.message, "cost": self.cost, "verdict": self.verdict,
+                "executed": [{"action": a, "targets": list(t), "cost": c} for a, t, c in self.executed],
+                "data": self.data}
+
+
+_SIMULATORS: dict[tuple[int, str], Simulator] = {}
+
+
+def _simulator(store, key: str) -> Simulator:
+    k = (id(store), key)
+    if k not in _SIMULATORS:
+        _SIMULATORS[k] = Simulator.from_store(store, key)
+    return _SIMULATORS[k]
+
+
+def make(scenario: str | int | Scenario, store=None, **kw) -> "Session":
+    """A session on a scenario (number, identifier or :class:`Scenario`)."""
+    store = store or shipped_store()
+    if not isinstance(scenario, Scenario):
+        scenario = ScenarioCatalog(store).resolve(scenario)
+    return Session(scenario, store, **kw)
+
+
+class Session:
+    """One diagnostic session: the saboteur's faults, the service agent, the budget."""
+
+    def __init__(self, scenario: Scenario, store=None, session_id: str | None = None,
+                 tools: Iterable[str] = ("multimeter",), budget: int | None = None):
+        self.scenario = scenario
+        self.store = store or shipped_store()
+        self.id = session_id or uuid.uuid4().hex[:12]
+        self.state_graph = graphs.named("state", self.id)
+        self.system_graph = scenario.system_graph
+        self.ns = graphs.system_namespace(scenario.key)
+        self.sim = _simulator(self.store, scenario.key)
+        self.sk = self.sim.skeleton
+        self.catalogue = action_catalogue(self.store)
+        self.tools = frozenset(t.lower() for t in tools)
+        self.budget = budget if budget is not None else scenario.budget
+        self._reset_fields()
+
+    def _reset_fields(self) -> None:
+        self.rng = random.Random(0)
+        self.round = 0
+        self.total_cost = 0.0
+        self.end: str | None = None
+        self.history: list[Outcome] = []
+        self.repaired: set[str] = set()
+        self.nominal_lit: tuple[str, ...] = ()
+        self.nominal_bulbs: frozenset[str] = frozenset()
+        self.main_bulbs: frozenset[str] = frozenset()
+        self._snapshot: list[ox.Quad] = []
+        self._short_count = 0
+
+    # ------------------------------------------------------------------
+    # Gymnasium-style API
+    # ------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Inject the scenario; returns the first observation and info."""
+        self._reset_fields()
+        self.seed = seed if seed is not None else 0
+        self.rng = random.Random(self.seed)
+        configure(self.store, self.scenario, self.state_graph)
+        nominal = self.sim.simulate(self.state(), random.Random(self.seed))
+        self.nominal_lit = nominal.lit
+        bulbs = {c for c in nominal.lit if self.sk.components[c].type == "Bulb"}
+        self.nominal_bulbs = frozenset(bulbs)
+        self.main_bulbs = frozenset(c for c in bulbs if not self.sk.components[c].params.get("isIndicator"))
+        inject(self.store, self.scenario, self.state_graph)
+        self._snapshot = state_quads(self.store, self.state_graph)
+        result = self.simulate()
+        obs = {
+            "scenario": self.scenario.number, "scenario_id": self.scenario.id,
+            "system": self.scenario.key, "budget": self.budget,
+            "symptoms": self.scenario.observations,
+            "visible": describe_visible(result, self),
+        }
+        return obs, self._info(result=result)
+
+    def step(self, act: Action | Hypothesis | None) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """One round: execute an action, verify a hypothesis, or (None) give up."""
+        if self.end is not None:
+            raise DiagkgError(f"the session has ended ({self.end}); call reset()")
+        if act is None:
+            self.end = "surrender"
+            outcome = Outcome(self.round, "none", "nothing", True, "The assistant had nothing more to suggest.", 0.0)
+            self.history.append(outcome)
+            return outcome.to_dict(), 0.0, True, False, self._info()
+        self.round += 1
+        if isinstance(act, Hypothesis):
+            outcome = self.verify(act)
+        else:
+            outcome = self.execute(act)
+        self.total_cost += outcome.cost
+        self.history.append(outcome)
+        terminated = False
+        if outcome.verdict == "correct":
+            self.end, terminated = "success", True
+        elif outcome.kind == "action" and self.is_nominal():
+            self.end, terminated = "success_no_hypothesis", True
+            outcome.message += " The system works again."
+        truncated = not terminated and self.round >= self.budget
+        if truncated:
+            self.end = "timeout"
+        return outcome.to_dict(), outcome.cost, terminated, truncated, self._info()
+
+    def abort(self, end: str) -> None:
+        """End the session from outside (e.g. ``llm_truncation`` when a model's reply is unusable)."""
+        if end not in END_VALUES:
+            raise ValueError(f"unknown end value {end!r}")
+        self.end = end
+
+    def _info(self, result: SimulationResult | None = None) -> dict[str, Any]:
+        info = {"end": self.end, "round": self.round, "budget": self.budget, "total_cost": self.total_cost,
+                "repaired": sorted(self.repaired)}
+        if result is not None:
+            info["lit"] = list(result.lit)
+            info["nominal_lit"] = list(self.nominal_lit)
+        return info
+
+    # ------------------------------------------------------------------
+    # state
+    # ------------------------------------------------------------------
+    def state(self) -> CircuitState:
+        return read_state(self.store, self.state_graph, self.sk)
+
+    def simulate(self, state: CircuitState | None = None) -> SimulationResult:
+        return self.sim.simulate(state or self.state(), self.rng)
+
+    def is_nominal(self, state: CircuitState | None = None) -> bool:
+        """Converged, no loose connection left, and every bulb lit in the nominal state is lit."""
+        state = state or self.state()
+        if state.loose:
+            return False
+        result = self.simulate(state)
+        return result.converged and self.nominal_bulbs <= set(result.lit)
+
+    def _iri(self, part: str) -> str:
+        return self.ns + part
+
+    def _part_class(self, part: str) -> str | None:
+        if part in self.sk.components:
+            return "component"
+        if "." in part and part.split(".", 1)[0] in self.sk.components:
+            cid, port = part.split(".", 1)
+            return "port" if port in self.sk.components[cid].ports else None
+        if part in self._parts():
+            return self._parts()[part]
+        return None
+
+    def _parts(self) -> dict[str, str]:
+        if not hasattr(self, "_part_kinds"):
+            kinds = {}
+            for r in self.store.select("system-parts", {"system": ox.NamedNode(self.sk.iri)}):
+                cls = (r["class"] or "")[len(DK_NS):]
+                kind = {"Enclosure": "enclosure", "InspectionPanel": "opening", "Peephole": "opening",
+                        "Module": "module"}.get(cls)
+                if kind and r["id"] not in kinds:
+                    kinds[r["id"]] = kind
+            self._part_kinds = kinds
+        return self._part_kinds
+
+    def affords(self, part: str, affordance: str) -> bool:
+        """ASK (SPARQL template) whether a part affords something in the current state."""
+        return bool(self.store.query("precondition-affords", part=self._iri(part),
+                                     affordance=str(getattr(DK, affordance)),
+                                     system=self.system_graph, state=self.state_graph))
+
+    def _reset_to_snapshot(self) -> None:
+        """Back to the fault snapshot, keeping the current state of repaired parts."""
+        current = state_quads(self.store, self.state_graph)
+        owners_now = self._owners(current)
+        owners_then = self._owners(self._snapshot)
+        kept = [q for q in self._snapshot if owners_then.get(q) not in self.repaired]
+        kept += [q for q in current if owners_now.get(q) in self.repaired]
+        restore(self.store, self.state_graph, kept)
+
+    def _owners(self, quads: list[ox.Quad]) -> dict[ox.Quad, str | None]:
+        """Which part each state triple is about (a port's triples belong to its component)."""
+        ns = self.ns
+        node_owner: dict[Any, str] = {}
+
+        def part_of(term) -> str | None:
+            if isinstance(term, ox.NamedNode) and term.value.startswith(ns):
+                local = term.value[len(ns):]
+                return local.split(".", 1)[0]
+            return None
+
+        for q in quads:   # blank nodes (overrides, loose connections, shorts) hang off a part
+            p = q.predicate.value
+            if p == str(DK.hasOverride):
+                node_owner[q.object] = part_of(q.subject)
+            elif p in (str(DK.onPort), str(DK.between)) and q.subject not in node_owner:
+                node_owner[q.subject] = part_of(q.object)
+        return {q: part_of(q.subject) or node_owner.get(q.subject) for q in quads}
+
+    # ------------------------------------------------------------------
+    # actions
+    # ------------------------------------------------------------------
+    def execute(self, action: Action) -> Outcome:
+        outcome = Outcome(self.round, "action", str(action), False, "", 0.0)
+        try:
+            self._execute(action, outcome)
+        finally:
+            self._reset_to_snapshot()
+        outcome.cost = sum(c for _, _, c in outcome.executed)
+        return outcome
+
+    def _execute(self, action: Action, out: Outcome) -> None:
+        spec = self.catalogue.get(action.action)
+        if spec is None:
+            out.message = (f"Unknown action {action.action!r}. Known actions: "
+                           f"{', '.join(sorted(self.catalogue))}.")
+            return
+        if len(action.targets) != spec.target_count:
+            out.message = f"{spec.id} takes {spec.target_count} target(s), got {len(action.targets)}."
+            return
+        for target in action.targets:
+            kind = self._part_class(target)
+            if kind is None:
+                out.message = f"There is no {target!r} in this system."
+                return
+            if target in self.scenario.removed:
+                out.message = f"{target} is not present: it has been removed from this system."
+                return
+            if spec.target_kind not in ("any", kind) and not (spec.target_kind == "component" and kind == "port"
+                                                             and spec.id == "short_ports"):
+                out.message = f"{spec.label} applies to a {spec.target_kind}, and {target} is a {kind}."
+                return
+        missing_tools = spec.tools - self.tools
+        if missing_tools:
+            out.message = f"{spec.label} needs a {', '.join(sorted(missing_tools))}, which is not at hand."
+            return
+        if spec.parameter and action.value is None:
+            out.message = f"{spec.label} needs a value ({spec.parameter})."
+            return
+        # get at the targets (automatic access), then check every affordance
+        for target in action.targets:
+            part = target.split(".", 1)[0]
+            for needed in ("Observable", "Reachable"):
+                if needed in spec.requires and not self.affords(part, needed):
+                    self._gain_access(part, needed, out)
+            for needed in sorted(spec.requires):
+                if not self.affords(part, needed):
+                    out.message = f"Cannot {spec.label} {target}: it is not {needed.lower()} now."
+                    out.executed.append((spec.id, action.targets, 0.0))
+                    return
+        handler = getattr(self, f"_do_{spec.observes.replace('-', '_')}", None)
+        if spec.template:
+            if not self._apply_effect(spec, action, out):
+                return
+        out.executed.append((spec.id, action.targets, spec.cost))
+        out.success = True
+        result = self.simulate()
+        if handler is not None:
+            handler(action, result, out)
+        if not out.message:
+            out.message = f"Done: {spec.label} {' and '.join(action.targets)}."
+        if spec.repair or spec.id in self.scenario.permanent:
+            self.repaired.update(t.split(".", 1)[0] for t in action.targets)
+
+    def _gain_access(self, part: str, needed: str, out: Outcome) -> None:
+        """Open a panel or peephole of the part's enclosure, else turn the enclosure over."""
+        rows = self.store.select("part-access", {"part": ox.NamedNode(self._iri(part))})
+        if not rows:
+            return
+        enclosure = rows[0]["enclosureId"]
+        openings = sorted({(r["openingKind"], r["openingId"]) for r in rows if r["openingId"]})
+        # a panel gives reach and sight, a peephole only sight
+        for kind, opening in sorted(openings, key=lambda o: o[0] != "InspectionPanel"):
+            if needed == "Reachable" and kind == "Peephole":
+                continue
+            self._auto("open_opening", opening, out)
+            if self.affords(part, needed):
+                return
+        self._auto("invert_enclosure", enclosure, out)
+
+    def _auto(self, action_id: str, target: str, out: Outcome) -> None:
+        spec = self.catalogue[action_id]
+        self._apply_effect(spec, Action(action_id, (target,)), out)
+        out.executed.append((action_id, (target,), spec.cost))
+
+    def _apply_effect(self, spec: ActionType, action: Action, out: Outcome) -> bool:
+        args: dict[str, Any] = {"state": self.state_graph, "system": self.system_graph,
+                                "target": self._iri(action.targets[0])}
+        args.update(EFFECT_ARGUMENTS.get(spec.id, {}))
+        if spec.id == "reverse_battery" and self.sk.components[action.targets[0]].type != "VoltageSource":
+            out.message = f"{action.targets[0]} is not a battery."
+            return False
+        if spec.id == "adjust_potentiometer":
+            if not 0.0 <= action.value <= 1.0:
+                out.message = "A potentiometer's position is between 0 and 1."
+                return False
+            args["value"] = float(action.value)
+        if spec.id == "swap_cables":
+            a, b = self._swap_ends(*action.targets)
+            args.update(target=self._iri(a), other=self._iri(b))
+        if spec.id == "short_ports":
+            a, b = (self._port_of(t) for t in action.targets)
+            self._short_count += 1
+            args.update(target=self._iri(f"{a[0]}.{a[1]}"), other=self._iri(f"{b[0]}.{b[1]}"),
+                        value=0.01, short=f"{self.state_graph.value}#bridge-{self._short_count}")
+        self.store.update(spec.template, **args)
+        return True
+
+    def _port_of(self, target: str) -> PortRef:
+        if "." in target:
+            cid, port = target.split(".", 1)
+            return cid, port
+        comp = self.sk.components[target]
+        return target, self.sim._positive[target] if target in self.sim._positive else min(comp.ports)
+
+    def _swap_ends(self, a: str, b: str) -> tuple[str, str]:
+        """The ends of two cables to exchange: the rewired ones, else their p ends."""
+        state = self.state()
+        rewired = dict(state.rewired)
+        ends = []
+        for cable in (a, b):
+            moved = [f"{cid}.{port}" for (cid, port) in rewired if cid == cable]
+            ends.append(moved[0] if moved else f"{cable}.p")
+        return ends[0], ends[1]
+
+    # ------------------------------------------------------------------
+    # observations (what a person would see or measure; never the fault itself)
+    # ------------------------------------------------------------------
+    def _visible_ends(self, cid: str, state: CircuitState) -> list[str]:
+        out = []
+        for port, iri in sorted(self.sk.components[cid].ports.items()):
+            rows = self.store.select("part-access", {"part": ox.NamedNode(iri)})
+            inside = [r for r in rows if r["part"] == iri]
+            if not inside:
+                out.append(port)
+                continue
+            enclosure = inside[0]["enclosureId"]
+            opened = any((r["openingId"], "Open") in state.physical for r in inside if r["openingId"])
+            if (enclosure, "Inverted") in state.physical or opened:
+                out.append(port)
+        return out
+
+    def _do_visual(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        state = self.state()
+        notes = []
+        for target in action.targets:
+            data = describe_part(target, self, result, state)
+            out.data[target] = data
+            notes.append(data["text"])
+        out.message = " ".join(notes)
+
+    def _do_none(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        out.message = f"Done: {self.catalogue[action.action].label} {action.targets[0]}."
+
+    def _do_connections(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        state = self.state()
+        texts = []
+        for target in action.targets:
+            if target not in self.sk.components:
+                continue
+            ends = {}
+            for port in sorted(self.sk.components[target].ports):
+                ends[port] = connection_of(self, (target, port), state, result)
+            out.data[target] = ends
+            texts.append(f"{target}: " + "; ".join(f"{p}: {v}" for p, v in ends.items()) + ".")
+        out.message = " ".join(texts) if texts else "Nothing to inspect."
+
+    def _do_voltages(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        target = action.targets[0]
+        comp = result.components.get(target)
+        values = {p: (None if v is None else round(v, 4)) for p, v in comp.port_v.items()}
+        out.data[target] = {"port_voltages": values, "unit": "V"}
+        out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
+            f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."
+        if not result.converged:
+            out.message += " The readings keep changing."
+
+    def _do_current(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        target = action.targets[0]
+        amps = result.components[target].current
+        out.data[target] = {"current": round(abs(amps), 6), "unit": "A"}
+        out.message = f"Current through {target}: {abs(amps):.6f} A."
+        if not result.converged:
+            out.message += " The reading keeps changing."
+
+    def _do_continuity(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        target = action.targets[0]
+        verdict, ohms = continuity(self, target, self.state(), result)
+        out.data[target] = {"verdict": verdict, "resistance": ohms, "unit": "ohm"}
+        reading = "a diode (it conducts one way)" if ohms is None else f"{ohms:.4g} Ω"
+        out.message = f"Continuity of {target}: {reading}, {verdict}."
+
+    def _do_diode(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        target = action.targets[0]
+        comp = self.sk.components[target]
+        if comp.type not in ("Diode", "LED"):
+            out.message = f"{target} is not a diode or an LED."
+            out.data[target] = {"verdict": "not a diode"}
+            return
+        params = dict(self.sk.params_of(comp))
+        params.update(self.state().override_map.get(target, {}))
+        ohms = params.get("resistance") if "resistance" in self.state().override_map.get(target, {}) else None
+        if ohms is not None and ohms > 1e6:
+            verdict, text = "open", "no forward conduction: open"
+        elif ohms is not None and ohms < 5:
+            verdict, text = "shorted", "no forward voltage: shorted"
+        elif ohms is not None:
+            verdict, text = "degraded", f"conducts both ways through {ohms:.3g} Ω: degraded"
+        else:
+            vf = float(params["forwardVoltage"])
+            verdict, text = "nominal", f"forward voltage {vf:.2f} V: nominal"
+        out.data[target] = {"verdict": verdict}
+        out.message = f"Diode test of {target}: {text}."
+
+    def _do_path_continuity(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        a, b = action.targets
+        pa, pb = self._port_of(a), self._port_of(b)
+        if pa[0] == pb[0] and "." not in a and "." not in b:
+            names = sorted(self.sk.components[pa[0]].ports)
+            pa, pb = (pa[0], names[0]), (pa[0], names[-1])
+        ohms = path_resistance(self, pa, pb)
+        verdict = "short" if ohms < 1 else ("resistive" if ohms < 1e6 else "open")  # short = continuous path
+        out.data["path"] = {"from": f"{pa[0]}.{pa[1]}", "to": f"{pb[0]}.{pb[1]}", "resistance": ohms,
+                            "verdict": verdict}
+        out.message = (f"Resistance from {pa[0]}.{pa[1]} to {pb[0]}.{pb[1]} (supply off): "
+                       f"{'over 1 MΩ' if ohms >= 1e6 else f'{ohms:.4g} Ω'} ({verdict}).")
+
+    def _do_switch_test(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        target = action.targets[0]
+        state = self.state()
+        readings = {}
+        for closed in (True, False):
+            trial = state.evolve(positions=[p for p in state.positions if p[0] != target] + [(target, closed)])
+            readings["closed" if closed else "open"] = continuity(self, target, trial, self.sim.simulate(trial, self.rng))[0]
+        passed = readings["closed"] in ("nominal", "short") and readings["open"] == "open"
+        out.data[target] = {"closed": readings["closed"], "open": readings["open"], "passed": passed}
+        out.message = (f"Switch test of {target}: closed it reads {readings['closed']}, open it reads "
+                       f"{readings['open']}: {'PASS' if passed else 'FAIL'}.")
+
+    # ------------------------------------------------------------------
+    # hypotheses
+    # ------------------------------------------------------------------
+    def verify(self, hypothesis: Hypothesis) -> Outcome:
+        out = Outcome(self.round, "hypothesis", str(hypothesis), False, "", 0.0)
+        unknown = sorted(c for c in hypothesis.components if self._part_class(c) is None)
+        candidates = sorted(c.split(".", 1)[0] for c in hypothesis.components
+                            if self._part_class(c) is not None and c not in self.scenario.removed)
+        candidates = sorted(set(candidates))
+        shielding = {el for c in self.sk.couplings for el, _ in c.blocked_when}
+        enclosures = [c for c in candidates if self._parts().get(c) in ("enclosure", "module", "opening")]
+        if not candidates:
+            out.verdict, out.message = "wrong", (
+                "The hypothesis names nothing that is in this system" + (f" ({', '.join(unknown)})" if unknown else "") + ".")
+            out.executed.append(("verify_repair", tuple(sorted(hypothesis.components)), 0.0))
+            return out
+        vague = [c for c in enclosures if c not in shielding]
+        if vague:
+            out.verdict = "wrong"
+            out.cost = UNSPECIFIC_COST
+            out.executed.append(("verify_repair", tuple(candidates), UNSPECIFIC_COST))
+            out.message = (f"{', '.join(vague)} is a whole box or module, not a part that can be repaired: "
+                           "name the specific components you suspect.")
+            return out
+        state = self.state()
+        broken = self.still_broken(state)
+        actually = sorted(set(candidates) & broken)
+        cost = sum(self._repair_cost(c, state) for c in candidates)
+        trial = self._repaired_state(state, candidates)
+        works = self._main_function_works(trial)
+        verdict = "correct" if works else ("partial" if actually else "wrong")
+        out.verdict = verdict
+        out.cost = cost
+        out.executed.append(("verify_repair", tuple(candidates), cost))
+        out.success = verdict == "correct"
+        if verdict in ("correct", "partial"):
+            fixed = actually + ([c for c in candidates if c in shielding] if works else [])
+            for part in fixed:
+                self._make_repair(part)
+            self.repaired.update(fixed)
+        texts = {
+            "correct": "Repairing " + ", ".join(candidates) + " makes the system work again: the hypothesis is correct.",
+            "partial": "Among " + ", ".join(candidates) + f", {', '.join(actually)} was indeed faulty and has been "
+                       "repaired, but the system still does not work: something else is wrong too.",
+            "wrong": "Repairing " + ", ".join(candidates) + " changes nothing: none of them was faulty.",
+        }
+        out.message = texts[verdict] + (f" (Unknown names ignored: {', '.join(unknown)}.)" if unknown else "")
+        out.data = {"candidates": candidates, "actually_faulty": actually, "verdict": verdict}
+        return out
+
+    def still_broken(self, state: CircuitState) -> set[str]:
+        """Parts that differ from their nominal description in this state."""
+        broken = {c for c, _, _ in state.overrides} | {c for c, _ in state.forced} | set(state.blown)
+        broken |= {c for c, _ in state.detached} | {c for (c, _), _ in state.rewired}
+        broken |= {c for (c, _), _ in state.loose}
+        broken |= {p[0] for a, b, _ in state.shorts for p in (a, b)}
+        active = dict(state.couplings)
+        for c in self.sk.couplings:
+            if active.get(c.id, c.active_by_default) and not c.active_by_default:
+                if not any(pair in state.physical for pair in c.blocked_when):
+                    broken |= {el for el, _ in c.blocked_when}
+        return broken - set(state.removed)
+
+    def _repair_cost(self, part: str, state: CircuitState) -> float:
+        kind = self._parts().get(part)
+        if kind in ("enclosure", "module", "opening"):
+            return ENCLOSURE_MOVE_COST
+        comp = self.sk.components[part]
+        if comp.type == "Cable":
+            ends = {p for c, p in state.detached if c == part} | {p for (c, p), _ in state.rewired if c == part}
+            ends |= {p for (c, p), _ in state.loose if c == part}
+            return CABLE_PORT_COST * max(1, len(ends))
+        return COMPONENT_REPAIR_COST
+
+    def _repaired_state(self, state: CircuitState, parts: Iterable[str]) -> CircuitState:
+        parts = set(parts)
+        rotate = [(p, "Rotated") for p in parts if self._parts().get(p) == "enclosure"]
+        return state.evolve(
+            overrides=[o for o in state.overrides if o[0] not in parts],
+            forced=[f for f in state.forced if f[0] not in parts],
+            blown=[b for b in state.blown if b not in parts],
+            detached=[d for d in state.detached if d[0] not in parts],
+            rewired=[r for r in state.rewired if r[0][0] not in parts],
+            loose=[lc for lc in state.loose if lc[0][0] not in parts],
+            shorts=[s for s in state.shorts if s[0][0] not in parts and s[1][0] not in parts],
+            physical=set(state.physical) | set(rotate),
+        )
+
+    def _main_function_works(self, state: CircuitState) -> bool:
+        """The test_repair check: main lamps lit, settled, no loose end, and no bypass."""
+        if state.loose or not self.main_bulbs:
+            return False
+        result = self.sim.simulate(state, self.rng)
+        if not (result.converged and self.main_bulbs <= set(result.lit)):
+            return False
+        # bypass guard: opening the first closed hand switch must put a main lamp out
+        driven = {c.drives for c in self.sk.couplings if c.kind == "SwitchingCoupling"}
+        for cid in sorted(self.sk.components):
+            comp = self.sk.components[cid]
+            if comp.type != "Switch" or cid in driven or cid in state.removed:
+                continue
+            if not result.live.get(f"closed:{cid}", False):
+                continue
+            opened = state.evolve(positions=[p for p in state.positions if p[0] != cid] + [(cid, False)])
+            if dict(opened.forced).get(cid) is True:
+                continue
+            check = self.sim.simulate(opened, self.rng)
+            if self.main_bulbs <= set(check.lit):
+                return False
+            break
+        return True
+
+    def _make_repair(self, part: str) -> None:
+        kind = self._parts().get(part)
+        if kind == "enclosure":
+            self.store.update("effect-physical-state", state=self.state_graph, target=self._iri(part),
+                              add=[str(DK.Rotated)], remove=[])
+        else:
+            self.store.update("effect-repair-component", state=self.state_graph, system=self.system_graph,
+                              target=self._iri(part))
+
+
+# ---------------------------------------------------------------------------
+# observation helpers
+# ---------------------------------------------------------------------------
+
+def _lever(session: Session, cid: str, state: CircuitState) -> bool:
+    params = session.sk.params_of(session.sk.components[cid])
+    return dict(state.positions).get(cid, bool(params.get("normallyClosed", True)))
+
+
+def describe_part(part: str, session: Session, result: SimulationResult, state: CircuitState) -> dict[str, Any]:
+    """What a person sees when looking at a part (never its hidden fault)."""
+    sk = session.sk
+    if part not in sk.components:
+        states = sorted(st for el, st in state.physical if el == part)
+        text = f"{part}: " + (", ".join(s.lower() for s in states) if states else "in its normal position") + "."
+        return {"text": text, "states": states}
+    comp = sk.components[part]
+    data: dict[str, Any] = {"type": comp.type}
+    bits = []
+    if part in state.covered:
+        bits.append("it is covered")
+        data["covered"] = True
+    c = result.components.get(part)
+    if c is not None and c.lit is not None and part not in state.covered:
+        data["lit"] = c.lit
+        bits.append("it is lit" if c.lit else "it is dark")
+        if not result.converged:
+            bits.append("it keeps going on and off")
+            data["flickering"] = True
+    if comp.type == "Switch":
+        lever = _lever(session, part, state)
+        data["lever"] = "closed" if lever else "open"
+        bits.append(f"its lever is in the {'closed' if lever else 'open'} position")
+    ends = session._visible_ends(part, state)
+    off = [p for p in ends if (part, p) in state.detached and (part, p) not in dict(state.rewired)]
+    if comp.type == "Cable":
+        data["visible_ends"] = {p: ("off its terminal" if p in off else "attached") for p in ends}
+        if off:
+            bits.append("end " + " and ".join(off) + " is off its terminal")
+        elif ends:
+            bits.append("its visible end(s) " + ", ".join(ends) + " are attached")
+    text = f"{part} ({comp.type.lower()}): " + ("; ".join(bits) if bits else "nothing unusual to see") + "."
+    data["text"] = text
+    return data
+
+
+def connection_of(session: Session, port: PortRef, state: CircuitState, result: SimulationResult) -> str:
+    """What a close inspection shows at one terminal."""
+    sk = session.sk
+    rewired = dict(state.rewired)
+    loose = dict(state.loose)
+    if port in state.detached and port not in rewired:
+        return "off its terminal (nothing attached)"
+    here = sk.net_of_port[rewired.get(port, port)]
+    others = sorted(f"{c}.{p}" for (c, p), net in sk.net_of_port.items()
+                    if net == here and (c, p) != port and c != port[0] and c not in state.removed
+                    and not ((c, p) in state.detached and (c, p) not in rewired)
+                    and (c, p) not in rewired)
+    others += sorted(f"{c}.{p}" for (c, p), target in rewired.items()
+                     if sk.net_of_port[target] == here and (c, p) != port)
+    text = "attached to " + (", ".join(others) if others else "nothing else")
+    if port in loose:
+        text += "; the terminal is loose and the end moves when touched"
+    return text
+
+
+def continuity(session: Session, cid: str, state: CircuitState, result: SimulationResult) -> tuple[str, float | None]:
+    """A component's own resistance out of circuit, classified against its nominal value."""
+    sk = session.sk
+    comp = sk.components[cid]
+    params = sk.params_of(comp)
+    override = state.override_map.get(cid, {})
+    nominal: float | None
+    if comp.type in ("Switch", "Relay"):
+        forced = dict(state.forced)
+        closed = forced.get(cid, result.live.get(f"closed:{cid}", _lever(session, cid, state)))
+        if "resistance" in override:
+            ohms = override["resistance"]
+        else:
+            ohms = float(params["onResistance"] if closed else params["offResistance"])
+        nominal = float(params["onResistance"])   # a contact is judged against its closed resistance
+    elif comp.type in ("LED", "Diode"):
+        if "resistance" not in override:
+            return "nominal", None
+        ohms, nominal = override["resistance"], 1.0
+    elif comp.type == "VoltageSource":
+        return "not applicable (a source)", None
+    elif comp.type == "Potentiometer":
+        ohms = nominal = float(params["totalResistance"])
+    elif comp.type == "LightSensor":
+        nominal = float(params["darkResistance"])
+        ohms = override.get("resistance", nominal)
+    else:
+        nominal = float(params.get("resistance", 0.01) or 0.01)
+        ohms = override.get("resistance", nominal)
+    ends_off = [p for p in comp.ports if (cid, p) in state.detached]
+    if ends_off:
+        return "one end is off its terminal", None
+    ref = max(nominal, 1.0)
+    if ohms > 1e6 and nominal < 1e6:
+        return "open", ohms
+    if ohms < 0.05 * ref and abs(ohms - nominal) / ref >= 0.05:
+        return "short", ohms
+    if abs(ohms - nominal) / ref < 0.05:
+        return "nominal", ohms
+    return "degraded", ohms
+
+
+def path_resistance(session: Session, a: PortRef, b: PortRef) -> float:
+    """Ohmmeter between two ports: every source set to 0 V, 1 mV applied, R = V / I."""
+    state = session.state()
+    zero = [o for o in state.overrides if o[1] != "voltage"]
+    zero += [(cid, "voltage", 0.0) for cid, c in session.sk.components.items() if c.type == "VoltageSource"]
+    probe_state = state.evolve(overrides=zero, probe=(a, b))
+    result = session.sim.simulate(probe_state, session.rng)
+    current = result.probe_current or 0.0
+    return math.inf if current < 1e-12 else 1e-3 / current
+
+
+def describe_visible(result: SimulationResult, session: Session) -> str:
+    """The lights a person sees from outside (derived from the simulation)."""
+    sk = session.sk
+    seen = []
+    for cid in sorted(sk.components):
+        comp = sk.components[cid]
+        c = result.components.get(cid)
+        if c is None or c.lit is None:
+            continue
+        if not session.affords(cid, "Observable"):
+            continue
+        label = sk.components[cid].iri.rsplit("/", 1)[-1]
+        state = "flickering" if not result.converged else ("on" if c.lit else "off")
+        seen.append(f"{label} is {state}")
+    return "; ".join(seen) + "." if seen else "No lights can be seen from outside."
+
+
+__all__ = ["Action", "Hypothesis", "Session", "make", "action_catalogue", "END_VALUES", "VERDICTS"]
