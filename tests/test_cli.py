@@ -188,3 +188,25 @@ def test_simulate_unknown_system():
 def test_simulate_netlist():
     r = run_cli("--memory", "simulate", "current_sensor", "--netlist")
     assert r.returncode == 0 and "; ctrl_relay" in r.stdout
+
+
+def test_validate_all_scenarios():
+    scenarios = THREE_CUBES.parents[1]
+    r = run_cli("validate", str(scenarios))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "140/140" in r.stderr or "conform; 0 violation(s)" in r.stderr
+
+
+def test_validate_broken_scenario(tmp_path):
+    src = THREE_CUBES.parents[1] / "catalog" / "005-3CC.S.5.ttl"
+    bad = tmp_path / "005-3CC.S.5.ttl"
+    bad.write_text(src.read_text().replace("dk:faultTarget sys:main_bulb", "dk:faultTarget sys:main_bulb_x", 1))
+    r = run_cli("validate", str(bad))
+    assert r.returncode == 1
+    assert any(line.startswith(f"{bad}:") and "main_bulb_x" in line and "does not exist in the scenario's system" in line
+               for line in r.stdout.splitlines()), r.stdout
+    wrong = tmp_path / "001-3CC.S.1.ttl"
+    wrong.write_text((THREE_CUBES.parents[1] / "catalog" / "001-3CC.S.1.ttl").read_text()
+                     .replace("dk:faultTarget sys:battery", "dk:faultTarget sys:main_bulb"))
+    r = run_cli("validate", str(wrong))
+    assert r.returncode == 1 and "does not apply to sys:main_bulb: it applies to dk:VoltageSource" in r.stdout, r.stdout

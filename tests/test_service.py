@@ -242,3 +242,28 @@ def test_make_by_number_and_id():
     assert diagkg.make("3CC.S.1").scenario.number == 1
     with pytest.raises(Exception, match="did you mean"):
         diagkg.make("3CC.S.01")
+
+
+def test_control_subchain_test():
+    det = ("DetachedEnd", "effect-detach-port", "ctrl6_cable_in_pos.n")
+    s = session_for(scenario("ten_cubes", [det], {"ctrl6_cable_in_pos"}))
+    lamp = {}
+    for first, last in [(1, 5), (5, 8), (6, 6), (7, 8)]:
+        obs, cost, *_ = s.step(Action("test_control_subchain", (f"cube_ctrl{first}", f"cube_ctrl{last}")))
+        assert cost == 80
+        lamp[(first, last)] = obs["data"]["subchain"]["lamp_lit"]
+    assert lamp == {(1, 5): True, (5, 8): False, (6, 6): False, (7, 8): True}
+    assert s.state().rewired == (), "the test leaves the wiring as it was"
+
+
+def test_move_led_into_an_empty_slot_and_as_a_swap():
+    det = ("DetachedEnd", "effect-detach-port", "ctrl6_cable_in_pos.n")
+    removed = [f"ctrl{k}_green_{x}" for k in range(1, 9) for x in ("led", "resistor")]
+    s = session_for(scenario("ten_cubes", [det], {"ctrl6_cable_in_pos"}, removed=removed))
+    obs, cost, *_ = s.step(Action("move_led", ("psu_green_led", "cube_ctrl5")))
+    assert obs["data"]["lit"] is True and cost == 30
+    obs, *_ = s.step(Action("move_led", ("psu_green_led", "cube_ctrl7")))
+    assert obs["data"]["lit"] is False
+    s = session_for(scenario("ten_cubes", [det], {"ctrl6_cable_in_pos"}))
+    obs, *_ = s.step(Action("move_led", ("ctrl5_green_led", "cube_ctrl6")))
+    assert obs["data"]["lit"] is False and "ctrl6_green_led took its place and is lit" in obs["message"]

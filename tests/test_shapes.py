@@ -83,6 +83,16 @@ TC, WB = THREE_CUBES, DATA / "workbench.ttl"
 ALS = THREE_CUBES.parent / "ambient_light_sensor.ttl"
 BEH = THREE_CUBES.parents[2] / "ontology" / "behaviour.ttl"
 A = Namespace("https://w3id.org/diagkg/system/ambient_light_sensor/")
+SC1 = THREE_CUBES.parents[1] / "catalog" / "001-3CC.S.1.ttl"
+SCN = Namespace("https://w3id.org/diagkg/scenario/")
+
+
+def _fault(g):
+    return next(g.objects(SCN["3CC.S.1"], DK.injects))
+
+
+def _step(g):
+    return next(g.objects(next(g.objects(SCN["3CC.S.1"], DK.idealRepair)), DK.step))
 
 CASES = [
     # systems
@@ -196,6 +206,23 @@ CASES = [
          "dksh:SpiceElementShape", "dk:Resistor dk:stampedAs []", "dk:elementKind"),
     Case("spice-no-value", BEH, lambda g: g.remove((next(g.objects(DK.Resistor, DK.stampedAs)), DK.valueExpression, None)),
          "dksh:SpiceElementShape", "dk:Resistor dk:stampedAs []", "needs a dk:valueExpression"),
+    # scenarios (validated with their system's description)
+    Case("scenario-unknown-component", SC1, _add((SCN["3CC.S.1"], DK.faultyComponent, S.flux_capacitor)),
+         "dksh:ScenarioShape", ":3CC.S.1", "is not a part of the scenario's system"),
+    Case("scenario-zero-budget", SC1, _set(SCN["3CC.S.1"], DK.actionBudget, Literal(0)),
+         "dksh:ScenarioShape", ":3CC.S.1", "positive integer"),
+    Case("scenario-no-repair", SC1, _remove((SCN["3CC.S.1"], DK.idealRepair, None)),
+         "dksh:ScenarioShape", ":3CC.S.1", "exactly one dk:idealRepair"),
+    Case("fault-target-missing", SC1, lambda g: g.set((_fault(g), DK.faultTarget, S.flux_capacitor)),
+         "dksh:FaultShape", ":3CC.S.1 dk:injects []", "does not exist in the scenario's system"),
+    Case("fault-mode-wrong-type", SC1, lambda g: g.set((_fault(g), DK.faultTarget, S.main_bulb)),
+         "dksh:FaultShape", ":3CC.S.1 dk:injects []", "does not apply to"),
+    Case("fault-needs-other", SC1, lambda g: g.set((_fault(g), DK.faultMode, DK.CrossedCables)),
+         "dksh:FaultShape", ":3CC.S.1 dk:injects []", "needs a second target"),
+    Case("step-unknown-target", SC1, lambda g: g.set((_step(g), DK.target, S.flux_capacitor)),
+         "dksh:PlanStepShape", ":3CC.S.1 dk:idealRepair [] dk:step []", "is not a part of the scenario's system"),
+    Case("step-target-count", SC1, lambda g: g.set((_step(g), DK.actionType, DK.SwapCablePolarities)),
+         "dksh:PlanStepShape", ":3CC.S.1 dk:idealRepair [] dk:step []", "takes 2 target(s)"),
     Case("function-is-component", TC, _add((S.main_bulb, DK.hasFunction, S.battery)), "dksh:FunctionHolderShape",
          ":main_bulb", "takes a declared dk:Function"),
 ]
@@ -225,8 +252,8 @@ def test_failing_example(case: Case, validator, tmp_path):
     assert f" {case.focus} — " in text
 
 
-@pytest.mark.parametrize("base", [THREE_CUBES, DATA / "workbench.ttl", ALS, BEH],
-                         ids=["three_cubes", "workbench", "ambient_light_sensor", "behaviour"])
+@pytest.mark.parametrize("base", [THREE_CUBES, DATA / "workbench.ttl", ALS, BEH, SC1],
+                         ids=["three_cubes", "workbench", "ambient_light_sensor", "behaviour", "scenario"])
 def test_passing_examples(base, validator):
     report = validator.validate_file(base)
     assert report.conforms, "\n".join(map(str, report.violations))

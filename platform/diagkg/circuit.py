@@ -54,6 +54,7 @@ class Component:
     params: dict[str, object] = field(default_factory=dict)
     open_ports: set[str] = field(default_factory=set)
     detachable: bool = False
+    module: str | None = None
 
     @property
     def type(self) -> str:
@@ -190,6 +191,7 @@ def load_skeleton(store: "KnowledgeStore", key: str) -> Skeleton:
             iri_to_id[r["component"]] = r["id"]
         comp.ports[r["portName"]] = r["port"]
         comp.detachable = bool(r["detachable"])
+        comp.module = r["module"]
         port_of_iri[r["port"]] = (r["id"], r["portName"])
         if r["openByDesign"]:
             comp.open_ports.add(r["portName"])

@@ -244,6 +244,7 @@ class Session:
         self.rng = random.Random(self.seed)
         configure(self.store, self.scenario, self.state_graph)
         nominal = self.sim.simulate(self.state(), random.Random(self.seed))
+        self.nominal_result = nominal
         self.nominal_lit = nominal.lit
         bulbs = {c for c in nominal.lit if self.sk.components[c].type == "Bulb"}
         self.nominal_bulbs = frozenset(bulbs)
@@ -333,7 +334,10 @@ class Session:
     def _parts(self) -> dict[str, str]:
         if not hasattr(self, "_part_kinds"):
             kinds = {}
+            self._parent = {}
             for r in self.store.select("system-parts", {"system": ox.NamedNode(self.sk.iri)}):
+                if r["parent"]:
+                    self._parent[r["id"]] = r["parent"]
                 cls = (r["class"] or "")[len(DK_NS):]
                 kind = {"Enclosure": "enclosure", "InspectionPanel": "opening", "Peephole": "opening",
                         "Module": "module"}.get(cls)
@@ -417,7 +421,9 @@ class Session:
             out.message = f"{spec.label} needs a value ({spec.parameter})."
             return
         # get at the targets (automatic access), then check every affordance
-        for target in action.targets:
+        # the second target of move_led / test_control_subchain is a destination, not something handled
+        handled = action.targets[:1] if spec.id in ("move_led",) else action.targets
+        for target in handled:
             part = target.split(".", 1)[0]
             for needed in ("Observable", "Reachable"):
                 if needed in spec.requires and not self.affords(part, needed):
@@ -477,6 +483,14 @@ class Session:
         if spec.id == "swap_cables":
             a, b = self._swap_ends(*action.targets)
             args.update(target=self._iri(a), other=self._iri(b))
+        if spec.id == "move_led":
+            moves = self._led_moves(*action.targets, out)
+            if moves is None:
+                return False
+            for port, onto in moves:
+                self.store.update(spec.template, state=self.state_graph, target=self._iri(port), other=self._iri(onto))
+            out.data["moves"] = [{"end": a, "onto": b} for a, b in moves]
+            return True
         if spec.id == "short_ports":
             a, b = (self._port_of(t) for t in action.targets)
             self._short_count += 1
@@ -484,6 +498,142 @@ class Session:
                         value=0.01, short=f"{self.state_graph.value}#bridge-{self._short_count}")
         self.store.update(spec.template, **args)
         return True
+
+    # -- LED slots and control chains -------------------------------------
+    def _module_of(self, part: str) -> str | None:
+        """The module a component, enclosure or opening belongs to."""
+        self._parts()
+        if part in self.sk.components:
+            return self.sk.components[part].module
+        seen = part
+        while seen is not None and self._parts().get(seen) != "module":
+            seen = self._parent.get(seen)
+        return seen
+
+    def _led_and_resistor(self, module: str) -> tuple[str, str] | None:
+        """A module's indicator LED and the resistor in series with it (from the wiring)."""
+        net = self.sk.net_of_port
+        for cid in sorted(self.sk.components):
+            comp = self.sk.components[cid]
+            if comp.type != "LED" or comp.module != module:
+                continue
+            anode = net[(cid, "anode")]
+            for rid in sorted(self.sk.components):
+                r = self.sk.components[rid]
+                if r.type == "Resistor" and r.module == module and any(net[(rid, p)] == anode for p in r.ports):
+                    return cid, rid
+        return None
+
+    def _led_slot(self, module: str) -> tuple[str, str, str, str] | None:
+        """(LED, resistor, resistor's far end, LED cathode) of a module's LED slot."""
+        pair = self._led_and_resistor(module)
+        if pair is None:
+            return None
+        led, res = pair
+        net = self.sk.net_of_port
+        far = next(p for p in sorted(self.sk.components[res].ports) if net[(res, p)] != net[(led, "anode")])
+        return led, res, f"{res}.{far}", f"{led}.cathode"
+
+    def _led_moves(self, led: str, destination: str, out: Outcome) -> list[tuple[str, str]] | None:
+        if led not in self.sk.components or self.sk.components[led].type != "LED":
+            out.message = f"{led} is not an LED."
+            return None
+        source, target = self._module_of(led), self._module_of(destination)
+        here, there = (self._led_slot(m) if m else None for m in (source, target))
+        if here is None or there is None or source == target:
+            out.message = f"There is no other LED slot in {destination} to move {led} to."
+            return None
+        moves = [(here[2], there[2]), (here[3], there[3])]
+        if there[0] not in self.scenario.removed:       # an LED already sits there: swap them
+            moves += [(there[2], here[2]), (there[3], here[3])]
+        out.data["slot"] = {"led": led, "module": target, "displaced": there[0]
+                            if there[0] not in self.scenario.removed else None}
+        return moves
+
+    def _do_moved_led(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        led = action.targets[0]
+        lit = led in result.lit
+        module = self._module_of(action.targets[1])
+        out.data["lit"] = lit
+        text = f"{led} now sits in the LED slot of {module} and is {'lit' if lit else 'dark'}."
+        displaced = out.data.get("slot", {}).get("displaced")
+        if displaced:
+            text += f" {displaced} took its place and is {'lit' if displaced in result.lit else 'dark'}."
+        out.message = text
+
+    def _chain_ends(self, module: str, nearest: bool) -> list[PortRef]:
+        """The two outer cable ends of a module nearest to (or farthest from) the supply,
+        as (+ line, - line) by their nominal voltage."""
+        distance = self._distances()
+        ends = []
+        for cid in sorted(self.sk.components):
+            comp = self.sk.components[cid]
+            if comp.module != module or comp.type != "Cable":
+                continue
+            for port, iri in comp.ports.items():
+                if not self._inside(iri):
+                    ends.append((cid, port))
+        if len(ends) < 2:
+            return []
+        volts = self.nominal_result.components
+        ends.sort(key=lambda e: -(volts[e[0]].port_v.get(e[1]) or 0.0) if e[0] in volts else 0.0)
+        half = len(ends) // 2
+        pick = min if nearest else max
+        key = lambda e: distance.get(self.sk.net_of_port[e], 10**6)   # noqa: E731
+        return [pick(ends[:half], key=key), pick(ends[half:], key=key)]
+
+    def _inside(self, port_iri: str) -> bool:
+        rows = self.store.select("part-access", {"part": ox.NamedNode(port_iri)})
+        return any(r["part"] == port_iri for r in rows)
+
+    def _distances(self) -> dict[int, int]:
+        """Breadth-first distance of every electrical node from the supply's nodes."""
+        from collections import deque
+
+        sk = self.sk
+        by_net: dict[int, set[str]] = {}
+        for (cid, _), net in sk.net_of_port.items():
+            by_net.setdefault(net, set()).add(cid)
+        sources = {sk.net_of_port[(cid, p)] for cid, c in sk.components.items() if c.type == "VoltageSource"
+                   for p in c.ports}
+        dist = {n: 0 for n in sources}
+        queue = deque(sources)
+        while queue:
+            net = queue.popleft()
+            for cid in by_net.get(net, ()):
+                for p in sk.components[cid].ports:
+                    other = sk.net_of_port[(cid, p)]
+                    if other not in dist:
+                        dist[other] = dist[net] + 1
+                        queue.append(other)
+        return dist
+
+    def _do_subchain(self, action: Action, result: SimulationResult, out: Outcome) -> None:
+        first, last = (self._module_of(t) for t in action.targets)
+        supply = next((c.module for c in self.sk.components.values() if c.type == "VoltageSource"), None)
+        load = next((self.sk.components[b].module for b in sorted(self.main_bulbs)), None)
+        if None in (first, last, supply, load) or len({first, last} & {supply, load}):
+            out.success = False
+            out.message = "Name the first and the last control module (or their cubes) of the run to test."
+            return
+        psu_out = self._chain_ends(supply, nearest=False)
+        load_in = self._chain_ends(load, nearest=True)
+        run_in = self._chain_ends(first, nearest=True)
+        run_out = self._chain_ends(last, nearest=False)
+        if min(len(psu_out), len(load_in), len(run_in), len(run_out)) < 2:
+            out.success = False
+            out.message = "These modules have no cables to connect a supply and a load to."
+            return
+        state = self.state()
+        rewired = [r for r in state.rewired if r[0] not in run_in + load_in]
+        rewired += list(zip(run_in, psu_out)) + list(zip(load_in, run_out))
+        trial = state.evolve(rewired=rewired, detached=[d for d in state.detached if d not in run_in + load_in])
+        test = self.sim.simulate(trial, self.rng)
+        lamp = bool(self.main_bulbs & set(test.lit))
+        out.data["subchain"] = {"first": first, "last": last, "lamp_lit": lamp}
+        out.message = (f"With the supply wired straight to {first} and {last} wired straight to the load, "
+                       f"the lamp {'lights' if lamp else 'stays dark'}"
+                       + ("" if test.converged else " (and keeps flickering)") + ".")
 
     def _port_of(self, target: str) -> PortRef:
         if "." in target:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import contextlib
+import re
 import threading
 
 import pyshacl
@@ -274,7 +275,7 @@ class Validator:
             file=doc.name,
             focus=_describe(data, focus),
             path=_show_path(data, report, path) if path is not None else "(the node itself)",
-            message=str(message) if message else "does not conform",
+            message=_shorten(str(message), data) if message else "does not conform",
             line=_line_of_node(doc, data, focus),
             severity=str(severity).rsplit("#", 1)[-1] if severity else "Violation",
             value=_show(data, value) if value is not None else None,
@@ -322,6 +323,18 @@ def _owning_shape(shapes: rdflib.Graph, shape: rdflib.term.Node) -> rdflib.term.
         for owner in shapes.subjects(prop, shape):
             return owner
     return shape
+
+
+_IRI_IN_TEXT = re.compile(r"https?://[^\s,;()<>\"]+")
+
+
+def _shorten(text: str, graph: rdflib.Graph) -> str:
+    """Write the full IRIs that SPARQL messages substitute as prefixed names."""
+    def short(m: re.Match) -> str:
+        iri = m.group(0)
+        tail = iri[len(iri.rstrip(".:,;")):]
+        return _show(graph, rdflib.URIRef(iri[: len(iri) - len(tail)])) + tail
+    return _IRI_IN_TEXT.sub(short, text)
 
 
 def _show(graph: rdflib.Graph, term: rdflib.term.Node) -> str:
