@@ -310,6 +310,55 @@ def _simulate_scenario(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run one diagnostic session and store its trajectory."""
+    from .runner import run_session
+
+    config = {}
+    if args.config:
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise errors.InputError(f"--config is not valid JSON: {exc.msg} at column {exc.colno}") from None
+        if not isinstance(config, dict):
+            raise errors.InputError("--config must be a JSON object")
+
+    def show(entry: dict) -> None:
+        if args.format != "text":
+            return
+        executed = ", ".join(f"{e['action']} {' '.join(e['targets'])} ({e['cost']:g})" for e in entry["executed"])
+        verdict = f" [{entry['verdict']}]" if entry.get("verdict") else ""
+        print(f"round {entry['round']:2d}: {entry['intention']}{verdict}")
+        if executed:
+            print(f"          executed: {executed}")
+        print(f"          outcome:  {entry['message']}")
+        print(f"          cost:     {entry['cost']:g} min")
+
+    with _open_store(args, write=True) as store:
+        result = run_session(args.scenario, args.assistant, seed=args.seed, budget=args.budget,
+                             config=config, store=store, on_round=show)
+    if args.format == "json":
+        print(json.dumps({k: v for k, v in result.to_json().items() if k != "wall_time"}))
+    else:
+        print(f"end: {result.end}   total cost: {result.cost:g} min   rounds: {result.rounds}")
+        print(f"trajectory: {result.trajectory}")
+    return EXIT_OK
+
+
+def cmd_transcript(args: argparse.Namespace) -> int:
+    from . import transcript
+
+    with _open_store(args, write=False) as store:
+        data = transcript.load(store, args.trajectory)
+    text = json.dumps(data, indent=2) if args.format == "json" else transcript.to_html(data)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    return EXIT_OK
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """The main job: validate and load the shipped systems, then summarise the store."""
     from .validation import Validator
@@ -340,6 +389,29 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"validated in {t1 - t0:.2f} s, loaded in {t2 - t1:.2f} s, reasoned in {t3 - t2:.2f} s",
           file=sys.stderr)
     return EXIT_OK
+
+
+def cmd_import_scenarios(args: argparse.Namespace) -> int:
+    """Import a scenario spreadsheet (CSV) through the RML mapping, validate it, optionally write Turtle."""
+    from .importer import import_scenarios
+
+    result = import_scenarios(args.file, out=args.out)
+    for line in result.lines():
+        print(line)
+    bad = sum(1 for s in result.scenarios if not s.conforms)
+    t = result.timings
+    print(f"imported {len(result.scenarios)} scenario(s) from {args.file}: {len(result.scenarios) - bad} conform, "
+          f"{bad} do not; {len(result.violations)} violation(s) (in {t['total']:.2f} s: normalise "
+          f"{t['normalise']:.2f}, RML {t['rml']:.2f}, Turtle {t['turtle']:.2f}, validation {t['validate']:.2f})",
+          file=sys.stderr)
+    if result.missing_columns:
+        print(f"note: {args.file} has no column(s) " + ", ".join(repr(c) for c in result.missing_columns)
+              + ": the scenarios lack their faults, faulty components, repair or configuration, so they "
+              "are incomplete; add these columns to import complete scenarios (see the README, "
+              "\"Importing scenarios from a spreadsheet\")", file=sys.stderr)
+    if result.written:
+        print(f"wrote {len(result.written)} Turtle file(s) to {args.out}", file=sys.stderr)
+    return EXIT_OK if result.conforms else EXIT_VIOLATIONS
 
 
 # ---------------------------------------------------------------------------
@@ -406,8 +478,29 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also store the result as SOSA observations in a simulation/… graph")
     p.add_argument("--netlist", action="store_true", help="print the SPICE netlist instead of solving")
 
+    from .assistants import names as assistant_names
+
+    p = add("run", cmd_run, "Run a diagnostic session: an assistant on a scenario; stores the trajectory.")
+    p.add_argument("--scenario", required=True, metavar="N|ID", help="scenario number (1-135) or id (3CC.S.1)")
+    p.add_argument("--assistant", required=True, metavar="NAME", help="one of: " + ", ".join(assistant_names()))
+    p.add_argument("--seed", type=int, default=0, help="seed for loose connections and random assistants")
+    p.add_argument("--budget", type=int, metavar="ROUNDS", help="override the scenario's action budget")
+    p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = add("transcript", cmd_transcript, "Render a stored trajectory as an HTML chat transcript (or JSON).")
+    p.add_argument("trajectory", metavar="TRAJECTORY", help="trajectory IRI (see `diagkg query trajectory-list`)")
+    p.add_argument("--format", choices=("html", "json"), default="html")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+
     p = add("demo", cmd_demo, "The main job: validate and load the shipped systems, then print a summary.")
     p.add_argument("--systems", nargs="+", default=["three_cubes"], metavar="KEY")
+
+    p = add("import-scenarios", cmd_import_scenarios,
+            "Import scenarios from a spreadsheet (CSV) with the RML mapping; validate; write one Turtle file each.")
+    p.add_argument("file", metavar="FILE.csv", help="a scenario table with the columns of SCENARIOS_MASTER.csv "
+                   "(and optionally: faults, faulty components, ideal repair, removed components)")
+    p.add_argument("--out", metavar="DIR", help="write one NNN-ID.ttl file per scenario into DIR")
     return parser
 
 

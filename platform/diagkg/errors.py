@@ -10,6 +10,8 @@ Library code raises these and never prints or exits; only the command line
     ├── QueryError              a SPARQL query or template that cannot be used (exit 2)
     │   └── UnknownQueryError   no query of that name in queries/
     ├── UnknownTermError        a name that is not in the ontology or the store
+    ├── AssistantError          an assistant could not decide
+    │   └── LLMTruncation       a language model's reply was cut off or unusable
     └── StoreError              the store cannot be opened or written
         └── StoreLockedError    another process holds the store's write lock
 """
@@ -79,6 +81,15 @@ class UnknownQueryError(QueryError):
 
 class UnknownTermError(DiagkgError):
     """A term (component, system, scenario…) that does not exist."""
+
+
+class AssistantError(DiagkgError):
+    """An assistant failed to produce a suggestion."""
+
+
+class LLMTruncation(AssistantError):
+    """A language model's reply was cut off or could not be used; the session
+    ends with ``llm_truncation`` (excluded from success metrics)."""
 
 
 class StoreError(DiagkgError):

@@ -140,7 +140,7 @@ _CATALOGUES: dict[int, dict[str, ActionType]] = {}
 
 def action_catalogue(store=None) -> dict[str, ActionType]:
     """The action catalogue (ontology/actions.ttl), by action id."""
-    store = store or shipped_store()
+    store = shipped_store() if store is None else store
     key = id(store)
     if key not in _CATALOGUES:
         rows: dict[str, dict] = {}
@@ -197,7 +197,7 @@ def _simulator(store, key: str) -> Simulator:
 
 def make(scenario: str | int | Scenario, store=None, **kw) -> "Session":
     """A session on a scenario (number, identifier or :class:`Scenario`)."""
-    store = store or shipped_store()
+    store = shipped_store() if store is None else store
     if not isinstance(scenario, Scenario):
         scenario = ScenarioCatalog(store).resolve(scenario)
     return Session(scenario, store, **kw)
@@ -209,7 +209,7 @@ class Session:
     def __init__(self, scenario: Scenario, store=None, session_id: str | None = None,
                  tools: Iterable[str] = ("multimeter",), budget: int | None = None):
         self.scenario = scenario
-        self.store = store or shipped_store()
+        self.store = shipped_store() if store is None else store
         self.id = session_id or uuid.uuid4().hex[:12]
         self.state_graph = graphs.named("state", self.id)
         self.system_graph = scenario.system_graph

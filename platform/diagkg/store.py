@@ -242,6 +242,9 @@ class KnowledgeStore:
     def __len__(self) -> int:
         return len(self.raw)
 
+    def __bool__(self) -> bool:
+        return True   # an empty store is still a store (``store or default`` must not drop it)
+
     @staticmethod
     def _resolve(query: str | QueryFile) -> QueryFile:
         if isinstance(query, QueryFile):

@@ -54,6 +54,7 @@ class DK(DefinedNamespace):
     ElectricCurrent: URIRef  # individual: electric current
     ElectricPotential: URIRef  # individual: electric potential
     ElectricPower: URIRef  # individual: electric power
+    ElectricResistance: URIRef  # individual: electric resistance
     Enclosure: URIRef  # class: enclosure
     EndValue: URIRef  # class: end value
     EvaluationRun: URIRef  # class: evaluation run
@@ -66,6 +67,7 @@ class DK(DefinedNamespace):
     InitialObservation: URIRef  # class: initial observation
     InspectConnections: URIRef  # individual: inspect connections
     InspectionPanel: URIRef  # class: inspection panel
+    InspectionResult: URIRef  # individual: inspection result
     Intermittent: URIRef  # individual: intermittent
     InvertEnclosure: URIRef  # individual: turn enclosure upside down
     Inverted: URIRef  # individual: inverted
@@ -82,6 +84,7 @@ class DK(DefinedNamespace):
     Misleading: URIRef  # individual: misleading
     Module: URIRef  # class: module
     Movable: URIRef  # individual: movable
+    MoveLED: URIRef  # individual: move LED
     Multimeter: URIRef  # individual: multimeter
     Observable: URIRef  # individual: observable
     Observe: URIRef  # individual: observe
@@ -116,6 +119,7 @@ class DK(DefinedNamespace):
     ReversedComponent: URIRef  # individual: reversed component
     RotateEnclosure: URIRef  # individual: rotate or move enclosure
     Rotated: URIRef  # individual: rotated
+    Round: URIRef  # class: round
     Saboteur: URIRef  # class: saboteur
     Scenario: URIRef  # class: scenario
     ScenarioCategory: URIRef  # class: scenario category
@@ -164,6 +168,7 @@ class DK(DefinedNamespace):
     affords: URIRef  # object property: affords
     affordsWhen: URIRef  # object property: affords when
     appliesTo: URIRef  # object property: applies to
+    assistantConfiguration: URIRef  # datatype property: assistant configuration
     between: URIRef  # object property: between
     blockedWhen: URIRef  # object property: blocked when
     blown: URIRef  # datatype property: blown
@@ -194,6 +199,8 @@ class DK(DefinedNamespace):
     emitsLightWhen: URIRef  # datatype property: emits light when
     emitter: URIRef  # object property: emitter
     endValue: URIRef  # object property: end value
+    executed: URIRef  # object property: executed
+    explanation: URIRef  # datatype property: explanation
     failsVia: URIRef  # object property: fails via
     faultMode: URIRef  # object property: fault mode
     faultParameter: URIRef  # datatype property: fault parameter
@@ -220,9 +227,11 @@ class DK(DefinedNamespace):
     hasTest: URIRef  # object property: has test
     idealDiagnosis: URIRef  # datatype property: ideal diagnosis
     idealRepair: URIRef  # object property: ideal repair
+    inSession: URIRef  # object property: in session
     inState: URIRef  # object property: in state
     initialObservations: URIRef  # datatype property: initial observations
     injects: URIRef  # object property: injects
+    intention: URIRef  # datatype property: intention
     isClosed: URIRef  # datatype property: is closed
     isIndicator: URIRef  # datatype property: is indicator
     isRepair: URIRef  # datatype property: is repair
@@ -236,9 +245,11 @@ class DK(DefinedNamespace):
     onElement: URIRef  # object property: on element
     onPort: URIRef  # object property: on port
     onResistance: URIRef  # datatype property: on resistance
+    onScenario: URIRef  # object property: on scenario
     onSystem: URIRef  # object property: on system
     openByDesign: URIRef  # datatype property: open by design
     otherTarget: URIRef  # object property: other target
+    outcomeText: URIRef  # datatype property: outcome text
     parameter: URIRef  # object property: parameter
     partOf: URIRef  # object property: part of
     permanentRepair: URIRef  # object property: permanent repair
@@ -250,17 +261,22 @@ class DK(DefinedNamespace):
     probability: URIRef  # datatype property: probability
     ratedCurrent: URIRef  # datatype property: rated current
     receiver: URIRef  # object property: receiver
+    recordOf: URIRef  # object property: record of
     removed: URIRef  # datatype property: removed
     removesComponent: URIRef  # object property: removes component
     requiresAffordance: URIRef  # object property: requires affordance
     requiresTool: URIRef  # object property: requires tool
     resistance: URIRef  # datatype property: resistance
     rewiredTo: URIRef  # object property: rewired to
+    roundCount: URIRef  # datatype property: round count
     saturationCurrentExpression: URIRef  # datatype property: saturation current expression
     scenarioNumber: URIRef  # datatype property: scenario number
+    seed: URIRef  # datatype property: seed
     stampedAs: URIRef  # object property: stamped as
     stateOf: URIRef  # object property: state of
     step: URIRef  # object property: step
+    succeeded: URIRef  # datatype property: succeeded
+    suggestion: URIRef  # object property: suggestion
     suspects: URIRef  # object property: suspects
     systemKey: URIRef  # datatype property: system key
     target: URIRef  # object property: target
@@ -275,6 +291,7 @@ class DK(DefinedNamespace):
     valueExpression: URIRef  # datatype property: value expression
     verdict: URIRef  # object property: verdict
     voltage: URIRef  # datatype property: voltage
+    wallTimeSeconds: URIRef  # datatype property: wall time
     whenAny: URIRef  # object property: when any
     wiperPosition: URIRef  # datatype property: wiper position
     within: URIRef  # object property: within

@@ -1,0 +1,701 @@
+"""Importing scenarios from a spreadsheet (CSV) through an RML mapping.
+
+The Turtle files of ``scenarios/catalog/`` are the source of truth; this is
+for teams that author scenarios in a spreadsheet. The table has the columns of
+the original project's SCENARIOS_MASTER.csv, plus optional columns that carry
+what the original kept in code (faults, faulty components, ideal repair,
+removed components). The import has three steps:
+
+1. **normalise** (:func:`normalise`): read the CSV with the standard library,
+   check the syntax of every cell and split the multi-valued ones into small
+   relational tables (``scenarios.csv``, ``faults.csv``, ``repair.csv``…, see
+   ``mappings/scenarios.rml.ttl``), next to two lookup tables made from the
+   shipped resources (system names → keys, action ids → action types);
+2. **map** (:func:`materialize`): run morph-kgc on those tables with the RML
+   mapping ``mappings/scenarios.rml.ttl``, which declares every IRI and every
+   triple of the result;
+3. **split, write and validate**: one Turtle document per scenario
+   (``NNN-ID.ttl``), validated with the SHACL shapes against the shipped
+   system it names. Each violation is traced back to the CSV row and column
+   it comes from.
+
+Library code: raises :class:`~diagkg.errors.InputError` for a table that
+cannot be read (with file, row and column), never prints or exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import difflib
+import logging
+import re
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Sequence
+
+import pyoxigraph as ox
+import rdflib
+from rdflib.namespace import DCTERMS, RDF, RDFS, XSD
+
+from . import graphs, resources
+from .errors import DiagkgError, InputError
+from .rdfio import RdfDocument, parse_text, to_rdflib
+from .validation import Validator, Violation
+from .vocab import DK, DK_NS
+
+MAPPING = "scenarios.rml.ttl"
+SYSTEM_LABELS = "scenario-systems.csv"
+DEFAULT_BUDGET = 10
+
+# field -> (header as in SCENARIOS_MASTER.csv, other accepted spellings...)
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "number": ("scenario number",),
+    "id": ("scenario id (system+first category+index)", "scenario id", "id"),
+    "system": ("target system", "system"),
+    "alterations": ("alterations to system configuartion", "alterations to system configuration"),
+    "context": ("additional context",),
+    "category": ("category", "categories"),
+    "label": ("injected fault", "label"),
+    "description": ("scenario description", "description"),
+    "observations": ("canonical initial observations", "initial observations"),
+    "diagnosis": ("ideal diagnosis example", "ideal diagnosis"),
+    "allowance": ("minimum round number allowance",),
+    # optional structured columns (not in the original table)
+    "faults": ("faults",),
+    "faulty": ("faulty components", "faulty component"),
+    "repair": ("ideal repair",),
+    "removed": ("removed components", "removed component"),
+}
+REQUIRED = ("number", "id", "system", "category", "label", "observations")
+STRUCTURED = ("faults", "faulty", "repair", "removed")
+# the structured columns without which no scenario can conform
+ESSENTIAL = ("faults", "faulty", "repair")
+
+# the normalised tables and their columns (mappings/scenarios.rml.ttl reads them)
+TABLES: dict[str, tuple[str, ...]] = {
+    "scenarios": ("id", "number", "label", "description", "system", "observations", "diagnosis", "context", "budget"),
+    "categories": ("id", "category"),
+    "faults": ("id", "n", "mode", "key", "target", "other", "value", "probability"),
+    "faulty": ("id", "key", "component"),
+    "repair": ("id", "position", "action", "key", "target", "value"),
+    "configurations": ("id", "description"),
+    "removed": ("id", "key", "component"),
+    "systems": ("label", "key"),
+    "actions": ("id", "name"),
+}
+
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")          # ids, part ids, mode and action names
+_SCENARIO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_SPLIT_LIST = re.compile(r"[\s,;]+")
+_SPLIT_ENTRIES = re.compile(r"[;\n]")
+_SPLIT_TOKENS = re.compile(r"[\s,]+")
+RML_SOURCE = rdflib.URIRef("http://semweb.mmlab.be/ns/rml#source")
+_XSD_STRING = ox.NamedNode(str(XSD.string))
+
+
+# ---------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------
+
+@dataclass
+class ImportedScenario:
+    """One scenario of the table, as Turtle, with its violations."""
+
+    number: int
+    id: str
+    row: int                      # spreadsheet row (the header is row 1)
+    key: str | None               # system key, None when the system is unknown
+    filename: str                 # NNN-ID.ttl
+    name: str                     # the document's name in messages (the written path with --out)
+    turtle: str
+    violations: list[Violation] = field(default_factory=list)
+    columns: dict[str, str] = field(default_factory=dict, repr=False)  # field -> header as written
+
+    @property
+    def conforms(self) -> bool:
+        return not self.violations
+
+    def column_of(self, violation: Violation) -> str:
+        """The CSV column a violation is about (its header as written in the file)."""
+        field_ = _field_of(violation)
+        return self.columns.get(field_) or COLUMNS[field_][0]
+
+    def locate(self, violation: Violation, source: str) -> str:
+        """``source:row (column) → NNN-ID.ttl:line: focus — path — message``."""
+        return f"{source}:{self.row} ({self.column_of(violation)}) → {violation}"
+
+
+@dataclass
+class ImportResult:
+    """What :func:`import_scenarios` produced."""
+
+    source: str
+    scenarios: list[ImportedScenario]
+    missing_columns: tuple[str, ...] = ()     # structured columns the table lacks (their header names)
+    written: list[Path] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def conforms(self) -> bool:
+        return all(s.conforms for s in self.scenarios)
+
+    @property
+    def violations(self) -> list[Violation]:
+        return [v for s in self.scenarios for v in s.violations]
+
+    def lines(self) -> list[str]:
+        """One located line per violation, in table order."""
+        return [s.locate(v, self.source) for s in self.scenarios for v in s.violations]
+
+
+# ---------------------------------------------------------------------------
+# 1. normalise
+# ---------------------------------------------------------------------------
+
+@dataclass
+class _Row:
+    row: int
+    number: int
+    id: str
+    key: str | None
+    system: str
+
+
+@dataclass
+class Normalised:
+    """The normalised tables of one spreadsheet, ready for the RML mapping."""
+
+    source: str
+    tables: dict[str, list[dict[str, str]]]
+    rows: list[_Row]
+    columns: dict[str, str]                      # field -> header as written
+    missing_columns: tuple[str, ...]
+    problems: dict[str, list[tuple[str, str, str]]]  # scenario id -> (field, path, message)
+
+    def write(self, folder: Path) -> None:
+        """Write every table as ``<name>.csv`` into ``folder``."""
+        for name, columns in TABLES.items():
+            with open(folder / f"{name}.csv", "w", encoding="utf-8", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+                writer.writeheader()
+                writer.writerows(self.tables[name])
+
+
+class _Cells:
+    """Collects cell errors so that one InputError reports all of them."""
+
+    def __init__(self, source: str, columns: dict[str, str]):
+        self.source = source
+        self.columns = columns
+        self.errors: list[str] = []
+
+    def error(self, row: int, field_: str, message: str) -> None:
+        self.errors.append(f"row {row}, column '{self.columns.get(field_, COLUMNS[field_][0])}': {message}")
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            shown = self.errors[:25]
+            more = f"\n  … and {len(self.errors) - 25} more" if len(self.errors) > 25 else ""
+            raise InputError(f"{self.source}: {len(self.errors)} problem(s) in the table:\n  "
+                             + "\n  ".join(shown) + more)
+
+
+def _canon(header: str) -> str:
+    return " ".join(header.replace("\ufeff", "").split()).casefold()
+
+
+def read_rows(path: str | Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the data rows (with their spreadsheet row numbers) of a CSV
+    file, up to the first blank row."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder, not a CSV file")
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            records = list(csv.reader(f, strict=True))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                         "export the spreadsheet as CSV UTF-8") from None
+    except csv.Error as exc:
+        raise InputError(f"{path}: malformed CSV: {exc}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from None
+    if not records or not any(c.strip() for c in records[0]):
+        raise InputError(f"{path}: row 1: no header row (the file is empty)")
+    rows: list[tuple[int, list[str]]] = []
+    for index, record in enumerate(records[1:], start=2):
+        if not any(c.strip() for c in record):
+            break                       # the first blank row ends the table
+        rows.append((index, record))
+    return records[0], rows
+
+
+def _header_fields(path: str | Path, header: Sequence[str]) -> dict[str, int]:
+    by_name = {_canon(h): i for i, h in reversed(list(enumerate(header)))}
+    found: dict[str, int] = {}
+    for field_, names in COLUMNS.items():
+        for name in names:
+            if name in by_name:
+                found[field_] = by_name[name]
+                break
+    missing = [COLUMNS[f][0] for f in REQUIRED if f not in found]
+    if missing:
+        have = ", ".join(repr(h) for h in header if h.strip()) or "(nothing)"
+        raise InputError(f"{path}: row 1 (header): missing column(s) "
+                         + ", ".join(repr(m) for m in missing) + f"; the header has {have}")
+    return found
+
+
+def system_lookup() -> dict[str, str]:
+    """System names as a table may write them (normalised) -> system key: the
+    original table's names (mappings/scenario-systems.csv), and each shipped
+    system's key and rdfs:label."""
+    out: dict[str, str] = {}
+    with resources.folder("mappings").joinpath(SYSTEM_LABELS).open(encoding="utf-8", newline="") as f:
+        for r in csv.DictReader(f):
+            out[_canon(r["label"])] = r["key"]
+    label, key_p = str(RDFS.label), str(DK.systemKey)
+    for file in resources.system_files():
+        triples = parse_text(file.read_text(encoding="utf-8"), file.name).triples
+        keys = {t.subject: t.object.value for t in triples if t.predicate.value == key_p}
+        for t in triples:
+            if t.predicate.value == label and t.subject in keys:
+                out.setdefault(_canon(t.object.value), keys[t.subject])
+        for key in keys.values():
+            out.setdefault(_canon(key), key)
+    return out
+
+
+def _catalogue(prop: str) -> dict[str, str]:
+    """``value of prop`` -> local name, for the dk: terms of the ontology that have it."""
+    out: dict[str, str] = {}
+    for f in resources.ontology_files():
+        for t in parse_text(f.read_text(encoding="utf-8"), f.name).triples:
+            if t.predicate.value == prop and t.subject.value.startswith(DK_NS):
+                out.setdefault(t.object.value, t.subject.value[len(DK_NS):])
+    return out
+
+
+def action_lookup() -> dict[str, str]:
+    """Action id (replace_component) -> local name of the action type (ReplaceComponent)."""
+    return _catalogue(str(DK.actionId))
+
+
+def _probability_modes() -> set[str]:
+    """Fault modes whose number is a probability (dk:faultParameter "probability")."""
+    out: set[str] = set()
+    for f in resources.ontology_files():
+        for t in parse_text(f.read_text(encoding="utf-8"), f.name).triples:
+            if t.predicate.value == str(DK.faultParameter) and t.object.value == "probability":
+                out.add(t.subject.value[len(DK_NS):] if t.subject.value.startswith(DK_NS) else t.subject.value)
+    return out
+
+
+def _category_name(label: str) -> str:
+    """``Limited Observability`` / ``limited observability`` / ``dk:LimitedObservability``
+    -> ``LimitedObservability``."""
+    label = label.strip().removeprefix("dk:")
+    words = label.replace("-", " ").replace("_", " ").split()
+    if len(words) == 1 and words[0][:1].isupper():
+        return words[0]
+    return "".join(w[:1].upper() + w[1:] for w in words)
+
+
+def _number(token: str) -> float | None:
+    try:
+        x = float(token)
+    except ValueError:
+        return None
+    return x if x == x and abs(x) != float("inf") else None
+
+
+def _decimal(token: str) -> str:
+    return format(Decimal(token).normalize(), "f") if "e" in token.lower() else token
+
+
+def _part(token: str) -> str:
+    return token.strip().removeprefix("sys:")
+
+
+def normalise(path: str | Path) -> Normalised:
+    """Read a scenario table and split it into the normalised tables.
+
+    Raises :class:`InputError` for a file that cannot be read, a missing
+    required column or ill-formed cells (all of them, each with its row and
+    column). Unknown names that are well-formed (a fault mode, a part) are left
+    to the validation, which reports them as violations.
+    """
+    source = str(path)
+    header, records = read_rows(path)
+    found = _header_fields(path, header)
+    columns = {f: header[i].strip() for f, i in found.items()}
+    cells = _Cells(source, columns)
+    systems = system_lookup()
+    actions = action_lookup()
+    probability_modes = _probability_modes()
+    tables: dict[str, list[dict[str, str]]] = {name: [] for name in TABLES}
+    rows: list[_Row] = []
+    problems: dict[str, list[tuple[str, str, str]]] = {}
+    seen_ids: dict[str, int] = {}
+    seen_numbers: dict[int, int] = {}
+
+    def cell(record: list[str], field_: str) -> str:
+        i = found.get(field_)
+        return record[i].strip() if i is not None and i < len(record) else ""
+
+    for row, record in records:
+        sid, number_text = cell(record, "id"), cell(record, "number")
+        if not sid:
+            cells.error(row, "id", "empty: every scenario needs an identifier (e.g. 3CC.S.1)")
+            continue
+        if not _SCENARIO_ID.match(sid):
+            cells.error(row, "id", f"{sid!r} is not a usable identifier: use letters, digits, '.', '-', '_'")
+            continue
+        if sid in seen_ids:
+            cells.error(row, "id", f"{sid!r} is already used on row {seen_ids[sid]}")
+            continue
+        seen_ids[sid] = row
+        try:
+            number = int(number_text)
+            if number < 1:
+                raise ValueError
+        except ValueError:
+            cells.error(row, "number", f"expected a whole number ≥ 1, got {number_text!r}")
+            continue
+        if number in seen_numbers:
+            cells.error(row, "number", f"{number} is already used on row {seen_numbers[number]}")
+            continue
+        seen_numbers[number] = row
+        budget = DEFAULT_BUDGET
+        allowance = cell(record, "allowance")
+        if allowance:
+            rounds = _number(allowance)
+            if rounds is None or not rounds.is_integer() or rounds < 1:
+                cells.error(row, "allowance", f"expected a whole number of rounds ≥ 1, got {allowance!r}")
+            else:
+                # the original applied the allowance with min(), so it could only
+                # shrink the usual budget; it is meant as a minimum
+                budget = max(DEFAULT_BUDGET, int(rounds))
+        system = cell(record, "system")
+        key = systems.get(_canon(system)) if system else None
+        if system and key is None:
+            known = sorted({k for k in systems.values()})
+            close = difflib.get_close_matches(_canon(system), list(systems), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.setdefault(sid, []).append((
+                "system", "dk:onSystem",
+                f"unknown target system {system!r}: give a system's name or key ({', '.join(known)}){hint}"))
+        rows.append(_Row(row, number, sid, key, system))
+        tables["scenarios"].append({
+            "id": sid, "number": str(number), "label": cell(record, "label"),
+            "description": cell(record, "description"), "system": _canon(system),
+            "observations": cell(record, "observations"), "diagnosis": cell(record, "diagnosis"),
+            "context": cell(record, "context"), "budget": str(budget),
+        })
+        for label in filter(None, (c.strip() for c in cell(record, "category").split(","))):
+            name = _category_name(label)
+            if not _NAME.match(name):
+                cells.error(row, "category", f"{label!r} is not a category name")
+                continue
+            tables["categories"].append({"id": sid, "category": name})
+        k = key or ""
+
+        # faults: "Mode target [other] [number]; ..."
+        for n, entry in enumerate((e.strip() for e in _SPLIT_ENTRIES.split(cell(record, "faults")) if e.strip()),
+                                  start=1):
+            mode, *rest = _SPLIT_TOKENS.split(entry)
+            mode = mode.removeprefix("dk:")
+            numbers = [t for t in rest if _number(t) is not None]
+            targets = [_part(t) for t in rest if _number(t) is None]
+            where = f"fault {n} ({entry!r})"
+            if not _NAME.match(mode) or _number(mode) is not None:
+                cells.error(row, "faults", f"{where}: {mode!r} is not a fault mode name")
+                continue
+            if not targets or len(targets) > 2:
+                cells.error(row, "faults", f"{where}: expected a fault mode, one or two target ids and "
+                                           "an optional number (e.g. 'CrossedCables a.p b.p')")
+                continue
+            if len(numbers) > 1 or (numbers and rest[-1] != numbers[0]):
+                cells.error(row, "faults", f"{where}: at most one number, at the end")
+                continue
+            bad = [t for t in targets if not _NAME.match(t)]
+            if bad:
+                cells.error(row, "faults", f"{where}: {bad[0]!r} is not a part id")
+                continue
+            value = probability = ""
+            if numbers:
+                if mode in probability_modes:
+                    probability = _decimal(numbers[0])
+                else:
+                    value = repr(float(numbers[0]))
+            tables["faults"].append({"id": sid, "n": str(n), "mode": mode, "key": k, "target": targets[0],
+                                     "other": targets[1] if len(targets) > 1 else "", "value": value,
+                                     "probability": probability})
+
+        removed = 0
+        for field_ in ("faulty", "removed"):
+            for part in filter(None, _SPLIT_LIST.split(cell(record, field_))):
+                part = _part(part)
+                if not _NAME.match(part):
+                    cells.error(row, field_, f"{part!r} is not a part id")
+                    continue
+                tables[field_].append({"id": sid, "key": k, "component": part})
+                removed += field_ == "removed"
+
+        alterations = cell(record, "alterations")
+        if alterations or removed:
+            tables["configurations"].append({"id": sid, "description": alterations})
+
+        # ideal repair: "action_id target [target] [number]; ..."
+        for position, entry in enumerate(
+                (e.strip() for e in _SPLIT_ENTRIES.split(cell(record, "repair")) if e.strip()), start=1):
+            action, *rest = _SPLIT_TOKENS.split(entry)
+            numbers = [t for t in rest if _number(t) is not None]
+            targets = [_part(t) for t in rest if _number(t) is None]
+            where = f"step {position} ({entry!r})"
+            if not _NAME.match(action) or not targets:
+                cells.error(row, "repair", f"{where}: expected an action id and its target ids "
+                                           "(e.g. 'replace_component battery')")
+                continue
+            if len(numbers) > 1 or (numbers and rest[-1] != numbers[0]):
+                cells.error(row, "repair", f"{where}: at most one number, at the end")
+                continue
+            bad = [t for t in targets if not _NAME.match(t)]
+            if bad:
+                cells.error(row, "repair", f"{where}: {bad[0]!r} is not a part id")
+                continue
+            if action not in actions:
+                close = difflib.get_close_matches(action, list(actions), n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}?" if close else "see ontology/actions.ttl (dk:actionId)"
+                problems.setdefault(sid, []).append((
+                    "repair", "dk:actionType", f"step {position}: unknown action {action!r}; {hint}"))
+            value = _decimal(numbers[0]) if numbers else ""
+            for target in targets:
+                tables["repair"].append({"id": sid, "position": str(position), "action": action, "key": k,
+                                         "target": target, "value": value})
+    cells.raise_if_any()
+    if not rows:
+        raise InputError(f"{source}: no scenario rows (the table ends at the first blank row)")
+    tables["systems"] = [{"label": label, "key": key} for label, key in sorted(systems.items())]
+    tables["actions"] = [{"id": a, "name": name} for a, name in sorted(actions.items())]
+    missing = tuple(COLUMNS[f][0] for f in ESSENTIAL if f not in found)
+    if "removed" not in found and tables["configurations"]:
+        missing += (COLUMNS["removed"][0],)   # configuration changes given only in words
+    return Normalised(source, tables, rows, columns, missing, problems)
+
+
+# ---------------------------------------------------------------------------
+# 2. map
+# ---------------------------------------------------------------------------
+
+_MORPH_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _quiet_logging():
+    """morph-kgc calls logging.basicConfig and sets the root level: undo both."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        for h in list(root.handlers):
+            if h not in handlers:
+                root.removeHandler(h)
+        root.setLevel(level)
+
+
+def mapping_text() -> str:
+    """The shipped RML mapping."""
+    return resources.folder("mappings").joinpath(MAPPING).read_text(encoding="utf-8")
+
+
+def materialize(folder: Path, mapping: str | None = None) -> list[str]:
+    """Run morph-kgc with the mapping on the normalised tables in ``folder``;
+    returns N-Triples lines (without the final `` .``).
+
+    The mapping names its sources relative to the tables' folder; a copy with
+    those names made absolute is written next to them.
+    """
+    try:
+        import morph_kgc  # noqa: PLC0415 - heavy, and installed with --no-deps
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise DiagkgError(f"morph-kgc is not installed ({exc}); run `bash scripts/setup.sh`, which installs it "
+                          "with --no-deps") from None
+    g = rdflib.Graph()
+    g.parse(data=mapping if mapping is not None else mapping_text(), format="turtle")
+    for s, o in list(g.subject_objects(RML_SOURCE)):
+        g.remove((s, RML_SOURCE, o))
+        g.add((s, RML_SOURCE, rdflib.Literal(str((folder / str(o)).resolve()))))
+    mapping_file = folder / "mapping.rml.ttl"
+    g.serialize(mapping_file, format="turtle", encoding="utf-8")
+    config = ("[CONFIGURATION]\n"
+              "number_of_processes = 1\n"
+              "logging_level = ERROR\n"
+              "[Scenarios]\n"
+              f"mappings = {mapping_file}\n")
+    with _MORPH_LOCK, _quiet_logging():
+        try:
+            return sorted(morph_kgc.materialize_set(config))
+        except Exception as exc:  # morph-kgc raises plain exceptions
+            raise DiagkgError(f"the RML mapping failed: {type(exc).__name__}: {exc}") from exc
+
+
+# ---------------------------------------------------------------------------
+# 3. split, serialise, validate
+# ---------------------------------------------------------------------------
+
+def _split(graph: rdflib.Graph) -> dict[str, set[rdflib.URIRef]]:
+    """Scenario identifier -> the nodes that belong to it (the scenario and every
+    node of the output reachable from it)."""
+    subjects = set(graph.subjects())
+    out: dict[str, set[rdflib.URIRef]] = {}
+    for scenario in graph.subjects(RDF.type, DK.Scenario):
+        ident = graph.value(scenario, DCTERMS.identifier)
+        nodes, todo = set(), [scenario]
+        while todo:
+            node = todo.pop()
+            if node in nodes:
+                continue
+            nodes.add(node)
+            todo.extend(o for o in graph.objects(node) if o in subjects and o not in nodes)
+        out[str(ident)] = nodes
+    return out
+
+
+def _turtle(graph: rdflib.Graph, nodes: set, row: _Row, source: str, label: str | None) -> str:
+    g = rdflib.Graph(bind_namespaces="none")
+    scenario = next(n for n in nodes if (n, RDF.type, DK.Scenario) in graph)
+    g.bind("", str(scenario).rsplit("/", 1)[0] + "/")
+    if row.key:
+        g.bind("sys", graphs.system_namespace(row.key))
+    g.bind("dk", DK_NS)
+    g.bind("rdfs", str(RDFS))
+    g.bind("xsd", str(XSD))
+    g.bind("dcterms", str(DCTERMS))
+    for node in nodes:
+        for p, o in graph.predicate_objects(node):
+            g.add((node, p, o))
+    body = g.serialize(format="turtle")
+    head = (f"# Scenario {row.number} ({row.id}): {label or '(no label)'}\n"
+            f"# Imported by `diagkg import-scenarios` from {Path(source).name}, row {row.row}.\n")
+    return head + body
+
+
+def _field_of(v: Violation) -> str:
+    focus, path = v.focus, v.path
+    if "/fault/" in focus:
+        return "faults"
+    if "/repair" in focus:
+        return "repair"
+    if "/configuration" in focus:
+        return "removed"
+    if v.shape == "import" and path == "dk:onSystem":
+        return "system"
+    by_path = {
+        "dk:scenarioNumber": "number", "dcterms:identifier": "id", "rdfs:label": "label",
+        "dk:onSystem": "system", "dk:hasCategory": "category", "dk:injects": "faults",
+        "dk:faultyComponent": "faulty", "dk:idealRepair": "repair", "dk:actionBudget": "allowance",
+        "dk:initialObservations": "observations", "dk:idealDiagnosis": "diagnosis",
+        "dk:configuration": "removed", "dcterms:description": "description", "rdfs:comment": "context",
+        "dk:actionType": "repair",
+    }
+    by_path["dk:configuration/dk:removesComponent"] = "removed"
+    return by_path.get(path, "id")
+
+
+def _problem_violations(doc: RdfDocument, scenario: rdflib.URIRef, problems) -> list[Violation]:
+    focus = doc.graph.namespace_manager.normalizeUri(scenario)
+    return [Violation(file=doc.name, focus=focus, path=path, message=message,
+                      line=doc.line_of(scenario), shape="import")
+            for _field, path, message in problems]
+
+
+def _relocate_part_violations(doc: RdfDocument, violations: list[Violation]) -> list[Violation]:
+    """The scenario shape's "not a part of the system" check covers faulty and
+    removed components alike; tell which one a violation is about."""
+    faulty = {doc.graph.namespace_manager.normalizeUri(o) for o in doc.graph.objects(None, DK.faultyComponent)}
+    out = []
+    for v in violations:
+        if "is not a part of the scenario's system" in v.message and v.path == "(the node itself)":
+            path = "dk:faultyComponent" if v.value in faulty else "dk:configuration/dk:removesComponent"
+            v = Violation(file=v.file, focus=v.focus, path=path, message=v.message, line=v.line,
+                          severity=v.severity, value=v.value, shape=v.shape)
+        out.append(v)
+    return out
+
+
+def import_scenarios(path: str | Path, out: str | Path | None = None, *, validate: bool = True,
+                     validator: Validator | None = None) -> ImportResult:
+    """Import a scenario table: normalise it, map it with RML, split it into one
+    Turtle document per scenario, validate them (unless ``validate=False``) and,
+    with ``out``, write them there as ``NNN-ID.ttl`` (conforming or not, so that
+    they can be completed by hand)."""
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    norm = normalise(path)
+    t1 = time.perf_counter()
+    timings["normalise"] = t1 - t0
+    with tempfile.TemporaryDirectory(prefix="diagkg-import-") as tmp:
+        norm.write(Path(tmp))
+        lines = materialize(Path(tmp))
+    t2 = time.perf_counter()
+    timings["rml"] = t2 - t1
+    data = ox.parse(input=("".join(line + " .\n" for line in lines)).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    graph = rdflib.Graph()
+    for q in data:
+        obj = q.object
+        # plain strings stay plain (rdflib would write "…"^^xsd:string)
+        obj = (rdflib.Literal(obj.value) if isinstance(obj, ox.Literal) and obj.datatype == _XSD_STRING
+               and not obj.language else to_rdflib(obj))
+        graph.add((to_rdflib(q.subject), to_rdflib(q.predicate), obj))
+    parts = _split(graph)
+    labels = {r["id"]: r["label"] for r in norm.tables["scenarios"]}
+    out_dir = Path(out) if out is not None else None
+    scenarios: list[ImportedScenario] = []
+    docs: list[RdfDocument] = []
+    for row in norm.rows:
+        filename = f"{row.number:03d}-{row.id}.ttl"
+        name = str(out_dir / filename) if out_dir is not None else filename
+        nodes = parts.get(row.id)
+        if nodes is None:  # pragma: no cover - the mapping always makes the scenario node
+            raise DiagkgError(f"the RML mapping produced no scenario for {row.id} (row {row.row})")
+        text = _turtle(graph, nodes, row, norm.source, labels.get(row.id))
+        doc = parse_text(text, name)
+        docs.append(doc)
+        scenarios.append(ImportedScenario(row.number, row.id, row.row, row.key, filename, name, text,
+                                          columns=norm.columns))
+    t3 = time.perf_counter()
+    timings["turtle"] = t3 - t2
+    if validate:
+        results = (validator or Validator()).validate_documents(docs)
+        for s, doc, row in zip(scenarios, docs, norm.rows):
+            scenario = next(doc.graph.subjects(RDF.type, DK.Scenario))
+            problems = _problem_violations(doc, scenario, norm.problems.get(row.id, []))
+            s.violations = problems + _relocate_part_violations(doc, results[doc.name])
+    t4 = time.perf_counter()
+    timings["validate"] = t4 - t3
+    written: list[Path] = []
+    if out_dir is not None:
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for s in scenarios:
+                target = out_dir / s.filename
+                target.write_text(s.turtle, encoding="utf-8")
+                written.append(target)
+        except OSError as exc:
+            raise InputError(f"{out_dir}: cannot write: {exc.strerror or exc}") from None
+    timings["write"] = time.perf_counter() - t4
+    timings["total"] = time.perf_counter() - t0
+    return ImportResult(norm.source, scenarios, norm.missing_columns, written, timings)
+
+
+__all__ = ["ImportResult", "ImportedScenario", "Normalised", "import_scenarios", "normalise", "materialize",
+           "read_rows", "system_lookup", "action_lookup", "COLUMNS", "TABLES"]

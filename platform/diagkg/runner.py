@@ -1,0 +1,129 @@
+"""The runner: saboteur → initial observations → rounds → end value → trajectory.
+
+::
+
+    from diagkg.runner import run_session
+    result = run_session("3CC.S.1", "oracle", seed=0)
+    print(result.end, result.cost, result.trajectory)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+import pyoxigraph as ox
+
+from . import assistants as registry
+from . import trajectory
+from .errors import AssistantError, LLMTruncation
+from .scenarios import Scenario, ScenarioCatalog, load_shipped, shipped_store
+from .service import Hypothesis, Session, make
+
+
+@dataclass
+class RunResult:
+    trajectory: str
+    scenario: int
+    scenario_id: str
+    assistant: str
+    end: str
+    cost: float
+    rounds: int
+    wall_time: float
+    decision_times: list[float] = field(default_factory=list)
+    record: trajectory.SessionRecord | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"trajectory": self.trajectory, "scenario": self.scenario, "scenario_id": self.scenario_id,
+                "assistant": self.assistant, "end": self.end, "cost": self.cost, "rounds": self.rounds,
+                "wall_time": round(self.wall_time, 4)}
+
+
+def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Briefing:
+    sk = session.sk
+    rows = session.store.select("sim-system", {"key": ox.Literal(session.scenario.key)})
+    description = rows[0]["description"] if rows else ""
+    parts: dict[str, str] = {cid: c.type for cid, c in sk.components.items() if cid not in session.scenario.removed}
+    parts.update({pid: kind for pid, kind in session._parts().items() if kind in ("enclosure", "opening")})
+    labels = {r["id"]: r["id"] for r in session.store.select("system-parts", {"system": ox.NamedNode(sk.iri)})}
+    return registry.Briefing(
+        system=session.scenario.key, description=description, symptoms=session.scenario.observations,
+        visible="", parts=parts, labels=labels, catalogue=session.catalogue, budget=session.budget, seed=seed,
+        store=session.store, scenario=session.scenario if privileged else None,
+        session=session if privileged else None)
+
+
+def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAssistant, *, seed: int = 0,
+                budget: int | None = None, config: dict[str, Any] | None = None, store=None,
+                on_round: Callable[[dict[str, Any]], None] | None = None, record: bool = True) -> RunResult:
+    """Run one session and (by default) store its trajectory in ``store``.
+
+    Sessions run on the shipped systems and scenarios; the trajectory goes to
+    ``store`` (the shipped in-memory store when none is given), which also
+    receives the shipped systems and scenarios so that trajectories can be
+    queried together with them.
+    """
+    source = shipped_store()
+    if not isinstance(scenario, Scenario):
+        scenario = ScenarioCatalog(source).resolve(scenario)
+    agent = assistant if not isinstance(assistant, str) else registry.create(assistant, **(config or {}))
+    session = make(scenario, source, budget=budget)
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    obs, info = session.reset(seed=seed)
+    brief = briefing_for(session, getattr(agent, "privileged", False), seed)
+    brief.visible = obs["visible"]
+    agent.setup(brief)
+    rounds: list[dict[str, Any]] = []
+    decisions: list[float] = []
+    terminated = truncated = False
+    while not (terminated or truncated):
+        d0 = time.perf_counter()
+        try:
+            suggestion = agent.suggest()
+        except LLMTruncation as exc:
+            session.abort("llm_truncation")
+            rounds.append({"round": session.round + 1, "kind": "none", "intention": "(no usable reply)",
+                           "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
+                           "success": False, "executed": []})
+            break
+        except AssistantError as exc:
+            session.abort("surrender")
+            rounds.append({"round": session.round + 1, "kind": "none", "intention": "(failed)",
+                           "message": f"The assistant failed: {exc}", "cost": 0.0, "success": False,
+                           "executed": []})
+            break
+        decisions.append(time.perf_counter() - d0)
+        outcome, cost, terminated, truncated, info = session.step(suggestion)
+        if suggestion is None:
+            break
+        entry = dict(outcome)
+        entry["decision_seconds"] = decisions[-1]
+        if isinstance(suggestion, Hypothesis):
+            entry["suspects"] = sorted(suggestion.components)
+            entry["explanation"] = suggestion.explanation
+        else:
+            entry["action"] = suggestion.to_dict()
+        rounds.append(entry)
+        agent.record(outcome)
+        if on_round:
+            on_round(entry)
+    wall = time.perf_counter() - t0
+    end = session.end or "surrender"
+    rec = trajectory.SessionRecord(
+        trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
+        scenario_number=scenario.number, system_key=scenario.key, assistant=agent.name,
+        config=dict(getattr(agent, "config", {}) or {}), seed=seed, budget=session.budget, end=end,
+        total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, decision_times=decisions)
+    iri = rec.iri
+    if record:
+        target = source if store is None else store
+        if target is not source:
+            load_shipped(target, validate=False)
+        catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
+        iri = trajectory.store_record(target, rec, catalogue)
+    return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
+                     decisions, rec)

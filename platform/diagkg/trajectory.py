@@ -1,0 +1,268 @@
+"""Trajectories: diagnostic sessions recorded as RDF, one named graph each.
+
+A trajectory graph ``trajectory/{id}`` holds:
+
+* the session (``dk:DiagnosticSession``, a ``prov:Activity``) with its scenario,
+  seed, end value, total cost, number of rounds, start time and wall time,
+  associated with its assistant and the service agent (``prov:Agent``s, the
+  assistant with its configuration);
+* one ``dk:Round`` per round, with the assistant's suggestion — a
+  ``dk:DiagnosticAction`` (a ``p-plan:Step`` of the session's plan) or a
+  ``dk:Hypothesis`` with its suspects and verdict — the outcome text and cost;
+* each action the service agent executed (``dk:ExecutedAction``, a
+  ``p-plan:Activity`` corresponding to the step), automatic access included;
+* what it observed: SOSA observations with QUDT values (voltages, currents,
+  resistances) or simple results (lit or not, inspection results).
+
+Every trajectory is validated against ``shapes/trajectory.ttl`` before it is
+stored.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any, Iterable
+
+import pyoxigraph as ox
+import rdflib
+
+from . import graphs, resources
+from .errors import ValidationError
+from .vocab import DK
+
+BASE = "https://w3id.org/diagkg/trajectory/"
+PROV = "http://www.w3.org/ns/prov#"
+SOSA = "http://www.w3.org/ns/sosa/"
+PPLAN = "http://purl.org/net/p-plan#"
+QUDT = "http://qudt.org/schema/qudt/"
+UNIT = "http://qudt.org/vocab/unit/"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+RDFS_LABEL = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
+
+END_IRIS = {"success": DK.Success, "success_no_hypothesis": DK.SuccessNoHypothesis, "timeout": DK.Timeout,
+            "surrender": DK.Surrender, "llm_truncation": DK.LlmTruncation}
+VERDICT_IRIS = {"correct": DK.Correct, "partial": DK.Partial, "wrong": DK.Wrong}
+
+
+@dataclass
+class SessionRecord:
+    """Everything the runner knows about a finished session."""
+
+    trajectory_id: str
+    scenario_iri: str
+    scenario_number: int
+    system_key: str
+    assistant: str
+    config: dict[str, Any]
+    seed: int
+    budget: int
+    end: str
+    total_cost: float
+    rounds: list[dict[str, Any]]
+    started: datetime
+    wall_time: float
+    decision_times: list[float]
+
+    @property
+    def iri(self) -> str:
+        return BASE + self.trajectory_id
+
+    @property
+    def graph(self) -> ox.NamedNode:
+        return graphs.named("trajectory", self.trajectory_id)
+
+
+def new_id(scenario_number: int, assistant: str, seed: int) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-s{scenario_number:03d}-{assistant}-{seed}-{uuid.uuid4().hex[:6]}"
+
+
+def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Quad]:
+    """The trajectory of a session as quads in its own named graph."""
+    g = record.graph
+    sys_ns = graphs.system_namespace(record.system_key)
+    quads: list[ox.Quad] = []
+
+    def node(suffix: str) -> ox.NamedNode:
+        return ox.NamedNode(f"{record.iri}#{suffix}")
+
+    def add(s, p, o):
+        p = ox.NamedNode(str(p)) if not isinstance(p, ox.NamedNode) else p
+        if isinstance(o, (str, rdflib.URIRef)) and not isinstance(o, ox.Literal):
+            o = ox.NamedNode(str(o))
+        quads.append(ox.Quad(s, p, o, g))
+
+    def lit(value, datatype: str | None = None) -> ox.Literal:
+        if datatype:
+            return ox.Literal(str(value), datatype=ox.NamedNode(XSD + datatype))
+        return ox.Literal(value)
+
+    traj, session, plan = ox.NamedNode(record.iri), node("session"), node("plan")
+    # agents are described inside each trajectory (no triple is shared between
+    # trajectory graphs, so queries over their union count every session once)
+    assistant, service = node("assistant"), node("service-agent")
+    add(traj, RDF_TYPE, DK.Trajectory)
+    add(traj, DK.recordOf, session)
+    add(session, RDF_TYPE, DK.DiagnosticSession)
+    add(session, DK.onScenario, record.scenario_iri)
+    add(session, PROV + "wasAssociatedWith", assistant)
+    add(session, PROV + "wasAssociatedWith", service)
+    add(session, DK.seed, lit(record.seed, "integer"))
+    add(session, DK.actionBudget, lit(record.budget, "integer"))
+    add(session, DK.endValue, END_IRIS[record.end])
+    add(session, DK.costMinutes, lit(float(record.total_cost)))
+    add(session, DK.roundCount, lit(len(record.rounds), "integer"))
+    add(session, PROV + "startedAtTime", lit(record.started.isoformat(), "dateTime"))
+    add(session, DK.wallTimeSeconds, lit(round(record.wall_time, 6)))
+    add(plan, RDF_TYPE, PPLAN + "Plan")
+    add(plan, PROV + "wasAttributedTo", assistant)
+    add(assistant, RDF_TYPE, DK.DiagnosticAssistant)
+    add(assistant, RDF_TYPE, PROV + "SoftwareAgent")
+    add(assistant, RDFS_LABEL, lit(record.assistant))
+    add(assistant, DK.assistantConfiguration, lit(json.dumps(record.config, sort_keys=True)))
+    add(service, RDF_TYPE, DK.ServiceAgent)
+    add(service, RDFS_LABEL, lit("simulator-backed service agent"))
+
+    for r in record.rounds:
+        n = r["round"] or len(record.rounds)
+        rnd = node(f"round-{n}")
+        add(rnd, RDF_TYPE, DK.Round)
+        add(rnd, DK.inSession, session)
+        add(rnd, DK.position, lit(n, "integer"))
+        add(rnd, DK.intention, lit(r["intention"]))
+        add(rnd, DK.outcomeText, lit(r["message"]))
+        add(rnd, DK.costMinutes, lit(float(r["cost"])))
+        if "decision_seconds" in r:
+            add(rnd, DK.wallTimeSeconds, lit(round(r["decision_seconds"], 6)))
+        step = None
+        if r["kind"] == "action":
+            step = node(f"step-{n}")
+            add(rnd, DK.suggestion, step)
+            add(step, RDF_TYPE, DK.DiagnosticAction)
+            add(step, PPLAN + "isStepOfPlan", plan)
+            add(step, DK.position, lit(n, "integer"))
+            action = r["action"]
+            if action["action"] in catalogue_iris:
+                add(step, DK.actionType, catalogue_iris[action["action"]])
+            for t in action["targets"]:
+                add(step, DK.target, sys_ns + t)
+            if action.get("value") is not None:
+                add(step, DK.actionParameterValue, lit(float(action["value"])))
+        elif r["kind"] == "hypothesis":
+            hyp = node(f"hypothesis-{n}")
+            add(rnd, DK.suggestion, hyp)
+            add(hyp, RDF_TYPE, DK.Hypothesis)
+            add(hyp, PROV + "wasAttributedTo", assistant)
+            for c in r.get("suspects", []):
+                add(hyp, DK.suspects, sys_ns + c)
+            if r.get("explanation"):
+                add(hyp, DK.explanation, lit(r["explanation"]))
+            add(hyp, DK.verdict, VERDICT_IRIS[r["verdict"]])
+            add(hyp, DK.costMinutes, lit(float(r["cost"])))
+        for k, (action_id, targets, cost) in enumerate(
+                [(e["action"], e["targets"], e["cost"]) for e in r.get("executed", [])], 1):
+            if action_id not in catalogue_iris:
+                continue   # verify_repair (a hypothesis) or an unknown action: nothing was executed
+            ex = node(f"round-{n}-executed-{k}")
+            add(rnd, DK.executed, ex)
+            add(ex, RDF_TYPE, DK.ExecutedAction)
+            add(ex, DK.actionType, catalogue_iris[action_id])
+            add(ex, DK.position, lit(k, "integer"))
+            for t in targets:
+                add(ex, DK.target, sys_ns + t)
+            add(ex, DK.costMinutes, lit(float(cost)))
+            add(ex, DK.succeeded, lit(bool(r["success"]) or cost > 0))
+            add(ex, PROV + "wasAssociatedWith", service)
+            if step is not None:
+                add(ex, PPLAN + "correspondsToStep", step)
+        if r["kind"] == "action" and r["success"]:
+            last = node(f"round-{n}-executed-{len(r.get('executed', []))}")
+            _observations(r, last, node, add, lit, sys_ns)
+    return quads
+
+
+def _observations(r: dict[str, Any], activity: ox.NamedNode, node, add, lit, sys_ns: str) -> None:
+    """SOSA observations for what an executed action measured or saw."""
+    count = 0
+
+    def observe(feature: str, prop, value=None, unit: str | None = None, simple=None):
+        nonlocal count
+        count += 1
+        obs = node(f"round-{r['round']}-observation-{count}")
+        add(obs, RDF_TYPE, SOSA + "Observation")
+        add(obs, SOSA + "hasFeatureOfInterest", sys_ns + feature)
+        add(obs, SOSA + "observedProperty", prop)
+        add(obs, PROV + "wasGeneratedBy", activity)
+        if simple is not None:
+            add(obs, SOSA + "hasSimpleResult", lit(simple))
+        else:
+            res = node(f"round-{r['round']}-observation-{count}-result")
+            add(obs, SOSA + "hasResult", res)
+            add(res, RDF_TYPE, QUDT + "QuantityValue")
+            add(res, QUDT + "numericValue", lit(float(value)))
+            add(res, QUDT + "hasUnit", UNIT + unit)
+
+    data = r.get("data") or {}
+    for target in r["action"]["targets"]:
+        d = data.get(target)
+        if not isinstance(d, dict):
+            continue
+        for port, volts in (d.get("port_voltages") or {}).items():
+            if volts is not None:
+                observe(f"{target}.{port}", DK.ElectricPotential, volts, "V")
+        if "current" in d and isinstance(d["current"], (int, float)):
+            observe(target, DK.ElectricCurrent, d["current"], "A")
+        if isinstance(d.get("resistance"), (int, float)):
+            observe(target, DK.ElectricResistance, d["resistance"], "OHM")
+        if "lit" in d:
+            observe(target, DK.LightEmission, simple=bool(d["lit"]))
+    if count == 0:
+        observe(r["action"]["targets"][0], DK.InspectionResult, simple=r["message"])
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    from .validation import Validator, _folder_graph
+
+    shapes = rdflib.Graph()
+    for f in resources.shape_files():
+        if f.name in ("system.ttl", "trajectory.ttl"):   # trajectory shapes use dksh:Number from system.ttl
+            shapes.parse(data=f.read_text(encoding="utf-8"), format="turtle")
+    # only the class hierarchy and the individuals matter for these shapes
+    full = _folder_graph("ontology")
+    ontology = rdflib.Graph()
+    for triple in full.triples((None, rdflib.RDF.type, None)):
+        ontology.add(triple)
+    for triple in full.triples((None, rdflib.RDFS.subClassOf, None)):
+        ontology.add(triple)
+    return Validator(shapes=shapes, ontology=ontology)
+
+
+def validate(quads: Iterable[ox.Quad], name: str) -> None:
+    """Raise :class:`ValidationError` if the trajectory does not conform."""
+    from .rdfio import RdfDocument, to_rdflib
+
+    g = rdflib.Graph()
+    g.bind("dk", str(DK))
+    for q in quads:
+        g.add((to_rdflib(q.subject), to_rdflib(q.predicate), to_rdflib(q.object)))
+    doc = RdfDocument(name, g.serialize(format="turtle"), ox.RdfFormat.TURTLE, "turtle", [])
+    doc.__dict__["graph"] = g
+    violations = _validator().validate_documents([doc])[name]
+    violations = [v for v in violations if v.shape != "ontology terms" or "unknown term" not in v.message]
+    if violations:
+        raise ValidationError(violations)
+
+
+def store_record(store, record: SessionRecord, catalogue_iris: dict[str, str]) -> str:
+    """Validate and store a trajectory; returns its IRI."""
+    quads = to_quads(record, catalogue_iris)
+    validate(quads, f"trajectory {record.trajectory_id}")
+    store.replace_graph(record.graph, [q.triple for q in quads])
+    return record.iri
+

@@ -1,0 +1,50 @@
+"""A trajectory as a self-contained HTML chat transcript, or as JSON."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+import pyoxigraph as ox
+
+from .errors import UnknownTermError
+
+END_NAMES = {"Success": "success", "SuccessNoHypothesis": "success_no_hypothesis", "Timeout": "timeout",
+             "Surrender": "surrender", "LlmTruncation": "llm_truncation"}
+
+
+def load(store, trajectory: str) -> dict[str, Any]:
+    """A trajectory's summary and rounds, read from the store with SPARQL."""
+    iri = ox.NamedNode(trajectory)
+    summary = store.select("trajectory-summary", {"trajectory": iri})
+    if not summary:
+        raise UnknownTermError(f"no trajectory {trajectory} in the store")
+    rounds: dict[int, dict[str, Any]] = {}
+    for r in store.select("trajectory-rounds", {"trajectory": iri}):
+        entry = rounds.setdefault(r["position"], {
+            "position": r["position"], "intention": r["intention"], "outcome": r["outcome"], "cost": r["cost"],
+            "kind": r["kind"] or "none", "verdict": r["verdict"], "executed": []})
+        if r["executed"] and not any(e["k"] == r["k"] for e in entry["executed"]):
+            entry["executed"].append({"k": r["k"], "action": r["executed"].strip(), "cost": r["executedCost"]})
+    data = dict(summary[0])
+    data["end"] = END_NAMES.get(data["end"], data["end"])
+    data["rounds"] = [rounds[k] for k in sorted(rounds)]
+    for r in data["rounds"]:
+        for e in r["executed"]:
+            e.pop("k", None)
+    return data
+
+
+@lru_cache(maxsize=1)
+def _template() -> jinja2.Template:
+    text = resources.files("diagkg").joinpath("templates", "transcript.html.j2").read_text(encoding="utf-8")
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(text)
+
+
+def to_html(data: dict[str, Any]) -> str:
+    """The transcript as one HTML page (styles inline, no external resources)."""
+    summary = {k: v for k, v in data.items() if k != "rounds"}
+    return _template().render(t=summary, rounds=data["rounds"])
