@@ -117,8 +117,8 @@ def test_master_csv_imports_135_scenarios(master_import):
         s = imported.resolve(int(row["scenario number"]))
         assert s.id == row[MASTER_HEADER[1]]
         assert s.key == SYSTEM_KEYS[row["target system"]]
-        assert s.label == row["injected fault"]
-        assert s.observations == row["canonical initial observations"]
+        assert s.label == row["injected fault"].strip()
+        assert s.observations == row["canonical initial observations"].strip()
         labels = {c.strip().lower() for c in row["category"].split(",")}
         assert set(s.categories) == labels, (s.id, s.categories)
         # the allowance is a minimum (the original's min() was a bug)
@@ -230,7 +230,8 @@ def test_missing_file_exit_2(tmp_path):
 
 def test_unknown_names_are_located_violations(tmp_path):
     rows = [dict(COMPLETE_ROWS[0], faults="DepletedBatery battery"),          # unknown fault mode
-            dict(COMPLETE_ROWS[1], **{"faulty components": "ctrl_cable_in_pos ctrl_cable_9"}),  # unknown part
+            dict(COMPLETE_ROWS[1], **{"faulty components": "ctrl_cable_in_pos ctrl_cable_9",   # unknown parts
+                                      "removed components": "psu_green_led psu_gren_led"}),
             dict(COMPLETE_ROWS[3], faults="LooseConnectionFault psu_cable_pos.q 0.5",          # unknown port
                  **{"ideal repair": "reconect_cable psu_cable_pos"}),        # unknown action
             dict(COMPLETE_ROWS[4], **{"target system": "3 cubes chain with a toaster"})]
@@ -246,8 +247,10 @@ def test_unknown_names_are_located_violations(tmp_path):
     assert any("fault-mode catalogue" in l for l in at("2 (faults)"))
     assert any("sys:ctrl_cable_9 is not a part of the scenario's system" in l
                for l in at("3 (faulty components) → 003-3CC.S.3.ttl"))
+    assert any("sys:psu_gren_led is not a part of the scenario's system" in l
+               for l in at("3 (removed components) → 003-3CC.S.3.ttl"))
     assert any("sys:psu_cable_pos.q does not exist in the scenario's system" in l for l in at("4 (faults)"))
     assert any("unknown action 'reconect_cable'; did you mean 'reconnect_cable'?" in l
                for l in at("4 (ideal repair)"))
     assert any("unknown target system '3 cubes chain with a toaster'" in l for l in at("5 (target system)"))
-    assert "1 conform, 4 do not" in r.stderr
+    assert "0 conform, 4 do not" in r.stderr

@@ -219,7 +219,11 @@ def read_rows(path: str | Path) -> tuple[list[str], list[tuple[int, list[str]]]]
         raise InputError(f"{path}: is a folder, not a CSV file")
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
-            records = list(csv.reader(f, strict=True))
+            first = f.readline()
+            f.seek(0)
+            # spreadsheets exported with a comma as decimal mark use semicolons
+            delimiter = ";" if first.count(";") > first.count(",") else ","
+            records = list(csv.reader(f, delimiter=delimiter, strict=True))
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
                          "export the spreadsheet as CSV UTF-8") from None

@@ -267,6 +267,7 @@ class DK(DefinedNamespace):
     requiresAffordance: URIRef  # object property: requires affordance
     requiresTool: URIRef  # object property: requires tool
     resistance: URIRef  # datatype property: resistance
+    reveals: URIRef  # object property: reveals
     rewiredTo: URIRef  # object property: rewired to
     roundCount: URIRef  # datatype property: round count
     saturationCurrentExpression: URIRef  # datatype property: saturation current expression

@@ -1,0 +1,350 @@
+"""The neuro-symbolic assistant: evidence sets, a dense-set candidate rule and
+greedy information gain over diagnostic knowledge derived from the graph.
+
+Everything it knows comes from the store, through the ``ns-*`` queries:
+
+* **dependencies** between components, from the functions of the system
+  description after OWL reasoning (``dk:dependsOn`` is transitive and
+  ``dk:monitors`` a sub-property of it; the closure is in the system's
+  ``inferred/{key}`` graph, computed once per system by HermiT, or OWL-RL
+  when Java is missing);
+* **problems**: every fault mode of the catalogue that applies to a
+  component's type;
+* **tests**: every action of the catalogue that ``dk:reveals`` such a mode,
+  applicable to the component (its affordances), with its cost in minutes.
+
+No per-system knowledge is written by hand, so it works on any system
+described in Turtle.
+
+The session goes as follows:
+
+1. the symptom report is classified (anomalous / nominal components) by
+   :class:`KeywordClassifier` — component labels and synonyms from the graph,
+   with negation — or by an LLM classifier (``classifier="llm"``);
+2. each anomalous component X gives the evidence set {X} ∪ deps(X); each
+   nominal component Y the set of all components except {Y} ∪ deps(Y);
+3. candidates are the minimum open dense set of the topology the evidence
+   sets generate (the components whose support — the evidence sets holding
+   them — is inclusion-maximal);
+4. the plan is the problems of the candidates and the tests that reveal them;
+   the next action is the test with the best information gain per minute;
+5. outcomes update the state: a local test (continuity, diode, switch,
+   connections) that finds an anomaly narrows the candidates to its target,
+   one that finds nothing removes its target's problems; an observation
+   (lights, voltages, currents) adds evidence like a symptom does;
+6. hypotheses: one candidate left after an anomaly, or the component of the
+   only remaining problem, or all candidates when no problem is left; a
+   partial or wrong verdict removes the named components and replans.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pyoxigraph as ox
+
+from . import graphs
+from .assistants import BaseAssistant, Briefing, register
+from .service import Action, Hypothesis
+from .simulator import Simulator
+
+LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
+VOLTAGE_TOLERANCE = 0.5      # volts
+CURRENT_TOLERANCE = 0.1      # relative
+
+NEGATIONS = {"not", "no", "never", "neither", "nor", "n't", "doesn't", "don't", "isn't", "won't", "cannot",
+             "can't", "without", "nothing"}
+ON_WORDS = {"lit", "on", "lights", "light", "glows", "glow", "shines", "bright", "works", "lighting"}
+OFF_WORDS = {"off", "dark", "out", "unlit", "dead", "extinguished", "dim"}
+INTERMITTENT = {"flicker", "flickers", "flickering", "toggles", "occasionally", "intermittently", "sometimes",
+                "blinks", "blinking", "oscillates", "oscillating"}
+
+
+@dataclass(frozen=True)
+class Test:
+    action: str
+    component: str
+    cost: float
+    modes: frozenset[str]
+
+
+class KeywordClassifier:
+    """Finds components in a symptom report by their names and reads whether
+    each is said to be lit, dark or flickering (with negation)."""
+
+    def __init__(self, names: dict[str, list[str]]):
+        self.phrases: list[tuple[tuple[str, ...], str]] = []
+        for comp, aliases in names.items():
+            for alias in set(aliases) | {comp}:
+                toks = tuple(_tokens(alias.replace("_", " "))) if alias != comp else (comp.lower(),)
+                if toks:
+                    self.phrases.append((toks, comp))
+        self.phrases.sort(key=lambda p: -len(p[0]))
+
+    def mentions(self, text: str) -> list[tuple[str, str]]:
+        """(component, state) pairs; state is "on", "off" or "intermittent"."""
+        out: list[tuple[str, str]] = []
+        previous = None
+        for clause in re.split(r"[.;:]|,\s*(?:and|but)\s|\band\b|\bbut\b|\bwhile\b|\bwhereas\b", text.lower()):
+            toks = _tokens(clause)
+            if not toks:
+                continue
+            used = [False] * len(toks)
+            found: list[str] = []
+            for phrase, comp in self.phrases:
+                n = len(phrase)
+                for i in range(len(toks) - n + 1):
+                    if tuple(toks[i:i + n]) == phrase and not any(used[i:i + n]):
+                        for j in range(i, i + n):
+                            used[j] = True
+                        if comp not in found:
+                            found.append(comp)
+            state = _state(toks) or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
+            if state is None and found and previous and len(toks) <= 6:
+                state = previous
+            for comp in found:
+                if state:
+                    out.append((comp, state))
+            if state:
+                previous = state
+        return out
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"n't|[a-z0-9_]+", text.lower().replace("’", "'"))
+
+
+def _state(toks: list[str]) -> str | None:
+    if INTERMITTENT & set(toks) or ("on" in toks and "off" in toks and "and" in toks):
+        return "intermittent"
+    negated = bool(NEGATIONS & set(toks))
+    if OFF_WORDS & set(toks):
+        return "on" if negated and not (ON_WORDS & set(toks)) else "off"
+    if ON_WORDS & set(toks):
+        return "off" if negated else "on"
+    return None
+
+
+def dense_candidates(components: set[str], evidence: list[frozenset[str]]) -> set[str]:
+    """The minimum open dense set: components whose support is inclusion-maximal."""
+    if not evidence:
+        return set(components)
+    support = {c: frozenset(i for i, e in enumerate(evidence) if c in e) for c in components}
+    patterns = set(support.values())
+    maximal = {p for p in patterns if not any(p < q for q in patterns)}
+    return {c for c, p in support.items() if p in maximal}
+
+
+class NeuroSymbolic(BaseAssistant):
+    """Evidence, dense candidates and information gain over the knowledge graph."""
+
+    name = "neuro-symbolic"
+
+    def __init__(self, classifier: str = "keywords", reasoner: str = "auto", **config: Any):
+        super().__init__(classifier=classifier, reasoner=reasoner, **config)
+        self.classifier_kind = classifier
+        self.reasoner = reasoner
+
+    # ------------------------------------------------------------------
+    def setup(self, briefing: Briefing) -> None:
+        super().setup(briefing)
+        store = briefing.store
+        key = briefing.system
+        if not store.raw.contains_named_graph(graphs.inferred(key)):
+            store.infer(key, engine=self.reasoner)
+        system = ox.NamedNode(store.select("sim-system", {"key": ox.Literal(key)})[0]["system"])
+        self.deps: dict[str, set[str]] = {}
+        for r in store.select("ns-dependencies", {"system": system}):
+            self.deps.setdefault(r["component"], set()).add(r["dependency"])
+        names: dict[str, list[str]] = {}
+        for r in store.select("ns-labels", {"system": system}):
+            names.setdefault(r["component"], []).append(r["name"])
+        self.problems: dict[str, set[str]] = {}
+        for r in store.select("ns-problems", {"system": system}):
+            self.problems.setdefault(r["component"], set()).add(r["mode"])
+        tests: dict[tuple[str, str], dict] = {}
+        for r in store.select("ns-tests", {"system": system}):
+            t = tests.setdefault((r["action"], r["component"]), {"cost": float(r["cost"]), "modes": set()})
+            t["modes"].add(r["mode"])
+        self.tests = {k: Test(k[0], k[1], v["cost"], frozenset(v["modes"])) for k, v in tests.items()}
+        self.components = set(names) & set(briefing.parts)
+        self.simulator = Simulator.from_store(store, key)
+        self.nominal = self.simulator.simulate()
+        self.expected_nets = self.simulator.skeleton.net_of_port
+        # symptoms -> evidence
+        if self.classifier_kind == "llm":
+            from .llm import classify_symptoms   # optional: the LLM classifier (cached in the graph)
+
+            mentions = classify_symptoms(briefing, names, self.config)
+        else:
+            classifier = KeywordClassifier(names)
+            mentions = classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible)
+        self.evidence: list[frozenset[str]] = []
+        self.anomaly_seen = False
+        for comp, state in mentions:
+            if comp not in self.components:
+                continue
+            expected = "on" if comp in self.nominal.lit else "off"
+            self._add_evidence(comp, anomalous=(state == "intermittent" or state != expected))
+        self.excluded: set[str] = set()
+        self.tried: set[frozenset[str]] = set()
+        self.executed: set[tuple[str, str]] = set()
+        self.cleared: set[tuple[str, str]] = set()     # (component, mode) ruled out by a test
+        self.last: Action | Hypothesis | None = None
+        self.last_test: Test | None = None
+        self._replan()
+
+    def _add_evidence(self, comp: str, anomalous: bool) -> None:
+        implicated = {comp} | (self.deps.get(comp, set()) & self.components)
+        self.evidence.append(frozenset(implicated if anomalous else self.components - implicated))
+
+    def _replan(self) -> None:
+        pool = self.components - self.excluded
+        evidence = [e & pool for e in self.evidence]
+        self.candidates = dense_candidates(pool, [e for e in evidence if e]) if pool else set()
+        self.plan = {(c, m) for c in self.candidates for m in self.problems.get(c, ())} - self.cleared
+
+    # ------------------------------------------------------------------
+    def suggest(self) -> Action | Hypothesis | None:
+        for _ in range(len(self.components) + 2):
+            hyp = self._hypothesis()
+            if hyp is not None:
+                self.last = hyp
+                return hyp
+            test = self._best_test()
+            if test is not None:
+                self.last, self.last_test = Action(test.action, (test.component,)), test
+                self.executed.add((test.action, test.component))
+                return self.last
+            # nothing left to test among these candidates: look elsewhere
+            if not self.candidates:
+                return None
+            self.excluded |= self.candidates
+            self._replan()
+        return None
+
+    def _hypothesis(self) -> Hypothesis | None:
+        if not self.anomaly_seen:
+            return None
+        options = []
+        if len(self.candidates) == 1:
+            options.append(set(self.candidates))
+        owners = {c for c, _ in self.plan}
+        if len(owners) == 1:
+            options.append(owners & self.candidates or owners)
+        if not self.plan and self.candidates:
+            options.append(set(self.candidates))
+        for option in options:
+            key = frozenset(option)
+            if key and key not in self.tried:
+                self.tried.add(key)
+                return Hypothesis(key, "the only remaining explanation of the anomalies seen")
+        return None
+
+    def _best_test(self) -> Test | None:
+        total = len(self.plan)
+        if total == 0:
+            return None
+        best, best_gain = None, -1.0
+        for (action, comp), test in self.tests.items():
+            if comp not in self.candidates or (action, comp) in self.executed:
+                continue
+            covered = sum(1 for m in test.modes if (comp, m) in self.plan)
+            if covered == 0:
+                continue
+            a, b = covered, total - covered
+            split = 0.0 if b == 0 else (a / total) * math.log2(total / a) + (b / total) * math.log2(total / b)
+            # a test that covers everything still tells something when only one problem is left
+            gain = (split if split > 0 else 1e-3) / max(test.cost, 1.0)
+            if gain > best_gain + 1e-12 or (abs(gain - best_gain) <= 1e-12 and best and test.cost < best.cost):
+                best, best_gain = test, gain
+        return best
+
+    # ------------------------------------------------------------------
+    def record(self, outcome: dict[str, Any]) -> None:
+        super().record(outcome)
+        if outcome["kind"] == "hypothesis":
+            named = set(outcome.get("data", {}).get("candidates", [])) or set(getattr(self.last, "components", ()))
+            if outcome["verdict"] in ("partial", "wrong"):
+                self.excluded |= named
+                self.cleared |= {(c, m) for c in named for m in self.problems.get(c, ())}
+                self._replan()
+            return
+        test = self.last_test
+        if test is None:
+            return
+        if not outcome["success"]:
+            if "not present" in outcome["message"]:
+                self.components.discard(test.component)
+            self._replan()
+            return
+        verdict = self._verdict(test, outcome)
+        kind = self.briefing.catalogue[test.action].observes
+        if verdict is None:
+            self._replan()
+            return
+        if kind in LOCAL_TESTS:
+            if verdict:
+                self.anomaly_seen = True
+                self.candidates = {test.component}
+                self.plan = {(test.component, m) for m in self.problems.get(test.component, ())} - self.cleared
+                return
+            self.cleared |= {(test.component, m) for m in test.modes}
+        else:
+            if verdict:
+                self.anomaly_seen = True
+            self._add_evidence(test.component, anomalous=verdict)
+            if not verdict:
+                self.cleared |= {(test.component, m) for m in test.modes}
+        self._replan()
+
+    def _verdict(self, test: Test, outcome: dict[str, Any]) -> bool | None:
+        """True if the outcome shows an anomaly, False if it looks nominal, None if it says nothing."""
+        data = outcome.get("data") or {}
+        d = data.get(test.component)
+        kind = self.briefing.catalogue[test.action].observes
+        nominal = self.nominal.components.get(test.component)
+        if kind in ("continuity", "diode"):
+            return None if not d else d.get("verdict") not in ("nominal", "not applicable (a source)")
+        if kind == "switch-test":
+            return None if not d else not d.get("passed", True)
+        if kind == "connections":
+            if not isinstance(d, dict):
+                return None
+            for port, text in d.items():
+                if "off its terminal" in text or "loose" in text:
+                    return True
+                attached = set(re.findall(r"[A-Za-z0-9_]+\.[a-z]+", text))
+                expected = {f"{c}.{p}" for (c, p), net in self.expected_nets.items()
+                            if net == self.expected_nets.get((test.component, port)) and c != test.component}
+                if attached != expected and attached - expected:
+                    return True
+            return False
+        if kind == "voltages":
+            volts = (d or {}).get("port_voltages") if isinstance(d, dict) else None
+            if not volts or nominal is None:
+                return None
+            return any(v is None or abs(v - (nominal.port_v.get(p) or 0.0)) > VOLTAGE_TOLERANCE
+                       for p, v in volts.items())
+        if kind == "current":
+            if not isinstance(d, dict) or nominal is None:
+                return None
+            expected = abs(nominal.current)
+            return abs(d["current"] - expected) > CURRENT_TOLERANCE * max(expected, 1e-3)
+        if kind == "visual":
+            if not isinstance(d, dict):
+                return None
+            ends = d.get("visible_ends") or {}
+            if any(v != "attached" for v in ends.values()) or d.get("flickering"):
+                return True
+            if "lit" in d:
+                return d["lit"] != (test.component in self.nominal.lit)
+            return False if ends else None
+        return None
+
+
+register("neuro-symbolic", NeuroSymbolic)
+
