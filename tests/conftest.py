@@ -15,6 +15,7 @@ SYSTEMS = ROOT / "scenarios" / "systems"
 DATA = Path(__file__).resolve().parent / "data"
 THREE_CUBES = SYSTEMS / "three_cubes.ttl"
 SYS = rdflib.Namespace("https://w3id.org/diagkg/system/three_cubes/")
+TC_TRIPLES = len(rdflib.Graph().parse(THREE_CUBES, format="turtle"))
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,6 @@ from diagkg.rdfio import parse_file
 from diagkg.scenarios import ScenarioCatalog, shipped_store
 from diagkg.store import KnowledgeStore
 
-from .conftest import ROOT
 from .test_cli import run_cli
 
 MASTER = Path("/work/shared/reference/original_data/SCENARIOS_MASTER.csv")
@@ -254,3 +253,47 @@ def test_unknown_names_are_located_violations(tmp_path):
                for l in at("4 (ideal repair)"))
     assert any("unknown target system '3 cubes chain with a toaster'" in l for l in at("5 (target system)"))
     assert "0 conform, 4 do not" in r.stderr
+
+
+# ---------------------------------------------------------------------------
+# (d) the whole shipped catalogue, written as a spreadsheet, comes back intact
+# ---------------------------------------------------------------------------
+
+def _as_row(s) -> dict:
+    ns = f"https://w3id.org/diagkg/system/{s.key}/"
+    faults = []
+    for f in s.faults:
+        words = [f.mode, f.target.removeprefix(ns)] + ([f.other.removeprefix(ns)] if f.other else [])
+        number = f.probability if f.mode == "LooseConnectionFault" else f.value
+        faults.append(" ".join(words + ([repr(number)] if number is not None else [])))
+    steps = [" ".join([st.action, *st.targets] + ([repr(st.value)] if st.value is not None else []))
+             for st in s.repair]
+    return {"scenario number": s.number, "scenario id": s.id, "target system": s.key,
+            "category": ", ".join(s.categories), "injected fault": s.label,
+            "scenario description": s.description or "", "canonical initial observations": s.observations,
+            "ideal diagnosis example": s.diagnosis or "", "minimum round number allowance": s.budget,
+            "faults": "; ".join(faults), "faulty components": " ".join(sorted(s.faulty)),
+            "ideal repair": "; ".join(steps), "removed components": " ".join(sorted(s.removed)),
+            "permanent repairs": " ".join(sorted(s.permanent))}
+
+
+def test_shipped_catalogue_round_trips(tmp_path):
+    from diagkg.importer import import_scenarios
+
+    shipped = ScenarioCatalog(shipped_store())
+    rows = [_as_row(shipped.resolve(n)) for n in shipped.numbers()]
+    table = tmp_path / "catalogue.csv"
+    with open(table, "w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    result = import_scenarios(table, tmp_path / "out")
+    assert result.lines() == [] and result.conforms
+    imported = catalog_of(result.written, validate=False)
+    assert imported.numbers() == shipped.numbers()
+    for n in shipped.numbers():
+        a, b = imported.resolve(n), shipped.resolve(n)
+        for name in ("iri", "id", "key", "label", "budget", "categories", "observations", "diagnosis",
+                     "description", "faulty", "removed", "permanent", "repair"):
+            assert getattr(a, name) == getattr(b, name), (n, name)
+        assert sorted(a.faults, key=repr) == sorted(b.faults, key=repr), n

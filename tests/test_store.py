@@ -15,7 +15,7 @@ from diagkg import graphs
 from diagkg.errors import InputError, RdfSyntaxError, StoreError, StoreLockedError, ValidationError
 from diagkg.store import ENV_VAR, KnowledgeStore, default_store_path
 
-from .conftest import DATA, THREE_CUBES
+from .conftest import TC_TRIPLES, DATA, THREE_CUBES
 
 
 def test_named_graph_convention(store):
@@ -23,7 +23,7 @@ def test_named_graph_convention(store):
     names = dict(store.graphs())
     assert set(names) == {graphs.ONTOLOGY.value, graphs.SHAPES.value,
                           graphs.system("three_cubes").value, graphs.system("workbench").value}
-    assert names[graphs.system("three_cubes").value] == 527
+    assert names[graphs.system("three_cubes").value] == TC_TRIPLES
     assert graphs.kind_of(graphs.system("x")) == "system"
     assert graphs.named("trajectory", "a b").value.endswith("trajectory/a%20b")
     with pytest.raises(ValueError):
@@ -35,7 +35,7 @@ def test_reload_replaces_the_graph(store, tmp_path):
     text = THREE_CUBES.read_text().replace('rdfs:label "Main Load (lamp)"', 'rdfs:label "Big lamp"')
     (tmp_path / "three_cubes.ttl").write_text(text)
     store.load_files([tmp_path / "three_cubes.ttl"])
-    assert dict(store.graphs())[graphs.system("three_cubes").value] == 527
+    assert dict(store.graphs())[graphs.system("three_cubes").value] == TC_TRIPLES
     labels = [r["label"] for r in store.select("system-components", {"system": ox.NamedNode(
         "https://w3id.org/diagkg/system/three_cubes/three_cubes")}) if r["id"] == "main_bulb"]
     assert labels == ["Big lamp"]

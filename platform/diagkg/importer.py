@@ -34,7 +34,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Sequence
 
@@ -70,9 +70,10 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "faulty": ("faulty components", "faulty component"),
     "repair": ("ideal repair",),
     "removed": ("removed components", "removed component"),
+    "permanent": ("permanent repairs", "permanent repair"),
 }
 REQUIRED = ("number", "id", "system", "category", "label", "observations")
-STRUCTURED = ("faults", "faulty", "repair", "removed")
+STRUCTURED = ("faults", "faulty", "repair", "removed", "permanent")
 # the structured columns without which no scenario can conform
 ESSENTIAL = ("faults", "faulty", "repair")
 
@@ -85,6 +86,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "repair": ("id", "position", "action", "key", "target", "value"),
     "configurations": ("id", "description"),
     "removed": ("id", "key", "component"),
+    "permanent": ("id", "action"),
     "systems": ("label", "key"),
     "actions": ("id", "name"),
 }
@@ -484,6 +486,18 @@ def normalise(path: str | Path) -> Normalised:
             for target in targets:
                 tables["repair"].append({"id": sid, "position": str(position), "action": action, "key": k,
                                          "target": target, "value": value})
+
+        # action types whose effect persists in this scenario: "rotate_enclosure, ..."
+        for action in filter(None, _SPLIT_LIST.split(cell(record, "permanent"))):
+            if not _NAME.match(action):
+                cells.error(row, "permanent", f"{action!r} is not an action id")
+                continue
+            if action not in actions:
+                close = difflib.get_close_matches(action, list(actions), n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}?" if close else "see ontology/actions.ttl (dk:actionId)"
+                problems.setdefault(sid, []).append((
+                    "permanent", "dk:permanentRepair", f"unknown action {action!r}; {hint}"))
+            tables["permanent"].append({"id": sid, "action": action})
     cells.raise_if_any()
     if not rows:
         raise InputError(f"{source}: no scenario rows (the table ends at the first blank row)")
@@ -609,7 +623,7 @@ def _field_of(v: Violation) -> str:
         "dk:faultyComponent": "faulty", "dk:idealRepair": "repair", "dk:actionBudget": "allowance",
         "dk:initialObservations": "observations", "dk:idealDiagnosis": "diagnosis",
         "dk:configuration": "removed", "dcterms:description": "description", "rdfs:comment": "context",
-        "dk:actionType": "repair",
+        "dk:actionType": "repair", "dk:permanentRepair": "permanent",
     }
     by_path["dk:configuration/dk:removesComponent"] = "removed"
     return by_path.get(path, "id")
@@ -639,7 +653,9 @@ def _relocate_part_violations(doc: RdfDocument, violations: list[Violation]) -> 
 def import_scenarios(path: str | Path, out: str | Path | None = None, *, validate: bool = True,
                      validator: Validator | None = None) -> ImportResult:
     """Import a scenario table: normalise it, map it with RML, split it into one
-    Turtle document per scenario, validate them (unless ``validate=False``) and,
+    Turtle document per scenario, validate them with the shapes (unless
+    ``validate=False``: then only the names the normaliser could not resolve
+    are reported) and,
     with ``out``, write them there as ``NNN-ID.ttl`` (conforming or not, so that
     they can be completed by hand)."""
     timings: dict[str, float] = {}
@@ -678,12 +694,11 @@ def import_scenarios(path: str | Path, out: str | Path | None = None, *, validat
                                           columns=norm.columns))
     t3 = time.perf_counter()
     timings["turtle"] = t3 - t2
-    if validate:
-        results = (validator or Validator()).validate_documents(docs)
-        for s, doc, row in zip(scenarios, docs, norm.rows):
-            scenario = next(doc.graph.subjects(RDF.type, DK.Scenario))
-            problems = _problem_violations(doc, scenario, norm.problems.get(row.id, []))
-            s.violations = problems + _relocate_part_violations(doc, results[doc.name])
+    results = (validator or Validator()).validate_documents(docs) if validate else {}
+    for s, doc, row in zip(scenarios, docs, norm.rows):
+        scenario = next(doc.graph.subjects(RDF.type, DK.Scenario))
+        problems = _problem_violations(doc, scenario, norm.problems.get(row.id, []))
+        s.violations = problems + _relocate_part_violations(doc, results.get(doc.name, []))
     t4 = time.perf_counter()
     timings["validate"] = t4 - t3
     written: list[Path] = []

@@ -102,7 +102,8 @@ class KeywordClassifier:
                             used[j] = True
                         if comp not in found:
                             found.append(comp)
-            state = _state(toks) or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
+            free = [tok for tok, u in zip(toks, used) if not u]
+            state = _state(free) or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
             if state is None and found and previous and len(toks) <= 6:
                 state = previous
             for comp in found:
@@ -117,9 +118,14 @@ def _tokens(text: str) -> list[str]:
     return re.findall(r"n't|[a-z0-9_]+", text.lower().replace("’", "'"))
 
 
+ARTICLES = {"the", "a", "an", "top", "its", "each", "one", "both", "either", "this", "that"}
+
+
 def _state(toks: list[str]) -> str | None:
     if INTERMITTENT & set(toks) or ("on" in toks and "off" in toks and "and" in toks):
         return "intermittent"
+    # "on" before an article is a preposition ("the LED on the control cube"), not a state
+    toks = [t for i, t in enumerate(toks) if not (t == "on" and i + 1 < len(toks) and toks[i + 1] in ARTICLES)]
     negated = bool(NEGATIONS & set(toks))
     if OFF_WORDS & set(toks):
         return "on" if negated and not (ON_WORDS & set(toks)) else "off"
