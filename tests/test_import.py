@@ -17,7 +17,10 @@ from diagkg.store import KnowledgeStore
 
 from .test_cli import run_cli
 
-MASTER = Path("/work/shared/reference/original_data/SCENARIOS_MASTER.csv")
+# the reference data sits in shared/ beside the checkout (CI lays a copy there too)
+_REL = Path("shared/reference/original_data/SCENARIOS_MASTER.csv")
+MASTER = next((p for p in (Path(__file__).resolve().parents[2] / _REL, Path("/work") / _REL) if p.is_file()),
+              Path(__file__).resolve().parents[2] / _REL)
 DK = rdflib.Namespace("https://w3id.org/diagkg/ontology#")
 MASTER_HEADER = [
     "scenario number", "scenario id (system+first category+index)", "target system",
@@ -97,7 +100,7 @@ def catalog_of(files: list[Path], validate: bool = True) -> ScenarioCatalog:
 @pytest.fixture(scope="module")
 def master_import(tmp_path_factory):
     if not MASTER.is_file():
-        pytest.skip("the reference data (/work/shared/reference) is not available")
+        pytest.skip("the reference data (shared/reference beside the checkout) is not available")
     out = tmp_path_factory.mktemp("master")
     r = run_cli("import-scenarios", str(MASTER), "--out", str(out))
     return r, out

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import pyoxigraph as ox
 
-from . import __version__, errors, graphs, systems
+from . import __version__, errors, graphs, resources, systems
 from .store import KnowledgeStore, default_store_path, python_value
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INPUT, EXIT_STORE = 0, 1, 2, 3
@@ -360,34 +360,50 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """The main job: validate and load the shipped systems, then summarise the store."""
+    """The main job: validate and load the shipped systems and scenarios into the
+    store, reason over a system, run a diagnostic session with the
+    neuro-symbolic assistant and the oracle, and summarise what the store holds."""
+    from .runner import run_session
+    from .scenarios import ScenarioCatalog, catalog_files, shipped_store
     from .validation import Validator
 
     validator = Validator()
-    files = [Path(str(systems.shipped_system_file(k))) for k in args.systems]
+    files = [Path(str(f)) for f in (*resources.system_files(), *catalog_files())]
     t0 = time.perf_counter()
-    for f in files:
-        report = validator.validate_file(f)
-        if report.error:
-            raise report.error
-        if report.violations:
-            raise errors.ValidationError(report.violations)
-        print(f"valid: {f.name} ({len(report.document.triples)} triples)")
+    reports = validator.validate_paths(files)
+    bad = [v for r in reports for v in r.violations] + [r.error for r in reports if r.error]
+    if bad:
+        raise errors.ValidationError([v for r in reports for v in r.violations]) if not any(
+            r.error for r in reports) else next(r.error for r in reports if r.error)
+    print(f"valid: {len(reports)} files (5 systems, {len(reports) - 5} scenarios)")
     t1 = time.perf_counter()
     with _open_store(args, write=True) as store:
-        for item in store.load_files(files, validator=validator):
-            print(f"loaded: <{item.graph}> ({item.triples} triples)")
+        loaded = store.load_documents([r.document for r in reports])
+        print(f"loaded: {len(loaded)} graphs, {sum(i.triples for i in loaded)} triples into "
+              f"{store.path or 'an in-memory store'}")
         t2 = time.perf_counter()
-        for key in args.systems:
-            n = store.infer(key)
-            print(f"reasoned: <{graphs.inferred(key).value}> ({n} inferred triples)")
+        scenario = ScenarioCatalog(shipped_store()).resolve(args.scenario)
+        n = store.infer(scenario.key)
+        print(f"reasoned: <{graphs.inferred(scenario.key).value}> ({n} inferred triples)")
         t3 = time.perf_counter()
         rows = store.select("system-summary")
         _print_table(["system", "label", "modules", "components", "ports", "connections"],
                      [(r["key"], r["label"], r["modules"], r["components"], r["ports"], r["connections"]) for r in rows],
-                     title=f"systems in {store.path or 'an in-memory store'}")
-    print(f"validated in {t1 - t0:.2f} s, loaded in {t2 - t1:.2f} s, reasoned in {t3 - t2:.2f} s",
-          file=sys.stderr)
+                     title="systems in the store")
+        print(f"\nscenario {scenario.number} ({scenario.id}): {scenario.label}\nreported: {scenario.observations}\n")
+        for name in ("neuro-symbolic", "oracle"):
+            result = run_session(scenario, name, seed=args.seed, store=store,
+                                 on_round=lambda e, n=name: print(f"  [{n}] round {e['round']}: {e['intention']}"
+                                                                 f" → {e['message']} ({e['cost']:g} min)"))
+            print(f"  [{name}] end: {result.end}, cost {result.cost:g} min, {result.rounds} rounds\n"
+                  f"  [{name}] trajectory: {result.trajectory}\n")
+        t4 = time.perf_counter()
+        rows = store.select("trajectory-success")
+        _print_table(["assistant", "scenario", "runs", "success rate", "mean cost (min)"],
+                     [(r["assistant"], r["id"], r["runs"], f"{r['successRate']:.0%}", f"{r['meanCost']:.0f}")
+                      for r in rows], title="all trajectories in the store (queries/trajectory-success.rq)")
+    print(f"validated in {t1 - t0:.2f} s, loaded in {t2 - t1:.2f} s, reasoned in {t3 - t2:.2f} s, "
+          f"sessions in {t4 - t3:.2f} s", file=sys.stderr)
     return EXIT_OK
 
 
@@ -493,8 +509,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("html", "json"), default="html")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
 
-    p = add("demo", cmd_demo, "The main job: validate and load the shipped systems, then print a summary.")
-    p.add_argument("--systems", nargs="+", default=["three_cubes"], metavar="KEY")
+    p = add("demo", cmd_demo, "The main job: validate and load every shipped system and scenario, reason, "
+                              "run a diagnostic session, and summarise the store.")
+    p.add_argument("--scenario", default="3CC.S.5", metavar="N|ID", help="the scenario to run (default 3CC.S.5)")
+    p.add_argument("--seed", type=int, default=0)
 
     p = add("import-scenarios", cmd_import_scenarios,
             "Import scenarios from a spreadsheet (CSV) with the RML mapping; validate; write one Turtle file each.")

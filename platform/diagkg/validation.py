@@ -273,12 +273,12 @@ class Validator:
         shape = report.value(result, SH.sourceShape)
         return Violation(
             file=doc.name,
-            focus=_describe(data, focus),
-            path=_show_path(data, report, path) if path is not None else "(the node itself)",
-            message=_shorten(str(message), data) if message else "does not conform",
+            focus=_describe(doc.graph, focus),
+            path=_show_path(doc.graph, report, path) if path is not None else "(the node itself)",
+            message=_shorten(str(message), doc.graph) if message else "does not conform",
             line=_line_of_node(doc, data, focus),
             severity=str(severity).rsplit("#", 1)[-1] if severity else "Violation",
-            value=_show(data, value) if value is not None else None,
+            value=_show(doc.graph, value) if value is not None else None,
             shape=self._node_shape(shape),
         )
 
