@@ -44,6 +44,7 @@ class Briefing:
     budget: int
     seed: int
     store: Any = None                   # the knowledge store (for assistants that query it)
+    cache_store: Any = None             # where answers worth keeping go (the store trajectories go to)
     scenario: Any = None                # only given to assistants that may see the answer (oracle)
     session: Any = None                 # only for assistants that may see the answer
 

@@ -15,6 +15,7 @@ graph                       content
 ``simulation/{id}``         a recorded simulation's SOSA observations
 ``trajectory/{id}``         one diagnostic session's record
 ``evaluation/{id}``         one evaluation run's results
+``cache/{name}``            answers of language models, kept by prompt hash
 ``file/{name}``             any other RDF file loaded by hand
 ==========================  ===============================================
 """
@@ -29,7 +30,7 @@ import pyoxigraph as ox
 BASE = "https://w3id.org/diagkg/graph/"
 SYSTEM_BASE = "https://w3id.org/diagkg/system/"
 
-KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", "evaluation", "file")
+KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", "evaluation", "cache", "file")
 
 ONTOLOGY = ox.NamedNode(BASE + "ontology")
 SHAPES = ox.NamedNode(BASE + "shapes")

@@ -48,6 +48,7 @@ import pyoxigraph as ox
 
 from . import graphs
 from .assistants import BaseAssistant, Briefing, register
+from .errors import AssistantError
 from .service import Action, Hypothesis
 from .simulator import Simulator
 
@@ -181,20 +182,13 @@ class NeuroSymbolic(BaseAssistant):
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port
         # symptoms -> evidence
-        if self.classifier_kind == "llm":
-            from .llm import classify_symptoms   # optional: the LLM classifier (cached in the graph)
-
-            mentions = classify_symptoms(briefing, names, self.config)
-        else:
-            classifier = KeywordClassifier(names)
-            mentions = classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible)
         self.evidence: list[frozenset[str]] = []
         self.anomaly_seen = False
-        for comp, state in mentions:
-            if comp not in self.components:
-                continue
-            expected = "on" if comp in self.nominal.lit else "off"
-            self._add_evidence(comp, anomalous=(state == "intermittent" or state != expected))
+        anomalous, nominal = self.classify(briefing, names)
+        for comp in sorted(anomalous):
+            self._add_evidence(comp, anomalous=True)
+        for comp in sorted(nominal):
+            self._add_evidence(comp, anomalous=False)
         self.excluded: set[str] = set()
         self.tried: set[frozenset[str]] = set()
         self.executed: set[tuple[str, str]] = set()
@@ -202,6 +196,22 @@ class NeuroSymbolic(BaseAssistant):
         self.last: Action | Hypothesis | None = None
         self.last_test: Test | None = None
         self._replan()
+
+    def classify(self, briefing: Briefing, names: dict[str, list[str]]) -> tuple[set[str], set[str]]:
+        """Anomalous and nominal components according to the symptom report."""
+        names = {c: n for c, n in names.items() if c in self.components}
+        if self.classifier_kind == "llm":
+            from .llm import classify_symptoms   # asks an OpenAI-compatible endpoint, cached in the graph
+
+            return classify_symptoms(briefing, names, self.config)
+        if self.classifier_kind != "keywords":
+            raise AssistantError(f"unknown symptom classifier {self.classifier_kind!r} (keywords or llm)")
+        classifier = KeywordClassifier(names)
+        anomalous, nominal = set(), set()
+        for comp, state in classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible):
+            expected = "on" if comp in self.nominal.lit else "off"
+            (anomalous if state == "intermittent" or state != expected else nominal).add(comp)
+        return anomalous, nominal - anomalous
 
     def _add_evidence(self, comp: str, anomalous: bool) -> None:
         implicated = {comp} | (self.deps.get(comp, set()) & self.components)

@@ -76,10 +76,18 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     obs, info = session.reset(seed=seed)
     brief = briefing_for(session, getattr(agent, "privileged", False), seed)
     brief.visible = obs["visible"]
-    agent.setup(brief)
+    brief.cache_store = store
     rounds: list[dict[str, Any]] = []
     decisions: list[float] = []
     terminated = truncated = False
+    try:
+        agent.setup(brief)
+    except LLMTruncation as exc:   # the model's reading of the symptoms was unusable
+        session.abort("llm_truncation")
+        terminated = True
+        rounds.append({"round": 1, "kind": "none", "intention": "(no usable reply)",
+                       "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
+                       "success": False, "executed": []})
     while not (terminated or truncated):
         d0 = time.perf_counter()
         try:

@@ -72,6 +72,7 @@ class DK(DefinedNamespace):
     InvertEnclosure: URIRef  # individual: turn enclosure upside down
     Inverted: URIRef  # individual: inverted
     LED: URIRef  # class: LED
+    LLMClassification: URIRef  # class: LLM symptom classification
     LightEmission: URIRef  # individual: light emission
     LightSensor: URIRef  # class: light sensor
     LimitedObservability: URIRef  # individual: limited observability
@@ -173,6 +174,8 @@ class DK(DefinedNamespace):
     blockedWhen: URIRef  # object property: blocked when
     blown: URIRef  # datatype property: blown
     category: URIRef  # object property: category
+    classifiedAnomalous: URIRef  # object property: classified anomalous
+    classifiedNominal: URIRef  # object property: classified nominal
     closedWhen: URIRef  # datatype property: closed when
     coarseCost: URIRef  # datatype property: coarse cost
     color: URIRef  # datatype property: colour
@@ -237,6 +240,7 @@ class DK(DefinedNamespace):
     isRepair: URIRef  # datatype property: is repair
     litResistance: URIRef  # datatype property: lit resistance
     maxDistance: URIRef  # datatype property: maximum distance
+    model: URIRef  # datatype property: model
     monitors: URIRef  # object property: monitors
     nominalNote: URIRef  # datatype property: nominal note
     normallyClosed: URIRef  # datatype property: normally closed
@@ -259,7 +263,9 @@ class DK(DefinedNamespace):
     position: URIRef  # datatype property: position
     powerThreshold: URIRef  # datatype property: power threshold
     probability: URIRef  # datatype property: probability
+    promptHash: URIRef  # datatype property: prompt hash
     ratedCurrent: URIRef  # datatype property: rated current
+    rawResponse: URIRef  # datatype property: raw response
     receiver: URIRef  # object property: receiver
     recordOf: URIRef  # object property: record of
     removed: URIRef  # datatype property: removed

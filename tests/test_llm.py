@@ -1,0 +1,77 @@
+"""The LLM symptom classifier of the neuro-symbolic assistant, against a real
+OpenAI-compatible HTTP endpoint (a local server started by the test)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from diagkg.errors import AssistantError
+from diagkg.llm import CACHE_GRAPH, parse_classification
+from diagkg.runner import run_session
+from diagkg.store import KnowledgeStore
+
+from .llm_server import LLMServer
+
+
+@pytest.fixture()
+def server():
+    with LLMServer() as s:
+        yield s
+
+
+@pytest.fixture()
+def store():
+    s = KnowledgeStore.memory()
+    yield s
+    s.close()
+
+
+def config(server):
+    return {"classifier": "llm", "base_url": server.base_url, "model": "stub-model", "api_key": "test"}
+
+
+def test_llm_classification_drives_the_assistant_and_is_cached(server, store):
+    server.script.content = json.dumps({"anomalous": ["main_bulb", "no_such_part"], "nominal": ["psu_green_led", "ctrl_red_led"]})
+    result = run_session(5, "neuro-symbolic", config=config(server), store=store)
+    assert result.end == "success"
+    assert len(server.script.calls) == 1
+    call = server.script.calls[0]
+    assert call["model"] == "stub-model" and call["response_format"]["type"] == "json_object"
+    prompt = call["messages"][0]["content"]
+    assert "main_bulb" in prompt and "does not light the lamp" in prompt
+    # the answer is in the graph: a second session asks nothing
+    again = run_session(5, "neuro-symbolic", config=config(server), store=store)
+    assert len(server.script.calls) == 1 and again.end == result.end
+    assert store.raw.contains_named_graph(CACHE_GRAPH)
+    rows = store.select("""PREFIX dk: <https://w3id.org/diagkg/ontology#>
+        SELECT ?c WHERE { ?e a dk:LLMClassification ; dk:classifiedAnomalous ?c }""")
+    assert [r["c"].rsplit("/", 1)[1] for r in rows] == ["main_bulb"]
+
+
+@pytest.mark.parametrize("content,finish", [("The lamp is broken, I think.", "stop"),
+                                            ('{"anomalous": ["main_bulb"', "length"),
+                                            ('{"anomalous": "main_bulb"}', "stop")])
+def test_unusable_replies_end_with_llm_truncation(server, store, content, finish):
+    server.script.content, server.script.finish_reason = content, finish
+    result = run_session(1, "neuro-symbolic", config=config(server), store=store)
+    assert result.end == "llm_truncation"
+    assert store.select("trajectory-list")[0]["end"] == "LlmTruncation"   # still recorded, and valid
+
+
+def test_unreachable_endpoint_is_a_clear_error(store):
+    cfg = {"classifier": "llm", "base_url": "http://127.0.0.1:9/v1", "model": "m", "timeout": 2}
+    with pytest.raises(AssistantError, match="language model.*(failed|cannot)"):
+        run_session(1, "neuro-symbolic", config=cfg, store=store)
+
+
+def test_missing_settings(monkeypatch, store):
+    for var in ("DIAGKG_LLM_BASE_URL", "DIAGKG_LLM_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(AssistantError, match="needs an endpoint and a model"):
+        run_session(1, "neuro-symbolic", config={"classifier": "llm"}, store=store)
+
+
+def test_parse_classification_keeps_known_ids():
+    assert parse_classification('{"anomalous": ["a", "x"], "nominal": ["a", "b"]}', {"a", "b"}) == ({"a"}, {"b"})
