@@ -210,7 +210,12 @@ class NeuroSymbolic(BaseAssistant):
         anomalous, nominal = set(), set()
         for comp, state in classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible):
             expected = "on" if comp in self.nominal.lit else "off"
-            (anomalous if state == "intermittent" or state != expected else nominal).add(comp)
+            if state == "intermittent" or state != expected:
+                anomalous.add(comp)
+            elif state == "on":
+                # a light that is on as it should be shows that everything it depends on works;
+                # one that is off as it should be (an alarm LED) shows nothing about them
+                nominal.add(comp)
         return anomalous, nominal - anomalous
 
     def _add_evidence(self, comp: str, anomalous: bool) -> None:
@@ -357,7 +362,10 @@ class NeuroSymbolic(BaseAssistant):
             if any(v != "attached" for v in ends.values()) or d.get("flickering"):
                 return True
             if "lit" in d:
-                return d["lit"] != (test.component in self.nominal.lit)
+                expected = test.component in self.nominal.lit
+                if d["lit"] == expected and not expected:
+                    return None   # dark as it should be: says nothing about what it depends on
+                return d["lit"] != expected
             return False if ends else None
         return None
 

@@ -133,6 +133,7 @@ class ActionType:
     parameter: str | None
     requires: frozenset[str]
     tools: frozenset[str]
+    types: frozenset[str] = frozenset()     # component types it applies to (empty: any)
 
 
 _CATALOGUES: dict[int, dict[str, ActionType]] = {}
@@ -145,7 +146,9 @@ def action_catalogue(store=None) -> dict[str, ActionType]:
     if key not in _CATALOGUES:
         rows: dict[str, dict] = {}
         for r in store.select("action-catalogue"):
-            entry = rows.setdefault(r["id"], {"row": r, "requires": set(), "tools": set()})
+            entry = rows.setdefault(r["id"], {"row": r, "requires": set(), "tools": set(), "types": set()})
+            if r["forType"]:
+                entry["types"].add(r["forType"][len(DK_NS):])
             if r["requires"]:
                 entry["requires"].add(r["requires"][len(DK_NS):])
             if r["tool"]:
@@ -154,7 +157,8 @@ def action_catalogue(store=None) -> dict[str, ActionType]:
             aid: ActionType(aid, e["row"]["type"], e["row"]["label"], e["row"]["comment"], float(e["row"]["cost"]),
                             e["row"]["category"], e["row"]["targetKind"], int(e["row"]["targetCount"]),
                             e["row"]["template"], e["row"]["observes"], bool(e["row"]["repair"]),
-                            e["row"]["parameter"], frozenset(e["requires"]), frozenset(e["tools"]))
+                            e["row"]["parameter"], frozenset(e["requires"]), frozenset(e["tools"]),
+                            frozenset(e["types"]))
             for aid, e in rows.items()
         }
     return _CATALOGUES[key]
@@ -413,6 +417,11 @@ class Session:
                                                              and spec.id == "short_ports"):
                 out.message = f"{spec.label} applies to a {spec.target_kind}, and {target} is a {kind}."
                 return
+        first = action.targets[0].split(".", 1)[0]
+        if spec.types and first in self.sk.components and self.sk.components[first].type not in spec.types:
+            out.message = (f"{spec.label} applies to {', '.join(sorted(spec.types))}; "
+                           f"{first} is a {self.sk.components[first].type}.")
+            return
         missing_tools = spec.tools - self.tools
         if missing_tools:
             out.message = f"{spec.label} needs a {', '.join(sorted(missing_tools))}, which is not at hand."

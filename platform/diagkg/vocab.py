@@ -210,6 +210,7 @@ class DK(DefinedNamespace):
     faultTarget: URIRef  # object property: fault target
     faultValue: URIRef  # datatype property: fault value
     faultyComponent: URIRef  # object property: faulty component
+    forComponentType: URIRef  # object property: for component type
     forcedClosed: URIRef  # datatype property: forced closed
     forwardCurrent: URIRef  # datatype property: forward current
     forwardVoltage: URIRef  # datatype property: forward voltage
