@@ -511,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("demo", cmd_demo, "The main job: validate and load every shipped system and scenario, reason, "
                               "run a diagnostic session, and summarise the store.")
-    p.add_argument("--scenario", default="3CC.S.5", metavar="N|ID", help="the scenario to run (default 3CC.S.5)")
+    p.add_argument("--scenario", default="3CC.S.3", metavar="N|ID", help="the scenario to run (default 3CC.S.3)")
     p.add_argument("--seed", type=int, default=0)
 
     p = add("import-scenarios", cmd_import_scenarios,
