@@ -55,6 +55,7 @@ from .simulator import Simulator
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
+SUSPECT_WEIGHT = 3.0         # prior weight of the problems of a component seen misbehaving
 
 NEGATIONS = {"not", "no", "never", "neither", "nor", "n't", "doesn't", "don't", "isn't", "won't", "cannot",
              "can't", "without", "nothing"}
@@ -185,6 +186,7 @@ class NeuroSymbolic(BaseAssistant):
         self.evidence: list[frozenset[str]] = []
         self.anomaly_seen = False
         anomalous, nominal = self.classify(briefing, names)
+        self.suspicious = set(anomalous)        # seen misbehaving: their own faults are the first suspects
         for comp in sorted(anomalous):
             self._add_evidence(comp, anomalous=True)
         for comp in sorted(nominal):
@@ -266,18 +268,22 @@ class NeuroSymbolic(BaseAssistant):
         return None
 
     def _best_test(self) -> Test | None:
-        total = len(self.plan)
+        """The test with the best information gain per minute over the remaining
+        problems, each problem weighted by how suspect its component is (a
+        component seen misbehaving weighs :data:`SUSPECT_WEIGHT` times more)."""
+        weight = {c: (SUSPECT_WEIGHT if c in self.suspicious else 1.0) for c, _ in self.plan}
+        total = sum(weight[c] for c, _ in self.plan)
         if total == 0:
             return None
         best, best_gain = None, -1.0
         for (action, comp), test in self.tests.items():
             if comp not in self.candidates or (action, comp) in self.executed:
                 continue
-            covered = sum(1 for m in test.modes if (comp, m) in self.plan)
+            covered = sum(weight[comp] for m in test.modes if (comp, m) in self.plan)
             if covered == 0:
                 continue
             a, b = covered, total - covered
-            split = 0.0 if b == 0 else (a / total) * math.log2(total / a) + (b / total) * math.log2(total / b)
+            split = 0.0 if b <= 1e-9 else (a / total) * math.log2(total / a) + (b / total) * math.log2(total / b)
             # a test that covers everything still tells something when only one problem is left
             gain = (split if split > 0 else 1e-3) / max(test.cost, 1.0)
             if gain > best_gain + 1e-12 or (abs(gain - best_gain) <= 1e-12 and best and test.cost < best.cost):
@@ -317,6 +323,7 @@ class NeuroSymbolic(BaseAssistant):
         else:
             if verdict:
                 self.anomaly_seen = True
+                self.suspicious.add(test.component)
             self._add_evidence(test.component, anomalous=verdict)
             if not verdict:
                 self.cleared |= {(test.component, m) for m in test.modes}

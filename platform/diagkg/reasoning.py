@@ -31,6 +31,10 @@ class ReasonerError(DiagkgError):
     """The reasoner could not run or found the data inconsistent."""
 
 
+class ReasonerUnavailable(ReasonerError):
+    """HermiT could not be run (no Java, or the Java process failed)."""
+
+
 def java_available() -> bool:
     return shutil.which("java") is not None
 
@@ -45,8 +49,16 @@ def reason(data: rdflib.Graph, engine: str = "auto", ontology: rdflib.Graph | No
         raise ValueError(f"unknown reasoner {engine!r}; choose from {', '.join(ENGINES)}")
     ontology = ontology if ontology is not None else default_ontology()
     if engine == "auto":
-        engine = "hermit" if java_available() else "owlrl"
-    closure = _hermit(data, ontology) if engine == "hermit" else _owlrl(data, ontology)
+        closure = None
+        if java_available():
+            try:
+                closure = _hermit(data, ontology)
+            except ReasonerUnavailable as exc:   # a Java failure: OWL-RL gives the same entailments here
+                log.warning("HermiT failed (%s); using the OWL-RL rules instead", exc)
+        if closure is None:
+            closure = _owlrl(data, ontology)
+    else:
+        closure = _hermit(data, ontology) if engine == "hermit" else _owlrl(data, ontology)
     return _new_facts(data, ontology, closure)
 
 
@@ -67,7 +79,7 @@ def _owlrl(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
 
 def _hermit(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
     if not java_available():
-        raise ReasonerError("HermiT needs a Java runtime ('java' is not on PATH); use engine='owlrl'")
+        raise ReasonerUnavailable("HermiT needs a Java runtime ('java' is not on PATH); use engine='owlrl'")
     import owlready2
 
     merged = _merged(data, ontology)
@@ -83,8 +95,10 @@ def _hermit(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
                 owlready2.sync_reasoner_hermit(world, infer_property_values=True, debug=0)
         except owlready2.OwlReadyInconsistentOntologyError as exc:
             raise ReasonerError(f"HermiT found the data inconsistent with the ontology: {exc}") from None
+        except owlready2.OwlReadyJavaError as exc:
+            raise ReasonerUnavailable(f"HermiT (Java) failed: {str(exc).strip()[:300]}") from None
         except FileNotFoundError as exc:  # java vanished between the check and the call
-            raise ReasonerError(f"cannot start HermiT: {exc}") from None
+            raise ReasonerUnavailable(f"cannot start HermiT: {exc}") from None
         finally:
             os.chdir(cwd)
         closure = rdflib.Graph()
