@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 import uuid
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -136,13 +137,14 @@ class ActionType:
     types: frozenset[str] = frozenset()     # component types it applies to (empty: any)
 
 
-_CATALOGUES: dict[int, dict[str, ActionType]] = {}
+# per store (weakly: a store that goes away takes its entries with it)
+_CATALOGUES: "weakref.WeakKeyDictionary[Any, dict[str, ActionType]]" = weakref.WeakKeyDictionary()
 
 
 def action_catalogue(store=None) -> dict[str, ActionType]:
     """The action catalogue (ontology/actions.ttl), by action id."""
     store = shipped_store() if store is None else store
-    key = id(store)
+    key = store
     if key not in _CATALOGUES:
         rows: dict[str, dict] = {}
         for r in store.select("action-catalogue"):
@@ -189,14 +191,14 @@ class Outcome:
                 "data": self.data}
 
 
-_SIMULATORS: dict[tuple[int, str], Simulator] = {}
+_SIMULATORS: "weakref.WeakKeyDictionary[Any, dict[str, Simulator]]" = weakref.WeakKeyDictionary()
 
 
 def _simulator(store, key: str) -> Simulator:
-    k = (id(store), key)
-    if k not in _SIMULATORS:
-        _SIMULATORS[k] = Simulator.from_store(store, key)
-    return _SIMULATORS[k]
+    per_store = _SIMULATORS.setdefault(store, {})
+    if key not in per_store:
+        per_store[key] = Simulator.from_store(store, key)
+    return per_store[key]
 
 
 def make(scenario: str | int | Scenario, store=None, **kw) -> "Session":
