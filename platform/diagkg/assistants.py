@@ -217,11 +217,12 @@ class Human(BaseAssistant):
                         continue
                     spec = b.catalogue[labels[picked]]
                     targets = []
+                    shown = {f"{p} — {b.labels.get(p, p)}": p for p in parts}
                     for n in range(spec.target_count):
-                        t = self._choose(f"Target {n + 1} of {spec.id}:", parts)
+                        t = self._choose(f"Target {n + 1} of {spec.id}:", list(shown))
                         if t is None:
                             break
-                        targets.append(t)
+                        targets.append(shown[t])
                     if len(targets) < spec.target_count:
                         continue
                     value = None

@@ -48,7 +48,8 @@ def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Brie
     description = rows[0]["description"] if rows else ""
     parts: dict[str, str] = {cid: c.type for cid, c in sk.components.items() if cid not in session.scenario.removed}
     parts.update({pid: kind for pid, kind in session._parts().items() if kind in ("enclosure", "opening")})
-    labels = {r["id"]: r["id"] for r in session.store.select("system-parts", {"system": ox.NamedNode(sk.iri)})}
+    labels = {r["id"]: r["label"] or r["id"]
+              for r in session.store.select("system-parts", {"system": ox.NamedNode(sk.iri)})}
     return registry.Briefing(
         system=session.scenario.key, description=description, symptoms=session.scenario.observations,
         visible="", parts=parts, labels=labels, catalogue=session.catalogue, budget=session.budget, seed=seed,
