@@ -50,12 +50,7 @@ def original_approach(sim: Simulator, state: CircuitState) -> float:
     circuit = Circuit("bench")
     for ep in plan.elements:
         el = ep.element
-        if ep.static_value is not None:
-            value = ep.static_value
-        else:
-            ep.env["closed"] = live.get(f"closed:{ep.component}", True)
-            ep.env["illuminated"] = False
-            value = float(ep.expression(ep.env))
+        value = ep.value(live)
         nodes = [circuit.gnd if n == "0" else n for n in (el.node_a, el.node_b)]
         if el.kind == "R":
             circuit.R(el.name[1:], *nodes, value)

@@ -9,7 +9,6 @@ unchanged (for queries) or changed only as intended (for updates).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pyoxigraph as ox
 import pytest

@@ -10,7 +10,7 @@ import pyoxigraph as ox
 import pytest
 
 from diagkg import transcript, trajectory
-from diagkg.assistants import BaseAssistant, FixedRandom, create, names
+from diagkg.assistants import BaseAssistant, create, names
 from diagkg.errors import LLMTruncation, UnknownTermError, ValidationError
 from diagkg.neurosymbolic import KeywordClassifier, dense_candidates
 from diagkg.runner import run_session

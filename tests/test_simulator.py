@@ -10,11 +10,10 @@ from __future__ import annotations
 import random
 import textwrap
 
-import pyoxigraph as ox
 import pytest
 
 from diagkg import graphs
-from diagkg.circuit import NOMINAL, CircuitState, state_from_turtle
+from diagkg.circuit import CircuitState, state_from_turtle
 from diagkg.errors import InputError, UnknownTermError
 from diagkg.expressions import ExpressionError, compile_expression
 from diagkg.simulator import MAX_ITERATIONS, Simulator, result_quads

@@ -5,8 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
-from pathlib import Path
 
 import pyoxigraph as ox
 import pytest

@@ -23,8 +23,8 @@ from __future__ import annotations
 import difflib
 import random
 import sys
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol, TextIO
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, TextIO
 
 from .errors import UnknownTermError
 from .service import Action, ActionType, Hypothesis

@@ -11,7 +11,7 @@ is read with ``state-read.rq`` into an immutable, hashable
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
 import pyoxigraph as ox
@@ -353,4 +353,4 @@ def _check_state_terms(triples: Iterable[ox.Triple], name: str) -> None:
             raise InputError(f"{name}: {p[len(DK_NS):]} is not part of the circuit-state vocabulary")
 
 
-__all__ = ["CircuitState", "NOMINAL", "Skeleton", "load_skeleton", "read_state", "state_from_turtle", "replace"]
+__all__ = ["CircuitState", "NOMINAL", "Skeleton", "load_skeleton", "read_state", "state_from_turtle"]

@@ -222,17 +222,15 @@ def cmd_reason(args: argparse.Namespace) -> int:
 
 
 def _simulator_for(store, key: str):
-    """A simulator for ``key``: from the store, or from the shipped files if the
+    """A simulator for ``key``: from the store, or from the shipped systems if the
     store does not hold that system."""
-    from .simulator import Simulator
-    from .store import KnowledgeStore
+    from .scenarios import shipped_store
+    from .service import simulator_for
 
     if not store.raw.contains_named_graph(graphs.system(key)):
-        path = Path(str(systems.shipped_system_file(key)))
-        scratch = KnowledgeStore.memory()
-        scratch.load_files([path])
-        store = scratch
-    return Simulator.from_store(store, key)
+        systems.shipped_system_file(key)   # an unknown key: UnknownTermError listing the known ones
+        store = shipped_store()
+    return simulator_for(store, key)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -279,24 +277,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _simulate_scenario(args: argparse.Namespace) -> int:
-    """The state right after a scenario's faults are injected."""
-    import random
+    """The state right after a scenario's faults are injected (the saboteur of a session)."""
+    from .service import make
 
-    from .circuit import read_state
-    from .scenarios import ScenarioCatalog, configure, inject, shipped_store
-    from .simulator import Simulator
-
-    store = shipped_store()
-    scenario = ScenarioCatalog(store).resolve(args.scenario)
-    state_graph = graphs.named("state", f"cli-{scenario.id}")
-    sim = Simulator.from_store(store, scenario.key)
-    configure(store, scenario, state_graph)
-    nominal = sim.simulate(read_state(store, state_graph, sim.skeleton), random.Random(args.seed))
-    inject(store, scenario, state_graph)
-    state = read_state(store, state_graph, sim.skeleton)
-    result = sim.simulate(state, random.Random(args.seed))
-    nominal_bulbs = {c for c in nominal.lit if sim.skeleton.components[c].type == "Bulb"}
-    is_nominal = result.converged and not state.loose and nominal_bulbs <= set(result.lit)
+    session = make(args.scenario)
+    session.reset(seed=args.seed)
+    scenario, nominal, result = session.scenario, session.nominal_result, session.initial_result
+    is_nominal = session.is_nominal()
     if args.format == "json":
         data = result.to_json()
         data.update(scenario=scenario.number, scenario_id=scenario.id, nominal=is_nominal,

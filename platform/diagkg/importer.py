@@ -330,6 +330,27 @@ def _part(token: str) -> str:
     return token.strip().removeprefix("sys:")
 
 
+def _entries(text: str):
+    """The entries of a multi-valued cell ("head target [target] [number]; ..."): for each,
+    (position, entry, head, target ids, numbers, what is wrong with its targets or number)."""
+    for position, entry in enumerate((e.strip() for e in _SPLIT_ENTRIES.split(text) if e.strip()), start=1):
+        head, *rest = _SPLIT_TOKENS.split(entry)
+        numbers = [t for t in rest if _number(t) is not None]
+        targets = [_part(t) for t in rest if _number(t) is None]
+        tail = None
+        if len(numbers) > 1 or (numbers and rest[-1] != numbers[0]):
+            tail = "at most one number, at the end"
+        elif any(not _NAME.match(t) for t in targets):
+            tail = f"{next(t for t in targets if not _NAME.match(t))!r} is not a part id"
+        yield position, entry, head, targets, numbers, tail
+
+
+def _unknown_action(action: str, actions) -> str:
+    close = difflib.get_close_matches(action, list(actions), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else "see ontology/actions.ttl (dk:actionId)"
+    return f"unknown action {action!r}; {hint}"
+
+
 def normalise(path: str | Path) -> Normalised:
     """Read a scenario table and split it into the normalised tables.
 
@@ -414,12 +435,8 @@ def normalise(path: str | Path) -> Normalised:
         k = key or ""
 
         # faults: "Mode target [other] [number]; ..."
-        for n, entry in enumerate((e.strip() for e in _SPLIT_ENTRIES.split(cell(record, "faults")) if e.strip()),
-                                  start=1):
-            mode, *rest = _SPLIT_TOKENS.split(entry)
+        for n, entry, mode, targets, numbers, tail in _entries(cell(record, "faults")):
             mode = mode.removeprefix("dk:")
-            numbers = [t for t in rest if _number(t) is not None]
-            targets = [_part(t) for t in rest if _number(t) is None]
             where = f"fault {n} ({entry!r})"
             if not _NAME.match(mode) or _number(mode) is not None:
                 cells.error(row, "faults", f"{where}: {mode!r} is not a fault mode name")
@@ -428,12 +445,8 @@ def normalise(path: str | Path) -> Normalised:
                 cells.error(row, "faults", f"{where}: expected a fault mode, one or two target ids and "
                                            "an optional number (e.g. 'CrossedCables a.p b.p')")
                 continue
-            if len(numbers) > 1 or (numbers and rest[-1] != numbers[0]):
-                cells.error(row, "faults", f"{where}: at most one number, at the end")
-                continue
-            bad = [t for t in targets if not _NAME.match(t)]
-            if bad:
-                cells.error(row, "faults", f"{where}: {bad[0]!r} is not a part id")
+            if tail:
+                cells.error(row, "faults", f"{where}: {tail}")
                 continue
             value = probability = ""
             if numbers:
@@ -460,28 +473,18 @@ def normalise(path: str | Path) -> Normalised:
             tables["configurations"].append({"id": sid, "description": alterations})
 
         # ideal repair: "action_id target [target] [number]; ..."
-        for position, entry in enumerate(
-                (e.strip() for e in _SPLIT_ENTRIES.split(cell(record, "repair")) if e.strip()), start=1):
-            action, *rest = _SPLIT_TOKENS.split(entry)
-            numbers = [t for t in rest if _number(t) is not None]
-            targets = [_part(t) for t in rest if _number(t) is None]
+        for position, entry, action, targets, numbers, tail in _entries(cell(record, "repair")):
             where = f"step {position} ({entry!r})"
             if not _NAME.match(action) or not targets:
                 cells.error(row, "repair", f"{where}: expected an action id and its target ids "
                                            "(e.g. 'replace_component battery')")
                 continue
-            if len(numbers) > 1 or (numbers and rest[-1] != numbers[0]):
-                cells.error(row, "repair", f"{where}: at most one number, at the end")
-                continue
-            bad = [t for t in targets if not _NAME.match(t)]
-            if bad:
-                cells.error(row, "repair", f"{where}: {bad[0]!r} is not a part id")
+            if tail:
+                cells.error(row, "repair", f"{where}: {tail}")
                 continue
             if action not in actions:
-                close = difflib.get_close_matches(action, list(actions), n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}?" if close else "see ontology/actions.ttl (dk:actionId)"
                 problems.setdefault(sid, []).append((
-                    "repair", "dk:actionType", f"step {position}: unknown action {action!r}; {hint}"))
+                    "repair", "dk:actionType", f"step {position}: {_unknown_action(action, actions)}"))
             value = _decimal(numbers[0]) if numbers else ""
             for target in targets:
                 tables["repair"].append({"id": sid, "position": str(position), "action": action, "key": k,
@@ -493,10 +496,8 @@ def normalise(path: str | Path) -> Normalised:
                 cells.error(row, "permanent", f"{action!r} is not an action id")
                 continue
             if action not in actions:
-                close = difflib.get_close_matches(action, list(actions), n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}?" if close else "see ontology/actions.ttl (dk:actionId)"
                 problems.setdefault(sid, []).append((
-                    "permanent", "dk:permanentRepair", f"unknown action {action!r}; {hint}"))
+                    "permanent", "dk:permanentRepair", _unknown_action(action, actions)))
             tables["permanent"].append({"id": sid, "action": action})
     cells.raise_if_any()
     if not rows:

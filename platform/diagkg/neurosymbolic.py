@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +50,7 @@ import pyoxigraph as ox
 from . import graphs
 from .assistants import BaseAssistant, Briefing, register
 from .errors import AssistantError
-from .service import Action, Hypothesis
-from .simulator import Simulator
+from .service import Action, Hypothesis, simulator_for
 
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
@@ -146,6 +146,46 @@ def dense_candidates(components: set[str], evidence: list[frozenset[str]]) -> se
     return {c for c, p in support.items() if p in maximal}
 
 
+@dataclass(frozen=True)
+class Knowledge:
+    """What the graph says about one system, read once per store (the ns-* queries).
+
+    Shared between sessions: read it, never change it.
+    """
+
+    deps: dict[str, set[str]]
+    names: dict[str, list[str]]
+    problems: dict[str, set[str]]
+    tests: dict[tuple[str, str], Test]
+
+    @classmethod
+    def of(cls, store, key: str, reasoner: str = "auto") -> "Knowledge":
+        per_store = _KNOWLEDGE.setdefault(store, {})
+        if key not in per_store:
+            if not store.raw.contains_named_graph(graphs.inferred(key)):
+                store.infer(key, engine=reasoner)
+            system = ox.NamedNode(store.select("sim-system", {"key": ox.Literal(key)})[0]["system"])
+            deps: dict[str, set[str]] = {}
+            for r in store.select("ns-dependencies", {"system": system}):
+                deps.setdefault(r["component"], set()).add(r["dependency"])
+            names: dict[str, list[str]] = {}
+            for r in store.select("ns-labels", {"system": system}):
+                names.setdefault(r["component"], []).append(r["name"])
+            problems: dict[str, set[str]] = {}
+            for r in store.select("ns-problems", {"system": system}):
+                problems.setdefault(r["component"], set()).add(r["mode"])
+            found: dict[tuple[str, str], dict] = {}
+            for r in store.select("ns-tests", {"system": system}):
+                t = found.setdefault((r["action"], r["component"]), {"cost": float(r["cost"]), "modes": set()})
+                t["modes"].add(r["mode"])
+            tests = {k: Test(k[0], k[1], v["cost"], frozenset(v["modes"])) for k, v in found.items()}
+            per_store[key] = cls(deps, names, problems, tests)
+        return per_store[key]
+
+
+_KNOWLEDGE: "weakref.WeakKeyDictionary[Any, dict[str, Knowledge]]" = weakref.WeakKeyDictionary()
+
+
 class NeuroSymbolic(BaseAssistant):
     """Evidence, dense candidates and information gain over the knowledge graph."""
 
@@ -159,27 +199,11 @@ class NeuroSymbolic(BaseAssistant):
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
-        store = briefing.store
-        key = briefing.system
-        if not store.raw.contains_named_graph(graphs.inferred(key)):
-            store.infer(key, engine=self.reasoner)
-        system = ox.NamedNode(store.select("sim-system", {"key": ox.Literal(key)})[0]["system"])
-        self.deps: dict[str, set[str]] = {}
-        for r in store.select("ns-dependencies", {"system": system}):
-            self.deps.setdefault(r["component"], set()).add(r["dependency"])
-        names: dict[str, list[str]] = {}
-        for r in store.select("ns-labels", {"system": system}):
-            names.setdefault(r["component"], []).append(r["name"])
-        self.problems: dict[str, set[str]] = {}
-        for r in store.select("ns-problems", {"system": system}):
-            self.problems.setdefault(r["component"], set()).add(r["mode"])
-        tests: dict[tuple[str, str], dict] = {}
-        for r in store.select("ns-tests", {"system": system}):
-            t = tests.setdefault((r["action"], r["component"]), {"cost": float(r["cost"]), "modes": set()})
-            t["modes"].add(r["mode"])
-        self.tests = {k: Test(k[0], k[1], v["cost"], frozenset(v["modes"])) for k, v in tests.items()}
+        knowledge = Knowledge.of(briefing.store, briefing.system, self.reasoner)
+        self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
+        names = knowledge.names
         self.components = set(names) & set(briefing.parts)
-        self.simulator = Simulator.from_store(store, key)
+        self.simulator = simulator_for(briefing.store, briefing.system)
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port
         # symptoms -> evidence

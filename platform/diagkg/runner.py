@@ -126,7 +126,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
         scenario_number=scenario.number, system_key=scenario.key, assistant=agent.name,
         config=dict(getattr(agent, "config", {}) or {}), seed=seed, budget=session.budget, end=end,
-        total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, decision_times=decisions)
+        total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall)
     iri = rec.iri
     if record:
         target = source if store is None else store

@@ -29,7 +29,7 @@ import pyoxigraph as ox
 
 from . import graphs
 from .circuit import CircuitState, PortRef, read_state
-from .errors import DiagkgError, UnknownTermError
+from .errors import DiagkgError
 from .scenarios import Scenario, ScenarioCatalog, configure, inject, restore, shipped_store, state_quads
 from .simulator import SimulationResult, Simulator
 from .vocab import DK, DK_NS
@@ -194,7 +194,8 @@ class Outcome:
 _SIMULATORS: "weakref.WeakKeyDictionary[Any, dict[str, Simulator]]" = weakref.WeakKeyDictionary()
 
 
-def _simulator(store, key: str) -> Simulator:
+def simulator_for(store, key: str) -> Simulator:
+    """The simulator of system ``key`` in ``store``, built once per store."""
     per_store = _SIMULATORS.setdefault(store, {})
     if key not in per_store:
         per_store[key] = Simulator.from_store(store, key)
@@ -220,11 +221,12 @@ class Session:
         self.state_graph = graphs.named("state", self.id)
         self.system_graph = scenario.system_graph
         self.ns = graphs.system_namespace(scenario.key)
-        self.sim = _simulator(self.store, scenario.key)
+        self.sim = simulator_for(self.store, scenario.key)
         self.sk = self.sim.skeleton
         self.catalogue = action_catalogue(self.store)
         self.tools = frozenset(t.lower() for t in tools)
         self.budget = budget if budget is not None else scenario.budget
+        self._access_rows: dict[str, list[dict[str, Any]]] = {}
         self._reset_fields()
 
     def _reset_fields(self) -> None:
@@ -257,7 +259,7 @@ class Session:
         self.main_bulbs = frozenset(c for c in bulbs if not self.sk.components[c].params.get("isIndicator"))
         inject(self.store, self.scenario, self.state_graph)
         self._snapshot = state_quads(self.store, self.state_graph)
-        result = self.simulate()
+        result = self.initial_result = self.simulate()
         obs = {
             "scenario": self.scenario.number, "scenario_id": self.scenario.id,
             "system": self.scenario.key, "budget": self.budget,
@@ -458,9 +460,16 @@ class Session:
         if spec.repair or spec.id in self.scenario.permanent:
             self.repaired.update(t.split(".", 1)[0] for t in action.targets)
 
+    def _access(self, iri: str) -> list[dict[str, Any]]:
+        """The enclosure holding a part or port and its openings (part-access.rq, read once per part)."""
+        rows = self._access_rows.get(iri)
+        if rows is None:
+            rows = self._access_rows[iri] = self.store.select("part-access", {"part": ox.NamedNode(iri)})
+        return rows
+
     def _gain_access(self, part: str, needed: str, out: Outcome) -> None:
         """Open a panel or peephole of the part's enclosure, else turn the enclosure over."""
-        rows = self.store.select("part-access", {"part": ox.NamedNode(self._iri(part))})
+        rows = self._access(self._iri(part))
         if not rows:
             return
         enclosure = rows[0]["enclosureId"]
@@ -594,8 +603,7 @@ class Session:
         return [pick(ends[:half], key=key), pick(ends[half:], key=key)]
 
     def _inside(self, port_iri: str) -> bool:
-        rows = self.store.select("part-access", {"part": ox.NamedNode(port_iri)})
-        return any(r["part"] == port_iri for r in rows)
+        return any(r["part"] == port_iri for r in self._access(port_iri))
 
     def _distances(self) -> dict[int, int]:
         """Breadth-first distance of every electrical node from the supply's nodes."""
@@ -669,8 +677,7 @@ class Session:
     def _visible_ends(self, cid: str, state: CircuitState) -> list[str]:
         out = []
         for port, iri in sorted(self.sk.components[cid].ports.items()):
-            rows = self.store.select("part-access", {"part": ox.NamedNode(iri)})
-            inside = [r for r in rows if r["part"] == iri]
+            inside = [r for r in self._access(iri) if r["part"] == iri]
             if not inside:
                 out.append(port)
                 continue
@@ -688,9 +695,6 @@ class Session:
             out.data[target] = data
             notes.append(data["text"])
         out.message = " ".join(notes)
-
-    def _do_none(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        out.message = f"Done: {self.catalogue[action.action].label} {action.targets[0]}."
 
     def _do_connections(self, action: Action, result: SimulationResult, out: Outcome) -> None:
         state = self.state()
@@ -731,15 +735,11 @@ class Session:
         out.message = f"Continuity of {target}: {reading}, {verdict}."
 
     def _do_diode(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        target = action.targets[0]
-        comp = self.sk.components[target]
-        if comp.type not in ("Diode", "LED"):
-            out.message = f"{target} is not a diode or an LED."
-            out.data[target] = {"verdict": "not a diode"}
-            return
-        params = dict(self.sk.params_of(comp))
-        params.update(self.state().override_map.get(target, {}))
-        ohms = params.get("resistance") if "resistance" in self.state().override_map.get(target, {}) else None
+        target = action.targets[0]   # a diode or an LED (dk:forComponentType)
+        own = self.state().override_map.get(target, {})
+        params = dict(self.sk.params_of(self.sk.components[target]))
+        params.update(own)
+        ohms = own.get("resistance")
         if ohms is not None and ohms > 1e6:
             verdict, text = "open", "no forward conduction: open"
         elif ohms is not None and ohms < 5:
@@ -805,7 +805,7 @@ class Session:
         broken = self.still_broken(state)
         actually = sorted(set(candidates) & broken)
         cost = sum(self._repair_cost(c, state) for c in candidates)
-        trial = self._repaired_state(state, candidates)
+        trial = self._repaired_state(candidates)
         works = self._main_function_works(trial)
         verdict = "correct" if works else ("partial" if actually else "wrong")
         out.verdict = verdict
@@ -851,19 +851,18 @@ class Session:
             return CABLE_PORT_COST * max(1, len(ends))
         return COMPONENT_REPAIR_COST
 
-    def _repaired_state(self, state: CircuitState, parts: Iterable[str]) -> CircuitState:
-        parts = set(parts)
-        rotate = [(p, "Rotated") for p in parts if self._parts().get(p) == "enclosure"]
-        return state.evolve(
-            overrides=[o for o in state.overrides if o[0] not in parts],
-            forced=[f for f in state.forced if f[0] not in parts],
-            blown=[b for b in state.blown if b not in parts],
-            detached=[d for d in state.detached if d[0] not in parts],
-            rewired=[r for r in state.rewired if r[0][0] not in parts],
-            loose=[lc for lc in state.loose if lc[0][0] not in parts],
-            shorts=[s for s in state.shorts if s[0][0] not in parts and s[1][0] not in parts],
-            physical=set(state.physical) | set(rotate),
-        )
+    def _repaired_state(self, parts: Iterable[str]) -> CircuitState:
+        """The current state with these parts repaired, tried on a copy of the state graph
+        with the same repair templates as a real repair (nothing of it is kept)."""
+        trial = graphs.named("state", f"{self.id}-trial")
+        quads = state_quads(self.store, self.state_graph)
+        restore(self.store, trial, [ox.Quad(q.subject, q.predicate, q.object, trial) for q in quads])
+        try:
+            for part in parts:
+                self._make_repair(part, trial)
+            return read_state(self.store, trial, self.sk)
+        finally:
+            self.store.raw.remove_graph(trial)
 
     def _main_function_works(self, state: CircuitState) -> bool:
         """The test_repair check: main lamps lit, settled, no loose end, and no bypass."""
@@ -889,13 +888,15 @@ class Session:
             break
         return True
 
-    def _make_repair(self, part: str) -> None:
-        kind = self._parts().get(part)
-        if kind == "enclosure":
-            self.store.update("effect-physical-state", state=self.state_graph, target=self._iri(part),
+    def _make_repair(self, part: str, graph: ox.NamedNode | None = None) -> None:
+        """Repair a part for good in ``graph`` (the session's state by default): a
+        shielding enclosure is moved, a component is made as new."""
+        graph = graph or self.state_graph
+        if self._parts().get(part) == "enclosure":
+            self.store.update("effect-physical-state", state=graph, target=self._iri(part),
                               add=[str(DK.Rotated)], remove=[])
         else:
-            self.store.update("effect-repair-component", state=self.state_graph, system=self.system_graph,
+            self.store.update("effect-repair-component", state=graph, system=self.system_graph,
                               target=self._iri(part))
 
 
@@ -1023,15 +1024,11 @@ def describe_visible(result: SimulationResult, session: Session) -> str:
     sk = session.sk
     seen = []
     for cid in sorted(sk.components):
-        comp = sk.components[cid]
         c = result.components.get(cid)
-        if c is None or c.lit is None:
+        if c is None or c.lit is None or not session.affords(cid, "Observable"):
             continue
-        if not session.affords(cid, "Observable"):
-            continue
-        label = sk.components[cid].iri.rsplit("/", 1)[-1]
         state = "flickering" if not result.converged else ("on" if c.lit else "off")
-        seen.append(f"{label} is {state}")
+        seen.append(f"{cid} is {state}")
     return "; ".join(seen) + "." if seen else "No lights can be seen from outside."
 
 

@@ -95,6 +95,14 @@ class _ElementPlan:
     expression: Any = None                # compiled expression when dynamic
     env: dict[str, Any] | None = None
 
+    def value(self, live: dict[str, bool]) -> float:
+        """The element's value given the live contacts and sensors."""
+        if self.static_value is not None:
+            return self.static_value
+        self.env["closed"] = live.get(f"closed:{self.component}", True)
+        self.env["illuminated"] = live.get(f"illuminated:{self.component}", False)
+        return float(self.expression(self.env))
+
 
 @dataclass
 class _Plan:
@@ -335,9 +343,7 @@ class Simulator:
         iterations = 0
         for iterations in range(1, MAX_ITERATIONS + 1):
             for ep in plan.dynamic:
-                ep.env["closed"] = live.get(f"closed:{ep.component}", True)
-                ep.env["illuminated"] = live.get(f"illuminated:{ep.component}", False)
-                values[ep.element.name] = float(ep.expression(ep.env))
+                values[ep.element.name] = ep.value(live)
             try:
                 voltages, branches = self.engine.operating_point(
                     plan.topology, [ep.element for ep in plan.elements], values, plan.nodes, plan.branches)
@@ -458,14 +464,8 @@ class Simulator:
         live = self._contact_state(state, plan)
         lines = [f"* {self.skeleton.label} ({self.skeleton.key})"]
         for ep in plan.elements:
-            if ep.static_value is not None:
-                value = ep.static_value
-            else:
-                ep.env["closed"] = live.get(f"closed:{ep.component}", True)
-                ep.env["illuminated"] = live.get(f"illuminated:{ep.component}", False)
-                value = float(ep.expression(ep.env))
             comment = f" ; {ep.component}" if ep.component else " ; short"
-            lines.append(ep.element.card(value) + comment)
+            lines.append(ep.element.card(ep.value(live)) + comment)
             if ep.element.model:
                 lines.append(f".model m_{ep.element.name} D(IS={ep.element.model[0]!r} N={ep.element.model[1]!r})")
         return "\n".join(lines)

@@ -66,7 +66,6 @@ class SessionRecord:
     rounds: list[dict[str, Any]]
     started: datetime
     wall_time: float
-    decision_times: list[float]
 
     @property
     def iri(self) -> str:
