@@ -43,8 +43,8 @@ class Briefing:
     catalogue: dict[str, ActionType]
     budget: int
     seed: int
-    store: Any = None                   # the knowledge store (for assistants that query it)
-    cache_store: Any = None             # where answers worth keeping go (the store trajectories go to)
+    store: Any = None                   # a read-only KnowledgeView: ontology, system, inferences (no answer)
+    cache: Any = None                   # an AnswerCache: where answers worth keeping go (LLM replies)
     scenario: Any = None                # only given to assistants that may see the answer (oracle)
     session: Any = None                 # only for assistants that may see the answer
 

@@ -18,13 +18,14 @@ import argparse
 import json
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Sequence
 
 import pyoxigraph as ox
 
 from . import __version__, errors, graphs, resources, systems
-from .store import KnowledgeStore, default_store_path, python_value
+from .store import DEFAULT_WAIT, KnowledgeStore, default_store_path, python_value
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INPUT, EXIT_STORE = 0, 1, 2, 3
 
@@ -50,12 +51,62 @@ def _print_table(columns: Sequence[str], rows: Sequence[Sequence[object]], title
     _console().print(table)
 
 
+def _say(message: str) -> None:
+    """A one-line note on standard error (library code reports through callbacks)."""
+    print(f"note: {message}", file=sys.stderr, flush=True)
+
+
 def _open_store(args: argparse.Namespace, *, write: bool) -> KnowledgeStore:
+    """The store in use. No command holds the write lock longer than one write:
+    ``write`` only says whether the command may write at all."""
     if args.memory:
         return KnowledgeStore.memory()
-    if write:
-        return KnowledgeStore(args.store)
-    return KnowledgeStore.open_for_reading(args.store)
+    return KnowledgeStore(args.store, read_only=not write, wait=args.wait, on_wait=_say)
+
+
+@contextmanager
+def _progress(enabled: bool = True):
+    """A progress display on standard error; yields a ``(stage, done, total)`` callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not enabled:
+        yield None
+        return
+    with Progress(TextColumn("{task.description:>22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=_console(stderr=True), transient=True) as bar:
+        tasks: dict[str, object] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            name = stage.split(" (", 1)[0]
+            if name not in tasks:
+                tasks[name] = bar.add_task(stage, total=total)
+            bar.update(tasks[name], description=stage, completed=done, total=total)
+
+        yield update
+
+
+def _is_file_ref(ref: str) -> bool:
+    return Path(ref).suffix.lower() in (".ttl", ".nt", ".trig", ".nq", ".rdf", ".owl", ".jsonld", ".n3")
+
+
+def _scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
+    """``--scenario N|ID|FILE.ttl``: a file is validated against the store, loaded, and named by its id."""
+    from .loading import load_files
+
+    ref = args.scenario
+    if not _is_file_ref(ref):
+        return ref
+    with _progress(sys.stderr.isatty()) as progress:
+        report = load_files(store, [ref], replace=getattr(args, "replace", False), progress=progress, notify=_say)
+    for line in (*report.notes, *report.replaced):
+        _say(line)
+    graph = report.loaded[0].graph if report.loaded else ""
+    rows = store.select("graph-claims")
+    ids = [r["value"] for r in rows if r["graph"] == graph and r["kind"] == "scenario identifier"]
+    if not ids:
+        raise errors.InputError(f"{ref}: holds no scenario")
+    _say(f"loaded {ref} into <{graph}>")
+    return ids[0]
 
 
 # ---------------------------------------------------------------------------
@@ -65,8 +116,26 @@ def _open_store(args: argparse.Namespace, *, write: bool) -> KnowledgeStore:
 def cmd_validate(args: argparse.Namespace) -> int:
     from .validation import Validator
 
+    from .validation import shipped_system_graph
+
     validator = Validator()
-    reports = validator.validate_paths(args.paths)
+    fallback: list[str] = []
+    stored = None
+    if not args.memory:
+        try:
+            stored = KnowledgeStore(args.store, read_only=True)
+        except errors.StoreError:
+            stored = None
+
+    def resolve(iri: str):
+        graph = stored._system_graph(iri) if stored is not None else None
+        if graph is None:
+            graph = shipped_system_graph(iri)
+            if graph is not None:
+                fallback.append(iri)
+        return graph
+
+    reports = validator.validate_paths(args.paths, resolve=resolve)
     if not reports:
         raise errors.InputError("no RDF files found in " + ", ".join(args.paths))
     unreadable = [r for r in reports if r.error is not None]
@@ -74,6 +143,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({
             "conforms": not unreadable and not violations,
+            "context": {"store": str(stored.path) if stored is not None else None,
+                        "shipped_systems": sorted(set(fallback))},
             "files": [{
                 "file": r.file, "conforms": r.conforms,
                 "error": str(r.error) if r.error else None,
@@ -87,20 +158,53 @@ def cmd_validate(args: argparse.Namespace) -> int:
             for v in r.violations:
                 print(v)
         ok = sum(1 for r in reports if r.conforms)
+        where = f"the store at {stored.path}" if stored is not None else "no store (none yet)"
         print(f"{ok}/{len(reports)} file(s) conform; {len(violations)} violation(s), "
-              f"{len(unreadable)} unreadable file(s)", file=sys.stderr)
+              f"{len(unreadable)} unreadable file(s) (context: the files given and {where}"
+              + (f"; shipped description of {', '.join(sorted(set(fallback)))}, not in the store" if fallback else "")
+              + ")", file=sys.stderr)
     if unreadable:
         return EXIT_INPUT
     return EXIT_VIOLATIONS if violations else EXIT_OK
 
 
 def cmd_load(args: argparse.Namespace) -> int:
+    from .loading import load_files, load_shipped
+
     graph = ox.NamedNode(args.graph) if args.graph else None
-    with _open_store(args, write=True) as store:
-        loaded = store.load_files(args.paths, graph=graph)
-        for item in loaded:
+    if not args.paths and not args.shipped:
+        raise errors.InputError("give files or folders to load, or --shipped for the shipped catalogue")
+    with _open_store(args, write=True) as store, _progress(sys.stderr.isatty()) as progress:
+        reports = []
+        if args.shipped:
+            reports.append(load_shipped(store, replace=args.replace, progress=progress, notify=_say))
+        if args.paths:
+            reports.append(load_files(store, args.paths, graph=graph, replace=args.replace, progress=progress,
+                                      notify=_say))
+    for report in reports:
+        for note in report.notes:
+            _say(note)
+        for line in report.replaced:
+            print(line)
+        for item in report.loaded:
             print(f"loaded {item.file} -> <{item.graph}> ({item.triples} triples)")
-        print(f"store: {store.path or 'in memory'}", file=sys.stderr)
+        for key, n in report.inferred.items():
+            print(f"reasoned over {key} -> <{graphs.inferred(key).value}> ({n} inferred triples)")
+        if report.revalidated:
+            print(f"re-validated {len(report.revalidated)} stored scenario(s) against the replaced system(s)")
+    print(f"store: {store.path or 'in memory'}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_dump(args: argparse.Namespace) -> int:
+    with _open_store(args, write=False) as store:
+        data = store.dump([ox.NamedNode(g) for g in args.graphs])
+    if args.out:
+        Path(args.out).write_bytes(data)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
     return EXIT_OK
 
 
@@ -212,8 +316,11 @@ def cmd_build_systems(args: argparse.Namespace) -> int:
 
 def cmd_reason(args: argparse.Namespace) -> int:
     with _open_store(args, write=True) as store:
-        if args.memory:
-            store.load_files([Path(str(systems.shipped_system_file(args.system)))])
+        if not store.raw.contains_named_graph(graphs.system(args.system)):
+            systems.shipped_system_file(args.system)   # an unknown key: UnknownTermError listing the known ones
+            from .loading import ensure_shipped
+
+            ensure_shipped(store, notify=_say)
         t0 = time.perf_counter()
         n = store.infer(args.system, engine=args.engine)
         print(f"inferred {n} triples -> <{graphs.inferred(args.system).value}> "
@@ -222,14 +329,20 @@ def cmd_reason(args: argparse.Namespace) -> int:
 
 
 def _simulator_for(store, key: str):
-    """A simulator for ``key``: from the store, or from the shipped systems if the
-    store does not hold that system."""
-    from .scenarios import shipped_store
+    """A simulator for system ``key`` of the store (a store that has never held
+    the shipped catalogue gets it first when ``key`` is a shipped system)."""
+    from .loading import ensure_shipped
     from .service import simulator_for
 
     if not store.raw.contains_named_graph(graphs.system(key)):
-        systems.shipped_system_file(key)   # an unknown key: UnknownTermError listing the known ones
-        store = shipped_store()
+        try:
+            systems.shipped_system_file(key)
+        except errors.UnknownTermError:
+            known = sorted(r["key"] for r in store.select("system-summary"))
+            raise errors.UnknownTermError(f"no system {key!r} in the store; it holds: "
+                                          f"{', '.join(known) or '(none)'}") from None
+        if ensure_shipped(store, notify=_say) is None:
+            raise errors.UnknownTermError(f"no system {key!r} in the store; load it (diagkg load --shipped)")
     return simulator_for(store, key)
 
 
@@ -243,7 +356,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _simulate_scenario(args)
     if args.system is None:
         raise errors.InputError("give a SYSTEM key or --scenario N|ID")
-    with _open_store(args, write=args.record) as store:
+    with _open_store(args, write=True) as store:
         sim = _simulator_for(store, args.system)
         state = NOMINAL
         if args.state:
@@ -257,7 +370,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         result = sim.simulate(state, random.Random(args.seed))
         if args.record:
             graph = graphs.named("simulation", f"{args.system}-{int(time.time() * 1000)}")
-            store.raw.extend(result_quads(result, sim.skeleton, graph))
+            store.add_quads(result_quads(result, sim.skeleton, graph))
             print(f"recorded as SOSA observations in <{graph.value}>", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2))
@@ -280,7 +393,8 @@ def _simulate_scenario(args: argparse.Namespace) -> int:
     """The state right after a scenario's faults are injected (the saboteur of a session)."""
     from .service import make
 
-    session = make(args.scenario)
+    with _open_store(args, write=True) as store:
+        session = make(_scenario_ref(args, store), store, notify=_say)
     session.reset(seed=args.seed)
     scenario, nominal, result = session.scenario, session.nominal_result, session.initial_result
     is_nominal = session.is_nominal()
@@ -321,9 +435,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"          outcome:  {entry['message']}")
         print(f"          cost:     {entry['cost']:g} min")
 
+    if args.budget is not None and args.budget < 1:
+        raise errors.InputError(f"--budget must be at least 1 round, got {args.budget}")
     with _open_store(args, write=True) as store:
-        result = run_session(args.scenario, args.assistant, seed=args.seed, budget=args.budget,
-                             config=config, store=store, on_round=show)
+        result = run_session(_scenario_ref(args, store), args.assistant, seed=args.seed, budget=args.budget,
+                             config=config, store=store, on_round=show, notify=_say)
     if args.format == "json":
         print(json.dumps({k: v for k, v in result.to_json().items() if k != "wall_time"}))
     else:
@@ -348,49 +464,43 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The main job: validate and load the shipped systems and scenarios into the
-    store, reason over a system, run a diagnostic session with the
-    neuro-symbolic assistant and the oracle, and summarise what the store holds."""
+    store (reasoning over each system as it is loaded), run a diagnostic session
+    with the neuro-symbolic assistant and the oracle, and summarise the store."""
+    from .loading import load_shipped
     from .runner import run_session
-    from .scenarios import ScenarioCatalog, catalog_files, shipped_store
-    from .validation import Validator
+    from .workspace import resolve_scenario
 
-    validator = Validator()
-    files = [Path(str(f)) for f in (*resources.system_files(), *catalog_files())]
     t0 = time.perf_counter()
-    reports = validator.validate_paths(files)
-    bad = [v for r in reports for v in r.violations] + [r.error for r in reports if r.error]
-    if bad:
-        raise errors.ValidationError([v for r in reports for v in r.violations]) if not any(
-            r.error for r in reports) else next(r.error for r in reports if r.error)
-    print(f"valid: {len(reports)} files (5 systems, {len(reports) - 5} scenarios)")
-    t1 = time.perf_counter()
     with _open_store(args, write=True) as store:
-        loaded = store.load_documents([r.document for r in reports])
-        print(f"loaded: {len(loaded)} graphs, {sum(i.triples for i in loaded)} triples into "
+        with _progress(sys.stderr.isatty()) as progress:
+            report = load_shipped(store, validate=True, replace=args.replace, progress=progress, notify=_say)
+        n_sys = sum(1 for i in report.loaded if "/graph/system/" in i.graph)
+        print(f"validated and loaded: {len(report.loaded)} files ({n_sys} systems, {len(report.loaded) - n_sys} "
+              f"scenarios), {sum(i.triples for i in report.loaded)} triples into "
               f"{store.path or 'an in-memory store'}")
-        t2 = time.perf_counter()
-        scenario = ScenarioCatalog(shipped_store()).resolve(args.scenario)
-        n = store.infer(scenario.key)
-        print(f"reasoned: <{graphs.inferred(scenario.key).value}> ({n} inferred triples)")
-        t3 = time.perf_counter()
+        for line in report.replaced:
+            print(f"  {line}")
+        for key, n in sorted(report.inferred.items()):
+            print(f"reasoned: <{graphs.inferred(key).value}> ({n} inferred triples)")
+        t1 = time.perf_counter()
+        scenario = resolve_scenario(store, args.scenario)
         rows = store.select("system-summary")
         _print_table(["system", "label", "modules", "components", "ports", "connections"],
                      [(r["key"], r["label"], r["modules"], r["components"], r["ports"], r["connections"]) for r in rows],
                      title="systems in the store")
         print(f"\nscenario {scenario.number} ({scenario.id}): {scenario.label}\nreported: {scenario.observations}\n")
         for name in ("neuro-symbolic", "oracle"):
-            result = run_session(scenario, name, seed=args.seed, store=store,
+            result = run_session(scenario, name, seed=args.seed, store=store, notify=_say,
                                  on_round=lambda e, n=name: print(f"  [{n}] round {e['round']}: {e['intention']}"
                                                                  f" → {e['message']} ({e['cost']:g} min)"))
             print(f"  [{name}] end: {result.end}, cost {result.cost:g} min, {result.rounds} rounds\n"
                   f"  [{name}] trajectory: {result.trajectory}\n")
-        t4 = time.perf_counter()
+        t2 = time.perf_counter()
         rows = store.select("trajectory-success")
         _print_table(["assistant", "scenario", "runs", "success rate", "mean cost (min)"],
                      [(r["assistant"], r["id"], r["runs"], f"{r['successRate']:.0%}", f"{r['meanCost']:.0f}")
                       for r in rows], title="all trajectories in the store (queries/trajectory-success.rq)")
-    print(f"validated in {t1 - t0:.2f} s, loaded in {t2 - t1:.2f} s, reasoned in {t3 - t2:.2f} s, "
-          f"sessions in {t4 - t3:.2f} s", file=sys.stderr)
+    print(f"validated, reasoned and loaded in {t1 - t0:.2f} s, sessions in {t2 - t1:.2f} s", file=sys.stderr)
     return EXIT_OK
 
 
@@ -431,6 +541,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--store", metavar="PATH",
                         help=f"on-disk store to use (default: $DIAGKG_STORE or {default_store_path()})")
     parser.add_argument("--memory", action="store_true", help="use a throw-away in-memory store")
+    parser.add_argument("--wait", type=float, default=DEFAULT_WAIT, metavar="SECONDS",
+                        help=f"how long a write waits for another process writing the store "
+                             f"(default {DEFAULT_WAIT:g}); then exit 3")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(name: str, func: Callable, help_: str) -> argparse.ArgumentParser:
@@ -442,9 +555,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, or folders searched recursively")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
-    p = add("load", cmd_load, "Validate RDF files, then load them into the store (all or nothing).")
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--graph", metavar="IRI", help="load into this named graph instead of the conventional one")
+    p = add("load", cmd_load, "Validate RDF files in the context of the store, then load them (all or nothing).")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files, or folders searched recursively")
+    p.add_argument("--shipped", action="store_true", help="load the shipped systems and scenarios")
+    p.add_argument("--replace", action="store_true",
+                   help="replace what a different file loaded before under the same identifier, number or IRI "
+                        "(says what it replaced; keep a copy first with `diagkg dump`)")
+    p.add_argument("--graph", metavar="IRI", help="load one file into this named graph instead of the conventional one")
+
+    p = add("dump", cmd_dump, "Export named graphs (all by default) as N-Quads.")
+    p.add_argument("graphs", nargs="*", metavar="GRAPH", help="graph IRIs (see `diagkg graphs`)")
+    p.add_argument("--out", metavar="FILE.nq", help="write to FILE instead of standard output")
 
     p = add("query", cmd_query, "Run a SPARQL query: a file, a query name from queries/, or inline text.")
     p.add_argument("query", help="path to a .rq/.ru file, a name (see `diagkg queries`), or SPARQL text")
@@ -472,8 +593,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("system", metavar="SYSTEM", nargs="?",
                    help="system key: three_cubes, ten_cubes, asymmetric_chains, ambient_light_sensor, "
                         "current_sensor, or the key of any system loaded into the store")
-    p.add_argument("--scenario", metavar="N|ID",
-                   help="simulate the state right after this scenario's faults are injected")
+    p.add_argument("--scenario", metavar="N|ID|FILE",
+                   help="simulate the state right after this scenario's faults are injected (a scenario of the "
+                        "store, or a scenario file, validated and loaded first)")
     p.add_argument("--state", metavar="FILE.ttl", help="a circuit state in Turtle (faults, positions…)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--seed", type=int, default=0, help="seed for loose connections (default 0)")
@@ -484,7 +606,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .assistants import names as assistant_names
 
     p = add("run", cmd_run, "Run a diagnostic session: an assistant on a scenario; stores the trajectory.")
-    p.add_argument("--scenario", required=True, metavar="N|ID", help="scenario number (1-135) or id (3CC.S.1)")
+    p.add_argument("--scenario", required=True, metavar="N|ID|FILE",
+                   help="a scenario of the store by number or id (e.g. 3CC.S.1), or a scenario file, "
+                        "validated against the store's systems and loaded first")
+    p.add_argument("--replace", action="store_true", help="with a FILE: replace a stored scenario it collides with")
     p.add_argument("--assistant", required=True, metavar="NAME", help="one of: " + ", ".join(assistant_names()))
     p.add_argument("--seed", type=int, default=0, help="seed for loose connections and random assistants")
     p.add_argument("--budget", type=int, metavar="ROUNDS", help="override the scenario's action budget")
@@ -499,6 +624,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("demo", cmd_demo, "The main job: validate and load every shipped system and scenario, reason, "
                               "run a diagnostic session, and summarise the store.")
     p.add_argument("--scenario", default="3CC.S.3", metavar="N|ID", help="the scenario to run (default 3CC.S.3)")
+    p.add_argument("--replace", action="store_true", help="replace what other files loaded under the shipped names")
     p.add_argument("--seed", type=int, default=0)
 
     p = add("import-scenarios", cmd_import_scenarios,

@@ -99,10 +99,12 @@ class StoreError(DiagkgError):
 class StoreLockedError(StoreError):
     """Another process holds the write lock of an on-disk store."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, waited: float = 0.0):
         self.path = path
+        self.waited = waited
         super().__init__(
-            f"the store at {path} is locked by another diagkg process (only one writer at a "
-            "time). Read-only commands (query, graphs) still work; wait for the other process "
-            "to finish, or use --store to pick another store."
+            f"the store at {path} is still being written by another process after waiting "
+            f"{waited:g} s (one writer at a time). Nothing was written. Read-only commands "
+            "(query, graphs, dump) still work; try again when the other process is done, wait "
+            "longer with --wait SECONDS, or use --store to pick another store."
         )

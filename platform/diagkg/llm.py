@@ -105,14 +105,15 @@ def classify_symptoms(briefing, names: dict[str, list[str]], config: dict[str, A
         description=briefing.description, symptoms=briefing.symptoms, visible=briefing.visible,
         components=sorted((cid, sorted(set(aliases))) for cid, aliases in names.items()))
     digest = hashlib.sha256(f"{settings.model}\n{prompt}".encode("utf-8")).hexdigest()
-    store = briefing.cache_store or briefing.store
+    cache = briefing.cache
     ns = graphs.system_namespace(briefing.system)
-    rows = store.select("llm-cache-lookup", {"hash": ox.Literal(digest)})
+    rows = cache.lookup("llm-cache-lookup", {"hash": ox.Literal(digest)}) if cache is not None else []
     if rows:
         return parse_classification(rows[0]["raw"], set(names))
     raw = chat_json(settings, prompt)
     anomalous, nominal = parse_classification(raw, set(names))
-    store.update("llm-cache-store", graph=CACHE_GRAPH, entry=f"urn:uuid:{uuid.uuid4()}", hash=digest,
-                 model=settings.model, raw=raw, anomalous=[ns + c for c in sorted(anomalous)],
-                 nominal=[ns + c for c in sorted(nominal)])
+    if cache is not None:
+        cache.keep("llm-cache-store", graph=CACHE_GRAPH, entry=f"urn:uuid:{uuid.uuid4()}", hash=digest,
+                   model=settings.model, raw=raw, anomalous=[ns + c for c in sorted(anomalous)],
+                   nominal=[ns + c for c in sorted(nominal)])
     return anomalous, nominal

@@ -6,8 +6,8 @@ Everything it knows comes from the store, through the ``ns-*`` queries:
 * **dependencies** between components, from the functions of the system
   description after OWL reasoning (``dk:dependsOn`` is transitive and
   ``dk:monitors`` a sub-property of it; the closure is in the system's
-  ``inferred/{key}`` graph, computed once per system by HermiT, or OWL-RL
-  when Java is missing);
+  ``inferred/{key}`` graph, computed by HermiT (or OWL-RL when Java is
+  missing) when the system was loaded; the assistant never runs a reasoner);
 * **problems**: every fault mode of the catalogue that applies to a
   component's type;
 * **tests**: every action of the catalogue that ``dk:reveals`` such a mode,
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 import re
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,11 +158,14 @@ class Knowledge:
     tests: dict[tuple[str, str], Test]
 
     @classmethod
-    def of(cls, store, key: str, reasoner: str = "auto") -> "Knowledge":
-        per_store = _KNOWLEDGE.setdefault(store, {})
-        if key not in per_store:
-            if not store.raw.contains_named_graph(graphs.inferred(key)):
-                store.infer(key, engine=reasoner)
+    def of(cls, store, key: str) -> "Knowledge":
+        """The knowledge of system ``key`` (cached by the versions of the graphs it is read from)."""
+        version = (key, *(store.version_of(g) for g in (graphs.ONTOLOGY, graphs.system(key), graphs.inferred(key))))
+        if version not in _KNOWLEDGE:
+            if not version[3]:
+                raise AssistantError(f"the store holds no inferences for system {key}; load the system "
+                                     "again (inferences are computed when a system is loaded) or run "
+                                     f"`diagkg reason {key}`")
             system = ox.NamedNode(store.select("sim-system", {"key": ox.Literal(key)})[0]["system"])
             deps: dict[str, set[str]] = {}
             for r in store.select("ns-dependencies", {"system": system}):
@@ -179,11 +181,13 @@ class Knowledge:
                 t = found.setdefault((r["action"], r["component"]), {"cost": float(r["cost"]), "modes": set()})
                 t["modes"].add(r["mode"])
             tests = {k: Test(k[0], k[1], v["cost"], frozenset(v["modes"])) for k, v in found.items()}
-            per_store[key] = cls(deps, names, problems, tests)
-        return per_store[key]
+            if len(_KNOWLEDGE) >= 32:
+                _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
+            _KNOWLEDGE[version] = cls(deps, names, problems, tests)
+        return _KNOWLEDGE[version]
 
 
-_KNOWLEDGE: "weakref.WeakKeyDictionary[Any, dict[str, Knowledge]]" = weakref.WeakKeyDictionary()
+_KNOWLEDGE: dict[tuple[str, ...], Knowledge] = {}
 
 
 class NeuroSymbolic(BaseAssistant):
@@ -191,15 +195,14 @@ class NeuroSymbolic(BaseAssistant):
 
     name = "neuro-symbolic"
 
-    def __init__(self, classifier: str = "keywords", reasoner: str = "auto", **config: Any):
-        super().__init__(classifier=classifier, reasoner=reasoner, **config)
+    def __init__(self, classifier: str = "keywords", **config: Any):
+        super().__init__(classifier=classifier, **config)
         self.classifier_kind = classifier
-        self.reasoner = reasoner
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
-        knowledge = Knowledge.of(briefing.store, briefing.system, self.reasoner)
+        knowledge = Knowledge.of(briefing.store, briefing.system)
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)

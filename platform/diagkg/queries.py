@@ -20,7 +20,7 @@ Two kinds of files:
     Jinja2 templates, for queries whose *structure* varies (a list of values, an
     optional filter) and for updates (pyoxigraph has no substitutions for
     updates). Undefined variables are errors, and every ``{{ … }}`` must go
-    through the ``iri``, ``literal`` or ``term`` filter: printing anything else
+    through the ``iri``, ``literal``, ``term`` or ``triple`` filter: printing anything else
     raises :class:`~diagkg.errors.QueryError`. Those filters emit escaped RDF
     terms, so a value can only ever be data.
 """
@@ -99,6 +99,15 @@ def term_filter(value: Any) -> SparqlTerm:
     return SparqlTerm(str(term))
 
 
+def triple_filter(value: Any) -> SparqlTerm:
+    """``{{ t | triple }}``: a whole triple (subject, predicate, object) for
+    ``INSERT DATA``, written by pyoxigraph's own N-Triples serialisation; blank
+    nodes are allowed here, where they stand for fresh nodes."""
+    if not isinstance(value, ox.Triple):
+        raise QueryError(f"expected a pyoxigraph Triple, got {type(value).__name__} {value!r}")
+    return SparqlTerm(str(value))
+
+
 def _finalize(value: Any) -> str:
     if isinstance(value, SparqlTerm):
         return value
@@ -170,7 +179,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, autoescape=False, finalize=_finalize,
         keep_trailing_newline=True,
     )
-    env.filters.update(iri=iri_filter, literal=literal_filter, term=term_filter)
+    env.filters.update(iri=iri_filter, literal=literal_filter, term=term_filter, triple=triple_filter)
     return env
 
 

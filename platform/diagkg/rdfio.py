@@ -137,6 +137,9 @@ def expand_paths(paths: Iterable[str | Path], suffixes: Sequence[str] = tuple(FO
     return out
 
 
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
 def to_rdflib(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> rdflib.term.Node:
     """Convert a pyoxigraph term to its rdflib equivalent."""
     if isinstance(term, ox.NamedNode):
@@ -146,6 +149,10 @@ def to_rdflib(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> rdflib.term.Nod
     if isinstance(term, ox.Literal):
         if term.language:
             return rdflib.Literal(term.value, lang=term.language)
+        if term.datatype.value == XSD_STRING:
+            # RDF 1.1: a simple literal *is* an xsd:string; rdflib keeps them
+            # apart, and parsed files give plain ones, so stored strings must too
+            return rdflib.Literal(term.value)
         return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
     raise TypeError(f"cannot convert {term!r}")
 

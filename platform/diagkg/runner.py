@@ -3,8 +3,15 @@
 ::
 
     from diagkg.runner import run_session
-    result = run_session("3CC.S.1", "oracle", seed=0)
+    from diagkg.store import KnowledgeStore
+    result = run_session("3CC.S.1", "oracle", seed=0, store=KnowledgeStore())
     print(result.end, result.cost, result.trajectory)
+
+The scenario, system, inferences and catalogues come from ``store`` (the
+on-disk default store when none is given); the session works in a private
+working memory; the store is written once, when the trajectory is stored.
+Non-privileged assistants see a :class:`~diagkg.workspace.KnowledgeView`
+of the system, never the scenario's answer or the live state.
 """
 
 from __future__ import annotations
@@ -19,8 +26,9 @@ import pyoxigraph as ox
 from . import assistants as registry
 from . import trajectory
 from .errors import AssistantError, LLMTruncation
-from .scenarios import Scenario, ScenarioCatalog, load_shipped, shipped_store
-from .service import Hypothesis, Session, make
+from .scenarios import Scenario
+from .service import Hypothesis, Session
+from .workspace import AnswerCache, assistant_view, resolve_scenario
 
 
 @dataclass
@@ -53,31 +61,33 @@ def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Brie
     return registry.Briefing(
         system=session.scenario.key, description=description, symptoms=session.scenario.observations,
         visible="", parts=parts, labels=labels, catalogue=session.catalogue, budget=session.budget, seed=seed,
-        store=session.store, scenario=session.scenario if privileged else None,
+        store=assistant_view(session.source, session.scenario.system_iri, session.scenario.key),
+        cache=AnswerCache(session.source),
+        scenario=session.scenario if privileged else None,
         session=session if privileged else None)
 
 
 def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAssistant, *, seed: int = 0,
                 budget: int | None = None, config: dict[str, Any] | None = None, store=None,
-                on_round: Callable[[dict[str, Any]], None] | None = None, record: bool = True) -> RunResult:
-    """Run one session and (by default) store its trajectory in ``store``.
+                on_round: Callable[[dict[str, Any]], None] | None = None, record: bool = True,
+                notify: Callable[[str], None] | None = None) -> RunResult:
+    """Run one session on a scenario of ``store`` and (by default) store its trajectory there.
 
-    Sessions run on the shipped systems and scenarios; the trajectory goes to
-    ``store`` (the shipped in-memory store when none is given), which also
-    receives the shipped systems and scenarios so that trajectories can be
-    queried together with them.
+    ``store`` defaults to the on-disk store; a store that has never held the
+    shipped catalogue gets it first (said through ``notify``).
     """
-    source = shipped_store()
-    if not isinstance(scenario, Scenario):
-        scenario = ScenarioCatalog(source).resolve(scenario)
+    if store is None:
+        from .store import KnowledgeStore
+
+        store = KnowledgeStore()
+    scenario = resolve_scenario(store, scenario, notify)
     agent = assistant if not isinstance(assistant, str) else registry.create(assistant, **(config or {}))
-    session = make(scenario, source, budget=budget)
+    session = Session(scenario, store, budget=budget, notify=notify)
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     obs, info = session.reset(seed=seed)
     brief = briefing_for(session, getattr(agent, "privileged", False), seed)
     brief.visible = obs["visible"]
-    brief.cache_store = store
     rounds: list[dict[str, Any]] = []
     decisions: list[float] = []
     terminated = truncated = False
@@ -129,10 +139,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall)
     iri = rec.iri
     if record:
-        target = source if store is None else store
-        if target is not source:
-            load_shipped(target, validate=False)
         catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
-        iri = trajectory.store_record(target, rec, catalogue)
+        iri = trajectory.store_record(store, rec, catalogue)
     return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
                      decisions, rec)

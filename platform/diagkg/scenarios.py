@@ -74,41 +74,12 @@ def catalog_files() -> list:
     return list(resources.walk(resources.folder("scenarios").joinpath("catalog"), ".ttl"))
 
 
-def load_shipped(store: "KnowledgeStore", validate: bool = True) -> None:
-    """Load the shipped systems and scenarios into ``store`` unless they are there.
-
-    ``validate=False`` skips the shapes (the shipped files are validated by the
-    test suite); files are still parsed strictly.
-    """
-    have = {g for g, _ in store.graphs()}
-    if graphs.named("scenario", "3CC.S.1").value in have and graphs.system("three_cubes").value in have:
-        return
-    files = [Path(str(f)) for f in resources.system_files()] + [Path(str(f)) for f in catalog_files()]
-    if validate:
-        store.load_files(files)
-    else:
-        from .rdfio import parse_file
-
-        store.load_documents([parse_file(f) for f in files])
-
-
-_SHIPPED: "KnowledgeStore | None" = None
-
-
-def shipped_store() -> "KnowledgeStore":
-    """An in-memory store holding the shipped systems and scenarios (one per process)."""
-    global _SHIPPED
-    if _SHIPPED is None:
-        from .store import KnowledgeStore
-
-        store = KnowledgeStore.memory()
-        load_shipped(store, validate=False)
-        _SHIPPED = store
-    return _SHIPPED
-
-
 class ScenarioCatalog:
-    """The scenarios of a store, found by number or identifier."""
+    """The scenarios of a store, found by number or identifier.
+
+    There is no other catalogue: the shipped scenarios are found here once they
+    are loaded (``diagkg load --shipped``, or automatically, see
+    :func:`diagkg.workspace.resolve_scenario`)."""
 
     def __init__(self, store: "KnowledgeStore"):
         self.store = store
@@ -128,8 +99,8 @@ class ScenarioCatalog:
         if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
             number = int(ref)
             if number not in self._rows:
-                raise UnknownTermError(f"no scenario number {number}; there are {len(self)} "
-                                       f"({min(self._rows, default=0)}–{max(self._rows, default=0)})")
+                raise UnknownTermError(f"no scenario number {number} in the store; it holds {len(self)} "
+                                       f"(numbers {min(self._rows, default=0)}–{max(self._rows, default=0)})")
         else:
             number = self._by_id.get(ref)
             if number is None:
@@ -139,7 +110,8 @@ class ScenarioCatalog:
                 else:
                     close = difflib.get_close_matches(ref, list(self._by_id), n=3, cutoff=0.5)
                     hint = f"; did you mean {', '.join(close)}?" if close else ""
-                    raise UnknownTermError(f"no scenario {ref!r}{hint}")
+                    raise UnknownTermError(f"no scenario {ref!r} in the store{hint}; load its file "
+                                           "(diagkg load FILE.ttl) or list them (diagkg query scenario-index)")
         if number not in self._cache:
             self._cache[number] = self._load(self._rows[number])
         return self._cache[number]

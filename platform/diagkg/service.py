@@ -8,7 +8,12 @@
     obs, cost, terminated, truncated, info = session.step(diagkg.Action("measure_voltage", ("battery",)))
     obs, cost, terminated, truncated, info = session.step(diagkg.Hypothesis({"battery"}))
 
-The session's circuit state is a named graph of the store. The saboteur writes
+A session works on the store in use: the scenario, the system, its inferences
+and the catalogues are read from it, into the session's working memory
+(:func:`diagkg.workspace.workspace`, a private in-memory store). The
+session's circuit state is a named graph of that working memory, never of the
+store in use; the runner writes the store once, when it stores the
+trajectory. The saboteur writes
 the scenario's configuration and faults into it; every action's effect is the
 SPARQL UPDATE template of its catalogue entry; preconditions are SPARQL ASK
 templates. After each action the state is reset to the fault snapshot except
@@ -21,7 +26,7 @@ from __future__ import annotations
 import math
 import random
 import uuid
-import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -30,7 +35,7 @@ import pyoxigraph as ox
 from . import graphs
 from .circuit import CircuitState, PortRef, read_state
 from .errors import DiagkgError
-from .scenarios import Scenario, ScenarioCatalog, configure, inject, restore, shipped_store, state_quads
+from .scenarios import Scenario, configure, inject, restore, state_quads
 from .simulator import SimulationResult, Simulator
 from .vocab import DK, DK_NS
 
@@ -137,14 +142,13 @@ class ActionType:
     types: frozenset[str] = frozenset()     # component types it applies to (empty: any)
 
 
-# per store (weakly: a store that goes away takes its entries with it)
-_CATALOGUES: "weakref.WeakKeyDictionary[Any, dict[str, ActionType]]" = weakref.WeakKeyDictionary()
+# derived data, keyed by the versions of the graphs it is read from
+_CATALOGUES: dict[str, dict[str, ActionType]] = {}
 
 
-def action_catalogue(store=None) -> dict[str, ActionType]:
-    """The action catalogue (ontology/actions.ttl), by action id."""
-    store = shipped_store() if store is None else store
-    key = store
+def action_catalogue(store) -> dict[str, ActionType]:
+    """The action catalogue (ontology/actions.ttl) of a store, by action id."""
+    key = store.version_of(graphs.ONTOLOGY)
     if key not in _CATALOGUES:
         rows: dict[str, dict] = {}
         for r in store.select("action-catalogue"):
@@ -191,32 +195,48 @@ class Outcome:
                 "data": self.data}
 
 
-_SIMULATORS: "weakref.WeakKeyDictionary[Any, dict[str, Simulator]]" = weakref.WeakKeyDictionary()
+_SIMULATORS: "OrderedDict[tuple[str, str, str], Simulator]" = OrderedDict()
+_SIMULATOR_LIMIT = 16
 
 
 def simulator_for(store, key: str) -> Simulator:
-    """The simulator of system ``key`` in ``store``, built once per store."""
-    per_store = _SIMULATORS.setdefault(store, {})
-    if key not in per_store:
-        per_store[key] = Simulator.from_store(store, key)
-    return per_store[key]
+    """The simulator of system ``key`` as ``store`` describes it; built once per
+    version of the system description and the ontology (any store, view or
+    session working memory holding the same versions shares it)."""
+    version = (key, store.version_of(graphs.system(key)), store.version_of(graphs.ONTOLOGY))
+    sim = _SIMULATORS.get(version)
+    if sim is None:
+        sim = _SIMULATORS[version] = Simulator.from_store(store, key)
+        while len(_SIMULATORS) > _SIMULATOR_LIMIT:
+            _SIMULATORS.popitem(last=False)
+    else:
+        _SIMULATORS.move_to_end(version)
+    return sim
 
 
-def make(scenario: str | int | Scenario, store=None, **kw) -> "Session":
-    """A session on a scenario (number, identifier or :class:`Scenario`)."""
-    store = shipped_store() if store is None else store
-    if not isinstance(scenario, Scenario):
-        scenario = ScenarioCatalog(store).resolve(scenario)
-    return Session(scenario, store, **kw)
+def make(scenario: str | int | Scenario, store=None, *, notify=None, **kw) -> "Session":
+    """A session on a scenario of ``store`` (number, identifier or :class:`Scenario`).
+
+    ``store`` defaults to the on-disk store (``DIAGKG_STORE`` or the default
+    path); a store that has never held the shipped catalogue gets it first.
+    """
+    from .store import KnowledgeStore
+    from .workspace import resolve_scenario
+
+    store = KnowledgeStore() if store is None else store
+    return Session(resolve_scenario(store, scenario, notify), store, notify=notify, **kw)
 
 
 class Session:
     """One diagnostic session: the saboteur's faults, the service agent, the budget."""
 
-    def __init__(self, scenario: Scenario, store=None, session_id: str | None = None,
-                 tools: Iterable[str] = ("multimeter",), budget: int | None = None):
+    def __init__(self, scenario: Scenario, store, session_id: str | None = None,
+                 tools: Iterable[str] = ("multimeter",), budget: int | None = None, notify=None):
+        from .workspace import workspace
+
         self.scenario = scenario
-        self.store = shipped_store() if store is None else store
+        self.source = store                                   # the store in use (read from, never written)
+        self.store = workspace(store, scenario, notify)       # working memory: knowledge + circuit state
         self.id = session_id or uuid.uuid4().hex[:12]
         self.state_graph = graphs.named("state", self.id)
         self.system_graph = scenario.system_graph

@@ -7,31 +7,39 @@ Where the store lives, in order of precedence:
 3. ``$XDG_DATA_HOME/diagkg/store`` (``~/.local/share/diagkg/store``).
 
 ``KnowledgeStore.memory()`` gives an in-memory store (tests, throw-away runs).
-Only one process can write an on-disk store at a time; another one gets
-:class:`~diagkg.errors.StoreLockedError`, and read-only access
-(``read_only=True``) keeps working meanwhile. Named graphs follow
-:mod:`diagkg.graphs`. Loading validates first and loads nothing unless every
-file conforms.
+
+Many processes share one on-disk store. A process reads through a read-only
+handle (a snapshot, renewed by :meth:`KnowledgeStore.refresh` and after each
+of its own writes) and holds the write lock only while it writes: each write
+(:meth:`~KnowledgeStore.write_graphs`, :meth:`~KnowledgeStore.add_quads`,
+:meth:`~KnowledgeStore.update`) opens the store for writing, waits up to
+``wait`` seconds for another writer to finish (telling ``on_wait`` once), then
+raises :class:`~diagkg.errors.StoreLockedError`. Every write is one Oxigraph
+transaction: killed at any moment, the store holds all of it or none.
+Loading files (validation, collisions, provenance) is :mod:`diagkg.loading`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import pyoxigraph as ox
 
-from . import graphs, resources
-from .errors import InputError, QueryError, StoreError, StoreLockedError, ValidationError
+from . import graphs
+from .errors import InputError, QueryError, StoreError, StoreLockedError
 from .queries import QueryFile, from_text, library
-from .rdfio import RdfDocument, expand_paths, parse_file, parse_text
-from .validation import Validator
+from .rdfio import RdfDocument
 from .vocab import DK
 
 ENV_VAR = "DIAGKG_STORE"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+DEFAULT_WAIT = 60.0      # seconds a writer waits for another one before giving up
 
 
 def default_store_path() -> Path:
@@ -45,35 +53,41 @@ def default_store_path() -> Path:
 
 @dataclass(frozen=True)
 class LoadedGraph:
-    """What :meth:`KnowledgeStore.load_files` put where."""
+    """What a load put where."""
 
     file: str
     graph: str
     triples: int
 
 
+def _is_lock_error(exc: OSError) -> bool:
+    return "lock" in str(exc).lower()
+
+
 class KnowledgeStore:
     """An Oxigraph store plus the conventions of diagkg."""
 
-    def __init__(self, path: str | Path | None = None, *, read_only: bool = False, in_memory: bool = False):
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False, in_memory: bool = False,
+                 wait: float = DEFAULT_WAIT, on_wait: Callable[[str], None] | None = None):
         self.read_only = read_only
+        self.wait = wait
+        self.on_wait = on_wait
+        self._reader: ox.Store | None = None
+        self._closed = False
         if in_memory:
             self.path: Path | None = None
-            self._store = ox.Store()
+            self._reader = ox.Store()
             return
         self.path = Path(path).expanduser() if path is not None else default_store_path()
-        try:
+        if not (self.path / "CURRENT").exists():
             if read_only:
-                if not self.path.exists():
-                    raise StoreError(f"there is no store at {self.path} yet; load something into it first")
-                self._store = ox.Store.read_only(str(self.path))
-            else:
+                raise StoreError(f"there is no store at {self.path} yet; load something into it first")
+            try:
                 self.path.mkdir(parents=True, exist_ok=True)
-                self._store = ox.Store(str(self.path))
-        except OSError as exc:
-            if "lock" in str(exc).lower():
-                raise StoreLockedError(self.path) from None
-            raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
+            except OSError as exc:
+                raise StoreError(f"cannot create the store at {self.path}: {exc.strerror}") from None
+            with self.writing():
+                pass      # creates the database files
 
     # -- construction ------------------------------------------------------
     @classmethod
@@ -82,11 +96,8 @@ class KnowledgeStore:
 
     @classmethod
     def open_for_reading(cls, path: str | Path | None = None) -> "KnowledgeStore":
-        """Open read-write if possible, read-only if another process holds the lock."""
-        try:
-            return cls(path)
-        except StoreLockedError:
-            return cls(path, read_only=True)
+        """A store for commands that only read (never takes the write lock)."""
+        return cls(path, read_only=True)
 
     def __enter__(self) -> "KnowledgeStore":
         return self
@@ -95,73 +106,160 @@ class KnowledgeStore:
         self.close()
 
     def close(self) -> None:
-        """Flush and release the store (the lock goes with the last reference)."""
-        store = getattr(self, "_store", None)
-        if store is not None and not self.read_only and self.path is not None:
-            try:
-                store.flush()
-            except OSError:  # pragma: no cover - nothing left to save
-                pass
-        self._store = None
+        """Let go of the store (an on-disk store is not locked between writes anyway)."""
+        self._reader = None
+        self._closed = True
+
+    @property
+    def in_memory(self) -> bool:
+        return self.path is None
 
     @property
     def raw(self) -> ox.Store:
-        """The underlying pyoxigraph store."""
-        if self._store is None:
+        """The underlying pyoxigraph store, for reading (read-only on disk)."""
+        if self._closed:
             raise StoreError("the store is closed")
-        return self._store
+        if self._reader is None:
+            assert self.path is not None
+            try:
+                self._reader = ox.Store.read_only(str(self.path))
+            except OSError as exc:
+                raise StoreError(f"cannot read the store at {self.path}: {exc}") from None
+        return self._reader
+
+    def refresh(self) -> None:
+        """See what other processes have committed since this store was opened."""
+        if not self.in_memory:
+            self._reader = None
 
     # -- writing -----------------------------------------------------------
-    def _writable(self) -> ox.Store:
+    @contextmanager
+    def writing(self) -> Iterator[ox.Store]:
+        """The store opened for writing, for as long as the ``with`` block lasts.
+
+        On disk, waits up to :attr:`wait` seconds for another writer; the lock
+        is released when the block ends.
+        """
         if self.read_only:
             raise StoreError(f"the store at {self.path} is open read-only")
-        return self.raw
+        if self._closed:
+            raise StoreError("the store is closed")
+        if self.in_memory:
+            assert self._reader is not None
+            yield self._reader
+            return
+        assert self.path is not None
+        deadline = time.monotonic() + max(self.wait, 0.0)
+        delay, told = 0.02, False
+        while True:
+            try:
+                writer = ox.Store(str(self.path))
+                break
+            except OSError as exc:
+                if not _is_lock_error(exc):
+                    raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
+                if time.monotonic() >= deadline:
+                    raise StoreLockedError(self.path, self.wait) from None
+                if not told and self.on_wait is not None:
+                    self.on_wait(f"waiting for the store at {self.path} (another process is writing)…")
+                told = True
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.25)
+        try:
+            yield writer
+            writer.flush()
+        except OSError as exc:
+            raise StoreError(f"cannot write the store at {self.path}: {exc}") from None
+        finally:
+            del writer            # releases the lock
+            self._reader = None   # the next read sees what was written
+
+    def write_graphs(self, new: Mapping[ox.NamedNode, Sequence[ox.Triple]],
+                     drop: Iterable[ox.NamedNode] = (),
+                     check: Callable[[ox.Store], None] | None = None) -> None:
+        """Drop the graphs ``drop`` and make each graph of ``new`` hold exactly its
+        triples, in one atomic update (all of it or nothing). ``check`` runs
+        first, inside the write lock, on the store opened for writing: it may
+        raise to call the write off, or extend ``drop``."""
+        drop = list(drop)
+        payload = [{"name": g, "triples": list(t)} for g, t in new.items() if t]
+        with self.writing() as w:
+            if check is not None:
+                check(w)   # may add to ``drop``
+            to_drop = list(dict.fromkeys([*drop, *new]))
+            self._run_update(w, library().get("load-graphs"), drop=to_drop, graphs=payload)
 
     def replace_graph(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> int:
-        """Make ``graph`` hold exactly ``triples``; returns their number."""
-        store = self._writable()
-        quads = [ox.Quad(t.subject, t.predicate, t.object, graph) for t in triples]
-        store.remove_graph(graph) if store.contains_named_graph(graph) else None
-        store.extend(quads)
-        return len(quads)
+        """Make ``graph`` hold exactly ``triples`` (atomically); returns their number."""
+        triples = list(triples)
+        self.write_graphs({graph: triples})
+        return len(triples)
 
-    def ensure_core(self) -> None:
-        """(Re)load the ontology and the shapes into their named graphs."""
-        for graph, folder in ((graphs.ONTOLOGY, "ontology"), (graphs.SHAPES, "shapes")):
-            triples: list[ox.Triple] = []
-            for f in resources.files(folder):
-                triples += parse_text(f.read_text(encoding="utf-8"), f.name).triples
-            self.replace_graph(graph, triples)
+    def add_quads(self, quads: Iterable[ox.Quad]) -> None:
+        """Add quads in one transaction."""
+        quads = list(quads)
+        with self.writing() as w:
+            w.extend(quads)
 
-    def load_documents(self, docs: Sequence[RdfDocument], graph: ox.NamedNode | None = None) -> list[LoadedGraph]:
-        """Load already validated documents, each into its graph (see :func:`graph_for`)."""
-        self._writable()
-        self.ensure_core()
-        loaded = []
-        for doc in docs:
-            target = graph or graph_for(doc)
-            n = self.replace_graph(target, doc.triples)
-            loaded.append(LoadedGraph(doc.name, target.value, n))
-        return loaded
+    def remove_graphs(self, names: Iterable[ox.NamedNode]) -> None:
+        """Remove named graphs in one transaction."""
+        self.write_graphs({}, drop=names)
+
+    def update(self, query: str | QueryFile, **values: Any) -> None:
+        """Run a SPARQL update: a query-file name, a :class:`QueryFile`, or text."""
+        q = self._resolve(query)
+        with self.writing() as w:
+            self._run_update(w, q, **values)
+
+    @staticmethod
+    def _run_update(on: ox.Store, q: QueryFile, /, **values: Any) -> None:
+        text = q.render(**values) if q.is_template else q.text
+        try:
+            on.update(text)
+        except SyntaxError as exc:
+            raise QueryError(f"{q.name}: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"{q.name}: {exc}") from None
 
     def load_files(self, paths: Iterable[str | Path], graph: ox.NamedNode | None = None,
-                   validator: Validator | None = None) -> list[LoadedGraph]:
-        """Validate every file, then load them all; if any file fails, load none.
+                   validator: Any = None, **options: Any) -> list[LoadedGraph]:
+        """Validate every file, then load them all (see :func:`diagkg.loading.load_files`)."""
+        from .loading import load_files
 
-        Raises :class:`InputError` for unreadable files and
-        :class:`ValidationError` (carrying every violation) otherwise.
-        """
-        self._writable()
-        validator = validator or Validator()
-        files = expand_paths(paths)
-        if not files:
-            raise InputError("no RDF files to load")
-        docs = [parse_file(f) for f in files]
-        results = validator.validate_documents(docs, resolve=self._system_graph)
-        violations = [v for doc in docs for v in results[doc.name]]
-        if violations:
-            raise ValidationError(violations)
-        return self.load_documents(docs, graph)
+        return load_files(self, paths, graph=graph, validator=validator, **options).loaded
+
+    def infer(self, key: str, engine: str = "auto") -> int:
+        """Run the OWL reasoner on system ``key`` and store what it entails in
+        ``inferred/{key}``; returns the number of inferred triples."""
+        from .loading import infer_system
+
+        return infer_system(self, key, engine=engine)
+
+    def version_of(self, graph: ox.NamedNode) -> str:
+        """The version of a named graph: the content hash recorded when it was
+        loaded, else a hash of its triples (empty string for a missing graph)."""
+        raw = self.raw
+        for marker in (DK.contentHash, DK.inferredFrom):
+            for q in raw.quads_for_pattern(graph, ox.NamedNode(str(marker)), None, graph):
+                return q.object.value
+        lines = sorted(str(q.triple) for q in raw.quads_for_pattern(None, None, None, graph))
+        if not lines:
+            return ""
+        return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+    def quads(self, graph: ox.NamedNode) -> list[ox.Quad]:
+        """Every quad of one named graph."""
+        return list(self.raw.quads_for_pattern(None, None, None, graph))
+
+    def dump(self, names: Sequence[ox.NamedNode] = ()) -> bytes:
+        """The named graphs ``names`` (all of them when empty) as N-Quads."""
+        if not names:
+            names = sorted(self.raw.named_graphs(), key=lambda g: g.value)
+        missing = [g.value for g in names if not self.raw.contains_named_graph(g)]
+        if missing:
+            raise InputError("no graph " + ", ".join(f"<{m}>" for m in missing) + " in the store")
+        quads = [q for g in names for q in self.raw.quads_for_pattern(None, None, None, g)]
+        return ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b""
 
     def _system_graph(self, iri: str):
         """The stored description of the system with this IRI (for validating scenarios)."""
@@ -169,30 +267,6 @@ class KnowledgeStore:
             if isinstance(q.graph_name, ox.NamedNode):
                 return self.graph_as_rdflib(q.graph_name)
         return None
-
-    def update(self, query: str | QueryFile, **values: Any) -> None:
-        """Run a SPARQL update: a query-file name, a :class:`QueryFile`, or text."""
-        q = self._resolve(query)
-        text = q.render(**values) if q.is_template else q.text
-        try:
-            self._writable().update(text)
-        except SyntaxError as exc:
-            raise QueryError(f"{q.name}: {exc}") from None
-        except OSError as exc:
-            raise StoreError(f"{q.name}: {exc}") from None
-
-    def infer(self, key: str, engine: str = "auto") -> int:
-        """Run the OWL reasoner on system ``key`` and store what it entails in
-        ``inferred/{key}``; returns the number of inferred triples."""
-        from .reasoning import reason
-        from .rdfio import to_oxigraph
-
-        data = self.graph_as_rdflib(graphs.system(key))
-        if len(data) == 0:
-            raise InputError(f"no system {key!r} in the store; load its description first")
-        inferred = reason(data, engine=engine)
-        triples = [ox.Triple(*(to_oxigraph(t) for t in triple)) for triple in inferred]
-        return self.replace_graph(graphs.inferred(key), triples)
 
     # -- reading -----------------------------------------------------------
     def graph_as_rdflib(self, graph: ox.NamedNode):
@@ -255,6 +329,16 @@ class KnowledgeStore:
         if not any(ch.isspace() for ch in query.strip()):
             return lib.get(query)  # a name that is not in queries/: UnknownQueryError
         return from_text(query)
+
+
+def select_on(target: ox.Store, query: str, bindings: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Rows of a query file run on a raw pyoxigraph store (e.g. one opened for writing)."""
+    q = library().get(query)
+    result = target.query(q.text, substitutions=q.substitutions(bindings) if bindings else None,
+                          use_default_graph_as_union=True)
+    assert isinstance(result, ox.QuerySolutions)
+    names = [v.value for v in result.variables]
+    return [{n: python_value(row[n]) for n in names} for row in result]
 
 
 def graph_for(doc: RdfDocument) -> ox.NamedNode:

@@ -121,13 +121,17 @@ class Validator:
         return self.validate_documents([doc], context)[doc.name]
 
     def validate_documents(self, docs: Sequence[RdfDocument], context: Sequence[rdflib.Graph] = (),
-                           resolve: "SystemResolver | None" = None) -> dict[str, list[Violation]]:
+                           resolve: "SystemResolver | None" = None,
+                           progress: Callable[[int], None] | None = None) -> dict[str, list[Violation]]:
         """Validate several documents at once; one list of violations per document name.
 
         Documents that refer to the same systems are validated together in one
         pySHACL run (with the systems' descriptions, from the batch itself,
         ``context``, ``resolve`` or the shipped files); each violation goes to
-        the document that wrote its focus node.
+        the document that wrote its focus node. A document whose system cannot
+        be found gets that one violation and is not checked further (the
+        shapes would only report knock-on effects). ``progress`` is told how
+        many more documents are done after each pySHACL run.
         """
         defined: dict[str, rdflib.Graph] = {}
         for g in (*context, *(d.graph for d in docs)):
@@ -142,20 +146,27 @@ class Validator:
             groups.setdefault(needed, []).append(doc)
         for needed, members in groups.items():
             extra: list[rdflib.Graph] = list(context)
+            orphans: set[str] = set()
             for iri in sorted(needed):
                 graph = defined.get(iri) or (resolve or shipped_system_graph)(iri)
                 if graph is None:
                     for doc in members:
                         if any(str(o) == iri for o in doc.graph.objects(None, DK.onSystem)):
+                            orphans.add(doc.name)
                             subject = next(doc.graph.subjects(DK.onSystem, rdflib.URIRef(iri)))
                             out[doc.name].append(Violation(
                                 file=doc.name, focus=_show(doc.graph, subject), path="dk:onSystem",
-                                message=f"the system {_show(doc.graph, rdflib.URIRef(iri))} is not available: "
-                                        "validate or load its description with this file",
+                                message=f"the system {_show(doc.graph, rdflib.URIRef(iri))} is not known here: "
+                                        "it is neither in the store nor among the files given; load its "
+                                        "description first, or give it together with this file",
                                 line=doc.line_of(subject), shape="system context"))
                 elif graph not in extra:
                     extra.append(graph)
-            self._shacl(members, extra, out)
+            checked = [doc for doc in members if doc.name not in orphans]
+            if checked:
+                self._shacl(checked, extra, out)
+            if progress is not None:
+                progress(len(members))
         return {name: sorted(set(v), key=lambda x: (x.line or 0, x.focus, x.path, x.message))
                 for name, v in out.items()}
 

@@ -183,6 +183,7 @@ class DK(DefinedNamespace):
     configuration: URIRef  # object property: configuration
     connectedTo: URIRef  # object property: connected to
     containedIn: URIRef  # object property: contained in
+    contentHash: URIRef  # datatype property: content hash
     converged: URIRef  # datatype property: converged
     costMinutes: URIRef  # datatype property: cost in minutes
     covered: URIRef  # datatype property: covered
@@ -233,6 +234,7 @@ class DK(DefinedNamespace):
     idealRepair: URIRef  # object property: ideal repair
     inSession: URIRef  # object property: in session
     inState: URIRef  # object property: in state
+    inferredFrom: URIRef  # datatype property: inferred from
     initialObservations: URIRef  # datatype property: initial observations
     injects: URIRef  # object property: injects
     intention: URIRef  # datatype property: intention
@@ -240,6 +242,7 @@ class DK(DefinedNamespace):
     isIndicator: URIRef  # datatype property: is indicator
     isRepair: URIRef  # datatype property: is repair
     litResistance: URIRef  # datatype property: lit resistance
+    loadedFrom: URIRef  # datatype property: loaded from
     maxDistance: URIRef  # datatype property: maximum distance
     model: URIRef  # datatype property: model
     monitors: URIRef  # object property: monitors

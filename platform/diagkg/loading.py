@@ -1,0 +1,557 @@
+"""Loading RDF files into the store: validated in context, atomic, honest.
+
+A load:
+
+1. parses every file (an unreadable one stops the load, naming it);
+2. finds where each document goes (:func:`diagkg.store.graph_for`) and what it
+   *claims*: the scenarios (IRI, identifier, number) and systems (IRI, key) it
+   defines;
+3. compares the claims with the batch and with the store (``graph-claims.rq``).
+   Loading the same file again replaces its graph; a *different* file that
+   claims what the store already holds is refused, naming both files, unless
+   ``replace=True`` (then the report says what was replaced);
+4. validates the documents in the context they will live in: the store's
+   systems plus the files given (a scenario loads into a store that already
+   holds its system); when a system is replaced, the stored scenarios that run
+   on it are validated again against the new description;
+5. runs the OWL reasoner on every system loaded (skipped when the store
+   already holds inferences from the same description and ontology; results
+   are also kept in a cache folder, keyed by the same hash);
+6. writes everything in one atomic update (:meth:`KnowledgeStore.write_graphs`):
+   the ontology and shapes (refreshed), each document's graph with where it
+   came from (``dk:loadedFrom``) and its content hash (``dk:contentHash``),
+   and the inferred graphs (``dk:inferredFrom``). Killed at any moment, the
+   store holds all of it or none of it.
+
+The shipped catalogue (five systems, 135 scenarios) reaches a store the same
+way (:func:`load_shipped`, :func:`ensure_shipped`), with files known as
+``diagkg:scenarios/…``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+import pyoxigraph as ox
+
+from . import graphs, resources
+from .errors import InputError, ValidationError
+from .rdfio import RdfDocument, expand_paths, parse_file, parse_text
+from .vocab import DK
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import KnowledgeStore
+    from .validation import Validator, Violation
+
+RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+IDENTIFIER = ox.NamedNode("http://purl.org/dc/terms/identifier")
+XSD_STRING = ox.NamedNode("http://www.w3.org/2001/XMLSchema#string")
+SHIPPED_PREFIX = "diagkg:"
+
+Progress = Callable[[str, int, int], None]     # (stage, done, total)
+Notify = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One document on its way into the store."""
+
+    doc: RdfDocument
+    origin: str                          # absolute path, or diagkg:<folder>/<path> for a shipped file
+    digest: str                          # SHA-256 of the file's text
+    graph: ox.NamedNode                  # where it goes
+    claims: frozenset[tuple[str, str]]   # (kind, value): ("scenario identifier", "3CC.S.1")…
+
+    @property
+    def systems(self) -> dict[str, str]:
+        """System IRI -> key for the systems this document describes."""
+        iris = [v for k, v in self.claims if k == "system"]
+        keys = {t.subject.value: t.object.value for t in self.doc.triples if t.predicate == DK_SYSTEM_KEY}
+        return {iri: keys.get(iri, "") for iri in iris}
+
+
+DK_SYSTEM_KEY = ox.NamedNode(str(DK.systemKey))
+
+
+@dataclass
+class LoadReport:
+    """What a load did."""
+
+    loaded: list[Any] = field(default_factory=list)           # LoadedGraph, in file order
+    replaced: list[str] = field(default_factory=list)         # one sentence per replaced graph
+    notes: list[str] = field(default_factory=list)            # files not loaded and why, shipped catalogue…
+    inferred: dict[str, int] = field(default_factory=dict)    # system key -> inferred triples
+    revalidated: list[str] = field(default_factory=list)      # scenario graphs checked against a new system
+
+
+# ---------------------------------------------------------------------------
+# identities of files and documents
+# ---------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _shipped_roots() -> tuple[tuple[str, Path], ...]:
+    roots = []
+    for name in resources.FOLDERS:
+        try:
+            roots.append((name, Path(str(resources.folder(name))).resolve()))
+        except (OSError, TypeError):   # pragma: no cover - a resource folder that is not on disk
+            continue
+    return tuple(roots)
+
+
+def origin_of(path: str | Path) -> str:
+    """How a file is known in the store: ``diagkg:<folder>/<path>`` for a file
+    shipped with diagkg, else its absolute path."""
+    resolved = Path(path).resolve()
+    for name, root in _shipped_roots():
+        if resolved.is_relative_to(root):
+            return f"{SHIPPED_PREFIX}{name}/{resolved.relative_to(root).as_posix()}"
+    return str(resolved)
+
+
+def shown(origin: str) -> str:
+    """An origin as a person reads it."""
+    return origin[len(SHIPPED_PREFIX):] + " (shipped with diagkg)" if origin.startswith(SHIPPED_PREFIX) else origin
+
+
+def digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def claims_of(doc: RdfDocument) -> frozenset[tuple[str, str]]:
+    """The scenarios and systems a document defines, as (kind, value) pairs."""
+    out: set[tuple[str, str]] = set()
+    scenario, system = str(DK.Scenario), str(DK.System)
+    typed = {(t.subject, t.object.value) for t in doc.triples if t.predicate == RDF_TYPE}
+    scenarios = {s for s, c in typed if c == scenario}
+    systems = {s for s, c in typed if c == system}
+    for t in doc.triples:
+        if t.subject in scenarios:
+            if t.predicate == IDENTIFIER:
+                out.add(("scenario identifier", t.object.value))
+            elif t.predicate.value == str(DK.scenarioNumber):
+                try:
+                    out.add(("scenario number", str(int(t.object.value))))
+                except ValueError:
+                    out.add(("scenario number", t.object.value))
+        elif t.subject in systems and t.predicate == DK_SYSTEM_KEY:
+            out.add(("system key", t.object.value))
+    out.update(("scenario", s.value) for s in scenarios if isinstance(s, ox.NamedNode))
+    out.update(("system", s.value) for s in systems if isinstance(s, ox.NamedNode))
+    return frozenset(out)
+
+
+def entry_for(doc: RdfDocument, origin: str, graph: ox.NamedNode | None = None) -> Entry:
+    from .store import graph_for
+
+    return Entry(doc, origin, digest_of(doc.text), graph or graph_for(doc), claims_of(doc))
+
+
+def provenance(graph: ox.NamedNode, origin: str, digest: str) -> list[ox.Triple]:
+    return [ox.Triple(graph, ox.NamedNode(str(DK.loadedFrom)), ox.Literal(origin)),
+            ox.Triple(graph, ox.NamedNode(str(DK.contentHash)), ox.Literal(digest))]
+
+
+# ---------------------------------------------------------------------------
+# the ontology and the shapes
+# ---------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def core_graphs() -> dict[ox.NamedNode, list[ox.Triple]]:
+    """The ontology and shapes graphs as shipped, each with its provenance."""
+    out: dict[ox.NamedNode, list[ox.Triple]] = {}
+    for graph, folder in ((graphs.ONTOLOGY, "ontology"), (graphs.SHAPES, "shapes")):
+        triples: list[ox.Triple] = []
+        hasher = hashlib.sha256()
+        for f in resources.files(folder):
+            text = f.read_text(encoding="utf-8")
+            hasher.update(f.name.encode("utf-8") + b"\0" + text.encode("utf-8"))
+            triples += parse_text(text, f.name).triples
+        out[graph] = triples + provenance(graph, f"{SHIPPED_PREFIX}{folder}/", hasher.hexdigest())
+    return out
+
+
+def ontology_version() -> str:
+    graph = core_graphs()[graphs.ONTOLOGY]
+    return next(t.object.value for t in graph if t.predicate.value == str(DK.contentHash))
+
+
+def _is_core_file(origin: str) -> bool:
+    return origin.startswith((f"{SHIPPED_PREFIX}ontology/", f"{SHIPPED_PREFIX}shapes/"))
+
+
+# ---------------------------------------------------------------------------
+# collisions
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Held:
+    """A claim the store already holds."""
+
+    graph: str
+    origin: str | None
+    kind: str
+    value: str
+
+
+def held_claims(rows: Iterable[dict[str, Any]]) -> list[Held]:
+    return [Held(r["graph"], r["source"], r["kind"], str(r["value"])) for r in rows]
+
+
+def _batch_conflicts(entries: Sequence[Entry]) -> list[str]:
+    problems = []
+    seen_graph: dict[str, Entry] = {}
+    seen_claim: dict[tuple[str, str], Entry] = {}
+    for e in entries:
+        other = seen_graph.get(e.graph.value)
+        if other is not None and other.origin != e.origin:
+            problems.append(f"{e.doc.name} and {other.doc.name} both go into <{e.graph.value}>")
+        seen_graph.setdefault(e.graph.value, e)
+        for claim in sorted(e.claims):
+            other = seen_claim.get(claim)
+            if other is not None and other is not e and other.origin != e.origin:
+                problems.append(f"{e.doc.name} and {other.doc.name} both define the {claim[0]} {claim[1]}")
+            seen_claim.setdefault(claim, e)
+    return problems
+
+
+@dataclass
+class Plan:
+    drop: list[ox.NamedNode] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    replaced_systems: set[str] = field(default_factory=set)     # IRIs of systems whose description changes
+    conflicts: list[str] = field(default_factory=list)
+
+
+def plan_against(entries: Sequence[Entry], held: Sequence[Held], replace: bool,
+                 graph_origins: dict[str, str | None]) -> Plan:
+    """What loading ``entries`` does to a store holding ``held`` (and graphs
+    with ``graph_origins``): graphs to drop, replacements, conflicts."""
+    plan = Plan()
+    by_claim: dict[tuple[str, str], list[Held]] = {}
+    for h in held:
+        by_claim.setdefault((h.kind, h.value), []).append(h)
+    for e in entries:
+        victims: dict[str, str | None] = {}
+        if e.graph.value in graph_origins and graph_origins[e.graph.value] != e.origin:
+            victims[e.graph.value] = graph_origins[e.graph.value]
+        why: dict[str, str] = {}
+        for claim in sorted(e.claims):
+            for h in by_claim.get(claim, ()):
+                if h.origin == e.origin:
+                    if h.graph != e.graph.value:   # the same file, loaded before into another graph
+                        plan.drop.append(ox.NamedNode(h.graph))
+                    continue
+                victims.setdefault(h.graph, h.origin)
+                why.setdefault(h.graph, f"the {claim[0]} {claim[1]}")
+        for graph, origin in sorted(victims.items()):
+            source = shown(origin) if origin else "a graph of unknown origin"
+            if not replace:
+                what = why.get(graph, "its graph")
+                plan.conflicts.append(
+                    f"{e.doc.name} defines {what}, which the store already holds in <{graph}> from {source}; "
+                    "load with --replace to replace it (keep a copy first with `diagkg dump`)")
+                continue
+            plan.drop.append(ox.NamedNode(graph))
+            plan.replaced.append(f"replaced <{graph}> (from {source}) with {shown(e.origin)}")
+        for iri in e.systems:
+            if any(h.kind == "system" and h.value == iri for h in held):
+                plan.replaced_systems.add(iri)
+    return plan
+
+
+# ---------------------------------------------------------------------------
+# inference
+# ---------------------------------------------------------------------------
+
+def inference_digest(system_version: str) -> str:
+    return hashlib.sha256(f"{system_version}\n{ontology_version()}".encode("utf-8")).hexdigest()
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "diagkg" / "inferred"
+
+
+def inferred_triples(data, digest: str, engine: str = "auto", use_cache: bool = True) -> list[ox.Triple]:
+    """What the reasoner entails about a system description (an rdflib graph);
+    kept in a cache folder under ``digest`` (derived data: the same inputs
+    always give the same triples)."""
+    from .rdfio import to_oxigraph
+    from .reasoning import reason
+
+    cached = _cache_dir() / f"{digest}.nt"
+    if use_cache and cached.is_file():
+        try:
+            return [q.triple for q in ox.parse(input=cached.read_bytes(), format=ox.RdfFormat.N_TRIPLES)]
+        except (SyntaxError, OSError):
+            pass    # a damaged cache entry: compute again
+    inferred = reason(data, engine=engine)
+    triples = [ox.Triple(*(to_oxigraph(t) for t in triple)) for triple in inferred]
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=cached.parent, delete=False, suffix=".tmp") as fh:
+            fh.write(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
+        os.replace(fh.name, cached)
+    except OSError:   # pragma: no cover - an unwritable cache only costs time
+        pass
+    return triples
+
+
+def _inferred_graph(key: str, triples: list[ox.Triple], digest: str) -> list[ox.Triple]:
+    graph = graphs.inferred(key)
+    return triples + [ox.Triple(graph, ox.NamedNode(str(DK.inferredFrom)), ox.Literal(digest))]
+
+
+def stored_inference_digest(store: "KnowledgeStore", key: str) -> str | None:
+    graph = graphs.inferred(key)
+    for q in store.raw.quads_for_pattern(graph, ox.NamedNode(str(DK.inferredFrom)), None, graph):
+        return q.object.value
+    return None
+
+
+def infer_system(store: "KnowledgeStore", key: str, engine: str = "auto") -> int:
+    """Run the reasoner on the stored system ``key`` (always: no cache) and store
+    the result in ``inferred/{key}``; returns the number of inferred triples."""
+    system = graphs.system(key)
+    data = store.graph_as_rdflib(system)
+    if len(data) == 0:
+        raise InputError(f"no system {key!r} in the store; load its description first")
+    digest = inference_digest(store.version_of(system))
+    triples = inferred_triples(data, digest, engine=engine, use_cache=False)
+    store.write_graphs({graphs.inferred(key): _inferred_graph(key, triples, digest)})
+    return len(triples)
+
+
+def ensure_inferences(store: "KnowledgeStore", key: str, notify: Notify | None = None) -> None:
+    """Make sure the store holds current inferences for system ``key`` (computed
+    when it was loaded; an older store may lack them)."""
+    system = graphs.system(key)
+    digest = inference_digest(store.version_of(system))
+    if stored_inference_digest(store, key) == digest:
+        return
+    if notify:
+        notify(f"the store has no current inferences for system {key}; reasoning once and storing them…")
+    triples = inferred_triples(store.graph_as_rdflib(system), digest)
+    store.write_graphs({graphs.inferred(key): _inferred_graph(key, triples, digest)})
+
+
+# ---------------------------------------------------------------------------
+# loading
+# ---------------------------------------------------------------------------
+
+def load_files(store: "KnowledgeStore", paths: Iterable[str | Path], *, graph: ox.NamedNode | None = None,
+               replace: bool = False, validate: bool = True, validator: "Validator | None" = None,
+               progress: Progress | None = None, notify: Notify | None = None) -> LoadReport:
+    """Validate files (folders are searched) and load them all, or none.
+
+    Raises :class:`InputError` for unreadable files and refused collisions, and
+    :class:`ValidationError` (carrying every violation) when a file does not
+    conform in the context of the store.
+    """
+    files = expand_paths(paths)
+    if not files:
+        raise InputError("no RDF files to load")
+    docs = []
+    for i, f in enumerate(files):
+        docs.append((parse_file(f), origin_of(f)))
+        if progress:
+            progress("reading", i + 1, len(files))
+    return load_documents(store, docs, graph=graph, replace=replace, validate=validate, validator=validator,
+                          progress=progress, notify=notify)
+
+
+def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, str]], *,
+                   graph: ox.NamedNode | None = None, replace: bool = False, validate: bool = True,
+                   validator: "Validator | None" = None, progress: Progress | None = None,
+                   notify: Notify | None = None) -> LoadReport:
+    """Load parsed documents, each with its origin (see :func:`load_files`)."""
+    from .store import LoadedGraph
+
+    report = LoadReport()
+    if graph is not None and len(docs) > 1:
+        raise InputError("--graph takes a single file (each file goes into a graph of its own)")
+    entries: list[Entry] = []
+    for doc, origin in docs:
+        if _is_core_file(origin):
+            report.notes.append(f"{doc.name}: part of diagkg's own {origin.split(':', 1)[1].split('/')[0]} "
+                                "graph, which every load refreshes; not loaded a second time")
+            continue
+        entries.append(entry_for(doc, origin, graph))
+    problems = _batch_conflicts(entries)
+    if problems:
+        raise InputError("these files collide, so nothing was loaded:\n  " + "\n  ".join(problems))
+
+    # a scenario on a shipped system, into a store that has never seen the shipped catalogue
+    if entries and _needs_shipped(store, entries):
+        shipped = ensure_shipped(store, notify=notify, progress=progress)
+        if shipped is not None:
+            report.notes.append("loaded the shipped catalogue first (the files refer to its systems)")
+
+    held = held_claims(store.select("graph-claims"))
+    origins = {r["graph"]: r["source"] for r in store.select("graph-sources")}
+    for g in store.raw.named_graphs():
+        if isinstance(g, ox.NamedNode):
+            origins.setdefault(g.value, None)
+    plan = plan_against(entries, held, replace, origins)
+    if plan.conflicts:
+        raise InputError("nothing was loaded:\n  " + "\n  ".join(plan.conflicts))
+
+    if validate and entries:
+        _validate(store, entries, plan, validator, progress, report)
+
+    # inferences for every system loaded
+    new: dict[ox.NamedNode, list[ox.Triple]] = dict(core_graphs())
+    for e in entries:
+        new[e.graph] = list(e.doc.triples) + provenance(e.graph, e.origin, e.digest)
+    system_entries = [e for e in entries if e.graph.value.startswith(graphs.BASE + "system/")]
+    for i, e in enumerate(system_entries):
+        key = next(iter(e.systems.values()))
+        digest = inference_digest(e.digest)
+        if stored_inference_digest(store, key) == digest:
+            continue
+        import rdflib
+
+        data = rdflib.Graph()
+        data.parse(data=e.doc.text, format=e.doc.rdflib_format)
+        if progress:
+            progress(f"reasoning ({key})", i, len(system_entries))
+        triples = inferred_triples(data, digest)
+        new[graphs.inferred(key)] = _inferred_graph(key, triples, digest)
+        report.inferred[key] = len(triples)
+        if progress:
+            progress(f"reasoning ({key})", i + 1, len(system_entries))
+    for iri in plan.replaced_systems:    # inferences of a system replaced under another key are stale
+        for h in held:
+            if h.kind == "system key" and any(x.kind == "system" and x.value == iri and x.graph == h.graph
+                                              for x in held):
+                stale = graphs.inferred(h.value)
+                if stale not in new:
+                    plan.drop.append(stale)
+
+    def recheck(writer: ox.Store) -> None:
+        """Inside the write lock: did another process load something that collides meanwhile?"""
+        from .store import select_on
+
+        now_held = held_claims(select_on(writer, "graph-claims"))
+        if set(now_held) == set(held):
+            return
+        now_origins = {r["graph"]: r["source"] for r in select_on(writer, "graph-sources")}
+        again = plan_against(entries, now_held, replace, now_origins)
+        if again.conflicts:
+            raise InputError("nothing was loaded; meanwhile another process loaded:\n  "
+                             + "\n  ".join(again.conflicts))
+        plan.drop.extend(again.drop)
+
+    if progress:
+        progress("writing", 0, 1)
+    store.write_graphs(new, drop=plan.drop, check=recheck)
+    if progress:
+        progress("writing", 1, 1)
+    report.replaced = plan.replaced
+    report.loaded = [LoadedGraph(e.doc.name, e.graph.value, len(e.doc.triples)) for e in entries]
+    return report
+
+
+def _validate(store: "KnowledgeStore", entries: Sequence[Entry], plan: Plan, validator: "Validator | None",
+              progress: Progress | None, report: LoadReport) -> None:
+    from .validation import Validator
+
+    validator = validator or Validator()
+    total = len(entries)
+    done = [0]
+
+    def tick(n: int) -> None:
+        done[0] += n
+        if progress:
+            progress("validating", done[0], total)
+
+    if progress:
+        progress("validating", 0, total)
+    results = validator.validate_documents([e.doc for e in entries], resolve=store._system_graph, progress=tick)
+    violations: list[Violation] = [v for e in entries for v in results[e.doc.name]]
+    if violations:
+        raise ValidationError(violations)
+    # scenarios already stored that run on a system being replaced
+    if not plan.replaced_systems:
+        return
+    batch_graphs = {e.graph.value for e in entries} | {g.value for g in plan.drop}
+    dependents: list[RdfDocument] = []
+    for iri in sorted(plan.replaced_systems):
+        for r in store.select("scenarios-on-system", {"system": ox.NamedNode(iri)}):
+            if r["graph"] in batch_graphs:
+                continue
+            name = shown(r["source"]) if r["source"] else r["graph"]
+            triples = [q.triple for q in store.quads(ox.NamedNode(r["graph"]))]
+            text = (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").decode("utf-8")
+            dependents.append(parse_text(text, name, suffix=".nt"))
+            report.revalidated.append(r["graph"])
+    if not dependents:
+        return
+    context = [e.doc.graph for e in entries if e.systems]
+    results = validator.validate_documents(dependents, context=context)
+    violations = [v for d in dependents for v in results[d.name]]
+    if violations:
+        raise ValidationError(violations)
+
+
+def _needs_shipped(store: "KnowledgeStore", entries: Sequence[Entry]) -> bool:
+    """Do the documents refer to a shipped system the store has never held?"""
+    defined = {v for e in entries for k, v in e.claims if k == "system"}
+    wanted = {t.object.value for e in entries for t in e.doc.triples if t.predicate.value == str(DK.onSystem)}
+    missing = wanted - defined
+    if not missing or has_shipped(store):
+        return False
+    held = {r["value"] for r in store.select("graph-claims") if r["kind"] == "system"}
+    return bool((missing - held) & shipped_system_iris())
+
+
+# ---------------------------------------------------------------------------
+# the shipped catalogue
+# ---------------------------------------------------------------------------
+
+def shipped_files() -> list[Path]:
+    """The shipped systems and scenarios, systems first."""
+    from .scenarios import catalog_files
+
+    return [Path(str(f)) for f in resources.system_files()] + [Path(str(f)) for f in catalog_files()]
+
+
+@lru_cache(maxsize=1)
+def shipped_system_iris() -> frozenset[str]:
+    out: set[str] = set()
+    for f in resources.system_files():
+        doc = parse_text(f.read_text(encoding="utf-8"), f.name)
+        out.update(v for k, v in claims_of(doc) if k == "system")
+    return frozenset(out)
+
+
+def has_shipped(store: "KnowledgeStore") -> bool:
+    """Does the store hold any graph loaded from the shipped catalogue?"""
+    prefix = f"{SHIPPED_PREFIX}scenarios/"
+    return any((r["source"] or "").startswith(prefix) for r in store.select("graph-sources"))
+
+
+def load_shipped(store: "KnowledgeStore", *, replace: bool = False, validate: bool = False,
+                 progress: Progress | None = None, notify: Notify | None = None) -> LoadReport:
+    """Load the shipped systems and scenarios (validated by diagkg's own test
+    suite, so the shapes are skipped unless ``validate``)."""
+    return load_files(store, shipped_files(), replace=replace, validate=validate, progress=progress, notify=notify)
+
+
+def ensure_shipped(store: "KnowledgeStore", *, notify: Notify | None = None,
+                   progress: Progress | None = None) -> LoadReport | None:
+    """Load the shipped catalogue into a store that has none of it (saying so
+    through ``notify``); None when the store already has it."""
+    if has_shipped(store):
+        return None
+    if notify:
+        notify(f"the store has no shipped catalogue yet; loading it into "
+               f"{store.path or 'the in-memory store'} (diagkg load --shipped)…")
+    return load_shipped(store, progress=progress)

@@ -1,0 +1,169 @@
+"""What a session works on, taken from the store in use — and what an assistant may see.
+
+Nothing here keeps a catalogue of its own: every scenario, system, action
+and inference comes from the store the user chose (``--store``,
+``DIAGKG_STORE``, the default on-disk store, or ``--memory``).
+
+* :func:`resolve_scenario` finds a scenario in the store by number or
+  identifier; a store that has never held the shipped catalogue gets it
+  loaded first (said through ``notify``).
+* :func:`workspace` is a session's *working memory*: a private in-memory store
+  seeded with the graphs the session needs (ontology, the system, its stored
+  inferences, the scenario). The session's circuit state lives there; the
+  store in use is written once, when the trajectory is stored.
+* :class:`KnowledgeView` is what a non-privileged assistant gets: a read-only
+  view holding the ontology, the system and its inferences — and nothing of
+  the scenario (faults, faulty components, ideal repair) or of the live state.
+  It is a separate in-memory store, so the answer is not reachable through it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import pyoxigraph as ox
+
+from . import graphs
+from .errors import QueryError, UnknownTermError
+from .queries import QueryFile
+from .vocab import DK
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .scenarios import Scenario
+    from .store import KnowledgeStore
+
+Notify = Callable[[str], None]
+
+
+def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
+                     notify: Notify | None = None) -> "Scenario":
+    """A scenario of ``store`` by number or identifier (a :class:`Scenario` is returned as is)."""
+    from .loading import ensure_shipped, has_shipped
+    from .scenarios import Scenario, ScenarioCatalog
+
+    if isinstance(ref, Scenario):
+        return ref
+    try:
+        return ScenarioCatalog(store).resolve(ref)
+    except UnknownTermError:
+        if has_shipped(store):
+            raise
+    ensure_shipped(store, notify=notify)
+    return ScenarioCatalog(store).resolve(ref)
+
+
+def graph_holding(store: Any, node: str, cls: str) -> ox.NamedNode | None:
+    """The named graph in which ``node`` is declared an instance of ``cls``."""
+    rows = store.select("graph-of", {"node": ox.NamedNode(node), "class": ox.NamedNode(cls)})
+    return ox.NamedNode(rows[0]["graph"]) if rows else None
+
+
+def _knowledge_graphs(store: "KnowledgeStore", system_iri: str, key: str) -> list[ox.NamedNode]:
+    system = graph_holding(store, system_iri, str(DK.System)) or graphs.system(key)
+    return [graphs.ONTOLOGY, system, graphs.inferred(key)]
+
+
+def _copy(store: "KnowledgeStore", names: list[ox.NamedNode]) -> "KnowledgeStore":
+    from .store import KnowledgeStore
+
+    memory = KnowledgeStore.memory()
+    with memory.writing() as w:
+        for name in names:
+            w.extend(store.raw.quads_for_pattern(None, None, None, name))
+    return memory
+
+
+def workspace(store: "KnowledgeStore", scenario: "Scenario", notify: Notify | None = None) -> "KnowledgeStore":
+    """A session's working memory for ``scenario``, seeded from ``store``."""
+    from .loading import ensure_inferences
+
+    ensure_inferences(store, scenario.key, notify)
+    names = _knowledge_graphs(store, scenario.system_iri, scenario.key)
+    names.append(graph_holding(store, scenario.iri, str(DK.Scenario)) or graphs.named("scenario", scenario.id))
+    return _copy(store, names)
+
+
+class KnowledgeView:
+    """A read-only view of what an assistant may know about one system.
+
+    ``select`` and ``query`` run query files or text as on a store; updates are
+    refused. The view holds copies of the ontology, the system description and
+    its inferences only.
+    """
+
+    def __init__(self, backing: "KnowledgeStore", key: str, versions: tuple[str, ...]):
+        self._backing = backing
+        self.key = key
+        self.versions = versions
+
+    def select(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
+               **template_values: Any) -> list[dict[str, Any]]:
+        self._refuse_updates(query)
+        return self._backing.select(query, bindings, **template_values)
+
+    def query(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None, **template_values: Any):
+        self._refuse_updates(query)
+        return self._backing.query(query, bindings, **template_values)
+
+    def version_of(self, graph: ox.NamedNode) -> str:
+        return self._backing.version_of(graph)
+
+    def contains_graph(self, graph: ox.NamedNode) -> bool:
+        return self._backing.raw.contains_named_graph(graph)
+
+    def graphs(self) -> list[tuple[str, int]]:
+        return self._backing.graphs()
+
+    @staticmethod
+    def _refuse_updates(query: str | QueryFile) -> None:
+        from .store import KnowledgeStore
+
+        if KnowledgeStore._resolve(query).is_update:
+            raise QueryError("an assistant's view of the knowledge graph is read-only")
+
+    def __repr__(self) -> str:
+        return f"<KnowledgeView of system {self.key}>"
+
+
+_VIEWS: "OrderedDict[tuple[str, ...], KnowledgeView]" = OrderedDict()
+_VIEW_LIMIT = 16
+
+
+def assistant_view(store: "KnowledgeStore", system_iri: str, key: str) -> KnowledgeView:
+    """The read-only view of one system for non-privileged assistants (shared
+    between sessions while the graphs it copies are unchanged)."""
+    names = _knowledge_graphs(store, system_iri, key)
+    versions = (key, *(store.version_of(n) for n in names))
+    view = _VIEWS.get(versions)
+    if view is None:
+        view = _VIEWS[versions] = KnowledgeView(_copy(store, names), key, versions)
+        while len(_VIEWS) > _VIEW_LIMIT:
+            _VIEWS.popitem(last=False)
+    else:
+        _VIEWS.move_to_end(versions)
+    return view
+
+
+class AnswerCache:
+    """Where an assistant looks up and keeps answers worth keeping (a language
+    model's replies, by prompt hash) in the store in use. Only the cache's own
+    query files (``llm-cache-*``) can be run through it."""
+
+    PREFIX = "llm-cache-"
+
+    def __init__(self, store: "KnowledgeStore"):
+        self._select = store.select
+        self._update = store.update
+
+    def _check(self, name: str) -> None:
+        if not (isinstance(name, str) and name.startswith(self.PREFIX)):
+            raise QueryError(f"the answer cache only runs its own queries ({self.PREFIX}*), not {name!r}")
+
+    def lookup(self, name: str, bindings: Mapping[str, Any]) -> list[dict[str, Any]]:
+        self._check(name)
+        return self._select(name, bindings)
+
+    def keep(self, name: str, **values: Any) -> None:
+        self._check(name)
+        self._update(name, **values)
