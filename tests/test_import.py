@@ -12,8 +12,10 @@ import rdflib
 from diagkg import resources
 from diagkg.importer import normalise
 from diagkg.rdfio import parse_file
-from diagkg.scenarios import ScenarioCatalog, shipped_store
+from diagkg.scenarios import ScenarioCatalog
 from diagkg.store import KnowledgeStore
+
+from .conftest import shipped_store
 
 from .test_cli import run_cli
 
@@ -86,10 +88,7 @@ def write_csv(path: Path, rows: list[dict], header: list[str] = MASTER_HEADER + 
 def catalog_of(files: list[Path], validate: bool = True) -> ScenarioCatalog:
     store = KnowledgeStore.memory()
     systems = [Path(str(f)) for f in resources.system_files()]
-    if validate:
-        store.load_files(systems + files)
-    else:
-        store.load_documents([parse_file(f) for f in systems + files])
+    store.load_files(systems + files, validate=validate)
     return ScenarioCatalog(store)
 
 

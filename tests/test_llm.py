@@ -12,6 +12,8 @@ from diagkg.llm import CACHE_GRAPH, parse_classification
 from diagkg.runner import run_session
 from diagkg.store import KnowledgeStore
 
+from .conftest import catalog_store
+
 from .llm_server import LLMServer
 
 
@@ -23,7 +25,7 @@ def server():
 
 @pytest.fixture()
 def store():
-    s = KnowledgeStore.memory()
+    s = catalog_store()
     yield s
     s.close()
 

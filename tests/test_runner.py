@@ -14,9 +14,11 @@ from diagkg.assistants import BaseAssistant, create, names
 from diagkg.errors import LLMTruncation, UnknownTermError, ValidationError
 from diagkg.neurosymbolic import KeywordClassifier, dense_candidates
 from diagkg.runner import run_session
-from diagkg.scenarios import ScenarioCatalog, shipped_store
+from diagkg.scenarios import ScenarioCatalog
 from diagkg.service import Action
 from diagkg.store import KnowledgeStore
+
+from .conftest import catalog_store, shipped_store
 
 from .test_cli import run_cli
 
@@ -26,7 +28,7 @@ SUCCESS = ("success", "success_no_hypothesis")
 
 @pytest.fixture()
 def store():
-    s = KnowledgeStore.memory()
+    s = catalog_store()
     yield s
     s.close()
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import pytest
 
 import diagkg
-from diagkg.scenarios import ScenarioCatalog, catalog_files, shipped_store
+from diagkg.scenarios import ScenarioCatalog, catalog_files
 from diagkg.service import CABLE_PORT_COST, COMPONENT_REPAIR_COST
+
+from .conftest import shipped_store
 
 FILES = [f.name for f in catalog_files()]
 NUMBERS = [int(name.split("-", 1)[0]) for name in FILES]

@@ -10,8 +10,10 @@ from __future__ import annotations
 import pytest
 
 import diagkg
-from diagkg.scenarios import Fault, Scenario, shipped_store
+from diagkg.scenarios import Fault, Scenario
 from diagkg.service import Action, Hypothesis, action_catalogue
+
+from .conftest import shipped_store
 
 SYS = "https://w3id.org/diagkg/system/{key}/"
 

@@ -47,6 +47,7 @@ class Briefing:
     cache: Any = None                   # an AnswerCache: where answers worth keeping go (LLM replies)
     scenario: Any = None                # only given to assistants that may see the answer (oracle)
     session: Any = None                 # only for assistants that may see the answer
+    system_iri: str = ""                # the system's IRI (its parts are named in its namespace)
 
 
 class Assistant(Protocol):

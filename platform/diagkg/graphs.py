@@ -66,5 +66,14 @@ def kind_of(graph: ox.NamedNode) -> str | None:
 
 
 def system_namespace(key: str) -> str:
-    """The namespace of a system's parts, e.g. ``https://w3id.org/diagkg/system/three_cubes/``."""
+    """The namespace of a *shipped* system's parts, e.g. ``https://w3id.org/diagkg/system/three_cubes/``
+    (a system written by a user may live anywhere: see :func:`namespace_of`)."""
     return f"{SYSTEM_BASE}{key}/"
+
+
+def namespace_of(system_iri: str) -> str:
+    """The namespace of a system's parts: its IRI up to the last ``/`` or ``#``
+    (``https://example.org/torch/torch`` → ``https://example.org/torch/``).
+    Parts are named ``<namespace><identifier>``, as the shapes require."""
+    cut = max(system_iri.rfind("/"), system_iri.rfind("#"))
+    return system_iri[: cut + 1]

@@ -106,7 +106,7 @@ def classify_symptoms(briefing, names: dict[str, list[str]], config: dict[str, A
         components=sorted((cid, sorted(set(aliases))) for cid, aliases in names.items()))
     digest = hashlib.sha256(f"{settings.model}\n{prompt}".encode("utf-8")).hexdigest()
     cache = briefing.cache
-    ns = graphs.system_namespace(briefing.system)
+    ns = graphs.namespace_of(briefing.system_iri) if briefing.system_iri else graphs.system_namespace(briefing.system)
     rows = cache.lookup("llm-cache-lookup", {"hash": ox.Literal(digest)}) if cache is not None else []
     if rows:
         return parse_classification(rows[0]["raw"], set(names))

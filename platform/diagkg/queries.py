@@ -267,6 +267,23 @@ def library() -> QueryLibrary:
     return QueryLibrary()
 
 
+_UPDATE_KEYWORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH")
+_PROLOGUE = re.compile(r"\s*(?:#[^\n]*\n|PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s+<[^>]*>|\s+)", re.IGNORECASE)
+
+
+def is_update_text(text: str) -> bool:
+    """Is this SPARQL text an update (its first keyword after the prologue)?"""
+    pos = 0
+    while True:
+        m = _PROLOGUE.match(text, pos)
+        if not m or m.end() == pos:
+            break
+        pos = m.end()
+    word = re.match(r"[A-Za-z]+", text[pos:])
+    return bool(word) and word.group(0).upper() in _UPDATE_KEYWORDS
+
+
 def from_text(text: str, name: str = "inline") -> QueryFile:
-    """A query given inline (no header needed); it takes no inputs."""
-    return QueryFile(name, name + ".rq", text, "inline query")
+    """A query or update given inline (no header needed); it takes no inputs."""
+    suffix = ".ru" if is_update_text(text) else ".rq"
+    return QueryFile(name, name + suffix, text, "inline " + ("update" if suffix == ".ru" else "query"))

@@ -63,6 +63,7 @@ def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Brie
         visible="", parts=parts, labels=labels, catalogue=session.catalogue, budget=session.budget, seed=seed,
         store=assistant_view(session.source, session.scenario.system_iri, session.scenario.key),
         cache=AnswerCache(session.source),
+        system_iri=session.scenario.system_iri,
         scenario=session.scenario if privileged else None,
         session=session if privileged else None)
 
@@ -134,7 +135,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     end = session.end or "surrender"
     rec = trajectory.SessionRecord(
         trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
-        scenario_number=scenario.number, system_key=scenario.key, assistant=agent.name,
+        scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
+        assistant=agent.name,
         config=dict(getattr(agent, "config", {}) or {}), seed=seed, budget=session.budget, end=end,
         total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall)
     iri = rec.iri

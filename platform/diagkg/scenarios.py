@@ -154,7 +154,7 @@ def configure(store: "KnowledgeStore", scenario: Scenario, state: ox.NamedNode) 
     """Start ``state`` afresh with the scenario's configuration changes (no faults)."""
     store.raw.remove_graph(state) if store.raw.contains_named_graph(state) else None
     store.raw.add(ox.Quad(state, ox.NamedNode(str(DK.stateOf)), ox.NamedNode(scenario.system_iri), state))
-    ns = graphs.system_namespace(scenario.key)
+    ns = graphs.namespace_of(scenario.system_iri)
     for cid in sorted(scenario.removed):
         store.update("config-remove-component", state=state, target=ns + cid)
 

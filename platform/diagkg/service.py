@@ -240,7 +240,7 @@ class Session:
         self.id = session_id or uuid.uuid4().hex[:12]
         self.state_graph = graphs.named("state", self.id)
         self.system_graph = scenario.system_graph
-        self.ns = graphs.system_namespace(scenario.key)
+        self.ns = graphs.namespace_of(scenario.system_iri)
         self.sim = simulator_for(self.store, scenario.key)
         self.sk = self.sim.skeleton
         self.catalogue = action_catalogue(self.store)

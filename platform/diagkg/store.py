@@ -289,6 +289,8 @@ class KnowledgeStore:
         graphs, so a query sees everything unless it names a ``GRAPH``.
         """
         q = self._resolve(query)
+        if q.is_update:
+            raise QueryError(f"{q.name} is an update, not a query; run it as an update")
         text = q.render(**template_values) if q.is_template else q.text
         subs = q.substitutions(bindings or {}) if bindings else None
         try:

@@ -66,6 +66,7 @@ class SessionRecord:
     rounds: list[dict[str, Any]]
     started: datetime
     wall_time: float
+    system_iri: str = ""          # the system's IRI (its parts are named in its namespace)
 
     @property
     def iri(self) -> str:
@@ -84,7 +85,7 @@ def new_id(scenario_number: int, assistant: str, seed: int) -> str:
 def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Quad]:
     """The trajectory of a session as quads in its own named graph."""
     g = record.graph
-    sys_ns = graphs.system_namespace(record.system_key)
+    sys_ns = graphs.namespace_of(record.system_iri) if record.system_iri else graphs.system_namespace(record.system_key)
     quads: list[ox.Quad] = []
 
     def node(suffix: str) -> ox.NamedNode:
