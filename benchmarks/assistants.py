@@ -11,8 +11,16 @@ import statistics
 import time
 
 from diagkg.runner import run_session
-from diagkg.scenarios import ScenarioCatalog, shipped_store
+from diagkg.loading import load_shipped
+from diagkg.scenarios import ScenarioCatalog
 from diagkg.store import KnowledgeStore
+
+
+def catalog_store() -> KnowledgeStore:
+    """An in-memory store holding the shipped catalogue (loaded as `diagkg load --shipped` does)."""
+    store = KnowledgeStore.memory()
+    load_shipped(store)
+    return store
 
 
 def main() -> None:
@@ -21,10 +29,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scenarios", nargs="*", type=int, help="only these scenario numbers")
     args = parser.parse_args()
-    catalog = ScenarioCatalog(shipped_store())
+    catalog = ScenarioCatalog(catalog_store())
     numbers = args.scenarios or catalog.numbers()
     for name in args.assistants:
-        store = KnowledgeStore.memory()
+        store = catalog_store()
         by_system: dict[str, list] = {}
         decisions: list[float] = []
         t0 = time.perf_counter()

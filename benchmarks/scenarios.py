@@ -11,12 +11,15 @@ from __future__ import annotations
 import time
 
 import diagkg
-from diagkg.scenarios import ScenarioCatalog, shipped_store
+from diagkg.loading import load_shipped
+from diagkg.scenarios import ScenarioCatalog
+from diagkg.store import KnowledgeStore
 
 
 def main() -> None:
     t0 = time.perf_counter()
-    store = shipped_store()
+    store = KnowledgeStore.memory()
+    load_shipped(store)
     catalog = ScenarioCatalog(store)
     t1 = time.perf_counter()
     restored = correct = steps = 0

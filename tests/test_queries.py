@@ -88,6 +88,11 @@ def test_hostile_values_stay_data(name, hostile, loaded):
                 values[p.name] = SYSTEM
             else:
                 values[p.name] = SYSTEM.rsplit("/", 1)[0] + "/main_bulb"
+        elif p.kind == "list of graph":   # graphs to write: hostile text as a literal of a triple
+            label = ox.Triple(ox.NamedNode(SYSTEM.rsplit("/", 1)[0] + "/main_bulb"),
+                              ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label"), ox.Literal(hostile))
+            values[p.name] = [{"name": GRAPH, "triples": [label]}]
+            target_graph = GRAPH
         elif p.kind.startswith("list"):
             values[p.name] = ["https://w3id.org/diagkg/ontology#Bulb"]
     text = q.render(**values)
@@ -113,7 +118,7 @@ def test_update_round_trips_the_exact_string(loaded):
     rows = loaded.select("system-components", {"system": ox.NamedNode(SYSTEM)})
     labels = {r["id"]: r["label"] for r in rows}
     assert labels["main_bulb"] == hostile
-    assert len(loaded.graphs()) == 3
+    assert len(loaded.graphs()) == 4      # ontology, shapes, the system and its inferences
 
 
 def test_plain_substitution_binds_an_iri(loaded):

@@ -44,7 +44,7 @@ FEEDBACK = ("CouplingEnabled", "fault-enable-coupling", "lamp_light_on_sensor")
 
 
 def test_catalogue_costs_are_minutes_with_a_derived_category():
-    cat = action_catalogue()
+    cat = action_catalogue(shipped_store())
     assert cat["replace_component"].cost == 120 and cat["replace_component"].category == "replace"
     assert cat["observe_component"].cost == 10 and cat["observe_component"].category == "observe"
     assert cat["measure_voltage"].category == "test" and "multimeter" in cat["measure_voltage"].tools

@@ -20,7 +20,8 @@ def test_named_graph_convention(store):
     store.load_files([THREE_CUBES, DATA / "workbench.ttl"])
     names = dict(store.graphs())
     assert set(names) == {graphs.ONTOLOGY.value, graphs.SHAPES.value,
-                          graphs.system("three_cubes").value, graphs.system("workbench").value}
+                          graphs.system("three_cubes").value, graphs.system("workbench").value,
+                          graphs.inferred("three_cubes").value, graphs.inferred("workbench").value}
     assert names[graphs.system("three_cubes").value] == TC_TRIPLES
     assert graphs.kind_of(graphs.system("x")) == "system"
     assert graphs.named("trajectory", "a b").value.endswith("trajectory/a%20b")
@@ -32,7 +33,10 @@ def test_reload_replaces_the_graph(store, tmp_path):
     store.load_files([THREE_CUBES])
     text = THREE_CUBES.read_text().replace('rdfs:label "Main Load (lamp)"', 'rdfs:label "Big lamp"')
     (tmp_path / "three_cubes.ttl").write_text(text)
-    store.load_files([tmp_path / "three_cubes.ttl"])
+    with pytest.raises(InputError, match="already holds"):     # another file: refused unless replacing
+        store.load_files([tmp_path / "three_cubes.ttl"])
+    store.load_files([tmp_path / "three_cubes.ttl"], replace=True)
+    store.load_files([tmp_path / "three_cubes.ttl"])           # the same file again: replaces its own graph
     assert dict(store.graphs())[graphs.system("three_cubes").value] == TC_TRIPLES
     labels = [r["label"] for r in store.select("system-components", {"system": ox.NamedNode(
         "https://w3id.org/diagkg/system/three_cubes/three_cubes")}) if r["id"] == "main_bulb"]
@@ -79,10 +83,10 @@ def test_on_disk_store_persists(tmp_path):
 
 HOLDER = textwrap.dedent("""
     import sys, time
+    import pyoxigraph as ox
     from diagkg.store import KnowledgeStore
-    s = KnowledgeStore(sys.argv[1])
-    s.load_files([sys.argv[2]])
-    s.raw.flush()
+    KnowledgeStore(sys.argv[1]).load_files([sys.argv[2]])
+    writer = ox.Store(sys.argv[1])       # another process in the middle of a long write
     print("locked", flush=True)
     sys.stdin.readline()
 """)
@@ -99,10 +103,11 @@ def locked_store(tmp_path):
 
 
 def test_second_writer_gets_a_clear_message(locked_store):
+    store = KnowledgeStore(locked_store, wait=0.2)      # opening does not take the lock…
     with pytest.raises(StoreLockedError) as info:
-        KnowledgeStore(locked_store)
-    assert "locked by another diagkg process" in str(info.value)
-    assert str(locked_store) in str(info.value)
+        store.load_files([THREE_CUBES])                 # …writing does, after waiting
+    assert "still being written by another process after waiting 0.2 s" in str(info.value)
+    assert str(locked_store) in str(info.value) and "Nothing was written" in str(info.value)
 
 
 def test_reading_keeps_working_while_locked(locked_store):
@@ -116,5 +121,5 @@ def test_cli_while_locked(locked_store):
 
     r = run_cli("--store", str(locked_store), "graphs")
     assert r.returncode == 0 and "system/three_cubes" in r.stdout
-    r = run_cli("--store", str(locked_store), "load", str(THREE_CUBES))
-    assert r.returncode == 3 and "locked by another diagkg process" in r.stderr
+    r = run_cli("--store", str(locked_store), "--wait", "0.5", "load", str(THREE_CUBES))
+    assert r.returncode == 3 and "still being written by another process" in r.stderr

@@ -337,10 +337,10 @@ def _simulator_for(store, key: str):
     if not store.raw.contains_named_graph(graphs.system(key)):
         try:
             systems.shipped_system_file(key)
-        except errors.UnknownTermError:
-            known = sorted(r["key"] for r in store.select("system-summary"))
-            raise errors.UnknownTermError(f"no system {key!r} in the store; it holds: "
-                                          f"{', '.join(known) or '(none)'}") from None
+        except errors.UnknownTermError as exc:
+            held = sorted(r["key"] for r in store.select("system-summary"))
+            raise errors.UnknownTermError(f"no system {key!r} in the store (it holds: {', '.join(held) or 'none'}) "
+                                          f"nor among the shipped ones ({exc})") from None
         if ensure_shipped(store, notify=_say) is None:
             raise errors.UnknownTermError(f"no system {key!r} in the store; load it (diagkg load --shipped)")
     return simulator_for(store, key)

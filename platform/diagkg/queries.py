@@ -153,7 +153,7 @@ class QueryFile:
                 raise QueryError(f"{self.name} is not a template; bind its variables instead")
             return self.text
         try:
-            return _environment().from_string(self.text).render(**values)
+            return _compiled(self.text).render(**values)
         except jinja2.UndefinedError as exc:
             raise QueryError(f"{self.name}: {exc.message}") from None
         except jinja2.TemplateError as exc:
@@ -171,6 +171,12 @@ class QueryFile:
                 )
             out[ox.Variable(name)] = _as_term(value)
         return out
+
+
+@lru_cache(maxsize=256)
+def _compiled(text: str) -> jinja2.Template:
+    """A template compiled once per text (compiling costs far more than rendering)."""
+    return _environment().from_string(text)
 
 
 @lru_cache(maxsize=1)
