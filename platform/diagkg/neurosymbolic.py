@@ -78,12 +78,12 @@ class KeywordClassifier:
 
     def __init__(self, names: dict[str, list[str]]):
         self.phrases: list[tuple[tuple[str, ...], str]] = []
-        for comp, aliases in names.items():
-            for alias in set(aliases) | {comp}:
+        for comp, aliases in sorted(names.items()):
+            for alias in sorted(set(aliases) | {comp}):
                 toks = tuple(_tokens(alias.replace("_", " "))) if alias != comp else (comp.lower(),)
                 if toks:
                     self.phrases.append((toks, comp))
-        self.phrases.sort(key=lambda p: -len(p[0]))
+        self.phrases.sort(key=lambda p: (-len(p[0]), p))   # longest first, then a fixed order
 
     def mentions(self, text: str) -> list[tuple[str, str]]:
         """(component, state) pairs; state is "on", "off" or "intermittent"."""
@@ -303,7 +303,8 @@ class NeuroSymbolic(BaseAssistant):
         if total == 0:
             return None
         best, best_gain = None, -1.0
-        for (action, comp), test in self.tests.items():
+        # in a fixed order (action, component), so that ties never depend on the store's row order
+        for (action, comp), test in sorted(self.tests.items()):
             if comp not in self.candidates or (action, comp) in self.executed:
                 continue
             covered = sum(weight[comp] for m in test.modes if (comp, m) in self.plan)
