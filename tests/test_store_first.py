@@ -386,7 +386,8 @@ def _graph_kinds(path: Path) -> dict[str, int]:
 @pytest.mark.slow
 def test_killed_loads_leave_all_or_nothing(tmp_path):
     rng = random.Random(20261130)
-    # one load to the end, to know how long it takes
+    # loads to the end: the first fills the inference cache, the second says how long a load takes
+    assert cli(tmp_path / "warm-up", "load", "--shipped").returncode == 0
     t0 = time.perf_counter()
     full = cli(tmp_path / "full", "load", "--shipped")
     duration = time.perf_counter() - t0
@@ -399,7 +400,8 @@ def test_killed_loads_leave_all_or_nothing(tmp_path):
         path = tmp_path / f"kill-{i}"
         proc = subprocess.Popen([*DIAGKG, "--store", str(path), "load", "--shipped"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.2, duration * 1.1))
+        # kill moments spread over the whole load (start-up, reading, planning, writing, after)
+        time.sleep(duration * (i + rng.uniform(0.2, 0.8)) / 20 * 1.1)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         if not (path / "CURRENT").exists():
@@ -412,8 +414,9 @@ def test_killed_loads_leave_all_or_nothing(tmp_path):
             outcomes["complete"] += 1
         else:
             partial.append((i, kinds))
+    print(f"kill outcomes: {outcomes}, partial: {partial}")
     assert partial == []
-    assert outcomes["empty"] + outcomes["complete"] == 20
+    assert outcomes["empty"] >= 1 and outcomes["empty"] + outcomes["complete"] == 20
 
 
 # ---------------------------------------------------------------------------
