@@ -150,15 +150,15 @@ class AnswerCache:
     model's replies, by prompt hash) in the store in use. Only the cache's own
     query files (``llm-cache-*``) can be run through it."""
 
-    PREFIX = "llm-cache-"
+    QUERY_PREFIX = "llm-cache-"
 
     def __init__(self, store: "KnowledgeStore"):
         self._select = store.select
         self._update = store.update
 
     def _check(self, name: str) -> None:
-        if not (isinstance(name, str) and name.startswith(self.PREFIX)):
-            raise QueryError(f"the answer cache only runs its own queries ({self.PREFIX}*), not {name!r}")
+        if not (isinstance(name, str) and name.startswith(self.QUERY_PREFIX)):
+            raise QueryError(f"the answer cache only runs its own queries ({self.QUERY_PREFIX}*), not {name!r}")
 
     def lookup(self, name: str, bindings: Mapping[str, Any]) -> list[dict[str, Any]]:
         self._check(name)
