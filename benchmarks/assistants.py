@@ -10,10 +10,10 @@ import argparse
 import statistics
 import time
 
-from diagkg.runner import run_session
-from diagkg.loading import load_shipped
-from diagkg.scenarios import ScenarioCatalog
-from diagkg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+from diagkg.kg.loading import load_shipped
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.store import KnowledgeStore
 
 
 def catalog_store() -> KnowledgeStore:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 
 import diagkg
-from diagkg.loading import load_shipped
-from diagkg.scenarios import ScenarioCatalog
-from diagkg.store import KnowledgeStore
+from diagkg.kg.loading import load_shipped
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.store import KnowledgeStore
 
 
 def main() -> None:

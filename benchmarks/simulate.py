@@ -17,10 +17,11 @@ import statistics
 import time
 from pathlib import Path
 
-from diagkg import systems
-from diagkg.circuit import CircuitState
-from diagkg.simulator import Simulator
-from diagkg.store import KnowledgeStore
+from diagkg.kg import systems
+from diagkg.sim.circuit import CircuitState
+from diagkg.sim.simulator import Simulator
+from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.loading import load_files
 
 KEYS = ["three_cubes", "ten_cubes", "asymmetric_chains", "ambient_light_sensor", "current_sensor"]
 
@@ -75,7 +76,7 @@ def main() -> None:
     logging.getLogger("PySpice").setLevel(logging.CRITICAL)
 
     store = KnowledgeStore.memory()
-    store.load_files([Path(str(systems.shipped_system_file(k))) for k in KEYS])
+    load_files(store, [Path(str(systems.shipped_system_file(k))) for k in KEYS])
     print(f"{'system':22s} {'elements':>8s} {'fresh ms':>9s} {'repeat µs':>10s} {'original ms':>12s} {'original/fresh':>15s}")
     for key in KEYS:
         sim = Simulator.from_store(store, key)

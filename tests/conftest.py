@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import rdflib
 
-from diagkg.store import KnowledgeStore
-from diagkg.validation import Validator
+from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.validation import Validator
 
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="diagkg-tests-"))
 os.environ["DIAGKG_STORE"] = str(_SESSION_DIR / "default-store")
@@ -52,7 +52,7 @@ def three_cubes_graph() -> rdflib.Graph:
 
 def catalog_store() -> KnowledgeStore:
     """A new in-memory store holding the shipped catalogue, loaded as a user would."""
-    from diagkg.loading import load_shipped
+    from diagkg.kg.loading import load_shipped
 
     s = KnowledgeStore.memory()
     load_shipped(s)

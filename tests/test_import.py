@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 import rdflib
 
-from diagkg import resources
-from diagkg.importer import normalise
-from diagkg.rdfio import parse_file
-from diagkg.scenarios import ScenarioCatalog
-from diagkg.store import KnowledgeStore
+from diagkg.kg import resources
+from diagkg.kg.importer import normalise
+from diagkg.kg.rdfio import parse_file
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.loading import load_files
 
 from .conftest import shipped_store
 
@@ -88,7 +89,7 @@ def write_csv(path: Path, rows: list[dict], header: list[str] = MASTER_HEADER + 
 def catalog_of(files: list[Path], validate: bool = True) -> ScenarioCatalog:
     store = KnowledgeStore.memory()
     systems = [Path(str(f)) for f in resources.system_files()]
-    store.load_files(systems + files, validate=validate)
+    load_files(store, systems + files, validate=validate)
     return ScenarioCatalog(store)
 
 
@@ -280,7 +281,7 @@ def _as_row(s) -> dict:
 
 
 def test_shipped_catalogue_round_trips(tmp_path):
-    from diagkg.importer import import_scenarios
+    from diagkg.kg.importer import import_scenarios
 
     shipped = ScenarioCatalog(shipped_store())
     rows = [_as_row(shipped.resolve(n)) for n in shipped.numbers()]

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from diagkg.errors import AssistantError
-from diagkg.llm import CACHE_GRAPH, parse_classification
-from diagkg.runner import run_session
-from diagkg.store import KnowledgeStore
+from diagkg.agents.llm import CACHE_GRAPH, parse_classification
+from diagkg.runs.runner import run_session
+from diagkg.kg.store import KnowledgeStore
 
 from .conftest import catalog_store
 

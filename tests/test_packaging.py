@@ -26,7 +26,9 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_contains_declarative_folders(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {
-        "diagkg/cli.py", "diagkg/vocab.py",
+        "diagkg/cli.py", "diagkg/kg/vocab.py", "diagkg/kg/store.py", "diagkg/sim/simulator.py",
+        "diagkg/env/service.py", "diagkg/agents/neurosymbolic.py", "diagkg/runs/runner.py",
+        "diagkg/templates/classify-symptoms.j2", "diagkg/templates/transcript.html.j2",
         "diagkg/data/ontology/diagkg.ttl", "diagkg/data/ontology/external.ttl",
         "diagkg/data/shapes/system.ttl",
         "diagkg/data/queries/graph-summary.rq", "diagkg/data/queries/set-label.ru.j2",
@@ -36,6 +38,10 @@ def test_wheel_contains_declarative_folders(wheel):
     }
     assert expected - names == set()
     assert not any(n.startswith("platform/") for n in names), "platform/ must never be a package"
+    # every module of the package is shipped
+    for f in (ROOT / "platform" / "diagkg").rglob("*.py"):
+        rel = f.relative_to(ROOT / "platform").as_posix()
+        assert rel in names, f"{rel} is missing from the wheel"
     # every source file of the repository's declarative folders is shipped
     for folder in ("ontology", "shapes", "queries", "mappings", "scenarios"):
         for f in (ROOT / folder).rglob("*"):
@@ -47,7 +53,7 @@ def test_wheel_contains_declarative_folders(wheel):
 def test_unpacked_wheel_finds_resources_by_name(wheel, tmp_path):
     zipfile.ZipFile(wheel).extractall(tmp_path)
     code = (
-        "import diagkg, diagkg.resources as r, diagkg.validation as v, pathlib;"
+        "import diagkg, diagkg.kg.resources as r, diagkg.kg.validation as v, pathlib;"
         "p = pathlib.Path(str(r.folder('ontology')));"
         f"assert str(p).startswith({str(tmp_path)!r}), p;"
         "f = [x for x in r.system_files() if x.name == 'three_cubes.ttl'][0];"

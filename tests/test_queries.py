@@ -14,7 +14,8 @@ import pyoxigraph as ox
 import pytest
 
 from diagkg.errors import QueryError, UnknownQueryError
-from diagkg.queries import QueryFile, QueryLibrary, library, parse_header
+from diagkg.kg.queries import QueryFile, QueryLibrary, library, parse_header
+from diagkg.kg.loading import load_files
 
 from .conftest import ROOT, THREE_CUBES
 
@@ -35,7 +36,7 @@ STATE = "https://w3id.org/diagkg/graph/state/hostile"
 
 @pytest.fixture()
 def loaded(store):
-    store.load_files([THREE_CUBES])
+    load_files(store, [THREE_CUBES])
     return store
 
 
@@ -172,8 +173,8 @@ def test_no_sparql_in_python_sources():
 
 
 def test_every_template_named_in_the_catalogues_exists():
-    from diagkg.validation import default_ontology
-    from diagkg.vocab import DK
+    from diagkg.kg.validation import default_ontology
+    from diagkg.kg.vocab import DK
 
     names = {str(o) for o in default_ontology().objects(None, DK.updateTemplate)}
     assert names and names <= set(library().names())

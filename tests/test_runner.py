@@ -9,14 +9,14 @@ import json
 import pyoxigraph as ox
 import pytest
 
-from diagkg import transcript, trajectory
-from diagkg.assistants import BaseAssistant, create, names
+from diagkg.runs import transcript, trajectory
+from diagkg.agents.registry import BaseAssistant, create, names
 from diagkg.errors import LLMTruncation, UnknownTermError, ValidationError
-from diagkg.neurosymbolic import KeywordClassifier, dense_candidates
-from diagkg.runner import run_session
-from diagkg.scenarios import ScenarioCatalog
-from diagkg.service import Action
-from diagkg.store import KnowledgeStore
+from diagkg.agents.neurosymbolic import KeywordClassifier, dense_candidates
+from diagkg.runs.runner import run_session
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.env.service import Action
+from diagkg.kg.store import KnowledgeStore
 
 from .conftest import catalog_store, shipped_store
 
@@ -158,7 +158,7 @@ def test_transcript_html_and_json(store):
 
 
 def test_human_assistant_from_a_script(store):
-    from diagkg.assistants import Human
+    from diagkg.agents.human import Human
 
     script = io.StringIO("1\n10\n5\n1\n2\nbattery\n")
     # 1 = an action, 10 = (alphabetical) action number, 5 = target; then a hypothesis naming the battery

@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 import diagkg
-from diagkg.scenarios import ScenarioCatalog, catalog_files
-from diagkg.service import CABLE_PORT_COST, COMPONENT_REPAIR_COST
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.resources import catalog_files
+from diagkg.env.service import CABLE_PORT_COST, COMPONENT_REPAIR_COST
 
 from .conftest import shipped_store
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 import diagkg
-from diagkg.scenarios import Fault, Scenario
-from diagkg.service import Action, Hypothesis, action_catalogue
+from diagkg.env.scenarios import Fault, Scenario
+from diagkg.env.service import Action, Hypothesis, action_catalogue
 
 from .conftest import shipped_store
 

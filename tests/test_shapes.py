@@ -18,8 +18,8 @@ import rdflib
 from rdflib import RDF, Literal, Namespace
 from rdflib.namespace import SH
 
-from diagkg.validation import default_shapes
-from diagkg.vocab import DK
+from diagkg.kg.validation import default_shapes
+from diagkg.kg.vocab import DK
 
 from .conftest import DATA, THREE_CUBES
 
@@ -299,7 +299,7 @@ def test_every_node_shape_has_a_failing_case():
 
 
 def test_every_shipped_system_conforms(validator):
-    from diagkg import resources
+    from diagkg.kg import resources
 
     files = resources.system_files()
     assert files, "no shipped system files found"

@@ -12,12 +12,13 @@ import textwrap
 
 import pytest
 
-from diagkg import graphs
-from diagkg.circuit import CircuitState, state_from_turtle
+from diagkg.kg import graphs
+from diagkg.sim.circuit import CircuitState, state_from_turtle
 from diagkg.errors import InputError, UnknownTermError
-from diagkg.expressions import ExpressionError, compile_expression
-from diagkg.simulator import MAX_ITERATIONS, Simulator, result_quads
-from diagkg.store import KnowledgeStore
+from diagkg.kg.expressions import ExpressionError, compile_expression
+from diagkg.sim.simulator import MAX_ITERATIONS, Simulator, result_quads
+from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.loading import load_files
 
 from .conftest import DATA, SYSTEMS
 
@@ -30,7 +31,7 @@ PREFIXES = """
 @pytest.fixture(scope="module")
 def loaded():
     store = KnowledgeStore.memory()
-    store.load_files([SYSTEMS, DATA / "workbench.ttl"])
+    load_files(store, [SYSTEMS, DATA / "workbench.ttl"])
     return store
 
 

@@ -9,15 +9,16 @@ import textwrap
 import pyoxigraph as ox
 import pytest
 
-from diagkg import graphs
+from diagkg.kg import graphs
 from diagkg.errors import InputError, RdfSyntaxError, StoreError, StoreLockedError, ValidationError
-from diagkg.store import ENV_VAR, KnowledgeStore, default_store_path
+from diagkg.kg.store import ENV_VAR, KnowledgeStore, default_store_path
+from diagkg.kg.loading import load_files
 
 from .conftest import TC_TRIPLES, DATA, THREE_CUBES
 
 
 def test_named_graph_convention(store):
-    store.load_files([THREE_CUBES, DATA / "workbench.ttl"])
+    load_files(store, [THREE_CUBES, DATA / "workbench.ttl"])
     names = dict(store.graphs())
     assert set(names) == {graphs.ONTOLOGY.value, graphs.SHAPES.value,
                           graphs.system("three_cubes").value, graphs.system("workbench").value,
@@ -30,13 +31,13 @@ def test_named_graph_convention(store):
 
 
 def test_reload_replaces_the_graph(store, tmp_path):
-    store.load_files([THREE_CUBES])
+    load_files(store, [THREE_CUBES])
     text = THREE_CUBES.read_text().replace('rdfs:label "Main Load (lamp)"', 'rdfs:label "Big lamp"')
     (tmp_path / "three_cubes.ttl").write_text(text)
     with pytest.raises(InputError, match="already holds"):     # another file: refused unless replacing
-        store.load_files([tmp_path / "three_cubes.ttl"])
-    store.load_files([tmp_path / "three_cubes.ttl"], replace=True)
-    store.load_files([tmp_path / "three_cubes.ttl"])           # the same file again: replaces its own graph
+        load_files(store, [tmp_path / "three_cubes.ttl"])
+    load_files(store, [tmp_path / "three_cubes.ttl"], replace=True)
+    load_files(store, [tmp_path / "three_cubes.ttl"])           # the same file again: replaces its own graph
     assert dict(store.graphs())[graphs.system("three_cubes").value] == TC_TRIPLES
     labels = [r["label"] for r in store.select("system-components", {"system": ox.NamedNode(
         "https://w3id.org/diagkg/system/three_cubes/three_cubes")}) if r["id"] == "main_bulb"]
@@ -47,7 +48,7 @@ def test_nothing_is_loaded_when_one_file_fails(store, tmp_path):
     bad = tmp_path / "bad.ttl"
     bad.write_text(THREE_CUBES.read_text().replace("dk:resistance 120.0", "dk:resistance -1"))
     with pytest.raises(ValidationError) as info:
-        store.load_files([DATA / "workbench.ttl", bad])
+        load_files(store, [DATA / "workbench.ttl", bad])
     assert any(v.focus == ":main_bulb" for v in info.value.violations)
     assert len(store) == 0
 
@@ -56,12 +57,12 @@ def test_malformed_file_is_located(store, tmp_path):
     bad = tmp_path / "broken.ttl"
     bad.write_text("@prefix : <http://x/> .\n:a :b :c .\n:d :e \"unterminated .\n")
     with pytest.raises(RdfSyntaxError) as info:
-        store.load_files([bad])
+        load_files(store, [bad])
     assert info.value.location.line == 3
     assert str(info.value).startswith(f"{bad}:3:")
     assert len(store) == 0
     with pytest.raises(InputError, match="no such file"):
-        store.load_files([tmp_path / "missing.ttl"])
+        load_files(store, [tmp_path / "missing.ttl"])
 
 
 def test_default_path_and_env(monkeypatch, tmp_path):
@@ -74,18 +75,19 @@ def test_default_path_and_env(monkeypatch, tmp_path):
 
 def test_on_disk_store_persists(tmp_path):
     with KnowledgeStore(tmp_path / "store") as s:
-        s.load_files([THREE_CUBES])
+        load_files(s, [THREE_CUBES])
     with KnowledgeStore(tmp_path / "store", read_only=True) as s:
         assert graphs.system("three_cubes").value in dict(s.graphs())
         with pytest.raises(StoreError, match="read-only"):
-            s.load_files([THREE_CUBES])
+            load_files(s, [THREE_CUBES])
 
 
 HOLDER = textwrap.dedent("""
     import sys, time
     import pyoxigraph as ox
-    from diagkg.store import KnowledgeStore
-    KnowledgeStore(sys.argv[1]).load_files([sys.argv[2]])
+    from diagkg.kg.loading import load_files
+    from diagkg.kg.store import KnowledgeStore
+    load_files(KnowledgeStore(sys.argv[1]), [sys.argv[2]])
     writer = ox.Store(sys.argv[1])       # another process in the middle of a long write
     print("locked", flush=True)
     sys.stdin.readline()
@@ -105,7 +107,7 @@ def locked_store(tmp_path):
 def test_second_writer_gets_a_clear_message(locked_store):
     store = KnowledgeStore(locked_store, wait=0.2)      # opening does not take the lock…
     with pytest.raises(StoreLockedError) as info:
-        store.load_files([THREE_CUBES])                 # …writing does, after waiting
+        load_files(store, [THREE_CUBES])                 # …writing does, after waiting
     assert "still being written by another process after waiting 0.2 s" in str(info.value)
     assert str(locked_store) in str(info.value) and "Nothing was written" in str(info.value)
 

@@ -23,11 +23,11 @@ import pyoxigraph as ox
 import pytest
 
 import diagkg
-from diagkg import graphs
+from diagkg.kg import graphs
 from diagkg.errors import InputError, QueryError, StoreLockedError, ValidationError
-from diagkg.loading import load_files, load_shipped
-from diagkg.runner import briefing_for, run_session
-from diagkg.store import KnowledgeStore
+from diagkg.kg.loading import load_files, load_shipped
+from diagkg.runs.runner import briefing_for, run_session
+from diagkg.kg.store import KnowledgeStore
 
 from .conftest import ROOT, THREE_CUBES
 from .test_cli import DIAGKG, run_cli
@@ -241,12 +241,12 @@ def test_run_a_scenario_file_directly(tmp_path, user_files):
 def test_a_session_never_starts_the_reasoner(tmp_path, user_files, monkeypatch):
     with KnowledgeStore(tmp_path / "store") as store:
         load_files(store, [user_files["system"], user_files["s2"]])
-        import diagkg.reasoning
+        import diagkg.kg.reasoning
 
         def refuse(*a, **kw):
             raise AssertionError("a session ran the reasoner")
 
-        monkeypatch.setattr(diagkg.reasoning, "reason", refuse)
+        monkeypatch.setattr(diagkg.kg.reasoning, "reason", refuse)
         result = run_session("TORCH.2", "neuro-symbolic", store=store)
         assert result.end == "success"
 

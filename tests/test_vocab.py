@@ -1,4 +1,4 @@
-"""The ontology: well-formed, documented, consistent, and mirrored by diagkg.vocab."""
+"""The ontology: well-formed, documented, consistent, and mirrored by diagkg.kg.vocab."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import pytest
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
-from diagkg import vocab, vocabgen
-from diagkg.validation import default_ontology
-from diagkg.vocab import DK, DK_NS
+from diagkg.kg import vocab, vocabgen
+from diagkg.kg.validation import default_ontology
+from diagkg.kg.vocab import DK, DK_NS
 
 
 def test_vocab_module_matches_the_ontology():
     assert vocabgen.render(vocabgen.ontology_graph()) == vocabgen.target().read_text(encoding="utf-8"), \
-        "diagkg/vocab.py is out of date: run python -m diagkg.vocabgen"
+        "diagkg/kg/vocab.py is out of date: run python -m diagkg.kg.vocabgen"
 
 
 def test_vocab_is_closed():
@@ -55,7 +55,7 @@ def test_component_types_declare_their_ports():
 def test_ontology_is_consistent_for_hermit(tmp_path):
     """Real OWL reasoning: HermiT (through owlready2) accepts the ontology plus
     the 3-cubes system and infers the transitive part-of closure."""
-    from diagkg.reasoning import reason
+    from diagkg.kg.reasoning import reason
 
     from .conftest import THREE_CUBES
 
@@ -69,7 +69,7 @@ def test_ontology_is_consistent_for_hermit(tmp_path):
 
 
 def test_owlrl_fallback_agrees_on_part_of():
-    from diagkg.reasoning import reason
+    from diagkg.kg.reasoning import reason
 
     from .conftest import THREE_CUBES
 
@@ -81,7 +81,7 @@ def test_owlrl_fallback_agrees_on_part_of():
 
 
 def test_auto_reasoner_falls_back_to_owlrl_without_java(monkeypatch):
-    from diagkg import reasoning
+    from diagkg.kg import reasoning
 
     from .conftest import THREE_CUBES
 

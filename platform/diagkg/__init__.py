@@ -8,7 +8,7 @@ __all__ = ["make", "Action", "Hypothesis", "Session", "__version__"]
 def __getattr__(name: str):
     # the session API is imported lazily: `import diagkg` stays cheap
     if name in ("make", "Action", "Hypothesis", "Session"):
-        from . import service
+        from .env import service
 
         return getattr(service, name)
     raise AttributeError(f"module 'diagkg' has no attribute {name!r}")

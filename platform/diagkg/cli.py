@@ -24,8 +24,9 @@ from typing import Callable, Sequence
 
 import pyoxigraph as ox
 
-from . import __version__, errors, graphs, resources, systems
-from .store import DEFAULT_WAIT, KnowledgeStore, default_store_path, python_value
+from . import __version__, errors
+from .kg import graphs, resources, systems
+from .kg.store import DEFAULT_WAIT, KnowledgeStore, default_store_path, python_value
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INPUT, EXIT_STORE = 0, 1, 2, 3
 
@@ -91,7 +92,7 @@ def _is_file_ref(ref: str) -> bool:
 
 def _scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
     """``--scenario N|ID|FILE.ttl``: a file is validated against the store, loaded, and named by its id."""
-    from .loading import load_files
+    from .kg.loading import load_files
 
     ref = args.scenario
     if not _is_file_ref(ref):
@@ -114,9 +115,9 @@ def _scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
 # ---------------------------------------------------------------------------
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .validation import Validator
+    from .kg.validation import Validator
 
-    from .validation import shipped_system_graph
+    from .kg.validation import shipped_system_graph
 
     validator = Validator()
     fallback: list[str] = []
@@ -169,7 +170,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from .loading import load_files, load_shipped
+    from .kg.loading import load_files, load_shipped
 
     graph = ox.NamedNode(args.graph) if args.graph else None
     if not args.paths and not args.shipped:
@@ -221,7 +222,7 @@ def _parse_param(text: str) -> tuple[str, object]:
 
 
 def _resolve_query_arg(query: str):
-    from .queries import from_text, library, parse_header
+    from .kg.queries import from_text, library, parse_header
 
     path = Path(query)
     if path.suffix in (".rq", ".ru", ".j2") and path.is_file():
@@ -295,7 +296,7 @@ def cmd_graphs(args: argparse.Namespace) -> int:
 
 
 def cmd_queries(args: argparse.Namespace) -> int:
-    from .queries import library
+    from .kg.queries import library
 
     rows = []
     for q in library().files():
@@ -315,14 +316,14 @@ def cmd_build_systems(args: argparse.Namespace) -> int:
 
 
 def cmd_reason(args: argparse.Namespace) -> int:
+    from .kg.loading import ensure_shipped, infer_system
+
     with _open_store(args, write=True) as store:
         if not store.raw.contains_named_graph(graphs.system(args.system)):
             systems.shipped_system_file(args.system)   # an unknown key: UnknownTermError listing the known ones
-            from .loading import ensure_shipped
-
             ensure_shipped(store, notify=_say)
         t0 = time.perf_counter()
-        n = store.infer(args.system, engine=args.engine)
+        n = infer_system(store, args.system, engine=args.engine)
         print(f"inferred {n} triples -> <{graphs.inferred(args.system).value}> "
               f"in {time.perf_counter() - t0:.2f} s")
     return EXIT_OK
@@ -331,8 +332,8 @@ def cmd_reason(args: argparse.Namespace) -> int:
 def _simulator_for(store, key: str):
     """A simulator for system ``key`` of the store (a store that has never held
     the shipped catalogue gets it first when ``key`` is a shipped system)."""
-    from .loading import ensure_shipped
-    from .service import simulator_for
+    from .kg.loading import ensure_shipped
+    from .env.service import simulator_for
 
     if not store.raw.contains_named_graph(graphs.system(key)):
         try:
@@ -349,8 +350,8 @@ def _simulator_for(store, key: str):
 def cmd_simulate(args: argparse.Namespace) -> int:
     import random
 
-    from .circuit import NOMINAL, state_from_turtle
-    from .simulator import result_quads
+    from .sim.circuit import NOMINAL, state_from_turtle
+    from .sim.simulator import result_quads
 
     if args.scenario is not None:
         return _simulate_scenario(args)
@@ -391,7 +392,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def _simulate_scenario(args: argparse.Namespace) -> int:
     """The state right after a scenario's faults are injected (the saboteur of a session)."""
-    from .service import make
+    from .env.service import make
 
     with _open_store(args, write=True) as store:
         session = make(_scenario_ref(args, store), store, notify=_say)
@@ -413,7 +414,7 @@ def _simulate_scenario(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run one diagnostic session and store its trajectory."""
-    from .runner import run_session
+    from .runs.runner import run_session
 
     config = {}
     if args.config:
@@ -449,7 +450,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_transcript(args: argparse.Namespace) -> int:
-    from . import transcript
+    from .runs import transcript
 
     with _open_store(args, write=False) as store:
         data = transcript.load(store, args.trajectory)
@@ -466,9 +467,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """The main job: validate and load the shipped systems and scenarios into the
     store (reasoning over each system as it is loaded), run a diagnostic session
     with the neuro-symbolic assistant and the oracle, and summarise the store."""
-    from .loading import load_shipped
-    from .runner import run_session
-    from .workspace import resolve_scenario
+    from .kg.loading import load_shipped
+    from .runs.runner import run_session
+    from .env.workspace import resolve_scenario
 
     t0 = time.perf_counter()
     with _open_store(args, write=True) as store:
@@ -506,7 +507,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_import_scenarios(args: argparse.Namespace) -> int:
     """Import a scenario spreadsheet (CSV) through the RML mapping, validate it, optionally write Turtle."""
-    from .importer import import_scenarios
+    from .kg.importer import import_scenarios
 
     result = import_scenarios(args.file, out=args.out)
     for line in result.lines():
@@ -603,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also store the result as SOSA observations in a simulation/… graph")
     p.add_argument("--netlist", action="store_true", help="print the SPICE netlist instead of solving")
 
-    from .assistants import names as assistant_names
+    from .agents.registry import names as assistant_names
 
     p = add("run", cmd_run, "Run a diagnostic session: an assistant on a scenario; stores the trajectory.")
     p.add_argument("--scenario", required=True, metavar="N|ID|FILE",

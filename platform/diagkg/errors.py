@@ -5,25 +5,35 @@ Library code raises these and never prints or exits; only the command line
 
     DiagkgError
     ├── InputError              unreadable input: missing file, bad syntax (exit 2)
-    │   └── RdfSyntaxError      malformed RDF, with file, line and column
+    │   ├── RdfSyntaxError      malformed RDF, with file, line and column
+    │   └── ExpressionError     a behaviour expression that is not allowed or fails
     ├── ValidationError         input read fine but violates the SHACL shapes (exit 1)
     ├── QueryError              a SPARQL query or template that cannot be used (exit 2)
     │   └── UnknownQueryError   no query of that name in queries/
     ├── UnknownTermError        a name that is not in the ontology or the store
+    ├── ActionError             a structured action naming an unknown action or part
     ├── AssistantError          an assistant could not decide
     │   └── LLMTruncation       a language model's reply was cut off or unusable
+    ├── ReasonerError           the OWL reasoner could not run or found the data inconsistent
+    │   └── ReasonerUnavailable HermiT could not be run (no Java, or Java failed)
+    ├── SimulationError         ngspice could not be loaded or could not solve a circuit
+    ├── SessionError            a session used out of order (step before reset, after its end)
     └── StoreError              the store cannot be opened or written
-        └── StoreLockedError    another process holds the store's write lock
+        └── StoreLockedError    another process still holds the write lock after waiting
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Protocol, Sequence
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .validation import Violation
+
+class Located(Protocol):
+    """What a violation has (see :class:`diagkg.kg.validation.Violation`)."""
+
+    @property
+    def file(self) -> str: ...
 
 
 class DiagkgError(Exception):
@@ -63,7 +73,7 @@ class RdfSyntaxError(InputError):
 class ValidationError(DiagkgError):
     """The data was read but does not conform to the shapes; nothing was loaded."""
 
-    def __init__(self, violations: Sequence["Violation"]):
+    def __init__(self, violations: Sequence[Located]):
         self.violations = list(violations)
         files = sorted({v.file for v in self.violations})
         super().__init__(
@@ -108,3 +118,27 @@ class StoreLockedError(StoreError):
             "(query, graphs, dump) still work; try again when the other process is done, wait "
             "longer with --wait SECONDS, or use --store to pick another store."
         )
+
+
+class ExpressionError(InputError):
+    """An expression in a behaviour declaration that is not allowed or fails."""
+
+
+class ActionError(DiagkgError):
+    """A structured action that names an unknown action or part."""
+
+
+class ReasonerError(DiagkgError):
+    """The reasoner could not run or found the data inconsistent."""
+
+
+class ReasonerUnavailable(ReasonerError):
+    """HermiT could not be run (no Java, or the Java process failed)."""
+
+
+class SimulationError(DiagkgError):
+    """ngspice could not be loaded or could not solve a circuit."""
+
+
+class SessionError(DiagkgError):
+    """A session used out of order: a step before ``reset()``, or after the session ended."""

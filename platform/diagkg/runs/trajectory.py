@@ -30,9 +30,9 @@ from typing import Any, Iterable
 import pyoxigraph as ox
 import rdflib
 
-from . import graphs, resources
-from .errors import ValidationError
-from .vocab import DK
+from ..kg import graphs, resources
+from ..errors import ValidationError
+from ..kg.vocab import DK
 
 BASE = "https://w3id.org/diagkg/trajectory/"
 PROV = "http://www.w3.org/ns/prov#"
@@ -227,7 +227,7 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node, add, lit, sys
 
 @lru_cache(maxsize=1)
 def _validator():
-    from .validation import Validator, _folder_graph
+    from ..kg.validation import Validator, _folder_graph
 
     shapes = rdflib.Graph()
     for f in resources.shape_files():
@@ -245,7 +245,7 @@ def _validator():
 
 def validate(quads: Iterable[ox.Quad], name: str) -> None:
     """Raise :class:`ValidationError` if the trajectory does not conform."""
-    from .rdfio import RdfDocument, to_rdflib
+    from ..kg.rdfio import RdfDocument, to_rdflib
 
     g = rdflib.Graph()
     g.bind("dk", str(DK))

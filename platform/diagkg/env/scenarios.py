@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from . import graphs, resources
-from .errors import UnknownTermError
-from .vocab import DK
+from ..kg import graphs, resources
+from ..errors import UnknownTermError
+from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .store import KnowledgeStore
+    from ..kg.store import KnowledgeStore
 
 
 @dataclass(frozen=True)
@@ -67,11 +67,6 @@ class Scenario:
     @property
     def system_graph(self) -> ox.NamedNode:
         return graphs.system(self.key)
-
-
-def catalog_files() -> list:
-    """The shipped scenario files, in name (= number) order."""
-    return list(resources.walk(resources.folder("scenarios").joinpath("catalog"), ".ttl"))
 
 
 class ScenarioCatalog:
@@ -166,7 +161,7 @@ def inject(store: "KnowledgeStore", scenario: Scenario, state: ox.NamedNode) -> 
 
 
 def apply_fault(store: "KnowledgeStore", fault: Fault, state: ox.NamedNode, system_graph: ox.NamedNode) -> None:
-    from .queries import library
+    from ..kg.queries import library
 
     template = library().get(fault.template)
     available = {

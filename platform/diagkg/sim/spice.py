@@ -15,15 +15,11 @@ import os
 import threading
 from dataclasses import dataclass
 
-from .errors import DiagkgError
+from ..errors import DiagkgError, SimulationError
 
 log = logging.getLogger(__name__)
 
 TEMPERATURE = 25.0
-
-
-class SimulationError(DiagkgError):
-    """ngspice could not be loaded or could not solve a circuit."""
 
 
 @dataclass(frozen=True)

@@ -16,18 +16,16 @@ from typing import TYPE_CHECKING, Iterable
 
 import pyoxigraph as ox
 
-from .errors import InputError, UnknownTermError
-from .expressions import Expression, compile_expression
-from .vocab import DK, DK_NS
+from ..errors import InputError, UnknownTermError
+from ..kg.expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, Expression, compile_expression
+from ..kg.vocab import DK, DK_NS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .store import KnowledgeStore
+    from ..kg.store import KnowledgeStore
 
 PortRef = tuple[str, str]  # (component id, port name)
 
 # names a behaviour expression may call, by context
-ELEMENT_FUNCTIONS = ("has",)
-COUPLING_FUNCTIONS = ("current", "lit", "illuminated", "voltage")
 
 
 @dataclass(frozen=True)
@@ -330,9 +328,9 @@ def read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton)
 
 def state_from_turtle(text: str, name: str, skeleton: Skeleton) -> CircuitState:
     """Parse a state written in Turtle (e.g. ``diagkg simulate --state FILE``)."""
-    from . import graphs
-    from .rdfio import parse_text
-    from .store import KnowledgeStore
+    from ..kg import graphs
+    from ..kg.rdfio import parse_text
+    from ..kg.store import KnowledgeStore
 
     doc = parse_text(text, name)
     scratch = KnowledgeStore.memory()

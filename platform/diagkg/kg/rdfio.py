@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 import pyoxigraph as ox
 import rdflib
 
-from .errors import InputError, RdfSyntaxError, SourceLocation
+from ..errors import InputError, RdfSyntaxError, SourceLocation
 
 # file suffix -> (pyoxigraph format, rdflib format name)
 FORMATS: dict[str, tuple[ox.RdfFormat, str]] = {

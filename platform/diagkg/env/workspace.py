@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import pyoxigraph as ox
 
-from . import graphs
-from .errors import QueryError, UnknownTermError
-from .queries import QueryFile
-from .vocab import DK
+from ..kg import graphs
+from ..errors import QueryError, UnknownTermError
+from ..kg.queries import QueryFile
+from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
     from .scenarios import Scenario
-    from .store import KnowledgeStore
+    from ..kg.store import KnowledgeStore
 
 Notify = Callable[[str], None]
 
@@ -39,7 +39,7 @@ Notify = Callable[[str], None]
 def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
                      notify: Notify | None = None) -> "Scenario":
     """A scenario of ``store`` by number or identifier (a :class:`Scenario` is returned as is)."""
-    from .loading import ensure_shipped, has_shipped
+    from ..kg.loading import ensure_shipped, has_shipped
     from .scenarios import Scenario, ScenarioCatalog
 
     if isinstance(ref, Scenario):
@@ -65,7 +65,7 @@ def _knowledge_graphs(store: "KnowledgeStore", system_iri: str, key: str) -> lis
 
 
 def _copy(store: "KnowledgeStore", names: list[ox.NamedNode]) -> "KnowledgeStore":
-    from .store import KnowledgeStore
+    from ..kg.store import KnowledgeStore
 
     memory = KnowledgeStore.memory()
     with memory.writing() as w:
@@ -76,7 +76,7 @@ def _copy(store: "KnowledgeStore", names: list[ox.NamedNode]) -> "KnowledgeStore
 
 def workspace(store: "KnowledgeStore", scenario: "Scenario", notify: Notify | None = None) -> "KnowledgeStore":
     """A session's working memory for ``scenario``, seeded from ``store``."""
-    from .loading import ensure_inferences
+    from ..kg.loading import ensure_inferences
 
     ensure_inferences(store, scenario.key, notify)
     names = _knowledge_graphs(store, scenario.system_iri, scenario.key)
@@ -117,7 +117,7 @@ class KnowledgeView:
 
     @staticmethod
     def _refuse_updates(query: str | QueryFile) -> None:
-        from .store import KnowledgeStore
+        from ..kg.store import KnowledgeStore
 
         if KnowledgeStore._resolve(query).is_update:
             raise QueryError("an assistant's view of the knowledge graph is read-only")

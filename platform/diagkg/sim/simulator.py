@@ -35,10 +35,10 @@ from typing import Any
 import pyoxigraph as ox
 
 from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
-from .errors import UnknownTermError
-from .expressions import THERMAL_VOLTAGE, ExpressionError
+from ..errors import UnknownTermError
+from ..kg.expressions import THERMAL_VOLTAGE, ExpressionError
 from .spice import Element, NgspiceEngine, SimulationError
-from .vocab import DK
+from ..kg.vocab import DK
 
 MAX_ITERATIONS = 10
 CONTACT_OHMS = 1e-4          # a port's end on its node

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .errors import InputError
+from ..errors import ExpressionError, InputError
 
 _ALLOWED = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
@@ -24,15 +24,15 @@ _ALLOWED = (
     ast.And, ast.Or, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
 )
 
+# the functions each kind of expression may call (given values by the simulator)
+ELEMENT_FUNCTIONS = ("has",)                                        # element values, conditions
+COUPLING_FUNCTIONS = ("current", "lit", "illuminated", "voltage")   # couplings' closedWhen
+
 MATH = {"min": min, "max": max, "abs": abs, "exp": math.exp, "log": math.log, "sqrt": math.sqrt}
 
 _GLOBALS = {"__builtins__": {}, **MATH}
 
 THERMAL_VOLTAGE = 1.380649e-23 * 298.15 / 1.602176634e-19  # kT/q at 25 °C
-
-
-class ExpressionError(InputError):
-    """An expression in a behaviour declaration that is not allowed or fails."""
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ import pyoxigraph as ox
 import rdflib
 
 from . import resources
-from .errors import QueryError, UnknownQueryError
+from ..errors import QueryError, UnknownQueryError
 from .rdfio import to_oxigraph
 
 SUFFIXES = (".rq.j2", ".ru.j2", ".rq", ".ru")

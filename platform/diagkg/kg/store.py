@@ -16,7 +16,7 @@ of its own writes) and holds the write lock only while it writes: each write
 ``wait`` seconds for another writer to finish (telling ``on_wait`` once), then
 raises :class:`~diagkg.errors.StoreLockedError`. Every write is one Oxigraph
 transaction: killed at any moment, the store holds all of it or none.
-Loading files (validation, collisions, provenance) is :mod:`diagkg.loading`.
+Loading files (validation, collisions, provenance, inferences) is :mod:`diagkg.kg.loading`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import pyoxigraph as ox
 
 from . import graphs
-from .errors import InputError, QueryError, StoreError, StoreLockedError
+from ..errors import InputError, QueryError, StoreError, StoreLockedError
 from .queries import QueryFile, from_text, library
 from .rdfio import RdfDocument
 from .vocab import DK
@@ -220,20 +220,6 @@ class KnowledgeStore:
             raise QueryError(f"{q.name}: {exc}") from None
         except OSError as exc:
             raise StoreError(f"{q.name}: {exc}") from None
-
-    def load_files(self, paths: Iterable[str | Path], graph: ox.NamedNode | None = None,
-                   validator: Any = None, **options: Any) -> list[LoadedGraph]:
-        """Validate every file, then load them all (see :func:`diagkg.loading.load_files`)."""
-        from .loading import load_files
-
-        return load_files(self, paths, graph=graph, validator=validator, **options).loaded
-
-    def infer(self, key: str, engine: str = "auto") -> int:
-        """Run the OWL reasoner on system ``key`` and store what it entails in
-        ``inferred/{key}``; returns the number of inferred triples."""
-        from .loading import infer_system
-
-        return infer_system(self, key, engine=engine)
 
     def version_of(self, graph: ox.NamedNode) -> str:
         """The version of a named graph: the content hash recorded when it was

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import pyoxigraph as ox
 
 from . import graphs, resources
-from .errors import InputError, ValidationError
+from ..errors import InputError, ValidationError
 from .rdfio import RdfDocument, expand_paths, parse_file, parse_text
 from .vocab import DK
 
@@ -518,9 +518,7 @@ def _needs_shipped(store: "KnowledgeStore", entries: Sequence[Entry]) -> bool:
 
 def shipped_files() -> list[Path]:
     """The shipped systems and scenarios, systems first."""
-    from .scenarios import catalog_files
-
-    return [Path(str(f)) for f in resources.system_files()] + [Path(str(f)) for f in catalog_files()]
+    return [Path(str(f)) for f in resources.system_files()] + [Path(str(f)) for f in resources.catalog_files()]
 
 
 @lru_cache(maxsize=1)
@@ -533,8 +531,9 @@ def shipped_system_iris() -> frozenset[str]:
 
 
 def has_shipped(store: "KnowledgeStore") -> bool:
-    """Does the store hold any graph loaded from the shipped catalogue?"""
-    prefix = f"{SHIPPED_PREFIX}scenarios/"
+    """Does the store hold any scenario loaded from the shipped catalogue? (A
+    shipped system loaded on its own does not count.)"""
+    prefix = f"{SHIPPED_PREFIX}scenarios/catalog/"
     return any((r["source"] or "").startswith(prefix) for r in store.select("graph-sources"))
 
 

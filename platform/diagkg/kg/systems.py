@@ -17,7 +17,7 @@ from pathlib import Path
 import jinja2
 
 from . import resources
-from .errors import InputError, UnknownTermError
+from ..errors import InputError, UnknownTermError
 
 TEMPLATE_SUFFIX = ".ttl.j2"
 

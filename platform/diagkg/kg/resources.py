@@ -48,3 +48,8 @@ def shape_files() -> list[Traversable]:
 
 def system_files() -> list[Traversable]:
     return list(walk(folder("scenarios").joinpath("systems"), ".ttl"))
+
+
+def catalog_files() -> list[Traversable]:
+    """The shipped scenario files, in name (= number) order."""
+    return list(walk(folder("scenarios").joinpath("catalog"), ".ttl"))

@@ -32,12 +32,12 @@ from typing import Any, Iterable
 
 import pyoxigraph as ox
 
-from . import graphs
-from .circuit import CircuitState, PortRef, read_state
-from .errors import DiagkgError
+from ..kg import graphs
+from ..sim.circuit import CircuitState, PortRef, read_state
+from ..errors import ActionError, DiagkgError, SessionError
 from .scenarios import Scenario, configure, inject, restore, state_quads
-from .simulator import SimulationResult, Simulator
-from .vocab import DK, DK_NS
+from ..sim.simulator import SimulationResult, Simulator
+from ..kg.vocab import DK, DK_NS
 
 END_VALUES = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation")
 VERDICTS = ("correct", "partial", "wrong")
@@ -60,10 +60,6 @@ EFFECT_ARGUMENTS: dict[str, dict[str, Any]] = {
     "cover_component": {"covered": True},
     "uncover_component": {"covered": False},
 }
-
-
-class ActionError(DiagkgError):
-    """A structured action that names an unknown action or part."""
 
 
 # ---------------------------------------------------------------------------
@@ -220,7 +216,7 @@ def make(scenario: str | int | Scenario, store=None, *, notify=None, **kw) -> "S
     ``store`` defaults to the on-disk store (``DIAGKG_STORE`` or the default
     path); a store that has never held the shipped catalogue gets it first.
     """
-    from .store import KnowledgeStore
+    from ..kg.store import KnowledgeStore
     from .workspace import resolve_scenario
 
     store = KnowledgeStore() if store is None else store
@@ -247,6 +243,7 @@ class Session:
         self.tools = frozenset(t.lower() for t in tools)
         self.budget = budget if budget is not None else scenario.budget
         self._access_rows: dict[str, list[dict[str, Any]]] = {}
+        self._started = False
         self._reset_fields()
 
     def _reset_fields(self) -> None:
@@ -265,9 +262,15 @@ class Session:
     # ------------------------------------------------------------------
     # Gymnasium-style API
     # ------------------------------------------------------------------
-    def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Inject the scenario; returns the first observation and info."""
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Inject the scenario; returns the first observation and info (as Gymnasium's
+        ``reset``). ``seed`` drives loose connections (default 0); ``options`` is
+        accepted for compatibility and must be empty."""
+        if options:
+            raise SessionError(f"reset() takes no options, got {', '.join(sorted(options))}")
         self._reset_fields()
+        self._started = True
         self.seed = seed if seed is not None else 0
         self.rng = random.Random(self.seed)
         configure(self.store, self.scenario, self.state_graph)
@@ -290,8 +293,10 @@ class Session:
 
     def step(self, act: Action | Hypothesis | None) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """One round: execute an action, verify a hypothesis, or (None) give up."""
+        if not self._started:
+            raise SessionError("step() before reset(): call reset() first")
         if self.end is not None:
-            raise DiagkgError(f"the session has ended ({self.end}); call reset()")
+            raise SessionError(f"the session has ended ({self.end}); call reset()")
         if act is None:
             self.end = "surrender"
             outcome = Outcome(self.round, "none", "nothing", True, "The assistant had nothing more to suggest.", 0.0)

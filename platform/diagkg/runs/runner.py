@@ -23,12 +23,12 @@ from typing import Any, Callable
 
 import pyoxigraph as ox
 
-from . import assistants as registry
+from ..agents import registry
 from . import trajectory
-from .errors import AssistantError, LLMTruncation
-from .scenarios import Scenario
-from .service import Hypothesis, Session
-from .workspace import AnswerCache, assistant_view, resolve_scenario
+from ..errors import AssistantError, LLMTruncation
+from ..env.scenarios import Scenario
+from ..env.service import Hypothesis, Session
+from ..env.workspace import AnswerCache, assistant_view, resolve_scenario
 
 
 @dataclass
@@ -78,7 +78,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     shipped catalogue gets it first (said through ``notify``).
     """
     if store is None:
-        from .store import KnowledgeStore
+        from ..kg.store import KnowledgeStore
 
         store = KnowledgeStore()
     scenario = resolve_scenario(store, scenario, notify)

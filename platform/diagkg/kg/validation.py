@@ -25,7 +25,7 @@ from rdflib.namespace import RDF, SH
 from rdflib.plugins.sparql import processor as _sparql_processor
 
 from . import resources
-from .errors import InputError
+from ..errors import InputError
 from .rdfio import RdfDocument, expand_paths, parse_file
 from .vocab import DK, DK_NS
 
@@ -257,8 +257,7 @@ class Validator:
 
     def _bad_expressions(self, doc: RdfDocument) -> list[Violation]:
         """Behaviour expressions that would be refused when simulating."""
-        from .circuit import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS
-        from .expressions import ExpressionError, compile_expression
+        from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, ExpressionError, compile_expression
 
         out = []
         for prop, functions in ((DK.valueExpression, ELEMENT_FUNCTIONS), (DK.condition, ELEMENT_FUNCTIONS),

@@ -9,7 +9,7 @@ from typing import Any
 import jinja2
 import pyoxigraph as ox
 
-from .errors import UnknownTermError
+from ..errors import UnknownTermError
 
 END_NAMES = {"Success": "success", "SuccessNoHypothesis": "success_no_hypothesis", "Timeout": "timeout",
              "Surrender": "surrender", "LlmTruncation": "llm_truncation"}

@@ -46,10 +46,10 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from . import graphs
-from .assistants import BaseAssistant, Briefing, register
-from .errors import AssistantError
-from .service import Action, Hypothesis, simulator_for
+from ..kg import graphs
+from .registry import BaseAssistant, Briefing
+from ..errors import AssistantError
+from ..env.service import Action, Hypothesis, simulator_for
 
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
@@ -403,7 +403,3 @@ class NeuroSymbolic(BaseAssistant):
                 return d["lit"] != expected
             return False if ends else None
         return None
-
-
-register("neuro-symbolic", NeuroSymbolic)
-

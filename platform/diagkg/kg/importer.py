@@ -43,7 +43,7 @@ import rdflib
 from rdflib.namespace import DCTERMS, RDF, RDFS, XSD
 
 from . import graphs, resources
-from .errors import DiagkgError, InputError
+from ..errors import DiagkgError, InputError
 from .rdfio import RdfDocument, parse_text, to_rdflib
 from .validation import Validator, Violation
 from .vocab import DK, DK_NS

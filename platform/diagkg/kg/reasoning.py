@@ -18,21 +18,13 @@ from pathlib import Path
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
-from .errors import DiagkgError
+from ..errors import DiagkgError, ReasonerError, ReasonerUnavailable
 from .validation import default_ontology
 from .vocab import DK_NS
 
 log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "hermit", "owlrl")
-
-
-class ReasonerError(DiagkgError):
-    """The reasoner could not run or found the data inconsistent."""
-
-
-class ReasonerUnavailable(ReasonerError):
-    """HermiT could not be run (no Java, or the Java process failed)."""
 
 
 def java_available() -> bool:

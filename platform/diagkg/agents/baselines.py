@@ -1,0 +1,87 @@
+"""The baseline assistants: bounds and references for the others.
+
+========================  ==========================================================
+``oracle``                executes the scenario's ideal repair, then names the faulty
+                          parts (a sanity bound; the only assistant that sees the answer)
+``random-search``         names one part per round, in a random order, without repeats
+``fixed-random``          one of five fixed random action sequences of the system,
+                          chosen by the seed, then gives up
+``unhelpful``             always the same useless suggestion
+========================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..env.service import Action, Hypothesis
+from .registry import BaseAssistant, Briefing
+
+
+class Oracle(BaseAssistant):
+    """The scenario's ideal repair, step by step, then the correct hypothesis."""
+
+    name = "oracle"
+    privileged = True
+
+    def setup(self, briefing: Briefing) -> None:
+        super().setup(briefing)
+        scenario = briefing.scenario
+        self.plan: list[Action | Hypothesis] = [Action(s.action, s.targets, s.value) for s in scenario.repair]
+        self.plan.append(Hypothesis(scenario.faulty, "the scenario's faulty components"))
+
+    def suggest(self) -> Action | Hypothesis | None:
+        return self.plan.pop(0) if self.plan else None
+
+
+class RandomSearch(BaseAssistant):
+    """Hypothesises one part at a time, every part once, in a random order."""
+
+    name = "random-search"
+
+    def setup(self, briefing: Briefing) -> None:
+        super().setup(briefing)
+        self.order = sorted(briefing.parts)
+        random.Random(briefing.seed).shuffle(self.order)
+
+    def suggest(self) -> Action | Hypothesis | None:
+        return Hypothesis({self.order.pop(0)}, "a random guess") if self.order else None
+
+
+class FixedRandom(BaseAssistant):
+    """One of five action sequences drawn once per system (fixed), picked by the seed."""
+
+    name = "fixed-random"
+    SEQUENCES = 5
+
+    @staticmethod
+    def sequences(briefing: Briefing) -> list[list[Action]]:
+        rng = random.Random(f"fixed-random/{briefing.system}")   # the same sequences on every run
+        components = sorted(p for p, kind in briefing.parts.items() if kind not in ("enclosure", "opening", "module"))
+        single = sorted(a for a, spec in briefing.catalogue.items()
+                        if spec.target_count == 1 and spec.target_kind in ("component", "any") and not spec.parameter)
+        out = []
+        for _ in range(FixedRandom.SEQUENCES):
+            out.append([Action(rng.choice(single), (rng.choice(components),)) for _ in range(rng.randint(3, 5))])
+        return out
+
+    def setup(self, briefing: Briefing) -> None:
+        super().setup(briefing)
+        self.plan = list(self.sequences(briefing)[briefing.seed % self.SEQUENCES])
+
+    def suggest(self) -> Action | Hypothesis | None:
+        return self.plan.pop(0) if self.plan else None
+
+
+class Unhelpful(BaseAssistant):
+    """Always suggests looking at the same enclosure again."""
+
+    name = "unhelpful"
+
+    def setup(self, briefing: Briefing) -> None:
+        super().setup(briefing)
+        boxes = sorted(p for p, kind in briefing.parts.items() if kind == "enclosure")
+        self.target = boxes[0] if boxes else sorted(briefing.parts)[0]
+
+    def suggest(self) -> Action | Hypothesis | None:
+        return Action("observe_component", (self.target,))
