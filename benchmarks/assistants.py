@@ -10,10 +10,10 @@ import argparse
 import statistics
 import time
 
-from diagkg.runs.runner import run_session
-from diagkg.kg.loading import load_shipped
 from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
 
 
 def catalog_store() -> KnowledgeStore:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 
 import diagkg
-from diagkg.kg.loading import load_shipped
 from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
 
 

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 from diagkg.kg import systems
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
 from diagkg.sim.circuit import CircuitState
 from diagkg.sim.simulator import Simulator
-from diagkg.kg.store import KnowledgeStore
-from diagkg.kg.loading import load_files
 
 KEYS = ["three_cubes", "ten_cubes", "asymmetric_chains", "ambient_light_sensor", "current_sensor"]
 

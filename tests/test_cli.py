@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from .conftest import TC_TRIPLES, DATA, THREE_CUBES
+from .conftest import DATA, TC_TRIPLES, THREE_CUBES
 
 DIAGKG = [sys.executable, "-m", "diagkg.cli"]
 
@@ -53,7 +53,7 @@ def test_validate_violation_exit_1(tmp_path):
     bad.write_text(THREE_CUBES.read_text().replace("dk:resistance 120.0", "dk:resistance 0"))
     r = run_cli("validate", str(bad))
     assert r.returncode == 1
-    line = next(l for l in r.stdout.splitlines() if ":main_bulb" in l)
+    line = next(out for out in r.stdout.splitlines() if ":main_bulb" in out)
     assert line.startswith(f"{bad}:") and " — dk:resistance — " in line
 
 

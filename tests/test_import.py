@@ -9,15 +9,13 @@ from pathlib import Path
 import pytest
 import rdflib
 
+from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.kg import resources
 from diagkg.kg.importer import normalise
-from diagkg.kg.rdfio import parse_file
-from diagkg.env.scenarios import ScenarioCatalog
-from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
 
 from .conftest import shipped_store
-
 from .test_cli import run_cli
 
 # the reference data sits in shared/ beside the checkout (CI lays a copy there too)
@@ -143,10 +141,10 @@ def test_master_csv_reports_missing_faults(master_import):
     assert r.returncode == 1, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == 3 * 135
-    first = [l for l in lines if "001-3CC.S.1.ttl" in l]
-    assert {l.split(" → ")[0] for l in first} == {
+    first = [line for line in lines if "001-3CC.S.1.ttl" in line]
+    assert {line.split(" → ")[0] for line in first} == {
         f"{MASTER}:2 (faults)", f"{MASTER}:2 (faulty components)", f"{MASTER}:2 (ideal repair)"}
-    assert any(":3CC.S.1 — dk:injects — a scenario injects at least one dk:Fault" in l for l in first)
+    assert any(":3CC.S.1 — dk:injects — a scenario injects at least one dk:Fault" in line for line in first)
     assert "imported 135 scenario(s)" in r.stderr and "0 conform" in r.stderr
     assert "no column(s) 'faults', 'faulty components', 'ideal repair'" in r.stderr
 
@@ -243,18 +241,18 @@ def test_unknown_names_are_located_violations(tmp_path):
     lines = r.stdout.splitlines()
 
     def at(prefix: str) -> list[str]:
-        return [l for l in lines if l.startswith(f"{table}:{prefix}")]
+        return [line for line in lines if line.startswith(f"{table}:{prefix}")]
 
-    assert any("unknown term dk:DepletedBatery" in l for l in at("2 (faults) → 001-3CC.S.1.ttl"))
-    assert any("fault-mode catalogue" in l for l in at("2 (faults)"))
-    assert any("sys:ctrl_cable_9 is not a part of the scenario's system" in l
-               for l in at("3 (faulty components) → 003-3CC.S.3.ttl"))
-    assert any("sys:psu_gren_led is not a part of the scenario's system" in l
-               for l in at("3 (removed components) → 003-3CC.S.3.ttl"))
-    assert any("sys:psu_cable_pos.q does not exist in the scenario's system" in l for l in at("4 (faults)"))
-    assert any("unknown action 'reconect_cable'; did you mean 'reconnect_cable'?" in l
-               for l in at("4 (ideal repair)"))
-    assert any("unknown target system '3 cubes chain with a toaster'" in l for l in at("5 (target system)"))
+    assert any("unknown term dk:DepletedBatery" in line for line in at("2 (faults) → 001-3CC.S.1.ttl"))
+    assert any("fault-mode catalogue" in line for line in at("2 (faults)"))
+    assert any("sys:ctrl_cable_9 is not a part of the scenario's system" in line
+               for line in at("3 (faulty components) → 003-3CC.S.3.ttl"))
+    assert any("sys:psu_gren_led is not a part of the scenario's system" in line
+               for line in at("3 (removed components) → 003-3CC.S.3.ttl"))
+    assert any("sys:psu_cable_pos.q does not exist in the scenario's system" in line for line in at("4 (faults)"))
+    assert any("unknown action 'reconect_cable'; did you mean 'reconnect_cable'?" in line
+               for line in at("4 (ideal repair)"))
+    assert any("unknown target system '3 cubes chain with a toaster'" in line for line in at("5 (target system)"))
     assert "0 conform, 4 do not" in r.stderr
 
 

@@ -7,13 +7,11 @@ import json
 
 import pytest
 
-from diagkg.errors import AssistantError
 from diagkg.agents.llm import CACHE_GRAPH, parse_classification
+from diagkg.errors import AssistantError
 from diagkg.runs.runner import run_session
-from diagkg.kg.store import KnowledgeStore
 
 from .conftest import catalog_store
-
 from .llm_server import LLMServer
 
 

@@ -14,8 +14,8 @@ import pyoxigraph as ox
 import pytest
 
 from diagkg.errors import QueryError, UnknownQueryError
-from diagkg.kg.queries import QueryFile, QueryLibrary, library, parse_header
 from diagkg.kg.loading import load_files
+from diagkg.kg.queries import QueryFile, QueryLibrary, library, parse_header
 
 from .conftest import ROOT, THREE_CUBES
 

@@ -9,17 +9,15 @@ import json
 import pyoxigraph as ox
 import pytest
 
-from diagkg.runs import transcript, trajectory
-from diagkg.agents.registry import BaseAssistant, create, names
-from diagkg.errors import LLMTruncation, UnknownTermError, ValidationError
 from diagkg.agents.neurosymbolic import KeywordClassifier, dense_candidates
-from diagkg.runs.runner import run_session
+from diagkg.agents.registry import BaseAssistant, create, names
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.env.service import Action
-from diagkg.kg.store import KnowledgeStore
+from diagkg.errors import LLMTruncation, UnknownTermError, ValidationError
+from diagkg.runs import trajectory, transcript
+from diagkg.runs.runner import run_session
 
 from .conftest import catalog_store, shipped_store
-
 from .test_cli import run_cli
 
 ALL = ScenarioCatalog(shipped_store()).numbers()

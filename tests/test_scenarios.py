@@ -13,8 +13,8 @@ import pytest
 
 import diagkg
 from diagkg.env.scenarios import ScenarioCatalog
-from diagkg.kg.resources import catalog_files
 from diagkg.env.service import CABLE_PORT_COST, COMPONENT_REPAIR_COST
+from diagkg.kg.resources import catalog_files
 
 from .conftest import shipped_store
 
@@ -29,7 +29,7 @@ def catalog():
 
 def test_file_names_match_their_scenario(catalog):
     assert NUMBERS == sorted(NUMBERS) and len(set(NUMBERS)) == len(NUMBERS)
-    for name, number in zip(FILES, NUMBERS):
+    for name, number in zip(FILES, NUMBERS, strict=True):
         scenario = catalog.resolve(number)
         assert name == f"{number:03d}-{scenario.id}.ttl"
 

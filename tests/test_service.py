@@ -6,7 +6,6 @@ each test states exactly what it injects."""
 
 from __future__ import annotations
 
-
 import pytest
 
 import diagkg

@@ -12,13 +12,13 @@ import textwrap
 
 import pytest
 
-from diagkg.kg import graphs
-from diagkg.sim.circuit import CircuitState, state_from_turtle
 from diagkg.errors import InputError, UnknownTermError
+from diagkg.kg import graphs
 from diagkg.kg.expressions import ExpressionError, compile_expression
-from diagkg.sim.simulator import MAX_ITERATIONS, Simulator, result_quads
-from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+from diagkg.sim.circuit import CircuitState, state_from_turtle
+from diagkg.sim.simulator import MAX_ITERATIONS, Simulator, result_quads
 
 from .conftest import DATA, SYSTEMS
 

@@ -9,12 +9,12 @@ import textwrap
 import pyoxigraph as ox
 import pytest
 
-from diagkg.kg import graphs
 from diagkg.errors import InputError, RdfSyntaxError, StoreError, StoreLockedError, ValidationError
-from diagkg.kg.store import ENV_VAR, KnowledgeStore, default_store_path
+from diagkg.kg import graphs
 from diagkg.kg.loading import load_files
+from diagkg.kg.store import ENV_VAR, KnowledgeStore, default_store_path
 
-from .conftest import TC_TRIPLES, DATA, THREE_CUBES
+from .conftest import DATA, TC_TRIPLES, THREE_CUBES
 
 
 def test_named_graph_convention(store):

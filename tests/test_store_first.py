@@ -23,11 +23,11 @@ import pyoxigraph as ox
 import pytest
 
 import diagkg
-from diagkg.kg import graphs
 from diagkg.errors import InputError, QueryError, StoreLockedError, ValidationError
+from diagkg.kg import graphs
 from diagkg.kg.loading import load_files, load_shipped
-from diagkg.runs.runner import briefing_for, run_session
 from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import briefing_for, run_session
 
 from .conftest import ROOT, THREE_CUBES
 from .test_cli import DIAGKG, run_cli

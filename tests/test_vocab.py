@@ -8,7 +8,7 @@ import pytest
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
-from diagkg.kg import vocab, vocabgen
+from diagkg.kg import vocabgen
 from diagkg.kg.validation import default_ontology
 from diagkg.kg.vocab import DK, DK_NS
 

@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import pyoxigraph as ox
 
 from . import __version__, errors
-from .kg import graphs, resources, systems
+from .kg import graphs, systems
 from .kg.store import DEFAULT_WAIT, KnowledgeStore, default_store_path, python_value
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INPUT, EXIT_STORE = 0, 1, 2, 3
@@ -115,9 +115,7 @@ def _scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
 # ---------------------------------------------------------------------------
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .kg.validation import Validator
-
-    from .kg.validation import shipped_system_graph
+    from .kg.validation import Validator, shipped_system_graph
 
     validator = Validator()
     fallback: list[str] = []
@@ -332,8 +330,8 @@ def cmd_reason(args: argparse.Namespace) -> int:
 def _simulator_for(store, key: str):
     """A simulator for system ``key`` of the store (a store that has never held
     the shipped catalogue gets it first when ``key`` is a shipped system)."""
-    from .kg.loading import ensure_shipped
     from .env.service import simulator_for
+    from .kg.loading import ensure_shipped
 
     if not store.raw.contains_named_graph(graphs.system(key)):
         try:
@@ -467,9 +465,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """The main job: validate and load the shipped systems and scenarios into the
     store (reasoning over each system as it is loaded), run a diagnostic session
     with the neuro-symbolic assistant and the oracle, and summarise the store."""
+    from .env.workspace import resolve_scenario
     from .kg.loading import load_shipped
     from .runs.runner import run_session
-    from .env.workspace import resolve_scenario
 
     t0 = time.perf_counter()
     with _open_store(args, write=True) as store:

@@ -24,8 +24,8 @@ from typing import Any
 
 import jinja2
 
-from ..kg import graphs
 from ..errors import AssistantError, LLMTruncation
+from ..kg import graphs
 
 CACHE_GRAPH = graphs.named("cache", "llm")
 SCHEMA = {

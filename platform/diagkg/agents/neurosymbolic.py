@@ -46,10 +46,10 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from ..env.service import Action, Hypothesis, simulator_for
+from ..errors import AssistantError
 from ..kg import graphs
 from .registry import BaseAssistant, Briefing
-from ..errors import AssistantError
-from ..env.service import Action, Hypothesis, simulator_for
 
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
@@ -103,7 +103,7 @@ class KeywordClassifier:
                             used[j] = True
                         if comp not in found:
                             found.append(comp)
-            free = [tok for tok, u in zip(toks, used) if not u]
+            free = [tok for tok, u in zip(toks, used, strict=True) if not u]
             state = _state(free) or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
             if state is None and found and previous and len(toks) <= 6:
                 state = previous
@@ -230,7 +230,7 @@ class NeuroSymbolic(BaseAssistant):
         """Anomalous and nominal components according to the symptom report."""
         names = {c: n for c, n in names.items() if c in self.components}
         if self.classifier_kind == "llm":
-            from .llm import classify_symptoms   # asks an OpenAI-compatible endpoint, cached in the graph
+            from .llm import classify_symptoms  # asks an OpenAI-compatible endpoint, cached in the graph
 
             return classify_symptoms(briefing, names, self.config)
         if self.classifier_kind != "keywords":

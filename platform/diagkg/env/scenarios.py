@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from ..kg import graphs, resources
 from ..errors import UnknownTermError
+from ..kg import graphs
 from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover

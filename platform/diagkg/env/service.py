@@ -32,12 +32,12 @@ from typing import Any, Iterable
 
 import pyoxigraph as ox
 
+from ..errors import ActionError, SessionError
 from ..kg import graphs
-from ..sim.circuit import CircuitState, PortRef, read_state
-from ..errors import ActionError, DiagkgError, SessionError
-from .scenarios import Scenario, configure, inject, restore, state_quads
-from ..sim.simulator import SimulationResult, Simulator
 from ..kg.vocab import DK, DK_NS
+from ..sim.circuit import CircuitState, PortRef, read_state
+from ..sim.simulator import SimulationResult, Simulator
+from .scenarios import Scenario, configure, inject, restore, state_quads
 
 END_VALUES = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation")
 VERDICTS = ("correct", "partial", "wrong")
@@ -670,7 +670,7 @@ class Session:
             return
         state = self.state()
         rewired = [r for r in state.rewired if r[0] not in run_in + load_in]
-        rewired += list(zip(run_in, psu_out)) + list(zip(load_in, run_out))
+        rewired += list(zip(run_in, psu_out, strict=False)) + list(zip(load_in, run_out, strict=False))
         trial = state.evolve(rewired=rewired, detached=[d for d in state.detached if d not in run_in + load_in])
         test = self.sim.simulate(trial, self.rng)
         lamp = bool(self.main_bulbs & set(test.lit))

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import pyoxigraph as ox
 
-from ..kg import graphs
 from ..errors import QueryError, UnknownTermError
+from ..kg import graphs
 from ..kg.queries import QueryFile
 from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .scenarios import Scenario
     from ..kg.store import KnowledgeStore
+    from .scenarios import Scenario
 
 Notify = Callable[[str], None]
 

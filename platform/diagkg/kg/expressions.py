@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..errors import ExpressionError, InputError
+from ..errors import ExpressionError
 
 _ALLOWED = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,

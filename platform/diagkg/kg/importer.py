@@ -42,8 +42,8 @@ import pyoxigraph as ox
 import rdflib
 from rdflib.namespace import DCTERMS, RDF, RDFS, XSD
 
-from . import graphs, resources
 from ..errors import DiagkgError, InputError
+from . import graphs, resources
 from .rdfio import RdfDocument, parse_text, to_rdflib
 from .validation import Validator, Violation
 from .vocab import DK, DK_NS
@@ -696,7 +696,7 @@ def import_scenarios(path: str | Path, out: str | Path | None = None, *, validat
     t3 = time.perf_counter()
     timings["turtle"] = t3 - t2
     results = (validator or Validator()).validate_documents(docs) if validate else {}
-    for s, doc, row in zip(scenarios, docs, norm.rows):
+    for s, doc, row in zip(scenarios, docs, norm.rows, strict=False):
         scenario = next(doc.graph.subjects(RDF.type, DK.Scenario))
         problems = _problem_violations(doc, scenario, norm.problems.get(row.id, []))
         s.violations = problems + _relocate_part_violations(doc, results.get(doc.name, []))

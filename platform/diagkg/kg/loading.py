@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import pyoxigraph as ox
 
-from . import graphs, resources
 from ..errors import InputError, ValidationError
+from . import graphs, resources
 from .rdfio import RdfDocument, expand_paths, parse_file, parse_text
 from .vocab import DK
 

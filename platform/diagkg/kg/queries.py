@@ -39,8 +39,8 @@ import jinja2
 import pyoxigraph as ox
 import rdflib
 
-from . import resources
 from ..errors import QueryError, UnknownQueryError
+from . import resources
 from .rdfio import to_oxigraph
 
 SUFFIXES = (".rq.j2", ".ru.j2", ".rq", ".ru")

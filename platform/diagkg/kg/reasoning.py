@@ -18,7 +18,7 @@ from pathlib import Path
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
-from ..errors import DiagkgError, ReasonerError, ReasonerUnavailable
+from ..errors import ReasonerError, ReasonerUnavailable
 from .validation import default_ontology
 from .vocab import DK_NS
 

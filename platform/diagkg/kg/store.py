@@ -31,8 +31,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import pyoxigraph as ox
 
-from . import graphs
 from ..errors import InputError, QueryError, StoreError, StoreLockedError
+from . import graphs
 from .queries import QueryFile, from_text, library
 from .rdfio import RdfDocument
 from .vocab import DK

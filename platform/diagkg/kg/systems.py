@@ -16,8 +16,8 @@ from pathlib import Path
 
 import jinja2
 
-from . import resources
 from ..errors import InputError, UnknownTermError
+from . import resources
 
 TEMPLATE_SUFFIX = ".ttl.j2"
 

@@ -10,22 +10,21 @@ focus node, the path and the message.
 
 from __future__ import annotations
 
+import contextlib
+import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
-
-import contextlib
-import re
-import threading
 
 import pyshacl
 import rdflib
 from rdflib.namespace import RDF, SH
 from rdflib.plugins.sparql import processor as _sparql_processor
 
-from . import resources
 from ..errors import InputError
+from . import resources
 from .rdfio import RdfDocument, expand_paths, parse_file
 from .vocab import DK, DK_NS
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
-
 DK = "https://w3id.org/diagkg/ontology#"
 
 HEADER = '''"""The diagkg vocabulary as a closed namespace (GENERATED, do not edit).

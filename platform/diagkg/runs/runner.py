@@ -24,11 +24,11 @@ from typing import Any, Callable
 import pyoxigraph as ox
 
 from ..agents import registry
-from . import trajectory
-from ..errors import AssistantError, LLMTruncation
 from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
 from ..env.workspace import AnswerCache, assistant_view, resolve_scenario
+from ..errors import AssistantError, LLMTruncation
+from . import trajectory
 
 
 @dataclass

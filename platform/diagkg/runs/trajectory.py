@@ -30,8 +30,8 @@ from typing import Any, Iterable
 import pyoxigraph as ox
 import rdflib
 
-from ..kg import graphs, resources
 from ..errors import ValidationError
+from ..kg import graphs, resources
 from ..kg.vocab import DK
 
 BASE = "https://w3id.org/diagkg/trajectory/"

@@ -34,11 +34,11 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
 from ..errors import UnknownTermError
 from ..kg.expressions import THERMAL_VOLTAGE, ExpressionError
-from .spice import Element, NgspiceEngine, SimulationError
 from ..kg.vocab import DK
+from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
+from .spice import Element, NgspiceEngine, SimulationError
 
 MAX_ITERATIONS = 10
 CONTACT_OHMS = 1e-4          # a port's end on its node
@@ -341,7 +341,7 @@ class Simulator:
         converged = False
         error = None
         iterations = 0
-        for iterations in range(1, MAX_ITERATIONS + 1):
+        for iterations in range(1, MAX_ITERATIONS + 1):  # noqa: B007 - read after the loop
             for ep in plan.dynamic:
                 values[ep.element.name] = ep.value(live)
             try:

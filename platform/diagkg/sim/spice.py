@@ -15,7 +15,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from ..errors import DiagkgError, SimulationError
+from ..errors import SimulationError
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,9 @@ class NgspiceEngine:
     def _load(self, topology: tuple, elements: list[Element], values: dict[str, float]) -> None:
         if len(self._order) >= self.MAX_CIRCUITS:
             self._command("remcirc")  # pragma: no cover - long campaigns only
-            self._order.clear(); self._index.clear(); self._values.clear()
+            self._order.clear()
+            self._index.clear()
+            self._values.clear()
         lines = [f"diagkg circuit {len(self._order) + 1}"]
         models = []
         for el in elements:
