@@ -20,13 +20,22 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import pyoxigraph as ox
 
 from . import __version__, errors
 from .kg import graphs, systems
 from .kg.store import DEFAULT_WAIT, KnowledgeStore, default_store_path, python_value
+
+if TYPE_CHECKING:  # pragma: no cover
+    import rdflib
+    from rich.console import Console
+    from rich.progress import TaskID
+
+    from .kg.loading import Progress as ProgressCallback
+    from .kg.queries import QueryFile
+    from .sim.simulator import Simulator
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INPUT, EXIT_STORE = 0, 1, 2, 3
 
@@ -35,7 +44,7 @@ EXIT_OK, EXIT_VIOLATIONS, EXIT_INPUT, EXIT_STORE = 0, 1, 2, 3
 # output helpers
 # ---------------------------------------------------------------------------
 
-def _console(stderr: bool = False):
+def _console(stderr: bool = False) -> Console:
     from rich.console import Console
 
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
@@ -66,7 +75,7 @@ def _open_store(args: argparse.Namespace, *, write: bool) -> KnowledgeStore:
 
 
 @contextmanager
-def _progress(enabled: bool = True):
+def _progress(enabled: bool = True) -> Iterator[ProgressCallback | None]:
     """A progress display on standard error; yields a ``(stage, done, total)`` callback."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -75,7 +84,7 @@ def _progress(enabled: bool = True):
         return
     with Progress(TextColumn("{task.description:>22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=_console(stderr=True), transient=True) as bar:
-        tasks: dict[str, object] = {}
+        tasks: dict[str, TaskID] = {}
 
         def update(stage: str, done: int, total: int) -> None:
             name = stage.split(" (", 1)[0]
@@ -94,7 +103,7 @@ def _scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
     """``--scenario N|ID|FILE.ttl``: a file is validated against the store, loaded, and named by its id."""
     from .kg.loading import load_files
 
-    ref = args.scenario
+    ref: str = args.scenario
     if not _is_file_ref(ref):
         return ref
     with _progress(sys.stderr.isatty()) as progress:
@@ -103,7 +112,7 @@ def _scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
         _say(line)
     graph = report.loaded[0].graph if report.loaded else ""
     rows = store.select("graph-claims")
-    ids = [r["value"] for r in rows if r["graph"] == graph and r["kind"] == "scenario identifier"]
+    ids: list[str] = [r["value"] for r in rows if r["graph"] == graph and r["kind"] == "scenario identifier"]
     if not ids:
         raise errors.InputError(f"{ref}: holds no scenario")
     _say(f"loaded {ref} into <{graph}>")
@@ -126,7 +135,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except errors.StoreError:
             stored = None
 
-    def resolve(iri: str):
+    def resolve(iri: str) -> rdflib.Graph | None:
         graph = stored._system_graph(iri) if stored is not None else None
         if graph is None:
             graph = shipped_system_graph(iri)
@@ -219,7 +228,7 @@ def _parse_param(text: str) -> tuple[str, object]:
     return name, ox.Literal(value)
 
 
-def _resolve_query_arg(query: str):
+def _resolve_query_arg(query: str) -> QueryFile:
     from .kg.queries import from_text, library, parse_header
 
     path = Path(query)
@@ -255,18 +264,18 @@ def cmd_query(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_result(result, fmt: str) -> None:
+def _print_result(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, fmt: str) -> None:
     if isinstance(result, ox.QueryBoolean):
         print(json.dumps({"boolean": bool(result)}) if fmt == "json" else str(bool(result)).lower())
         return
     if isinstance(result, ox.QueryTriples):
         rdf_format = ox.RdfFormat.N_TRIPLES if fmt in ("csv", "tsv") else ox.RdfFormat.TURTLE
-        sys.stdout.write(ox.serialize(result, format=rdf_format).decode("utf-8"))
+        sys.stdout.write((ox.serialize(result, format=rdf_format) or b"").decode("utf-8"))
         return
     if fmt in ("csv", "tsv", "json"):
         f = {"csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV,
              "json": ox.QueryResultsFormat.JSON}[fmt]
-        sys.stdout.write(result.serialize(format=f).decode("utf-8"))
+        sys.stdout.write((result.serialize(format=f) or b"").decode("utf-8"))
         if fmt == "json":
             sys.stdout.write("\n")
         return
@@ -276,7 +285,7 @@ def _print_result(result, fmt: str) -> None:
     print(f"{len(rows)} row(s)", file=sys.stderr)
 
 
-def _short(term) -> str:
+def _short(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None) -> str:
     if term is None:
         return ""
     value = python_value(term)
@@ -327,7 +336,7 @@ def cmd_reason(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _simulator_for(store, key: str):
+def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
     """A simulator for system ``key`` of the store (a store that has never held
     the shipped catalogue gets it first when ``key`` is a shipped system)."""
     from .env.service import simulator_for
@@ -423,7 +432,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not isinstance(config, dict):
             raise errors.InputError("--config must be a JSON object")
 
-    def show(entry: dict) -> None:
+    def show(entry: dict[str, Any]) -> None:
         if args.format != "text":
             return
         executed = ", ".join(f"{e['action']} {' '.join(e['targets'])} ({e['cost']:g})" for e in entry["executed"])
@@ -489,9 +498,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
                      title="systems in the store")
         print(f"\nscenario {scenario.number} ({scenario.id}): {scenario.label}\nreported: {scenario.observations}\n")
         for name in ("neuro-symbolic", "oracle"):
-            result = run_session(scenario, name, seed=args.seed, store=store, notify=_say,
-                                 on_round=lambda e, n=name: print(f"  [{n}] round {e['round']}: {e['intention']}"
-                                                                 f" → {e['message']} ({e['cost']:g} min)"))
+            def on_round(e: dict[str, Any], n: str = name) -> None:
+                print(f"  [{n}] round {e['round']}: {e['intention']} → {e['message']} ({e['cost']:g} min)")
+
+            result = run_session(scenario, name, seed=args.seed, store=store, notify=_say, on_round=on_round)
             print(f"  [{name}] end: {result.end}, cost {result.cost:g} min, {result.rounds} rounds\n"
                   f"  [{name}] trajectory: {result.trajectory}\n")
         t2 = time.perf_counter()
@@ -545,7 +555,7 @@ def build_parser() -> argparse.ArgumentParser:
                              f"(default {DEFAULT_WAIT:g}); then exit 3")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def add(name: str, func: Callable, help_: str) -> argparse.ArgumentParser:
+    def add(name: str, func: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)
         p.set_defaults(func=func)
         return p
@@ -637,8 +647,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
     try:
-        return args.func(args)
+        return func(args)
     except errors.ValidationError as exc:
         for v in exc.violations:
             print(v, file=sys.stderr)

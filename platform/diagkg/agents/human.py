@@ -6,6 +6,7 @@ import sys
 from typing import Any, TextIO
 
 from ..env.service import Action, Hypothesis
+from ..errors import AssistantError
 from .registry import BaseAssistant, Briefing
 
 
@@ -52,6 +53,8 @@ class Human(BaseAssistant):
 
     def suggest(self) -> Action | Hypothesis | None:
         b = self.briefing
+        if b is None:
+            raise AssistantError("the human assistant was asked for a suggestion before setup()")
         parts = sorted(b.parts)
         while True:
             try:

@@ -20,15 +20,26 @@ import uuid
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
 from ..errors import AssistantError, LLMTruncation
 from ..kg import graphs
 
+if TYPE_CHECKING:  # pragma: no cover
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONObject
+
+    from .registry import Briefing
+
+    class JSONObjectWithSchema(ResponseFormatJSONObject, total=False):
+        """``json_object`` with the schema that OpenAI-compatible servers (vLLM, llama.cpp) enforce."""
+
+        schema: dict[str, Any]
+
 CACHE_GRAPH = graphs.named("cache", "llm")
-SCHEMA = {
+SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"anomalous": {"type": "array", "items": {"type": "string"}},
                    "nominal": {"type": "array", "items": {"type": "string"}}},
@@ -67,11 +78,12 @@ def chat_json(settings: LLMSettings, prompt: str) -> str:
     from openai import APIError, OpenAI
 
     client = OpenAI(base_url=settings.base_url, api_key=settings.api_key, timeout=settings.timeout, max_retries=1)
+    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": prompt}]
+    response_format: JSONObjectWithSchema = {"type": "json_object", "schema": SCHEMA}
     try:
         reply = client.chat.completions.create(
             model=settings.model, temperature=0, max_tokens=settings.max_tokens,
-            messages=[{"role": "user", "content": prompt}],
-            response_format={"type": "json_object", "schema": SCHEMA},
+            messages=messages, response_format=response_format,
         )
     except APIError as exc:
         raise AssistantError(f"the language model endpoint {settings.base_url} failed: {exc}") from None
@@ -96,7 +108,7 @@ def parse_classification(raw: str, known: set[str]) -> tuple[set[str], set[str]]
     return anomalous, nominal
 
 
-def classify_symptoms(briefing, names: dict[str, list[str]], config: dict[str, Any]) -> tuple[set[str], set[str]]:
+def classify_symptoms(briefing: Briefing, names: dict[str, list[str]], config: dict[str, Any]) -> tuple[set[str], set[str]]:
     """Anomalous and nominal components according to the language model (cached in the graph)."""
     import pyoxigraph as ox
 

@@ -46,6 +46,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from ..env.outcomes import Refusal, TerminalState
 from ..env.service import Action, Hypothesis, simulator_for
 from ..errors import AssistantError
 from ..kg import graphs
@@ -332,7 +333,7 @@ class NeuroSymbolic(BaseAssistant):
         if test is None:
             return
         if not outcome["success"]:
-            if "not present" in outcome["message"]:
+            if outcome.get("refusal") == Refusal.REMOVED_PART:
                 self.components.discard(test.component)
             self._replan()
             return
@@ -370,10 +371,10 @@ class NeuroSymbolic(BaseAssistant):
         if kind == "connections":
             if not isinstance(d, dict):
                 return None
-            for port, text in d.items():
-                if "off its terminal" in text or "loose" in text:
+            for port, end in d.items():
+                if end["state"] != TerminalState.ATTACHED:       # off its terminal, or loose
                     return True
-                attached = set(re.findall(r"[A-Za-z0-9_]+\.[a-z]+", text))
+                attached = set(end["attached_to"])
                 expected = {f"{c}.{p}" for (c, p), net in self.expected_nets.items()
                             if net == self.expected_nets.get((test.component, port)) and c != test.component}
                 if attached != expected and attached - expected:
@@ -394,7 +395,7 @@ class NeuroSymbolic(BaseAssistant):
             if not isinstance(d, dict):
                 return None
             ends = d.get("visible_ends") or {}
-            if any(v != "attached" for v in ends.values()) or d.get("flickering"):
+            if any(v != TerminalState.ATTACHED for v in ends.values()) or d.get("flickering"):
                 return True
             if "lit" in d:
                 expected = test.component in self.nominal.lit

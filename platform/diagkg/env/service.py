@@ -23,11 +23,9 @@ verified hypothesis). Costs are minutes of work (the action catalogue).
 
 from __future__ import annotations
 
-import math
 import random
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import pyoxigraph as ox
@@ -37,6 +35,9 @@ from ..kg import graphs
 from ..kg.vocab import DK, DK_NS
 from ..sim.circuit import CircuitState, PortRef, read_state
 from ..sim.simulator import SimulationResult, Simulator
+from .actions import Action, ActionType, Hypothesis, action_catalogue
+from .observations import OBSERVERS, describe_visible
+from .outcomes import Outcome, Refusal
 from .scenarios import Scenario, configure, inject, restore, state_quads
 
 END_VALUES = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation")
@@ -60,135 +61,6 @@ EFFECT_ARGUMENTS: dict[str, dict[str, Any]] = {
     "cover_component": {"covered": True},
     "uncover_component": {"covered": False},
 }
-
-
-# ---------------------------------------------------------------------------
-# actions, hypotheses, catalogue
-# ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Action:
-    """A structured action: a catalogue action id, its targets, an optional value."""
-
-    action: str
-    targets: tuple[str, ...] = ()
-    value: float | None = None
-
-    def __post_init__(self):
-        if isinstance(self.targets, str):
-            object.__setattr__(self, "targets", (self.targets,))
-        else:
-            object.__setattr__(self, "targets", tuple(self.targets))
-
-    @classmethod
-    def parse(cls, text: str) -> "Action":
-        """``"replace_component battery"``, ``"swap_cables a b"``, ``"adjust_potentiometer pot 0.3"``."""
-        words = text.split()
-        if not words:
-            raise ActionError("empty action")
-        value = None
-        targets = words[1:]
-        if targets:
-            try:
-                value = float(targets[-1])
-                targets = targets[:-1]
-            except ValueError:
-                value = None
-        return cls(words[0], tuple(targets), value)
-
-    def __str__(self) -> str:
-        extra = f" {self.value:g}" if self.value is not None else ""
-        return f"{self.action} {' '.join(self.targets)}{extra}".strip()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "targets": list(self.targets), "value": self.value}
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """A claim that these parts are faulty (verified by repairing exactly them)."""
-
-    components: frozenset[str]
-    explanation: str = ""
-
-    def __init__(self, components: Iterable[str], explanation: str = ""):
-        object.__setattr__(self, "components", frozenset(components))
-        object.__setattr__(self, "explanation", explanation)
-
-    def __str__(self) -> str:
-        return "hypothesis {" + ", ".join(sorted(self.components)) + "}"
-
-
-@dataclass(frozen=True)
-class ActionType:
-    id: str
-    iri: str
-    label: str
-    comment: str
-    cost: float
-    category: str
-    target_kind: str
-    target_count: int
-    template: str | None
-    observes: str
-    repair: bool
-    parameter: str | None
-    requires: frozenset[str]
-    tools: frozenset[str]
-    types: frozenset[str] = frozenset()     # component types it applies to (empty: any)
-
-
-# derived data, keyed by the versions of the graphs it is read from
-_CATALOGUES: dict[str, dict[str, ActionType]] = {}
-
-
-def action_catalogue(store) -> dict[str, ActionType]:
-    """The action catalogue (ontology/actions.ttl) of a store, by action id."""
-    key = store.version_of(graphs.ONTOLOGY)
-    if key not in _CATALOGUES:
-        rows: dict[str, dict] = {}
-        for r in store.select("action-catalogue"):
-            entry = rows.setdefault(r["id"], {"row": r, "requires": set(), "tools": set(), "types": set()})
-            if r["forType"]:
-                entry["types"].add(r["forType"][len(DK_NS):])
-            if r["requires"]:
-                entry["requires"].add(r["requires"][len(DK_NS):])
-            if r["tool"]:
-                entry["tools"].add(r["tool"][len(DK_NS):].lower())
-        _CATALOGUES[key] = {
-            aid: ActionType(aid, e["row"]["type"], e["row"]["label"], e["row"]["comment"], float(e["row"]["cost"]),
-                            e["row"]["category"], e["row"]["targetKind"], int(e["row"]["targetCount"]),
-                            e["row"]["template"], e["row"]["observes"], bool(e["row"]["repair"]),
-                            e["row"]["parameter"], frozenset(e["requires"]), frozenset(e["tools"]),
-                            frozenset(e["types"]))
-            for aid, e in rows.items()
-        }
-    return _CATALOGUES[key]
-
-
-# ---------------------------------------------------------------------------
-# what comes back
-# ---------------------------------------------------------------------------
-
-@dataclass
-class Outcome:
-    """The result of one round: an executed action or a verified hypothesis."""
-
-    round: int
-    kind: str                                   # "action" | "hypothesis" | "none"
-    intention: str
-    success: bool
-    message: str
-    cost: float
-    executed: list[tuple[str, tuple[str, ...], float]] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
-    verdict: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"round": self.round, "kind": self.kind, "intention": self.intention, "success": self.success,
-                "message": self.message, "cost": self.cost, "verdict": self.verdict,
-                "executed": [{"action": a, "targets": list(t), "cost": c} for a, t, c in self.executed],
-                "data": self.data}
 
 
 _SIMULATORS: "OrderedDict[tuple[str, str, str], Simulator]" = OrderedDict()
@@ -428,35 +300,35 @@ class Session:
     def _execute(self, action: Action, out: Outcome) -> None:
         spec = self.catalogue.get(action.action)
         if spec is None:
-            out.message = (f"Unknown action {action.action!r}. Known actions: "
-                           f"{', '.join(sorted(self.catalogue))}.")
+            out.refuse(Refusal.UNKNOWN_ACTION, f"Unknown action {action.action!r}. Known actions: "
+                                               f"{', '.join(sorted(self.catalogue))}.")
             return
         if len(action.targets) != spec.target_count:
-            out.message = f"{spec.id} takes {spec.target_count} target(s), got {len(action.targets)}."
+            out.refuse(Refusal.TARGET_COUNT, f"{spec.id} takes {spec.target_count} target(s), got {len(action.targets)}.")
             return
         for target in action.targets:
             kind = self._part_class(target)
             if kind is None:
-                out.message = f"There is no {target!r} in this system."
+                out.refuse(Refusal.UNKNOWN_PART, f"There is no {target!r} in this system.")
                 return
             if target in self.scenario.removed:
-                out.message = f"{target} is not present: it has been removed from this system."
+                out.refuse(Refusal.REMOVED_PART, f"{target} is not present: it has been removed from this system.")
                 return
             if spec.target_kind not in ("any", kind) and not (spec.target_kind == "component" and kind == "port"
                                                              and spec.id == "short_ports"):
-                out.message = f"{spec.label} applies to a {spec.target_kind}, and {target} is a {kind}."
+                out.refuse(Refusal.TARGET_KIND, f"{spec.label} applies to a {spec.target_kind}, and {target} is a {kind}.")
                 return
         first = action.targets[0].split(".", 1)[0]
         if spec.types and first in self.sk.components and self.sk.components[first].type not in spec.types:
-            out.message = (f"{spec.label} applies to {', '.join(sorted(spec.types))}; "
-                           f"{first} is a {self.sk.components[first].type}.")
+            out.refuse(Refusal.COMPONENT_TYPE, f"{spec.label} applies to {', '.join(sorted(spec.types))}; "
+                                               f"{first} is a {self.sk.components[first].type}.")
             return
         missing_tools = spec.tools - self.tools
         if missing_tools:
-            out.message = f"{spec.label} needs a {', '.join(sorted(missing_tools))}, which is not at hand."
+            out.refuse(Refusal.MISSING_TOOL, f"{spec.label} needs a {', '.join(sorted(missing_tools))}, which is not at hand.")
             return
         if spec.parameter and action.value is None:
-            out.message = f"{spec.label} needs a value ({spec.parameter})."
+            out.refuse(Refusal.MISSING_VALUE, f"{spec.label} needs a value ({spec.parameter}).")
             return
         # get at the targets (automatic access), then check every affordance
         # the second target of move_led / test_control_subchain is a destination, not something handled
@@ -468,18 +340,19 @@ class Session:
                     self._gain_access(part, needed, out)
             for needed in sorted(spec.requires):
                 if not self.affords(part, needed):
-                    out.message = f"Cannot {spec.label} {target}: it is not {needed.lower()} now."
+                    out.refuse(Refusal.NOT_AFFORDED, f"Cannot {spec.label} {target}: it is not {needed.lower()} now.")
                     out.executed.append((spec.id, action.targets, 0.0))
                     return
-        handler = getattr(self, f"_do_{spec.observes.replace('-', '_')}", None)
+        handler = OBSERVERS.get(spec.observes)
+        if handler is None:
+            raise ActionError(f"the catalogue says {spec.id} observes {spec.observes!r}, which no handler reads")
         if spec.template:
             if not self._apply_effect(spec, action, out):
                 return
         out.executed.append((spec.id, action.targets, spec.cost))
         out.success = True
         result = self.simulate()
-        if handler is not None:
-            handler(action, result, out)
+        handler(self, action, result, out)
         if not out.message:
             out.message = f"Done: {spec.label} {' and '.join(action.targets)}."
         if spec.repair or spec.id in self.scenario.permanent:
@@ -518,11 +391,11 @@ class Session:
                                 "target": self._iri(action.targets[0])}
         args.update(EFFECT_ARGUMENTS.get(spec.id, {}))
         if spec.id == "reverse_battery" and self.sk.components[action.targets[0]].type != "VoltageSource":
-            out.message = f"{action.targets[0]} is not a battery."
+            out.refuse(Refusal.COMPONENT_TYPE, f"{action.targets[0]} is not a battery.")
             return False
         if spec.id == "adjust_potentiometer":
             if not 0.0 <= action.value <= 1.0:
-                out.message = "A potentiometer's position is between 0 and 1."
+                out.refuse(Refusal.MISSING_VALUE, "A potentiometer's position is between 0 and 1.")
                 return False
             args["value"] = float(action.value)
         if spec.id == "swap_cables":
@@ -537,7 +410,7 @@ class Session:
             out.data["moves"] = [{"end": a, "onto": b} for a, b in moves]
             return True
         if spec.id == "short_ports":
-            a, b = (self._port_of(t) for t in action.targets)
+            a, b = (self.port_of(t) for t in action.targets)
             self._short_count += 1
             args.update(target=self._iri(f"{a[0]}.{a[1]}"), other=self._iri(f"{b[0]}.{b[1]}"),
                         value=0.01, short=f"{self.state_graph.value}#bridge-{self._short_count}")
@@ -545,7 +418,7 @@ class Session:
         return True
 
     # -- LED slots and control chains -------------------------------------
-    def _module_of(self, part: str) -> str | None:
+    def module_of(self, part: str) -> str | None:
         """The module a component, enclosure or opening belongs to."""
         self._parts()
         if part in self.sk.components:
@@ -581,12 +454,12 @@ class Session:
 
     def _led_moves(self, led: str, destination: str, out: Outcome) -> list[tuple[str, str]] | None:
         if led not in self.sk.components or self.sk.components[led].type != "LED":
-            out.message = f"{led} is not an LED."
+            out.refuse(Refusal.COMPONENT_TYPE, f"{led} is not an LED.")
             return None
-        source, target = self._module_of(led), self._module_of(destination)
+        source, target = self.module_of(led), self.module_of(destination)
         here, there = (self._led_slot(m) if m else None for m in (source, target))
         if here is None or there is None or source == target:
-            out.message = f"There is no other LED slot in {destination} to move {led} to."
+            out.refuse(Refusal.NO_EFFECT, f"There is no other LED slot in {destination} to move {led} to.")
             return None
         moves = [(here[2], there[2]), (here[3], there[3])]
         if there[0] not in self.scenario.removed:       # an LED already sits there: swap them
@@ -595,18 +468,7 @@ class Session:
                             if there[0] not in self.scenario.removed else None}
         return moves
 
-    def _do_moved_led(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        led = action.targets[0]
-        lit = led in result.lit
-        module = self._module_of(action.targets[1])
-        out.data["lit"] = lit
-        text = f"{led} now sits in the LED slot of {module} and is {'lit' if lit else 'dark'}."
-        displaced = out.data.get("slot", {}).get("displaced")
-        if displaced:
-            text += f" {displaced} took its place and is {'lit' if displaced in result.lit else 'dark'}."
-        out.message = text
-
-    def _chain_ends(self, module: str, nearest: bool) -> list[PortRef]:
+    def chain_ends(self, module: str, nearest: bool) -> list[PortRef]:
         """The two outer cable ends of a module nearest to (or farthest from) the supply,
         as (+ line, - line) by their nominal voltage."""
         distance = self._distances()
@@ -652,34 +514,7 @@ class Session:
                         queue.append(other)
         return dist
 
-    def _do_subchain(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        first, last = (self._module_of(t) for t in action.targets)
-        supply = next((c.module for c in self.sk.components.values() if c.type == "VoltageSource"), None)
-        load = next((self.sk.components[b].module for b in sorted(self.main_bulbs)), None)
-        if None in (first, last, supply, load) or len({first, last} & {supply, load}):
-            out.success = False
-            out.message = "Name the first and the last control module (or their cubes) of the run to test."
-            return
-        psu_out = self._chain_ends(supply, nearest=False)
-        load_in = self._chain_ends(load, nearest=True)
-        run_in = self._chain_ends(first, nearest=True)
-        run_out = self._chain_ends(last, nearest=False)
-        if min(len(psu_out), len(load_in), len(run_in), len(run_out)) < 2:
-            out.success = False
-            out.message = "These modules have no cables to connect a supply and a load to."
-            return
-        state = self.state()
-        rewired = [r for r in state.rewired if r[0] not in run_in + load_in]
-        rewired += list(zip(run_in, psu_out, strict=False)) + list(zip(load_in, run_out, strict=False))
-        trial = state.evolve(rewired=rewired, detached=[d for d in state.detached if d not in run_in + load_in])
-        test = self.sim.simulate(trial, self.rng)
-        lamp = bool(self.main_bulbs & set(test.lit))
-        out.data["subchain"] = {"first": first, "last": last, "lamp_lit": lamp}
-        out.message = (f"With the supply wired straight to {first} and {last} wired straight to the load, "
-                       f"the lamp {'lights' if lamp else 'stays dark'}"
-                       + ("" if test.converged else " (and keeps flickering)") + ".")
-
-    def _port_of(self, target: str) -> PortRef:
+    def port_of(self, target: str) -> PortRef:
         if "." in target:
             cid, port = target.split(".", 1)
             return cid, port
@@ -699,7 +534,7 @@ class Session:
     # ------------------------------------------------------------------
     # observations (what a person would see or measure; never the fault itself)
     # ------------------------------------------------------------------
-    def _visible_ends(self, cid: str, state: CircuitState) -> list[str]:
+    def visible_ends(self, cid: str, state: CircuitState) -> list[str]:
         out = []
         for port, iri in sorted(self.sk.components[cid].ports.items()):
             inside = [r for r in self._access(iri) if r["part"] == iri]
@@ -711,96 +546,6 @@ class Session:
             if (enclosure, "Inverted") in state.physical or opened:
                 out.append(port)
         return out
-
-    def _do_visual(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        state = self.state()
-        notes = []
-        for target in action.targets:
-            data = describe_part(target, self, result, state)
-            out.data[target] = data
-            notes.append(data["text"])
-        out.message = " ".join(notes)
-
-    def _do_connections(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        state = self.state()
-        texts = []
-        for target in action.targets:
-            if target not in self.sk.components:
-                continue
-            ends = {}
-            for port in sorted(self.sk.components[target].ports):
-                ends[port] = connection_of(self, (target, port), state, result)
-            out.data[target] = ends
-            texts.append(f"{target}: " + "; ".join(f"{p}: {v}" for p, v in ends.items()) + ".")
-        out.message = " ".join(texts) if texts else "Nothing to inspect."
-
-    def _do_voltages(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        target = action.targets[0]
-        comp = result.components.get(target)
-        values = {p: (None if v is None else round(v, 4)) for p, v in comp.port_v.items()}
-        out.data[target] = {"port_voltages": values, "unit": "V"}
-        out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
-            f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."
-        if not result.converged:
-            out.message += " The readings keep changing."
-
-    def _do_current(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        target = action.targets[0]
-        amps = result.components[target].current
-        out.data[target] = {"current": round(abs(amps), 6), "unit": "A"}
-        out.message = f"Current through {target}: {abs(amps):.6f} A."
-        if not result.converged:
-            out.message += " The reading keeps changing."
-
-    def _do_continuity(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        target = action.targets[0]
-        verdict, ohms = continuity(self, target, self.state(), result)
-        out.data[target] = {"verdict": verdict, "resistance": ohms, "unit": "ohm"}
-        reading = "a diode (it conducts one way)" if ohms is None else f"{ohms:.4g} Ω"
-        out.message = f"Continuity of {target}: {reading}, {verdict}."
-
-    def _do_diode(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        target = action.targets[0]   # a diode or an LED (dk:forComponentType)
-        own = self.state().override_map.get(target, {})
-        params = dict(self.sk.params_of(self.sk.components[target]))
-        params.update(own)
-        ohms = own.get("resistance")
-        if ohms is not None and ohms > 1e6:
-            verdict, text = "open", "no forward conduction: open"
-        elif ohms is not None and ohms < 5:
-            verdict, text = "shorted", "no forward voltage: shorted"
-        elif ohms is not None:
-            verdict, text = "degraded", f"conducts both ways through {ohms:.3g} Ω: degraded"
-        else:
-            vf = float(params["forwardVoltage"])
-            verdict, text = "nominal", f"forward voltage {vf:.2f} V: nominal"
-        out.data[target] = {"verdict": verdict}
-        out.message = f"Diode test of {target}: {text}."
-
-    def _do_path_continuity(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        a, b = action.targets
-        pa, pb = self._port_of(a), self._port_of(b)
-        if pa[0] == pb[0] and "." not in a and "." not in b:
-            names = sorted(self.sk.components[pa[0]].ports)
-            pa, pb = (pa[0], names[0]), (pa[0], names[-1])
-        ohms = path_resistance(self, pa, pb)
-        verdict = "short" if ohms < 1 else ("resistive" if ohms < 1e6 else "open")  # short = continuous path
-        out.data["path"] = {"from": f"{pa[0]}.{pa[1]}", "to": f"{pb[0]}.{pb[1]}", "resistance": ohms,
-                            "verdict": verdict}
-        out.message = (f"Resistance from {pa[0]}.{pa[1]} to {pb[0]}.{pb[1]} (supply off): "
-                       f"{'over 1 MΩ' if ohms >= 1e6 else f'{ohms:.4g} Ω'} ({verdict}).")
-
-    def _do_switch_test(self, action: Action, result: SimulationResult, out: Outcome) -> None:
-        target = action.targets[0]
-        state = self.state()
-        readings = {}
-        for closed in (True, False):
-            trial = state.evolve(positions=[p for p in state.positions if p[0] != target] + [(target, closed)])
-            readings["closed" if closed else "open"] = continuity(self, target, trial, self.sim.simulate(trial, self.rng))[0]
-        passed = readings["closed"] in ("nominal", "short") and readings["open"] == "open"
-        out.data[target] = {"closed": readings["closed"], "open": readings["open"], "passed": passed}
-        out.message = (f"Switch test of {target}: closed it reads {readings['closed']}, open it reads "
-                       f"{readings['open']}: {'PASS' if passed else 'FAIL'}.")
 
     # ------------------------------------------------------------------
     # hypotheses
@@ -928,133 +673,6 @@ class Session:
 # ---------------------------------------------------------------------------
 # observation helpers
 # ---------------------------------------------------------------------------
-
-def _lever(session: Session, cid: str, state: CircuitState) -> bool:
-    params = session.sk.params_of(session.sk.components[cid])
-    return dict(state.positions).get(cid, bool(params.get("normallyClosed", True)))
-
-
-def describe_part(part: str, session: Session, result: SimulationResult, state: CircuitState) -> dict[str, Any]:
-    """What a person sees when looking at a part (never its hidden fault)."""
-    sk = session.sk
-    if part not in sk.components:
-        states = sorted(st for el, st in state.physical if el == part)
-        text = f"{part}: " + (", ".join(s.lower() for s in states) if states else "in its normal position") + "."
-        return {"text": text, "states": states}
-    comp = sk.components[part]
-    data: dict[str, Any] = {"type": comp.type}
-    bits = []
-    if part in state.covered:
-        bits.append("it is covered")
-        data["covered"] = True
-    c = result.components.get(part)
-    if c is not None and c.lit is not None and part not in state.covered:
-        data["lit"] = c.lit
-        bits.append("it is lit" if c.lit else "it is dark")
-        if not result.converged:
-            bits.append("it keeps going on and off")
-            data["flickering"] = True
-    if comp.type == "Switch":
-        lever = _lever(session, part, state)
-        data["lever"] = "closed" if lever else "open"
-        bits.append(f"its lever is in the {'closed' if lever else 'open'} position")
-    ends = session._visible_ends(part, state)
-    off = [p for p in ends if (part, p) in state.detached and (part, p) not in dict(state.rewired)]
-    if comp.type == "Cable":
-        data["visible_ends"] = {p: ("off its terminal" if p in off else "attached") for p in ends}
-        if off:
-            bits.append("end " + " and ".join(off) + " is off its terminal")
-        elif ends:
-            bits.append("its visible end(s) " + ", ".join(ends) + " are attached")
-    text = f"{part} ({comp.type.lower()}): " + ("; ".join(bits) if bits else "nothing unusual to see") + "."
-    data["text"] = text
-    return data
-
-
-def connection_of(session: Session, port: PortRef, state: CircuitState, result: SimulationResult) -> str:
-    """What a close inspection shows at one terminal."""
-    sk = session.sk
-    rewired = dict(state.rewired)
-    loose = dict(state.loose)
-    if port in state.detached and port not in rewired:
-        return "off its terminal (nothing attached)"
-    here = sk.net_of_port[rewired.get(port, port)]
-    others = sorted(f"{c}.{p}" for (c, p), net in sk.net_of_port.items()
-                    if net == here and (c, p) != port and c != port[0] and c not in state.removed
-                    and not ((c, p) in state.detached and (c, p) not in rewired)
-                    and (c, p) not in rewired)
-    others += sorted(f"{c}.{p}" for (c, p), target in rewired.items()
-                     if sk.net_of_port[target] == here and (c, p) != port)
-    text = "attached to " + (", ".join(others) if others else "nothing else")
-    if port in loose:
-        text += "; the terminal is loose and the end moves when touched"
-    return text
-
-
-def continuity(session: Session, cid: str, state: CircuitState, result: SimulationResult) -> tuple[str, float | None]:
-    """A component's own resistance out of circuit, classified against its nominal value."""
-    sk = session.sk
-    comp = sk.components[cid]
-    params = sk.params_of(comp)
-    override = state.override_map.get(cid, {})
-    nominal: float | None
-    if comp.type in ("Switch", "Relay"):
-        forced = dict(state.forced)
-        closed = forced.get(cid, result.live.get(f"closed:{cid}", _lever(session, cid, state)))
-        if "resistance" in override:
-            ohms = override["resistance"]
-        else:
-            ohms = float(params["onResistance"] if closed else params["offResistance"])
-        nominal = float(params["onResistance"])   # a contact is judged against its closed resistance
-    elif comp.type in ("LED", "Diode"):
-        if "resistance" not in override:
-            return "nominal", None
-        ohms, nominal = override["resistance"], 1.0
-    elif comp.type == "VoltageSource":
-        return "not applicable (a source)", None
-    elif comp.type == "Potentiometer":
-        ohms = nominal = float(params["totalResistance"])
-    elif comp.type == "LightSensor":
-        nominal = float(params["darkResistance"])
-        ohms = override.get("resistance", nominal)
-    else:
-        nominal = float(params.get("resistance", 0.01) or 0.01)
-        ohms = override.get("resistance", nominal)
-    ends_off = [p for p in comp.ports if (cid, p) in state.detached]
-    if ends_off:
-        return "one end is off its terminal", None
-    ref = max(nominal, 1.0)
-    if ohms > 1e6 and nominal < 1e6:
-        return "open", ohms
-    if ohms < 0.05 * ref and abs(ohms - nominal) / ref >= 0.05:
-        return "short", ohms
-    if abs(ohms - nominal) / ref < 0.05:
-        return "nominal", ohms
-    return "degraded", ohms
-
-
-def path_resistance(session: Session, a: PortRef, b: PortRef) -> float:
-    """Ohmmeter between two ports: every source set to 0 V, 1 mV applied, R = V / I."""
-    state = session.state()
-    zero = [o for o in state.overrides if o[1] != "voltage"]
-    zero += [(cid, "voltage", 0.0) for cid, c in session.sk.components.items() if c.type == "VoltageSource"]
-    probe_state = state.evolve(overrides=zero, probe=(a, b))
-    result = session.sim.simulate(probe_state, session.rng)
-    current = result.probe_current or 0.0
-    return math.inf if current < 1e-12 else 1e-3 / current
-
-
-def describe_visible(result: SimulationResult, session: Session) -> str:
-    """The lights a person sees from outside (derived from the simulation)."""
-    sk = session.sk
-    seen = []
-    for cid in sorted(sk.components):
-        c = result.components.get(cid)
-        if c is None or c.lit is None or not session.affords(cid, "Observable"):
-            continue
-        state = "flickering" if not result.converged else ("on" if c.lit else "off")
-        seen.append(f"{cid} is {state}")
-    return "; ".join(seen) + "." if seen else "No lights can be seen from outside."
 
 
 __all__ = ["Action", "Hypothesis", "Session", "make", "action_catalogue", "END_VALUES", "VERDICTS"]

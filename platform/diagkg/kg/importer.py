@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import difflib
+import io
 import logging
 import re
 import tempfile
@@ -36,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Iterator, Sequence
 
 import pyoxigraph as ox
 import rdflib
@@ -44,7 +45,7 @@ from rdflib.namespace import DCTERMS, RDF, RDFS, XSD
 
 from ..errors import DiagkgError, InputError
 from . import graphs, resources
-from .rdfio import RdfDocument, parse_text, to_rdflib
+from .rdfio import RdfDocument, parse_text, to_rdflib, value_of
 from .validation import Validator, Violation
 from .vocab import DK, DK_NS
 
@@ -264,16 +265,16 @@ def system_lookup() -> dict[str, str]:
     original table's names (mappings/scenario-systems.csv), and each shipped
     system's key and rdfs:label."""
     out: dict[str, str] = {}
-    with resources.folder("mappings").joinpath(SYSTEM_LABELS).open(encoding="utf-8", newline="") as f:
+    with io.TextIOWrapper(resources.folder("mappings").joinpath(SYSTEM_LABELS).open("rb"), encoding="utf-8", newline="") as f:
         for r in csv.DictReader(f):
             out[_canon(r["label"])] = r["key"]
     label, key_p = str(RDFS.label), str(DK.systemKey)
     for file in resources.system_files():
         triples = parse_text(file.read_text(encoding="utf-8"), file.name).triples
-        keys = {t.subject: t.object.value for t in triples if t.predicate.value == key_p}
+        keys = {t.subject: value_of(t.object) for t in triples if t.predicate.value == key_p}
         for t in triples:
             if t.predicate.value == label and t.subject in keys:
-                out.setdefault(_canon(t.object.value), keys[t.subject])
+                out.setdefault(_canon(value_of(t.object)), keys[t.subject])
         for key in keys.values():
             out.setdefault(_canon(key), key)
     return out
@@ -284,8 +285,8 @@ def _catalogue(prop: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for f in resources.ontology_files():
         for t in parse_text(f.read_text(encoding="utf-8"), f.name).triples:
-            if t.predicate.value == prop and t.subject.value.startswith(DK_NS):
-                out.setdefault(t.object.value, t.subject.value[len(DK_NS):])
+            if t.predicate.value == prop and value_of(t.subject).startswith(DK_NS):
+                out.setdefault(value_of(t.object), value_of(t.subject)[len(DK_NS):])
     return out
 
 
@@ -299,8 +300,9 @@ def _probability_modes() -> set[str]:
     out: set[str] = set()
     for f in resources.ontology_files():
         for t in parse_text(f.read_text(encoding="utf-8"), f.name).triples:
-            if t.predicate.value == str(DK.faultParameter) and t.object.value == "probability":
-                out.add(t.subject.value[len(DK_NS):] if t.subject.value.startswith(DK_NS) else t.subject.value)
+            if t.predicate.value == str(DK.faultParameter) and value_of(t.object) == "probability":
+                subject = value_of(t.subject)
+                out.add(subject[len(DK_NS):] if subject.startswith(DK_NS) else subject)
     return out
 
 
@@ -330,14 +332,14 @@ def _part(token: str) -> str:
     return token.strip().removeprefix("sys:")
 
 
-def _entries(text: str):
+def _entries(text: str) -> Iterator[tuple[int, str, str, list[str], list[str], str | None]]:
     """The entries of a multi-valued cell ("head target [target] [number]; ..."): for each,
     (position, entry, head, target ids, numbers, what is wrong with its targets or number)."""
     for position, entry in enumerate((e.strip() for e in _SPLIT_ENTRIES.split(text) if e.strip()), start=1):
         head, *rest = _SPLIT_TOKENS.split(entry)
         numbers = [t for t in rest if _number(t) is not None]
         targets = [_part(t) for t in rest if _number(t) is None]
-        tail = None
+        tail: str | None = None
         if len(numbers) > 1 or (numbers and rest[-1] != numbers[0]):
             tail = "at most one number, at the end"
         elif any(not _NAME.match(t) for t in targets):
@@ -345,7 +347,7 @@ def _entries(text: str):
         yield position, entry, head, targets, numbers, tail
 
 
-def _unknown_action(action: str, actions) -> str:
+def _unknown_action(action: str, actions: Iterable[str]) -> str:
     close = difflib.get_close_matches(action, list(actions), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else "see ontology/actions.ttl (dk:actionId)"
     return f"unknown action {action!r}; {hint}"
@@ -518,7 +520,7 @@ _MORPH_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _quiet_logging():
+def _quiet_logging() -> Iterator[None]:
     """morph-kgc calls logging.basicConfig and sets the root level: undo both."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
@@ -571,14 +573,15 @@ def materialize(folder: Path, mapping: str | None = None) -> list[str]:
 # 3. split, serialise, validate
 # ---------------------------------------------------------------------------
 
-def _split(graph: rdflib.Graph) -> dict[str, set[rdflib.URIRef]]:
+def _split(graph: rdflib.Graph) -> dict[str, set[rdflib.term.Node]]:
     """Scenario identifier -> the nodes that belong to it (the scenario and every
     node of the output reachable from it)."""
     subjects = set(graph.subjects())
-    out: dict[str, set[rdflib.URIRef]] = {}
+    out: dict[str, set[rdflib.term.Node]] = {}
     for scenario in graph.subjects(RDF.type, DK.Scenario):
         ident = graph.value(scenario, DCTERMS.identifier)
-        nodes, todo = set(), [scenario]
+        nodes: set[rdflib.term.Node] = set()
+        todo = [scenario]
         while todo:
             node = todo.pop()
             if node in nodes:
@@ -589,7 +592,7 @@ def _split(graph: rdflib.Graph) -> dict[str, set[rdflib.URIRef]]:
     return out
 
 
-def _turtle(graph: rdflib.Graph, nodes: set, row: _Row, source: str, label: str | None) -> str:
+def _turtle(graph: rdflib.Graph, nodes: set[rdflib.term.Node], row: _Row, source: str, label: str | None) -> str:
     g = rdflib.Graph(bind_namespaces="none")
     scenario = next(n for n in nodes if (n, RDF.type, DK.Scenario) in graph)
     g.bind("", str(scenario).rsplit("/", 1)[0] + "/")
@@ -630,8 +633,9 @@ def _field_of(v: Violation) -> str:
     return by_path.get(path, "id")
 
 
-def _problem_violations(doc: RdfDocument, scenario: rdflib.URIRef, problems) -> list[Violation]:
-    focus = doc.graph.namespace_manager.normalizeUri(scenario)
+def _problem_violations(doc: RdfDocument, scenario: rdflib.term.Node,
+                        problems: Sequence[tuple[str, str, str]]) -> list[Violation]:
+    focus = doc.graph.namespace_manager.normalizeUri(str(scenario))
     return [Violation(file=doc.name, focus=focus, path=path, message=message,
                       line=doc.line_of(scenario), shape="import")
             for _field, path, message in problems]
@@ -640,7 +644,7 @@ def _problem_violations(doc: RdfDocument, scenario: rdflib.URIRef, problems) -> 
 def _relocate_part_violations(doc: RdfDocument, violations: list[Violation]) -> list[Violation]:
     """The scenario shape's "not a part of the system" check covers faulty and
     removed components alike; tell which one a violation is about."""
-    faulty = {doc.graph.namespace_manager.normalizeUri(o) for o in doc.graph.objects(None, DK.faultyComponent)}
+    faulty = {doc.graph.namespace_manager.normalizeUri(str(o)) for o in doc.graph.objects(None, DK.faultyComponent)}
     out = []
     for v in violations:
         if "is not a part of the scenario's system" in v.message and v.path == "(the node itself)":

@@ -42,10 +42,12 @@ import pyoxigraph as ox
 
 from ..errors import InputError, ValidationError
 from . import graphs, resources
-from .rdfio import RdfDocument, expand_paths, parse_file, parse_text
+from .rdfio import RdfDocument, expand_paths, parse_file, parse_text, value_of
 from .vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
+    import rdflib
+
     from .store import KnowledgeStore
     from .validation import Validator, Violation
 
@@ -72,7 +74,7 @@ class Entry:
     def systems(self) -> dict[str, str]:
         """System IRI -> key for the systems this document describes."""
         iris = [v for k, v in self.claims if k == "system"]
-        keys = {t.subject.value: t.object.value for t in self.doc.triples if t.predicate == DK_SYSTEM_KEY}
+        keys = {value_of(t.subject): value_of(t.object) for t in self.doc.triples if t.predicate == DK_SYSTEM_KEY}
         return {iri: keys.get(iri, "") for iri in iris}
 
 
@@ -128,20 +130,20 @@ def claims_of(doc: RdfDocument) -> frozenset[tuple[str, str]]:
     """The scenarios and systems a document defines, as (kind, value) pairs."""
     out: set[tuple[str, str]] = set()
     scenario, system = str(DK.Scenario), str(DK.System)
-    typed = {(t.subject, t.object.value) for t in doc.triples if t.predicate == RDF_TYPE}
+    typed = {(t.subject, value_of(t.object)) for t in doc.triples if t.predicate == RDF_TYPE}
     scenarios = {s for s, c in typed if c == scenario}
     systems = {s for s, c in typed if c == system}
     for t in doc.triples:
         if t.subject in scenarios:
             if t.predicate == IDENTIFIER:
-                out.add(("scenario identifier", t.object.value))
+                out.add(("scenario identifier", value_of(t.object)))
             elif t.predicate.value == str(DK.scenarioNumber):
                 try:
-                    out.add(("scenario number", str(int(t.object.value))))
+                    out.add(("scenario number", str(int(value_of(t.object)))))
                 except ValueError:
-                    out.add(("scenario number", t.object.value))
+                    out.add(("scenario number", value_of(t.object)))
         elif t.subject in systems and t.predicate == DK_SYSTEM_KEY:
-            out.add(("system key", t.object.value))
+            out.add(("system key", value_of(t.object)))
     out.update(("scenario", s.value) for s in scenarios if isinstance(s, ox.NamedNode))
     out.update(("system", s.value) for s in systems if isinstance(s, ox.NamedNode))
     return frozenset(out)
@@ -179,7 +181,7 @@ def core_graphs() -> dict[ox.NamedNode, list[ox.Triple]]:
 
 def ontology_version() -> str:
     graph = core_graphs()[graphs.ONTOLOGY]
-    return next(t.object.value for t in graph if t.predicate.value == str(DK.contentHash))
+    return next(value_of(t.object) for t in graph if t.predicate.value == str(DK.contentHash))
 
 
 def _is_core_file(origin: str) -> bool:
@@ -279,11 +281,11 @@ def _cache_dir() -> Path:
     return Path(base) / "diagkg" / "inferred"
 
 
-def inferred_triples(data, digest: str, engine: str = "auto", use_cache: bool = True) -> list[ox.Triple]:
+def inferred_triples(data: rdflib.Graph, digest: str, engine: str = "auto", use_cache: bool = True) -> list[ox.Triple]:
     """What the reasoner entails about a system description (an rdflib graph);
     kept in a cache folder under ``digest`` (derived data: the same inputs
     always give the same triples)."""
-    from .rdfio import to_oxigraph
+    from .rdfio import to_oxigraph_triple
     from .reasoning import reason
 
     cached = _cache_dir() / f"{digest}.nt"
@@ -293,7 +295,7 @@ def inferred_triples(data, digest: str, engine: str = "auto", use_cache: bool = 
         except (SyntaxError, OSError):
             pass    # a damaged cache entry: compute again
     inferred = reason(data, engine=engine)
-    triples = [ox.Triple(*(to_oxigraph(t) for t in triple)) for triple in inferred]
+    triples = [to_oxigraph_triple(triple) for triple in inferred]
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("wb", dir=cached.parent, delete=False, suffix=".tmp") as fh:
@@ -312,7 +314,7 @@ def _inferred_graph(key: str, triples: list[ox.Triple], digest: str) -> list[ox.
 def stored_inference_digest(store: "KnowledgeStore", key: str) -> str | None:
     graph = graphs.inferred(key)
     for q in store.raw.quads_for_pattern(graph, ox.NamedNode(str(DK.inferredFrom)), None, graph):
-        return q.object.value
+        return value_of(q.object)
     return None
 
 
@@ -504,7 +506,7 @@ def _validate(store: "KnowledgeStore", entries: Sequence[Entry], plan: Plan, val
 def _needs_shipped(store: "KnowledgeStore", entries: Sequence[Entry]) -> bool:
     """Do the documents refer to a shipped system the store has never held?"""
     defined = {v for e in entries for k, v in e.claims if k == "system"}
-    wanted = {t.object.value for e in entries for t in e.doc.triples if t.predicate.value == str(DK.onSystem)}
+    wanted = {value_of(t.object) for e in entries for t in e.doc.triples if t.predicate.value == str(DK.onSystem)}
     missing = wanted - defined
     if not missing or has_shipped(store):
         return False

@@ -46,6 +46,7 @@ from .rdfio import to_oxigraph
 SUFFIXES = (".rq.j2", ".ru.j2", ".rq", ".ru")
 
 RdfTerm = ox.NamedNode | ox.BlankNode | ox.Literal
+Substitution = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple   # what pyoxigraph binds a variable to
 
 
 class SparqlTerm(str):
@@ -81,7 +82,7 @@ def literal_filter(value: Any, datatype: str | None = None, lang: str | None = N
     """``{{ x | literal }}``: a literal with escaped quotes and newlines."""
     if datatype or lang:
         try:
-            term = ox.Literal(str(value), datatype=ox.NamedNode(datatype) if datatype else None, language=lang)
+            term: RdfTerm = ox.Literal(str(value), datatype=ox.NamedNode(datatype) if datatype else None, language=lang)
         except ValueError as exc:
             raise QueryError(f"bad literal {value!r}: {exc}") from None
     else:
@@ -159,10 +160,10 @@ class QueryFile:
         except jinja2.TemplateError as exc:
             raise QueryError(f"{self.name}: template error: {exc}") from None
 
-    def substitutions(self, values: Mapping[str, Any]) -> dict[ox.Variable, RdfTerm]:
+    def substitutions(self, values: Mapping[str, Any]) -> dict[ox.Variable, Substitution]:
         """pyoxigraph substitutions for a plain query; names must be declared inputs."""
         declared = {p.name for p in self.inputs}
-        out: dict[ox.Variable, RdfTerm] = {}
+        out: dict[ox.Variable, Substitution] = {}
         for name, value in values.items():
             if name not in declared:
                 raise QueryError(
@@ -286,7 +287,7 @@ def is_update_text(text: str) -> bool:
             break
         pos = m.end()
     word = re.match(r"[A-Za-z]+", text[pos:])
-    return bool(word) and word.group(0).upper() in _UPDATE_KEYWORDS
+    return word is not None and word.group(0).upper() in _UPDATE_KEYWORDS
 
 
 def from_text(text: str, name: str = "inline") -> QueryFile:

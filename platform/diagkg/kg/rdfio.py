@@ -56,8 +56,8 @@ class RdfDocument:
         if not isinstance(term, rdflib.URIRef):
             return None
         candidates = [f"<{term}>"]
-        for prefix, ns in self.graph.namespaces():
-            ns = str(ns)
+        for prefix, namespace in self.graph.namespaces():
+            ns = str(namespace)
             if term.startswith(ns) and len(term) > len(ns):
                 candidates.append(f"{prefix}:{term[len(ns):]}")
         for number, line in enumerate(self.text.splitlines(), start=1):
@@ -140,8 +140,16 @@ def expand_paths(paths: Iterable[str | Path], suffixes: Sequence[str] = tuple(FO
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 
-def to_rdflib(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> rdflib.term.Node:
-    """Convert a pyoxigraph term to its rdflib equivalent."""
+def value_of(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
+    """The value of a term: an IRI, a blank node's id, a literal's lexical form;
+    a triple term (RDF 1.2), which has none, in N-Triples syntax."""
+    if isinstance(term, ox.Triple):
+        return str(term)
+    return term.value
+
+
+def to_rdflib(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> rdflib.term.Node:
+    """Convert a pyoxigraph term to its rdflib equivalent (a triple term has none: TypeError)."""
     if isinstance(term, ox.NamedNode):
         return rdflib.URIRef(term.value)
     if isinstance(term, ox.BlankNode):
@@ -170,3 +178,11 @@ def to_oxigraph(term: rdflib.term.Node) -> ox.NamedNode | ox.BlankNode | ox.Lite
             return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
         return ox.Literal(str(term))
     raise TypeError(f"cannot convert {term!r}")
+
+
+def to_oxigraph_triple(triple: tuple[rdflib.term.Node, rdflib.term.Node, rdflib.term.Node]) -> ox.Triple:
+    """Convert an rdflib triple to a pyoxigraph triple."""
+    subject, predicate, obj = (to_oxigraph(t) for t in triple)
+    if isinstance(subject, ox.Literal) or not isinstance(predicate, ox.NamedNode):
+        raise TypeError(f"cannot convert {triple!r}: not an RDF triple")
+    return ox.Triple(subject, predicate, obj)

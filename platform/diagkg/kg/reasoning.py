@@ -131,7 +131,7 @@ def _close_properties(g: rdflib.Graph, ontology: rdflib.Graph) -> None:
                 g.add((o, p, s))
         for p in transitive:
             pairs = list(g.subject_objects(p))
-            succ: dict = {}
+            succ: dict[rdflib.term.Node, set[rdflib.term.Node]] = {}
             for s, o in pairs:
                 succ.setdefault(s, set()).add(o)
             for s, o in pairs:

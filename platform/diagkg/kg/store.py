@@ -27,15 +27,18 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import pyoxigraph as ox
 
 from ..errors import InputError, QueryError, StoreError, StoreLockedError
 from . import graphs
 from .queries import QueryFile, from_text, library
-from .rdfio import RdfDocument
+from .rdfio import RdfDocument, value_of
 from .vocab import DK
+
+if TYPE_CHECKING:  # pragma: no cover
+    import rdflib
 
 ENV_VAR = "DIAGKG_STORE"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -227,7 +230,7 @@ class KnowledgeStore:
         raw = self.raw
         for marker in (DK.contentHash, DK.inferredFrom):
             for q in raw.quads_for_pattern(graph, ox.NamedNode(str(marker)), None, graph):
-                return q.object.value
+                return value_of(q.object)
         lines = sorted(str(q.triple) for q in raw.quads_for_pattern(None, None, None, graph))
         if not lines:
             return ""
@@ -239,15 +242,16 @@ class KnowledgeStore:
 
     def dump(self, names: Sequence[ox.NamedNode] = ()) -> bytes:
         """The named graphs ``names`` (all of them when empty) as N-Quads."""
-        if not names:
-            names = sorted(self.raw.named_graphs(), key=lambda g: g.value)
-        missing = [g.value for g in names if not self.raw.contains_named_graph(g)]
+        graph_names: Sequence[ox.NamedNode | ox.BlankNode] = names
+        if not graph_names:
+            graph_names = sorted(self.raw.named_graphs(), key=lambda g: g.value)
+        missing = [g.value for g in graph_names if not self.raw.contains_named_graph(g)]
         if missing:
             raise InputError("no graph " + ", ".join(f"<{m}>" for m in missing) + " in the store")
-        quads = [q for g in names for q in self.raw.quads_for_pattern(None, None, None, g)]
+        quads = [q for g in graph_names for q in self.raw.quads_for_pattern(None, None, None, g)]
         return ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b""
 
-    def _system_graph(self, iri: str):
+    def _system_graph(self, iri: str) -> rdflib.Graph | None:
         """The stored description of the system with this IRI (for validating scenarios)."""
         for q in self.raw.quads_for_pattern(ox.NamedNode(iri), ox.NamedNode(RDF_TYPE), ox.NamedNode(str(DK.System))):
             if isinstance(q.graph_name, ox.NamedNode):
@@ -255,7 +259,7 @@ class KnowledgeStore:
         return None
 
     # -- reading -----------------------------------------------------------
-    def graph_as_rdflib(self, graph: ox.NamedNode):
+    def graph_as_rdflib(self, graph: ox.NamedNode) -> rdflib.Graph:
         """A copy of one named graph as an rdflib graph."""
         import rdflib
 
@@ -267,7 +271,8 @@ class KnowledgeStore:
         return g
 
     def query(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
-              use_default_graph_as_union: bool = True, **template_values: Any):
+              use_default_graph_as_union: bool = True,
+              **template_values: Any) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         """Run a SPARQL query: a query-file name, a :class:`QueryFile`, or text.
 
         ``bindings`` bind variables of a plain query as RDF terms; templates take
@@ -333,15 +338,15 @@ def graph_for(doc: RdfDocument) -> ox.NamedNode:
     """The named graph a document belongs in: ``system/<key>`` for a system
     description, ``file/<name>`` for anything else."""
     scenarios = [t.subject for t in doc.triples
-                 if t.predicate.value == RDF_TYPE and t.object.value == str(DK.Scenario)]
+                 if t.predicate.value == RDF_TYPE and value_of(t.object) == str(DK.Scenario)]
     if len(set(scenarios)) > 1:
         raise InputError(f"{doc.name}: holds several scenarios; use one file per scenario")
     if scenarios:
-        ids = [t.object.value for t in doc.triples
+        ids = [value_of(t.object) for t in doc.triples
                if t.subject == scenarios[0] and t.predicate.value == "http://purl.org/dc/terms/identifier"]
         return graphs.named("scenario", ids[0] if ids else Path(doc.name).stem)
     systems = [t for t in doc.triples if t.predicate.value == str(DK.systemKey)]
-    keys = sorted({t.object.value for t in systems})
+    keys = sorted({value_of(t.object) for t in systems})
     if len(keys) > 1:
         raise InputError(f"{doc.name}: describes several systems ({', '.join(keys)}); use one file per system")
     if keys:

@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 
 from ..errors import InputError, UnknownTermError
 from . import resources
 
+if TYPE_CHECKING:  # pragma: no cover
+    from importlib.resources.abc import Traversable
+
 TEMPLATE_SUFFIX = ".ttl.j2"
 
 
-def _systems_folder():
+def _systems_folder() -> Traversable:
     return resources.folder("scenarios").joinpath("systems")
 
 
@@ -79,7 +83,7 @@ def build(out_dir: str | Path | None = None, check: bool = False) -> dict[str, b
     return changed
 
 
-def shipped_system_file(key: str):
+def shipped_system_file(key: str) -> Traversable:
     """The shipped Turtle file of a system key."""
     node = _systems_folder().joinpath(f"{key}.ttl")
     if not node.is_file():

@@ -16,14 +16,18 @@ import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from unittest import mock
 
 import pyshacl
 import rdflib
 from rdflib.namespace import RDF, SH
 from rdflib.plugins.sparql import processor as _sparql_processor
+from rdflib.plugins.sparql.algebra import translateQuery
+from rdflib.plugins.sparql.parser import parseQuery
+from rdflib.plugins.sparql.sparql import Query
 
-from ..errors import InputError
+from ..errors import ExpressionError, InputError
 from . import resources
 from .rdfio import RdfDocument, expand_paths, parse_file
 from .vocab import DK, DK_NS
@@ -136,7 +140,7 @@ class Validator:
         for g in (*context, *(d.graph for d in docs)):
             for s in g.subjects(RDF.type, DK.System):
                 defined.setdefault(str(s), g)
-        groups: dict[frozenset, list[RdfDocument]] = {}
+        groups: dict[frozenset[str], list[RdfDocument]] = {}
         out: dict[str, list[Violation]] = {}
         for doc in docs:
             out[doc.name] = self._unknown_terms(doc) + self._bad_expressions(doc)
@@ -195,9 +199,9 @@ class Validator:
                 owners.setdefault(node, doc)
         for result in report.subjects(RDF.type, SH.ValidationResult):
             focus = report.value(result, SH.focusNode)
-            doc = owners.get(focus)
-            if doc is not None:
-                out[doc.name].append(self._violation(doc, data, report, result))
+            owner = owners.get(focus)
+            if owner is not None:
+                out[owner.name].append(self._violation(owner, data, report, result))
 
     def validate_file(self, path: str | Path, context: Sequence[rdflib.Graph] = ()) -> FileReport:
         try:
@@ -256,7 +260,7 @@ class Validator:
 
     def _bad_expressions(self, doc: RdfDocument) -> list[Violation]:
         """Behaviour expressions that would be refused when simulating."""
-        from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, ExpressionError, compile_expression
+        from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, compile_expression
 
         out = []
         for prop, functions in ((DK.valueExpression, ELEMENT_FUNCTIONS), (DK.condition, ELEMENT_FUNCTIONS),
@@ -275,6 +279,7 @@ class Validator:
     def _violation(self, doc: RdfDocument, data: rdflib.Graph, report: rdflib.Graph,
                    result: rdflib.term.Node) -> Violation:
         focus = report.value(result, SH.focusNode)
+        assert focus is not None   # results are reported for the document that wrote their focus node
         path = report.value(result, SH.resultPath)
         value = report.value(result, SH.value)
         message = report.value(result, SH.resultMessage)
@@ -296,7 +301,7 @@ _PATCH_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _prepared_query_cache():
+def _prepared_query_cache() -> Iterator[None]:
     """Translate each SPARQL constraint once per validation instead of once per focus node.
 
     pySHACL hands rdflib the text of a SPARQL constraint for every focus node,
@@ -306,25 +311,23 @@ def _prepared_query_cache():
     SPARQL processor is given a cache of translated queries keyed by their text.
     """
     original = _sparql_processor.SPARQLProcessor.query
-    cache: dict[tuple, object] = {}
+    cache: dict[tuple[str, str | None, tuple[tuple[str, Any], ...]], Query] = {}
 
-    def query(self, strOrQuery, initBindings=None, initNs=None, base=None, DEBUG=False):  # noqa: N803
+    def query(self: _sparql_processor.SPARQLProcessor, strOrQuery: str | Query,  # noqa: N803
+              initBindings: Mapping[str, rdflib.term.Identifier] | None = None,
+              initNs: Mapping[str, Any] | None = None, base: str | None = None,
+              DEBUG: bool = False) -> Mapping[str, Any]:
         if isinstance(strOrQuery, str):
             key = (strOrQuery, base, tuple(sorted((initNs or {}).items())))
             prepared = cache.get(key)
             if prepared is None:
-                prepared = _sparql_processor.translateQuery(
-                    _sparql_processor.parseQuery(strOrQuery), base, initNs)
+                prepared = translateQuery(parseQuery(strOrQuery), base, initNs)
                 cache[key] = prepared
             strOrQuery = prepared
         return original(self, strOrQuery, initBindings, initNs, base, DEBUG)
 
-    with _PATCH_LOCK:
-        _sparql_processor.SPARQLProcessor.query = query
-        try:
-            yield
-        finally:
-            _sparql_processor.SPARQLProcessor.query = original
+    with _PATCH_LOCK, mock.patch.object(_sparql_processor.SPARQLProcessor, "query", query):
+        yield
 
 
 def _owning_shape(shapes: rdflib.Graph, shape: rdflib.term.Node) -> rdflib.term.Node:
@@ -339,7 +342,7 @@ _IRI_IN_TEXT = re.compile(r"https?://[^\s,;()<>\"]+")
 
 def _shorten(text: str, graph: rdflib.Graph) -> str:
     """Write the full IRIs that SPARQL messages substitute as prefixed names."""
-    def short(m: re.Match) -> str:
+    def short(m: re.Match[str]) -> str:
         iri = m.group(0)
         tail = iri[len(iri.rstrip(".:,;")):]
         return _show(graph, rdflib.URIRef(iri[: len(iri) - len(tail)])) + tail

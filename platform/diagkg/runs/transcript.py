@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import pyoxigraph as ox
 
 from ..errors import UnknownTermError
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeStore
+
 END_NAMES = {"Success": "success", "SuccessNoHypothesis": "success_no_hypothesis", "Timeout": "timeout",
              "Surrender": "surrender", "LlmTruncation": "llm_truncation"}
 
 
-def load(store, trajectory: str) -> dict[str, Any]:
+def load(store: KnowledgeStore, trajectory: str) -> dict[str, Any]:
     """A trajectory's summary and rounds, read from the store with SPARQL."""
     iri = ox.NamedNode(trajectory)
     summary = store.select("trajectory-summary", {"trajectory": iri})

@@ -12,7 +12,7 @@ is read with ``state-read.rq`` into an immutable, hashable
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pyoxigraph as ox
 
@@ -133,9 +133,9 @@ class CircuitState:
     probe: tuple[PortRef, PortRef] | None = None               # an ohmmeter's 1 mV source between two ports
 
     @staticmethod
-    def make(**fields) -> "CircuitState":
+    def make(**fields: Any) -> "CircuitState":
         """Build a canonical state from any iterables."""
-        norm = {}
+        norm: dict[str, Any] = {}
         for name, value in fields.items():
             if name == "probe":
                 norm[name] = tuple(value) if value else None
@@ -145,7 +145,7 @@ class CircuitState:
                 norm[name] = tuple(sorted(dict.fromkeys(value)))
         return CircuitState(**norm)
 
-    def evolve(self, **fields) -> "CircuitState":
+    def evolve(self, **fields: Any) -> "CircuitState":
         """A copy with some fields replaced (canonicalised)."""
         current = {f: getattr(self, f) for f in self.__dataclass_fields__}
         current.update(fields)
@@ -261,7 +261,7 @@ def load_skeleton(store: "KnowledgeStore", key: str) -> Skeleton:
 
 def _read_couplings(store: "KnowledgeStore", system: ox.NamedNode) -> list[Coupling]:
     rows = store.select("sim-couplings", {"system": system})
-    by_id: dict[str, dict] = {}
+    by_id: dict[str, dict[str, Any]] = {}
     for r in rows:
         entry = by_id.setdefault(r["coupling"], {"row": r, "blocks": set()})
         if r["blockElement"]:
@@ -292,7 +292,7 @@ def _read_couplings(store: "KnowledgeStore", system: ox.NamedNode) -> list[Coupl
 
 def read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton) -> CircuitState:
     """The circuit state held in named graph ``graph``."""
-    acc: dict[str, list] = {k: [] for k in ("overrides", "positions", "forced", "physical", "covered",
+    acc: dict[str, list[Any]] = {k: [] for k in ("overrides", "positions", "forced", "physical", "covered",
                                             "removed", "blown", "detached", "rewired", "couplings",
                                             "shorts", "loose")}
     coupling_ids = {c.id for c in skeleton.couplings}

@@ -30,15 +30,19 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import pyoxigraph as ox
 
-from ..errors import UnknownTermError
-from ..kg.expressions import THERMAL_VOLTAGE, ExpressionError
+from ..errors import ExpressionError, SimulationError, UnknownTermError
+from ..kg.expressions import THERMAL_VOLTAGE
 from ..kg.vocab import DK
 from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
-from .spice import Element, NgspiceEngine, SimulationError
+from .spice import Element, NgspiceEngine
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.expressions import Expression
+    from ..kg.store import KnowledgeStore
 
 MAX_ITERATIONS = 10
 CONTACT_OHMS = 1e-4          # a port's end on its node
@@ -92,13 +96,14 @@ class _ElementPlan:
     element: Element
     component: str
     static_value: float | None            # None -> evaluate per iteration
-    expression: Any = None                # compiled expression when dynamic
+    expression: Expression | None = None  # compiled expression when dynamic
     env: dict[str, Any] | None = None
 
     def value(self, live: dict[str, bool]) -> float:
         """The element's value given the live contacts and sensors."""
         if self.static_value is not None:
             return self.static_value
+        assert self.expression is not None and self.env is not None   # a dynamic element has both
         self.env["closed"] = live.get(f"closed:{self.component}", True)
         self.env["illuminated"] = live.get(f"illuminated:{self.component}", False)
         return float(self.expression(self.env))
@@ -108,7 +113,7 @@ class _ElementPlan:
 class _Plan:
     """Everything about one realised state that does not depend on live values."""
 
-    topology: tuple
+    topology: tuple[str, int]             # (system key, topology id of the elements)
     elements: list[_ElementPlan]
     nodes: list[str]
     branches: list[str]
@@ -119,7 +124,13 @@ class _Plan:
     spice_nodes: dict[str, dict[str, str]]   # component -> port -> SPICE node of its elements
 
 
-def _has(overrides: dict[str, float]):
+# a component's share of a state: (id, overrides, detached ports, rewired ports, covered, blown)
+_Signature = tuple[str, tuple[tuple[str, float], ...], frozenset[str], tuple[tuple[str, PortRef], ...], bool, bool]
+# what it contributes to a plan: (elements, port -> node, parameters, port -> SPICE node)
+_Part = tuple[list[_ElementPlan], dict[PortRef, str], dict[str, Any], dict[str, str]]
+
+
+def _has(overrides: dict[str, float]) -> Callable[[str], bool]:
     return lambda name: name in overrides
 
 
@@ -134,7 +145,7 @@ class Simulator:
         self._plans: OrderedDict[CircuitState, _Plan] = OrderedDict()
         self._index = {cid: i for i, cid in enumerate(sorted(skeleton.components))}
         self._ground_net = skeleton.net_of_port[skeleton.ground]
-        self._parts: dict[tuple, tuple] = {}
+        self._parts: dict[_Signature, _Part] = {}
         self._port_names = {cid: sorted(c.ports) for cid, c in skeleton.components.items()}
         self._positive = {cid: next((p for p in POSITIVE_PORTS if p in c.ports), min(c.ports))
                           for cid, c in skeleton.components.items()}
@@ -144,7 +155,7 @@ class Simulator:
         self.stats = {"solves": 0, "cache_hits": 0}
 
     @classmethod
-    def from_store(cls, store, key: str, **kw) -> "Simulator":
+    def from_store(cls, store: KnowledgeStore, key: str, **kw: Any) -> "Simulator":
         return cls(load_skeleton(store, key), **kw)
 
     # ------------------------------------------------------------------
@@ -174,6 +185,18 @@ class Simulator:
             self._results.popitem(last=False)
         return result
 
+    def own_resistance(self, state: CircuitState, cid: str, live: dict[str, bool] | None = None) -> float | None:
+        """A component's own resistance in ``state``, as its behaviour declaration
+        (``dk:stampedAs`` in ontology/behaviour.ttl) gives it: the sum of its
+        resistive elements (a blown fuse's ``1e9``, a part's resistance fault,
+        a contact's on/off resistance for the ``live`` contact positions). None
+        for a component that is not only resistors (a source, a working diode)."""
+        plan = self._plan(state.evolve(loose=()))
+        elements = plan.by_component.get(cid, [])
+        if not elements or any(ep.element.kind != "R" for ep in elements):
+            return None
+        return sum(ep.value(live or {}) for ep in elements)
+
     def clear_cache(self) -> None:
         self._results.clear()
         self._plans.clear()
@@ -199,7 +222,7 @@ class Simulator:
         detached_by: dict[str, set[str]] = {}
         for cid, port in state.detached:
             detached_by.setdefault(cid, set()).add(port)
-        rewired_by: dict[str, list] = {}
+        rewired_by: dict[str, list[tuple[str, PortRef]]] = {}
         for (cid, port), target in rewired.items():
             rewired_by.setdefault(cid, []).append((port, target))
         elements: list[_ElementPlan] = []
@@ -210,6 +233,7 @@ class Simulator:
         for cid in self._port_names:
             if cid in state.removed:
                 continue
+            signature: _Signature
             if cid in touched:
                 signature = (cid, tuple(sorted(overrides.get(cid, {}).items())),
                              frozenset(detached_by.get(cid, ())), tuple(sorted(rewired_by.get(cid, ()))),
@@ -245,7 +269,7 @@ class Simulator:
             self._plans.popitem(last=False)
         return plan
 
-    def _probe_node(self, port: PortRef, port_node: dict[PortRef, str], rewired) -> str:
+    def _probe_node(self, port: PortRef, port_node: dict[PortRef, str], rewired: dict[PortRef, PortRef]) -> str:
         """Where a probe tip touches: the port's node, or the floating end itself."""
         if port in port_node:
             return port_node[port]
@@ -258,7 +282,7 @@ class Simulator:
         net = sk.net_of_port[rewired.get(port, port)]
         return "0" if net == self._ground_net else f"n{net}"
 
-    def _component_part(self, cid: str, signature: tuple):
+    def _component_part(self, cid: str, signature: _Signature) -> _Part:
         """A component's elements, port nodes and parameters under its share of a state."""
         _, own_overrides, detached, rewired_ports, covered, blown = signature
         sk = self.skeleton
@@ -301,6 +325,8 @@ class Simulator:
                 element = Element(f"{decl.kind.lower()}{k}_{e_index}", decl.kind, a, b, model)
                 if decl.kind == "D":
                     elements.append(_ElementPlan(element, cid, 0.0))
+                elif decl.value is None:
+                    raise ExpressionError(f"{where}: an {decl.kind} element needs a value (dk:valueExpression)")
                 elif decl.value.names & {"closed", "illuminated"}:
                     elements.append(_ElementPlan(element, cid, None, decl.value, env))
                 else:
@@ -385,6 +411,7 @@ class Simulator:
                 elif el.kind == "V":
                     i = branches[el.name]
                 else:
+                    assert el.model is not None   # a diode has its model
                     saturation, n = el.model
                     i = saturation * math.expm1(min((va - vb) / (n * THERMAL_VOLTAGE), 700.0))
                 power += abs((va - vb) * i)
@@ -435,6 +462,7 @@ class Simulator:
             if c.kind == "OpticalCoupling":
                 if c.receiver not in plan.params:
                     continue
+                assert c.emitter is not None and c.receiver is not None   # checked by _read_couplings
                 reaches = (active and lit(c.emitter)
                            and not any(pair in state.physical for pair in c.blocked_when)
                            and c.emitter not in state.covered and c.receiver not in state.covered
@@ -443,6 +471,7 @@ class Simulator:
             elif c.kind == "SwitchingCoupling" and active and c.drives in plan.params:
                 if c.drives in forced:
                     continue
+                assert c.closed_when is not None   # checked by _read_couplings
                 env = {"current": current, "lit": lit, "voltage": voltage, "illuminated": is_illuminated}
                 new[f"closed:{c.drives}"] = bool(c.closed_when(env))
         for cid, value in illuminated.items():
@@ -497,7 +526,7 @@ def result_quads(result: SimulationResult, skeleton: Skeleton, graph: ox.NamedNo
     now = ox.Literal(datetime.now(timezone.utc).isoformat(), datatype=ox.NamedNode(xsd + "dateTime"))
     quads: list[ox.Quad] = []
 
-    def add(s, p, o):
+    def add(s: ox.NamedNode | ox.BlankNode, p: str | ox.NamedNode, o: ox.NamedNode | ox.BlankNode | ox.Literal) -> None:
         quads.append(ox.Quad(s, ox.NamedNode(p) if isinstance(p, str) else p, o, graph))
 
     add(activity, rdf_type, ox.NamedNode(str(DK.Simulation)))
@@ -505,7 +534,8 @@ def result_quads(result: SimulationResult, skeleton: Skeleton, graph: ox.NamedNo
     add(activity, str(DK.converged), ox.Literal(result.converged))
     add(activity, "http://www.w3.org/ns/prov#endedAtTime", now)
 
-    def observe(feature: str, prop, simple=None, value=None, unit_name=None):
+    def observe(feature: str, prop: str, simple: bool | None = None, value: float | None = None,
+                unit_name: str | None = None) -> None:
         obs = ox.BlankNode()
         add(obs, rdf_type, ox.NamedNode(sosa + "Observation"))
         add(obs, sosa + "hasFeatureOfInterest", ox.NamedNode(feature))
@@ -515,6 +545,7 @@ def result_quads(result: SimulationResult, skeleton: Skeleton, graph: ox.NamedNo
         if simple is not None:
             add(obs, sosa + "hasSimpleResult", ox.Literal(simple))
         else:
+            assert value is not None and unit_name is not None
             res = ox.BlankNode()
             add(obs, sosa + "hasResult", res)
             add(res, rdf_type, ox.NamedNode(qudt + "QuantityValue"))

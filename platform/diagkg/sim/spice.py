@@ -14,12 +14,15 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
+from typing import Hashable
 
 from ..errors import SimulationError
 
 log = logging.getLogger(__name__)
 
 TEMPERATURE = 25.0
+
+Topology = tuple[Hashable, ...]   # a key that stands for one list of elements (same elements, same nodes)
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class NgspiceEngine:
     MAX_CIRCUITS = 400
     RELEASE_EVERY = 500
 
-    def __init__(self):
+    def __init__(self) -> None:
         os.environ.setdefault("PYSPICE_NO_LOGGING", "1")
         # ngspice's own notes (no spinit file, gmin stepping…) reach PySpice's
         # logger as errors; diagkg reports failures itself.
@@ -63,15 +66,15 @@ class NgspiceEngine:
                 "(scripts/setup.sh does) or set NGSPICE_LIBRARY_PATH") from None
         self._ffi = ffi
         self._lib = self._ng._ngspice_shared
-        self._order: list[tuple] = []          # topologies in load order
-        self._index: dict[tuple, int] = {}     # topology -> load position
-        self._values: dict[tuple, dict[str, float]] = {}
-        self._current: tuple | None = None
+        self._order: list[Topology] = []          # topologies in load order
+        self._index: dict[Topology, int] = {}     # topology -> load position
+        self._values: dict[Topology, dict[str, float]] = {}
+        self._current: Topology | None = None
         self._runs = 0
         self.parses = 0
-        self._topologies: dict[tuple, int] = {}
+        self._topologies: dict[tuple[Element, ...], int] = {}
 
-    def topology_id(self, elements: tuple) -> int:
+    def topology_id(self, elements: tuple[Element, ...]) -> int:
         """A small number standing for a tuple of elements (hash it once, not per call)."""
         return self._topologies.setdefault(elements, len(self._topologies))
 
@@ -87,7 +90,7 @@ class NgspiceEngine:
         if self._lib.ngSpice_Command(text.encode("ascii")) != 0:
             raise SimulationError(f"ngspice refused the command {text!r}")
 
-    def _load(self, topology: tuple, elements: list[Element], values: dict[str, float]) -> None:
+    def _load(self, topology: Topology, elements: list[Element], values: dict[str, float]) -> None:
         if len(self._order) >= self.MAX_CIRCUITS:
             self._command("remcirc")  # pragma: no cover - long campaigns only
             self._order.clear()
@@ -109,7 +112,7 @@ class NgspiceEngine:
         self._values[topology] = dict(values)
         self._current = topology
 
-    def _select(self, topology: tuple) -> None:
+    def _select(self, topology: Topology) -> None:
         if self._current == topology:
             return
         # ngspice numbers circuits newest first, starting at 1
@@ -126,7 +129,7 @@ class NgspiceEngine:
         return float(info.v_compdata[0].cx_real)  # pragma: no cover - DC results are real
 
     # -- public ------------------------------------------------------------
-    def operating_point(self, topology: tuple, elements: list[Element], values: dict[str, float],
+    def operating_point(self, topology: Topology, elements: list[Element], values: dict[str, float],
                         nodes: list[str], branches: list[str]) -> tuple[dict[str, float], dict[str, float]]:
         """Solve ``.op``; returns (node voltages, branch currents of V sources).
 

@@ -1,0 +1,121 @@
+"""Actions, hypotheses and the action catalogue.
+
+An :class:`Action` names a catalogue action (``dk:actionId`` in
+ontology/actions.ttl) and its targets; a :class:`Hypothesis` names the parts
+thought faulty. :func:`action_catalogue` reads the catalogue of a store (or
+an assistant's view) once per version of the ontology.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..errors import ActionError
+from ..kg import graphs
+from ..kg.vocab import DK_NS
+
+
+@dataclass(frozen=True)
+class Action:
+    """A structured action: a catalogue action id, its targets, an optional value."""
+
+    action: str
+    targets: tuple[str, ...] = ()
+    value: float | None = None
+
+    def __post_init__(self):
+        if isinstance(self.targets, str):
+            object.__setattr__(self, "targets", (self.targets,))
+        else:
+            object.__setattr__(self, "targets", tuple(self.targets))
+
+    @classmethod
+    def parse(cls, text: str) -> "Action":
+        """``"replace_component battery"``, ``"swap_cables a b"``, ``"adjust_potentiometer pot 0.3"``."""
+        words = text.split()
+        if not words:
+            raise ActionError("empty action")
+        value = None
+        targets = words[1:]
+        if targets:
+            try:
+                value = float(targets[-1])
+                targets = targets[:-1]
+            except ValueError:
+                value = None
+        return cls(words[0], tuple(targets), value)
+
+    def __str__(self) -> str:
+        extra = f" {self.value:g}" if self.value is not None else ""
+        return f"{self.action} {' '.join(self.targets)}{extra}".strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action, "targets": list(self.targets), "value": self.value}
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A claim that these parts are faulty (verified by repairing exactly them)."""
+
+    components: frozenset[str]
+    explanation: str = ""
+
+    def __init__(self, components: Iterable[str], explanation: str = ""):
+        object.__setattr__(self, "components", frozenset(components))
+        object.__setattr__(self, "explanation", explanation)
+
+    def __str__(self) -> str:
+        return "hypothesis {" + ", ".join(sorted(self.components)) + "}"
+
+
+@dataclass(frozen=True)
+class ActionType:
+    id: str
+    iri: str
+    label: str
+    comment: str
+    cost: float
+    category: str
+    target_kind: str
+    target_count: int
+    template: str | None
+    observes: str
+    repair: bool
+    parameter: str | None
+    requires: frozenset[str]
+    tools: frozenset[str]
+    types: frozenset[str] = frozenset()     # component types it applies to (empty: any)
+
+
+# derived data, keyed by the versions of the graphs it is read from
+_CATALOGUES: dict[str, dict[str, ActionType]] = {}
+
+
+def action_catalogue(store) -> dict[str, ActionType]:
+    """The action catalogue (ontology/actions.ttl) of a store, by action id."""
+    key = store.version_of(graphs.ONTOLOGY)
+    if key not in _CATALOGUES:
+        rows: dict[str, dict] = {}
+        for r in store.select("action-catalogue"):
+            entry = rows.setdefault(r["id"], {"row": r, "requires": set(), "tools": set(), "types": set()})
+            if r["forType"]:
+                entry["types"].add(r["forType"][len(DK_NS):])
+            if r["requires"]:
+                entry["requires"].add(r["requires"][len(DK_NS):])
+            if r["tool"]:
+                entry["tools"].add(r["tool"][len(DK_NS):].lower())
+        _CATALOGUES[key] = {
+            aid: ActionType(aid, e["row"]["type"], e["row"]["label"], e["row"]["comment"], float(e["row"]["cost"]),
+                            e["row"]["category"], e["row"]["targetKind"], int(e["row"]["targetCount"]),
+                            e["row"]["template"], e["row"]["observes"], bool(e["row"]["repair"]),
+                            e["row"]["parameter"], frozenset(e["requires"]), frozenset(e["tools"]),
+                            frozenset(e["types"]))
+            for aid, e in rows.items()
+        }
+    return _CATALOGUES[key]
+
+
+# ---------------------------------------------------------------------------
+# what comes back
+# ---------------------------------------------------------------------------

@@ -1,0 +1,307 @@
+"""Observations: what a person sees or measures after an action — never the fault itself.
+
+One handler per kind of observation, registered under the value that the
+action catalogue gives in ``dk:observes`` (``visual``, ``connections``,
+``voltages``…); a test checks that every kind in the catalogue has one.
+A handler fills the round's :class:`~diagkg.env.outcomes.Outcome` with typed
+data (the fields assistants and the trajectory writer read) and a message
+for people.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..sim.circuit import CircuitState, PortRef
+from ..sim.simulator import SimulationResult
+from .actions import Action
+from .outcomes import Outcome, Refusal, Terminal, TerminalState
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .service import Session
+
+Observer = Callable[["Session", Action, SimulationResult, Outcome], None]
+
+
+def observe_nothing(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    """Actions whose effect is the point (open a panel, replace a part): nothing to report."""
+
+
+def observe_moved_led(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    led = action.targets[0]
+    lit = led in result.lit
+    module = session.module_of(action.targets[1])
+    out.data["lit"] = lit
+    text = f"{led} now sits in the LED slot of {module} and is {'lit' if lit else 'dark'}."
+    displaced = out.data.get("slot", {}).get("displaced")
+    if displaced:
+        text += f" {displaced} took its place and is {'lit' if displaced in result.lit else 'dark'}."
+    out.message = text
+
+
+def observe_subchain(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    first, last = (session.module_of(t) for t in action.targets)
+    supply = next((c.module for c in session.sk.components.values() if c.type == "VoltageSource"), None)
+    load = next((session.sk.components[b].module for b in sorted(session.main_bulbs)), None)
+    if None in (first, last, supply, load) or len({first, last} & {supply, load}):
+        out.success = False
+        out.refuse(Refusal.TARGET_KIND, "Name the first and the last control module (or their cubes) of the run to test.")
+        return
+    psu_out = session.chain_ends(supply, nearest=False)
+    load_in = session.chain_ends(load, nearest=True)
+    run_in = session.chain_ends(first, nearest=True)
+    run_out = session.chain_ends(last, nearest=False)
+    if min(len(psu_out), len(load_in), len(run_in), len(run_out)) < 2:
+        out.success = False
+        out.refuse(Refusal.NO_EFFECT, "These modules have no cables to connect a supply and a load to.")
+        return
+    state = session.state()
+    rewired = [r for r in state.rewired if r[0] not in run_in + load_in]
+    rewired += list(zip(run_in, psu_out, strict=False)) + list(zip(load_in, run_out, strict=False))
+    trial = state.evolve(rewired=rewired, detached=[d for d in state.detached if d not in run_in + load_in])
+    test = session.sim.simulate(trial, session.rng)
+    lamp = bool(session.main_bulbs & set(test.lit))
+    out.data["subchain"] = {"first": first, "last": last, "lamp_lit": lamp}
+    out.message = (f"With the supply wired straight to {first} and {last} wired straight to the load, "
+                   f"the lamp {'lights' if lamp else 'stays dark'}"
+                   + ("" if test.converged else " (and keeps flickering)") + ".")
+
+
+def observe_visual(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    state = session.state()
+    notes = []
+    for target in action.targets:
+        data = describe_part(target, session, result, state)
+        out.data[target] = data
+        notes.append(data["text"])
+    out.message = " ".join(notes)
+
+
+def observe_connections(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    state = session.state()
+    texts = []
+    for target in action.targets:
+        if target not in session.sk.components:
+            continue
+        ends = {port: connection_of(session, (target, port), state, result)
+                for port in sorted(session.sk.components[target].ports)}
+        out.data[target] = ends
+        texts.append(f"{target}: " + "; ".join(f"{p}: {t.text()}" for p, t in ends.items()) + ".")
+    out.message = " ".join(texts) if texts else "Nothing to inspect."
+
+
+def observe_voltages(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    target = action.targets[0]
+    comp = result.components.get(target)
+    values = {p: (None if v is None else round(v, 4)) for p, v in comp.port_v.items()}
+    out.data[target] = {"port_voltages": values, "unit": "V"}
+    out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
+        f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."
+    if not result.converged:
+        out.message += " The readings keep changing."
+
+
+def observe_current(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    target = action.targets[0]
+    amps = result.components[target].current
+    out.data[target] = {"current": round(abs(amps), 6), "unit": "A"}
+    out.message = f"Current through {target}: {abs(amps):.6f} A."
+    if not result.converged:
+        out.message += " The reading keeps changing."
+
+
+def observe_continuity(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    target = action.targets[0]
+    verdict, ohms = continuity(session, target, session.state(), result)
+    out.data[target] = {"verdict": verdict, "resistance": ohms, "unit": "ohm"}
+    reading = "a diode (it conducts one way)" if ohms is None else f"{ohms:.4g} Ω"
+    out.message = f"Continuity of {target}: {reading}, {verdict}."
+
+
+def observe_diode(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    target = action.targets[0]   # a diode or an LED (dk:forComponentType)
+    own = session.state().override_map.get(target, {})
+    params = dict(session.sk.params_of(session.sk.components[target]))
+    params.update(own)
+    ohms = own.get("resistance")
+    if ohms is not None and ohms > 1e6:
+        verdict, text = "open", "no forward conduction: open"
+    elif ohms is not None and ohms < 5:
+        verdict, text = "shorted", "no forward voltage: shorted"
+    elif ohms is not None:
+        verdict, text = "degraded", f"conducts both ways through {ohms:.3g} Ω: degraded"
+    else:
+        vf = float(params["forwardVoltage"])
+        verdict, text = "nominal", f"forward voltage {vf:.2f} V: nominal"
+    out.data[target] = {"verdict": verdict}
+    out.message = f"Diode test of {target}: {text}."
+
+
+def observe_path_continuity(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    a, b = action.targets
+    pa, pb = session.port_of(a), session.port_of(b)
+    if pa[0] == pb[0] and "." not in a and "." not in b:
+        names = sorted(session.sk.components[pa[0]].ports)
+        pa, pb = (pa[0], names[0]), (pa[0], names[-1])
+    ohms = path_resistance(session, pa, pb)
+    verdict = "short" if ohms < 1 else ("resistive" if ohms < 1e6 else "open")  # short = continuous path
+    out.data["path"] = {"from": f"{pa[0]}.{pa[1]}", "to": f"{pb[0]}.{pb[1]}", "resistance": ohms,
+                        "verdict": verdict}
+    out.message = (f"Resistance from {pa[0]}.{pa[1]} to {pb[0]}.{pb[1]} (supply off): "
+                   f"{'over 1 MΩ' if ohms >= 1e6 else f'{ohms:.4g} Ω'} ({verdict}).")
+
+
+def observe_switch_test(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    target = action.targets[0]
+    state = session.state()
+    readings = {}
+    for closed in (True, False):
+        trial = state.evolve(positions=[p for p in state.positions if p[0] != target] + [(target, closed)])
+        readings["closed" if closed else "open"] = continuity(session, target, trial, session.sim.simulate(trial, session.rng))[0]
+    passed = readings["closed"] in ("nominal", "short") and readings["open"] == "open"
+    out.data[target] = {"closed": readings["closed"], "open": readings["open"], "passed": passed}
+    out.message = (f"Switch test of {target}: closed it reads {readings['closed']}, open it reads "
+                   f"{readings['open']}: {'PASS' if passed else 'FAIL'}.")
+
+
+def _lever(session: Session, cid: str, state: CircuitState) -> bool:
+    params = session.sk.params_of(session.sk.components[cid])
+    return dict(state.positions).get(cid, bool(params.get("normallyClosed", True)))
+
+
+def describe_part(part: str, session: Session, result: SimulationResult, state: CircuitState) -> dict[str, Any]:
+    """What a person sees when looking at a part (never its hidden fault)."""
+    sk = session.sk
+    if part not in sk.components:
+        states = sorted(st for el, st in state.physical if el == part)
+        text = f"{part}: " + (", ".join(s.lower() for s in states) if states else "in its normal position") + "."
+        return {"text": text, "states": states}
+    comp = sk.components[part]
+    data: dict[str, Any] = {"type": comp.type}
+    bits = []
+    if part in state.covered:
+        bits.append("it is covered")
+        data["covered"] = True
+    c = result.components.get(part)
+    if c is not None and c.lit is not None and part not in state.covered:
+        data["lit"] = c.lit
+        bits.append("it is lit" if c.lit else "it is dark")
+        if not result.converged:
+            bits.append("it keeps going on and off")
+            data["flickering"] = True
+    if comp.type == "Switch":
+        lever = _lever(session, part, state)
+        data["lever"] = "closed" if lever else "open"
+        bits.append(f"its lever is in the {'closed' if lever else 'open'} position")
+    ends = session.visible_ends(part, state)
+    off = [p for p in ends if (part, p) in state.detached and (part, p) not in dict(state.rewired)]
+    if comp.type == "Cable":
+        data["visible_ends"] = {p: (TerminalState.OFF if p in off else TerminalState.ATTACHED) for p in ends}
+        if off:
+            bits.append("end " + " and ".join(off) + " is off its terminal")
+        elif ends:
+            bits.append("its visible end(s) " + ", ".join(ends) + " are attached")
+    text = f"{part} ({comp.type.lower()}): " + ("; ".join(bits) if bits else "nothing unusual to see") + "."
+    data["text"] = text
+    return data
+
+
+def connection_of(session: Session, port: PortRef, state: CircuitState, result: SimulationResult) -> Terminal:
+    """What a close inspection shows at one terminal."""
+    sk = session.sk
+    rewired = dict(state.rewired)
+    loose = dict(state.loose)
+    if port in state.detached and port not in rewired:
+        return Terminal(port[1], TerminalState.OFF)
+    here = sk.net_of_port[rewired.get(port, port)]
+    others = sorted(f"{c}.{p}" for (c, p), net in sk.net_of_port.items()
+                    if net == here and (c, p) != port and c != port[0] and c not in state.removed
+                    and not ((c, p) in state.detached and (c, p) not in rewired)
+                    and (c, p) not in rewired)
+    others += sorted(f"{c}.{p}" for (c, p), target in rewired.items()
+                     if sk.net_of_port[target] == here and (c, p) != port)
+    return Terminal(port[1], TerminalState.LOOSE if port in loose else TerminalState.ATTACHED, tuple(others))
+
+
+def continuity(session: Session, cid: str, state: CircuitState, result: SimulationResult) -> tuple[str, float | None]:
+    """A component's own resistance out of circuit, classified against its nominal value."""
+    sk = session.sk
+    comp = sk.components[cid]
+    params = sk.params_of(comp)
+    override = state.override_map.get(cid, {})
+    nominal: float | None
+    if comp.type in ("Switch", "Relay"):
+        forced = dict(state.forced)
+        closed = forced.get(cid, result.live.get(f"closed:{cid}", _lever(session, cid, state)))
+        if "resistance" in override:
+            ohms = override["resistance"]
+        else:
+            ohms = float(params["onResistance"] if closed else params["offResistance"])
+        nominal = float(params["onResistance"])   # a contact is judged against its closed resistance
+    elif comp.type in ("LED", "Diode"):
+        if "resistance" not in override:
+            return "nominal", None
+        ohms, nominal = override["resistance"], 1.0
+    elif comp.type == "VoltageSource":
+        return "not applicable (a source)", None
+    elif comp.type == "Potentiometer":
+        ohms = nominal = float(params["totalResistance"])
+    elif comp.type == "LightSensor":
+        nominal = float(params["darkResistance"])
+        ohms = override.get("resistance", nominal)
+    else:
+        nominal = float(params.get("resistance", 0.01) or 0.01)
+        # what the graph declares this component to be in this state (a blown fuse is open)
+        declared = session.sim.own_resistance(state, cid, result.live)
+        ohms = declared if declared is not None else override.get("resistance", nominal)
+    ends_off = [p for p in comp.ports if (cid, p) in state.detached]
+    if ends_off:
+        return "one end is off its terminal", None
+    ref = max(nominal, 1.0)
+    if ohms > 1e6 and nominal < 1e6:
+        return "open", ohms
+    if ohms < 0.05 * ref and abs(ohms - nominal) / ref >= 0.05:
+        return "short", ohms
+    if abs(ohms - nominal) / ref < 0.05:
+        return "nominal", ohms
+    return "degraded", ohms
+
+
+def path_resistance(session: Session, a: PortRef, b: PortRef) -> float:
+    """Ohmmeter between two ports: every source set to 0 V, 1 mV applied, R = V / I."""
+    state = session.state()
+    zero = [o for o in state.overrides if o[1] != "voltage"]
+    zero += [(cid, "voltage", 0.0) for cid, c in session.sk.components.items() if c.type == "VoltageSource"]
+    probe_state = state.evolve(overrides=zero, probe=(a, b))
+    result = session.sim.simulate(probe_state, session.rng)
+    current = result.probe_current or 0.0
+    return math.inf if current < 1e-12 else 1e-3 / current
+
+
+def describe_visible(result: SimulationResult, session: Session) -> str:
+    """The lights a person sees from outside (derived from the simulation)."""
+    sk = session.sk
+    seen = []
+    for cid in sorted(sk.components):
+        c = result.components.get(cid)
+        if c is None or c.lit is None or not session.affords(cid, "Observable"):
+            continue
+        state = "flickering" if not result.converged else ("on" if c.lit else "off")
+        seen.append(f"{cid} is {state}")
+    return "; ".join(seen) + "." if seen else "No lights can be seen from outside."
+
+
+OBSERVERS: dict[str, Observer] = {
+    "none": observe_nothing,
+    "moved-led": observe_moved_led,
+    "subchain": observe_subchain,
+    "visual": observe_visual,
+    "connections": observe_connections,
+    "voltages": observe_voltages,
+    "current": observe_current,
+    "continuity": observe_continuity,
+    "diode": observe_diode,
+    "path-continuity": observe_path_continuity,
+    "switch-test": observe_switch_test,
+}

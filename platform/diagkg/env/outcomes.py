@@ -1,0 +1,100 @@
+"""What comes back from a round, as typed records.
+
+An :class:`Outcome` says what happened in one round: the executed actions
+and their cost, a verdict for a hypothesis, a :class:`Refusal` code when an
+action could not be carried out, and the observations, one typed record per
+target (:class:`Terminal` for each end a connection inspection looked at,
+dictionaries of numbers and verdict codes for measurements). Its ``message``
+is for people only: assistants and the trajectory writer read the fields,
+never the wording (a test rewords every message and checks that no decision
+changes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Refusal(StrEnum):
+    """Why an action was not carried out."""
+
+    UNKNOWN_ACTION = "unknown-action"          # no such action in the catalogue
+    TARGET_COUNT = "target-count"              # the wrong number of targets
+    UNKNOWN_PART = "unknown-part"              # no such part in the system
+    REMOVED_PART = "removed-part"              # the part was removed from this system (scenario configuration)
+    TARGET_KIND = "target-kind"                # e.g. a port where a component is needed
+    COMPONENT_TYPE = "component-type"          # e.g. a diode test on a lamp
+    MISSING_TOOL = "missing-tool"              # the tool it needs is not at hand
+    MISSING_VALUE = "missing-value"            # e.g. a potentiometer position
+    NOT_AFFORDED = "not-afforded"              # the part does not afford it now (even after opening up)
+    NO_EFFECT = "no-effect"                    # the effect cannot apply here (nothing to reconnect, no slot…)
+
+
+class TerminalState(StrEnum):
+    """What a close look at one end of a component shows."""
+
+    ATTACHED = "attached"
+    OFF = "off"          # off its terminal, nothing attached
+    LOOSE = "loose"      # attached, but the terminal is loose and the end moves when touched
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """One end of a component as an inspection sees it."""
+
+    port: str
+    state: TerminalState
+    attached_to: tuple[str, ...] = ()     # "component.port" of the other ends on the same terminal
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state.value, "attached_to": list(self.attached_to)}
+
+    def text(self) -> str:
+        if self.state is TerminalState.OFF:
+            return "off its terminal (nothing attached)"
+        text = "attached to " + (", ".join(self.attached_to) if self.attached_to else "nothing else")
+        if self.state is TerminalState.LOOSE:
+            text += "; the terminal is loose and the end moves when touched"
+        return text
+
+
+def plain(value: Any) -> Any:
+    """A typed record (or containers of them) as plain JSON-like data."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, StrEnum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+@dataclass
+class Outcome:
+    """The result of one round: an executed action, a verified hypothesis, or nothing."""
+
+    round: int
+    kind: str                                   # "action" | "hypothesis" | "none"
+    intention: str
+    success: bool
+    message: str                                # for people; never read by code
+    cost: float
+    executed: list[tuple[str, tuple[str, ...], float]] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    verdict: str | None = None
+    refusal: Refusal | None = None
+
+    def refuse(self, reason: Refusal, message: str) -> None:
+        self.refusal = reason
+        self.message = message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"round": self.round, "kind": self.kind, "intention": self.intention, "success": self.success,
+                "message": self.message, "cost": self.cost, "verdict": self.verdict,
+                "refusal": self.refusal.value if self.refusal else None,
+                "executed": [{"action": a, "targets": list(t), "cost": c} for a, t, c in self.executed],
+                "data": plain(self.data)}
