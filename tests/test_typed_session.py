@@ -180,3 +180,47 @@ def test_same_results_on_the_disk_and_the_memory_store(tmp_path):
     b = [(r.end, r.cost, r.rounds) for r in (run_session(n, "neuro-symbolic", store=disk, record=False)
                                              for n in numbers)]
     assert a == b
+
+
+# ---------------------------------------------------------------------------
+# trajectories store structured results, with a format version
+# ---------------------------------------------------------------------------
+
+STRUCTURED = """
+PREFIX sosa: <http://www.w3.org/ns/sosa/>
+PREFIX dk: <https://w3id.org/diagkg/ontology#>
+SELECT ?feature ?property ?state ?verdict ?text WHERE {
+  ?o a sosa:Observation ; sosa:hasFeatureOfInterest ?feature ; sosa:observedProperty ?property .
+  OPTIONAL { ?o sosa:hasResult ?r . OPTIONAL { ?r dk:terminalState ?state } }
+  OPTIONAL { ?o sosa:hasResult ?verdict . ?verdict a dk:Verdict }
+  OPTIONAL { ?o sosa:hasSimpleResult ?text }
+}"""
+
+
+def test_trajectories_store_inspections_and_verdicts_as_data():
+    from diagkg.kg.vocab import DK
+    from diagkg.runs import trajectory
+
+    store = catalog_store()
+    steps = [diagkg.Action("inspect_connections", ("ctrl_cable_out_pos",)),
+             diagkg.Action("test_continuity", ("main_bulb",)), None]
+
+    from diagkg.agents.registry import BaseAssistant
+
+    class Script(BaseAssistant):
+        name = "script"
+
+        def suggest(self):
+            return steps.pop(0)
+
+    result = run_session("3CC.S.4", Script(), store=store)
+    rows = store.select(STRUCTURED)
+    terminals = [r for r in rows if r["property"] == str(DK.TerminalConnection)]
+    assert {r["feature"].rsplit("/", 1)[-1] for r in terminals} == {"ctrl_cable_out_pos.p", "ctrl_cable_out_pos.n"}
+    assert {r["state"] for r in terminals} == {str(DK.Attached), str(DK.Off)}     # 3CC.S.4: its p end is off
+    verdicts = [r["verdict"] for r in rows if r["property"] == str(DK.TestVerdict)]
+    assert verdicts == [str(DK.VerdictNominal)]
+    assert not [r for r in rows if r["property"] == str(DK.InspectionResult)]       # nothing left as text
+    version = store.select("PREFIX dk: <https://w3id.org/diagkg/ontology#> SELECT ?v WHERE { ?t dk:formatVersion ?v }")
+    assert [r["v"] for r in version] == [trajectory.FORMAT_VERSION] == [2]
+    assert result.rounds == 2

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
-from unittest import mock
 
 import pyshacl
 import rdflib
@@ -310,6 +309,8 @@ def _prepared_query_cache() -> Iterator[None]:
     (that is what ``prepareQuery`` is for), so while pySHACL runs, rdflib's
     SPARQL processor is given a cache of translated queries keyed by their text.
     """
+    from unittest import mock  # its patch puts the method back however the block ends
+
     original = _sparql_processor.SPARQLProcessor.query
     cache: dict[tuple[str, str | None, tuple[tuple[str, Any], ...]], Query] = {}
 

@@ -23,6 +23,7 @@ class DK(DefinedNamespace):
     AdjustPotentiometer: URIRef  # individual: adjust potentiometer
     Adjustable: URIRef  # individual: adjustable
     Affordance: URIRef  # class: affordance
+    Attached: URIRef  # individual: attached
     BlownFuse: URIRef  # individual: blown fuse
     Bulb: URIRef  # class: bulb
     Cable: URIRef  # class: cable
@@ -77,6 +78,7 @@ class DK(DefinedNamespace):
     LightSensor: URIRef  # class: light sensor
     LimitedObservability: URIRef  # individual: limited observability
     LlmTruncation: URIRef  # individual: LLM truncation
+    Loose: URIRef  # individual: loose
     LooseConnection: URIRef  # class: loose connection
     LooseConnectionFault: URIRef  # individual: loose connection
     Measurable: URIRef  # individual: measurable
@@ -90,6 +92,7 @@ class DK(DefinedNamespace):
     Observable: URIRef  # individual: observable
     Observe: URIRef  # individual: observe
     ObserveComponent: URIRef  # individual: observe
+    Off: URIRef  # individual: off
     Open: URIRef  # individual: open
     OpenComponent: URIRef  # individual: open (burned) component
     OpenOpening: URIRef  # individual: open panel or peephole
@@ -143,12 +146,15 @@ class DK(DefinedNamespace):
     SwitchingCoupling: URIRef  # class: switching coupling
     System: URIRef  # class: system
     SystemPart: URIRef  # class: system part
+    TerminalConnection: URIRef  # individual: terminal connection
+    TerminalState: URIRef  # class: terminal state
     Test: URIRef  # individual: test
     TestContinuity: URIRef  # individual: test continuity
     TestControlSubchain: URIRef  # individual: test a sub-chain of control modules
     TestDiode: URIRef  # individual: test diode
     TestPathContinuity: URIRef  # individual: test path continuity
     TestSwitch: URIRef  # individual: test switch
+    TestVerdict: URIRef  # individual: test verdict
     Timeout: URIRef  # individual: timeout
     Togglable: URIRef  # individual: togglable
     Tool: URIRef  # class: tool
@@ -157,6 +163,16 @@ class DK(DefinedNamespace):
     UncoverComponent: URIRef  # individual: uncover
     UnforeseenInteraction: URIRef  # individual: unforeseen interaction
     Verdict: URIRef  # class: verdict
+    VerdictDegraded: URIRef  # individual: degraded
+    VerdictEndOff: URIRef  # individual: end off
+    VerdictFail: URIRef  # individual: fail
+    VerdictNominal: URIRef  # individual: nominal
+    VerdictNotApplicable: URIRef  # individual: not applicable
+    VerdictOpen: URIRef  # individual: open
+    VerdictPass: URIRef  # individual: pass
+    VerdictResistive: URIRef  # individual: resistive
+    VerdictShort: URIRef  # individual: short
+    VerdictShorted: URIRef  # individual: shorted
     VoltageSource: URIRef  # class: battery / voltage source
     Wrong: URIRef  # individual: wrong
     actionBudget: URIRef  # datatype property: action budget
@@ -170,6 +186,7 @@ class DK(DefinedNamespace):
     affordsWhen: URIRef  # object property: affords when
     appliesTo: URIRef  # object property: applies to
     assistantConfiguration: URIRef  # datatype property: assistant configuration
+    attachedTo: URIRef  # object property: attached to
     between: URIRef  # object property: between
     blockedWhen: URIRef  # object property: blocked when
     blown: URIRef  # datatype property: blown
@@ -213,6 +230,7 @@ class DK(DefinedNamespace):
     faultyComponent: URIRef  # object property: faulty component
     forComponentType: URIRef  # object property: for component type
     forcedClosed: URIRef  # datatype property: forced closed
+    formatVersion: URIRef  # datatype property: format version
     forwardCurrent: URIRef  # datatype property: forward current
     forwardVoltage: URIRef  # datatype property: forward voltage
     fromNode: URIRef  # datatype property: from node
@@ -293,6 +311,7 @@ class DK(DefinedNamespace):
     target: URIRef  # object property: target
     targetCount: URIRef  # datatype property: target count
     targetKind: URIRef  # datatype property: target kind
+    terminalState: URIRef  # object property: terminal state
     thermalVoltage: URIRef  # datatype property: thermal voltage
     toNode: URIRef  # datatype property: to node
     totalResistance: URIRef  # datatype property: total resistance

@@ -107,6 +107,7 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     # trajectory graphs, so queries over their union count every session once)
     assistant, service = node("assistant"), node("service-agent")
     add(traj, RDF_TYPE, DK.Trajectory)
+    add(traj, DK.formatVersion, lit(FORMAT_VERSION, "positiveInteger"))
     add(traj, DK.recordOf, session)
     add(session, RDF_TYPE, DK.DiagnosticSession)
     add(session, DK.onScenario, record.scenario_iri)
@@ -186,11 +187,19 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     return quads
 
 
+FORMAT_VERSION = 2     # 2: structured results of inspections and tests (1: inspections as text)
+
+TERMINAL_STATES = {"attached": DK.Attached, "loose": DK.Loose, "off": DK.Off}
+VERDICTS = {"nominal": DK.VerdictNominal, "open": DK.VerdictOpen, "short": DK.VerdictShort,
+            "degraded": DK.VerdictDegraded, "shorted": DK.VerdictShorted, "resistive": DK.VerdictResistive,
+            "not applicable (a source)": DK.VerdictNotApplicable, "one end is off its terminal": DK.VerdictEndOff}
+
+
 def _observations(r: dict[str, Any], activity: ox.NamedNode, node, add, lit, sys_ns: str) -> None:
     """SOSA observations for what an executed action measured or saw."""
     count = 0
 
-    def observe(feature: str, prop, value=None, unit: str | None = None, simple=None):
+    def observe(feature: str, prop, value=None, unit: str | None = None, simple=None, terminal=None, verdict=None):
         nonlocal count
         count += 1
         obs = node(f"round-{r['round']}-observation-{count}")
@@ -200,6 +209,15 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node, add, lit, sys
         add(obs, PROV + "wasGeneratedBy", activity)
         if simple is not None:
             add(obs, SOSA + "hasSimpleResult", lit(simple))
+        elif verdict is not None:
+            add(obs, SOSA + "hasResult", verdict)
+        elif terminal is not None:
+            res = node(f"round-{r['round']}-observation-{count}-result")
+            add(obs, SOSA + "hasResult", res)
+            add(res, RDF_TYPE, SOSA + "Result")
+            add(res, DK.terminalState, TERMINAL_STATES[terminal["state"]])
+            for other in terminal.get("attached_to", ()):
+                add(res, DK.attachedTo, sys_ns + other)
         else:
             res = node(f"round-{r['round']}-observation-{count}-result")
             add(obs, SOSA + "hasResult", res)
@@ -221,6 +239,20 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node, add, lit, sys
             observe(target, DK.ElectricResistance, d["resistance"], "OHM")
         if "lit" in d:
             observe(target, DK.LightEmission, simple=bool(d["lit"]))
+        if isinstance(d.get("verdict"), str) and d["verdict"] in VERDICTS:
+            observe(target, DK.TestVerdict, verdict=VERDICTS[d["verdict"]])
+        if isinstance(d.get("passed"), bool):
+            observe(target, DK.TestVerdict, verdict=DK.VerdictPass if d["passed"] else DK.VerdictFail)
+        ends = dict(d.get("visible_ends") or {})       # what a look shows of a cable's ends
+        ends.update({port: end for port, end in d.items()      # a connection inspection's terminals
+                     if isinstance(end, dict) and "attached_to" in end})
+        for port, end in ends.items():
+            end = end if isinstance(end, dict) else {"state": end}
+            if end.get("state") in TERMINAL_STATES:
+                observe(f"{target}.{port}", DK.TerminalConnection, terminal=end)
+    path = data.get("path")
+    if isinstance(path, dict) and isinstance(path.get("resistance"), (int, float)) and path["resistance"] < 1e300:
+        observe(path["from"], DK.ElectricResistance, path["resistance"], "OHM")
     if count == 0:
         observe(r["action"]["targets"][0], DK.InspectionResult, simple=r["message"])
 
