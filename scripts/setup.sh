@@ -47,4 +47,7 @@ $py -m pip install -q -e ".${extras}"
 # versions we use (see ENVIRONMENT notes in the README); its own runtime
 # dependencies are listed in pyproject.toml, so it goes in without its pins.
 $py -m pip install -q --no-deps "morph-kgc==2.10.0"
+# This machine may set PYTHONDONTWRITEBYTECODE: precompile, so that a command
+# starts without compiling diagkg and its dependencies first.
+$py -m compileall -q -j 0 platform/diagkg .venv/lib >/dev/null 2>&1 || true
 echo "setup: ready ($($py -c 'import diagkg; print("diagkg", diagkg.__version__)'))"

@@ -3,4 +3,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh --dev
-exec .venv/bin/python -m pytest "$@"
+echo "test: ruff"
+.venv/bin/ruff check platform tests benchmarks
+echo "test: mypy (strict on the package)"
+.venv/bin/mypy
+echo "test: pytest (2 workers; slow end-to-end tests included)"
+exec .venv/bin/python -m pytest -n 2 "$@"

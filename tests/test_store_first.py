@@ -442,20 +442,28 @@ import sys, time
 import pyoxigraph as ox
 s = ox.Store(sys.argv[1])
 print("holding", flush=True)
-time.sleep(float(sys.argv[2]))
+sys.stdin.readline()          # hold the write lock until told to let go (or the test ends)
 """
 
 
-def _hold_lock(path: Path, seconds: float) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "holding"
+def _hold_lock(path: Path) -> subprocess.Popen:
+    """Another process in the middle of a long write: it holds the lock until its stdin gets a line."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    with proc.stdout:
+        assert proc.stdout.readline().strip() == "holding"
     return proc
+
+
+def _release(proc: subprocess.Popen) -> None:
+    proc.communicate("\n", timeout=30)
 
 
 def test_a_writer_waits_for_the_lock_then_gives_up_clearly(tmp_path, user_files):
     store = tmp_path / "store"
     assert cli(store, "load", str(THREE_CUBES)).returncode == 0
-    holder = _hold_lock(store, 30)
+    holder = _hold_lock(store)
     try:
         t0 = time.perf_counter()
         r = cli(store, "--wait", "1", "load", str(user_files["s3"]))
@@ -465,22 +473,24 @@ def test_a_writer_waits_for_the_lock_then_gives_up_clearly(tmp_path, user_files)
         # readers never block
         r = cli(store, "graphs", "--format", "json")
         assert r.returncode == 0 and "system/three_cubes" in r.stdout
+        # a writer that waits long enough gets through once the other one is done
+        writer = subprocess.Popen([*DIAGKG, "--store", str(store), "--wait", "60", "load", str(user_files["system"])],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert writer.stderr is not None
+        line = writer.stderr.readline()          # blocks until the writer says it waits
+        assert "waiting for the store" in line
+        _release(holder)
+        out, err = writer.communicate(timeout=60)
+        assert writer.returncode == 0, err
+        assert "system/torch" in out
     finally:
-        holder.kill()
-        holder.wait()
-    # a writer that waits long enough gets through once the other one is done
-    holder = _hold_lock(store, 1.5)
-    try:
-        r = cli(store, "--wait", "30", "load", str(user_files["system"]))
-        assert r.returncode == 0, r.stderr
-        assert "waiting for the store" in r.stderr
-    finally:
-        holder.wait()
+        if holder.poll() is None:
+            _release(holder)
 
 
 def test_store_locked_error_in_python(tmp_path):
     KnowledgeStore(tmp_path / "store").close()
-    holder = _hold_lock(tmp_path / "store", 30)
+    holder = _hold_lock(tmp_path / "store")
     try:
         told = []
         s = KnowledgeStore(tmp_path / "store", wait=0.3, on_wait=told.append)
@@ -489,8 +499,7 @@ def test_store_locked_error_in_python(tmp_path):
         assert told and "waiting for the store" in told[0]
         assert s.graphs() == []      # reading still works
     finally:
-        holder.kill()
-        holder.wait()
+        _release(holder)
 
 
 # ---------------------------------------------------------------------------

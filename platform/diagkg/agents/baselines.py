@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 
-from ..env.service import Action, Hypothesis
+from ..env.actions import Action, Hypothesis
 from .registry import BaseAssistant, Briefing
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from ..env.service import Action, Hypothesis
+from ..env.actions import Action, Hypothesis
 from ..errors import AssistantError
 from .registry import BaseAssistant, Briefing
 

@@ -50,6 +50,7 @@ from ..env.outcomes import Refusal, TerminalState
 from ..env.service import Action, Hypothesis, simulator_for
 from ..errors import AssistantError
 from ..kg import graphs
+from ..kg.store import KnowledgeSource
 from .registry import BaseAssistant, Briefing
 
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
@@ -159,7 +160,7 @@ class Knowledge:
     tests: dict[tuple[str, str], Test]
 
     @classmethod
-    def of(cls, store, key: str) -> "Knowledge":
+    def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
         """The knowledge of system ``key`` (cached by the versions of the graphs it is read from)."""
         version = (key, *(store.version_of(g) for g in (graphs.ONTOLOGY, graphs.system(key), graphs.inferred(key))))
         if version not in _KNOWLEDGE:
@@ -177,7 +178,7 @@ class Knowledge:
             problems: dict[str, set[str]] = {}
             for r in store.select("ns-problems", {"system": system}):
                 problems.setdefault(r["component"], set()).add(r["mode"])
-            found: dict[tuple[str, str], dict] = {}
+            found: dict[tuple[str, str], dict[str, Any]] = {}
             for r in store.select("ns-tests", {"system": system}):
                 t = found.setdefault((r["action"], r["component"]), {"cost": float(r["cost"]), "modes": set()})
                 t["modes"].add(r["mode"])
@@ -203,6 +204,7 @@ class NeuroSymbolic(BaseAssistant):
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
+        self.catalogue = briefing.catalogue
         knowledge = Knowledge.of(briefing.store, briefing.system)
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
         names = knowledge.names
@@ -338,7 +340,7 @@ class NeuroSymbolic(BaseAssistant):
             self._replan()
             return
         verdict = self._verdict(test, outcome)
-        kind = self.briefing.catalogue[test.action].observes
+        kind = self.catalogue[test.action].observes
         if verdict is None:
             self._replan()
             return
@@ -362,7 +364,7 @@ class NeuroSymbolic(BaseAssistant):
         """True if the outcome shows an anomaly, False if it looks nominal, None if it says nothing."""
         data = outcome.get("data") or {}
         d = data.get(test.component)
-        kind = self.briefing.catalogue[test.action].observes
+        kind = self.catalogue[test.action].observes
         nominal = self.nominal.components.get(test.component)
         if kind in ("continuity", "diode"):
             return None if not d else d.get("verdict") not in ("nominal", "not applicable (a source)")
@@ -375,9 +377,9 @@ class NeuroSymbolic(BaseAssistant):
                 if end["state"] != TerminalState.ATTACHED:       # off its terminal, or loose
                     return True
                 attached = set(end["attached_to"])
-                expected = {f"{c}.{p}" for (c, p), net in self.expected_nets.items()
+                same_net = {f"{c}.{p}" for (c, p), net in self.expected_nets.items()
                             if net == self.expected_nets.get((test.component, port)) and c != test.component}
-                if attached != expected and attached - expected:
+                if attached != same_net and attached - same_net:
                     return True
             return False
         if kind == "voltages":
@@ -389,8 +391,8 @@ class NeuroSymbolic(BaseAssistant):
         if kind == "current":
             if not isinstance(d, dict) or nominal is None:
                 return None
-            expected = abs(nominal.current)
-            return abs(d["current"] - expected) > CURRENT_TOLERANCE * max(expected, 1e-3)
+            amps = abs(nominal.current)
+            return bool(abs(float(d["current"]) - amps) > CURRENT_TOLERANCE * max(amps, 1e-3))
         if kind == "visual":
             if not isinstance(d, dict):
                 return None
@@ -398,9 +400,9 @@ class NeuroSymbolic(BaseAssistant):
             if any(v != TerminalState.ATTACHED for v in ends.values()) or d.get("flickering"):
                 return True
             if "lit" in d:
-                expected = test.component in self.nominal.lit
-                if d["lit"] == expected and not expected:
+                lit_when_nominal = test.component in self.nominal.lit
+                if d["lit"] == lit_when_nominal and not lit_when_nominal:
                     return None   # dark as it should be: says nothing about what it depends on
-                return d["lit"] != expected
+                return bool(d["lit"] != lit_when_nominal)
             return False if ends else None
         return None

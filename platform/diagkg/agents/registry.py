@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Protocol
 
-from ..env.service import Action, ActionType, Hypothesis
+from ..env.actions import Action, ActionType, Hypothesis
 from ..errors import AssistantError, UnknownTermError
 
 GROUP = "diagkg.assistants"

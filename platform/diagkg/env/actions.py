@@ -9,11 +9,14 @@ an assistant's view) once per version of the ontology.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import ActionError
 from ..kg import graphs
 from ..kg.vocab import DK_NS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeSource
 
 
 @dataclass(frozen=True)
@@ -24,11 +27,9 @@ class Action:
     targets: tuple[str, ...] = ()
     value: float | None = None
 
-    def __post_init__(self):
-        if isinstance(self.targets, str):
-            object.__setattr__(self, "targets", (self.targets,))
-        else:
-            object.__setattr__(self, "targets", tuple(self.targets))
+    def __post_init__(self) -> None:
+        targets: Any = self.targets          # callers may pass one target as a plain string, or a list
+        object.__setattr__(self, "targets", (targets,) if isinstance(targets, str) else tuple(targets))
 
     @classmethod
     def parse(cls, text: str) -> "Action":
@@ -92,11 +93,11 @@ class ActionType:
 _CATALOGUES: dict[str, dict[str, ActionType]] = {}
 
 
-def action_catalogue(store) -> dict[str, ActionType]:
+def action_catalogue(store: KnowledgeSource) -> dict[str, ActionType]:
     """The action catalogue (ontology/actions.ttl) of a store, by action id."""
     key = store.version_of(graphs.ONTOLOGY)
     if key not in _CATALOGUES:
-        rows: dict[str, dict] = {}
+        rows: dict[str, dict[str, Any]] = {}
         for r in store.select("action-catalogue"):
             entry = rows.setdefault(r["id"], {"row": r, "requires": set(), "tools": set(), "types": set()})
             if r["forType"]:

@@ -24,6 +24,13 @@ if TYPE_CHECKING:  # pragma: no cover
 Observer = Callable[["Session", Action, SimulationResult, Outcome], None]
 
 
+def number(value: object) -> float:
+    """A parameter value (from the graph: a number, or a numeric string) as a float."""
+    if isinstance(value, (int, float, str)):
+        return float(value)
+    raise TypeError(f"not a number: {value!r}")
+
+
 def observe_nothing(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
     """Actions whose effect is the point (open a panel, replace a part): nothing to report."""
 
@@ -44,7 +51,7 @@ def observe_subchain(session: Session, action: Action, result: SimulationResult,
     first, last = (session.module_of(t) for t in action.targets)
     supply = next((c.module for c in session.sk.components.values() if c.type == "VoltageSource"), None)
     load = next((session.sk.components[b].module for b in sorted(session.main_bulbs)), None)
-    if None in (first, last, supply, load) or len({first, last} & {supply, load}):
+    if first is None or last is None or supply is None or load is None or len({first, last} & {supply, load}):
         out.success = False
         out.refuse(Refusal.TARGET_KIND, "Name the first and the last control module (or their cubes) of the run to test.")
         return
@@ -93,7 +100,7 @@ def observe_connections(session: Session, action: Action, result: SimulationResu
 
 def observe_voltages(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
-    comp = result.components.get(target)
+    comp = result.components[target]
     values = {p: (None if v is None else round(v, 4)) for p, v in comp.port_v.items()}
     out.data[target] = {"port_voltages": values, "unit": "V"}
     out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
@@ -132,7 +139,7 @@ def observe_diode(session: Session, action: Action, result: SimulationResult, ou
     elif ohms is not None:
         verdict, text = "degraded", f"conducts both ways through {ohms:.3g} Ω: degraded"
     else:
-        vf = float(params["forwardVoltage"])
+        vf = number(params["forwardVoltage"])
         verdict, text = "nominal", f"forward voltage {vf:.2f} V: nominal"
     out.data[target] = {"verdict": verdict}
     out.message = f"Diode test of {target}: {text}."
@@ -237,8 +244,8 @@ def continuity(session: Session, cid: str, state: CircuitState, result: Simulati
         if "resistance" in override:
             ohms = override["resistance"]
         else:
-            ohms = float(params["onResistance"] if closed else params["offResistance"])
-        nominal = float(params["onResistance"])   # a contact is judged against its closed resistance
+            ohms = number(params["onResistance"] if closed else params["offResistance"])
+        nominal = number(params["onResistance"])   # a contact is judged against its closed resistance
     elif comp.type in ("LED", "Diode"):
         if "resistance" not in override:
             return "nominal", None
@@ -246,12 +253,12 @@ def continuity(session: Session, cid: str, state: CircuitState, result: Simulati
     elif comp.type == "VoltageSource":
         return "not applicable (a source)", None
     elif comp.type == "Potentiometer":
-        ohms = nominal = float(params["totalResistance"])
+        ohms = nominal = number(params["totalResistance"])
     elif comp.type == "LightSensor":
-        nominal = float(params["darkResistance"])
+        nominal = number(params["darkResistance"])
         ohms = override.get("resistance", nominal)
     else:
-        nominal = float(params.get("resistance", 0.01) or 0.01)
+        nominal = number(params.get("resistance", 0.01) or 0.01)
         # what the graph declares this component to be in this state (a blown fuse is open)
         declared = session.sim.own_resistance(state, cid, result.live)
         ohms = declared if declared is not None else override.get("resistance", nominal)

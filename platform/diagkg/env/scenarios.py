@@ -112,7 +112,7 @@ class ScenarioCatalog:
 
     def _load(self, row: dict[str, Any]) -> Scenario:
         iri = ox.NamedNode(row["scenario"])
-        details: dict[str, list] = {"category": [], "faulty": [], "removed": [], "permanent": [], "note": []}
+        details: dict[str, list[str]] = {"category": [], "faulty": [], "removed": [], "permanent": [], "note": []}
         for r in self.store.select("scenario-details", {"scenario": iri}):
             details[r["what"]].append(r["id"] if r["what"] != "note" else r["value"])
         faults = tuple(
@@ -123,7 +123,7 @@ class ScenarioCatalog:
                   probability=float(r["probability"]) if r["probability"] is not None else (
                       float(r["default"]) if r["default"] is not None else None))
             for r in self.store.select("scenario-faults", {"scenario": iri}))
-        steps: dict[int, dict] = {}
+        steps: dict[int, dict[str, Any]] = {}
         for r in self.store.select("scenario-repair", {"scenario": iri}):
             step = steps.setdefault(int(r["position"]), {"action": r["action"], "targets": [], "value": r["value"]})
             step["targets"].append(r["target"])

@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections import OrderedDict
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pyoxigraph as ox
 
@@ -39,6 +39,9 @@ from .actions import Action, ActionType, Hypothesis, action_catalogue
 from .observations import OBSERVERS, describe_visible
 from .outcomes import Outcome, Refusal
 from .scenarios import Scenario, configure, inject, restore, state_quads
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeSource, KnowledgeStore
 
 END_VALUES = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation")
 VERDICTS = ("correct", "partial", "wrong")
@@ -67,7 +70,7 @@ _SIMULATORS: "OrderedDict[tuple[str, str, str], Simulator]" = OrderedDict()
 _SIMULATOR_LIMIT = 16
 
 
-def simulator_for(store, key: str) -> Simulator:
+def simulator_for(store: KnowledgeSource, key: str) -> Simulator:
     """The simulator of system ``key`` as ``store`` describes it; built once per
     version of the system description and the ontology (any store, view or
     session working memory holding the same versions shares it)."""
@@ -82,7 +85,8 @@ def simulator_for(store, key: str) -> Simulator:
     return sim
 
 
-def make(scenario: str | int | Scenario, store=None, *, notify=None, **kw) -> "Session":
+def make(scenario: str | int | Scenario, store: KnowledgeStore | None = None, *,
+         notify: Callable[[str], None] | None = None, **kw: Any) -> "Session":
     """A session on a scenario of ``store`` (number, identifier or :class:`Scenario`).
 
     ``store`` defaults to the on-disk store (``DIAGKG_STORE`` or the default
@@ -98,8 +102,9 @@ def make(scenario: str | int | Scenario, store=None, *, notify=None, **kw) -> "S
 class Session:
     """One diagnostic session: the saboteur's faults, the service agent, the budget."""
 
-    def __init__(self, scenario: Scenario, store, session_id: str | None = None,
-                 tools: Iterable[str] = ("multimeter",), budget: int | None = None, notify=None):
+    def __init__(self, scenario: Scenario, store: KnowledgeStore, session_id: str | None = None,
+                 tools: Iterable[str] = ("multimeter",), budget: int | None = None,
+                 notify: Callable[[str], None] | None = None):
         from .workspace import workspace
 
         self.scenario = scenario
@@ -269,9 +274,9 @@ class Session:
     def _owners(self, quads: list[ox.Quad]) -> dict[ox.Quad, str | None]:
         """Which part each state triple is about (a port's triples belong to its component)."""
         ns = self.ns
-        node_owner: dict[Any, str] = {}
+        node_owner: dict[Any, str | None] = {}
 
-        def part_of(term) -> str | None:
+        def part_of(term: object) -> str | None:
             if isinstance(term, ox.NamedNode) and term.value.startswith(ns):
                 local = term.value[len(ns):]
                 return local.split(".", 1)[0]
@@ -394,25 +399,26 @@ class Session:
             out.refuse(Refusal.COMPONENT_TYPE, f"{action.targets[0]} is not a battery.")
             return False
         if spec.id == "adjust_potentiometer":
-            if not 0.0 <= action.value <= 1.0:
+            if action.value is None or not 0.0 <= action.value <= 1.0:
                 out.refuse(Refusal.MISSING_VALUE, "A potentiometer's position is between 0 and 1.")
                 return False
             args["value"] = float(action.value)
         if spec.id == "swap_cables":
             a, b = self._swap_ends(*action.targets)
             args.update(target=self._iri(a), other=self._iri(b))
+        assert spec.template is not None      # only actions with an effect template get here
         if spec.id == "move_led":
-            moves = self._led_moves(*action.targets, out)
+            moves = self._led_moves(action.targets[0], action.targets[1], out)
             if moves is None:
                 return False
             for port, onto in moves:
                 self.store.update(spec.template, state=self.state_graph, target=self._iri(port), other=self._iri(onto))
-            out.data["moves"] = [{"end": a, "onto": b} for a, b in moves]
+            out.data["moves"] = [{"end": end, "onto": onto} for end, onto in moves]
             return True
         if spec.id == "short_ports":
-            a, b = (self.port_of(t) for t in action.targets)
+            pa, pb = (self.port_of(t) for t in action.targets)
             self._short_count += 1
-            args.update(target=self._iri(f"{a[0]}.{a[1]}"), other=self._iri(f"{b[0]}.{b[1]}"),
+            args.update(target=self._iri(f"{pa[0]}.{pa[1]}"), other=self._iri(f"{pb[0]}.{pb[1]}"),
                         value=0.01, short=f"{self.state_graph.value}#bridge-{self._short_count}")
         self.store.update(spec.template, **args)
         return True
@@ -423,7 +429,7 @@ class Session:
         self._parts()
         if part in self.sk.components:
             return self.sk.components[part].module
-        seen = part
+        seen: str | None = part
         while seen is not None and self._parts().get(seen) != "module":
             seen = self._parent.get(seen)
         return seen

@@ -27,6 +27,7 @@ import pyoxigraph as ox
 from ..errors import QueryError, UnknownTermError
 from ..kg import graphs
 from ..kg.queries import QueryFile
+from ..kg.store import KnowledgeSource
 from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,6 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .scenarios import Scenario
 
 Notify = Callable[[str], None]
+
+__all__ = ["AnswerCache", "KnowledgeSource", "KnowledgeView", "assistant_view", "resolve_scenario", "workspace"]
 
 
 def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
@@ -102,7 +105,8 @@ class KnowledgeView:
         self._refuse_updates(query)
         return self._backing.select(query, bindings, **template_values)
 
-    def query(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None, **template_values: Any):
+    def query(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
+              **template_values: Any) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         self._refuse_updates(query)
         return self._backing.query(query, bindings, **template_values)
 

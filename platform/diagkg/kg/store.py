@@ -27,7 +27,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 import pyoxigraph as ox
 
@@ -61,6 +61,17 @@ class LoadedGraph:
     file: str
     graph: str
     triples: int
+
+
+class KnowledgeSource(Protocol):
+    """Anything that answers diagkg's query files: a :class:`KnowledgeStore`, a
+    session's working memory, or an assistant's read-only view
+    (:class:`diagkg.env.workspace.KnowledgeView`)."""
+
+    def select(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
+               **template_values: Any) -> list[dict[str, Any]]: ...
+
+    def version_of(self, graph: ox.NamedNode) -> str: ...
 
 
 def _is_lock_error(exc: OSError) -> bool:

@@ -2,8 +2,8 @@
 
 ::
 
-    from diagkg.runner import run_session
-    from diagkg.store import KnowledgeStore
+    from diagkg.runs.runner import run_session
+    from diagkg.kg.store import KnowledgeStore
     result = run_session("3CC.S.1", "oracle", seed=0, store=KnowledgeStore())
     print(result.end, result.cost, result.trajectory)
 
@@ -28,7 +28,9 @@ from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
 from ..env.workspace import AnswerCache, assistant_view, resolve_scenario
 from ..errors import AssistantError, LLMTruncation
+from ..kg.store import KnowledgeStore
 from . import trajectory
+from .trajectory import SessionRecord
 
 
 @dataclass
@@ -42,7 +44,7 @@ class RunResult:
     rounds: int
     wall_time: float
     decision_times: list[float] = field(default_factory=list)
-    record: trajectory.SessionRecord | None = None
+    record: SessionRecord | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "scenario": self.scenario, "scenario_id": self.scenario_id,
@@ -69,7 +71,7 @@ def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Brie
 
 
 def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAssistant, *, seed: int = 0,
-                budget: int | None = None, config: dict[str, Any] | None = None, store=None,
+                budget: int | None = None, config: dict[str, Any] | None = None, store: KnowledgeStore | None = None,
                 on_round: Callable[[dict[str, Any]], None] | None = None, record: bool = True,
                 notify: Callable[[str], None] | None = None) -> RunResult:
     """Run one session on a scenario of ``store`` and (by default) store its trajectory there.
@@ -78,8 +80,6 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     shipped catalogue gets it first (said through ``notify``).
     """
     if store is None:
-        from ..kg.store import KnowledgeStore
-
         store = KnowledgeStore()
     scenario = resolve_scenario(store, scenario, notify)
     agent = assistant if not isinstance(assistant, str) else registry.create(assistant, **(config or {}))

@@ -25,7 +25,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 import pyoxigraph as ox
 import rdflib
@@ -33,6 +33,12 @@ import rdflib
 from ..errors import ValidationError
 from ..kg import graphs, resources
 from ..kg.vocab import DK
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeStore
+    from ..kg.validation import Validator
+
+Term = Union[str, ox.NamedNode, ox.BlankNode, ox.Literal]   # a str is an IRI
 
 BASE = "https://w3id.org/diagkg/trajectory/"
 PROV = "http://www.w3.org/ns/prov#"
@@ -91,13 +97,12 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     def node(suffix: str) -> ox.NamedNode:
         return ox.NamedNode(f"{record.iri}#{suffix}")
 
-    def add(s, p, o):
-        p = ox.NamedNode(str(p)) if not isinstance(p, ox.NamedNode) else p
-        if isinstance(o, (str, rdflib.URIRef)) and not isinstance(o, ox.Literal):
-            o = ox.NamedNode(str(o))
-        quads.append(ox.Quad(s, p, o, g))
+    def add(s: ox.NamedNode, p: str | ox.NamedNode, o: Term) -> None:
+        predicate = p if isinstance(p, ox.NamedNode) else ox.NamedNode(str(p))
+        obj = ox.NamedNode(str(o)) if isinstance(o, str) else o     # str (and rdflib URIRef): an IRI
+        quads.append(ox.Quad(s, predicate, obj, g))
 
-    def lit(value, datatype: str | None = None) -> ox.Literal:
+    def lit(value: Any, datatype: str | None = None) -> ox.Literal:
         if datatype:
             return ox.Literal(str(value), datatype=ox.NamedNode(XSD + datatype))
         return ox.Literal(value)
@@ -195,11 +200,14 @@ VERDICTS = {"nominal": DK.VerdictNominal, "open": DK.VerdictOpen, "short": DK.Ve
             "not applicable (a source)": DK.VerdictNotApplicable, "one end is off its terminal": DK.VerdictEndOff}
 
 
-def _observations(r: dict[str, Any], activity: ox.NamedNode, node, add, lit, sys_ns: str) -> None:
+def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str], ox.NamedNode],
+                  add: Callable[[ox.NamedNode, str | ox.NamedNode, Term], None],
+                  lit: Callable[..., ox.Literal], sys_ns: str) -> None:
     """SOSA observations for what an executed action measured or saw."""
     count = 0
 
-    def observe(feature: str, prop, value=None, unit: str | None = None, simple=None, terminal=None, verdict=None):
+    def observe(feature: str, prop: str, value: float | None = None, unit: str = "", simple: Any = None,
+                terminal: dict[str, Any] | None = None, verdict: str | None = None) -> None:
         nonlocal count
         count += 1
         obs = node(f"round-{r['round']}-observation-{count}")
@@ -218,7 +226,7 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node, add, lit, sys
             add(res, DK.terminalState, TERMINAL_STATES[terminal["state"]])
             for other in terminal.get("attached_to", ()):
                 add(res, DK.attachedTo, sys_ns + other)
-        else:
+        elif value is not None:
             res = node(f"round-{r['round']}-observation-{count}-result")
             add(obs, SOSA + "hasResult", res)
             add(res, RDF_TYPE, QUDT + "QuantityValue")
@@ -258,7 +266,7 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node, add, lit, sys
 
 
 @lru_cache(maxsize=1)
-def _validator():
+def _validator() -> Validator:
     from ..kg.validation import Validator, _folder_graph
 
     shapes = rdflib.Graph()
@@ -291,7 +299,7 @@ def validate(quads: Iterable[ox.Quad], name: str) -> None:
         raise ValidationError(violations)
 
 
-def store_record(store, record: SessionRecord, catalogue_iris: dict[str, str]) -> str:
+def store_record(store: KnowledgeStore, record: SessionRecord, catalogue_iris: dict[str, str]) -> str:
     """Validate and store a trajectory; returns its IRI."""
     quads = to_quads(record, catalogue_iris)
     validate(quads, f"trajectory {record.trajectory_id}")

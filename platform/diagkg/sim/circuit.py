@@ -21,7 +21,7 @@ from ..kg.expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, Expression, 
 from ..kg.vocab import DK, DK_NS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..kg.store import KnowledgeStore
+    from ..kg.store import KnowledgeSource, KnowledgeStore
 
 PortRef = tuple[str, str]  # (component id, port name)
 
@@ -169,7 +169,7 @@ NOMINAL = CircuitState()
 # reading the skeleton
 # ---------------------------------------------------------------------------
 
-def load_skeleton(store: "KnowledgeStore", key: str) -> Skeleton:
+def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
     """Read system ``key`` from the store (it must have been loaded)."""
     rows = store.select("sim-system", {"key": ox.Literal(key)})
     if not rows:
@@ -259,7 +259,7 @@ def load_skeleton(store: "KnowledgeStore", key: str) -> Skeleton:
                     mapping, emits, defaults, couplings, positions, iri_to_id)
 
 
-def _read_couplings(store: "KnowledgeStore", system: ox.NamedNode) -> list[Coupling]:
+def _read_couplings(store: "KnowledgeSource", system: ox.NamedNode) -> list[Coupling]:
     rows = store.select("sim-couplings", {"system": system})
     by_id: dict[str, dict[str, Any]] = {}
     for r in rows:

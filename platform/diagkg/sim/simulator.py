@@ -42,7 +42,7 @@ from .spice import Element, NgspiceEngine
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.expressions import Expression
-    from ..kg.store import KnowledgeStore
+    from ..kg.store import KnowledgeSource
 
 MAX_ITERATIONS = 10
 CONTACT_OHMS = 1e-4          # a port's end on its node
@@ -155,7 +155,7 @@ class Simulator:
         self.stats = {"solves": 0, "cache_hits": 0}
 
     @classmethod
-    def from_store(cls, store: KnowledgeStore, key: str, **kw: Any) -> "Simulator":
+    def from_store(cls, store: KnowledgeSource, key: str, **kw: Any) -> "Simulator":
         return cls(load_skeleton(store, key), **kw)
 
     # ------------------------------------------------------------------
