@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 import diagkg
+from diagkg.env import verification
 from diagkg.env.scenarios import ScenarioCatalog
-from diagkg.env.service import CABLE_PORT_COST, COMPONENT_REPAIR_COST
+from diagkg.env.verification import CABLE_PORT_COST, COMPONENT_REPAIR_COST
 from diagkg.kg.resources import catalog_files
 
 from .conftest import shipped_store
@@ -36,7 +37,7 @@ def test_file_names_match_their_scenario(catalog):
 
 @pytest.mark.parametrize("number", NUMBERS)
 def test_fault_is_observable(catalog, number):
-    session = diagkg.make(catalog.resolve(number))
+    session = diagkg.make(catalog.resolve(number), store=catalog.store)
     session.reset(seed=0)
     assert not session.is_nominal(), "the injected faults leave the system working"
 
@@ -44,7 +45,7 @@ def test_fault_is_observable(catalog, number):
 @pytest.mark.parametrize("number", NUMBERS)
 def test_ideal_repair_restores_the_system(catalog, number):
     scenario = catalog.resolve(number)
-    session = diagkg.make(scenario)
+    session = diagkg.make(scenario, store=catalog.store)
     session.reset(seed=0)
     assert scenario.repair, "no ideal repair"
     for step in scenario.repair:
@@ -60,7 +61,7 @@ def test_ideal_repair_restores_the_system(catalog, number):
 @pytest.mark.parametrize("number", NUMBERS)
 def test_correct_hypothesis_is_correct(catalog, number):
     scenario = catalog.resolve(number)
-    session = diagkg.make(scenario)
+    session = diagkg.make(scenario, store=catalog.store)
     session.reset(seed=0)
     obs, cost, terminated, truncated, info = session.step(diagkg.Hypothesis(scenario.faulty))
     assert obs["verdict"] == "correct", obs["message"]
@@ -70,9 +71,9 @@ def test_correct_hypothesis_is_correct(catalog, number):
 @pytest.mark.parametrize("number", NUMBERS)
 def test_healthy_component_hypothesis_is_wrong(catalog, number):
     scenario = catalog.resolve(number)
-    session = diagkg.make(scenario)
+    session = diagkg.make(scenario, store=catalog.store)
     session.reset(seed=0)
-    broken = session.still_broken(session.state())
+    broken = verification.still_broken(session, session.state())
     healthy = next(c for c in sorted(session.sk.components)
                    if c not in broken and c not in scenario.removed and c not in scenario.faulty)
     obs, cost, terminated, truncated, info = session.step(diagkg.Hypothesis({healthy}))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..sim.circuit import CircuitState, PortRef
 from ..sim.simulator import SimulationResult
+from . import access, effects
 from .actions import Action
 from .outcomes import Outcome, Refusal, Terminal, TerminalState
 
@@ -38,7 +39,7 @@ def observe_nothing(session: Session, action: Action, result: SimulationResult, 
 def observe_moved_led(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
     led = action.targets[0]
     lit = led in result.lit
-    module = session.module_of(action.targets[1])
+    module = effects.module_of(session, action.targets[1])
     out.data["lit"] = lit
     text = f"{led} now sits in the LED slot of {module} and is {'lit' if lit else 'dark'}."
     displaced = out.data.get("slot", {}).get("displaced")
@@ -48,17 +49,17 @@ def observe_moved_led(session: Session, action: Action, result: SimulationResult
 
 
 def observe_subchain(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
-    first, last = (session.module_of(t) for t in action.targets)
+    first, last = (effects.module_of(session, t) for t in action.targets)
     supply = next((c.module for c in session.sk.components.values() if c.type == "VoltageSource"), None)
     load = next((session.sk.components[b].module for b in sorted(session.main_bulbs)), None)
     if first is None or last is None or supply is None or load is None or len({first, last} & {supply, load}):
         out.success = False
         out.refuse(Refusal.TARGET_KIND, "Name the first and the last control module (or their cubes) of the run to test.")
         return
-    psu_out = session.chain_ends(supply, nearest=False)
-    load_in = session.chain_ends(load, nearest=True)
-    run_in = session.chain_ends(first, nearest=True)
-    run_out = session.chain_ends(last, nearest=False)
+    psu_out = effects.chain_ends(session, supply, nearest=False)
+    load_in = effects.chain_ends(session, load, nearest=True)
+    run_in = effects.chain_ends(session, first, nearest=True)
+    run_out = effects.chain_ends(session, last, nearest=False)
     if min(len(psu_out), len(load_in), len(run_in), len(run_out)) < 2:
         out.success = False
         out.refuse(Refusal.NO_EFFECT, "These modules have no cables to connect a supply and a load to.")
@@ -147,7 +148,7 @@ def observe_diode(session: Session, action: Action, result: SimulationResult, ou
 
 def observe_path_continuity(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
     a, b = action.targets
-    pa, pb = session.port_of(a), session.port_of(b)
+    pa, pb = effects.port_of(session, a), effects.port_of(session, b)
     if pa[0] == pb[0] and "." not in a and "." not in b:
         names = sorted(session.sk.components[pa[0]].ports)
         pa, pb = (pa[0], names[0]), (pa[0], names[-1])
@@ -201,7 +202,7 @@ def describe_part(part: str, session: Session, result: SimulationResult, state: 
         lever = _lever(session, part, state)
         data["lever"] = "closed" if lever else "open"
         bits.append(f"its lever is in the {'closed' if lever else 'open'} position")
-    ends = session.visible_ends(part, state)
+    ends = access.visible_ends(session, part, state)
     off = [p for p in ends if (part, p) in state.detached and (part, p) not in dict(state.rewired)]
     if comp.type == "Cable":
         data["visible_ends"] = {p: (TerminalState.OFF if p in off else TerminalState.ATTACHED) for p in ends}
@@ -292,7 +293,7 @@ def describe_visible(result: SimulationResult, session: Session) -> str:
     seen = []
     for cid in sorted(sk.components):
         c = result.components.get(cid)
-        if c is None or c.lit is None or not session.affords(cid, "Observable"):
+        if c is None or c.lit is None or not access.affords(session, cid, "Observable"):
             continue
         state = "flickering" if not result.converged else ("on" if c.lit else "off")
         seen.append(f"{cid} is {state}")

@@ -57,7 +57,7 @@ def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Brie
     rows = session.store.select("sim-system", {"key": ox.Literal(session.scenario.key)})
     description = rows[0]["description"] if rows else ""
     parts: dict[str, str] = {cid: c.type for cid, c in sk.components.items() if cid not in session.scenario.removed}
-    parts.update({pid: kind for pid, kind in session._parts().items() if kind in ("enclosure", "opening")})
+    parts.update({pid: kind for pid, kind in session.parts().items() if kind in ("enclosure", "opening")})
     labels = {r["id"]: r["label"] or r["id"]
               for r in session.store.select("system-parts", {"system": ox.NamedNode(sk.iri)})}
     return registry.Briefing(

@@ -1,0 +1,49 @@
+"""Getting at a part: what it affords now (SPARQL ASK templates over the
+system and the session's state), and automatic access — opening a panel or
+peephole of its enclosure, or turning the enclosure over, charged like the
+actions they are."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyoxigraph as ox
+
+from ..kg.vocab import DK
+from ..sim.circuit import CircuitState
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .service import Session
+
+
+def access_rows(session: Session, iri: str) -> list[dict[str, Any]]:
+    """The enclosure holding a part or port and its openings (part-access.rq, read once per part)."""
+    rows = session.access_cache.get(iri)
+    if rows is None:
+        rows = session.access_cache[iri] = session.store.select("part-access", {"part": ox.NamedNode(iri)})
+    return rows
+
+
+def affords(session: Session, part: str, affordance: str) -> bool:
+    """ASK (SPARQL template) whether a part affords something in the current state."""
+    return bool(session.store.query("precondition-affords", part=session.iri_of(part),
+                                 affordance=str(getattr(DK, affordance)),
+                                 system=session.system_graph, state=session.state_graph))
+
+
+def visible_ends(session: Session, cid: str, state: CircuitState) -> list[str]:
+    out = []
+    for port, iri in sorted(session.sk.components[cid].ports.items()):
+        inside = [r for r in access_rows(session, iri) if r["part"] == iri]
+        if not inside:
+            out.append(port)
+            continue
+        enclosure = inside[0]["enclosureId"]
+        opened = any((r["openingId"], "Open") in state.physical for r in inside if r["openingId"])
+        if (enclosure, "Inverted") in state.physical or opened:
+            out.append(port)
+    return out
+
+
+def inside(session: Session, port_iri: str) -> bool:
+    return any(r["part"] == port_iri for r in access_rows(session, port_iri))

@@ -1,0 +1,204 @@
+"""Effects: actions applied to the session's state through their catalogue
+templates (SPARQL UPDATE), with the arguments that depend on the action, and
+the topology some effects need (LED slots of modules, the cable ends of a
+chain of modules)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..kg.vocab import DK
+from ..sim.circuit import PortRef
+from . import access
+from .actions import Action, ActionType
+from .outcomes import Outcome, Refusal
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .service import Session
+
+# Arguments of the effect templates that depend on the action, not on its target.
+EFFECT_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "open_switch": {"closed": False},
+    "close_switch": {"closed": True},
+    "open_opening": {"add": [str(DK.Open)], "remove": []},
+    "close_opening": {"add": [], "remove": [str(DK.Open)]},
+    "invert_enclosure": {"add": [str(DK.Inverted)], "remove": []},
+    "restore_enclosure": {"add": [], "remove": [str(DK.Inverted), str(DK.Rotated)]},
+    "rotate_enclosure": {"add": [str(DK.Rotated)], "remove": []},
+    "cover_component": {"covered": True},
+    "uncover_component": {"covered": False},
+}
+
+
+def apply_effect(session: Session, spec: ActionType, action: Action, out: Outcome) -> bool:
+    args: dict[str, Any] = {"state": session.state_graph, "system": session.system_graph,
+                            "target": session.iri_of(action.targets[0])}
+    args.update(EFFECT_ARGUMENTS.get(spec.id, {}))
+    if spec.id == "reverse_battery" and session.sk.components[action.targets[0]].type != "VoltageSource":
+        out.refuse(Refusal.COMPONENT_TYPE, f"{action.targets[0]} is not a battery.")
+        return False
+    if spec.id == "adjust_potentiometer":
+        if action.value is None or not 0.0 <= action.value <= 1.0:
+            out.refuse(Refusal.MISSING_VALUE, "A potentiometer's position is between 0 and 1.")
+            return False
+        args["value"] = float(action.value)
+    if spec.id == "swap_cables":
+        a, b = swap_ends(session, *action.targets)
+        args.update(target=session.iri_of(a), other=session.iri_of(b))
+    assert spec.template is not None      # only actions with an effect template get here
+    if spec.id == "move_led":
+        moves = led_moves(session, action.targets[0], action.targets[1], out)
+        if moves is None:
+            return False
+        for port, onto in moves:
+            session.store.update(spec.template, state=session.state_graph, target=session.iri_of(port), other=session.iri_of(onto))
+        out.data["moves"] = [{"end": end, "onto": onto} for end, onto in moves]
+        return True
+    if spec.id == "short_ports":
+        pa, pb = (port_of(session, t) for t in action.targets)
+        session.short_count += 1
+        args.update(target=session.iri_of(f"{pa[0]}.{pa[1]}"), other=session.iri_of(f"{pb[0]}.{pb[1]}"),
+                    value=0.01, short=f"{session.state_graph.value}#bridge-{session.short_count}")
+    session.store.update(spec.template, **args)
+    return True
+
+
+def module_of(session: Session, part: str) -> str | None:
+    """The module a component, enclosure or opening belongs to."""
+    session.parts()
+    if part in session.sk.components:
+        return session.sk.components[part].module
+    seen: str | None = part
+    while seen is not None and session.parts().get(seen) != "module":
+        seen = session.parent_of.get(seen)
+    return seen
+
+
+def led_and_resistor(session: Session, module: str) -> tuple[str, str] | None:
+    """A module's indicator LED and the resistor in series with it (from the wiring)."""
+    net = session.sk.net_of_port
+    for cid in sorted(session.sk.components):
+        comp = session.sk.components[cid]
+        if comp.type != "LED" or comp.module != module:
+            continue
+        anode = net[(cid, "anode")]
+        for rid in sorted(session.sk.components):
+            r = session.sk.components[rid]
+            if r.type == "Resistor" and r.module == module and any(net[(rid, p)] == anode for p in r.ports):
+                return cid, rid
+    return None
+
+
+def led_slot(session: Session, module: str) -> tuple[str, str, str, str] | None:
+    """(LED, resistor, resistor's far end, LED cathode) of a module's LED slot."""
+    pair = led_and_resistor(session, module)
+    if pair is None:
+        return None
+    led, res = pair
+    net = session.sk.net_of_port
+    far = next(p for p in sorted(session.sk.components[res].ports) if net[(res, p)] != net[(led, "anode")])
+    return led, res, f"{res}.{far}", f"{led}.cathode"
+
+
+def led_moves(session: Session, led: str, destination: str, out: Outcome) -> list[tuple[str, str]] | None:
+    if led not in session.sk.components or session.sk.components[led].type != "LED":
+        out.refuse(Refusal.COMPONENT_TYPE, f"{led} is not an LED.")
+        return None
+    source, target = module_of(session, led), module_of(session, destination)
+    here, there = (led_slot(session, m) if m else None for m in (source, target))
+    if here is None or there is None or source == target:
+        out.refuse(Refusal.NO_EFFECT, f"There is no other LED slot in {destination} to move {led} to.")
+        return None
+    moves = [(here[2], there[2]), (here[3], there[3])]
+    if there[0] not in session.scenario.removed:       # an LED already sits there: swap them
+        moves += [(there[2], here[2]), (there[3], here[3])]
+    out.data["slot"] = {"led": led, "module": target, "displaced": there[0]
+                        if there[0] not in session.scenario.removed else None}
+    return moves
+
+
+def chain_ends(session: Session, module: str, nearest: bool) -> list[PortRef]:
+    """The two outer cable ends of a module nearest to (or farthest from) the supply,
+    as (+ line, - line) by their nominal voltage."""
+    distance = distances(session, )
+    ends = []
+    for cid in sorted(session.sk.components):
+        comp = session.sk.components[cid]
+        if comp.module != module or comp.type != "Cable":
+            continue
+        for port, iri in comp.ports.items():
+            if not access.inside(session, iri):
+                ends.append((cid, port))
+    if len(ends) < 2:
+        return []
+    volts = session.nominal_result.components
+    ends.sort(key=lambda e: -(volts[e[0]].port_v.get(e[1]) or 0.0) if e[0] in volts else 0.0)
+    half = len(ends) // 2
+    pick = min if nearest else max
+    key = lambda e: distance.get(session.sk.net_of_port[e], 10**6)   # noqa: E731
+    return [pick(ends[:half], key=key), pick(ends[half:], key=key)]
+
+
+def distances(session: Session) -> dict[int, int]:
+    """Breadth-first distance of every electrical node from the supply's nodes."""
+    from collections import deque
+
+    sk = session.sk
+    by_net: dict[int, set[str]] = {}
+    for (cid, _), net in sk.net_of_port.items():
+        by_net.setdefault(net, set()).add(cid)
+    sources = {sk.net_of_port[(cid, p)] for cid, c in sk.components.items() if c.type == "VoltageSource"
+               for p in c.ports}
+    dist = {n: 0 for n in sources}
+    queue = deque(sources)
+    while queue:
+        net = queue.popleft()
+        for cid in by_net.get(net, ()):
+            for p in sk.components[cid].ports:
+                other = sk.net_of_port[(cid, p)]
+                if other not in dist:
+                    dist[other] = dist[net] + 1
+                    queue.append(other)
+    return dist
+
+
+def port_of(session: Session, target: str) -> PortRef:
+    if "." in target:
+        cid, port = target.split(".", 1)
+        return cid, port
+    comp = session.sk.components[target]
+    return target, session.sim._positive[target] if target in session.sim._positive else min(comp.ports)
+
+
+def swap_ends(session: Session, a: str, b: str) -> tuple[str, str]:
+    """The ends of two cables to exchange: the rewired ones, else their p ends."""
+    state = session.state()
+    rewired = dict(state.rewired)
+    ends = []
+    for cable in (a, b):
+        moved = [f"{cid}.{port}" for (cid, port) in rewired if cid == cable]
+        ends.append(moved[0] if moved else f"{cable}.p")
+    return ends[0], ends[1]
+
+
+def gain_access(session: Session, part: str, needed: str, out: Outcome) -> None:
+    """Open a panel or peephole of the part's enclosure, else turn the enclosure over."""
+    rows = access.access_rows(session, session.iri_of(part))
+    if not rows:
+        return
+    enclosure = rows[0]["enclosureId"]
+    openings = sorted({(r["openingKind"], r["openingId"]) for r in rows if r["openingId"]})
+    # a panel gives reach and sight, a peephole only sight
+    for kind, opening in sorted(openings, key=lambda o: o[0] != "InspectionPanel"):
+        if needed == "Reachable" and kind == "Peephole":
+            continue
+        automatic(session, "open_opening", opening, out)
+        if access.affords(session, part, needed):
+            return
+    automatic(session, "invert_enclosure", enclosure, out)
+
+
+def automatic(session: Session, action_id: str, target: str, out: Outcome) -> None:
+    spec = session.catalogue[action_id]
+    apply_effect(session, spec, Action(action_id, (target,)), out)
+    out.executed.append((action_id, (target,), spec.cost))

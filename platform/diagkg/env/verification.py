@@ -1,0 +1,156 @@
+"""Verifying a hypothesis: repair exactly the named parts on a copy of the
+state and see whether the system works again; the repair work it implies is
+its cost (minutes).
+
+*correct* if the main lamps light (settled, no loose end left, and the switch
+still controls them — the bypass guard), *partial* if some named part was
+faulty (it stays repaired), *wrong* otherwise. Naming a whole box or module
+instead of a part is wrong and costs :data:`UNSPECIFIC_COST`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+import pyoxigraph as ox
+
+from ..kg import graphs
+from ..kg.vocab import DK
+from ..sim.circuit import CircuitState, read_state
+from .actions import Hypothesis
+from .outcomes import Outcome
+from .scenarios import restore, state_quads
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .service import Session
+
+# Cost rules of hypothesis verification (minutes): the repair work it implies.
+CABLE_PORT_COST = 10          # per cable end put back on its terminal (at least one per cable)
+COMPONENT_REPAIR_COST = 120   # per component replaced
+ENCLOSURE_MOVE_COST = 10      # per shielding enclosure moved
+UNSPECIFIC_COST = 120         # naming a whole box instead of a part
+
+
+def verify(session: Session, hypothesis: Hypothesis) -> Outcome:
+    out = Outcome(session.round, "hypothesis", str(hypothesis), False, "", 0.0)
+    unknown = sorted(c for c in hypothesis.components if session.part_class(c) is None)
+    candidates = sorted(c.split(".", 1)[0] for c in hypothesis.components
+                        if session.part_class(c) is not None and c not in session.scenario.removed)
+    candidates = sorted(set(candidates))
+    shielding = {el for c in session.sk.couplings for el, _ in c.blocked_when}
+    enclosures = [c for c in candidates if session.parts().get(c) in ("enclosure", "module", "opening")]
+    if not candidates:
+        out.verdict, out.message = "wrong", (
+            "The hypothesis names nothing that is in this system" + (f" ({', '.join(unknown)})" if unknown else "") + ".")
+        out.executed.append(("verify_repair", tuple(sorted(hypothesis.components)), 0.0))
+        return out
+    vague = [c for c in enclosures if c not in shielding]
+    if vague:
+        out.verdict = "wrong"
+        out.cost = UNSPECIFIC_COST
+        out.executed.append(("verify_repair", tuple(candidates), UNSPECIFIC_COST))
+        out.message = (f"{', '.join(vague)} is a whole box or module, not a part that can be repaired: "
+                       "name the specific components you suspect.")
+        return out
+    state = session.state()
+    broken = still_broken(session, state)
+    actually = sorted(set(candidates) & broken)
+    cost = sum(repair_cost(session, c, state) for c in candidates)
+    trial = repaired_state(session, candidates)
+    works = main_function_works(session, trial)
+    verdict = "correct" if works else ("partial" if actually else "wrong")
+    out.verdict = verdict
+    out.cost = cost
+    out.executed.append(("verify_repair", tuple(candidates), cost))
+    out.success = verdict == "correct"
+    if verdict in ("correct", "partial"):
+        fixed = actually + ([c for c in candidates if c in shielding] if works else [])
+        for part in fixed:
+            make_repair(session, part)
+        session.repaired.update(fixed)
+    texts = {
+        "correct": "Repairing " + ", ".join(candidates) + " makes the system work again: the hypothesis is correct.",
+        "partial": "Among " + ", ".join(candidates) + f", {', '.join(actually)} was indeed faulty and has been "
+                   "repaired, but the system still does not work: something else is wrong too.",
+        "wrong": "Repairing " + ", ".join(candidates) + " changes nothing: none of them was faulty.",
+    }
+    out.message = texts[verdict] + (f" (Unknown names ignored: {', '.join(unknown)}.)" if unknown else "")
+    out.data = {"candidates": candidates, "actually_faulty": actually, "verdict": verdict}
+    return out
+
+
+def still_broken(session: Session, state: CircuitState) -> set[str]:
+    """Parts that differ from their nominal description in this state."""
+    broken = {c for c, _, _ in state.overrides} | {c for c, _ in state.forced} | set(state.blown)
+    broken |= {c for c, _ in state.detached} | {c for (c, _), _ in state.rewired}
+    broken |= {c for (c, _), _ in state.loose}
+    broken |= {p[0] for a, b, _ in state.shorts for p in (a, b)}
+    active = dict(state.couplings)
+    for c in session.sk.couplings:
+        if active.get(c.id, c.active_by_default) and not c.active_by_default:
+            if not any(pair in state.physical for pair in c.blocked_when):
+                broken |= {el for el, _ in c.blocked_when}
+    return broken - set(state.removed)
+
+
+def repair_cost(session: Session, part: str, state: CircuitState) -> float:
+    kind = session.parts().get(part)
+    if kind in ("enclosure", "module", "opening"):
+        return ENCLOSURE_MOVE_COST
+    comp = session.sk.components[part]
+    if comp.type == "Cable":
+        ends = {p for c, p in state.detached if c == part} | {p for (c, p), _ in state.rewired if c == part}
+        ends |= {p for (c, p), _ in state.loose if c == part}
+        return CABLE_PORT_COST * max(1, len(ends))
+    return COMPONENT_REPAIR_COST
+
+
+def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
+    """The current state with these parts repaired, tried on a copy of the state graph
+    with the same repair templates as a real repair (nothing of it is kept)."""
+    trial = graphs.named("state", f"{session.id}-trial")
+    quads = state_quads(session.store, session.state_graph)
+    restore(session.store, trial, [ox.Quad(q.subject, q.predicate, q.object, trial) for q in quads])
+    try:
+        for part in parts:
+            make_repair(session, part, trial)
+        return read_state(session.store, trial, session.sk)
+    finally:
+        session.store.raw.remove_graph(trial)
+
+
+def main_function_works(session: Session, state: CircuitState) -> bool:
+    """The test_repair check: main lamps lit, settled, no loose end, and no bypass."""
+    if state.loose or not session.main_bulbs:
+        return False
+    result = session.sim.simulate(state, session.rng)
+    if not (result.converged and session.main_bulbs <= set(result.lit)):
+        return False
+    # bypass guard: opening the first closed hand switch must put a main lamp out
+    driven = {c.drives for c in session.sk.couplings if c.kind == "SwitchingCoupling"}
+    for cid in sorted(session.sk.components):
+        comp = session.sk.components[cid]
+        if comp.type != "Switch" or cid in driven or cid in state.removed:
+            continue
+        if not result.live.get(f"closed:{cid}", False):
+            continue
+        opened = state.evolve(positions=[p for p in state.positions if p[0] != cid] + [(cid, False)])
+        if dict(opened.forced).get(cid) is True:
+            continue
+        check = session.sim.simulate(opened, session.rng)
+        if session.main_bulbs <= set(check.lit):
+            return False
+        break
+    return True
+
+
+def make_repair(session: Session, part: str, graph: ox.NamedNode | None = None) -> None:
+    """Repair a part for good in ``graph`` (the session's state by default): a
+    shielding enclosure is moved, a component is made as new."""
+    graph = graph or session.state_graph
+    if session.parts().get(part) == "enclosure":
+        session.store.update("effect-physical-state", state=graph, target=session.iri_of(part),
+                          add=[str(DK.Rotated)], remove=[])
+    else:
+        session.store.update("effect-repair-component", state=graph, system=session.system_graph,
+                          target=session.iri_of(part))
