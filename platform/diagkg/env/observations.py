@@ -11,13 +11,26 @@ for people.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..sim.circuit import CircuitState, PortRef
 from ..sim.simulator import SimulationResult
 from . import access, effects
 from .actions import Action
-from .outcomes import Outcome, Refusal, Terminal, TerminalState
+from .outcomes import (
+    Continuity,
+    Current,
+    DiodeTest,
+    Outcome,
+    PathTest,
+    Refusal,
+    Sighting,
+    Subchain,
+    SwitchTest,
+    Terminal,
+    TerminalState,
+    Voltages,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .service import Session
@@ -70,7 +83,7 @@ def observe_subchain(session: Session, action: Action, result: SimulationResult,
     trial = state.evolve(rewired=rewired, detached=[d for d in state.detached if d not in run_in + load_in])
     test = session.sim.simulate(trial, session.rng)
     lamp = bool(session.main_bulbs & set(test.lit))
-    out.data["subchain"] = {"first": first, "last": last, "lamp_lit": lamp}
+    out.data["subchain"] = Subchain(first, last, lamp)
     out.message = (f"With the supply wired straight to {first} and {last} wired straight to the load, "
                    f"the lamp {'lights' if lamp else 'stays dark'}"
                    + ("" if test.converged else " (and keeps flickering)") + ".")
@@ -80,9 +93,9 @@ def observe_visual(session: Session, action: Action, result: SimulationResult, o
     state = session.state()
     notes = []
     for target in action.targets:
-        data = describe_part(target, session, result, state)
-        out.data[target] = data
-        notes.append(data["text"])
+        sighting = describe_part(target, session, result, state)
+        out.data[target] = sighting
+        notes.append(sighting.text)
     out.message = " ".join(notes)
 
 
@@ -103,7 +116,7 @@ def observe_voltages(session: Session, action: Action, result: SimulationResult,
     target = action.targets[0]
     comp = result.components[target]
     values = {p: (None if v is None else round(v, 4)) for p, v in comp.port_v.items()}
-    out.data[target] = {"port_voltages": values, "unit": "V"}
+    out.data[target] = Voltages(values)
     out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
         f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."
     if not result.converged:
@@ -113,7 +126,7 @@ def observe_voltages(session: Session, action: Action, result: SimulationResult,
 def observe_current(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
     amps = result.components[target].current
-    out.data[target] = {"current": round(abs(amps), 6), "unit": "A"}
+    out.data[target] = Current(round(abs(amps), 6))
     out.message = f"Current through {target}: {abs(amps):.6f} A."
     if not result.converged:
         out.message += " The reading keeps changing."
@@ -122,7 +135,7 @@ def observe_current(session: Session, action: Action, result: SimulationResult, 
 def observe_continuity(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
     verdict, ohms = continuity(session, target, session.state(), result)
-    out.data[target] = {"verdict": verdict, "resistance": ohms, "unit": "ohm"}
+    out.data[target] = Continuity(verdict, ohms)
     reading = "a diode (it conducts one way)" if ohms is None else f"{ohms:.4g} Ω"
     out.message = f"Continuity of {target}: {reading}, {verdict}."
 
@@ -142,7 +155,7 @@ def observe_diode(session: Session, action: Action, result: SimulationResult, ou
     else:
         vf = number(params["forwardVoltage"])
         verdict, text = "nominal", f"forward voltage {vf:.2f} V: nominal"
-    out.data[target] = {"verdict": verdict}
+    out.data[target] = DiodeTest(verdict)
     out.message = f"Diode test of {target}: {text}."
 
 
@@ -154,8 +167,7 @@ def observe_path_continuity(session: Session, action: Action, result: Simulation
         pa, pb = (pa[0], names[0]), (pa[0], names[-1])
     ohms = path_resistance(session, pa, pb)
     verdict = "short" if ohms < 1 else ("resistive" if ohms < 1e6 else "open")  # short = continuous path
-    out.data["path"] = {"from": f"{pa[0]}.{pa[1]}", "to": f"{pb[0]}.{pb[1]}", "resistance": ohms,
-                        "verdict": verdict}
+    out.data["path"] = PathTest(f"{pa[0]}.{pa[1]}", f"{pb[0]}.{pb[1]}", ohms, verdict)
     out.message = (f"Resistance from {pa[0]}.{pa[1]} to {pb[0]}.{pb[1]} (supply off): "
                    f"{'over 1 MΩ' if ohms >= 1e6 else f'{ohms:.4g} Ω'} ({verdict}).")
 
@@ -168,7 +180,7 @@ def observe_switch_test(session: Session, action: Action, result: SimulationResu
         trial = state.evolve(positions=[p for p in state.positions if p[0] != target] + [(target, closed)])
         readings["closed" if closed else "open"] = continuity(session, target, trial, session.sim.simulate(trial, session.rng))[0]
     passed = readings["closed"] in ("nominal", "short") and readings["open"] == "open"
-    out.data[target] = {"closed": readings["closed"], "open": readings["open"], "passed": passed}
+    out.data[target] = SwitchTest(readings["closed"], readings["open"], passed)
     out.message = (f"Switch test of {target}: closed it reads {readings['closed']}, open it reads "
                    f"{readings['open']}: {'PASS' if passed else 'FAIL'}.")
 
@@ -178,41 +190,42 @@ def _lever(session: Session, cid: str, state: CircuitState) -> bool:
     return dict(state.positions).get(cid, bool(params.get("normallyClosed", True)))
 
 
-def describe_part(part: str, session: Session, result: SimulationResult, state: CircuitState) -> dict[str, Any]:
+def describe_part(part: str, session: Session, result: SimulationResult, state: CircuitState) -> Sighting:
     """What a person sees when looking at a part (never its hidden fault)."""
     sk = session.sk
     if part not in sk.components:
-        states = sorted(st for el, st in state.physical if el == part)
+        states = tuple(sorted(st for el, st in state.physical if el == part))
         text = f"{part}: " + (", ".join(s.lower() for s in states) if states else "in its normal position") + "."
-        return {"text": text, "states": states}
+        return Sighting(text, states=states)
     comp = sk.components[part]
-    data: dict[str, Any] = {"type": comp.type}
     bits = []
+    covered = lit = flickering = None
+    lever: str | None = None
+    visible: dict[str, TerminalState] | None = None
     if part in state.covered:
         bits.append("it is covered")
-        data["covered"] = True
+        covered = True
     c = result.components.get(part)
     if c is not None and c.lit is not None and part not in state.covered:
-        data["lit"] = c.lit
+        lit = c.lit
         bits.append("it is lit" if c.lit else "it is dark")
         if not result.converged:
             bits.append("it keeps going on and off")
-            data["flickering"] = True
+            flickering = True
     if comp.type == "Switch":
-        lever = _lever(session, part, state)
-        data["lever"] = "closed" if lever else "open"
-        bits.append(f"its lever is in the {'closed' if lever else 'open'} position")
+        lever = "closed" if _lever(session, part, state) else "open"
+        bits.append(f"its lever is in the {lever} position")
     ends = access.visible_ends(session, part, state)
     off = [p for p in ends if (part, p) in state.detached and (part, p) not in dict(state.rewired)]
     if comp.type == "Cable":
-        data["visible_ends"] = {p: (TerminalState.OFF if p in off else TerminalState.ATTACHED) for p in ends}
+        visible = {p: (TerminalState.OFF if p in off else TerminalState.ATTACHED) for p in ends}
         if off:
             bits.append("end " + " and ".join(off) + " is off its terminal")
         elif ends:
             bits.append("its visible end(s) " + ", ".join(ends) + " are attached")
     text = f"{part} ({comp.type.lower()}): " + ("; ".join(bits) if bits else "nothing unusual to see") + "."
-    data["text"] = text
-    return data
+    return Sighting(text, type=comp.type, covered=covered, lit=lit, flickering=flickering, lever=lever,
+                    visible_ends=visible)
 
 
 def connection_of(session: Session, port: PortRef, state: CircuitState, result: SimulationResult) -> Terminal:

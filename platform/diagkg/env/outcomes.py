@@ -12,7 +12,7 @@ changes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -58,6 +58,92 @@ class Terminal:
         if self.state is TerminalState.LOOSE:
             text += "; the terminal is loose and the end moves when touched"
         return text
+
+
+class Record:
+    """Base of the observation records: ``to_dict`` gives their fields as plain
+    data, leaving out those that are None (a field that is absent says nothing)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)  # type: ignore[arg-type]
+                if getattr(self, f.name) is not None}
+
+
+@dataclass(frozen=True)
+class Sighting(Record):
+    """``visual``: what a look at a part shows (never its hidden fault)."""
+
+    text: str
+    type: str | None = None                       # the component's type (None for an enclosure or opening)
+    covered: bool | None = None
+    lit: bool | None = None                       # for lamps and LEDs that can be seen
+    flickering: bool | None = None
+    lever: str | None = None                      # "closed" / "open", for switches
+    visible_ends: dict[str, TerminalState] | None = None   # for cables: the ends that can be seen
+    states: tuple[str, ...] | None = None         # for enclosures and openings: Inverted, Rotated, Open…
+
+
+@dataclass(frozen=True)
+class Voltages(Record):
+    """``voltages``: each port's potential to 0 V (None: floating)."""
+
+    port_voltages: dict[str, float | None]
+    unit: str = "V"
+
+
+@dataclass(frozen=True)
+class Current(Record):
+    """``current``: the current through a component."""
+
+    current: float
+    unit: str = "A"
+
+
+@dataclass(frozen=True)
+class Continuity(Record):
+    """``continuity``: a component's own resistance out of circuit and its verdict."""
+
+    verdict: str                                  # nominal, open, short, degraded, not applicable (a source)…
+    resistance: float | None
+    unit: str = "ohm"
+
+
+@dataclass(frozen=True)
+class DiodeTest(Record):
+    """``diode``: the verdict of a diode test (nominal, open, shorted, degraded)."""
+
+    verdict: str
+
+
+@dataclass(frozen=True)
+class PathTest(Record):
+    """``path-continuity``: the resistance between two ports with the supply off."""
+
+    start: str
+    end: str
+    resistance: float
+    verdict: str                                  # short (a continuous path), resistive, open
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"from": self.start, "to": self.end, "resistance": self.resistance, "verdict": self.verdict}
+
+
+@dataclass(frozen=True)
+class SwitchTest(Record):
+    """``switch-test``: continuity with the switch closed and open, and whether it passes."""
+
+    closed: str
+    open: str
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Subchain(Record):
+    """``subchain``: a run of control modules tested on its own between the supply and the load."""
+
+    first: str
+    last: str
+    lamp_lit: bool
 
 
 def plain(value: Any) -> Any:
