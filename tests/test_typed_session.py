@@ -224,3 +224,18 @@ def test_trajectories_store_inspections_and_verdicts_as_data():
     version = store.select("PREFIX dk: <https://w3id.org/diagkg/ontology#> SELECT ?v WHERE { ?t dk:formatVersion ?v }")
     assert [r["v"] for r in version] == [trajectory.FORMAT_VERSION] == [2]
     assert result.rounds == 2
+
+
+def test_continuity_of_every_component_type_comes_from_its_declaration(workbench):
+    from diagkg.env.observations import continuity
+
+    session = _workbench_session(workbench, [])
+    state, result = session.state(), session.simulate()
+    verdicts = {cid: continuity(session, cid, state, result)[0] for cid in session.sk.components}
+    assert verdicts["bat"] == "not applicable (a source)"          # stamped as a V element
+    assert verdicts["diode"] == verdicts["led"] == "nominal"       # D elements: conduct one way
+    for cid in ("fuse", "sw", "cs", "lamp", "r_led", "pot", "ldr", "ground_lead", "aux_lamp"):
+        assert verdicts[cid] == "nominal", cid
+    assert verdicts["relay"] == "open"    # normally open and not energised: its off resistance, judged against its closed one
+    blown = _workbench_session(workbench, [Fault("BlownFuse", "blown fuse", "fault-blown-fuse", WORKBENCH + "fuse")])
+    assert continuity(blown, "fuse", blown.state(), blown.simulate())[0] == "open"

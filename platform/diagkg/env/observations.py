@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable
 
-from ..sim.circuit import CircuitState, PortRef
+from ..sim.circuit import NOMINAL, CircuitState, PortRef
 from ..sim.simulator import SimulationResult
 from . import access, effects
 from .actions import Action
@@ -246,39 +246,31 @@ def connection_of(session: Session, port: PortRef, state: CircuitState, result: 
 
 
 def continuity(session: Session, cid: str, state: CircuitState, result: SimulationResult) -> tuple[str, float | None]:
-    """A component's own resistance out of circuit, classified against its nominal value."""
-    sk = session.sk
-    comp = sk.components[cid]
-    params = sk.params_of(comp)
-    override = state.override_map.get(cid, {})
-    nominal: float | None
-    if comp.type in ("Switch", "Relay"):
-        forced = dict(state.forced)
-        closed = forced.get(cid, result.live.get(f"closed:{cid}", _lever(session, cid, state)))
-        if "resistance" in override:
-            ohms = override["resistance"]
-        else:
-            ohms = number(params["onResistance"] if closed else params["offResistance"])
-        nominal = number(params["onResistance"])   # a contact is judged against its closed resistance
-    elif comp.type in ("LED", "Diode"):
-        if "resistance" not in override:
-            return "nominal", None
-        ohms, nominal = override["resistance"], 1.0
-    elif comp.type == "VoltageSource":
+    """A component's own resistance out of circuit, classified against its nominal value.
+
+    What the component *is* under test comes from its behaviour declaration in
+    the graph (:meth:`~diagkg.sim.simulator.Simulator.own_elements`): a source
+    cannot be tested this way; a working diode conducts one way; anything else
+    reads the sum of its resistive elements — contacts as they are now (judged
+    against their closed resistance), sensors in the dark, a blown fuse open.
+    """
+    comp = session.sk.components[cid]
+    closed = dict(state.forced).get(cid, result.live.get(f"closed:{cid}", _lever(session, cid, state)))
+    live = {f"closed:{cid}": closed, f"illuminated:{cid}": False}
+    now = session.sim.own_elements(state, cid, live)
+    kinds = {kind for kind, _ in now}
+    if "V" in kinds:
         return "not applicable (a source)", None
-    elif comp.type == "Potentiometer":
-        ohms = nominal = number(params["totalResistance"])
-    elif comp.type == "LightSensor":
-        nominal = number(params["darkResistance"])
-        ohms = override.get("resistance", nominal)
-    else:
-        nominal = number(params.get("resistance", 0.01) or 0.01)
-        # what the graph declares this component to be in this state (a blown fuse is open)
-        declared = session.sim.own_resistance(state, cid, result.live)
-        ohms = declared if declared is not None else override.get("resistance", nominal)
-    ends_off = [p for p in comp.ports if (cid, p) in state.detached]
-    if ends_off:
+    if "D" in kinds:
+        return "nominal", None           # a diode or LED that conducts one way, as it should
+    if any((cid, p) in state.detached for p in comp.ports):
         return "one end is off its terminal", None
+    reference = session.sim.own_elements(NOMINAL, cid, {f"closed:{cid}": True, f"illuminated:{cid}": False})
+    if not now or not reference:
+        return "not applicable (a source)", None     # nothing that conducts is declared for this type
+    ohms = sum(value for kind, value in now if kind == "R")
+    # a diode's forward conduction has no resistance to compare with: any stamped resistance is judged against 1 Ω
+    nominal = 1.0 if any(kind == "D" for kind, _ in reference) else sum(v for k, v in reference if k == "R")
     ref = max(nominal, 1.0)
     if ohms > 1e6 and nominal < 1e6:
         return "open", ohms

@@ -185,17 +185,23 @@ class Simulator:
             self._results.popitem(last=False)
         return result
 
-    def own_resistance(self, state: CircuitState, cid: str, live: dict[str, bool] | None = None) -> float | None:
-        """A component's own resistance in ``state``, as its behaviour declaration
-        (``dk:stampedAs`` in ontology/behaviour.ttl) gives it: the sum of its
-        resistive elements (a blown fuse's ``1e9``, a part's resistance fault,
-        a contact's on/off resistance for the ``live`` contact positions). None
-        for a component that is not only resistors (a source, a working diode)."""
+    def own_elements(self, state: CircuitState, cid: str,
+                     live: dict[str, bool] | None = None) -> list[tuple[str, float]]:
+        """A component's own SPICE elements in ``state`` as its behaviour
+        declaration (``dk:stampedAs`` in ontology/behaviour.ttl) gives them:
+        (kind, value) pairs — a blown fuse's ``R 1e9``, a diode with a
+        resistance fault stamped as that resistor, a contact's on or off
+        resistance for the ``live`` contact positions."""
         plan = self._plan(state.evolve(loose=()))
-        elements = plan.by_component.get(cid, [])
-        if not elements or any(ep.element.kind != "R" for ep in elements):
+        return [(ep.element.kind, ep.value(live or {})) for ep in plan.by_component.get(cid, [])]
+
+    def own_resistance(self, state: CircuitState, cid: str, live: dict[str, bool] | None = None) -> float | None:
+        """The sum of a component's resistive elements (see :meth:`own_elements`);
+        None for a component that is not only resistors (a source, a working diode)."""
+        elements = self.own_elements(state, cid, live)
+        if not elements or any(kind != "R" for kind, _ in elements):
             return None
-        return sum(ep.value(live or {}) for ep in elements)
+        return sum(value for _, value in elements)
 
     def clear_cache(self) -> None:
         self._results.clear()
