@@ -42,7 +42,10 @@ py=.venv/bin/python
 $py -m pip install -q --upgrade pip >/dev/null
 extras=""
 [ "$dev" = 1 ] && extras="[dev]"
-$py -m pip install -q -e ".${extras}"
+# setuptools prints an informational note on every editable install ("Editable
+# installation … be careful with folders … with the same name"); it is named and
+# silenced here, nothing else is.
+PYTHONWARNINGS="ignore:Editable installation" $py -m pip install -q -e ".${extras}"
 # morph-kgc pins pyoxigraph<0.4 and rdflib<7.3 although it works with the
 # versions we use (see ENVIRONMENT notes in the README); its own runtime
 # dependencies are listed in pyproject.toml, so it goes in without its pins.
