@@ -356,6 +356,33 @@ def test_ontology_files_loaded_by_hand_are_not_copied(tmp_path):
     assert not any("/graph/file/" in n for n in names)
 
 
+@pytest.mark.slow
+def test_a_dump_restores_what_replace_replaced(tmp_path):
+    store = tmp_path / "store"
+    assert cli(store, "load", "--shipped").returncode == 0
+    copy = tmp_path / "copy.nq"
+    assert cli(store, "dump", "--out", str(copy)).returncode == 0
+    mine = tmp_path / "mine.ttl"
+    mine.write_text((ROOT / "scenarios" / "catalog" / "001-3CC.S.1.ttl").read_text()
+                    .replace('rdfs:label "Depleted battery"', 'rdfs:label "My flat battery"'))
+    assert cli(store, "load", "--replace", str(mine)).returncode == 0
+    assert label_of(store, "3CC.S.1") == "My flat battery"
+    r = cli(store, "load", str(copy))                   # the copy's 3CC.S.1 came from another file
+    assert r.returncode == 2 and "--replace" in r.stderr
+    r = cli(store, "load", "--replace", str(copy))
+    assert r.returncode == 0, r.stderr
+    assert "replaced <https://w3id.org/diagkg/graph/scenario/3CC.S.1>" in r.stdout and "mine.ttl" in r.stdout
+    assert label_of(store, "3CC.S.1") == "Depleted battery"
+    # a dump also fills an empty store with the same graphs (no reasoning: the inferences come with it)
+    other = tmp_path / "other"
+    r = cli(other, "load", str(copy))
+    assert r.returncode == 0, r.stderr
+    assert "reasoned over" not in r.stdout
+    before = {g["graph"]: g["triples"] for g in json.loads(cli(store, "graphs", "--format", "json").stdout)}
+    after = {g["graph"]: g["triples"] for g in json.loads(cli(other, "graphs", "--format", "json").stdout)}
+    assert after == before
+
+
 def test_dump_round_trip(tmp_path, user_files):
     store = tmp_path / "store"
     assert cli(store, "load", str(user_files["system"])).returncode == 0

@@ -572,7 +572,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(says what it replaced; keep a copy first with `diagkg dump`)")
     p.add_argument("--graph", metavar="IRI", help="load one file into this named graph instead of the conventional one")
 
-    p = add("dump", cmd_dump, "Export named graphs (all by default) as N-Quads.")
+    p = add("dump", cmd_dump, "Export named graphs (all by default) as N-Quads; `load` puts a dump's graphs back.")
     p.add_argument("graphs", nargs="*", metavar="GRAPH", help="graph IRIs (see `diagkg graphs`)")
     p.add_argument("--out", metavar="FILE.nq", help="write to FILE instead of standard output")
 

@@ -69,6 +69,8 @@ class Entry:
     digest: str                          # SHA-256 of the file's text
     graph: ox.NamedNode                  # where it goes
     claims: frozenset[tuple[str, str]]   # (kind, value): ("scenario identifier", "3CC.S.1")…
+    restored: bool = False               # a graph of a dump: keeps its own provenance, and is
+                                         # validated only when it is a system, a scenario or a file
 
     @property
     def systems(self) -> dict[str, str]:
@@ -153,6 +155,24 @@ def entry_for(doc: RdfDocument, origin: str, graph: ox.NamedNode | None = None) 
     from .store import graph_for
 
     return Entry(doc, origin, digest_of(doc.text), graph or graph_for(doc), claims_of(doc))
+
+
+LOADED_FROM = ox.NamedNode(str(DK.loadedFrom))
+CONTENT_HASH = ox.NamedNode(str(DK.contentHash))
+
+
+def restored_entries(doc: RdfDocument, origin: str) -> list[Entry]:
+    """The named graphs of a dump (``diagkg dump`` writes N-Quads) as entries
+    that go back into their own graphs, with the provenance they recorded."""
+    entries = []
+    for name, triples in sorted(doc.named_graphs.items()):
+        graph = ox.NamedNode(name)
+        own = {t.predicate: value_of(t.object) for t in triples if t.subject == graph}
+        text = (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").decode("utf-8")
+        part = RdfDocument(f"{doc.name} <{name}>", text, ox.RdfFormat.N_TRIPLES, "nt", triples)
+        entries.append(Entry(part, own.get(LOADED_FROM, f"{origin}#{name}"), own.get(CONTENT_HASH, digest_of(text)),
+                             graph, claims_of(part), restored=True))
+    return entries
 
 
 def provenance(graph: ox.NamedNode, origin: str, digest: str) -> list[ox.Triple]:
@@ -381,11 +401,14 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
         raise InputError("--graph takes a single file (each file goes into a graph of its own)")
     entries: list[Entry] = []
     for doc, origin in docs:
-        if _is_core_file(origin):
-            report.notes.append(f"{doc.name}: part of diagkg's own {origin.split(':', 1)[1].split('/')[0]} "
-                                "graph, which every load refreshes; not loaded a second time")
-            continue
-        entries.append(entry_for(doc, origin, graph))
+        parts = restored_entries(doc, origin) if doc.named_graphs and graph is None else [entry_for(doc, origin, graph)]
+        for entry in parts:
+            if _is_core_file(entry.origin):
+                report.notes.append(f"{entry.doc.name}: part of diagkg's own "
+                                    f"{entry.origin.split(':', 1)[1].split('/')[0]} graph, which every load "
+                                    "refreshes; not loaded a second time")
+                continue
+            entries.append(entry)
     problems = _batch_conflicts(entries)
     if problems:
         raise InputError("these files collide, so nothing was loaded:\n  " + "\n  ".join(problems))
@@ -411,12 +434,14 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
     # inferences for every system loaded
     new: dict[ox.NamedNode, list[ox.Triple]] = dict(core_graphs())
     for e in entries:
-        new[e.graph] = list(e.doc.triples) + provenance(e.graph, e.origin, e.digest)
+        new[e.graph] = list(e.doc.triples) + ([] if e.restored else provenance(e.graph, e.origin, e.digest))
     system_entries = [e for e in entries if e.graph.value.startswith(graphs.BASE + "system/")]
     for i, e in enumerate(system_entries):
         key = next(iter(e.systems.values()))
         digest = inference_digest(e.digest)
-        if stored_inference_digest(store, key) == digest:
+        if stored_inference_digest(store, key) == digest or any(
+                t.predicate.value == str(DK.inferredFrom) and value_of(t.object) == digest
+                for t in new.get(graphs.inferred(key), ())):     # restored from a dump with its inferences
             continue
         import rdflib
 
@@ -476,8 +501,9 @@ def _validate(store: "KnowledgeStore", entries: Sequence[Entry], plan: Plan, val
 
     if progress:
         progress("validating", 0, total)
-    results = validator.validate_documents([e.doc for e in entries], resolve=store._system_graph, progress=tick)
-    violations: list[Violation] = [v for e in entries for v in results[e.doc.name]]
+    checked = [e for e in entries if not e.restored or graphs.kind_of(e.graph) in ("system", "scenario", "file")]
+    results = validator.validate_documents([e.doc for e in checked], resolve=store._system_graph, progress=tick)
+    violations: list[Violation] = [v for e in checked for v in results[e.doc.name]]
     if violations:
         raise ValidationError(violations)
     # scenarios already stored that run on a system being replaced

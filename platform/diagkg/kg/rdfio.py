@@ -43,6 +43,8 @@ class RdfDocument:
     rdf_format: ox.RdfFormat
     rdflib_format: str
     triples: list[ox.Triple] = field(repr=False)
+    # for dataset formats (N-Quads, TriG): the triples of each named graph, by graph IRI
+    named_graphs: dict[str, list[ox.Triple]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def graph(self) -> rdflib.Graph:
@@ -89,11 +91,14 @@ def parse_text(text: str, name: str, suffix: str = ".ttl", base_iri: str | None 
     """Parse RDF text; ``name`` is used in error messages."""
     rdf_format, rdflib_format = format_for(Path("x" + suffix))
     try:
-        quads = ox.parse(input=text.encode("utf-8"), format=rdf_format, base_iri=base_iri)
-        triples = [q.triple for q in quads]
+        quads = list(ox.parse(input=text.encode("utf-8"), format=rdf_format, base_iri=base_iri))
     except SyntaxError as exc:
         raise _syntax_error(exc, name) from None
-    return RdfDocument(name, text, rdf_format, rdflib_format, triples)
+    named: dict[str, list[ox.Triple]] = {}
+    for q in quads:
+        if isinstance(q.graph_name, ox.NamedNode):
+            named.setdefault(q.graph_name.value, []).append(q.triple)
+    return RdfDocument(name, text, rdf_format, rdflib_format, [q.triple for q in quads], named)
 
 
 def parse_file(path: str | Path) -> RdfDocument:
