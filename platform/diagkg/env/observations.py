@@ -141,20 +141,24 @@ def observe_continuity(session: Session, action: Action, result: SimulationResul
 
 
 def observe_diode(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+    """A diode test reads what the component is declared to be now: a diode
+    (forward voltage) or, with a fault, the resistor it has become."""
     target = action.targets[0]   # a diode or an LED (dk:forComponentType)
-    own = session.state().override_map.get(target, {})
+    state = session.state()
+    elements = session.sim.own_elements(state, target)
     params = dict(session.sk.params_of(session.sk.components[target]))
-    params.update(own)
-    ohms = own.get("resistance")
-    if ohms is not None and ohms > 1e6:
-        verdict, text = "open", "no forward conduction: open"
-    elif ohms is not None and ohms < 5:
-        verdict, text = "shorted", "no forward voltage: shorted"
-    elif ohms is not None:
-        verdict, text = "degraded", f"conducts both ways through {ohms:.3g} Ω: degraded"
-    else:
+    params.update(state.override_map.get(target, {}))
+    if any(kind == "D" for kind, _ in elements) or not elements:
         vf = number(params["forwardVoltage"])
         verdict, text = "nominal", f"forward voltage {vf:.2f} V: nominal"
+    else:
+        ohms = sum(value for kind, value in elements if kind == "R")
+        if ohms > 1e6:
+            verdict, text = "open", "no forward conduction: open"
+        elif ohms < 5:
+            verdict, text = "shorted", "no forward voltage: shorted"
+        else:
+            verdict, text = "degraded", f"conducts both ways through {ohms:.3g} Ω: degraded"
     out.data[target] = DiodeTest(verdict)
     out.message = f"Diode test of {target}: {text}."
 
