@@ -32,7 +32,7 @@ from .conftest import ROOT, THREE_CUBES
 
 PACKAGE = ROOT / "platform" / "diagkg"
 LAYERS = {"errors": 0, "kg": 1, "sim": 2, "env": 3, "agents": 4, "runs": 5, "cli": 6}
-MAX_LINES = 1100   # no module may grow past this (service.py is the largest; see the issue notes)
+MAX_LINES = 800    # no module may grow past this (the largest today: the importer, 725 lines)
 
 
 def module_name(path: Path) -> str:
