@@ -136,7 +136,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             stored = None
 
     def resolve(iri: str) -> rdflib.Graph | None:
-        graph = stored._system_graph(iri) if stored is not None else None
+        graph = stored.system_graph(iri) if stored is not None else None
         if graph is None:
             graph = shipped_system_graph(iri)
             if graph is not None:

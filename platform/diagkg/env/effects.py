@@ -167,7 +167,7 @@ def port_of(session: Session, target: str) -> PortRef:
         cid, port = target.split(".", 1)
         return cid, port
     comp = session.sk.components[target]
-    return target, session.sim._positive[target] if target in session.sim._positive else min(comp.ports)
+    return target, session.sim.positive_port.get(target, min(comp.ports))
 
 
 def swap_ends(session: Session, a: str, b: str) -> tuple[str, str]:

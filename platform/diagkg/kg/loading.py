@@ -502,7 +502,7 @@ def _validate(store: "KnowledgeStore", entries: Sequence[Entry], plan: Plan, val
     if progress:
         progress("validating", 0, total)
     checked = [e for e in entries if not e.restored or graphs.kind_of(e.graph) in ("system", "scenario", "file")]
-    results = validator.validate_documents([e.doc for e in checked], resolve=store._system_graph, progress=tick)
+    results = validator.validate_documents([e.doc for e in checked], resolve=store.system_graph, progress=tick)
     violations: list[Violation] = [v for e in checked for v in results[e.doc.name]]
     if violations:
         raise ValidationError(violations)

@@ -262,7 +262,7 @@ class KnowledgeStore:
         quads = [q for g in graph_names for q in self.raw.quads_for_pattern(None, None, None, g)]
         return ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b""
 
-    def _system_graph(self, iri: str) -> rdflib.Graph | None:
+    def system_graph(self, iri: str) -> rdflib.Graph | None:
         """The stored description of the system with this IRI (for validating scenarios)."""
         for q in self.raw.quads_for_pattern(ox.NamedNode(iri), ox.NamedNode(RDF_TYPE), ox.NamedNode(str(DK.System))):
             if isinstance(q.graph_name, ox.NamedNode):

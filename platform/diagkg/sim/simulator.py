@@ -147,8 +147,9 @@ class Simulator:
         self._ground_net = skeleton.net_of_port[skeleton.ground]
         self._parts: dict[_Signature, _Part] = {}
         self._port_names = {cid: sorted(c.ports) for cid, c in skeleton.components.items()}
-        self._positive = {cid: next((p for p in POSITIVE_PORTS if p in c.ports), min(c.ports))
-                          for cid, c in skeleton.components.items()}
+        # the port a component's current is measured into (pos, p, anode…)
+        self.positive_port = {cid: next((p for p in POSITIVE_PORTS if p in c.ports), min(c.ports))
+                              for cid, c in skeleton.components.items()}
         self._type = {cid: c.type for cid, c in skeleton.components.items()}
         self._type_iri = {cid: c.type_iri for cid, c in skeleton.components.items()}
         self._emits = skeleton.emits
@@ -405,7 +406,7 @@ class Simulator:
         types = self._type_iri
         port_node = plan.port_node
         for cid, params in plan.params.items():
-            pos_node = plan.spice_nodes[cid][self._positive[cid]]
+            pos_node = plan.spice_nodes[cid][self.positive_port[cid]]
             current_in = 0.0
             power = 0.0
             for ep in plan.by_component.get(cid, ()):
