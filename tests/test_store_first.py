@@ -446,6 +446,35 @@ def test_killed_loads_leave_all_or_nothing(tmp_path):
     assert outcomes["empty"] >= 1 and outcomes["empty"] + outcomes["complete"] == 20
 
 
+@pytest.mark.slow
+def test_a_store_whose_creation_was_killed_is_finished_by_the_next_writer(tmp_path):
+    rng = random.Random(7)
+    unfinished = None
+    creator = "import sys, pyoxigraph as ox; print('ready', flush=True); ox.Store(sys.argv[1])"
+    for i in range(80):      # kill processes while they create a store until one is left unfinished
+        path = tmp_path / f"s{i}"
+        proc = subprocess.Popen([sys.executable, "-c", creator, str(path)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        with proc.stdout:
+            proc.stdout.readline()
+            time.sleep(rng.uniform(0.0, 0.02))
+            proc.kill()
+        proc.wait()
+        if (path / "CURRENT").exists():
+            try:
+                ox.Store.read_only(str(path))
+            except (OSError, RuntimeError):
+                unfinished = path
+                break
+    if unfinished is None:
+        pytest.skip("no kill left an unfinished store this time")
+    r = cli(unfinished, "graphs")                       # a reader says what is wrong and what to do
+    assert r.returncode == 3 and "interrupted" in r.stderr
+    r = cli(unfinished, "load", str(THREE_CUBES))       # the next writer finishes it
+    assert r.returncode == 0, r.stderr
+    assert "system/three_cubes" in cli(unfinished, "graphs").stdout
+
+
 # ---------------------------------------------------------------------------
 # concurrent use
 # ---------------------------------------------------------------------------

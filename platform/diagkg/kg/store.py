@@ -102,6 +102,14 @@ class KnowledgeStore:
                 raise StoreError(f"cannot create the store at {self.path}: {exc.strerror}") from None
             with self.writing():
                 pass      # creates the database files
+        elif not read_only:
+            try:
+                self._reader = ox.Store.read_only(str(self.path))
+            except (OSError, RuntimeError):
+                # a process killed while it created the store left it unfinished:
+                # opening it for writing completes it (nothing was ever written)
+                with self.writing():
+                    pass
 
     # -- construction ------------------------------------------------------
     @classmethod
@@ -137,8 +145,9 @@ class KnowledgeStore:
             assert self.path is not None
             try:
                 self._reader = ox.Store.read_only(str(self.path))
-            except OSError as exc:
-                raise StoreError(f"cannot read the store at {self.path}: {exc}") from None
+            except (OSError, RuntimeError) as exc:
+                raise StoreError(f"cannot read the store at {self.path}: {exc} (if a process creating it was "
+                                 "interrupted, any command that writes, e.g. a load, finishes it)") from None
         return self._reader
 
     def refresh(self) -> None:
