@@ -437,19 +437,17 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
         new[e.graph] = list(e.doc.triples) + ([] if e.restored else provenance(e.graph, e.origin, e.digest))
     system_entries = [e for e in entries if e.graph.value.startswith(graphs.BASE + "system/")]
     for i, e in enumerate(system_entries):
+        if not e.systems:
+            continue
         key = next(iter(e.systems.values()))
         digest = inference_digest(e.digest)
         if stored_inference_digest(store, key) == digest or any(
                 t.predicate.value == str(DK.inferredFrom) and value_of(t.object) == digest
                 for t in new.get(graphs.inferred(key), ())):     # restored from a dump with its inferences
             continue
-        import rdflib
-
-        data = rdflib.Graph()
-        data.parse(data=e.doc.text, format=e.doc.rdflib_format)
         if progress:
             progress(f"reasoning ({key})", i, len(system_entries))
-        triples = inferred_triples(data, digest)
+        triples = inferred_triples(e.doc.graph, digest)     # the rdflib graph validation already parsed
         new[graphs.inferred(key)] = _inferred_graph(key, triples, digest)
         report.inferred[key] = len(triples)
         if progress:
