@@ -21,7 +21,8 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*DIAGKG, *args], capture_output=True, text=True, env=full_env, timeout=120)
 
 
-SUBCOMMANDS = ["validate", "load", "query", "graphs", "queries", "build-systems", "reason", "simulate", "demo"]
+SUBCOMMANDS = ["validate", "load", "dump", "query", "update", "remove", "graphs", "queries", "build-systems", "reason",
+               "simulate", "run", "transcript", "demo", "import-scenarios"]
 
 
 def test_help_lists_subcommands():

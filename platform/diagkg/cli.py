@@ -241,26 +241,126 @@ def _resolve_query_arg(query: str) -> QueryFile:
     lib = library()
     if query in lib:
         return lib.get(query)
-    if any(k in query.upper() for k in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "INSERT", "DELETE")):
+    if any(k in query.upper() for k in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "INSERT", "DELETE",
+                                         "DROP", "CLEAR", "LOAD", "CREATE", "COPY", "MOVE", "ADD")):
         return from_text(query)
     return lib.get(query)  # raises UnknownQueryError with suggestions
+
+
+def _check_inputs(q: QueryFile, params: dict[str, object]) -> None:
+    """Every input a query's header declares (and does not mark optional) must be given;
+    no input it does not declare may be."""
+    declared = {p.name: p for p in q.inputs}
+    unknown = sorted(set(params) - set(declared))
+    missing = [p for p in q.inputs if not p.optional and p.name not in params]
+    if not unknown and not missing:
+        return
+    listing = ", ".join(f"{p.name} ({p.kind}{', optional' if p.optional else ''})" for p in q.inputs) or "none"
+    problem = (f"has no input {', '.join(unknown)}" if unknown
+               else "needs " + ", ".join(p.name for p in missing))
+    raise errors.QueryError(f"{q.name} {problem}; its inputs are: {listing} (give each with -p NAME=VALUE)")
+
+
+def _template_values(params: dict[str, object]) -> dict[str, Any]:
+    return {k: python_value(v) for k, v in params.items()}
 
 
 def cmd_query(args: argparse.Namespace) -> int:
     q = _resolve_query_arg(args.query)
     params = dict(_parse_param(p) for p in args.param)
     if q.is_update:
-        with _open_store(args, write=True) as store:
-            store.update(q, **{k: python_value(v) for k, v in params.items()})
-        print("update applied", file=sys.stderr)
-        return EXIT_OK
+        raise errors.QueryError(f"{q.name} is an update; `diagkg query` only reads. Run it with "
+                                f"`diagkg update {args.query if len(args.query) < 60 else 'FILE'}`")
+    _check_inputs(q, params)
     with _open_store(args, write=False) as store:
         if q.is_template:
-            values = {k: python_value(v) for k, v in params.items()}
-            result = store.query(q, **values)
+            result = store.query(q, **_template_values(params))
         else:
             result = store.query(q, params)
         _print_result(result, args.format)
+    return EXIT_OK
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    """Run a SPARQL update and say what it changed, graph by graph."""
+    q = _resolve_query_arg(args.update)
+    if not q.is_update:
+        raise errors.QueryError(f"{q.name} is a query, not an update; run it with `diagkg query`")
+    params = dict(_parse_param(p) for p in args.param)
+    _check_inputs(q, params)
+    with _open_store(args, write=True) as store:
+        before = set(store.raw.quads_for_pattern(None, None, None, None))
+        store.update(q, **_template_values(params))
+        after = set(store.raw.quads_for_pattern(None, None, None, None))
+    added: dict[str, int] = {}
+    removed: dict[str, int] = {}
+    for quad, tally in [(q_, added) for q_ in after - before] + [(q_, removed) for q_ in before - after]:
+        name = quad.graph_name.value if isinstance(quad.graph_name, ox.NamedNode) else "(default graph)"
+        tally[name] = tally.get(name, 0) + 1
+    for graph in sorted(set(added) | set(removed)):
+        print(f"<{graph}>: {added.get(graph, 0)} triple(s) added, {removed.get(graph, 0)} removed")
+    if not added and not removed:
+        print("the update changed nothing")
+    return EXIT_OK
+
+
+def _graphs_to_remove(args: argparse.Namespace, store: KnowledgeStore) -> list[ox.NamedNode]:
+    from .env.workspace import graph_holding, resolve_scenario
+    from .kg.vocab import DK
+
+    names: list[ox.NamedNode] = []
+    for g in args.graphs:
+        names.append(ox.NamedNode(g if "://" in g or g.startswith("urn:") else graphs.BASE + g))
+    for sid in args.scenario or []:
+        scenario = resolve_scenario(store, sid)
+        holder = graph_holding(store, scenario.iri, str(DK.Scenario))
+        names.append(holder or graphs.named("scenario", scenario.id))
+    for tid in args.trajectory or []:
+        names.append(ox.NamedNode(tid.replace("https://w3id.org/diagkg/trajectory/", graphs.BASE + "trajectory/"))
+                     if tid.startswith("https://w3id.org/diagkg/trajectory/") else graphs.named("trajectory", tid))
+    for cid in args.campaign or []:
+        names.append(graphs.named("evaluation", cid))
+    return list(dict.fromkeys(names))
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    """Remove named graphs: a scenario, a trajectory, a campaign, or graphs by name."""
+    with _open_store(args, write=True) as store:
+        targets = _graphs_to_remove(args, store)
+        if not targets:
+            raise errors.InputError("name what to remove: GRAPH…, --scenario ID, --trajectory ID or --campaign ID")
+        sizes = dict(store.graphs())
+        missing = [g.value for g in targets if g.value not in sizes]
+        if missing:
+            raise errors.InputError("no graph " + ", ".join(f"<{m}>" for m in missing) + " in the store "
+                                    "(see `diagkg graphs`)")
+        own = [g.value for g in targets if g in (graphs.ONTOLOGY, graphs.SHAPES)]
+        if own:
+            raise errors.InputError(f"<{own[0]}> is diagkg's own and every load refreshes it; it cannot be removed")
+        # a system takes its inferences with it, and cannot go while scenarios that run on it stay
+        for g in list(targets):
+            if graphs.kind_of(g) == "system":
+                key = g.value.rsplit("/", 1)[-1]
+                if graphs.inferred(key).value in sizes and graphs.inferred(key) not in targets:
+                    targets.append(graphs.inferred(key))
+                claims = [r for r in store.select("graph-claims") if r["graph"] == g.value and r["kind"] == "system"]
+                for claim in claims:
+                    left = [r["graph"] for r in store.select("scenarios-on-system", {"system": ox.NamedNode(claim["value"])})
+                            if ox.NamedNode(r["graph"]) not in targets]
+                    if left:
+                        raise errors.InputError(f"<{g.value}> describes a system that {len(left)} stored scenario(s) run on "
+                                                f"(e.g. <{left[0]}>); remove them in the same command, or keep the system")
+        listing = "\n".join(f"  <{g.value}> ({sizes.get(g.value, 0)} triples)" for g in targets)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise errors.InputError(f"would remove:\n{listing}\nwithout a terminal to confirm, add --yes")
+            answer = input(f"remove these {len(targets)} graph(s)?\n{listing}\n[y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("nothing was removed", file=sys.stderr)
+                return EXIT_OK
+        store.remove_graphs(targets)
+    for g in targets:
+        print(f"removed <{g.value}> ({sizes.get(g.value, 0)} triples)")
     return EXIT_OK
 
 
@@ -268,8 +368,8 @@ def _print_result(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples,
     if isinstance(result, ox.QueryBoolean):
         print(json.dumps({"boolean": bool(result)}) if fmt == "json" else str(bool(result)).lower())
         return
-    if isinstance(result, ox.QueryTriples):
-        rdf_format = ox.RdfFormat.N_TRIPLES if fmt in ("csv", "tsv") else ox.RdfFormat.TURTLE
+    if isinstance(result, ox.QueryTriples):   # CONSTRUCT / DESCRIBE
+        rdf_format = ox.RdfFormat.N_TRIPLES if fmt in ("csv", "tsv", "ntriples") else ox.RdfFormat.TURTLE
         sys.stdout.write((ox.serialize(result, format=rdf_format) or b"").decode("utf-8"))
         return
     if fmt in ("csv", "tsv", "json"):
@@ -576,11 +676,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("graphs", nargs="*", metavar="GRAPH", help="graph IRIs (see `diagkg graphs`)")
     p.add_argument("--out", metavar="FILE.nq", help="write to FILE instead of standard output")
 
-    p = add("query", cmd_query, "Run a SPARQL query: a file, a query name from queries/, or inline text.")
-    p.add_argument("query", help="path to a .rq/.ru file, a name (see `diagkg queries`), or SPARQL text")
+    p = add("query", cmd_query, "Run a read-only SPARQL query: a file, a query name from queries/, or inline text.")
+    p.add_argument("query", help="path to a .rq file, a name (see `diagkg queries`), or SPARQL text")
     p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
                    help="bind an input: <iri> or scheme://… for IRIs, anything else is a literal")
-    p.add_argument("--format", choices=("table", "csv", "tsv", "json"), default="table")
+    p.add_argument("--format", choices=("table", "csv", "tsv", "json", "turtle", "ntriples"), default="table",
+                   help="SELECT/ASK: table, csv, tsv, json; CONSTRUCT/DESCRIBE: turtle (default) or ntriples")
+
+    p = add("update", cmd_update, "Run a SPARQL update (a .ru file, a name, or text) and say what it changed.")
+    p.add_argument("update", metavar="UPDATE", help="path to a .ru file, an update name from queries/, or SPARQL text")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind an input: <iri> or scheme://… for IRIs, anything else is a literal")
+
+    p = add("remove", cmd_remove, "Remove named graphs: a scenario, a trajectory, a campaign, or graphs by name.")
+    p.add_argument("graphs", nargs="*", metavar="GRAPH",
+                   help="graph IRIs, or their names after the graph base (e.g. scenario/3CC.S.1)")
+    p.add_argument("--scenario", action="append", metavar="ID", help="the graph of this scenario (number or id)")
+    p.add_argument("--trajectory", action="append", metavar="ID", help="a trajectory (IRI or id)")
+    p.add_argument("--campaign", action="append", metavar="ID", help="an evaluation campaign's graph")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation (needed without a terminal)")
 
     p = add("graphs", cmd_graphs, "List the named graphs of the store with their triple counts.")
     p.add_argument("--format", choices=("table", "json"), default="table")
