@@ -88,3 +88,14 @@ def test_construct_prints_turtle_or_ntriples(tmp_path):
     assert r.returncode == 0
     assert r.stdout.strip() == ("<https://example.org/torch/bulb> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
                                 "<https://w3id.org/diagkg/ontology#Bulb> .")
+
+
+def test_transcript_takes_a_bare_id(tmp_path):
+    store = setup_store(tmp_path)
+    r = run_cli(*store, "run", "--scenario", "TORCH.2", "--assistant", "oracle", "--format", "json")
+    iri = json.loads(r.stdout)["trajectory"]
+    r = run_cli(*store, "transcript", iri.rsplit("/", 1)[-1], "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["scenario"] == 9102
+    r = run_cli(*store, "transcript", "no such thing")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "trajectory" in r.stderr

@@ -19,8 +19,16 @@ END_NAMES = {"Success": "success", "SuccessNoHypothesis": "success_no_hypothesis
 
 
 def load(store: KnowledgeStore, trajectory: str) -> dict[str, Any]:
-    """A trajectory's summary and rounds, read from the store with SPARQL."""
-    iri = ox.NamedNode(trajectory)
+    """A trajectory's summary and rounds, read from the store with SPARQL
+    (``trajectory`` is its IRI, or the id after ``…/trajectory/``)."""
+    from .trajectory import BASE
+
+    if ":" not in trajectory:
+        trajectory = BASE + trajectory
+    try:
+        iri = ox.NamedNode(trajectory)
+    except ValueError:
+        raise UnknownTermError(f"{trajectory!r} is not a trajectory IRI or id (see `diagkg query trajectory-list`)") from None
     summary = store.select("trajectory-summary", {"trajectory": iri})
     if not summary:
         raise UnknownTermError(f"no trajectory {trajectory} in the store")
