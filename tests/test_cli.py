@@ -106,7 +106,7 @@ def test_load_query_graphs(tmp_path):
     r = run_cli(*store, "query", "components-of-types", "-p",
                 "system=https://w3id.org/diagkg/system/three_cubes/three_cubes",
                 "--format", "json")
-    assert r.returncode == 2 and "undefined" in r.stderr  # the template's 'types' is missing
+    assert r.returncode == 2 and "needs types" in r.stderr  # the template's input types is missing, and named
 
 
 def test_load_violation_loads_nothing(tmp_path):
