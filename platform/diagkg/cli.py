@@ -307,6 +307,7 @@ def cmd_update(args: argparse.Namespace) -> int:
 def _graphs_to_remove(args: argparse.Namespace, store: KnowledgeStore) -> list[ox.NamedNode]:
     from .env.workspace import graph_holding, resolve_scenario
     from .kg.vocab import DK
+    from .runs.trajectory import BASE as TRAJECTORY_BASE
 
     names: list[ox.NamedNode] = []
     for g in args.graphs:
@@ -315,9 +316,8 @@ def _graphs_to_remove(args: argparse.Namespace, store: KnowledgeStore) -> list[o
         scenario = resolve_scenario(store, sid)
         holder = graph_holding(store, scenario.iri, str(DK.Scenario))
         names.append(holder or graphs.named("scenario", scenario.id))
-    for tid in args.trajectory or []:
-        names.append(ox.NamedNode(tid.replace("https://w3id.org/diagkg/trajectory/", graphs.BASE + "trajectory/"))
-                     if tid.startswith("https://w3id.org/diagkg/trajectory/") else graphs.named("trajectory", tid))
+    for tid in args.trajectory or []:      # a trajectory's IRI or its bare id
+        names.append(graphs.named("trajectory", tid.removeprefix(TRAJECTORY_BASE)))
     for cid in args.campaign or []:
         names.append(graphs.named("evaluation", cid))
     return list(dict.fromkeys(names))
