@@ -125,3 +125,26 @@ def test_cli_while_locked(locked_store):
     assert r.returncode == 0 and "system/three_cubes" in r.stdout
     r = run_cli("--store", str(locked_store), "--wait", "0.5", "load", str(THREE_CUBES))
     assert r.returncode == 3 and "still being written by another process" in r.stderr
+
+
+def test_a_write_check_runs_inside_the_lock_and_can_drop_more(tmp_path):
+    s = KnowledgeStore(tmp_path / "store")
+    a, b = graphs.named("file", "a"), graphs.named("file", "b")
+    t = ox.Triple(ox.NamedNode("urn:x"), ox.NamedNode("urn:p"), ox.Literal("1"))
+    s.write_graphs({a: [t], b: [t]})
+    seen = []
+
+    def check(writer):
+        seen.append(writer.contains_named_graph(b))    # the check sees the store opened for writing
+        return [b]                                     # and asks for one more graph to go
+
+    s.write_graphs({a: [t]}, check=check)
+    assert seen == [True]
+    assert {g for g, _ in s.graphs()} == {a.value}
+
+    def refuse(writer):
+        raise InputError("meanwhile, something collided")
+
+    with pytest.raises(InputError):
+        s.write_graphs({}, drop=[a], check=refuse)
+    assert {g for g, _ in s.graphs()} == {a.value}      # nothing was written

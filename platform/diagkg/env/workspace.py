@@ -121,9 +121,9 @@ class KnowledgeView:
 
     @staticmethod
     def _refuse_updates(query: str | QueryFile) -> None:
-        from ..kg.store import KnowledgeStore
+        from ..kg.store import resolve_query
 
-        if KnowledgeStore._resolve(query).is_update:
+        if resolve_query(query).is_update:
             raise QueryError("an assistant's view of the knowledge graph is read-only")
 
     def __repr__(self) -> str:

@@ -331,22 +331,27 @@ def _inferred_graph(key: str, triples: list[ox.Triple], digest: str) -> list[ox.
     return triples + [ox.Triple(graph, ox.NamedNode(str(DK.inferredFrom)), ox.Literal(digest))]
 
 
+def recorded_inference_digest(triples: Iterable[ox.Triple]) -> str | None:
+    """The ``dk:inferredFrom`` an inferred graph's triples record, if any."""
+    return next((value_of(t.object) for t in triples if t.predicate.value == str(DK.inferredFrom)), None)
+
+
 def stored_inference_digest(store: "KnowledgeStore", key: str) -> str | None:
     graph = graphs.inferred(key)
-    for q in store.raw.quads_for_pattern(graph, ox.NamedNode(str(DK.inferredFrom)), None, graph):
-        return value_of(q.object)
-    return None
+    return recorded_inference_digest(
+        q.triple for q in store.raw.quads_for_pattern(graph, ox.NamedNode(str(DK.inferredFrom)), None, graph))
 
 
-def infer_system(store: "KnowledgeStore", key: str, engine: str = "auto") -> int:
-    """Run the reasoner on the stored system ``key`` (always: no cache) and store
-    the result in ``inferred/{key}``; returns the number of inferred triples."""
+def infer_system(store: "KnowledgeStore", key: str, engine: str = "auto", use_cache: bool = False) -> int:
+    """Run the reasoner on the stored system ``key`` (by default without the
+    cache) and store the result in ``inferred/{key}``; returns the number of
+    inferred triples."""
     system = graphs.system(key)
     data = store.graph_as_rdflib(system)
     if len(data) == 0:
         raise InputError(f"no system {key!r} in the store; load its description first")
     digest = inference_digest(store.version_of(system))
-    triples = inferred_triples(data, digest, engine=engine, use_cache=False)
+    triples = inferred_triples(data, digest, engine=engine, use_cache=use_cache)
     store.write_graphs({graphs.inferred(key): _inferred_graph(key, triples, digest)})
     return len(triples)
 
@@ -354,14 +359,11 @@ def infer_system(store: "KnowledgeStore", key: str, engine: str = "auto") -> int
 def ensure_inferences(store: "KnowledgeStore", key: str, notify: Notify | None = None) -> None:
     """Make sure the store holds current inferences for system ``key`` (computed
     when it was loaded; an older store may lack them)."""
-    system = graphs.system(key)
-    digest = inference_digest(store.version_of(system))
-    if stored_inference_digest(store, key) == digest:
+    if stored_inference_digest(store, key) == inference_digest(store.version_of(graphs.system(key))):
         return
     if notify:
         notify(f"the store has no current inferences for system {key}; reasoning once and storing them…")
-    triples = inferred_triples(store.graph_as_rdflib(system), digest)
-    store.write_graphs({graphs.inferred(key): _inferred_graph(key, triples, digest)})
+    infer_system(store, key, use_cache=True)
 
 
 # ---------------------------------------------------------------------------
@@ -441,9 +443,8 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
             continue
         key = next(iter(e.systems.values()))
         digest = inference_digest(e.digest)
-        if stored_inference_digest(store, key) == digest or any(
-                t.predicate.value == str(DK.inferredFrom) and value_of(t.object) == digest
-                for t in new.get(graphs.inferred(key), ())):     # restored from a dump with its inferences
+        if digest in (stored_inference_digest(store, key),
+                      recorded_inference_digest(new.get(graphs.inferred(key), ()))):   # or restored from a dump
             continue
         if progress:
             progress(f"reasoning ({key})", i, len(system_entries))
@@ -460,19 +461,19 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
                 if stale not in new:
                     plan.drop.append(stale)
 
-    def recheck(writer: ox.Store) -> None:
+    def recheck(writer: ox.Store) -> list[ox.NamedNode]:
         """Inside the write lock: did another process load something that collides meanwhile?"""
         from .store import select_on
 
         now_held = held_claims(select_on(writer, "graph-claims"))
         if set(now_held) == set(held):
-            return
+            return []
         now_origins = {r["graph"]: r["source"] for r in select_on(writer, "graph-sources")}
         again = plan_against(entries, now_held, replace, now_origins)
         if again.conflicts:
             raise InputError("nothing was loaded; meanwhile another process loaded:\n  "
                              + "\n  ".join(again.conflicts))
-        plan.drop.extend(again.drop)
+        return again.drop
 
     if progress:
         progress("writing", 0, 1)

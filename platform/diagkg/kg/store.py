@@ -199,16 +199,16 @@ class KnowledgeStore:
 
     def write_graphs(self, new: Mapping[ox.NamedNode, Sequence[ox.Triple]],
                      drop: Iterable[ox.NamedNode] = (),
-                     check: Callable[[ox.Store], None] | None = None) -> None:
+                     check: Callable[[ox.Store], Iterable[ox.NamedNode]] | None = None) -> None:
         """Drop the graphs ``drop`` and make each graph of ``new`` hold exactly its
         triples, in one atomic update (all of it or nothing). ``check`` runs
         first, inside the write lock, on the store opened for writing: it may
-        raise to call the write off, or extend ``drop``."""
+        raise to call the write off, and returns more graphs to drop."""
         drop = list(drop)
         payload = [{"name": g, "triples": list(t)} for g, t in new.items() if t]
         with self.writing() as w:
             if check is not None:
-                check(w)   # may add to ``drop``
+                drop.extend(check(w))
             to_drop = list(dict.fromkeys([*drop, *new]))
             self._run_update(w, library().get("load-graphs"), drop=to_drop, graphs=payload)
 
@@ -230,7 +230,7 @@ class KnowledgeStore:
 
     def update(self, query: str | QueryFile, **values: Any) -> None:
         """Run a SPARQL update: a query-file name, a :class:`QueryFile`, or text."""
-        q = self._resolve(query)
+        q = resolve_query(query)
         with self.writing() as w:
             self._run_update(w, q, **values)
 
@@ -299,7 +299,7 @@ class KnowledgeStore:
         ``template_values``. By default the default graph is the union of all
         graphs, so a query sees everything unless it names a ``GRAPH``.
         """
-        q = self._resolve(query)
+        q = resolve_query(query)
         if q.is_update:
             raise QueryError(f"{q.name} is an update, not a query; run it as an update")
         text = q.render(**template_values) if q.is_template else q.text
@@ -315,11 +315,7 @@ class KnowledgeStore:
     def select(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
                **template_values: Any) -> list[dict[str, Any]]:
         """Rows of a SELECT as dicts of Python values (IRIs as str, literals converted)."""
-        result = self.query(query, bindings, **template_values)
-        if not isinstance(result, ox.QuerySolutions):
-            raise QueryError("not a SELECT query")
-        names = [v.value for v in result.variables]
-        return [{n: python_value(row[n]) for n in names} for row in result]
+        return rows_of(self.query(query, bindings, **template_values))
 
     def graphs(self) -> list[tuple[str, int]]:
         """Named graphs with their number of triples, by name."""
@@ -332,26 +328,33 @@ class KnowledgeStore:
     def __bool__(self) -> bool:
         return True   # an empty store is still a store (``store or default`` must not drop it)
 
-    @staticmethod
-    def _resolve(query: str | QueryFile) -> QueryFile:
-        if isinstance(query, QueryFile):
-            return query
-        lib = library()
-        if query in lib:
-            return lib.get(query)
-        if not any(ch.isspace() for ch in query.strip()):
-            return lib.get(query)  # a name that is not in queries/: UnknownQueryError
-        return from_text(query)
+
+
+def resolve_query(query: str | QueryFile) -> QueryFile:
+    """A query-file name, a :class:`QueryFile`, or SPARQL text, as a :class:`QueryFile`."""
+    if isinstance(query, QueryFile):
+        return query
+    lib = library()
+    if query in lib:
+        return lib.get(query)
+    if not any(ch.isspace() for ch in query.strip()):
+        return lib.get(query)  # a name that is not in queries/: UnknownQueryError
+    return from_text(query)
+
+
+def rows_of(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples) -> list[dict[str, Any]]:
+    """Rows of a SELECT result as dicts of Python values (IRIs as str, literals converted)."""
+    if not isinstance(result, ox.QuerySolutions):
+        raise QueryError("not a SELECT query")
+    names = [v.value for v in result.variables]
+    return [{n: python_value(row[n]) for n in names} for row in result]
 
 
 def select_on(target: ox.Store, query: str, bindings: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Rows of a query file run on a raw pyoxigraph store (e.g. one opened for writing)."""
     q = library().get(query)
-    result = target.query(q.text, substitutions=q.substitutions(bindings) if bindings else None,
-                          use_default_graph_as_union=True)
-    assert isinstance(result, ox.QuerySolutions)
-    names = [v.value for v in result.variables]
-    return [{n: python_value(row[n]) for n in names} for row in result]
+    return rows_of(target.query(q.text, substitutions=q.substitutions(bindings) if bindings else None,
+                                use_default_graph_as_union=True))
 
 
 def graph_for(doc: RdfDocument) -> ox.NamedNode:
