@@ -21,6 +21,8 @@ from diagkg.kg.validation import Validator
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="diagkg-tests-"))
 os.environ["DIAGKG_STORE"] = str(_SESSION_DIR / "default-store")
 os.environ["XDG_CACHE_HOME"] = str(_SESSION_DIR / "cache")
+# every trajectory a test writes is checked against the shapes (the default checks a sample)
+os.environ["DIAGKG_CHECK_TRAJECTORIES"] = "always"
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = ROOT / "scenarios" / "systems"

@@ -176,5 +176,5 @@ def test_every_template_named_in_the_catalogues_exists():
     from diagkg.kg.validation import default_ontology
     from diagkg.kg.vocab import DK
 
-    names = {str(o) for o in default_ontology().objects(None, DK.updateTemplate)}
+    names = {str(o) for o in default_ontology().objects(None, DK.updateTemplate.uri)}
     assert names and names <= set(library().names())

@@ -19,7 +19,7 @@ from rdflib import RDF, Literal, Namespace
 from rdflib.namespace import SH
 
 from diagkg.kg.validation import default_shapes
-from diagkg.kg.vocab import DK
+from diagkg.kg.vocab import DK, DK_NS
 
 from .conftest import DATA, THREE_CUBES
 
@@ -74,8 +74,8 @@ def _both(*fs):
 
 def _disconnect(port):
     def f(g):
-        g.remove((port, DK.connectedTo, None))
-        g.remove((None, DK.connectedTo, port))
+        g.remove((port, DK.connectedTo.uri, None))
+        g.remove((None, DK.connectedTo.uri, port))
     return f
 
 
@@ -92,160 +92,161 @@ SOSA = Namespace("http://www.w3.org/ns/sosa/")
 
 
 def _session(g):
-    return next(g.subjects(RDF.type, DK.DiagnosticSession))
+    return next(g.subjects(RDF.type, DK.DiagnosticSession.uri))
 
 
 def _fault(g):
-    return next(g.objects(SCN["3CC.S.1"], DK.injects))
+    return next(g.objects(SCN["3CC.S.1"], DK.injects.uri))
 
 
 def _step(g):
-    return next(g.objects(next(g.objects(SCN["3CC.S.1"], DK.idealRepair)), DK.step))
+    return next(g.objects(next(g.objects(SCN["3CC.S.1"], DK.idealRepair.uri)), DK.step.uri))
 
 CASES = [
     # systems
-    Case("no-ground", TC, _remove((S.three_cubes, DK.groundReference, None)), "dksh:SystemShape",
+    Case("no-ground", TC, _remove((S.three_cubes, DK.groundReference.uri, None)), "dksh:SystemShape",
          ":three_cubes", "exactly one ground reference"),
-    Case("two-grounds", TC, _add((S.three_cubes, DK.groundReference, S["main_bulb.n"])), "dksh:SystemShape",
+    Case("two-grounds", TC, _add((S.three_cubes, DK.groundReference.uri, S["main_bulb.n"])), "dksh:SystemShape",
          ":three_cubes", "exactly one ground reference"),
-    Case("ground-elsewhere", TC, _both(_set(S.three_cubes, DK.groundReference, W["bat.neg"]),
-                                       _add((W["bat.neg"], RDF.type, DK.Port))),
+    Case("ground-elsewhere", TC, _both(_set(S.three_cubes, DK.groundReference.uri, W["bat.neg"]),
+                                       _add((W["bat.neg"], RDF.type, DK.Port.uri))),
          "dksh:SystemShape", ":three_cubes", "is not a port of a component of this system"),
     Case("no-description", TC, _remove((S.three_cubes, DCT.description, None)), "dksh:SystemShape",
          ":three_cubes", "dcterms:description"),
-    Case("bad-key", TC, _set(S.three_cubes, DK.systemKey, Literal("Three Cubes")), "dksh:SystemShape",
+    Case("bad-key", TC, _set(S.three_cubes, DK.systemKey.uri, Literal("Three Cubes")), "dksh:SystemShape",
          ":three_cubes", "dk:systemKey"),
     # parts
     Case("duplicate-id", TC, _set(S.internal_bulb, DCT.identifier, Literal("main_bulb")), "dksh:PartShape",
          ":internal_bulb", 'identifier "main_bulb" is used by another part'),
     Case("no-id", TC, _remove((S.load_diode, DCT.identifier, None)), "dksh:PartShape",
          ":load_diode", "exactly one dcterms:identifier"),
-    Case("containment-cycle", TC, _both(_set(S.cube_psu, DK.containedIn, S.cube_ctrl),
-                                        _set(S.cube_ctrl, DK.containedIn, S.cube_psu)),
+    Case("containment-cycle", TC, _both(_set(S.cube_psu, DK.containedIn.uri, S.cube_ctrl),
+                                        _set(S.cube_ctrl, DK.containedIn.uri, S.cube_psu)),
          "dksh:PartShape", ":cube_psu", "containment is not a tree"),
-    Case("two-enclosures", TC, _add((S.main_bulb, DK.containedIn, S.cube_psu)), "dksh:PartShape",
+    Case("two-enclosures", TC, _add((S.main_bulb, DK.containedIn.uri, S.cube_psu)), "dksh:PartShape",
          ":main_bulb", "at most one enclosure"),
-    Case("orphan-module", TC, _set(S.module_load, DK.partOf, S.nowhere), "dksh:PartShape",
+    Case("orphan-module", TC, _set(S.module_load, DK.partOf.uri, S.nowhere), "dksh:PartShape",
          ":module_load", "does not belong to any system"),
-    Case("module-in-component", TC, _set(S.module_load, DK.partOf, S.main_bulb), "dksh:ModuleShape",
+    Case("module-in-component", TC, _set(S.module_load, DK.partOf.uri, S.main_bulb), "dksh:ModuleShape",
          ":module_load", "must be part of a dk:System or of another dk:Module"),
-    Case("enclosure-in-component", TC, _set(S.cube_load, DK.partOf, S.main_bulb), "dksh:PhysicalElementShape",
+    Case("enclosure-in-component", TC, _set(S.cube_load, DK.partOf.uri, S.main_bulb), "dksh:PhysicalElementShape",
          ":cube_load", "must be part of a dk:System or a dk:Module"),
-    Case("loose-peephole", TC, _remove((S.load_peephole, DK.containedIn, None)), "dksh:OpeningShape",
+    Case("loose-peephole", TC, _remove((S.load_peephole, DK.containedIn.uri, None)), "dksh:OpeningShape",
          ":load_peephole", "must be in an enclosure"),
     # components
-    Case("no-module", TC, _set(S.ctrl_switch, DK.partOf, S.three_cubes), "dksh:ComponentShape",
+    Case("no-module", TC, _set(S.ctrl_switch, DK.partOf.uri, S.three_cubes), "dksh:ComponentShape",
          ":ctrl_switch", "must belong to a dk:Module"),
-    Case("two-types", TC, _add((S.main_bulb, RDF.type, DK.Resistor)), "dksh:ComponentShape",
+    Case("two-types", TC, _add((S.main_bulb, RDF.type, DK.Resistor.uri)), "dksh:ComponentShape",
          ":main_bulb", "exactly one component type"),
-    Case("no-type", TC, _remove((S.main_bulb, RDF.type, DK.Bulb)), "dksh:ComponentShape",
+    Case("no-type", TC, _remove((S.main_bulb, RDF.type, DK.Bulb.uri)), "dksh:ComponentShape",
          ":main_bulb", "it has 0"),
-    Case("unknown-class", TC, _both(_remove((S.main_bulb, RDF.type, DK.Bulb)),
-                                    _add((S.main_bulb, RDF.type, rdflib.URIRef(str(DK) + "Bulbb")))),
+    Case("unknown-class", TC, _both(_remove((S.main_bulb, RDF.type, DK.Bulb.uri)),
+                                    _add((S.main_bulb, RDF.type, rdflib.URIRef(DK_NS + "Bulbb")))),
          None, ":main_bulb", "unknown term dk:Bulbb"),
-    Case("misspelt-property", TC, _both(_remove((S.main_bulb, DK.resistance, None)),
-                                        _add((S.main_bulb, rdflib.URIRef(str(DK) + "resistence"), Literal(120.0)))),
+    Case("misspelt-property", TC, _both(_remove((S.main_bulb, DK.resistance.uri, None)),
+                                        _add((S.main_bulb, rdflib.URIRef(DK_NS + "resistence"), Literal(120.0)))),
          None, ":main_bulb", "unknown term dk:resistence"),
-    Case("missing-port", TC, _remove((S.main_bulb, DK.hasPort, S["main_bulb.n"])), "dksh:ComponentShape",
+    Case("missing-port", TC, _remove((S.main_bulb, DK.hasPort.uri, S["main_bulb.n"])), "dksh:ComponentShape",
          ":main_bulb", 'needs a port named "n"'),
-    Case("wrong-port-name", TC, _set(S["main_bulb.n"], DK.portName, Literal("anode")), "dksh:ComponentShape",
+    Case("wrong-port-name", TC, _set(S["main_bulb.n"], DK.portName.uri, Literal("anode")), "dksh:ComponentShape",
          ":main_bulb", "which a bulb does not have"),
     # parameters
-    Case("no-voltage", TC, _remove((S.battery, DK.voltage, None)), "dksh:VoltageSourceShape",
+    Case("no-voltage", TC, _remove((S.battery, DK.voltage.uri, None)), "dksh:VoltageSourceShape",
          ":battery", "dk:voltage"),
-    Case("negative-resistance", TC, _set(S.main_bulb, DK.resistance, Literal(-5)), "dksh:ResistorShape",
+    Case("negative-resistance", TC, _set(S.main_bulb, DK.resistance.uri, Literal(-5)), "dksh:ResistorShape",
          ":main_bulb", "ohms > 0"),
-    Case("text-resistance", TC, _set(S.psu_green_resistor, DK.resistance, Literal("1k")), "dksh:ResistorShape",
+    Case("text-resistance", TC, _set(S.psu_green_resistor, DK.resistance.uri, Literal("1k")), "dksh:ResistorShape",
          ":psu_green_resistor", "a number of ohms"),
-    Case("no-threshold", TC, _remove((S.internal_bulb, DK.powerThreshold, None)), "dksh:BulbShape",
+    Case("no-threshold", TC, _remove((S.internal_bulb, DK.powerThreshold.uri, None)), "dksh:BulbShape",
          ":internal_bulb", "dk:powerThreshold"),
-    Case("no-forward-voltage", TC, _remove((S.load_diode, DK.forwardVoltage, None)), "dksh:DiodeShape",
+    Case("no-forward-voltage", TC, _remove((S.load_diode, DK.forwardVoltage.uri, None)), "dksh:DiodeShape",
          ":load_diode", "dk:forwardVoltage"),
-    Case("led-current-zero", TC, _set(S.psu_green_led, DK.forwardCurrent, Literal(0)), "dksh:LEDShape",
+    Case("led-current-zero", TC, _set(S.psu_green_led, DK.forwardCurrent.uri, Literal(0)), "dksh:LEDShape",
          ":psu_green_led", "dk:forwardCurrent"),
-    Case("switch-yes", TC, _set(S.ctrl_switch, DK.normallyClosed, Literal("yes")), "dksh:SwitchShape",
+    Case("switch-yes", TC, _set(S.ctrl_switch, DK.normallyClosed.uri, Literal("yes")), "dksh:SwitchShape",
          ":ctrl_switch", "dk:normallyClosed"),
-    Case("cable-zero-ohm", TC, _set(S.psu_cable_pos, DK.resistance, Literal(0)), "dksh:CableShape",
+    Case("cable-zero-ohm", TC, _set(S.psu_cable_pos, DK.resistance.uri, Literal(0)), "dksh:CableShape",
          ":psu_cable_pos", "cable's dk:resistance"),
-    Case("pot-wiper-out-of-range", WB, _set(W.pot, DK.wiperPosition, Literal(1.5)), "dksh:PotentiometerShape",
+    Case("pot-wiper-out-of-range", WB, _set(W.pot, DK.wiperPosition.uri, Literal(1.5)), "dksh:PotentiometerShape",
          ":pot", "between 0 and 1"),
-    Case("ldr-no-lit", WB, _remove((W.ldr, DK.litResistance, None)), "dksh:LightSensorShape",
+    Case("ldr-no-lit", WB, _remove((W.ldr, DK.litResistance.uri, None)), "dksh:LightSensorShape",
          ":ldr", "dk:litResistance"),
-    Case("cs-no-threshold", WB, _remove((W.cs, DK.currentThreshold, None)), "dksh:CurrentSensorShape",
+    Case("cs-no-threshold", WB, _remove((W.cs, DK.currentThreshold.uri, None)), "dksh:CurrentSensorShape",
          ":cs", "dk:currentThreshold"),
-    Case("fuse-no-rating", WB, _remove((W.fuse, DK.ratedCurrent, None)), "dksh:FuseShape",
+    Case("fuse-no-rating", WB, _remove((W.fuse, DK.ratedCurrent.uri, None)), "dksh:FuseShape",
          ":fuse", "dk:ratedCurrent"),
     # ports and connections
-    Case("port-of-two", TC, _add((S.internal_bulb, DK.hasPort, S["main_bulb.p"])), "dksh:PortShape",
+    Case("port-of-two", TC, _add((S.internal_bulb, DK.hasPort.uri, S["main_bulb.p"])), "dksh:PortShape",
          ":main_bulb.p", "exactly one component"),
-    Case("port-of-none", TC, _remove((S.main_bulb, DK.hasPort, S["main_bulb.p"])), "dksh:PortShape",
+    Case("port-of-none", TC, _remove((S.main_bulb, DK.hasPort.uri, S["main_bulb.p"])), "dksh:PortShape",
          ":main_bulb.p", "exactly one component"),
-    Case("wire-to-nothing", TC, _add((S["main_bulb.p"], DK.connectedTo, S["main_bulb.x"])), "dksh:PortShape",
+    Case("wire-to-nothing", TC, _add((S["main_bulb.p"], DK.connectedTo.uri, S["main_bulb.x"])), "dksh:PortShape",
          ":main_bulb.p", "must join two declared ports"),
     Case("unconnected-port", TC, _disconnect(S["internal_bulb.p"]), "dksh:PortShape",
          ":internal_bulb.p", "not connected to anything"),
-    Case("self-loop", TC, _add((S["main_bulb.p"], DK.connectedTo, S["main_bulb.p"])), "dksh:PortShape",
+    Case("self-loop", TC, _add((S["main_bulb.p"], DK.connectedTo.uri, S["main_bulb.p"])), "dksh:PortShape",
          ":main_bulb.p", "connected to itself"),
-    Case("shorted-component", TC, _add((S["main_bulb.p"], DK.connectedTo, S["main_bulb.n"])), "dksh:PortShape",
+    Case("shorted-component", TC, _add((S["main_bulb.p"], DK.connectedTo.uri, S["main_bulb.n"])), "dksh:PortShape",
          ":main_bulb.p", "same component"),
-    Case("port-no-name", TC, _remove((S["main_bulb.p"], DK.portName, None)), "dksh:PortShape",
+    Case("port-no-name", TC, _remove((S["main_bulb.p"], DK.portName.uri, None)), "dksh:PortShape",
          ":main_bulb.p", "exactly one dk:portName"),
     # affordances and functions
-    Case("affords-nonsense", TC, _add((S.main_bulb, DK.affords, DK.Inverted)), "dksh:AffordanceUseShape",
+    Case("affords-nonsense", TC, _add((S.main_bulb, DK.affords.uri, DK.Inverted.uri)), "dksh:AffordanceUseShape",
          ":main_bulb", "takes a dk:Affordance"),
-    Case("bad-state", WB, lambda g: g.set((next(g.subjects(DK.inState, DK.Open)), DK.inState, DK.Observable)),
+    Case("bad-state", WB, lambda g: g.set((next(g.subjects(DK.inState.uri, DK.Open.uri)), DK.inState.uri, DK.Observable.uri)),
          "dksh:StateConditionShape", ":aux_lamp dk:affordsWhen [] dk:whenAny []", "names exactly one state"),
-    Case("grants-nothing", WB, _remove((None, DK.grants, DK.Observable)), "dksh:ConditionalAffordanceShape",
+    Case("grants-nothing", WB, _remove((None, DK.grants.uri, DK.Observable.uri)), "dksh:ConditionalAffordanceShape",
          ":aux_lamp dk:affordsWhen []", "grants at least one"),
     Case("function-no-label", TC, _remove((S.fn_illuminate, RDFS.label, None)), "dksh:FunctionShape",
          ":fn_illuminate", "needs an rdfs:label"),
-    Case("depends-on-component", TC, _add((S.fn_illuminate, DK.dependsOn, S.main_bulb)), "dksh:FunctionShape",
+    Case("depends-on-component", TC, _add((S.fn_illuminate, DK.dependsOn.uri, S.main_bulb)), "dksh:FunctionShape",
          ":fn_illuminate", "only depend on a dk:Function"),
     # behaviour: couplings and SPICE mappings
-    Case("coupling-receiver-not-sensor", ALS, _set(A.lamp_light_on_sensor, DK.receiver, A.internal_bulb),
+    Case("coupling-receiver-not-sensor", ALS, _set(A.lamp_light_on_sensor, DK.receiver.uri, A.internal_bulb),
          "dksh:OpticalCouplingShape", ":lamp_light_on_sensor", "a light sensor"),
-    Case("coupling-no-condition", ALS, _remove((A.sensor_drives_relay, DK.closedWhen, None)),
+    Case("coupling-no-condition", ALS, _remove((A.sensor_drives_relay, DK.closedWhen.uri, None)),
          "dksh:SwitchingCouplingShape", ":sensor_drives_relay", "exactly one dk:closedWhen"),
-    Case("coupling-bad-expression", ALS, _set(A.sensor_drives_relay, DK.closedWhen, Literal("__import__('os')")),
+    Case("coupling-bad-expression", ALS, _set(A.sensor_drives_relay, DK.closedWhen.uri, Literal("__import__('os')")),
          None, ":sensor_drives_relay", "only calls of"),
-    Case("coupling-orphan", ALS, _remove((A.ambient_light_sensor, DK.hasCoupling, A.sensor_drives_relay)),
+    Case("coupling-orphan", ALS, _remove((A.ambient_light_sensor, DK.hasCoupling.uri, A.sensor_drives_relay)),
          "dksh:CouplingShape", ":sensor_drives_relay", "belongs to exactly one system"),
-    Case("spice-kind", BEH, lambda g: g.set((next(g.objects(DK.Resistor, DK.stampedAs)), DK.elementKind, Literal("X"))),
+    Case("spice-kind", BEH, lambda g: g.set((next(g.objects(DK.Resistor.uri, DK.stampedAs.uri)), DK.elementKind.uri, Literal("X"))),
          "dksh:SpiceElementShape", "dk:Resistor dk:stampedAs []", "dk:elementKind"),
-    Case("spice-no-value", BEH, lambda g: g.remove((next(g.objects(DK.Resistor, DK.stampedAs)), DK.valueExpression, None)),
+    Case("spice-no-value", BEH,
+         lambda g: g.remove((next(g.objects(DK.Resistor.uri, DK.stampedAs.uri)), DK.valueExpression.uri, None)),
          "dksh:SpiceElementShape", "dk:Resistor dk:stampedAs []", "needs a dk:valueExpression"),
     # scenarios (validated with their system's description)
-    Case("scenario-unknown-component", SC1, _add((SCN["3CC.S.1"], DK.faultyComponent, S.flux_capacitor)),
+    Case("scenario-unknown-component", SC1, _add((SCN["3CC.S.1"], DK.faultyComponent.uri, S.flux_capacitor)),
          "dksh:ScenarioShape", ":3CC.S.1", "is not a part of the scenario's system"),
-    Case("scenario-zero-budget", SC1, _set(SCN["3CC.S.1"], DK.actionBudget, Literal(0)),
+    Case("scenario-zero-budget", SC1, _set(SCN["3CC.S.1"], DK.actionBudget.uri, Literal(0)),
          "dksh:ScenarioShape", ":3CC.S.1", "positive integer"),
-    Case("scenario-no-repair", SC1, _remove((SCN["3CC.S.1"], DK.idealRepair, None)),
+    Case("scenario-no-repair", SC1, _remove((SCN["3CC.S.1"], DK.idealRepair.uri, None)),
          "dksh:ScenarioShape", ":3CC.S.1", "exactly one dk:idealRepair"),
-    Case("fault-target-missing", SC1, lambda g: g.set((_fault(g), DK.faultTarget, S.flux_capacitor)),
+    Case("fault-target-missing", SC1, lambda g: g.set((_fault(g), DK.faultTarget.uri, S.flux_capacitor)),
          "dksh:FaultShape", ":3CC.S.1 dk:injects []", "does not exist in the scenario's system"),
-    Case("fault-mode-wrong-type", SC1, lambda g: g.set((_fault(g), DK.faultTarget, S.main_bulb)),
+    Case("fault-mode-wrong-type", SC1, lambda g: g.set((_fault(g), DK.faultTarget.uri, S.main_bulb)),
          "dksh:FaultShape", ":3CC.S.1 dk:injects []", "does not apply to"),
-    Case("fault-needs-other", SC1, lambda g: g.set((_fault(g), DK.faultMode, DK.CrossedCables)),
+    Case("fault-needs-other", SC1, lambda g: g.set((_fault(g), DK.faultMode.uri, DK.CrossedCables.uri)),
          "dksh:FaultShape", ":3CC.S.1 dk:injects []", "needs a second target"),
-    Case("step-unknown-target", SC1, lambda g: g.set((_step(g), DK.target, S.flux_capacitor)),
+    Case("step-unknown-target", SC1, lambda g: g.set((_step(g), DK.target.uri, S.flux_capacitor)),
          "dksh:PlanStepShape", ":3CC.S.1 dk:idealRepair [] dk:step []", "is not a part of the scenario's system"),
-    Case("step-target-count", SC1, lambda g: g.set((_step(g), DK.actionType, DK.SwapCablePolarities)),
+    Case("step-target-count", SC1, lambda g: g.set((_step(g), DK.actionType.uri, DK.SwapCablePolarities.uri)),
          "dksh:PlanStepShape", ":3CC.S.1 dk:idealRepair [] dk:step []", "takes 2 target(s)"),
     # trajectories
-    Case("session-no-end", TRJ, lambda g: g.remove((_session(g), DK.endValue, None)),
+    Case("session-no-end", TRJ, lambda g: g.remove((_session(g), DK.endValue.uri, None)),
          "dksh:SessionShape", "t:session", "exactly one end value"),
-    Case("session-round-count", TRJ, lambda g: g.set((_session(g), DK.roundCount, Literal(9))),
+    Case("session-round-count", TRJ, lambda g: g.set((_session(g), DK.roundCount.uri, Literal(9))),
          "dksh:SessionShape", "t:session", "records"),
-    Case("round-no-position", TRJ, lambda g: g.remove((next(g.subjects(RDF.type, DK.Round)), DK.position, None)),
+    Case("round-no-position", TRJ, lambda g: g.remove((next(g.subjects(RDF.type, DK.Round.uri)), DK.position.uri, None)),
          "dksh:RoundShape", None, "exactly one position"),
-    Case("executed-no-type", TRJ, lambda g: g.remove((next(g.subjects(RDF.type, DK.ExecutedAction)), DK.actionType, None)),
+    Case("executed-no-type", TRJ, lambda g: g.remove((next(g.subjects(RDF.type, DK.ExecutedAction.uri)), DK.actionType.uri, None)),
          "dksh:ExecutedActionShape", None, "exactly one action type"),
-    Case("hypothesis-no-verdict", TRJ, lambda g: g.remove((next(g.subjects(RDF.type, DK.Hypothesis)), DK.verdict, None)),
+    Case("hypothesis-no-verdict", TRJ, lambda g: g.remove((next(g.subjects(RDF.type, DK.Hypothesis.uri)), DK.verdict.uri, None)),
          "dksh:HypothesisShape", None, "exactly one verdict"),
     Case("observation-no-result", TRJ, lambda g: [g.remove((o, SOSA.hasSimpleResult, None)) or g.remove((o, SOSA.hasResult, None))
                                                    for o in g.subjects(RDF.type, SOSA.Observation)],
          "dksh:ObservationShape", None, "needs a result"),
-    Case("function-is-component", TC, _add((S.main_bulb, DK.hasFunction, S.battery)), "dksh:FunctionHolderShape",
+    Case("function-is-component", TC, _add((S.main_bulb, DK.hasFunction.uri, S.battery)), "dksh:FunctionHolderShape",
          ":main_bulb", "takes a declared dk:Function"),
 ]
 
@@ -285,7 +286,7 @@ def test_open_by_design_port_is_fine(validator, tmp_path):
     report = _validate(validator, DATA / "workbench.ttl", lambda g: None, tmp_path)
     assert report.conforms
     report = _validate(validator, DATA / "workbench.ttl",
-                       _remove((W["pot.wiper"], DK.openByDesign, None)), tmp_path)
+                       _remove((W["pot.wiper"], DK.openByDesign.uri, None)), tmp_path)
     assert [v.focus for v in report.violations] == [":pot.wiper"]
 
 

@@ -45,10 +45,10 @@ def test_every_class_and_property_is_declared():
 
 def test_component_types_declare_their_ports():
     g = default_ontology()
-    types = set(g.subjects(RDF.type, DK.ComponentType))
+    types = set(g.subjects(RDF.type, DK.ComponentType.uri))
     assert len(types) == 12
     for t in types:
-        assert list(g.objects(t, DK.hasPortName)), t
+        assert list(g.objects(t, DK.hasPortName.uri)), t
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
@@ -62,10 +62,10 @@ def test_ontology_is_consistent_for_hermit(tmp_path):
     data = rdflib.Graph().parse(THREE_CUBES)
     inferred = reason(data, engine="hermit")
     sys_ns = rdflib.Namespace("https://w3id.org/diagkg/system/three_cubes/")
-    assert (sys_ns.main_bulb, DK.within, sys_ns.three_cubes) in inferred
-    assert (sys_ns.fn_illuminate, DK.dependsOn, sys_ns.fn_supply_power) in inferred      # transitivity
-    assert (sys_ns.fn_indicate_power, DK.dependsOn, sys_ns.fn_supply_power) in inferred  # monitors ⊑ dependsOn
-    assert (sys_ns.main_bulb, DK.physicallyWithin, sys_ns.cube_load) in inferred
+    assert (sys_ns.main_bulb, DK.within.uri, sys_ns.three_cubes) in inferred
+    assert (sys_ns.fn_illuminate, DK.dependsOn.uri, sys_ns.fn_supply_power) in inferred      # transitivity
+    assert (sys_ns.fn_indicate_power, DK.dependsOn.uri, sys_ns.fn_supply_power) in inferred  # monitors ⊑ dependsOn
+    assert (sys_ns.main_bulb, DK.physicallyWithin.uri, sys_ns.cube_load) in inferred
 
 
 def test_owlrl_fallback_agrees_on_part_of():
@@ -76,8 +76,8 @@ def test_owlrl_fallback_agrees_on_part_of():
     data = rdflib.Graph().parse(THREE_CUBES)
     inferred = reason(data, engine="owlrl")
     sys_ns = rdflib.Namespace("https://w3id.org/diagkg/system/three_cubes/")
-    assert (sys_ns.main_bulb, DK.within, sys_ns.three_cubes) in inferred
-    assert (sys_ns.fn_illuminate, DK.dependsOn, sys_ns.fn_supply_power) in inferred
+    assert (sys_ns.main_bulb, DK.within.uri, sys_ns.three_cubes) in inferred
+    assert (sys_ns.fn_illuminate, DK.dependsOn.uri, sys_ns.fn_supply_power) in inferred
 
 
 def test_auto_reasoner_falls_back_to_owlrl_without_java(monkeypatch):
@@ -89,6 +89,6 @@ def test_auto_reasoner_falls_back_to_owlrl_without_java(monkeypatch):
     data = rdflib.Graph().parse(THREE_CUBES)
     inferred = reasoning.reason(data, engine="auto")
     sys_ns = rdflib.Namespace("https://w3id.org/diagkg/system/three_cubes/")
-    assert (sys_ns.main_bulb, DK.within, sys_ns.three_cubes) in inferred
+    assert (sys_ns.main_bulb, DK.within.uri, sys_ns.three_cubes) in inferred
     with pytest.raises(reasoning.ReasonerUnavailable, match="Java"):
         reasoning.reason(data, engine="hermit")

@@ -51,13 +51,23 @@ def _console(stderr: bool = False) -> Console:
 
 
 def _print_table(columns: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None) -> None:
+    """A table: drawn by rich on a terminal (long values fold onto more lines,
+    never cut); plain aligned columns, one row per line, anywhere else."""
+    cells = [["" if v is None else str(v) for v in row] for row in rows]
+    if not sys.stdout.isatty():
+        widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
+        if title:
+            print(title)
+        for row in [list(columns), ["-" * w for w in widths], *cells]:
+            print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+        return
     from rich.table import Table
 
     table = Table(title=title, show_lines=False)
     for c in columns:
-        table.add_column(c)
-    for row in rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
+        table.add_column(c, overflow="fold")
+    for row in cells:
+        table.add_row(*row)
     _console().print(table)
 
 
@@ -726,14 +736,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also store the result as SOSA observations in a simulation/… graph")
     p.add_argument("--netlist", action="store_true", help="print the SPICE netlist instead of solving")
 
-    from .agents.registry import names as assistant_names
-
     p = add("run", cmd_run, "Run a diagnostic session: an assistant on a scenario; stores the trajectory.")
     p.add_argument("--scenario", required=True, metavar="N|ID|FILE",
                    help="a scenario of the store by number or id (e.g. 3CC.S.1), or a scenario file, "
                         "validated against the store's systems and loaded first")
     p.add_argument("--replace", action="store_true", help="with a FILE: replace a stored scenario it collides with")
-    p.add_argument("--assistant", required=True, metavar="NAME", help="one of: " + ", ".join(assistant_names()))
+    p.add_argument("--assistant", required=True, metavar="NAME", help="an installed assistant, e.g. neuro-symbolic, oracle, random-search "
+                        "(an unknown name lists them all)")
     p.add_argument("--seed", type=int, default=0, help="seed for loose connections and random assistants")
     p.add_argument("--budget", type=int, metavar="ROUNDS", help="override the scenario's action budget")
     p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object")

@@ -89,11 +89,19 @@ Factory = Callable[..., BaseAssistant]
 _REGISTERED: dict[str, Factory] = {}
 
 
-def _entry_points() -> dict[str, EntryPoint]:
-    found: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=GROUP):
-        found.setdefault(ep.name, ep)
-    return found
+_FOUND: dict[str, EntryPoint] | None = None
+
+
+def _entry_points(fresh: bool = False) -> dict[str, EntryPoint]:
+    """The installed assistants (read once per process: reading every
+    distribution's metadata costs milliseconds; ``fresh`` reads again)."""
+    global _FOUND
+    if _FOUND is None or fresh:
+        found: dict[str, EntryPoint] = {}
+        for ep in entry_points(group=GROUP):
+            found.setdefault(ep.name, ep)
+        _FOUND = found
+    return _FOUND
 
 
 def register(name: str, factory: Factory) -> None:
@@ -112,6 +120,8 @@ def factory(name: str) -> Factory:
     if name in _REGISTERED:
         return _REGISTERED[name]
     found = _entry_points()
+    if name not in found:
+        found = _entry_points(fresh=True)     # installed since the first look?
     if name not in found:
         known = names()
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)

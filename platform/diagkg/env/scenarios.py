@@ -20,6 +20,8 @@ from ..errors import UnknownTermError
 from ..kg import graphs
 from ..kg.vocab import DK
 
+XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
 
@@ -81,6 +83,20 @@ class ScenarioCatalog:
         self._by_id = {r["id"]: n for n, r in self._rows.items()}
         self._cache: dict[int, Scenario] = {}
 
+    @staticmethod
+    def find(store: "KnowledgeStore", ref: str | int) -> Scenario:
+        """One scenario by number or identifier, without listing the others
+        (what a session start needs); an unknown one is said as by :meth:`resolve`."""
+        bound: dict[str, ox.Literal] = {}
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
+            bound["number"] = ox.Literal(str(int(ref)), datatype=ox.NamedNode(XSD_INTEGER))
+        elif isinstance(ref, str):
+            bound["id"] = ox.Literal(ref)
+        rows = store.select("scenario-index", bound) if bound else []
+        if len(rows) != 1:
+            return ScenarioCatalog(store).resolve(ref)
+        return _read_scenario(store, rows[0])
+
     def numbers(self) -> list[int]:
         return sorted(self._rows)
 
@@ -107,37 +123,39 @@ class ScenarioCatalog:
                     raise UnknownTermError(f"no scenario {ref!r} in the store{hint}; load its file "
                                            "(diagkg load FILE.ttl) or list them (diagkg query scenario-index)")
         if number not in self._cache:
-            self._cache[number] = self._load(self._rows[number])
+            self._cache[number] = _read_scenario(self.store, self._rows[number])
         return self._cache[number]
 
-    def _load(self, row: dict[str, Any]) -> Scenario:
-        iri = ox.NamedNode(row["scenario"])
-        details: dict[str, list[str]] = {"category": [], "faulty": [], "removed": [], "permanent": [], "note": []}
-        for r in self.store.select("scenario-details", {"scenario": iri}):
-            details[r["what"]].append(r["id"] if r["what"] != "note" else r["value"])
-        faults = tuple(
-            Fault(mode=r["mode"].rsplit("#", 1)[-1], label=r["modeLabel"], template=r["template"],
-                  target=r["target"], other=r["other"],
-                  value=float(r["value"]) if r["value"] is not None else (
-                      float(r["default"]) if r["default"] is not None and r["probability"] is None else None),
-                  probability=float(r["probability"]) if r["probability"] is not None else (
-                      float(r["default"]) if r["default"] is not None else None))
-            for r in self.store.select("scenario-faults", {"scenario": iri}))
-        steps: dict[int, dict[str, Any]] = {}
-        for r in self.store.select("scenario-repair", {"scenario": iri}):
-            step = steps.setdefault(int(r["position"]), {"action": r["action"], "targets": [], "value": r["value"]})
-            step["targets"].append(r["target"])
-        repair = tuple(RepairStep(pos, s["action"], tuple(s["targets"]),
-                                  float(s["value"]) if s["value"] is not None else None)
-                       for pos, s in sorted(steps.items()))
-        return Scenario(
-            iri=iri.value, number=int(row["number"]), id=row["id"], label=row["label"],
-            system_iri=row["system"], key=row["key"], budget=int(row["budget"]),
-            observations=row["observations"], diagnosis=row["diagnosis"], description=row["description"],
-            categories=tuple(sorted(details["category"])), faulty=frozenset(details["faulty"]),
-            removed=frozenset(details["removed"]), permanent=frozenset(details["permanent"]),
-            notes=tuple(details["note"]), faults=faults, repair=repair,
-        )
+
+def _read_scenario(store: "KnowledgeStore", row: dict[str, Any]) -> Scenario:
+    """A scenario from its ``scenario-index`` row and its details."""
+    iri = ox.NamedNode(row["scenario"])
+    details: dict[str, list[str]] = {"category": [], "faulty": [], "removed": [], "permanent": [], "note": []}
+    for r in store.select("scenario-details", {"scenario": iri}):
+        details[r["what"]].append(r["id"] if r["what"] != "note" else r["value"])
+    faults = tuple(
+        Fault(mode=r["mode"].rsplit("#", 1)[-1], label=r["modeLabel"], template=r["template"],
+              target=r["target"], other=r["other"],
+              value=float(r["value"]) if r["value"] is not None else (
+                  float(r["default"]) if r["default"] is not None and r["probability"] is None else None),
+              probability=float(r["probability"]) if r["probability"] is not None else (
+                  float(r["default"]) if r["default"] is not None else None))
+        for r in store.select("scenario-faults", {"scenario": iri}))
+    steps: dict[int, dict[str, Any]] = {}
+    for r in store.select("scenario-repair", {"scenario": iri}):
+        step = steps.setdefault(int(r["position"]), {"action": r["action"], "targets": [], "value": r["value"]})
+        step["targets"].append(r["target"])
+    repair = tuple(RepairStep(pos, s["action"], tuple(s["targets"]),
+                              float(s["value"]) if s["value"] is not None else None)
+                   for pos, s in sorted(steps.items()))
+    return Scenario(
+        iri=iri.value, number=int(row["number"]), id=row["id"], label=row["label"],
+        system_iri=row["system"], key=row["key"], budget=int(row["budget"]),
+        observations=row["observations"], diagnosis=row["diagnosis"], description=row["description"],
+        categories=tuple(sorted(details["category"])), faulty=frozenset(details["faulty"]),
+        removed=frozenset(details["removed"]), permanent=frozenset(details["permanent"]),
+        notes=tuple(details["note"]), faults=faults, repair=repair,
+    )
 
 
 # ---------------------------------------------------------------------------

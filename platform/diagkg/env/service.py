@@ -98,7 +98,7 @@ class Session:
 
         self.scenario = scenario
         self.source = store                                   # the store in use (read from, never written)
-        self.store = workspace(store, scenario, notify)       # working memory: knowledge + circuit state
+        self.store = workspace(store, scenario, notify, owner=self)   # working memory: knowledge + circuit state
         self.id = session_id or uuid.uuid4().hex[:12]
         self.state_graph = graphs.named("state", self.id)
         self.system_graph = scenario.system_graph
@@ -238,7 +238,7 @@ class Session:
         if not hasattr(self, "_part_kinds"):
             kinds = {}
             self.parent_of = {}
-            for r in self.store.select("system-parts", {"system": ox.NamedNode(self.sk.iri)}):
+            for r in self.sk.parts:
                 if r["parent"]:
                     self.parent_of[r["id"]] = r["parent"]
                 cls = (r["class"] or "")[len(DK_NS):]

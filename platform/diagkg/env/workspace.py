@@ -19,6 +19,7 @@ and inference comes from the store the user chose (``--store``,
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -48,7 +49,7 @@ def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
     if isinstance(ref, Scenario):
         return ref
     try:
-        return ScenarioCatalog(store).resolve(ref)
+        return ScenarioCatalog.find(store, ref)
     except UnknownTermError:
         if has_shipped(store):
             raise
@@ -77,14 +78,64 @@ def _copy(store: "KnowledgeStore", names: list[ox.NamedNode]) -> "KnowledgeStore
     return memory
 
 
-def workspace(store: "KnowledgeStore", scenario: "Scenario", notify: Notify | None = None) -> "KnowledgeStore":
-    """A session's working memory for ``scenario``, seeded from ``store``."""
+class _Pool:
+    """Working memories whose sessions have ended, kept for the next session on
+    the same knowledge: seeding one costs milliseconds (the ontology alone is
+    about 2,000 triples), emptying its session graphs costs microseconds.
+
+    A working memory is keyed by the versions of the graphs it was seeded with,
+    so a changed ontology, system or inference never reaches a new session.
+    Sessions write only graphs of their own (the circuit state); a returned
+    memory keeps its seed graphs and loses every other graph.
+    """
+
+    PER_KEY = 4
+
+    def __init__(self) -> None:
+        self._free: dict[tuple[str, ...], list["KnowledgeStore"]] = {}
+
+    def take(self, versions: tuple[str, ...]) -> "KnowledgeStore | None":
+        free = self._free.get(versions)
+        return free.pop() if free else None
+
+    def give_back(self, versions: tuple[str, ...], memory: "KnowledgeStore", seed: frozenset[ox.NamedNode]) -> None:
+        raw = memory.raw
+        for graph in list(raw.named_graphs()):
+            if graph not in seed:
+                raw.remove_graph(graph)
+        raw.clear_graph(ox.DefaultGraph())
+        free = self._free.setdefault(versions, [])
+        if len(free) < self.PER_KEY:
+            free.append(memory)
+        if len(self._free) > 16:          # knowledge that changed: forget the oldest
+            self._free.pop(next(iter(self._free)))
+
+
+_POOL = _Pool()
+
+
+def workspace(store: "KnowledgeStore", scenario: "Scenario", notify: Notify | None = None,
+              owner: object | None = None) -> "KnowledgeStore":
+    """A session's working memory for ``scenario``, seeded from ``store``.
+
+    With an ``owner`` (the session), the memory goes back to a pool when the
+    owner is garbage-collected and is reused, emptied of everything but its
+    seed, by a later session on the same versions of the same knowledge; do not
+    keep a reference to it beyond its owner's life.
+    """
     from ..kg.loading import ensure_inferences
 
     ensure_inferences(store, scenario.key, notify)
     names = _knowledge_graphs(store, scenario.system_iri, scenario.key)
-    names.append(graph_holding(store, scenario.iri, str(DK.Scenario)) or graphs.named("scenario", scenario.id))
-    return _copy(store, names)
+    versions = tuple(store.version_of(n) for n in names)
+    memory = _POOL.take(versions) if owner is not None else None
+    if memory is None:
+        memory = _copy(store, names)
+    scenario_graph = graph_holding(store, scenario.iri, str(DK.Scenario)) or graphs.named("scenario", scenario.id)
+    memory.raw.extend(store.raw.quads_for_pattern(None, None, None, scenario_graph))
+    if owner is not None:
+        weakref.finalize(owner, _POOL.give_back, versions, memory, frozenset(names))
+    return memory
 
 
 class KnowledgeView:

@@ -578,7 +578,7 @@ def _split(graph: rdflib.Graph) -> dict[str, set[rdflib.term.Node]]:
     node of the output reachable from it)."""
     subjects = set(graph.subjects())
     out: dict[str, set[rdflib.term.Node]] = {}
-    for scenario in graph.subjects(RDF.type, DK.Scenario):
+    for scenario in graph.subjects(RDF.type, DK.Scenario.uri):
         ident = graph.value(scenario, DCTERMS.identifier)
         nodes: set[rdflib.term.Node] = set()
         todo = [scenario]
@@ -594,7 +594,7 @@ def _split(graph: rdflib.Graph) -> dict[str, set[rdflib.term.Node]]:
 
 def _turtle(graph: rdflib.Graph, nodes: set[rdflib.term.Node], row: _Row, source: str, label: str | None) -> str:
     g = rdflib.Graph(bind_namespaces="none")
-    scenario = next(n for n in nodes if (n, RDF.type, DK.Scenario) in graph)
+    scenario = next(n for n in nodes if (n, RDF.type, DK.Scenario.uri) in graph)
     g.bind("", str(scenario).rsplit("/", 1)[0] + "/")
     if row.key:
         g.bind("sys", graphs.system_namespace(row.key))
@@ -644,7 +644,7 @@ def _problem_violations(doc: RdfDocument, scenario: rdflib.term.Node,
 def _relocate_part_violations(doc: RdfDocument, violations: list[Violation]) -> list[Violation]:
     """The scenario shape's "not a part of the system" check covers faulty and
     removed components alike; tell which one a violation is about."""
-    faulty = {doc.graph.namespace_manager.normalizeUri(str(o)) for o in doc.graph.objects(None, DK.faultyComponent)}
+    faulty = {doc.graph.namespace_manager.normalizeUri(str(o)) for o in doc.graph.objects(None, DK.faultyComponent.uri)}
     out = []
     for v in violations:
         if "is not a part of the scenario's system" in v.message and v.path == "(the node itself)":
@@ -701,7 +701,7 @@ def import_scenarios(path: str | Path, out: str | Path | None = None, *, validat
     timings["turtle"] = t3 - t2
     results = (validator or Validator()).validate_documents(docs) if validate else {}
     for s, doc, row in zip(scenarios, docs, norm.rows, strict=False):
-        scenario = next(doc.graph.subjects(RDF.type, DK.Scenario))
+        scenario = next(doc.graph.subjects(RDF.type, DK.Scenario.uri))
         problems = _problem_violations(doc, scenario, norm.problems.get(row.id, []))
         s.violations = problems + _relocate_part_violations(doc, results.get(doc.name, []))
     t4 = time.perf_counter()

@@ -199,9 +199,12 @@ def core_graphs() -> dict[ox.NamedNode, list[ox.Triple]]:
     return out
 
 
+@lru_cache(maxsize=1)
 def ontology_version() -> str:
+    """The content hash of the shipped ontology (fixed for the life of a process)."""
+    content_hash = str(DK.contentHash)
     graph = core_graphs()[graphs.ONTOLOGY]
-    return next(value_of(t.object) for t in graph if t.predicate.value == str(DK.contentHash))
+    return next(value_of(t.object) for t in graph if t.predicate.value == content_hash)
 
 
 def _is_core_file(origin: str) -> bool:

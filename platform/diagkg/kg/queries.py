@@ -29,19 +29,23 @@ from __future__ import annotations
 
 import difflib
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import jinja2
+from typing import TYPE_CHECKING
+
 import pyoxigraph as ox
-import rdflib
 
 from ..errors import QueryError, UnknownQueryError
 from . import resources
 from .rdfio import to_oxigraph
+
+if TYPE_CHECKING:  # pragma: no cover
+    import jinja2
 
 SUFFIXES = (".rq.j2", ".ru.j2", ".rq", ".ru")
 
@@ -53,11 +57,18 @@ class SparqlTerm(str):
     """Text of one RDF term in SPARQL syntax, produced only by the filters below."""
 
 
+def _is_rdflib(value: Any, *names: str) -> bool:
+    """Whether ``value`` is one of rdflib's ``names`` (without importing rdflib:
+    a process that has not imported it holds no rdflib term)."""
+    rdflib = sys.modules.get("rdflib")
+    return rdflib is not None and isinstance(value, tuple(getattr(rdflib, n) for n in names))
+
+
 def _as_term(value: Any) -> RdfTerm:
     """An RDF term for a Python value (str -> plain literal)."""
     if isinstance(value, (ox.NamedNode, ox.BlankNode, ox.Literal)):
         return value
-    if isinstance(value, (rdflib.URIRef, rdflib.Literal)):
+    if _is_rdflib(value, "URIRef", "Literal"):
         return to_oxigraph(value)
     if isinstance(value, bool):
         return ox.Literal("true" if value else "false", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
@@ -68,8 +79,10 @@ def _as_term(value: Any) -> RdfTerm:
 
 def iri_filter(value: Any) -> SparqlTerm:
     """``{{ x | iri }}``: an IRI, validated and written ``<…>``."""
-    if isinstance(value, (ox.NamedNode, rdflib.URIRef)):
-        value = str(value.value if isinstance(value, ox.NamedNode) else value)
+    if isinstance(value, ox.NamedNode):
+        value = value.value
+    elif _is_rdflib(value, "URIRef"):
+        value = str(value)
     if not isinstance(value, str):
         raise QueryError(f"expected an IRI, got {type(value).__name__} {value!r}")
     try:
@@ -153,6 +166,8 @@ class QueryFile:
             if values:
                 raise QueryError(f"{self.name} is not a template; bind its variables instead")
             return self.text
+        import jinja2
+
         try:
             return _compiled(self.text).render(**values)
         except jinja2.UndefinedError as exc:
@@ -182,6 +197,8 @@ def _compiled(text: str) -> jinja2.Template:
 
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
+    import jinja2
+
     env = jinja2.Environment(
         undefined=jinja2.StrictUndefined, autoescape=False, finalize=_finalize,
         keep_trailing_newline=True,

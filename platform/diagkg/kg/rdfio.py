@@ -12,12 +12,14 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import pyoxigraph as ox
-import rdflib
 
 from ..errors import InputError, RdfSyntaxError, SourceLocation
+
+if TYPE_CHECKING:  # pragma: no cover
+    import rdflib
 
 # file suffix -> (pyoxigraph format, rdflib format name)
 FORMATS: dict[str, tuple[ox.RdfFormat, str]] = {
@@ -49,12 +51,16 @@ class RdfDocument:
     @cached_property
     def graph(self) -> rdflib.Graph:
         """The document as an rdflib graph, with its prefixes bound."""
+        import rdflib
+
         g = rdflib.Graph()
         g.parse(data=self.text, format=self.rdflib_format)
         return g
 
     def line_of(self, term: rdflib.term.Node) -> int | None:
         """The first line where ``term`` is written, as a full IRI or a prefixed name."""
+        import rdflib
+
         if not isinstance(term, rdflib.URIRef):
             return None
         candidates = [f"<{term}>"]
@@ -155,6 +161,8 @@ def value_of(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
 
 def to_rdflib(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> rdflib.term.Node:
     """Convert a pyoxigraph term to its rdflib equivalent (a triple term has none: TypeError)."""
+    import rdflib
+
     if isinstance(term, ox.NamedNode):
         return rdflib.URIRef(term.value)
     if isinstance(term, ox.BlankNode):
@@ -172,6 +180,8 @@ def to_rdflib(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> rdf
 
 def to_oxigraph(term: rdflib.term.Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     """Convert an rdflib term to its pyoxigraph equivalent."""
+    import rdflib
+
     if isinstance(term, rdflib.URIRef):
         return ox.NamedNode(str(term))
     if isinstance(term, rdflib.BNode):

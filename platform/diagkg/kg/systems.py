@@ -15,13 +15,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import jinja2
-
 from ..errors import InputError, UnknownTermError
 from . import resources
 
 if TYPE_CHECKING:  # pragma: no cover
     from importlib.resources.abc import Traversable
+
+    import jinja2
 
 TEMPLATE_SUFFIX = ".ttl.j2"
 
@@ -38,6 +38,8 @@ def _load_template(name: str) -> str | None:
 
 
 def _environment() -> jinja2.Environment:
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.FunctionLoader(_load_template),
         undefined=jinja2.StrictUndefined,
@@ -55,6 +57,8 @@ def template_keys() -> list[str]:
 
 def render(key: str) -> str:
     """The Turtle generated from ``<key>.ttl.j2``."""
+    import jinja2
+
     name = key + TEMPLATE_SUFFIX
     try:
         text = _environment().get_template(name).render(system_key=key, template_name=name)

@@ -78,7 +78,7 @@ def shipped_system_graph(iri: str) -> rdflib.Graph | None:
             continue
         g = rdflib.Graph()
         g.parse(data=text, format="turtle")
-        if (rdflib.URIRef(iri), RDF.type, DK.System) in g:
+        if (rdflib.URIRef(iri), RDF.type, DK.System.uri) in g:
             return g
     return None
 
@@ -137,14 +137,14 @@ class Validator:
         """
         defined: dict[str, rdflib.Graph] = {}
         for g in (*context, *(d.graph for d in docs)):
-            for s in g.subjects(RDF.type, DK.System):
+            for s in g.subjects(RDF.type, DK.System.uri):
                 defined.setdefault(str(s), g)
         groups: dict[frozenset[str], list[RdfDocument]] = {}
         out: dict[str, list[Violation]] = {}
         for doc in docs:
             out[doc.name] = self._unknown_terms(doc) + self._bad_expressions(doc)
-            own = {str(s) for s in doc.graph.subjects(RDF.type, DK.System)}
-            needed = frozenset(str(o) for o in doc.graph.objects(None, DK.onSystem)) - own
+            own = {str(s) for s in doc.graph.subjects(RDF.type, DK.System.uri)}
+            needed = frozenset(str(o) for o in doc.graph.objects(None, DK.onSystem.uri)) - own
             groups.setdefault(needed, []).append(doc)
         for needed, members in groups.items():
             extra: list[rdflib.Graph] = list(context)
@@ -153,9 +153,9 @@ class Validator:
                 graph = defined.get(iri) or (resolve or shipped_system_graph)(iri)
                 if graph is None:
                     for doc in members:
-                        if any(str(o) == iri for o in doc.graph.objects(None, DK.onSystem)):
+                        if any(str(o) == iri for o in doc.graph.objects(None, DK.onSystem.uri)):
                             orphans.add(doc.name)
-                            subject = next(doc.graph.subjects(DK.onSystem, rdflib.URIRef(iri)))
+                            subject = next(doc.graph.subjects(DK.onSystem.uri, rdflib.URIRef(iri)))
                             out[doc.name].append(Violation(
                                 file=doc.name, focus=_show(doc.graph, subject), path="dk:onSystem",
                                 message=f"the system {_show(doc.graph, rdflib.URIRef(iri))} is not known here: "
@@ -265,12 +265,12 @@ class Validator:
         for prop, functions in ((DK.valueExpression, ELEMENT_FUNCTIONS), (DK.condition, ELEMENT_FUNCTIONS),
                                 (DK.saturationCurrentExpression, ELEMENT_FUNCTIONS), (DK.emitsLightWhen, ()),
                                 (DK.closedWhen, COUPLING_FUNCTIONS)):
-            for s, o in doc.graph.subject_objects(prop):
+            for s, o in doc.graph.subject_objects(prop.uri):
                 try:
                     compile_expression(str(o), "expression", functions)
                 except ExpressionError as exc:
                     out.append(Violation(
-                        file=doc.name, focus=_describe(doc.graph, s), path=_show(doc.graph, prop),
+                        file=doc.name, focus=_describe(doc.graph, s), path=_show(doc.graph, prop.uri),
                         message=str(exc).replace("expression: ", "", 1),
                         line=_line_of_node(doc, doc.graph, s), shape="behaviour expressions"))
         return out

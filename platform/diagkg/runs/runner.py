@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-import pyoxigraph as ox
-
 from ..agents import registry
 from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
@@ -54,12 +52,11 @@ class RunResult:
 
 def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Briefing:
     sk = session.sk
-    rows = session.store.select("sim-system", {"key": ox.Literal(session.scenario.key)})
-    description = rows[0]["description"] if rows else ""
+    description = sk.description
     parts: dict[str, str] = {cid: c.type for cid, c in sk.components.items() if cid not in session.scenario.removed}
     parts.update({pid: kind for pid, kind in session.parts().items() if kind in ("enclosure", "opening")})
     labels = {r["id"]: r["label"] or r["id"]
-              for r in session.store.select("system-parts", {"system": ox.NamedNode(sk.iri)})}
+              for r in sk.parts}
     return registry.Briefing(
         system=session.scenario.key, description=description, symptoms=session.scenario.observations,
         visible="", parts=parts, labels=labels, catalogue=session.catalogue, budget=session.budget, seed=seed,

@@ -14,13 +14,15 @@ A trajectory graph ``trajectory/{id}`` holds:
 * what it observed: SOSA observations with QUDT values (voltages, currents,
   resistances) or simple results (lit or not, inspection results).
 
-Every trajectory is validated against ``shapes/trajectory.ttl`` before it is
-stored.
+Trajectories conform to ``shapes/trajectory.ttl`` by construction; when a
+written one is checked against the shapes is :class:`CheckPolicy`'s to say.
 """
 
 from __future__ import annotations
 
+import enum
 import json
+import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -30,9 +32,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 import pyoxigraph as ox
 import rdflib
 
-from ..errors import ValidationError
+from ..errors import InputError, ValidationError
 from ..kg import graphs, resources
-from ..kg.vocab import DK
+from ..kg.vocab import DK, DK_NS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -288,7 +290,7 @@ def validate(quads: Iterable[ox.Quad], name: str) -> None:
     from ..kg.rdfio import RdfDocument, to_rdflib
 
     g = rdflib.Graph()
-    g.bind("dk", str(DK))
+    g.bind("dk", DK_NS)
     for q in quads:
         g.add((to_rdflib(q.subject), to_rdflib(q.predicate), to_rdflib(q.object)))
     doc = RdfDocument(name, g.serialize(format="turtle"), ox.RdfFormat.TURTLE, "turtle", [])
@@ -299,10 +301,61 @@ def validate(quads: Iterable[ox.Quad], name: str) -> None:
         raise ValidationError(violations)
 
 
-def store_record(store: KnowledgeStore, record: SessionRecord, catalogue_iris: dict[str, str]) -> str:
-    """Validate and store a trajectory; returns its IRI."""
+class CheckPolicy(enum.Enum):
+    """When a written trajectory is checked against the shapes before it is stored.
+
+    Trajectories are built correct by construction (:func:`to_quads`; the
+    tests check every writer's output against the shapes), so a full SHACL
+    run, which costs more than the session itself, is kept where it protects:
+
+    * ``always`` — every trajectory (the test suite, imported records);
+    * ``first`` — the first trajectory of each kind (assistant × system) in a
+      process, and one in :data:`SAMPLE_EVERY` after that (the default);
+    * ``never`` — none (benchmarks of the session alone).
+
+    Set with ``DIAGKG_CHECK_TRAJECTORIES``; hand-written or imported
+    trajectories are validated when they are loaded, like any other file.
+    """
+
+    ALWAYS = "always"
+    FIRST = "first"
+    NEVER = "never"
+
+    @classmethod
+    def from_env(cls) -> "CheckPolicy":
+        value = os.environ.get("DIAGKG_CHECK_TRAJECTORIES", cls.FIRST.value).strip().lower()
+        try:
+            return cls(value)
+        except ValueError:
+            raise InputError(f"DIAGKG_CHECK_TRAJECTORIES is {value!r}; use one of "
+                             f"{', '.join(p.value for p in cls)}") from None
+
+
+SAMPLE_EVERY = 50
+_checked_kinds: set[tuple[str, str]] = set()
+_written = 0
+
+
+def _wants_check(policy: CheckPolicy, record: SessionRecord) -> bool:
+    global _written
+    if policy is CheckPolicy.ALWAYS:
+        return True
+    if policy is CheckPolicy.NEVER:
+        return False
+    _written += 1
+    kind = (record.assistant, record.system_iri or record.system_key)
+    if kind not in _checked_kinds:
+        _checked_kinds.add(kind)
+        return True
+    return _written % SAMPLE_EVERY == 0
+
+
+def store_record(store: KnowledgeStore, record: SessionRecord, catalogue_iris: dict[str, str],
+                 check: CheckPolicy | None = None) -> str:
+    """Store a trajectory (checked against the shapes as ``check`` says, by
+    default as ``DIAGKG_CHECK_TRAJECTORIES`` says); returns its IRI."""
     quads = to_quads(record, catalogue_iris)
-    validate(quads, f"trajectory {record.trajectory_id}")
+    if _wants_check(check or CheckPolicy.from_env(), record):
+        validate(quads, f"trajectory {record.trajectory_id}")
     store.replace_graph(record.graph, [q.triple for q in quads])
     return record.iri
-

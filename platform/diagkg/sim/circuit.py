@@ -11,6 +11,7 @@ is read with ``state-read.rq`` into an immutable, hashable
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -89,6 +90,11 @@ class Skeleton:
     couplings: list[Coupling]
     positions: dict[str, tuple[float, float, float]]
     iri_to_id: dict[str, str]
+    parts: tuple[dict[str, Any], ...] = ()      # system-parts.rq rows: every identified part
+    description: str = ""
+    # what a state graph's content reads as (see read_state): derived, per skeleton
+    read_states: "OrderedDict[frozenset[ox.Quad], CircuitState]" = field(
+        default_factory=OrderedDict, repr=False, compare=False)
 
     def port_ref(self, iri: str) -> PortRef:
         try:
@@ -197,7 +203,8 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
         if r["id"] in components:
             components[r["id"]].params[r["name"]] = r["value"]
     # every part (enclosures, openings, modules) by IRI, for the state
-    for r in store.select("system-parts", {"system": system}):
+    parts = tuple(store.select("system-parts", {"system": system}))
+    for r in parts:
         iri_to_id.setdefault(r["part"], r["id"])
 
     ground_iri = rows[0]["ground"]
@@ -256,7 +263,8 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
                  for r in store.select("sim-positions", {"system": system})}
     ground = port_of_iri[ground_iri]
     return Skeleton(key, system.value, label, ground, components, port_of_iri, net_of_port,
-                    mapping, emits, defaults, couplings, positions, iri_to_id)
+                    mapping, emits, defaults, couplings, positions, iri_to_id, parts,
+                    rows[0].get("description") or "")
 
 
 def _read_couplings(store: "KnowledgeSource", system: ox.NamedNode) -> list[Coupling]:
@@ -290,8 +298,29 @@ def _read_couplings(store: "KnowledgeSource", system: ox.NamedNode) -> list[Coup
 # reading a state
 # ---------------------------------------------------------------------------
 
+_STATE_CACHE_SIZE = 256
+
+
 def read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton) -> CircuitState:
-    """The circuit state held in named graph ``graph``."""
+    """The circuit state held in named graph ``graph``.
+
+    The state is read with ``state-read.rq``; a session asks for it several
+    times per round, mostly unchanged, so what a given content of the graph
+    (its quads, a few dozen) reads as is remembered per skeleton.
+    """
+    content = frozenset(store.raw.quads_for_pattern(None, None, None, graph))
+    cache = skeleton.read_states
+    state = cache.get(content)
+    if state is None:
+        state = cache[content] = _read_state(store, graph, skeleton)
+        if len(cache) > _STATE_CACHE_SIZE:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(content)
+    return state
+
+
+def _read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton) -> CircuitState:
     acc: dict[str, list[Any]] = {k: [] for k in ("overrides", "positions", "forced", "physical", "covered",
                                             "removed", "blown", "detached", "rewired", "couplings",
                                             "shorts", "loose")}
