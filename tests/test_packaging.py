@@ -26,7 +26,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_contains_declarative_folders(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {
-        "diagkg/cli.py", "diagkg/kg/vocab.py", "diagkg/kg/store.py", "diagkg/sim/simulator.py",
+        "diagkg/cli/__init__.py", "diagkg/cli/sessions.py", "diagkg/kg/vocab.py", "diagkg/kg/store.py", "diagkg/sim/simulator.py",
         "diagkg/env/service.py", "diagkg/agents/neurosymbolic.py", "diagkg/runs/runner.py",
         "diagkg/templates/classify-symptoms.j2", "diagkg/templates/transcript.html.j2",
         "diagkg/data/ontology/diagkg.ttl", "diagkg/data/ontology/external.ttl",

@@ -34,9 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Iterable, Mapping
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import pyoxigraph as ox
 

@@ -30,7 +30,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 import pyoxigraph as ox
-import rdflib
 
 from ..errors import InputError, ValidationError
 from ..kg import graphs, resources
@@ -269,6 +268,8 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str
 
 @lru_cache(maxsize=1)
 def _validator() -> Validator:
+    import rdflib
+
     from ..kg.validation import Validator, _folder_graph
 
     shapes = rdflib.Graph()
@@ -287,6 +288,8 @@ def _validator() -> Validator:
 
 def validate(quads: Iterable[ox.Quad], name: str) -> None:
     """Raise :class:`ValidationError` if the trajectory does not conform."""
+    import rdflib
+
     from ..kg.rdfio import RdfDocument, to_rdflib
 
     g = rdflib.Graph()
@@ -309,8 +312,9 @@ class CheckPolicy(enum.Enum):
     run, which costs more than the session itself, is kept where it protects:
 
     * ``always`` — every trajectory (the test suite, imported records);
-    * ``first`` — the first trajectory of each kind (assistant × system) in a
-      process, and one in :data:`SAMPLE_EVERY` after that (the default);
+    * ``first`` — the first trajectory of each kind (assistant × system) a
+      store receives, and one in :data:`SAMPLE_EVERY` of those a process
+      writes (the default);
     * ``never`` — none (benchmarks of the session alone).
 
     Set with ``DIAGKG_CHECK_TRAJECTORIES``; hand-written or imported
@@ -336,7 +340,7 @@ _checked_kinds: set[tuple[str, str]] = set()
 _written = 0
 
 
-def _wants_check(policy: CheckPolicy, record: SessionRecord) -> bool:
+def _wants_check(policy: CheckPolicy, record: SessionRecord, store: KnowledgeStore) -> bool:
     global _written
     if policy is CheckPolicy.ALWAYS:
         return True
@@ -346,7 +350,10 @@ def _wants_check(policy: CheckPolicy, record: SessionRecord) -> bool:
     kind = (record.assistant, record.system_iri or record.system_key)
     if kind not in _checked_kinds:
         _checked_kinds.add(kind)
-        return True
+        if not record.system_iri or not store.select("trajectory-of-kind", {
+                "assistant": ox.Literal(record.assistant), "system": ox.NamedNode(record.system_iri),
+                "format": ox.Literal(str(FORMAT_VERSION), datatype=ox.NamedNode(XSD + "positiveInteger"))}):
+            return True        # the first of its kind in this store
     return _written % SAMPLE_EVERY == 0
 
 
@@ -355,7 +362,7 @@ def store_record(store: KnowledgeStore, record: SessionRecord, catalogue_iris: d
     """Store a trajectory (checked against the shapes as ``check`` says, by
     default as ``DIAGKG_CHECK_TRAJECTORIES`` says); returns its IRI."""
     quads = to_quads(record, catalogue_iris)
-    if _wants_check(check or CheckPolicy.from_env(), record):
+    if _wants_check(check or CheckPolicy.from_env(), record, store):
         validate(quads, f"trajectory {record.trajectory_id}")
     store.replace_graph(record.graph, [q.triple for q in quads])
     return record.iri

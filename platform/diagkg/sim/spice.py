@@ -176,7 +176,7 @@ class NgspiceEngine:
     def _vector(self, name: str) -> float:
         info = self._lib.ngGet_Vec_Info(name.encode("ascii"))
         if not info or info.contents.v_length < 1 or not info.contents.v_realdata:
-            raise SimulationError(f"ngspice returned no value for {name}")
+            raise SimulationError(f"ngspice returned no value for {name} ({self._last_message()})")
         return float(info.contents.v_realdata[0])
 
     def _release(self) -> None:

@@ -1,0 +1,7 @@
+"""``python -m diagkg.cli``: the same as the ``diagkg`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

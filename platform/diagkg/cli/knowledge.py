@@ -1,0 +1,360 @@
+"""Subcommands on the knowledge graph: validate, load, dump, query, update,
+remove, graphs, queries, build-systems, reason, import-scenarios."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyoxigraph as ox
+
+from .. import errors
+from ..kg import graphs, systems
+from ..kg.store import KnowledgeStore, python_value
+from .output import EXIT_INPUT, EXIT_OK, EXIT_VIOLATIONS, open_store, print_table, progress_bar, say
+
+if TYPE_CHECKING:  # pragma: no cover
+    import rdflib
+
+    from ..kg.queries import QueryFile
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from ..kg.validation import Validator, shipped_system_graph
+
+    validator = Validator()
+    fallback: list[str] = []
+    stored = None
+    if not args.memory:
+        try:
+            stored = KnowledgeStore(args.store, read_only=True)
+        except errors.StoreError:
+            stored = None
+
+    def resolve(iri: str) -> rdflib.Graph | None:
+        graph = stored.system_graph(iri) if stored is not None else None
+        if graph is None:
+            graph = shipped_system_graph(iri)
+            if graph is not None:
+                fallback.append(iri)
+        return graph
+
+    reports = validator.validate_paths(args.paths, resolve=resolve)
+    if not reports:
+        raise errors.InputError("no RDF files found in " + ", ".join(args.paths))
+    unreadable = [r for r in reports if r.error is not None]
+    violations = [v for r in reports for v in r.violations]
+    if args.format == "json":
+        print(json.dumps({
+            "conforms": not unreadable and not violations,
+            "context": {"store": str(stored.path) if stored is not None else None,
+                        "shipped_systems": sorted(set(fallback))},
+            "files": [{
+                "file": r.file, "conforms": r.conforms,
+                "error": str(r.error) if r.error else None,
+                "violations": [v.__dict__ for v in r.violations],
+            } for r in reports],
+        }, indent=2))
+    else:
+        for r in reports:
+            if r.error is not None:
+                print(f"error: {r.error}", file=sys.stderr)
+            for v in r.violations:
+                print(v)
+        ok = sum(1 for r in reports if r.conforms)
+        where = f"the store at {stored.path}" if stored is not None else "no store (none yet)"
+        print(f"{ok}/{len(reports)} file(s) conform; {len(violations)} violation(s), "
+              f"{len(unreadable)} unreadable file(s) (context: the files given and {where}"
+              + (f"; shipped description of {', '.join(sorted(set(fallback)))}, not in the store" if fallback else "")
+              + ")", file=sys.stderr)
+    if unreadable:
+        return EXIT_INPUT
+    return EXIT_VIOLATIONS if violations else EXIT_OK
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    from ..kg.loading import load_files, load_shipped
+
+    graph = ox.NamedNode(args.graph) if args.graph else None
+    if not args.paths and not args.shipped:
+        raise errors.InputError("give files or folders to load, or --shipped for the shipped catalogue")
+    with open_store(args, write=True) as store, progress_bar(sys.stderr.isatty()) as progress:
+        reports = []
+        if args.shipped:
+            reports.append(load_shipped(store, replace=args.replace, progress=progress, notify=say))
+        if args.paths:
+            reports.append(load_files(store, args.paths, graph=graph, replace=args.replace, progress=progress,
+                                      notify=say))
+    for report in reports:
+        for note in report.notes:
+            say(note)
+        for line in report.replaced:
+            print(line)
+        for item in report.loaded:
+            print(f"loaded {item.file} -> <{item.graph}> ({item.triples} triples)")
+        for key, n in report.inferred.items():
+            print(f"reasoned over {key} -> <{graphs.inferred(key).value}> ({n} inferred triples)")
+        if report.revalidated:
+            print(f"re-validated {len(report.revalidated)} stored scenario(s) against the replaced system(s)")
+    print(f"store: {store.path or 'in memory'}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_dump(args: argparse.Namespace) -> int:
+    with open_store(args, write=False) as store:
+        data = store.dump([ox.NamedNode(g) for g in args.graphs])
+    if args.out:
+        Path(args.out).write_bytes(data)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    return EXIT_OK
+
+
+def _parse_param(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        raise errors.QueryError(f"--param takes NAME=VALUE, got {text!r}")
+    name, value = text.split("=", 1)
+    name = name.lstrip("?")
+    if value.startswith("<") and value.endswith(">"):
+        return name, ox.NamedNode(value[1:-1])
+    if "://" in value or value.startswith("urn:"):
+        return name, ox.NamedNode(value)
+    return name, ox.Literal(value)
+
+
+def _resolve_query_arg(query: str) -> QueryFile:
+    from ..kg.queries import from_text, library, parse_header
+
+    path = Path(query)
+    if path.suffix in (".rq", ".ru", ".j2") and path.is_file():
+        text = path.read_text(encoding="utf-8")
+        try:
+            return parse_header(path.stem, path.name, text)
+        except errors.QueryError:
+            return from_text(text, path.name)
+    lib = library()
+    if query in lib:
+        return lib.get(query)
+    if any(k in query.upper() for k in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "INSERT", "DELETE",
+                                         "DROP", "CLEAR", "LOAD", "CREATE", "COPY", "MOVE", "ADD")):
+        return from_text(query)
+    return lib.get(query)  # raises UnknownQueryError with suggestions
+
+
+def _check_inputs(q: QueryFile, params: dict[str, object]) -> None:
+    """Every input a query's header declares (and does not mark optional) must be given;
+    no input it does not declare may be."""
+    declared = {p.name: p for p in q.inputs}
+    unknown = sorted(set(params) - set(declared))
+    missing = [p for p in q.inputs if not p.optional and p.name not in params]
+    if not unknown and not missing:
+        return
+    listing = ", ".join(f"{p.name} ({p.kind}{', optional' if p.optional else ''})" for p in q.inputs) or "none"
+    problem = (f"has no input {', '.join(unknown)}" if unknown
+               else "needs " + ", ".join(p.name for p in missing))
+    raise errors.QueryError(f"{q.name} {problem}; its inputs are: {listing} (give each with -p NAME=VALUE)")
+
+
+def _template_values(params: dict[str, object]) -> dict[str, Any]:
+    return {k: python_value(v) for k, v in params.items()}
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    q = _resolve_query_arg(args.query)
+    params = dict(_parse_param(p) for p in args.param)
+    if q.is_update:
+        raise errors.QueryError(f"{q.name} is an update; `diagkg query` only reads. Run it with "
+                                f"`diagkg update {args.query if len(args.query) < 60 else 'FILE'}`")
+    _check_inputs(q, params)
+    with open_store(args, write=False) as store:
+        if q.is_template:
+            result = store.query(q, **_template_values(params))
+        else:
+            result = store.query(q, params)
+        _print_result(result, args.format)
+    return EXIT_OK
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    """Run a SPARQL update and say what it changed, graph by graph."""
+    q = _resolve_query_arg(args.update)
+    if not q.is_update:
+        raise errors.QueryError(f"{q.name} is a query, not an update; run it with `diagkg query`")
+    params = dict(_parse_param(p) for p in args.param)
+    _check_inputs(q, params)
+    with open_store(args, write=True) as store:
+        before = set(store.raw.quads_for_pattern(None, None, None, None))
+        store.update(q, **_template_values(params))
+        after = set(store.raw.quads_for_pattern(None, None, None, None))
+    added: dict[str, int] = {}
+    removed: dict[str, int] = {}
+    for quad, tally in [(q_, added) for q_ in after - before] + [(q_, removed) for q_ in before - after]:
+        name = quad.graph_name.value if isinstance(quad.graph_name, ox.NamedNode) else "(default graph)"
+        tally[name] = tally.get(name, 0) + 1
+    for graph in sorted(set(added) | set(removed)):
+        print(f"<{graph}>: {added.get(graph, 0)} triple(s) added, {removed.get(graph, 0)} removed")
+    if not added and not removed:
+        print("the update changed nothing")
+    return EXIT_OK
+
+
+def _graphs_to_remove(args: argparse.Namespace, store: KnowledgeStore) -> list[ox.NamedNode]:
+    from ..env.workspace import graph_holding, resolve_scenario
+    from ..kg.vocab import DK
+    from ..runs.trajectory import BASE as TRAJECTORY_BASE
+
+    names: list[ox.NamedNode] = []
+    for g in args.graphs:
+        names.append(ox.NamedNode(g if "://" in g or g.startswith("urn:") else graphs.BASE + g))
+    for sid in args.scenario or []:
+        scenario = resolve_scenario(store, sid)
+        holder = graph_holding(store, scenario.iri, str(DK.Scenario))
+        names.append(holder or graphs.named("scenario", scenario.id))
+    for tid in args.trajectory or []:      # a trajectory's IRI or its bare id
+        names.append(graphs.named("trajectory", tid.removeprefix(TRAJECTORY_BASE)))
+    for cid in args.campaign or []:
+        names.append(graphs.named("evaluation", cid))
+    return list(dict.fromkeys(names))
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    """Remove named graphs: a scenario, a trajectory, a campaign, or graphs by name."""
+    with open_store(args, write=True) as store:
+        targets = _graphs_to_remove(args, store)
+        if not targets:
+            raise errors.InputError("name what to remove: GRAPH…, --scenario ID, --trajectory ID or --campaign ID")
+        sizes = dict(store.graphs())
+        missing = [g.value for g in targets if g.value not in sizes]
+        if missing:
+            raise errors.InputError("no graph " + ", ".join(f"<{m}>" for m in missing) + " in the store "
+                                    "(see `diagkg graphs`)")
+        own = [g.value for g in targets if g in (graphs.ONTOLOGY, graphs.SHAPES)]
+        if own:
+            raise errors.InputError(f"<{own[0]}> is diagkg's own and every load refreshes it; it cannot be removed")
+        # a system takes its inferences with it, and cannot go while scenarios that run on it stay
+        for g in list(targets):
+            if graphs.kind_of(g) == "system":
+                key = g.value.rsplit("/", 1)[-1]
+                if graphs.inferred(key).value in sizes and graphs.inferred(key) not in targets:
+                    targets.append(graphs.inferred(key))
+                claims = [r for r in store.select("graph-claims") if r["graph"] == g.value and r["kind"] == "system"]
+                for claim in claims:
+                    left = [r["graph"] for r in store.select("scenarios-on-system", {"system": ox.NamedNode(claim["value"])})
+                            if ox.NamedNode(r["graph"]) not in targets]
+                    if left:
+                        raise errors.InputError(f"<{g.value}> describes a system that {len(left)} stored scenario(s) run on "
+                                                f"(e.g. <{left[0]}>); remove them in the same command, or keep the system")
+        listing = "\n".join(f"  <{g.value}> ({sizes.get(g.value, 0)} triples)" for g in targets)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise errors.InputError(f"would remove:\n{listing}\nwithout a terminal to confirm, add --yes")
+            answer = input(f"remove these {len(targets)} graph(s)?\n{listing}\n[y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("nothing was removed", file=sys.stderr)
+                return EXIT_OK
+        store.remove_graphs(targets)
+    for g in targets:
+        print(f"removed <{g.value}> ({sizes.get(g.value, 0)} triples)")
+    return EXIT_OK
+
+
+def _print_result(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, fmt: str) -> None:
+    if isinstance(result, ox.QueryBoolean):
+        print(json.dumps({"boolean": bool(result)}) if fmt == "json" else str(bool(result)).lower())
+        return
+    if isinstance(result, ox.QueryTriples):   # CONSTRUCT / DESCRIBE
+        rdf_format = ox.RdfFormat.N_TRIPLES if fmt in ("csv", "tsv", "ntriples") else ox.RdfFormat.TURTLE
+        sys.stdout.write((ox.serialize(result, format=rdf_format) or b"").decode("utf-8"))
+        return
+    if fmt in ("csv", "tsv", "json"):
+        f = {"csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV,
+             "json": ox.QueryResultsFormat.JSON}[fmt]
+        sys.stdout.write((result.serialize(format=f) or b"").decode("utf-8"))
+        if fmt == "json":
+            sys.stdout.write("\n")
+        return
+    names = [v.value for v in result.variables]
+    rows = [[_short(row[n]) for n in names] for row in result]
+    print_table(names, rows)
+    print(f"{len(rows)} row(s)", file=sys.stderr)
+
+
+def _short(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None) -> str:
+    if term is None:
+        return ""
+    value = python_value(term)
+    return str(value)
+
+
+def cmd_graphs(args: argparse.Namespace) -> int:
+    with open_store(args, write=False) as store:
+        rows = store.graphs()
+        if args.format == "json":
+            print(json.dumps([{"graph": g, "triples": n} for g, n in rows], indent=2))
+        else:
+            print_table(["graph", "kind", "triples"], [(g, graphs.kind_of(ox.NamedNode(g)) or "", n) for g, n in rows])
+    return EXIT_OK
+
+
+def cmd_queries(args: argparse.Namespace) -> int:
+    from ..kg.queries import library
+
+    rows = []
+    for q in library().files():
+        kind = ("update" if q.is_update else "query") + (" template" if q.is_template else "")
+        inputs = ", ".join(("" if q.is_template else "?") + p.name for p in q.inputs)
+        rows.append((q.name, kind, inputs, q.summary))
+    print_table(["name", "kind", "inputs", "what it answers"], rows)
+    return EXIT_OK
+
+
+def cmd_build_systems(args: argparse.Namespace) -> int:
+    changed = systems.build(args.out, check=args.check)
+    for key, did in changed.items():
+        state = ("out of date" if args.check else "rewritten") if did else "up to date"
+        print(f"{key}.ttl: {state}")
+    return EXIT_VIOLATIONS if args.check and any(changed.values()) else EXIT_OK
+
+
+def cmd_reason(args: argparse.Namespace) -> int:
+    from ..kg.loading import ensure_shipped, infer_system
+
+    with open_store(args, write=True) as store:
+        if not store.raw.contains_named_graph(graphs.system(args.system)):
+            systems.shipped_system_file(args.system)   # an unknown key: UnknownTermError listing the known ones
+            ensure_shipped(store, notify=say)
+        t0 = time.perf_counter()
+        n = infer_system(store, args.system, engine=args.engine)
+        print(f"inferred {n} triples -> <{graphs.inferred(args.system).value}> "
+              f"in {time.perf_counter() - t0:.2f} s")
+    return EXIT_OK
+
+
+
+def cmd_import_scenarios(args: argparse.Namespace) -> int:
+    """Import a scenario spreadsheet (CSV) through the RML mapping, validate it, optionally write Turtle."""
+    from ..kg.importer import import_scenarios
+
+    result = import_scenarios(args.file, out=args.out)
+    for line in result.lines():
+        print(line)
+    bad = sum(1 for s in result.scenarios if not s.conforms)
+    t = result.timings
+    print(f"imported {len(result.scenarios)} scenario(s) from {args.file}: {len(result.scenarios) - bad} conform, "
+          f"{bad} do not; {len(result.violations)} violation(s) (in {t['total']:.2f} s: normalise "
+          f"{t['normalise']:.2f}, RML {t['rml']:.2f}, Turtle {t['turtle']:.2f}, validation {t['validate']:.2f})",
+          file=sys.stderr)
+    if result.missing_columns:
+        print(f"note: {args.file} has no column(s) " + ", ".join(repr(c) for c in result.missing_columns)
+              + ": the scenarios lack their faults, faulty components, repair or configuration, so they "
+              "are incomplete; add these columns to import complete scenarios (see the README, "
+              "\"Importing scenarios from a spreadsheet\")", file=sys.stderr)
+    if result.written:
+        print(f"wrote {len(result.written)} Turtle file(s) to {args.out}", file=sys.stderr)
+    return EXIT_OK if result.conforms else EXIT_VIOLATIONS

@@ -1,0 +1,106 @@
+"""What every subcommand shares: exit codes, the store in use, tables,
+progress, one-line notes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+from .. import errors
+from ..kg.store import KnowledgeStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+    from rich.progress import TaskID
+
+    from ..kg.loading import Progress as ProgressCallback
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_INPUT, EXIT_STORE = 0, 1, 2, 3
+
+
+def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def print_table(columns: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None) -> None:
+    """A table: drawn by rich on a terminal (long values fold onto more lines,
+    never cut); plain aligned columns, one row per line, anywhere else."""
+    cells = [["" if v is None else str(v) for v in row] for row in rows]
+    if not sys.stdout.isatty():
+        widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
+        if title:
+            print(title)
+        for row in [list(columns), ["-" * w for w in widths], *cells]:
+            print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+        return
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False)
+    for c in columns:
+        table.add_column(c, overflow="fold")
+    for row in cells:
+        table.add_row(*row)
+    console().print(table)
+
+
+def say(message: str) -> None:
+    """A one-line note on standard error (library code reports through callbacks)."""
+    print(f"note: {message}", file=sys.stderr, flush=True)
+
+
+def open_store(args: argparse.Namespace, *, write: bool) -> KnowledgeStore:
+    """The store in use. No command holds the write lock longer than one write:
+    ``write`` only says whether the command may write at all."""
+    if args.memory:
+        return KnowledgeStore.memory()
+    return KnowledgeStore(args.store, read_only=not write, wait=args.wait, on_wait=say)
+
+
+@contextmanager
+def progress_bar(enabled: bool = True) -> Iterator[ProgressCallback | None]:
+    """A progress display on standard error; yields a ``(stage, done, total)`` callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not enabled:
+        yield None
+        return
+    with Progress(TextColumn("{task.description:>22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console(stderr=True), transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            name = stage.split(" (", 1)[0]
+            if name not in tasks:
+                tasks[name] = bar.add_task(stage, total=total)
+            bar.update(tasks[name], description=stage, completed=done, total=total)
+
+        yield update
+
+
+def is_file_ref(ref: str) -> bool:
+    return Path(ref).suffix.lower() in (".ttl", ".nt", ".trig", ".nq", ".rdf", ".owl", ".jsonld", ".n3")
+
+
+def scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
+    """``--scenario N|ID|FILE.ttl``: a file is validated against the store, loaded, and named by its id."""
+    from ..kg.loading import load_files
+
+    ref: str = args.scenario
+    if not is_file_ref(ref):
+        return ref
+    with progress_bar(sys.stderr.isatty()) as progress:
+        report = load_files(store, [ref], replace=getattr(args, "replace", False), progress=progress, notify=say)
+    for line in (*report.notes, *report.replaced):
+        say(line)
+    graph = report.loaded[0].graph if report.loaded else ""
+    rows = store.select("graph-claims")
+    ids: list[str] = [r["value"] for r in rows if r["graph"] == graph and r["kind"] == "scenario identifier"]
+    if not ids:
+        raise errors.InputError(f"{ref}: holds no scenario")
+    say(f"loaded {ref} into <{graph}>")
+    return ids[0]

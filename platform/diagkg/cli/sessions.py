@@ -1,0 +1,195 @@
+"""Subcommands that simulate and diagnose: simulate, run, transcript, demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import errors
+from ..kg import graphs, systems
+from ..kg.store import KnowledgeStore
+from .output import EXIT_OK, open_store, print_table, progress_bar, say, scenario_ref
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..sim.simulator import Simulator
+
+
+def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
+    """A simulator for system ``key`` of the store (a store that has never held
+    the shipped catalogue gets it first when ``key`` is a shipped system)."""
+    from ..env.service import simulator_for
+    from ..kg.loading import ensure_shipped
+
+    if not store.raw.contains_named_graph(graphs.system(key)):
+        try:
+            systems.shipped_system_file(key)
+        except errors.UnknownTermError as exc:
+            held = sorted(r["key"] for r in store.select("system-summary"))
+            raise errors.UnknownTermError(f"no system {key!r} in the store (it holds: {', '.join(held) or 'none'}) "
+                                          f"nor among the shipped ones ({exc})") from None
+        if ensure_shipped(store, notify=say) is None:
+            raise errors.UnknownTermError(f"no system {key!r} in the store; load it (diagkg load --shipped)")
+    return simulator_for(store, key)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import random
+
+    from ..sim.circuit import NOMINAL, state_from_turtle
+    from ..sim.simulator import result_quads
+
+    if args.scenario is not None:
+        return _simulate_scenario(args)
+    if args.system is None:
+        raise errors.InputError("give a SYSTEM key or --scenario N|ID")
+    with open_store(args, write=True) as store:
+        sim = _simulator_for(store, args.system)
+        state = NOMINAL
+        if args.state:
+            path = Path(args.state)
+            if not path.is_file():
+                raise errors.InputError(f"{path}: no such file")
+            state = state_from_turtle(path.read_text(encoding="utf-8"), str(path), sim.skeleton)
+        if args.netlist:
+            print(sim.netlist(state))
+            return EXIT_OK
+        result = sim.simulate(state, random.Random(args.seed))
+        if args.record:
+            graph = graphs.named("simulation", f"{args.system}-{int(time.time() * 1000)}")
+            store.add_quads(result_quads(result, sim.skeleton, graph))
+            print(f"recorded as SOSA observations in <{graph.value}>", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=2))
+        return EXIT_OK
+    print(f"system: {result.system}   converged: {'yes' if result.converged else 'NO'} "
+          f"({result.iterations} solve(s))" + (f"   error: {result.error}" if result.error else ""))
+    print("lit: " + (", ".join(result.lit) or "(nothing)"))
+    if result.live:
+        print("live: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in sorted(result.live.items())))
+    rows = []
+    for cid, c in sorted(result.components.items()):
+        volts = ", ".join(f"{p}={'floating' if x is None else f'{x:.3f}'}" for p, x in c.port_v.items())
+        rows.append((cid, c.type, volts, f"{c.current * 1000:.3f}", f"{c.power * 1000:.3f}",
+                     "" if c.lit is None else ("lit" if c.lit else "off")))
+    print_table(["component", "type", "port voltages (V)", "current (mA)", "power (mW)", "light"], rows)
+    return EXIT_OK
+
+
+def _simulate_scenario(args: argparse.Namespace) -> int:
+    """The state right after a scenario's faults are injected (the saboteur of a session)."""
+    from ..env.service import make
+
+    with open_store(args, write=True) as store:
+        session = make(scenario_ref(args, store), store, notify=say)
+    session.reset(seed=args.seed)
+    scenario, nominal, result = session.scenario, session.nominal_result, session.initial_result
+    is_nominal = session.is_nominal()
+    if args.format == "json":
+        data = result.to_json()
+        data.update(scenario=scenario.number, scenario_id=scenario.id, nominal=is_nominal,
+                    nominal_lit=sorted(nominal.lit))
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    print(f"scenario {scenario.number} ({scenario.id}): {scenario.label} — system {scenario.key}")
+    print(f"nominal lights: {', '.join(nominal.lit) or '(none)'}")
+    print(f"after the faults: {', '.join(result.lit) or '(nothing lit)'}; converged: "
+          f"{'yes' if result.converged else 'NO'}; nominal: {'yes' if is_nominal else 'no'}")
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run one diagnostic session and store its trajectory."""
+    from ..runs.runner import run_session
+
+    config = {}
+    if args.config:
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise errors.InputError(f"--config is not valid JSON: {exc.msg} at column {exc.colno}") from None
+        if not isinstance(config, dict):
+            raise errors.InputError("--config must be a JSON object")
+
+    def show(entry: dict[str, Any]) -> None:
+        if args.format != "text":
+            return
+        executed = ", ".join(f"{e['action']} {' '.join(e['targets'])} ({e['cost']:g})" for e in entry["executed"])
+        verdict = f" [{entry['verdict']}]" if entry.get("verdict") else ""
+        print(f"round {entry['round']:2d}: {entry['intention']}{verdict}")
+        if executed:
+            print(f"          executed: {executed}")
+        print(f"          outcome:  {entry['message']}")
+        print(f"          cost:     {entry['cost']:g} min")
+
+    if args.budget is not None and args.budget < 1:
+        raise errors.InputError(f"--budget must be at least 1 round, got {args.budget}")
+    with open_store(args, write=True) as store:
+        result = run_session(scenario_ref(args, store), args.assistant, seed=args.seed, budget=args.budget,
+                             config=config, store=store, on_round=show, notify=say)
+    if args.format == "json":
+        print(json.dumps({k: v for k, v in result.to_json().items() if k != "wall_time"}))
+    else:
+        print(f"end: {result.end}   total cost: {result.cost:g} min   rounds: {result.rounds}")
+        print(f"trajectory: {result.trajectory}")
+    return EXIT_OK
+
+
+def cmd_transcript(args: argparse.Namespace) -> int:
+    from ..runs import transcript
+
+    with open_store(args, write=False) as store:
+        data = transcript.load(store, args.trajectory)
+    text = json.dumps(data, indent=2) if args.format == "json" else transcript.to_html(data)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The main job: validate and load the shipped systems and scenarios into the
+    store (reasoning over each system as it is loaded), run a diagnostic session
+    with the neuro-symbolic assistant and the oracle, and summarise the store."""
+    from ..env.workspace import resolve_scenario
+    from ..kg.loading import load_shipped
+    from ..runs.runner import run_session
+
+    t0 = time.perf_counter()
+    with open_store(args, write=True) as store:
+        with progress_bar(sys.stderr.isatty()) as progress:
+            report = load_shipped(store, validate=True, replace=args.replace, progress=progress, notify=say)
+        n_sys = sum(1 for i in report.loaded if "/graph/system/" in i.graph)
+        print(f"validated and loaded: {len(report.loaded)} files ({n_sys} systems, {len(report.loaded) - n_sys} "
+              f"scenarios), {sum(i.triples for i in report.loaded)} triples into "
+              f"{store.path or 'an in-memory store'}")
+        for line in report.replaced:
+            print(f"  {line}")
+        for key, n in sorted(report.inferred.items()):
+            print(f"reasoned: <{graphs.inferred(key).value}> ({n} inferred triples)")
+        t1 = time.perf_counter()
+        scenario = resolve_scenario(store, args.scenario)
+        rows = store.select("system-summary")
+        print_table(["system", "label", "modules", "components", "ports", "connections"],
+                     [(r["key"], r["label"], r["modules"], r["components"], r["ports"], r["connections"]) for r in rows],
+                     title="systems in the store")
+        print(f"\nscenario {scenario.number} ({scenario.id}): {scenario.label}\nreported: {scenario.observations}\n")
+        for name in ("neuro-symbolic", "oracle"):
+            def on_round(e: dict[str, Any], n: str = name) -> None:
+                print(f"  [{n}] round {e['round']}: {e['intention']} → {e['message']} ({e['cost']:g} min)")
+
+            result = run_session(scenario, name, seed=args.seed, store=store, notify=say, on_round=on_round)
+            print(f"  [{name}] end: {result.end}, cost {result.cost:g} min, {result.rounds} rounds\n"
+                  f"  [{name}] trajectory: {result.trajectory}\n")
+        t2 = time.perf_counter()
+        rows = store.select("trajectory-success")
+        print_table(["assistant", "scenario", "runs", "success rate", "mean cost (min)"],
+                     [(r["assistant"], r["id"], r["runs"], f"{r['successRate']:.0%}", f"{r['meanCost']:.0f}")
+                      for r in rows], title="all trajectories in the store (queries/trajectory-success.rq)")
+    print(f"validated, reasoned and loaded in {t1 - t0:.2f} s, sessions in {t2 - t1:.2f} s", file=sys.stderr)
+    return EXIT_OK
