@@ -54,21 +54,29 @@ def main() -> None:
     times: list[float] = []
     ends: dict[str, int] = {}
     t0 = time.perf_counter()
-    for i, (n, seed) in enumerate(plan, 1):
-        r0 = time.perf_counter()
-        result = run_session(n, args.assistant, seed=seed, store=store)
-        times.append(time.perf_counter() - r0)
-        ends[result.end] = ends.get(result.end, 0) + 1
-        if i % tenth == 0 or i == len(plan):
-            chunk = times[-tenth:]
-            print(f"  {i:5d} runs  {time.perf_counter() - t0:6.1f} s   median {statistics.median(chunk) * 1e3:6.1f} ms"
-                  f"  p90 {sorted(chunk)[int(len(chunk) * 0.9)] * 1e3:6.1f} ms   peak RSS {peak_rss_mib():6.0f} MiB",
-                  flush=True)
+    with store.holding():           # one writer for the whole campaign (on disk: no reopen per trajectory)
+        run_all(store, plan, args.assistant, times, ends, tenth, t0)
     total = time.perf_counter() - t0
     wins = ends.get("success", 0) + ends.get("success_no_hypothesis", 0)
     print(f"{len(plan)} runs in {total:.1f} s ({total / len(plan) * 1e3:.1f} ms per run); "
           f"{wins} successes; ends: {', '.join(f'{k} {v}' for k, v in sorted(ends.items()))}; "
           f"peak RSS {peak_rss_mib():.0f} MiB")
+
+
+def run_all(store: KnowledgeStore, plan: list[tuple[int, int]], assistant: str, times: list[float],
+            ends: dict[str, int], tenth: int, t0: float) -> None:
+    for i, (n, seed) in enumerate(plan, 1):
+        r0 = time.perf_counter()
+        result = run_session(n, assistant, seed=seed, store=store)
+        times.append(time.perf_counter() - r0)
+        ends[result.end] = ends.get(result.end, 0) + 1
+        if i % 100 == 0:
+            store.checkpoint()        # on disk: a fresh writer keeps its memory flat
+        if i % tenth == 0 or i == len(plan):
+            chunk = times[-tenth:]
+            print(f"  {i:5d} runs  {time.perf_counter() - t0:6.1f} s   median {statistics.median(chunk) * 1e3:6.1f} ms"
+                  f"  p90 {sorted(chunk)[int(len(chunk) * 0.9)] * 1e3:6.1f} ms   peak RSS {peak_rss_mib():6.0f} MiB",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ ANCHORS = {"fresh_solve_ms.three_cubes": 1.84, "fresh_solve_ms.ten_cubes": 5.48,
 
 def run_json(cmd: list[str], env: dict[str, str] | None = None) -> dict:
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    result: dict = json.loads(out)
+    return result
 
 
 def startup_median(cmd: list[str], env: dict[str, str], runs: int) -> float:

@@ -208,3 +208,43 @@ def test_vocabulary_terms_are_iris_with_both_libraries_views():
     assert DK.Bulb == DK_NS + "Bulb" and isinstance(DK.Bulb, str)
     assert DK.Bulb.node == ox.NamedNode(DK_NS + "Bulb")
     assert DK.Bulb.uri == rdflib.URIRef(DK_NS + "Bulb")
+
+
+# ---------------------------------------------------------------------------
+# one writer for many writes
+# ---------------------------------------------------------------------------
+
+COUNT_GRAPHS = """
+import sys
+from diagkg.kg.store import KnowledgeStore
+s = KnowledgeStore(sys.argv[1], wait=float(sys.argv[2]))
+try:
+    with s.writing():
+        print("wrote")
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+
+
+def test_holding_keeps_one_writer_for_many_writes(tmp_path):
+    path = tmp_path / "store"
+    store = KnowledgeStore(path)
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    (tmp_path / "t1.ttl").write_text(scenario_text(**FLAT))
+    load_files(store, [tmp_path / "torch.ttl", tmp_path / "t1.ttl"])
+    with store.holding():
+        first = run_session("TORCH.1", "oracle", store=store)
+        assert store.raw.contains_named_graph(first.record.graph)       # a read sees the write at once
+        other = subprocess.run([sys.executable, "-c", COUNT_GRAPHS, str(path), "0.3"],
+                               capture_output=True, text=True, timeout=120)
+        assert other.stdout.strip() == "StoreLockedError"                # another writer waits, then gives up
+        store.checkpoint()                                               # saved; a fresh writer, still ours
+        assert subprocess.run([sys.executable, "-c", COUNT_GRAPHS, str(path), "0.3"], capture_output=True,
+                              text=True, timeout=120).stdout.strip() == "StoreLockedError"
+        second = run_session("TORCH.1", "neuro-symbolic", store=store)
+    after = subprocess.run([sys.executable, "-c", COUNT_GRAPHS, str(path), "5"],
+                           capture_output=True, text=True, timeout=120)
+    assert after.stdout.strip() == "wrote"                                # released when the block ends
+    reread = KnowledgeStore(path, read_only=True)
+    assert reread.raw.contains_named_graph(first.record.graph)
+    assert reread.raw.contains_named_graph(second.record.graph)

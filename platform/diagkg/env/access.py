@@ -31,6 +31,15 @@ def affords(session: Session, part: str, affordance: str) -> bool:
                                  system=session.system_graph, state=session.state_graph))
 
 
+def affording(session: Session, affordance: str) -> frozenset[str]:
+    """The IRIs of every part that affords ``affordance`` in the current state
+    (what :func:`affords` answers for one part, for all of them at once)."""
+    rows = session.store.select("parts-affording", {
+        "systemGraph": session.system_graph, "stateGraph": session.state_graph,
+        "affordance": getattr(DK, affordance).node})
+    return frozenset(r["part"] for r in rows)
+
+
 def visible_ends(session: Session, cid: str, state: CircuitState) -> list[str]:
     out = []
     for port, iri in sorted(session.sk.components[cid].ports.items()):

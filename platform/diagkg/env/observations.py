@@ -300,9 +300,10 @@ def describe_visible(result: SimulationResult, session: Session) -> str:
     """The lights a person sees from outside (derived from the simulation)."""
     sk = session.sk
     seen = []
+    observable = access.affording(session, "Observable")
     for cid in sorted(sk.components):
         c = result.components.get(cid)
-        if c is None or c.lit is None or not access.affords(session, cid, "Observable"):
+        if c is None or c.lit is None or sk.components[cid].iri not in observable:
             continue
         state = "flickering" if not result.converged else ("on" if c.lit else "off")
         seen.append(f"{cid} is {state}")

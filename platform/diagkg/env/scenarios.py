@@ -70,6 +70,9 @@ class Scenario:
         return graphs.system(self.key)
 
 
+_SCENARIOS: dict[tuple[str, ...], Scenario] = {}   # derived: by the versions of the graphs read
+
+
 class ScenarioCatalog:
     """The scenarios of a store, found by number or identifier.
 
@@ -95,7 +98,19 @@ class ScenarioCatalog:
         rows = store.select("scenario-index", bound) if bound else []
         if len(rows) != 1:
             return ScenarioCatalog(store).resolve(ref)
-        return _read_scenario(store, rows[0])
+        row = rows[0]
+        holder = store.select("graph-of", {"node": ox.NamedNode(row["scenario"]), "class": DK.Scenario.node})
+        if not holder:
+            return _read_scenario(store, row)
+        # a scenario reads its graph, its system's graph and the fault catalogue (in the ontology)
+        key = (row["scenario"], *(store.version_of(g) for g in (
+            ox.NamedNode(holder[0]["graph"]), graphs.system(row["key"]), graphs.ONTOLOGY)))
+        scenario = _SCENARIOS.get(key)
+        if scenario is None:
+            scenario = _SCENARIOS[key] = _read_scenario(store, row)
+            if len(_SCENARIOS) > 1024:
+                _SCENARIOS.pop(next(iter(_SCENARIOS)))
+        return scenario
 
     def numbers(self) -> list[int]:
         return sorted(self._rows)

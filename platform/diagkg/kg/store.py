@@ -81,12 +81,14 @@ def _is_lock_error(exc: OSError) -> bool:
 class KnowledgeStore:
     """An Oxigraph store plus the conventions of diagkg."""
 
+
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False, in_memory: bool = False,
                  wait: float = DEFAULT_WAIT, on_wait: Callable[[str], None] | None = None):
         self.read_only = read_only
         self.wait = wait
         self.on_wait = on_wait
         self._reader: ox.Store | None = None
+        self._held: ox.Store | None = None     # the writer, while holding() lasts
         self._closed = False
         if in_memory:
             self.path: Path | None = None
@@ -141,6 +143,8 @@ class KnowledgeStore:
         """The underlying pyoxigraph store, for reading (read-only on disk)."""
         if self._closed:
             raise StoreError("the store is closed")
+        if self._held is not None:
+            return self._held
         if self._reader is None:
             assert self.path is not None
             try:
@@ -171,13 +175,27 @@ class KnowledgeStore:
             assert self._reader is not None
             yield self._reader
             return
+        if self._held is not None:
+            yield self._held          # each update or extend is atomic by itself
+            return
+        writer = self._open_writer()
+        try:
+            yield writer
+            writer.flush()
+        except OSError as exc:
+            raise StoreError(f"cannot write the store at {self.path}: {exc}") from None
+        finally:
+            del writer            # releases the lock
+            self._reader = None   # the next read sees what was written
+
+    def _open_writer(self) -> ox.Store:
+        """Open the on-disk store for writing, waiting up to :attr:`wait` seconds for the lock."""
         assert self.path is not None
         deadline = time.monotonic() + max(self.wait, 0.0)
         delay, told = 0.02, False
         while True:
             try:
-                writer = ox.Store(str(self.path))
-                break
+                return ox.Store(str(self.path))
             except OSError as exc:
                 if not _is_lock_error(exc):
                     raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
@@ -188,14 +206,37 @@ class KnowledgeStore:
                 told = True
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.25)
+
+    @contextmanager
+    def holding(self) -> Iterator["KnowledgeStore"]:
+        """Keep an on-disk store open for writing across many writes (a
+        campaign's single writer): each write costs no open, flush and reopen,
+        reads see the writes at once, and other processes wait for the lock
+        until the block ends. Every write stays atomic; what was written before
+        a crash is kept. In memory, nothing changes."""
+        if self.in_memory or self._held is not None:
+            yield self
+            return
+        self._held = self._open_writer()
         try:
-            yield writer
-            writer.flush()
+            yield self
+            self._held.flush()
         except OSError as exc:
             raise StoreError(f"cannot write the store at {self.path}: {exc}") from None
         finally:
-            del writer            # releases the lock
-            self._reader = None   # the next read sees what was written
+            self._held = None       # releases the lock
+            self._reader = None     # the next read sees what was written
+
+    def checkpoint(self) -> None:
+        """While :meth:`holding`: save what was written and take a fresh writer.
+        The writer's memory (memtables, caches) grows with what it wrote; a
+        long campaign calls this now and then, between sessions (when nothing
+        else holds :attr:`raw`). Elsewhere it does nothing."""
+        if self._held is None:
+            return
+        self._held.flush()
+        self._held = None           # releases the lock (another writer may slip in: we wait our turn)
+        self._held = self._open_writer()
 
     def write_graphs(self, new: Mapping[ox.NamedNode, Sequence[ox.Triple]],
                      drop: Iterable[ox.NamedNode] = (),
