@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +22,7 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*DIAGKG, *args], capture_output=True, text=True, env=full_env, timeout=120)
 
 
-SUBCOMMANDS = ["validate", "load", "dump", "query", "update", "remove", "graphs", "queries", "build-systems", "reason",
+SUBCOMMANDS = ["validate", "load", "dump", "query", "update", "remove", "graphs", "queries", "build-systems", "reason", "check",
                "simulate", "run", "transcript", "demo", "import-scenarios"]
 
 
@@ -210,3 +211,31 @@ def test_validate_broken_scenario(tmp_path):
                      .replace("dk:faultTarget sys:battery", "dk:faultTarget sys:main_bulb"))
     r = run_cli("validate", str(wrong))
     assert r.returncode == 1 and "does not apply to sys:main_bulb: it applies to dk:VoltageSource" in r.stdout, r.stdout
+
+
+def test_the_readme_python_examples_run_as_written_from_any_directory(tmp_path):
+    """The README's Python blocks, in order (the second uses the first's
+    store), run in a folder that is not the repository: shipped files are
+    found through the package."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert len(blocks) >= 2
+    script = tmp_path / "readme_examples.py"
+    script.write_text("\n".join(blocks))
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, DIAGKG_STORE=str(tmp_path / "store")))
+    assert r.returncode == 0, r.stderr
+    assert "components" in r.stdout
+
+
+def test_tables_never_cut_identifiers(tmp_path):
+    """Piped output is plain aligned columns with every identifier whole."""
+    r = run_cli("--memory", "simulate", "ten_cubes", env={"COLUMNS": "60"})
+    assert r.returncode == 0
+    assert "battery_internal_resistor" in r.stdout and "…" not in r.stdout
+    store = tmp_path / "store"
+    assert run_cli("--store", str(store), "load", "--shipped").returncode == 0
+    r = run_cli("--store", str(store), "graphs", env={"COLUMNS": "60"})
+    assert "https://w3id.org/diagkg/graph/inferred/ambient_light_sensor" in r.stdout and "…" not in r.stdout

@@ -206,3 +206,22 @@ def test_cli_run_and_transcript(tmp_path):
     assert r.returncode == 2 and "did you mean" in r.stderr
     r = run_cli(*store, "run", "--scenario", "5", "--assistant", "oracle", "--config", "{bad")
     assert r.returncode == 2 and "not valid JSON" in r.stderr
+
+
+def test_end_values_have_one_spelling_everywhere():
+    """The same word for how a session ended: Python, the trajectory's query
+    results and transcript all say the skos:notation of the end value."""
+    from diagkg.env.service import END_VALUES
+    from diagkg.runs import transcript
+    from diagkg.runs.trajectory import END_IRIS
+
+    store = catalog_store()
+    notations = {r["iri"]: r["code"] for r in store.select(
+        "PREFIX skos: <http://www.w3.org/2004/02/skos/core#> PREFIX dk: <https://w3id.org/diagkg/ontology#> "
+        "SELECT ?iri ?code WHERE { ?iri a dk:EndValue ; skos:notation ?code }")}
+    assert set(notations.values()) == set(END_VALUES) == set(END_IRIS)
+    assert all(notations[str(iri)] == code for code, iri in END_IRIS.items())
+    result = run_session(1, "oracle", store=store)
+    listed = [r["end"] for r in store.select("trajectory-list") if r["trajectory"] == result.trajectory]
+    assert listed == [result.end] == ["success_no_hypothesis"]
+    assert transcript.load(store, result.trajectory)["end"] == result.end

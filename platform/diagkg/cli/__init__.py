@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from .. import __version__, errors
 from ..kg.store import DEFAULT_WAIT, default_store_path
-from . import knowledge, sessions
+from . import check, knowledge, sessions
 from .output import EXIT_INPUT, EXIT_OK, EXIT_STORE, EXIT_VIOLATIONS
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_STORE", "EXIT_VIOLATIONS", "build_parser", "main"]
@@ -110,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("auto", "hermit", "owlrl"), default="auto",
                    help="HermiT through owlready2 (needs Java) or OWL-RL rules; auto picks HermiT when Java is there")
 
+    p = add("check", check.cmd_check, "Check scenarios by simulation: the faults show, the ideal repair works, "
+                                      "hypotheses are judged right, the stated symptoms agree (exit 1 if not).")
+    p.add_argument("scenarios", nargs="+", metavar="SCENARIO",
+                   help="scenario files (validated and checked in a scratch copy of the store's knowledge), "
+                        "or scenarios of the store: numbers, ids, or all")
+    p.add_argument("--seeds", type=int, default=8, help="seeds to try when a fault is intermittent (default 8)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--verbose", action="store_true", help="also list the checks that pass")
+
     p = add("simulate", sessions.cmd_simulate,
             "Simulate a system (DC operating point with ngspice): lights, convergence, voltages, currents.")
     p.add_argument("system", metavar="SYSTEM", nargs="?",
@@ -174,6 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except errors.DiagkgError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except OSError as exc:       # a file or folder named on the command line that cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:  # pragma: no cover
         print("interrupted", file=sys.stderr)

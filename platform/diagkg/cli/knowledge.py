@@ -138,6 +138,10 @@ def _resolve_query_arg(query: str) -> QueryFile:
             return parse_header(path.stem, path.name, text)
         except errors.QueryError:
             return from_text(text, path.name)
+    looks_like_a_path = not any(c.isspace() or c in "{}<>" for c in query) and (
+        path.suffix in (".rq", ".ru", ".j2") or "/" in query)
+    if looks_like_a_path:
+        raise errors.InputError(f"{query}: no such file")
     lib = library()
     if query in lib:
         return lib.get(query)

@@ -305,7 +305,7 @@ def describe_visible(result: SimulationResult, session: Session) -> str:
         c = result.components.get(cid)
         if c is None or c.lit is None or sk.components[cid].iri not in observable:
             continue
-        state = "flickering" if not result.converged else ("on" if c.lit else "off")
+        state = "flickering" if cid in result.flickering else ("on" if c.lit else "off")
         seen.append(f"{cid} is {state}")
     return "; ".join(seen) + "." if seen else "No lights can be seen from outside."
 

@@ -35,6 +35,7 @@ class Fault:
     other: str | None = None
     value: float | None = None
     probability: float | None = None
+    masked: bool = False      # hidden on purpose by the scenario's other faults (dk:masked)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class Scenario:
     notes: tuple[str, ...]
     faults: tuple[Fault, ...]
     repair: tuple[RepairStep, ...] = field(default=())
+    symptoms: tuple[tuple[str, str], ...] = ()     # stated as data: (component id, "Lit" | "Dark" | "Flickering")
 
     @property
     def system_graph(self) -> ox.NamedNode:
@@ -154,7 +156,8 @@ def _read_scenario(store: "KnowledgeStore", row: dict[str, Any]) -> Scenario:
               value=float(r["value"]) if r["value"] is not None else (
                   float(r["default"]) if r["default"] is not None and r["probability"] is None else None),
               probability=float(r["probability"]) if r["probability"] is not None else (
-                  float(r["default"]) if r["default"] is not None else None))
+                  float(r["default"]) if r["default"] is not None else None),
+              masked=bool(r["masked"]))
         for r in store.select("scenario-faults", {"scenario": iri}))
     steps: dict[int, dict[str, Any]] = {}
     for r in store.select("scenario-repair", {"scenario": iri}):
@@ -170,6 +173,8 @@ def _read_scenario(store: "KnowledgeStore", row: dict[str, Any]) -> Scenario:
         categories=tuple(sorted(details["category"])), faulty=frozenset(details["faulty"]),
         removed=frozenset(details["removed"]), permanent=frozenset(details["permanent"]),
         notes=tuple(details["note"]), faults=faults, repair=repair,
+        symptoms=tuple((r["id"], r["appearance"].rsplit("#", 1)[-1])
+                       for r in store.select("scenario-symptoms", {"scenario": iri})),
     )
 
 

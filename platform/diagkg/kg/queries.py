@@ -120,6 +120,39 @@ def triple_filter(value: Any) -> SparqlTerm:
     return SparqlTerm(str(value))
 
 
+# what a SPARQL text holds that is not a prefixed name: IRIs, strings, comments
+_SKIP = r'<[^<>"{}|^`\\\s]*>|"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|#[^\n]*'
+_NAMES = re.compile(_SKIP + r"|(?<![\w?$:@.-])([A-Za-z][\w-]*(?:\.[\w-]+)*)?:")
+_DECLARED = re.compile(r"(?i)\bPREFIX\s+([A-Za-z][\w-]*(?:\.[\w-]+)*)?:\s*<")
+
+
+def undeclared_prefix(text: str) -> tuple[str, int, int] | None:
+    """The first prefix a SPARQL text uses without declaring it, with its line and column."""
+    declared = {m.group(1) or "" for m in _DECLARED.finditer(text)}
+    for m in _NAMES.finditer(text):
+        if m.group(0).startswith(("<", '"', "'", "#")):
+            continue
+        prefix = m.group(1) or ""
+        if prefix not in declared and prefix != "_":
+            line = text.count("\n", 0, m.start()) + 1
+            column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+            return prefix, line, column
+    return None
+
+
+def explain_syntax_error(name: str, text: str, exc: SyntaxError) -> str:
+    """One readable line for a query or update that does not parse: an
+    undeclared prefix is named (the parser itself only says what it expected)."""
+    missing = undeclared_prefix(text)
+    if missing is not None:
+        prefix, line, column = missing
+        return f"{name}: line {line}, column {column}: prefix {prefix}: is not declared (add PREFIX {prefix}: <…>)"
+    message = " ".join(str(exc).split())
+    if len(message) > 300:
+        message = message[:300] + "…"
+    return f"{name}: {message}"
+
+
 def _finalize(value: Any) -> str:
     if isinstance(value, SparqlTerm):
         return value

@@ -133,6 +133,10 @@ def _syntax_error(exc: SyntaxError, name: str) -> RdfSyntaxError:
         if m:
             line, column = int(m.group(1)), int(m.group(2))
     detail = re.sub(r"^Parser error (between|at) line \d+ column \d+( and line \d+ column \d+)?: ", "", message)
+    detail = re.sub(r"^Parser error at line \d+ (between columns \d+ and \d+|column \d+): ", "", detail)
+    prefix = re.fullmatch(r"The prefix (\S*:) has not been declared", detail)
+    if prefix:      # the position is already in the location
+        detail = f"prefix {prefix.group(1)} is not declared (add @prefix {prefix.group(1)} <…> .)"
     return RdfSyntaxError(SourceLocation(name, line, column), f"malformed RDF: {detail}")
 
 

@@ -33,7 +33,7 @@ import pyoxigraph as ox
 
 from ..errors import InputError, QueryError, StoreError, StoreLockedError
 from . import graphs
-from .queries import QueryFile, from_text, library
+from .queries import QueryFile, explain_syntax_error, from_text, library
 from .rdfio import RdfDocument, value_of
 from .vocab import DK
 
@@ -281,7 +281,7 @@ class KnowledgeStore:
         try:
             on.update(text)
         except SyntaxError as exc:
-            raise QueryError(f"{q.name}: {exc}") from None
+            raise QueryError(explain_syntax_error(q.name, text, exc)) from None
         except OSError as exc:
             raise StoreError(f"{q.name}: {exc}") from None
 
@@ -349,7 +349,7 @@ class KnowledgeStore:
             return self.raw.query(text, substitutions=subs,
                                   use_default_graph_as_union=use_default_graph_as_union)
         except SyntaxError as exc:
-            raise QueryError(f"{q.name}: {exc}") from None
+            raise QueryError(explain_syntax_error(q.name, text, exc)) from None
         except OSError as exc:
             raise StoreError(f"{q.name}: {exc}") from None
 

@@ -196,7 +196,9 @@ class Validator:
         for doc in docs:
             for node in (*doc.graph.subjects(), *doc.graph.objects()):
                 owners.setdefault(node, doc)
-        for result in report.subjects(RDF.type, SH.ValidationResult):
+        # the report's own results; the details pySHACL nests under them (why a
+        # value failed an sh:node shape, with the value itself as focus) repeat them
+        for result in report.objects(None, SH.result):
             focus = report.value(result, SH.focusNode)
             owner = owners.get(focus)
             if owner is not None:

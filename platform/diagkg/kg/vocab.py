@@ -47,6 +47,7 @@ class DK:
     AdjustPotentiometer = Term(DK_NS + 'AdjustPotentiometer')  # individual: adjust potentiometer
     Adjustable = Term(DK_NS + 'Adjustable')  # individual: adjustable
     Affordance = Term(DK_NS + 'Affordance')  # class: affordance
+    Appearance = Term(DK_NS + 'Appearance')  # class: appearance
     Attached = Term(DK_NS + 'Attached')  # individual: attached
     BlownFuse = Term(DK_NS + 'BlownFuse')  # individual: blown fuse
     Bulb = Term(DK_NS + 'Bulb')  # class: bulb
@@ -66,6 +67,7 @@ class DK:
     Coverable = Term(DK_NS + 'Coverable')  # individual: coverable
     CrossedCables = Term(DK_NS + 'CrossedCables')  # individual: crossed cables
     CurrentSensor = Term(DK_NS + 'CurrentSensor')  # class: current sensor
+    Dark = Term(DK_NS + 'Dark')  # individual: dark
     DegradedResistance = Term(DK_NS + 'DegradedResistance')  # individual: degraded resistance
     DepletedBattery = Term(DK_NS + 'DepletedBattery')  # individual: depleted battery
     Detachable = Term(DK_NS + 'Detachable')  # individual: detachable
@@ -86,6 +88,7 @@ class DK:
     ExecutedAction = Term(DK_NS + 'ExecutedAction')  # class: executed action
     Fault = Term(DK_NS + 'Fault')  # class: fault
     FaultMode = Term(DK_NS + 'FaultMode')  # class: fault mode
+    Flickering = Term(DK_NS + 'Flickering')  # individual: flickering
     Function = Term(DK_NS + 'Function')  # class: function
     Fuse = Term(DK_NS + 'Fuse')  # class: fuse
     Hypothesis = Term(DK_NS + 'Hypothesis')  # class: hypothesis
@@ -101,6 +104,7 @@ class DK:
     LightEmission = Term(DK_NS + 'LightEmission')  # individual: light emission
     LightSensor = Term(DK_NS + 'LightSensor')  # class: light sensor
     LimitedObservability = Term(DK_NS + 'LimitedObservability')  # individual: limited observability
+    Lit = Term(DK_NS + 'Lit')  # individual: lit
     LlmTruncation = Term(DK_NS + 'LlmTruncation')  # individual: LLM truncation
     Loose = Term(DK_NS + 'Loose')  # individual: loose
     LooseConnection = Term(DK_NS + 'LooseConnection')  # class: loose connection
@@ -160,6 +164,7 @@ class DK:
     Simulation = Term(DK_NS + 'Simulation')  # class: simulation
     SpiceElement = Term(DK_NS + 'SpiceElement')  # class: SPICE element
     StateCondition = Term(DK_NS + 'StateCondition')  # class: state condition
+    StatedSymptom = Term(DK_NS + 'StatedSymptom')  # class: stated symptom
     StuckClosed = Term(DK_NS + 'StuckClosed')  # individual: contact stuck closed
     StuckOpen = Term(DK_NS + 'StuckOpen')  # individual: contact stuck open
     Success = Term(DK_NS + 'Success')  # individual: success
@@ -199,6 +204,7 @@ class DK:
     VerdictShorted = Term(DK_NS + 'VerdictShorted')  # individual: shorted
     VoltageSource = Term(DK_NS + 'VoltageSource')  # class: battery / voltage source
     Wrong = Term(DK_NS + 'Wrong')  # individual: wrong
+    about = Term(DK_NS + 'about')  # object property: about
     actionBudget = Term(DK_NS + 'actionBudget')  # datatype property: action budget
     actionId = Term(DK_NS + 'actionId')  # datatype property: action id
     actionParameter = Term(DK_NS + 'actionParameter')  # datatype property: action parameter
@@ -208,6 +214,7 @@ class DK:
     activeByDefault = Term(DK_NS + 'activeByDefault')  # datatype property: active by default
     affords = Term(DK_NS + 'affords')  # object property: affords
     affordsWhen = Term(DK_NS + 'affordsWhen')  # object property: affords when
+    appearance = Term(DK_NS + 'appearance')  # object property: appearance
     appliesTo = Term(DK_NS + 'appliesTo')  # object property: applies to
     assistantConfiguration = Term(DK_NS + 'assistantConfiguration')  # datatype property: assistant configuration
     attachedTo = Term(DK_NS + 'attachedTo')  # object property: attached to
@@ -285,6 +292,7 @@ class DK:
     isRepair = Term(DK_NS + 'isRepair')  # datatype property: is repair
     litResistance = Term(DK_NS + 'litResistance')  # datatype property: lit resistance
     loadedFrom = Term(DK_NS + 'loadedFrom')  # datatype property: loaded from
+    masked = Term(DK_NS + 'masked')  # datatype property: masked
     maxDistance = Term(DK_NS + 'maxDistance')  # datatype property: maximum distance
     model = Term(DK_NS + 'model')  # datatype property: model
     monitors = Term(DK_NS + 'monitors')  # object property: monitors
@@ -327,6 +335,7 @@ class DK:
     seed = Term(DK_NS + 'seed')  # datatype property: seed
     stampedAs = Term(DK_NS + 'stampedAs')  # object property: stamped as
     stateOf = Term(DK_NS + 'stateOf')  # object property: state of
+    statedSymptom = Term(DK_NS + 'statedSymptom')  # object property: stated symptom
     step = Term(DK_NS + 'step')  # object property: step
     succeeded = Term(DK_NS + 'succeeded')  # datatype property: succeeded
     suggestion = Term(DK_NS + 'suggestion')  # object property: suggestion

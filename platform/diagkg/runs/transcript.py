@@ -14,10 +14,6 @@ from ..errors import UnknownTermError
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
 
-END_NAMES = {"Success": "success", "SuccessNoHypothesis": "success_no_hypothesis", "Timeout": "timeout",
-             "Surrender": "surrender", "LlmTruncation": "llm_truncation"}
-
-
 def load(store: KnowledgeStore, trajectory: str) -> dict[str, Any]:
     """A trajectory's summary and rounds, read from the store with SPARQL
     (``trajectory`` is its IRI, or the id after ``…/trajectory/``)."""
@@ -40,7 +36,6 @@ def load(store: KnowledgeStore, trajectory: str) -> dict[str, Any]:
         if r["executed"] and not any(e["k"] == r["k"] for e in entry["executed"]):
             entry["executed"].append({"k": r["k"], "action": r["executed"].strip(), "cost": r["executedCost"]})
     data = dict(summary[0])
-    data["end"] = END_NAMES.get(data["end"], data["end"])
     data["rounds"] = [rounds[k] for k in sorted(rounds)]
     for r in data["rounds"]:
         for e in r["executed"]:

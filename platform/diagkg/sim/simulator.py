@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeSource
 
 MAX_ITERATIONS = 10
+FLICKER_WINDOW = 4       # the last solves of an unsettled state that say which lights flicker
 CONTACT_OHMS = 1e-4          # a port's end on its node
 OPEN_CONTACT_OHMS = 1e9      # a detached end (as open as a switch; keeps the matrix well conditioned)
 POSITIVE_PORTS = ("pos", "p", "anode")
@@ -70,6 +71,9 @@ class SimulationResult:
     live: dict[str, bool] = field(default_factory=dict)   # relay contacts and sensors after the last solve
     error: str | None = None
     probe_current: float | None = None                    # through an ohmmeter probe, if the state has one
+    # lamps and LEDs that go on and off while the state does not settle (couplings
+    # that keep switching): lit in some of the last solves and dark in others
+    flickering: tuple[str, ...] = ()
 
     def is_lit(self, component: str) -> bool:
         return component in self.lit
@@ -374,6 +378,7 @@ class Simulator:
         converged = False
         error = None
         iterations = 0
+        lit_history: list[frozenset[str]] = []
         for iterations in range(1, MAX_ITERATIONS + 1):  # noqa: B007 - read after the loop
             for ep in plan.dynamic:
                 values[ep.element.name] = ep.value(live)
@@ -386,17 +391,22 @@ class Simulator:
                 break
             self.stats["solves"] += 1
             components = self._components(plan, values, voltages, branches)
+            lit_history.append(frozenset(cid for cid, c in components.items() if c.lit))
             new_live = self._couplings(state, plan, components, live)
             if new_live == live:
                 converged = True
                 break
             live = new_live
         lit = tuple(sorted(cid for cid, c in components.items() if c.lit))
+        flickering: tuple[str, ...] = ()
+        if not converged and error is None:
+            recent = lit_history[-FLICKER_WINDOW:]
+            flickering = tuple(sorted(frozenset().union(*recent) - frozenset.intersection(*recent)))
         probe = None
         if state.probe and error is None:
             probe = abs(branches.get("vprobe", 0.0))
         return SimulationResult(self.skeleton.key, converged, iterations, lit, components, live, error,
-                                probe_current=probe)
+                                probe_current=probe, flickering=flickering)
 
     def _components(self, plan: _Plan, values: dict[str, float], voltages: dict[str, float],
                     branches: dict[str, float]) -> dict[str, ComponentResult]:

@@ -1,0 +1,82 @@
+"""``diagkg check``: scenarios checked by simulation (see :mod:`diagkg.env.checks`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from .. import errors
+from ..kg.store import KnowledgeStore
+from .output import EXIT_OK, EXIT_VIOLATIONS, is_file_ref, open_store, progress_bar, say
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..env.scenarios import Scenario
+
+
+def _scenarios_of(store: KnowledgeStore, refs: list[str]) -> list[Scenario]:
+    from ..env.scenarios import ScenarioCatalog
+    from ..env.workspace import resolve_scenario
+    from ..kg.loading import ensure_shipped, has_shipped
+
+    if refs == ["all"]:
+        if not has_shipped(store) and not store.select("scenario-index"):
+            ensure_shipped(store, notify=say)
+        catalog = ScenarioCatalog(store)
+        if not len(catalog):
+            raise errors.InputError("the store holds no scenario")
+        return [catalog.resolve(n) for n in catalog.numbers()]
+    return [resolve_scenario(store, ref, say) for ref in refs]
+
+
+def _scenarios_from_files(store: KnowledgeStore, paths: list[str]) -> tuple[KnowledgeStore, list[Scenario]]:
+    """Files are validated and loaded into a scratch copy of the store's knowledge."""
+    from ..env.checks import scratch_with
+    from ..env.scenarios import ScenarioCatalog
+    from ..kg.loading import has_shipped, load_files, load_shipped
+
+    scratch = scratch_with(store)
+    if not has_shipped(store):
+        load_shipped(scratch)            # the shipped systems, as every other command would find them
+    with progress_bar(sys.stderr.isatty()) as progress:
+        report = load_files(scratch, paths, progress=progress)
+    wanted = {item.graph for item in report.loaded}
+    rows = scratch.select("graph-claims")
+    ids = [r["value"] for r in rows if r["graph"] in wanted and r["kind"] == "scenario identifier"]
+    if not ids:
+        raise errors.InputError(f"{', '.join(paths)}: no scenario in the file(s)")
+    catalog = ScenarioCatalog(scratch)
+    return scratch, [catalog.resolve(i) for i in ids]
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from ..env.checks import check_scenario
+
+    refs: list[str] = args.scenarios
+    files = [r for r in refs if is_file_ref(r)]
+    if files and len(files) != len(refs):
+        raise errors.InputError("give scenario files, or scenarios of the store (ids, numbers or all), not both")
+    if args.seeds < 1:
+        raise errors.InputError(f"--seeds must be at least 1, not {args.seeds}")
+    with open_store(args, write=not files) as store:
+        target, scenarios = _scenarios_from_files(store, files) if files else (store, _scenarios_of(store, refs))
+        reports = []
+        with progress_bar(sys.stderr.isatty()) as progress:
+            for done, scenario in enumerate(scenarios, 1):
+                reports.append(check_scenario(target, scenario, seeds=args.seeds))
+                if progress:
+                    progress(f"checking ({scenario.id})", done, len(scenarios))
+    failed = [r for r in reports if not r.passed]
+    findings = [f for r in reports for f in r.findings]
+    if args.format == "json":
+        print(json.dumps({"conforms": not failed, "checked": len(reports), "failed": len(failed),
+                          "scenarios": [r.to_dict() for r in reports]}, indent=2))
+    else:
+        for f in findings:
+            if not f.passed or args.verbose:
+                print(("" if not f.passed else "ok: ") + str(f))
+        bad = sum(1 for f in findings if not f.passed)
+        print(f"{len(reports)} scenario(s) checked: {len(reports) - len(failed)} pass, {len(failed)} fail "
+              f"({bad} of {len(findings)} checks failed)", file=sys.stderr)
+    return EXIT_VIOLATIONS if failed else EXIT_OK

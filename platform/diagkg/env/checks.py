@@ -1,0 +1,296 @@
+"""Scenario checks by simulation: does a scenario do what it claims?
+
+``diagkg check`` runs these on scenarios of the store (or on files, in a
+scratch copy of the store's knowledge). Each check simulates the scenario
+through the service agent and reports, located in the scenario's file:
+
+* ``observable`` — the faults change something a person can see (a lamp or
+  LED, lit, dark or flickering) or measure (a voltage at a terminal); an
+  intermittent fault is tried over several seeds;
+* ``masking`` — with several faults, each one changes something while the
+  others are present, unless the scenario says it is hidden on purpose
+  (``dk:masked true`` on the fault: a misleading multiple fault); a fault
+  declared masked that is not hidden is reported too;
+* ``repair`` — the ideal repair, action by action, brings the system back to
+  nominal (as the service agent judges it, over several seeds when a fault is
+  intermittent);
+* ``hypotheses`` — the correct hypothesis is verified as correct, and a wrong
+  one (a part that is not faulty) is not;
+* ``symptoms`` — each symptom the scenario states as data
+  (``dk:statedSymptom``: a lamp or LED lit, dark or flickering) agrees with
+  the simulation of the faulty system as found.
+
+A finding carries the file and line it is about; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import pyoxigraph as ox
+
+from ..kg import graphs, resources
+from ..kg.loading import SHIPPED_PREFIX
+from ..kg.vocab import DK
+from .actions import Action
+from .scenarios import Scenario
+from .service import Hypothesis, Session
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeStore
+    from ..sim.simulator import SimulationResult
+
+CHECKS = ("observable", "masking", "repair", "hypotheses", "symptoms")
+APPEARANCES = ("Lit", "Dark", "Flickering")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The result of one check of one scenario."""
+
+    scenario: str
+    check: str
+    passed: bool
+    message: str
+    file: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}: " if self.file and self.line else (f"{self.file}: " if self.file else "")
+        return f"{where}{self.scenario}: {self.check}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class ScenarioReport:
+    scenario: str
+    number: int
+    file: str | None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(f.passed for f in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "number": self.number, "file": self.file, "passed": self.passed,
+                "findings": [f.to_dict() for f in self.findings]}
+
+
+# ---------------------------------------------------------------------------
+# where a scenario is written
+# ---------------------------------------------------------------------------
+
+class _Locator:
+    """Lines of a scenario's file, found by what they say (a scenario file is
+    Turtle written by a person: the statement a check is about names the part)."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+        try:
+            self.lines = Path(path).read_text(encoding="utf-8").splitlines() if path else []
+        except OSError:
+            self.lines = []
+
+    def line(self, *patterns: str) -> int | None:
+        """The first line matching every regular expression of ``patterns``."""
+        compiled = [re.compile(p) for p in patterns]
+        for number, text in enumerate(self.lines, start=1):
+            if all(c.search(text) for c in compiled):
+                return number
+        return None
+
+    def naming(self, keyword: str, part: str) -> int | None:
+        """The line where ``keyword`` (e.g. ``dk:about``) is followed by the part ``part``."""
+        return self.line(re.escape(keyword) + r"\s+\S*?[:/#]" + re.escape(part) + r"(?![\w.])")
+
+
+def scenario_file(store: "KnowledgeStore", scenario: Scenario) -> str | None:
+    """The file a scenario was loaded from (a shipped one: its place in the package)."""
+    rows = store.select("graph-of", {"node": ox.NamedNode(scenario.iri), "class": DK.Scenario.node})
+    if not rows:
+        return None
+    graph = ox.NamedNode(rows[0]["graph"])
+    for q in store.raw.quads_for_pattern(graph, DK.loadedFrom.node, None, graph):
+        if not isinstance(q.object, ox.Literal):
+            continue
+        source = q.object.value
+        if source.startswith(SHIPPED_PREFIX):
+            folder, _, rest = source[len(SHIPPED_PREFIX):].partition("/")
+            if folder in resources.FOLDERS:
+                node = resources.folder(folder)
+                for part in rest.split("/"):
+                    node = node.joinpath(part)
+                return str(node)
+        return source
+    return None
+
+
+# ---------------------------------------------------------------------------
+# what a person can see or measure
+# ---------------------------------------------------------------------------
+
+Signature = tuple[bool, tuple[str, ...], tuple[tuple[str, float], ...]]
+
+
+def _signature(result: SimulationResult) -> Signature:
+    """Lights and terminal voltages (to 10 mV): what a person can see or measure."""
+    volts = tuple(sorted((f"{cid}.{port}", round(v, 2)) for cid, c in result.components.items()
+                         for port, v in c.port_v.items() if v is not None))
+    return result.converged, tuple(sorted(result.lit)), volts
+
+
+def _intermittent(scenario: Scenario) -> bool:
+    return any(f.probability is not None for f in scenario.faults)
+
+
+def _faulty_results(store: "KnowledgeStore", scenario: Scenario, seeds: int) -> tuple[Session, list[SimulationResult]]:
+    """A session reset on the scenario, and the faulty system simulated with each seed."""
+    session = Session(scenario, store)
+    session.reset(seed=0)
+    state = session.state()
+    results = [session.sim.simulate(state, random.Random(seed)) for seed in range(seeds)]
+    return session, results
+
+
+def _appearance(results: list[SimulationResult], cid: str) -> str:
+    """How a lamp looks over the seeds: flickering when it goes on and off in
+    a state that does not settle, or when it is lit with some seeds and dark
+    with others."""
+    seen = {"Flickering" if cid in r.flickering else ("Lit" if cid in r.lit else "Dark") for r in results}
+    return seen.pop() if len(seen) == 1 else "Flickering"
+
+
+# ---------------------------------------------------------------------------
+# the checks
+# ---------------------------------------------------------------------------
+
+def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
+                   file: str | None = None) -> ScenarioReport:
+    """Run every check on one scenario of ``store``."""
+    file = file if file is not None else scenario_file(store, scenario)
+    where = _Locator(file)
+    head = where.line(r"\ba\s+dk:Scenario\b") or where.line(r"dk:Scenario\b")
+    n = seeds if _intermittent(scenario) else 1
+    report = ScenarioReport(scenario.id, scenario.number, file)
+
+    def add(check: str, passed: bool, message: str, line: int | None = None) -> None:
+        report.findings.append(Finding(scenario.id, check, passed, message, file, line or head))
+
+    session, faulty = _faulty_results(store, scenario, n)
+    nominal = _signature(session.nominal_result)
+    faulty_signatures = {_signature(r) for r in faulty}
+
+    # the faults change what can be seen or measured
+    if faulty_signatures == {nominal}:
+        add("observable", False, "the faults change nothing a person can see or measure (every lamp and every "
+            "terminal voltage is as in the working system" + (f", over {n} seeds" if n > 1 else "") + ")")
+    else:
+        add("observable", True, "the faults change what can be seen or measured")
+
+    # with several faults, each one shows (unless masked on purpose)
+    if len(scenario.faults) > 1:
+        for fault in scenario.faults:
+            others = dataclasses.replace(scenario, faults=tuple(f for f in scenario.faults if f is not fault))
+            _, without = _faulty_results(store, others, n)
+            hidden = {_signature(r) for r in without} == faulty_signatures
+            target = fault.target.rsplit("/", 1)[-1]
+            line = where.naming("dk:faultTarget", target)
+            label = f"the {fault.label.lower()} on {target}"
+            if hidden and not fault.masked:
+                add("masking", False, f"{label} changes nothing a person can see or measure while the other "
+                    "faults are present; if that is on purpose, say so with dk:masked true on the fault", line)
+            elif fault.masked and not hidden:
+                add("masking", False, f"{label} is declared dk:masked, but it does change what can be seen or "
+                    "measured while the other faults are present", line)
+            else:
+                add("masking", True, f"{label} " + ("is masked, as declared" if hidden else "shows"), line)
+
+    # the ideal repair restores nominal
+    repair_line = where.line(r"dk:idealRepair")
+    failures = []
+    for seed in range(min(n, 3)):
+        s = Session(scenario, store)
+        s.reset(seed=seed)
+        for step in scenario.repair:
+            *_, terminated, truncated, _ = s.step(Action(step.action, step.targets, step.value))
+            if terminated or truncated:
+                break
+        if s.end != "success_no_hypothesis":
+            failures.append((seed, s.end or "still running"))
+    if failures:
+        seed, end = failures[0]
+        add("repair", False, f"the ideal repair does not bring the system back to nominal (seed {seed}: the "
+            f"session ends {end!r} after {len(scenario.repair)} step(s))", repair_line)
+    else:
+        add("repair", True, "the ideal repair restores nominal", repair_line)
+
+    # the correct hypothesis is correct, a wrong one is not
+    faulty_line = where.line(r"dk:faultyComponent")
+    s = Session(scenario, store)
+    s.reset(seed=0)
+    outcome, *_ = s.step(Hypothesis(scenario.faulty))
+    if outcome["verdict"] != "correct":
+        add("hypotheses", False, f"the correct hypothesis ({', '.join(sorted(scenario.faulty))}) is verified as "
+            f"{outcome['verdict']}", faulty_line)
+    else:
+        add("hypotheses", True, "the correct hypothesis is verified as correct", faulty_line)
+    decoy = next((c for c in sorted(s.sk.components) if c not in scenario.faulty and c not in scenario.removed
+                  and s.sk.components[c].type != "Cable"), None)
+    if decoy is not None:
+        s = Session(scenario, store)
+        s.reset(seed=0)
+        outcome, *_ = s.step(Hypothesis(frozenset({decoy})))
+        if outcome["verdict"] == "correct":
+            add("hypotheses", False, f"a wrong hypothesis ({decoy}, not faulty) is verified as correct", faulty_line)
+        else:
+            add("hypotheses", True, f"a wrong hypothesis ({decoy}) is verified as {outcome['verdict']}", faulty_line)
+
+    # the stated symptoms agree with the simulation
+    for cid, stated in scenario.symptoms:
+        simulated = _appearance(faulty, cid)
+        line = where.naming("dk:about", cid)
+        if simulated != stated:
+            add("symptoms", False, f"the scenario states {cid} is {stated.lower()}, but the simulation shows it "
+                f"{simulated.lower()}" + (f" (over {n} seeds)" if n > 1 else ""), line)
+        else:
+            add("symptoms", True, f"{cid} is {stated.lower()}, as stated", line)
+    return report
+
+
+def check_scenarios(store: "KnowledgeStore", scenarios: list[Scenario], seeds: int = 8,
+                    progress: Callable[[int, int], None] | None = None) -> list[ScenarioReport]:
+    """Check several scenarios of ``store`` (``progress(done, total)`` after each)."""
+    reports = []
+    for done, scenario in enumerate(scenarios, 1):
+        reports.append(check_scenario(store, scenario, seeds))
+        if progress:
+            progress(done, len(scenarios))
+    return reports
+
+
+def scratch_with(store: "KnowledgeStore") -> "KnowledgeStore":
+    """An in-memory store holding the knowledge of ``store`` (ontology, shapes,
+    systems and their inferences) and no scenario: files are checked there,
+    so checking never writes the store in use."""
+    from ..kg.store import KnowledgeStore
+
+    scratch = KnowledgeStore.memory()
+    keep = {"ontology", "shapes", "system", "inferred"}
+    with scratch.writing() as w:
+        for name, _ in store.graphs():
+            graph = ox.NamedNode(name)
+            if graphs.kind_of(graph) in keep:
+                w.extend(store.raw.quads_for_pattern(None, None, None, graph))
+    return scratch
+
+
+__all__ = ["CHECKS", "Finding", "ScenarioReport", "check_scenario", "check_scenarios", "scenario_file",
+           "scratch_with"]
