@@ -4,6 +4,7 @@ RML (morph-kgc) → one Turtle file per scenario, validated with the shapes."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -173,7 +174,9 @@ def test_complete_rows_conform_and_equal_the_catalogue(tmp_path):
     for n in (1, 3, 16, 21, 134):
         a, b = imported.resolve(n), shipped.resolve(n)
         assert a.iri == b.iri and a.system_iri == b.system_iri
-        assert sorted(a.faults, key=repr) == sorted(b.faults, key=repr), n
+        # the spreadsheet has no column for dk:masked (nor for stated symptoms and design notes)
+        unmasked = [dataclasses.replace(f, masked=False) for f in b.faults]
+        assert sorted(a.faults, key=repr) == sorted(unmasked, key=repr), n
         assert a.faulty == b.faulty, n
         assert a.repair == b.repair, n
         assert a.removed == b.removed, n
@@ -297,4 +300,6 @@ def test_shipped_catalogue_round_trips(tmp_path):
         for name in ("iri", "id", "key", "label", "budget", "categories", "observations", "diagnosis",
                      "description", "faulty", "removed", "permanent", "repair"):
             assert getattr(a, name) == getattr(b, name), (n, name)
-        assert sorted(a.faults, key=repr) == sorted(b.faults, key=repr), n
+        # the spreadsheet has no column for dk:masked (nor for stated symptoms and design notes)
+        unmasked = [dataclasses.replace(f, masked=False) for f in b.faults]
+        assert sorted(a.faults, key=repr) == sorted(unmasked, key=repr), n

@@ -57,7 +57,7 @@ def test_unusable_replies_end_with_llm_truncation(server, store, content, finish
     server.script.content, server.script.finish_reason = content, finish
     result = run_session(1, "neuro-symbolic", config=config(server), store=store)
     assert result.end == "llm_truncation"
-    assert store.select("trajectory-list")[0]["end"] == "LlmTruncation"   # still recorded, and valid
+    assert store.select("trajectory-list")[0]["end"] == "llm_truncation"   # still recorded, and valid
 
 
 def test_unreachable_endpoint_is_a_clear_error(store):

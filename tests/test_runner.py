@@ -99,7 +99,7 @@ class Truncating(BaseAssistant):
 def test_llm_truncation_ends_the_session(store):
     result = run_session(1, Truncating(), store=store)
     assert result.end == "llm_truncation" and result.rounds == 2
-    assert store.select("trajectory-list")[0]["end"] == "LlmTruncation"
+    assert store.select("trajectory-list")[0]["end"] == "llm_truncation"
 
 
 def test_example_queries_on_a_small_run(store):

@@ -99,6 +99,13 @@ def _fault(g):
     return next(g.objects(SCN["3CC.S.1"], DK.injects.uri))
 
 
+def _state_symptom(g, part, appearance):
+    node = rdflib.BNode()
+    g.add((SCN["3CC.S.1"], DK.statedSymptom.uri, node))
+    g.add((node, DK.about.uri, part))
+    g.add((node, DK.appearance.uri, appearance))
+
+
 def _step(g):
     return next(g.objects(next(g.objects(SCN["3CC.S.1"], DK.idealRepair.uri)), DK.step.uri))
 
@@ -218,6 +225,12 @@ CASES = [
     # scenarios (validated with their system's description)
     Case("scenario-unknown-component", SC1, _add((SCN["3CC.S.1"], DK.faultyComponent.uri, S.flux_capacitor)),
          "dksh:ScenarioShape", ":3CC.S.1", "is not a part of the scenario's system"),
+    Case("symptom-not-a-lamp", SC1, lambda g: _state_symptom(g, S.battery, DK.Dark.uri),
+         "dksh:StatedSymptomShape", None, "is not a lamp or LED of the scenario's system"),
+    Case("symptom-bad-appearance", SC1, lambda g: _state_symptom(g, S.main_bulb, DK.Bulb.uri),
+         "dksh:StatedSymptomShape", None, "dk:Lit, dk:Dark or dk:Flickering"),
+    Case("masked-not-boolean", SC1, lambda g: g.add((_fault(g), DK.masked.uri, Literal("yes"))),
+         "dksh:MaskedShape", None, "dk:masked is true or false"),
     Case("scenario-zero-budget", SC1, _set(SCN["3CC.S.1"], DK.actionBudget.uri, Literal(0)),
          "dksh:ScenarioShape", ":3CC.S.1", "positive integer"),
     Case("scenario-no-repair", SC1, _remove((SCN["3CC.S.1"], DK.idealRepair.uri, None)),
