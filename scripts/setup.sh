@@ -18,8 +18,8 @@ for arg in "$@"; do
 done
 
 # --- system packages ---------------------------------------------------------
-# libngspice0-dev: PySpice dlopens the unversioned libngspice.so that only the
-#                  -dev package ships.
+# libngspice0-dev: the ngspice shared library (diagkg loads libngspice.so.0, or
+#                  the unversioned libngspice.so that only the -dev package ships).
 # default-jre-headless: HermiT (owlready2) needs a Java runtime.
 # python3-venv: Debian splits venv out of python3.
 need=()
