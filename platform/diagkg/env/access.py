@@ -25,10 +25,17 @@ def access_rows(session: Session, iri: str) -> list[dict[str, Any]]:
 
 
 def affords(session: Session, part: str, affordance: str) -> bool:
-    """ASK (SPARQL template) whether a part affords something in the current state."""
-    return bool(session.store.query("precondition-affords", part=session.iri_of(part),
-                                 affordance=str(getattr(DK, affordance)),
-                                 system=session.system_graph, state=session.state_graph))
+    """ASK (SPARQL template) whether a part affords something in the current
+    state (remembered per content of the state graph)."""
+    key = (session.state_key(), part, affordance)
+    known = session.afford_cache.get(key)
+    if known is None:
+        if len(session.afford_cache) > 20_000:
+            session.afford_cache.clear()
+        known = session.afford_cache[key] = bool(session.store.query(
+            "precondition-affords", part=session.iri_of(part), affordance=str(getattr(DK, affordance)),
+            system=session.system_graph, state=session.state_graph))
+    return known
 
 
 def affording(session: Session, affordance: str) -> frozenset[str]:

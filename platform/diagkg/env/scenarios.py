@@ -184,6 +184,7 @@ def _read_scenario(store: "KnowledgeStore", row: dict[str, Any]) -> Scenario:
 
 def configure(store: "KnowledgeStore", scenario: Scenario, state: ox.NamedNode) -> None:
     """Start ``state`` afresh with the scenario's configuration changes (no faults)."""
+    store.touch()
     store.raw.remove_graph(state) if store.raw.contains_named_graph(state) else None
     store.raw.add(ox.Quad(state, ox.NamedNode(str(DK.stateOf)), ox.NamedNode(scenario.system_iri), state))
     ns = graphs.namespace_of(scenario.system_iri)
@@ -222,5 +223,6 @@ def state_quads(store: "KnowledgeStore", state: ox.NamedNode) -> list[ox.Quad]:
 
 def restore(store: "KnowledgeStore", state: ox.NamedNode, quads: list[ox.Quad]) -> None:
     """Make ``state`` hold exactly ``quads`` (a snapshot taken with :func:`state_quads`)."""
+    store.touch()
     store.raw.remove_graph(state) if store.raw.contains_named_graph(state) else None
     store.raw.extend(quads)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pyoxigraph as ox
@@ -88,6 +89,22 @@ def make(scenario: str | int | Scenario, store: KnowledgeStore | None = None, *,
     return Session(resolve_scenario(store, scenario, notify), store, notify=notify, **kw)
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """A session's state at one moment (see :meth:`Session.checkpoint`)."""
+
+    scenario: Scenario
+    state: tuple[ox.Quad, ...]
+    snapshot: tuple[ox.Quad, ...]
+    rng: Any
+    round: int
+    total_cost: float
+    end: str | None
+    history: int
+    repaired: frozenset[str]
+    short_count: int
+
+
 class Session:
     """One diagnostic session: the saboteur's faults, the service agent, the budget."""
 
@@ -109,6 +126,9 @@ class Session:
         self.tools = frozenset(t.lower() for t in tools)
         self.budget = budget if budget is not None else scenario.budget
         self.access_cache: dict[str, list[dict[str, Any]]] = {}
+        self.afford_cache: dict[tuple[frozenset[ox.Quad], str, str], bool] = {}
+        self._state_key: frozenset[ox.Quad] = frozenset()
+        self._key_generation = -1
         self._started = False
         self._reset_fields()
 
@@ -186,6 +206,25 @@ class Session:
             self.end = "timeout"
         return outcome.to_dict(), outcome.cost, terminated, truncated, self._info()
 
+    def checkpoint(self) -> "Checkpoint":
+        """Everything a step can change, to come back to with :meth:`rollback`
+        (a model of the system tries actions on a session without keeping them)."""
+        return Checkpoint(self.scenario, tuple(self.state_key()), tuple(self._snapshot),
+                          self.rng.getstate(), self.round, self.total_cost, self.end, len(self.history),
+                          frozenset(self.repaired), self.short_count)
+
+    def rollback(self, point: "Checkpoint") -> None:
+        """Back to a :meth:`checkpoint` of this session (its scenario included)."""
+        self.scenario = point.scenario
+        restore(self.store, self.state_graph, list(point.state))
+        self._snapshot = list(point.snapshot)
+        self.rng.setstate(point.rng)
+        self.round, self.total_cost, self.end = point.round, point.total_cost, point.end
+        del self.history[point.history:]
+        self.repaired = set(point.repaired)
+        self.short_count = point.short_count
+        self._started = True
+
     def abort(self, end: str) -> None:
         """End the session from outside (e.g. ``llm_truncation`` when a model's reply is unusable)."""
         if end not in END_VALUES:
@@ -203,8 +242,17 @@ class Session:
     # ------------------------------------------------------------------
     # state
     # ------------------------------------------------------------------
+    def state_key(self) -> frozenset[ox.Quad]:
+        """The circuit-state graph's content (read again only after a write to
+        the working memory): what state-derived caches are keyed by."""
+        generation = self.store.generation
+        if self._key_generation != generation:
+            self._state_key = frozenset(state_quads(self.store, self.state_graph))
+            self._key_generation = generation
+        return self._state_key
+
     def state(self) -> CircuitState:
-        return read_state(self.store, self.state_graph, self.sk)
+        return read_state(self.store, self.state_graph, self.sk, self.state_key())
 
     def simulate(self, state: CircuitState | None = None) -> SimulationResult:
         return self.sim.simulate(state or self.state(), self.rng)
@@ -282,10 +330,14 @@ class Session:
     # ------------------------------------------------------------------
     def execute(self, action: Action) -> Outcome:
         outcome = Outcome(self.round, "action", str(action), False, "", 0.0)
+        generation, repaired = self.store.generation, len(self.repaired)
         try:
             self._execute(action, outcome)
         finally:
-            self._reset_to_snapshot()
+            # an action that wrote nothing and repaired nothing leaves the state as the
+            # last reset made it: resetting again would give the same quads
+            if self.store.generation != generation or len(self.repaired) != repaired:
+                self._reset_to_snapshot()
         outcome.cost = sum(c for _, _, c in outcome.executed)
         return outcome
 

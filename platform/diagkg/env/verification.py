@@ -116,6 +116,7 @@ def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
             make_repair(session, part, trial)
         return read_state(session.store, trial, session.sk)
     finally:
+        session.store.touch()
         session.store.raw.remove_graph(trial)
 
 

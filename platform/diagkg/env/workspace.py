@@ -164,6 +164,14 @@ class KnowledgeView:
     def version_of(self, graph: ox.NamedNode) -> str:
         return self._backing.version_of(graph)
 
+    def private_copy(self) -> "KnowledgeStore":
+        """A writable in-memory copy of what the view holds (ontology, system,
+        inferences): where an assistant builds models of its own, e.g.
+        hypothetical faults to simulate. Nothing written there reaches the
+        store in use or the session."""
+        names = [ox.NamedNode(name) for name, _ in self._backing.graphs()]
+        return _copy(self._backing, names)
+
     def contains_graph(self, graph: ox.NamedNode) -> bool:
         return self._backing.raw.contains_named_graph(graph)
 

@@ -89,6 +89,7 @@ class KnowledgeStore:
         self.on_wait = on_wait
         self._reader: ox.Store | None = None
         self._held: ox.Store | None = None     # the writer, while holding() lasts
+        self.generation = 0                    # counts writes made through this object (see touch)
         self._closed = False
         if in_memory:
             self.path: Path | None = None
@@ -227,6 +228,11 @@ class KnowledgeStore:
             self._held = None       # releases the lock
             self._reader = None     # the next read sees what was written
 
+    def touch(self) -> None:
+        """Say that :attr:`raw` was written directly (caches keyed by
+        :attr:`generation` read again); every write method here does it."""
+        self.generation += 1
+
     def checkpoint(self) -> None:
         """While :meth:`holding`: save what was written and take a fresh writer.
         The writer's memory (memtables, caches) grows with what it wrote; a
@@ -245,6 +251,7 @@ class KnowledgeStore:
         triples, in one atomic update (all of it or nothing). ``check`` runs
         first, inside the write lock, on the store opened for writing: it may
         raise to call the write off, and returns more graphs to drop."""
+        self.generation += 1
         drop = list(drop)
         payload = [{"name": g, "triples": list(t)} for g, t in new.items() if t]
         with self.writing() as w:
@@ -262,6 +269,7 @@ class KnowledgeStore:
     def add_quads(self, quads: Iterable[ox.Quad]) -> None:
         """Add quads in one transaction."""
         quads = list(quads)
+        self.generation += 1
         with self.writing() as w:
             w.extend(quads)
 
@@ -272,6 +280,7 @@ class KnowledgeStore:
     def update(self, query: str | QueryFile, **values: Any) -> None:
         """Run a SPARQL update: a query-file name, a :class:`QueryFile`, or text."""
         q = resolve_query(query)
+        self.generation += 1
         with self.writing() as w:
             self._run_update(w, q, **values)
 

@@ -301,14 +301,17 @@ def _read_couplings(store: "KnowledgeSource", system: ox.NamedNode) -> list[Coup
 _STATE_CACHE_SIZE = 256
 
 
-def read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton) -> CircuitState:
+def read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton,
+               content: frozenset[ox.Quad] | None = None) -> CircuitState:
     """The circuit state held in named graph ``graph``.
 
     The state is read with ``state-read.rq``; a session asks for it several
     times per round, mostly unchanged, so what a given content of the graph
-    (its quads, a few dozen) reads as is remembered per skeleton.
+    (its quads, a few dozen; the caller may pass them as ``content``) reads as
+    is remembered per skeleton.
     """
-    content = frozenset(store.raw.quads_for_pattern(None, None, None, graph))
+    if content is None:
+        content = frozenset(store.raw.quads_for_pattern(None, None, None, graph))
     cache = skeleton.read_states
     state = cache.get(content)
     if state is None:

@@ -1,0 +1,395 @@
+"""The model-based assistant: the simulator is its model (GDE/Sherlock lineage).
+
+Everything it knows comes from the graph and the simulator, never from the
+scenario:
+
+* **Candidates** are fault modes of the catalogue (``fault-modes.rq``: what
+  each mode applies to, its template and default value) applied to the
+  system's parts: every component of a type a mode applies to, every cable end,
+  pairs of same-side cable ends (crossed), the two ends of a diode or LED
+  (reversed), every coupling. Pairs of faults are added only when no single
+  fault explains what has been observed.
+* **Each candidate is a world the assistant simulates itself**: a private copy
+  of its view of the knowledge graph, a hypothetical scenario injecting the
+  candidate's faults, and a service-agent session on it (the same code as the
+  real one, so the same action gives the same report when the candidate is
+  the truth, loose connections included: same seed, same draws). A candidate
+  stays while its world has answered every action so far exactly as the real
+  system did, starting with the lights seen at the start.
+* **The next action** is the one whose predicted reports split the candidates
+  best per minute of expected cost (access included): expected information
+  gain over the candidates' reports, predicted by trying the action in each
+  world and rolling it back. Repairs are probes too. When every remaining
+  candidate names the same parts, or one set of parts is likely enough, it
+  hypothesises them; a verdict is evidence like any other report.
+* **Priors** are weights per candidate size (a single fault is more likely than
+  a pair); nothing is written per system, so a system written in Turtle by a
+  user works unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from ..env.actions import Action, Hypothesis
+from ..env.scenarios import Fault, Scenario
+from ..env.service import Checkpoint, Session, simulator_for
+from ..errors import AssistantError, SessionError, SimulationError
+from ..kg import graphs
+from ..kg.vocab import DK_NS
+from .registry import BaseAssistant, Briefing
+
+OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",
+                "test_switch", "measure_current")
+PROBES = ("replace_component", "reconnect_cable")
+PAIR_PRIOR = 0.1       # a pair of faults against a single one
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A diagnosis: the faults it injects and the parts a repair must name."""
+
+    faults: tuple[Fault, ...]
+    faulty: frozenset[str]
+    prior: float = 1.0
+
+    @property
+    def label(self) -> str:
+        return " + ".join(f"{f.label} on {f.target.rsplit('/', 1)[-1]}" for f in self.faults)
+
+
+def _key(outcome: dict[str, Any]) -> str:
+    """What a report says, as a comparable value (its round number aside)."""
+    return json.dumps({k: v for k, v in outcome.items() if k != "round"}, sort_keys=True, default=str)
+
+
+def _entropy(weights: list[float]) -> float:
+    total = sum(weights)
+    return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0
+
+
+class ModelBasedAssistant(BaseAssistant):
+    name = "model-based"
+
+    def __init__(self, **config: Any):
+        super().__init__(**config)
+        self.max_pairs = int(config.get("max_pairs", 600))
+        self.pair_pool = int(config.get("pair_pool", 16))      # single faults paired when none explains all
+        self.sample = int(config.get("sample", 24))          # candidates a decision looks at
+        self.confident = float(config.get("confident", 0.8))  # hypothesise when one set is this likely
+        self.quick = int(config.get("quick", 6))              # candidates of the first pass over the options
+        self.shortlist = int(config.get("shortlist", 8))      # options of the second pass
+        self.decision_times: list[float] = []
+        self._memo: dict[tuple[Any, ...], tuple[str, float]] = {}
+
+    # ------------------------------------------------------------------
+    def setup(self, briefing: Briefing) -> None:
+        super().setup(briefing)
+        if briefing.store is None:
+            raise AssistantError("the model-based assistant needs the knowledge graph (briefing.store)")
+        self.world = briefing.store.private_copy()
+        self.sk = simulator_for(self.world, briefing.system).skeleton
+        self.ns = graphs.namespace_of(self.sk.iri)
+        self.removed = frozenset(c for c in self.sk.components if c not in briefing.parts)
+        self.rng = random.Random(briefing.seed)
+        self.steps: list[tuple[Action | Hypothesis, str]] = []     # what was done, and what it showed (keys)
+        self.pending: Action | Hypothesis | None = None
+        self.singles = self._single_candidates()
+        self.shadow: Session | None = None
+        self.live: list[tuple[Candidate, Checkpoint]] = []
+        self.dropped: list[Candidate] = []
+        self.last_live: list[Candidate] = []      # the single faults alive before the last report
+        self.widened = False
+        self.tried_pairs: set[tuple[str, ...]] = set()
+        for c in self.singles:
+            point = self._start(c)
+            if point is not None:
+                self.live.append((c, point))
+        if not self.live:
+            self._widen()
+
+    # -- candidates --------------------------------------------------------
+    def _modes(self) -> dict[str, dict[str, Any]]:
+        modes: dict[str, dict[str, Any]] = {}
+        for r in self.world.select("fault-modes"):
+            m = modes.setdefault(r["mode"], {"label": r["label"], "kind": r["targetKind"], "template": r["template"],
+                                             "types": set(), "parameters": set(), "default": r["default"]})
+            m["types"].add(r["appliesTo"][len(DK_NS):])
+            if r["parameter"]:
+                m["parameters"].add(r["parameter"])
+        return modes
+
+    def _fault(self, mode: str, m: dict[str, Any], target: str, other: str | None = None) -> Fault:
+        default = float(m["default"]) if m["default"] is not None else None
+        probability = default if "probability" in m["parameters"] else None
+        value = default if probability is None else None
+        return Fault(mode=mode.rsplit("#", 1)[-1], label=m["label"], template=m["template"], target=self.ns + target,
+                     other=self.ns + other if other else None, value=value, probability=probability)
+
+    def _single_candidates(self) -> list[Candidate]:
+        sk, out = self.sk, []
+        comps = {cid: c for cid, c in sorted(sk.components.items()) if cid not in self.removed}
+        for mode, m in sorted(self._modes().items()):
+            if "other" in m["parameters"] and "value" in m["parameters"]:
+                continue            # shorts between any two nodes: too many to enumerate blindly
+            if ("value" in m["parameters"] or "probability" in m["parameters"]) and m["default"] is None:
+                continue            # a degradation of unknown size (no default value to simulate)
+            if m["kind"] == "component":
+                for cid, c in comps.items():
+                    if c.type in m["types"]:
+                        out.append(Candidate((self._fault(mode, m, cid),), frozenset({cid})))
+            elif m["kind"] == "coupling":
+                for cp in sk.couplings:
+                    out.append(Candidate((self._fault(mode, m, cp.id),), frozenset({cp.id})))
+            elif m["kind"] == "port" and "other" not in m["parameters"]:
+                for cid, c in comps.items():
+                    if c.type == "Cable":
+                        for port in sorted(c.ports):
+                            out.append(Candidate((self._fault(mode, m, f"{cid}.{port}"),), frozenset({cid})))
+            elif m["kind"] == "port":
+                out.extend(self._port_pairs(mode, m, comps))
+        return out
+
+    def _port_pairs(self, mode: str, m: dict[str, Any], comps: dict[str, Any]) -> list[Candidate]:
+        out = []
+        if "Cable" in m.get("types", set()) or mode.endswith("CrossedCables"):
+            cables = [cid for cid, c in comps.items() if c.type == "Cable"]
+            for a, b in itertools.combinations(cables, 2):
+                if comps[a].module != comps[b].module:
+                    continue
+                for port in sorted(set(comps[a].ports) & set(comps[b].ports)):
+                    out.append(Candidate((self._fault(mode, m, f"{a}.{port}", f"{b}.{port}"),), frozenset({a, b})))
+        else:        # a component's own two ends, swapped (a diode or LED put in backwards)
+            for cid, c in comps.items():
+                if c.type in ("LED", "Diode") and len(c.ports) == 2:
+                    p, q = sorted(c.ports)
+                    out.append(Candidate((self._fault(mode, m, f"{cid}.{p}", f"{cid}.{q}"),), frozenset({cid})))
+        return out
+
+    def _widen(self) -> None:
+        """No single fault explains the reports: pairs. Each single fault is
+        run through what was seen without stopping at a disagreement, which
+        gives the set of reports it explains (each lamp seen at the start,
+        each report since); pairs whose two faults together explain the most
+        are tried first."""
+        self.widened = True
+        explains = {id(c): self._explains(c) for c in self.singles}
+        everything = len(self.briefing.visible.split("; ")) + len(self.steps) if self.briefing else 0
+        ranked: list[tuple[int, int, Candidate, Candidate]] = []
+        useful = [c for c in self.singles if explains[id(c)]]
+        for i, a in enumerate(useful):
+            for b in useful[i + 1:]:
+                if b.faults[0].target == a.faults[0].target:
+                    continue
+                cover = len(explains[id(a)] | explains[id(b)])
+                if cover * 2 >= everything:
+                    ranked.append((-cover, len(ranked), a, b))
+        ranked.sort(key=lambda x: (x[0], x[1]))
+        tried = 0
+        for _, _, a, b in ranked:
+            ident = tuple(sorted(f"{f.mode}:{f.target}:{f.other}" for f in a.faults + b.faults))
+            if ident in self.tried_pairs:
+                continue
+            self.tried_pairs.add(ident)
+            c = Candidate(a.faults + b.faults, a.faulty | b.faulty, PAIR_PRIOR)
+            point = self._start(c)
+            if point is not None:
+                self.live.append((c, point))
+            tried += 1
+            if tried >= self.max_pairs or (self.live and tried >= self.max_pairs // 4):
+                break
+
+    def _explains(self, c: Candidate) -> frozenset[str]:
+        """The reports a single fault explains (lamps seen at the start, then
+        each report by its position), run without stopping at a disagreement."""
+        assert self.briefing is not None and self.shadow is not None
+        self.shadow.scenario = self._scenario(c)
+        explained: set[str] = set()
+        try:
+            obs, _ = self.shadow.reset(seed=self.briefing.seed)
+            explained |= set(self.briefing.visible.rstrip(".").split("; ")) & set(
+                obs["visible"].rstrip(".").split("; "))
+            for n, (step, report) in enumerate(self.steps):
+                out, *_ = self.shadow.step(step)
+                if _key(out) == report:
+                    explained.add(f"#{n}")
+        except (SessionError, SimulationError):
+            pass
+        return frozenset(explained)
+
+    # -- worlds ------------------------------------------------------------
+    def _scenario(self, c: Candidate) -> Scenario:
+        assert self.briefing is not None
+        permanent = frozenset({"rotate_enclosure"}) if any(f.mode == "CouplingEnabled" for f in c.faults) \
+            else frozenset()
+        return Scenario(iri=f"urn:diagkg:model-based:{id(c)}", number=0, id="model", label=c.label,
+                        system_iri=self.sk.iri, key=self.briefing.system, budget=10**6, observations="",
+                        diagnosis=None, description=None, categories=(), faulty=c.faulty, removed=self.removed,
+                        permanent=permanent, notes=(), faults=c.faults)
+
+    def _start(self, c: Candidate) -> Checkpoint | None:
+        """A world for ``c``, run through everything done so far; None as soon as it disagrees."""
+        assert self.briefing is not None
+        scenario = self._scenario(c)
+        if self.shadow is None:
+            self.shadow = Session(scenario, self.world, budget=10**6)
+        self.shadow.scenario = scenario
+        try:
+            obs, _ = self.shadow.reset(seed=self.briefing.seed)
+            if obs["visible"] != self.briefing.visible:
+                return None
+            for step, seen in self.steps:
+                out, *_ = self.shadow.step(step)
+                if _key(out) != seen:
+                    return None
+        except (SessionError, SimulationError):
+            return None
+        return self.shadow.checkpoint()
+
+    def _predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> tuple[str, float]:
+        """The report ``step`` would give in ``c``'s world (as a key) and its cost.
+        A world without chance answers the same action the same way in the
+        same state, so that is remembered across decisions."""
+        memo_key = None
+        if not any(f.probability is not None for f in c.faults):
+            memo_key = (id(c), frozenset(point.state), point.repaired, str(step))
+            known = self._memo.get(memo_key)
+            if known is not None:
+                return known
+        out = self._predict(point, step)
+        answer = (_key(out), float(out["cost"])) if out is not None else ("?", 0.0)
+        if memo_key is not None:
+            if len(self._memo) > 200_000:
+                self._memo.clear()
+            self._memo[memo_key] = answer
+        return answer
+
+    def _predict(self, point: Checkpoint, step: Action | Hypothesis) -> dict[str, Any] | None:
+        assert self.shadow is not None
+        self.shadow.rollback(point)
+        try:
+            out, *_ = self.shadow.step(step)
+        except (SessionError, SimulationError):
+            return None
+        return out
+
+    # -- the loop ------------------------------------------------------------
+    def record(self, outcome: dict[str, Any]) -> None:
+        super().record(outcome)
+        step, self.pending = self.pending, None
+        if step is None:
+            return
+        seen = _key(outcome)
+        self.steps.append((step, seen))
+        self.last_live = [c for c, _ in self.live if len(c.faults) == 1]
+        kept = []
+        assert self.shadow is not None
+        for c, point in self.live:
+            out = self._predict(point, step)
+            if out is not None and _key(out) == seen:
+                kept.append((c, self.shadow.checkpoint()))
+            else:
+                self.dropped.append(c)
+        self.live = kept
+        if not self.live:
+            self._widen()
+
+    def suggest(self) -> Action | Hypothesis | None:
+        t0 = time.perf_counter()
+        try:
+            choice = self._choose()
+        finally:
+            self.decision_times.append(time.perf_counter() - t0)
+        self.pending = choice
+        return choice
+
+    def candidates(self) -> list[tuple[frozenset[str], float]]:
+        """The remaining diagnoses (sets of parts) with their probability, most likely first."""
+        weight: dict[frozenset[str], float] = defaultdict(float)
+        for c, _ in self.live:
+            weight[c.faulty] += c.prior
+        total = sum(weight.values()) or 1.0
+        return sorted(((s, w / total) for s, w in weight.items()), key=lambda x: (-x[1], sorted(x[0])))
+
+    def _choose(self) -> Action | Hypothesis | None:
+        assert self.briefing is not None
+        ranked = self.candidates()
+        if not ranked:
+            return None
+        best_set, p = ranked[0]
+        rounds_left = self.briefing.budget - len(self.steps)
+        if len(ranked) == 1 or p >= self.confident or rounds_left <= 1:
+            return Hypothesis(best_set, f"the simulated fault explains every report ({p:.0%} of the candidates)")
+        sample = self._sample()
+        options = self._options(sample)
+        # two passes: every option on a few candidates, the most promising on all of the sample
+        first = self._scored(options, sample[: self.quick])
+        shortlist = [step for _, step in sorted(first, key=lambda x: -x[0])[: self.shortlist]]
+        if len(sample) > self.quick:
+            scored = self._scored(shortlist, sample)
+        else:
+            scored = first
+        if not scored:
+            return Hypothesis(best_set, "no test tells the remaining candidates apart")
+        return max(scored, key=lambda x: x[0])[1]
+
+    def _scored(self, options: list[Action | Hypothesis],
+                sample: list[tuple[Candidate, Checkpoint]]) -> list[tuple[float, Action | Hypothesis]]:
+        """Expected information gain per minute of each option that tells some of ``sample`` apart."""
+        out = []
+        for step in options:
+            groups: dict[str, float] = defaultdict(float)
+            cost = total = 0.0
+            for c, point in sample:
+                key, minutes = self._predicted(c, point, step)
+                groups[key] += c.prior
+                cost += c.prior * minutes
+                total += c.prior
+            if len(groups) < 2:
+                continue
+            out.append((_entropy(list(groups.values())) / max(cost / total, 1.0), step))
+        return out
+
+    def _sample(self) -> list[tuple[Candidate, Checkpoint]]:
+        if len(self.live) <= self.sample:
+            return list(self.live)
+        by_set: dict[frozenset[str], list[tuple[Candidate, Checkpoint]]] = defaultdict(list)
+        for entry in self.live:
+            by_set[entry[0].faulty].append(entry)
+        picked = [group[0] for group in by_set.values()]          # every diagnosis once …
+        if len(picked) > self.sample:
+            picked = self.rng.sample(picked, self.sample)
+        return picked
+
+    def _options(self, sample: list[tuple[Candidate, Checkpoint]]) -> list[Action | Hypothesis]:
+        """Tests on the parts the candidates name (and the lamps), repairs as probes, and hypotheses."""
+        sk = self.sk
+        parts: set[str] = set()
+        for c, _ in sample:
+            parts |= {p for p in c.faulty if p in sk.components}
+        lamps = {cid for cid, c in sk.components.items() if c.type in ("Bulb", "LED") and cid not in self.removed}
+        assert self.briefing is not None
+        catalogue = self.briefing.catalogue
+        options: list[Action | Hypothesis] = []
+        for cid in sorted(parts | lamps):
+            kind = sk.components[cid].type
+            for action in OBSERVATIONS:
+                spec = catalogue.get(action)
+                if spec is not None and (not spec.types or kind in spec.types):
+                    options.append(Action(action, (cid,)))
+        for cid in sorted(parts):
+            kind = sk.components[cid].type
+            options.append(Action("reconnect_cable" if kind == "Cable" else "replace_component", (cid,)))
+        options.extend(Hypothesis(s) for s in {c.faulty for c, _ in sample})
+        done = {str(s) for s, _ in self.steps}
+        return [o for o in options if str(o) not in done]
+
+
+__all__ = ["Candidate", "ModelBasedAssistant"]
