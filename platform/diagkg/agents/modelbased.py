@@ -22,9 +22,9 @@ scenario:
   world and rolling it back. Repairs are probes too. When every remaining
   candidate names the same parts, or one set of parts is likely enough, it
   hypothesises them; a verdict is evidence like any other report.
-* **Priors** are weights per candidate size (a single fault is more likely than
-  a pair); nothing is written per system, so a system written in Turtle by a
-  user works unchanged.
+* **Priors** are data: each fault mode's ``dk:priorWeight`` in the fault
+  catalogue (a pair weighs the product, times :data:`PAIR_PRIOR`); nothing is
+  written per system, so a system written in Turtle by a user works unchanged.
 """
 
 from __future__ import annotations
@@ -70,6 +70,16 @@ def _key(outcome: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in outcome.items() if k != "round"}, sort_keys=True, default=str)
 
 
+def _lamps(visible: str) -> dict[str, str]:
+    """The service agent's description of the lights seen ("x is on; y is off.") as lamp -> state."""
+    out = {}
+    for item in visible.rstrip(".").split("; "):
+        lamp, sep, state = item.partition(" is ")
+        if sep:
+            out[lamp] = state
+    return out
+
+
 def _entropy(weights: list[float]) -> float:
     total = sum(weights)
     return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0
@@ -84,7 +94,10 @@ class ModelBasedAssistant(BaseAssistant):
         self.pair_pool = int(config.get("pair_pool", 16))      # single faults paired when none explains all
         self.sample = int(config.get("sample", 24))          # candidates a decision looks at
         self.confident = float(config.get("confident", 0.8))  # hypothesise when one set is this likely
-        self.quick = int(config.get("quick", 6))              # candidates of the first pass over the options
+        self.quick = int(config.get("quick", 10))             # candidates of the first pass over the options
+        # a round is worth minutes too: the budget counts rounds, so a cheap test that tells little is not free
+        self.round_minutes = float(config.get("round_minutes", 20.0))
+        self.certain = float(config.get("certain", 0.9))      # repair a part that this share of candidates names
         self.shortlist = int(config.get("shortlist", 8))      # options of the second pass
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[str, float]] = {}
@@ -120,7 +133,8 @@ class ModelBasedAssistant(BaseAssistant):
         modes: dict[str, dict[str, Any]] = {}
         for r in self.world.select("fault-modes"):
             m = modes.setdefault(r["mode"], {"label": r["label"], "kind": r["targetKind"], "template": r["template"],
-                                             "types": set(), "parameters": set(), "default": r["default"]})
+                                             "types": set(), "parameters": set(), "default": r["default"],
+                                             "prior": float(r["prior"]) if r["prior"] is not None else 1.0})
             m["types"].add(r["appliesTo"][len(DK_NS):])
             if r["parameter"]:
                 m["parameters"].add(r["parameter"])
@@ -144,15 +158,19 @@ class ModelBasedAssistant(BaseAssistant):
             if m["kind"] == "component":
                 for cid, c in comps.items():
                     if c.type in m["types"]:
-                        out.append(Candidate((self._fault(mode, m, cid),), frozenset({cid})))
+                        out.append(Candidate((self._fault(mode, m, cid),), frozenset({cid}), m["prior"]))
             elif m["kind"] == "coupling":
                 for cp in sk.couplings:
-                    out.append(Candidate((self._fault(mode, m, cp.id),), frozenset({cp.id})))
+                    # the repair of a coupling that should not act: moving what blocks it into place
+                    movers = sorted({element for element, _ in cp.blocked_when}) or [cp.id]
+                    for mover in movers:
+                        out.append(Candidate((self._fault(mode, m, cp.id),), frozenset({mover}), m["prior"]))
             elif m["kind"] == "port" and "other" not in m["parameters"]:
                 for cid, c in comps.items():
                     if c.type == "Cable":
                         for port in sorted(c.ports):
-                            out.append(Candidate((self._fault(mode, m, f"{cid}.{port}"),), frozenset({cid})))
+                            out.append(Candidate((self._fault(mode, m, f"{cid}.{port}"),), frozenset({cid}),
+                                                 m["prior"]))
             elif m["kind"] == "port":
                 out.extend(self._port_pairs(mode, m, comps))
         return out
@@ -165,40 +183,49 @@ class ModelBasedAssistant(BaseAssistant):
                 if comps[a].module != comps[b].module:
                     continue
                 for port in sorted(set(comps[a].ports) & set(comps[b].ports)):
-                    out.append(Candidate((self._fault(mode, m, f"{a}.{port}", f"{b}.{port}"),), frozenset({a, b})))
+                    out.append(Candidate((self._fault(mode, m, f"{a}.{port}", f"{b}.{port}"),), frozenset({a, b}),
+                                         m["prior"]))
         else:        # a component's own two ends, swapped (a diode or LED put in backwards)
             for cid, c in comps.items():
                 if c.type in ("LED", "Diode") and len(c.ports) == 2:
                     p, q = sorted(c.ports)
-                    out.append(Candidate((self._fault(mode, m, f"{cid}.{p}", f"{cid}.{q}"),), frozenset({cid})))
+                    out.append(Candidate((self._fault(mode, m, f"{cid}.{p}", f"{cid}.{q}"),), frozenset({cid}),
+                                         m["prior"]))
         return out
 
     def _widen(self) -> None:
         """No single fault explains the reports: pairs. Each single fault is
-        run through what was seen without stopping at a disagreement, which
-        gives the set of reports it explains (each lamp seen at the start,
-        each report since); pairs whose two faults together explain the most
-        are tried first."""
+        run through what was seen without stopping at a disagreement; a pair
+        is scored by what the two together would explain — a lamp seen lit
+        must stay lit under both faults, a lamp seen dark (or flickering) needs
+        one of them to make it so, a later report needs one of them to give
+        it — and pairs are tried best first."""
         self.widened = True
-        explains = {id(c): self._explains(c) for c in self.singles}
-        everything = len(self.briefing.visible.split("; ")) + len(self.steps) if self.briefing else 0
-        ranked: list[tuple[int, int, Candidate, Candidate]] = []
-        useful = [c for c in self.singles if explains[id(c)]]
-        for i, a in enumerate(useful):
-            for b in useful[i + 1:]:
+        assert self.briefing is not None
+        seen = _lamps(self.briefing.visible)
+        runs = {id(c): self._run_through(c) for c in self.singles}
+        ranked: list[tuple[int, int, int, Candidate, Candidate]] = []
+        for i, a in enumerate(self.singles):
+            lamps_a, steps_a = runs[id(a)]
+            for b in self.singles[i + 1:]:
                 if b.faults[0].target == a.faults[0].target:
                     continue
-                cover = len(explains[id(a)] | explains[id(b)])
-                if cover * 2 >= everything:
-                    ranked.append((-cover, len(ranked), a, b))
-        ranked.sort(key=lambda x: (x[0], x[1]))
+                lamps_b, steps_b = runs[id(b)]
+                score = len(steps_a | steps_b)
+                for lamp, state in seen.items():
+                    pa, pb = lamps_a.get(lamp), lamps_b.get(lamp)
+                    score += (pa == pb == state) if state == "on" else (state in (pa, pb))
+                alone = max(len(steps_a) + sum(lamps_a.get(k) == v for k, v in seen.items()),
+                            len(steps_b) + sum(lamps_b.get(k) == v for k, v in seen.items()))
+                ranked.append((-score, alone, len(ranked), a, b))
+        ranked.sort(key=lambda x: x[:3])
         tried = 0
-        for _, _, a, b in ranked:
+        for _, _, _, a, b in ranked:
             ident = tuple(sorted(f"{f.mode}:{f.target}:{f.other}" for f in a.faults + b.faults))
             if ident in self.tried_pairs:
                 continue
             self.tried_pairs.add(ident)
-            c = Candidate(a.faults + b.faults, a.faulty | b.faulty, PAIR_PRIOR)
+            c = Candidate(a.faults + b.faults, a.faulty | b.faulty, PAIR_PRIOR * a.prior * b.prior)
             point = self._start(c)
             if point is not None:
                 self.live.append((c, point))
@@ -206,23 +233,23 @@ class ModelBasedAssistant(BaseAssistant):
             if tried >= self.max_pairs or (self.live and tried >= self.max_pairs // 4):
                 break
 
-    def _explains(self, c: Candidate) -> frozenset[str]:
-        """The reports a single fault explains (lamps seen at the start, then
-        each report by its position), run without stopping at a disagreement."""
+    def _run_through(self, c: Candidate) -> tuple[dict[str, str], frozenset[int]]:
+        """A single fault run through what was done without stopping at a
+        disagreement: the lamps it shows at the start, and the reports it gives alike."""
         assert self.briefing is not None and self.shadow is not None
         self.shadow.scenario = self._scenario(c)
-        explained: set[str] = set()
+        lamps: dict[str, str] = {}
+        alike: set[int] = set()
         try:
             obs, _ = self.shadow.reset(seed=self.briefing.seed)
-            explained |= set(self.briefing.visible.rstrip(".").split("; ")) & set(
-                obs["visible"].rstrip(".").split("; "))
+            lamps = _lamps(obs["visible"])
             for n, (step, report) in enumerate(self.steps):
                 out, *_ = self.shadow.step(step)
                 if _key(out) == report:
-                    explained.add(f"#{n}")
+                    alike.add(n)
         except (SessionError, SimulationError):
             pass
-        return frozenset(explained)
+        return lamps, frozenset(alike)
 
     # -- worlds ------------------------------------------------------------
     def _scenario(self, c: Candidate) -> Scenario:
@@ -327,6 +354,19 @@ class ModelBasedAssistant(BaseAssistant):
         rounds_left = self.briefing.budget - len(self.steps)
         if len(ranked) == 1 or p >= self.confident or rounds_left <= 1:
             return Hypothesis(best_set, f"the simulated fault explains every report ({p:.0%} of the candidates)")
+        # a part almost every candidate names is repaired first (its repair is then evidence, too)
+        marginal: dict[str, float] = defaultdict(float)
+        for parts, weight in ranked:
+            for part in parts:
+                marginal[part] += weight
+        done = {str(s) for s, _ in self.steps}
+        for part, weight in sorted(marginal.items(), key=lambda x: -x[1]):
+            if weight < self.certain:
+                break
+            if part in self.sk.components and self.sk.components[part].type != "Cable":
+                repair = Action("replace_component", (part,))
+                if str(repair) not in done:
+                    return repair
         sample = self._sample()
         options = self._options(sample)
         # two passes: every option on a few candidates, the most promising on all of the sample
@@ -354,7 +394,7 @@ class ModelBasedAssistant(BaseAssistant):
                 total += c.prior
             if len(groups) < 2:
                 continue
-            out.append((_entropy(list(groups.values())) / max(cost / total, 1.0), step))
+            out.append((_entropy(list(groups.values())) / (cost / total + self.round_minutes), step))
         return out
 
     def _sample(self) -> list[tuple[Candidate, Checkpoint]]:

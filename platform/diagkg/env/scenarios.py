@@ -153,10 +153,11 @@ def _read_scenario(store: "KnowledgeStore", row: dict[str, Any]) -> Scenario:
     faults = tuple(
         Fault(mode=r["mode"].rsplit("#", 1)[-1], label=r["modeLabel"], template=r["template"],
               target=r["target"], other=r["other"],
+              # the mode's default fills its parameter: a probability for chance faults, else a value
               value=float(r["value"]) if r["value"] is not None else (
-                  float(r["default"]) if r["default"] is not None and r["probability"] is None else None),
+                  float(r["default"]) if r["default"] is not None and not r["chance"] else None),
               probability=float(r["probability"]) if r["probability"] is not None else (
-                  float(r["default"]) if r["default"] is not None else None),
+                  float(r["default"]) if r["default"] is not None and r["chance"] else None),
               masked=bool(r["masked"]))
         for r in store.select("scenario-faults", {"scenario": iri}))
     steps: dict[int, dict[str, Any]] = {}

@@ -316,6 +316,7 @@ class DK:
     portOf = Term(DK_NS + 'portOf')  # object property: port of
     position = Term(DK_NS + 'position')  # datatype property: position
     powerThreshold = Term(DK_NS + 'powerThreshold')  # datatype property: power threshold
+    priorWeight = Term(DK_NS + 'priorWeight')  # datatype property: prior weight
     probability = Term(DK_NS + 'probability')  # datatype property: probability
     promptHash = Term(DK_NS + 'promptHash')  # datatype property: prompt hash
     ratedCurrent = Term(DK_NS + 'ratedCurrent')  # datatype property: rated current

@@ -1,0 +1,73 @@
+"""Diagnostic competence per system: for each assistant, on every shipped
+scenario and each seed, the number solved, the mean cost (every run counted,
+failures at their final cost), the cost relative to the oracle's, and the
+median and worst decision time.
+
+    .venv/bin/python benchmarks/diagnosis.py [--assistants oracle model-based neuro-symbolic random-search]
+                                             [--seeds 0 1 2] [--scenarios 1 2 5]
+
+Trajectories are stored in an in-memory store (checked against the shapes as
+in normal use); the table is printed as Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections import defaultdict
+
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.loading import load_shipped
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+
+SUCCESS = ("success", "success_no_hypothesis")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--assistants", nargs="+", default=["oracle", "model-based", "neuro-symbolic", "random-search"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--scenarios", nargs="*", type=int)
+    args = parser.parse_args()
+    os.environ.setdefault("DIAGKG_CHECK_TRAJECTORIES", "first")
+    store = KnowledgeStore.memory()
+    load_shipped(store)
+    catalog = ScenarioCatalog(store)
+    numbers = args.scenarios or catalog.numbers()
+    systems = {n: catalog.resolve(n).key for n in numbers}
+    runs: dict[str, dict[str, list[tuple[bool, float]]]] = defaultdict(lambda: defaultdict(list))
+    decisions: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    failures: dict[str, list[str]] = defaultdict(list)
+    for name in args.assistants:
+        t0 = time.perf_counter()
+        for seed in args.seeds:
+            for n in numbers:
+                r = run_session(n, name, seed=seed, store=store)
+                ok = r.end in SUCCESS
+                runs[name][systems[n]].append((ok, r.cost))
+                decisions[name][systems[n]].extend(r.decision_times)
+                if not ok:
+                    failures[name].append(f"{r.scenario_id}/{seed}:{r.end}")
+        total = sum(ok for rs in runs[name].values() for ok, _ in rs)
+        print(f"{name}: {total}/{len(numbers) * len(args.seeds)} solved in {time.perf_counter() - t0:.0f} s", flush=True)
+    print()
+    print("| system | assistant | solved | mean cost (min) | cost / oracle | median decision (ms) | worst (ms) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for key in dict.fromkeys(systems.values()):
+        oracle = statistics.mean(c for _, c in runs["oracle"][key]) if "oracle" in runs else None
+        for name in args.assistants:
+            rs = runs[name][key]
+            mean = statistics.mean(c for _, c in rs)
+            ds = decisions[name][key] or [0.0]
+            ratio = f"{mean / oracle:.2f}" if oracle else "–"
+            print(f"| {key} | {name} | {sum(ok for ok, _ in rs)}/{len(rs)} | {mean:.0f} | {ratio} | "
+                  f"{statistics.median(ds) * 1e3:.1f} | {max(ds) * 1e3:.0f} |")
+    for name, failed in failures.items():
+        print(f"\n{name} did not solve ({len(failed)}): {', '.join(failed[:40])}" + (" …" if len(failed) > 40 else ""))
+
+
+if __name__ == "__main__":
+    main()
