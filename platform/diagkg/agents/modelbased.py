@@ -98,6 +98,7 @@ class ModelBasedAssistant(BaseAssistant):
         # a round is worth minutes too: the budget counts rounds, so a cheap test that tells little is not free
         self.round_minutes = float(config.get("round_minutes", 20.0))
         self.certain = float(config.get("certain", 0.9))      # repair a part that this share of candidates names
+        self.max_widenings = int(config.get("max_widenings", 4))   # rounds of pairs tried when none is left
         self.shortlist = int(config.get("shortlist", 8))      # options of the second pass
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[str, float]] = {}
@@ -121,6 +122,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.last_live: list[Candidate] = []      # the single faults alive before the last report
         self.widened = False
         self.tried_pairs: set[tuple[str, ...]] = set()
+        self.widenings = 0
         for c in self.singles:
             point = self._start(c)
             if point is not None:
@@ -201,26 +203,29 @@ class ModelBasedAssistant(BaseAssistant):
         one of them to make it so, a later report needs one of them to give
         it — and pairs are tried best first."""
         self.widened = True
+        self.widenings += 1
         assert self.briefing is not None
         seen = _lamps(self.briefing.visible)
         runs = {id(c): self._run_through(c) for c in self.singles}
-        ranked: list[tuple[int, int, int, Candidate, Candidate]] = []
+        ranked: list[tuple[int, int, int, int, Candidate, Candidate]] = []
         for i, a in enumerate(self.singles):
             lamps_a, steps_a = runs[id(a)]
             for b in self.singles[i + 1:]:
                 if b.faults[0].target == a.faults[0].target:
                     continue
                 lamps_b, steps_b = runs[id(b)]
-                score = len(steps_a | steps_b)
+                lamps = 0
                 for lamp, state in seen.items():
                     pa, pb = lamps_a.get(lamp), lamps_b.get(lamp)
-                    score += (pa == pb == state) if state == "on" else (state in (pa, pb))
-                alone = max(len(steps_a) + sum(lamps_a.get(k) == v for k, v in seen.items()),
-                            len(steps_b) + sum(lamps_b.get(k) == v for k, v in seen.items()))
-                ranked.append((-score, alone, len(ranked), a, b))
-        ranked.sort(key=lambda x: x[:3])
+                    lamps += (pa == pb == state) if state == "on" else (state in (pa, pb))
+                alone = max(sum(lamps_a.get(k) == v for k, v in seen.items()),
+                            sum(lamps_b.get(k) == v for k, v in seen.items()))
+                # the lamps first (two faults together make every lamp as seen), then the
+                # later reports either explains (a measurement depends on both faults)
+                ranked.append((-lamps, -len(steps_a | steps_b), alone, len(ranked), a, b))
+        ranked.sort(key=lambda x: x[:4])
         tried = 0
-        for _, _, _, a, b in ranked:
+        for *_, a, b in ranked:
             ident = tuple(sorted(f"{f.mode}:{f.target}:{f.other}" for f in a.faults + b.faults))
             if ident in self.tried_pairs:
                 continue
@@ -348,6 +353,9 @@ class ModelBasedAssistant(BaseAssistant):
     def _choose(self) -> Action | Hypothesis | None:
         assert self.briefing is not None
         ranked = self.candidates()
+        while not ranked and self.widenings < self.max_widenings:
+            self._widen()                   # the next pairs, best first (those tried are not tried again)
+            ranked = self.candidates()
         if not ranked:
             return None
         best_set, p = ranked[0]
