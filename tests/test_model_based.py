@@ -13,24 +13,16 @@ import pytest
 import diagkg
 from diagkg.agents.modelbased import ModelBasedAssistant
 from diagkg.agents.registry import create
-from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
 from .conftest import catalog_store
-from .test_store_first import FLAT, LOOSE_LEAD, TORCH, scenario_text
+from .test_store_first import torch_memory_store
 
 
 @pytest.fixture(scope="module")
 def torch_store(tmp_path_factory) -> KnowledgeStore:
-    folder = tmp_path_factory.mktemp("model-based")
-    files = [folder / "torch.ttl", folder / "t1.ttl", folder / "t2.ttl"]
-    files[0].write_text(TORCH)
-    files[1].write_text(scenario_text(**FLAT))
-    files[2].write_text(scenario_text(**LOOSE_LEAD))
-    store = KnowledgeStore.memory()
-    load_files(store, files)
-    return store
+    return torch_memory_store(tmp_path_factory.mktemp("model-based"))
 
 
 def test_it_is_registered_and_not_privileged():

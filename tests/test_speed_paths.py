@@ -34,7 +34,7 @@ from diagkg.runs import trajectory
 from diagkg.runs.runner import run_session
 from diagkg.sim.spice import Element, NgspiceEngine
 
-from .test_store_first import FLAT, LOOSE_LEAD, TORCH, scenario_text
+from .test_store_first import FLAT, TORCH, scenario_text, torch_memory_store
 
 # ---------------------------------------------------------------------------
 # ngspice
@@ -72,13 +72,7 @@ def test_a_failed_solve_does_not_stop_the_next():
 
 @pytest.fixture()
 def torch_store(tmp_path) -> KnowledgeStore:
-    files = [tmp_path / "torch.ttl", tmp_path / "t1.ttl", tmp_path / "t2.ttl"]
-    files[0].write_text(TORCH)
-    files[1].write_text(scenario_text(**FLAT))
-    files[2].write_text(scenario_text(**LOOSE_LEAD))
-    store = KnowledgeStore.memory()
-    load_files(store, files)
-    return store
+    return torch_memory_store(tmp_path)
 
 
 def _state_graphs(memory: KnowledgeStore) -> list[str]:

@@ -137,6 +137,17 @@ ON_SHIPPED = dict(id="MINE.3CC.1", number=9201, label="Main bulb open", system="
                   symptoms="With the switch closed the main lamp stays dark; both LEDs are lit.")
 
 
+def torch_memory_store(folder: Path) -> KnowledgeStore:
+    """An in-memory store holding the torch and its two scenarios (files written in ``folder``)."""
+    files = [folder / "torch.ttl", folder / "t1.ttl", folder / "t2.ttl"]
+    files[0].write_text(TORCH)
+    files[1].write_text(scenario_text(**FLAT))
+    files[2].write_text(scenario_text(**LOOSE_LEAD))
+    store = KnowledgeStore.memory()
+    load_files(store, files)
+    return store
+
+
 @pytest.fixture()
 def user_files(tmp_path) -> dict[str, Path]:
     files = {"system": tmp_path / "torch.ttl", "s1": tmp_path / "torch-1.ttl", "s2": tmp_path / "torch-2.ttl",
