@@ -71,7 +71,7 @@ def run_all(store: KnowledgeStore, plan: list[tuple[int, int]], assistant: str, 
         times.append(time.perf_counter() - r0)
         ends[result.end] = ends.get(result.end, 0) + 1
         if i % 100 == 0:
-            store.checkpoint()        # on disk: a fresh writer keeps its memory flat
+            store.renew_writer()      # on disk: a fresh writer keeps its memory flat
         if i % tenth == 0 or i == len(plan):
             chunk = times[-tenth:]
             print(f"  {i:5d} runs  {time.perf_counter() - t0:6.1f} s   median {statistics.median(chunk) * 1e3:6.1f} ms"

@@ -232,7 +232,7 @@ def test_holding_keeps_one_writer_for_many_writes(tmp_path):
         other = subprocess.run([sys.executable, "-c", COUNT_GRAPHS, str(path), "0.3"],
                                capture_output=True, text=True, timeout=120)
         assert other.stdout.strip() == "StoreLockedError"                # another writer waits, then gives up
-        store.checkpoint()                                               # saved; a fresh writer, still ours
+        store.renew_writer()                                             # saved; a fresh writer, still ours
         assert subprocess.run([sys.executable, "-c", COUNT_GRAPHS, str(path), "0.3"], capture_output=True,
                               text=True, timeout=120).stdout.strip() == "StoreLockedError"
         second = run_session("TORCH.1", "neuro-symbolic", store=store)

@@ -233,7 +233,7 @@ class KnowledgeStore:
         :attr:`generation` read again); every write method here does it."""
         self.generation += 1
 
-    def checkpoint(self) -> None:
+    def renew_writer(self) -> None:
         """While :meth:`holding`: save what was written and take a fresh writer.
         The writer's memory (memtables, caches) grows with what it wrote; a
         long campaign calls this now and then, between sessions (when nothing
