@@ -118,8 +118,6 @@ class ModelBasedAssistant(BaseAssistant):
         self.singles = self._single_candidates()
         self.shadow: Session | None = None
         self.live: list[tuple[Candidate, Checkpoint]] = []
-        self.dropped: list[Candidate] = []
-        self.last_live: list[Candidate] = []      # the single faults alive before the last report
         self.widened = False
         self.tried_pairs: set[tuple[str, ...]] = set()
         self.widenings = 0
@@ -320,15 +318,12 @@ class ModelBasedAssistant(BaseAssistant):
             return
         seen = _key(outcome)
         self.steps.append((step, seen))
-        self.last_live = [c for c, _ in self.live if len(c.faults) == 1]
         kept = []
         assert self.shadow is not None
         for c, point in self.live:
             out = self._predict(point, step)
             if out is not None and _key(out) == seen:
                 kept.append((c, self.shadow.checkpoint()))
-            else:
-                self.dropped.append(c)
         self.live = kept
         if not self.live:
             self._widen()
