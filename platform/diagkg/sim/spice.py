@@ -11,9 +11,8 @@ solves as after one.
 The library is reached with :mod:`ctypes` and the five functions of
 ``sharedspice.h`` diagkg calls. PySpice's binding (``NgSpiceShared``) does the
 same and much more, but importing it costs 0.15–0.2 s (numpy and PySpice's
-unit system), more than a whole ``diagkg simulate`` may take; PySpice is still
-what the benchmarks use to rebuild circuits the way the original prototype
-did.
+unit system), more than a whole ``diagkg simulate`` may take. (The original
+prototype, measured in ``benchmarks/original/``, runs on PySpice.)
 """
 
 from __future__ import annotations
