@@ -289,7 +289,7 @@ class ModelBasedAssistant(BaseAssistant):
         same state, so that is remembered across decisions."""
         memo_key = None
         if not any(f.probability is not None for f in c.faults):
-            memo_key = (id(c), frozenset(point.state), point.repaired, str(step))
+            memo_key = (id(c), point.state, point.repaired, str(step))
             known = self._memo.get(memo_key)
             if known is not None:
                 return known

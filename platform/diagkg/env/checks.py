@@ -40,6 +40,7 @@ from ..kg.vocab import DK
 from .actions import Action
 from .scenarios import Scenario
 from .service import Hypothesis, Session
+from .workspace import graph_holding
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -114,10 +115,9 @@ class _Locator:
 
 def scenario_file(store: "KnowledgeStore", scenario: Scenario) -> str | None:
     """The file a scenario was loaded from (a shipped one: its place in the package)."""
-    rows = store.select("graph-of", {"node": ox.NamedNode(scenario.iri), "class": DK.Scenario.node})
-    if not rows:
+    graph = graph_holding(store, scenario.iri, str(DK.Scenario))
+    if graph is None:
         return None
-    graph = ox.NamedNode(rows[0]["graph"])
     for q in store.raw.quads_for_pattern(graph, DK.loadedFrom.node, None, graph):
         if not isinstance(q.object, ox.Literal):
             continue

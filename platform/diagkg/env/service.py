@@ -94,7 +94,7 @@ class Checkpoint:
     """A session's state at one moment (see :meth:`Session.checkpoint`)."""
 
     scenario: Scenario
-    state: tuple[ox.Quad, ...]
+    state: frozenset[ox.Quad]          # the state graph's content (as state_key gives it)
     snapshot: tuple[ox.Quad, ...]
     rng: Any
     round: int
@@ -209,7 +209,7 @@ class Session:
     def checkpoint(self) -> "Checkpoint":
         """Everything a step can change, to come back to with :meth:`rollback`
         (a model of the system tries actions on a session without keeping them)."""
-        return Checkpoint(self.scenario, tuple(self.state_key()), tuple(self._snapshot),
+        return Checkpoint(self.scenario, self.state_key(), tuple(self._snapshot),
                           self.rng.getstate(), self.round, self.total_cost, self.end, len(self.history),
                           frozenset(self.repaired), self.short_count)
 
