@@ -1,0 +1,1 @@
+"""Evaluation campaigns: sessions over the catalogue recorded in the store, the adaptive protocol, metrics by SPARQL, reports."""
