@@ -95,7 +95,8 @@ def graph() -> dict[str, set[str]]:
 
 def test_the_layout_shows_the_layers():
     packages = {p.parent.name for p in PACKAGE.rglob("*.py") if p.parent != PACKAGE}
-    assert packages == {"kg", "sim", "llm", "env", "agents", "runs", "evaluation", "server", "cli", "data"}   # data: the declarative folders' anchor
+    # data: the declarative folders' anchor
+    assert packages == {"kg", "sim", "llm", "env", "agents", "runs", "evaluation", "server", "cli", "data"}
     assert [p.name for p in (PACKAGE / "data").glob("*.py")] == ["__init__.py"]
     top = {p.stem for p in PACKAGE.glob("*.py")}
     assert top == {"__init__", "errors"}

@@ -24,7 +24,7 @@ import enum
 import json
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
@@ -74,6 +74,9 @@ class SessionRecord:
     started: datetime
     wall_time: float
     system_iri: str = ""          # the system's IRI (its parts are named in its namespace)
+    # more statements for the trajectory's own graph, made by other parts of the
+    # platform (call records, the hypothesis ledger, a campaign's summary…)
+    extra: list[ox.Triple] = field(default_factory=list)
 
     @property
     def iri(self) -> str:
@@ -190,6 +193,7 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
         if r["kind"] == "action" and r["success"]:
             last = node(f"round-{n}-executed-{len(r.get('executed', []))}")
             _observations(r, last, node, add, lit, sys_ns)
+    quads.extend(ox.Quad(t.subject, t.predicate, t.object, g) for t in record.extra)
     return quads
 
 
