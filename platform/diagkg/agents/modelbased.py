@@ -120,6 +120,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.live: list[tuple[Candidate, Checkpoint]] = []
         self.widened = False
         self.tried_pairs: set[tuple[str, ...]] = set()
+        self._through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]] = {}
         self.widenings = 0
         for c in self.singles:
             point = self._start(c)
@@ -204,26 +205,9 @@ class ModelBasedAssistant(BaseAssistant):
         self.widenings += 1
         assert self.briefing is not None
         seen = _lamps(self.briefing.visible)
-        runs = {id(c): self._run_through(c) for c in self.singles}
-        ranked: list[tuple[int, int, int, int, Candidate, Candidate]] = []
-        for i, a in enumerate(self.singles):
-            lamps_a, steps_a = runs[id(a)]
-            for b in self.singles[i + 1:]:
-                if b.faults[0].target == a.faults[0].target:
-                    continue
-                lamps_b, steps_b = runs[id(b)]
-                lamps = 0
-                for lamp, state in seen.items():
-                    pa, pb = lamps_a.get(lamp), lamps_b.get(lamp)
-                    lamps += (pa == pb == state) if state == "on" else (state in (pa, pb))
-                alone = max(sum(lamps_a.get(k) == v for k, v in seen.items()),
-                            sum(lamps_b.get(k) == v for k, v in seen.items()))
-                # the lamps first (two faults together make every lamp as seen), then the
-                # later reports either explains (a measurement depends on both faults)
-                ranked.append((-lamps, -len(steps_a | steps_b), alone, len(ranked), a, b))
-        ranked.sort(key=lambda x: x[:4])
+        ranked = self._ranked_pairs(seen, [self._run_through(c) for c in self.singles])
         tried = 0
-        for *_, a, b in ranked:
+        for a, b in ranked:
             ident = tuple(sorted(f"{f.mode}:{f.target}:{f.other}" for f in a.faults + b.faults))
             if ident in self.tried_pairs:
                 continue
@@ -236,23 +220,63 @@ class ModelBasedAssistant(BaseAssistant):
             if tried >= self.max_pairs or (self.live and tried >= self.max_pairs // 4):
                 break
 
+    def _ranked_pairs(self, seen: dict[str, str],
+                      runs: list[tuple[dict[str, str], frozenset[int]]]) -> list[tuple[Candidate, Candidate]]:
+        """Pairs of singles, best first: the lamps the two explain together (a lamp seen lit must
+        stay lit under both faults, a lamp seen dark or flickering needs one of them to make it
+        so), then the later reports either explains, then the better of the two alone."""
+        import numpy as np
+
+        on = [lamp for lamp, state in seen.items() if state == "on"]
+        off = [(lamp, state) for lamp, state in seen.items() if state != "on"]
+        a_on = np.array([[lamps.get(x) == "on" for x in on] for lamps, _ in runs], dtype=np.int32).reshape(len(runs), -1)
+        a_off = np.array([[lamps.get(x) == st for x, st in off] for lamps, _ in runs], dtype=np.int32).reshape(len(runs), -1)
+        steps = np.zeros((len(runs), max(len(self.steps), 1)), dtype=np.int32)
+        for row, (_, alike) in enumerate(runs):
+            steps[row, list(alike)] = 1
+        lamps = a_on @ a_on.T + (len(off) - (1 - a_off) @ (1 - a_off).T)
+        n_steps = steps.sum(axis=1)
+        either = n_steps[:, None] + n_steps[None, :] - steps @ steps.T
+        alone = a_on.sum(axis=1) + a_off.sum(axis=1)
+        better_alone = np.maximum(alone[:, None], alone[None, :])
+        first, second = np.triu_indices(len(runs), k=1)
+        codes = {t: n for n, t in enumerate(dict.fromkeys(c.faults[0].target for c in self.singles))}
+        target = np.array([codes[c.faults[0].target] for c in self.singles])
+        keep = target[first] != target[second]
+        i, j = first[keep], second[keep]
+        order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -lamps[i, j]))
+        return [(self.singles[i[k]], self.singles[j[k]]) for k in order.tolist()]
+
     def _run_through(self, c: Candidate) -> tuple[dict[str, str], frozenset[int]]:
         """A single fault run through what was done without stopping at a
-        disagreement: the lamps it shows at the start, and the reports it gives alike."""
+        disagreement: the lamps it shows at the start, and the reports it gives alike.
+        Each single keeps where its run got to, so a later widening only runs the new steps."""
         assert self.briefing is not None and self.shadow is not None
-        self.shadow.scenario = self._scenario(c)
-        lamps: dict[str, str] = {}
-        alike: set[int] = set()
-        try:
-            obs, _ = self.shadow.reset(seed=self.briefing.seed)
-            lamps = _lamps(obs["visible"])
-            for n, (step, report) in enumerate(self.steps):
-                out, *_ = self.shadow.step(step)
-                if _key(out) == report:
-                    alike.add(n)
-        except (SessionError, SimulationError):
-            pass
-        return lamps, frozenset(alike)
+        known = self._through.get(id(c))
+        if known is None:
+            self.shadow.scenario = self._scenario(c)
+            try:
+                obs, _ = self.shadow.reset(seed=self.briefing.seed)
+            except (SessionError, SimulationError):
+                self._through[id(c)] = known = ({}, frozenset(), None, 0)
+            else:
+                known = (_lamps(obs["visible"]), frozenset(), self.shadow.checkpoint(), 0)
+        lamps, alike, point, done = known
+        if point is not None and done < len(self.steps):
+            self.shadow.rollback(point)
+            seen = set(alike)
+            try:
+                for n in range(done, len(self.steps)):
+                    step, report = self.steps[n]
+                    out, *_ = self.shadow.step(step)
+                    if _key(out) == report:
+                        seen.add(n)
+                point = self.shadow.checkpoint()
+            except (SessionError, SimulationError):
+                point = None
+            alike = frozenset(seen)
+        self._through[id(c)] = (lamps, alike, point, len(self.steps))
+        return lamps, alike
 
     # -- worlds ------------------------------------------------------------
     def _scenario(self, c: Candidate) -> Scenario:
@@ -386,15 +410,17 @@ class ModelBasedAssistant(BaseAssistant):
     def _scored(self, options: list[Action | Hypothesis],
                 sample: list[tuple[Candidate, Checkpoint]]) -> list[tuple[float, Action | Hypothesis]]:
         """Expected information gain per minute of each option that tells some of ``sample`` apart."""
+        # world by world (an observation writes nothing, so the world is not restored between them)
+        predictions = [[self._predicted(c, point, step) for step in options] for c, point in sample]
+        total = sum(c.prior for c, _ in sample)
         out = []
-        for step in options:
+        for i, step in enumerate(options):
             groups: dict[str, float] = defaultdict(float)
-            cost = total = 0.0
-            for c, point in sample:
-                key, minutes = self._predicted(c, point, step)
+            cost = 0.0
+            for (c, _), row in zip(sample, predictions, strict=True):
+                key, minutes = row[i]
                 groups[key] += c.prior
                 cost += c.prior * minutes
-                total += c.prior
             if len(groups) < 2:
                 continue
             out.append((_entropy(list(groups.values())) / (cost / total + self.round_minutes), step))

@@ -216,7 +216,11 @@ class Session:
     def rollback(self, point: "Checkpoint") -> None:
         """Back to a :meth:`checkpoint` of this session (its scenario included)."""
         self.scenario = point.scenario
-        restore(self.store, self.state_graph, list(point.state))
+        current = self._state_key if self._key_generation == self.store.generation else None
+        if current is None or (current is not point.state and current != point.state):
+            restore(self.store, self.state_graph, list(point.state))
+            # the state graph now holds exactly the checkpoint's content: no need to read it again
+            self._state_key, self._key_generation = point.state, self.store.generation
         self._snapshot = list(point.snapshot)
         self.rng.setstate(point.rng)
         self.round, self.total_cost, self.end = point.round, point.total_cost, point.end

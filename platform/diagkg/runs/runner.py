@@ -125,7 +125,11 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         else:
             entry["action"] = suggestion.to_dict()
         rounds.append(entry)
+        r0 = time.perf_counter()
         agent.record(outcome)
+        # digesting what an action showed is part of deciding: it counts with the round's decision
+        decisions[-1] += time.perf_counter() - r0
+        entry["decision_seconds"] = decisions[-1]
         if on_round:
             on_round(entry)
     wall = time.perf_counter() - t0
