@@ -24,10 +24,24 @@ def access_rows(session: Session, iri: str) -> list[dict[str, Any]]:
     return rows
 
 
+def physical_key(session: Session) -> frozenset[ox.Quad]:
+    """The part of the state graph that the affordance queries read (``precondition-affords.rq.j2``
+    and ``parts-affording.rq`` ask the state graph only for ``dk:hasPhysicalState``): what their
+    answers are remembered by, so that states differing elsewhere (a fault) share them."""
+    state = session.state_key()
+    known = session.physical_keys.get(id(state))
+    if known is None or known[0] is not state:
+        if len(session.physical_keys) > 5_000:
+            session.physical_keys.clear()
+        predicate = DK.hasPhysicalState.node
+        known = session.physical_keys[id(state)] = (state, frozenset(q for q in state if q.predicate == predicate))
+    return known[1]
+
+
 def affords(session: Session, part: str, affordance: str) -> bool:
     """ASK (SPARQL template) whether a part affords something in the current
-    state (remembered per content of the state graph)."""
-    key = (session.state_key(), part, affordance)
+    state (remembered per physical state, see :func:`physical_key`)."""
+    key = (physical_key(session), part, affordance)
     known = session.afford_cache.get(key)
     if known is None:
         if len(session.afford_cache) > 20_000:
@@ -40,11 +54,18 @@ def affords(session: Session, part: str, affordance: str) -> bool:
 
 def affording(session: Session, affordance: str) -> frozenset[str]:
     """The IRIs of every part that affords ``affordance`` in the current state
-    (what :func:`affords` answers for one part, for all of them at once)."""
-    rows = session.store.select("parts-affording", {
-        "systemGraph": session.system_graph, "stateGraph": session.state_graph,
-        "affordance": getattr(DK, affordance).node})
-    return frozenset(r["part"] for r in rows)
+    (what :func:`affords` answers for one part, for all of them at once;
+    remembered per physical state as well)."""
+    key = (physical_key(session), "*", affordance)
+    known = session.affording_cache.get(key)
+    if known is None:
+        if len(session.affording_cache) > 5_000:
+            session.affording_cache.clear()
+        rows = session.store.select("parts-affording", {
+            "systemGraph": session.system_graph, "stateGraph": session.state_graph,
+            "affordance": getattr(DK, affordance).node})
+        known = session.affording_cache[key] = frozenset(r["part"] for r in rows)
+    return known
 
 
 def visible_ends(session: Session, cid: str, state: CircuitState) -> list[str]:

@@ -127,6 +127,8 @@ class Session:
         self.budget = budget if budget is not None else scenario.budget
         self.access_cache: dict[str, list[dict[str, Any]]] = {}
         self.afford_cache: dict[tuple[frozenset[ox.Quad], str, str], bool] = {}
+        self.affording_cache: dict[tuple[frozenset[ox.Quad], str, str], frozenset[str]] = {}
+        self.physical_keys: dict[int, tuple[frozenset[ox.Quad], frozenset[ox.Quad]]] = {}
         self._state_key: frozenset[ox.Quad] = frozenset()
         self._key_generation = -1
         self._started = False
