@@ -65,6 +65,17 @@ class Candidate:
         return " + ".join(f"{f.label} on {f.target.rsplit('/', 1)[-1]}" for f in self.faults)
 
 
+@dataclass
+class Scored:
+    """An option with its expected information gain per minute, its expected minutes, and the
+    diagnoses (with their weights) behind each report it may give."""
+
+    rate: float
+    step: Action | Hypothesis
+    minutes: float
+    groups: dict[str, dict[frozenset[str], float]]
+
+
 def _key(outcome: dict[str, Any]) -> str:
     """What a report says, as a comparable value (its round number aside)."""
     return json.dumps({k: v for k, v in outcome.items() if k != "round"}, sort_keys=True, default=str)
@@ -100,6 +111,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.certain = float(config.get("certain", 0.9))      # repair a part that this share of candidates names
         self.max_widenings = int(config.get("max_widenings", 4))   # rounds of pairs tried when none is left
         self.shortlist = int(config.get("shortlist", 8))      # options of the second pass
+        self.triple_pool = int(config.get("triple_pool", 40))   # best pairs extended to triples (and thirds per pair)
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[str, float]] = {}
 
@@ -116,12 +128,17 @@ class ModelBasedAssistant(BaseAssistant):
         self.steps: list[tuple[Action | Hypothesis, str]] = []     # what was done, and what it showed (keys)
         self.pending: Action | Hypothesis | None = None
         self.singles = self._single_candidates()
+        # what pairs are made of: a component's own loose terminal is a single fault only (pairing
+        # every terminal of every component would bury the likelier pairs)
+        self.pairable = [c for c in self.singles if not self._own_terminal(c)]
         self.shadow: Session | None = None
         self.live: list[tuple[Candidate, Checkpoint]] = []
         self.widened = False
         self.tried_pairs: set[tuple[str, ...]] = set()
         self._through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]] = {}
         self.widenings = 0
+        self.tripled = False
+        self.since = 0            # reports before this step need not be explained (see _rebase)
         for c in self.singles:
             point = self._start(c)
             if point is not None:
@@ -167,14 +184,22 @@ class ModelBasedAssistant(BaseAssistant):
                     for mover in movers:
                         out.append(Candidate((self._fault(mode, m, cp.id),), frozenset({mover}), m["prior"]))
             elif m["kind"] == "port" and "other" not in m["parameters"]:
+                # an end that comes off (or off and on, at random): a cable's end, reconnected; a
+                # chance fault (a loose end) may also be a component's own terminal, replaced with it
+                chance = "probability" in m["parameters"]
                 for cid, c in comps.items():
-                    if c.type == "Cable":
+                    if c.type == "Cable" or (chance and c.type not in ("Enclosure", "Opening")):
                         for port in sorted(c.ports):
                             out.append(Candidate((self._fault(mode, m, f"{cid}.{port}"),), frozenset({cid}),
                                                  m["prior"]))
             elif m["kind"] == "port":
                 out.extend(self._port_pairs(mode, m, comps))
         return out
+
+    def _own_terminal(self, c: Candidate) -> bool:
+        target = c.faults[0].target[len(self.ns):]
+        cid = target.split(".", 1)[0]
+        return "." in target and cid in self.sk.components and self.sk.components[cid].type != "Cable"
 
     def _port_pairs(self, mode: str, m: dict[str, Any], comps: dict[str, Any]) -> list[Candidate]:
         out = []
@@ -194,25 +219,31 @@ class ModelBasedAssistant(BaseAssistant):
                                          m["prior"]))
         return out
 
-    def _widen(self) -> None:
-        """No single fault explains the reports: pairs. Each single fault is
-        run through what was seen without stopping at a disagreement; a pair
-        is scored by what the two together would explain — a lamp seen lit
-        must stay lit under both faults, a lamp seen dark (or flickering) needs
-        one of them to make it so, a later report needs one of them to give
-        it — and pairs are tried best first."""
+    def _widen(self, size: int = 2) -> None:
+        """No single fault explains the reports: pairs (``size`` 2), or, when no pair does
+        either, triples (``size`` 3: the best pairs, each with one more single). Each single
+        fault is run through what was seen without stopping at a disagreement; a combination is
+        scored by what its faults would explain together — a lamp seen lit must stay lit under
+        all of them, a lamp seen dark (or flickering) needs one of them to make it so, a later
+        report needs one of them to give it — and combinations are tried best first."""
         self.widened = True
         self.widenings += 1
         assert self.briefing is not None
-        seen = _lamps(self.briefing.visible)
-        ranked = self._ranked_pairs(seen, [self._run_through(c) for c in self.singles])
+        # after a rebase (see _rebase) the lights seen at the start no longer tell anything
+        seen = {} if self.since else _lamps(self.briefing.visible)
+        runs = [self._run_through(c) for c in self.pairable]
+        ranked = self._ranked_pairs(seen, runs)
+        if size == 3:
+            ranked = self._ranked_triples(seen, runs, ranked[: self.triple_pool])
         tried = 0
-        for a, b in ranked:
-            ident = tuple(sorted(f"{f.mode}:{f.target}:{f.other}" for f in a.faults + b.faults))
+        for combo in ranked:
+            faults = tuple(f for c in combo for f in c.faults)
+            ident = tuple(sorted(f"{f.mode}:{f.target}:{f.other}" for f in faults))
             if ident in self.tried_pairs:
                 continue
             self.tried_pairs.add(ident)
-            c = Candidate(a.faults + b.faults, a.faulty | b.faulty, PAIR_PRIOR * a.prior * b.prior)
+            prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
+            c = Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)
             point = self._start(c)
             if point is not None:
                 self.live.append((c, point))
@@ -220,11 +251,9 @@ class ModelBasedAssistant(BaseAssistant):
             if tried >= self.max_pairs or (self.live and tried >= self.max_pairs // 4):
                 break
 
-    def _ranked_pairs(self, seen: dict[str, str],
-                      runs: list[tuple[dict[str, str], frozenset[int]]]) -> list[tuple[Candidate, Candidate]]:
-        """Pairs of singles, best first: the lamps the two explain together (a lamp seen lit must
-        stay lit under both faults, a lamp seen dark or flickering needs one of them to make it
-        so), then the later reports either explains, then the better of the two alone."""
+    def _explained(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]]) -> tuple[Any, Any, Any]:
+        """Per single: which lamps seen lit it leaves lit, which lamps seen dark (or flickering)
+        it makes so, and which later reports it gives alike (0/1 matrices, one row a single)."""
         import numpy as np
 
         on = [lamp for lamp, state in seen.items() if state == "on"]
@@ -234,18 +263,49 @@ class ModelBasedAssistant(BaseAssistant):
         steps = np.zeros((len(runs), max(len(self.steps), 1)), dtype=np.int32)
         for row, (_, alike) in enumerate(runs):
             steps[row, list(alike)] = 1
-        lamps = a_on @ a_on.T + (len(off) - (1 - a_off) @ (1 - a_off).T)
+        return a_on, a_off, steps
+
+    def _ranked_pairs(self, seen: dict[str, str],
+                      runs: list[tuple[dict[str, str], frozenset[int]]]) -> list[tuple[Candidate, ...]]:
+        """Pairs of singles, best first: the lamps the two explain together, then the later
+        reports either explains, then the better of the two alone."""
+        import numpy as np
+
+        a_on, a_off, steps = self._explained(seen, runs)
+        lamps = a_on @ a_on.T + (a_off.shape[1] - (1 - a_off) @ (1 - a_off).T)
         n_steps = steps.sum(axis=1)
         either = n_steps[:, None] + n_steps[None, :] - steps @ steps.T
         alone = a_on.sum(axis=1) + a_off.sum(axis=1)
         better_alone = np.maximum(alone[:, None], alone[None, :])
         first, second = np.triu_indices(len(runs), k=1)
-        codes = {t: n for n, t in enumerate(dict.fromkeys(c.faults[0].target for c in self.singles))}
-        target = np.array([codes[c.faults[0].target] for c in self.singles])
+        codes = {t: n for n, t in enumerate(dict.fromkeys(c.faults[0].target for c in self.pairable))}
+        target = np.array([codes[c.faults[0].target] for c in self.pairable])
         keep = target[first] != target[second]
         i, j = first[keep], second[keep]
         order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -lamps[i, j]))
-        return [(self.singles[i[k]], self.singles[j[k]]) for k in order.tolist()]
+        return [(self.pairable[i[k]], self.pairable[j[k]]) for k in order.tolist()]
+
+    def _ranked_triples(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
+                        pairs: list[tuple[Candidate, ...]]) -> list[tuple[Candidate, ...]]:
+        """The best pairs, each with a third single, scored as pairs are (all three together)."""
+        import numpy as np
+
+        a_on, a_off, steps = self._explained(seen, runs)
+        row = {id(c): n for n, c in enumerate(self.pairable)}
+        targets = [c.faults[0].target for c in self.pairable]
+        scored: list[tuple[int, int, int, int, tuple[Candidate, ...]]] = []
+        for rank, (a, b) in enumerate(pairs):
+            ia, ib = row[id(a)], row[id(b)]
+            on = a_on[ia] * a_on[ib] * a_on                        # lit under all three
+            missed = (1 - a_off[ia]) * (1 - a_off[ib]) * (1 - a_off)   # dark under none of them
+            lamps = on.sum(axis=1) + a_off.shape[1] - missed.sum(axis=1)
+            either = np.maximum(np.maximum(steps[ia], steps[ib]), steps).sum(axis=1)
+            for k in np.argsort(-(lamps * 1000 + either), kind="stable")[: self.triple_pool].tolist():
+                if targets[k] in (targets[ia], targets[ib]):
+                    continue
+                scored.append((-int(lamps[k]), -int(either[k]), rank, k, (a, b, self.pairable[k])))
+        scored.sort(key=lambda x: x[:4])
+        return [combo for *_, combo in scored]
 
     def _run_through(self, c: Candidate) -> tuple[dict[str, str], frozenset[int]]:
         """A single fault run through what was done without stopping at a
@@ -297,11 +357,11 @@ class ModelBasedAssistant(BaseAssistant):
         self.shadow.scenario = scenario
         try:
             obs, _ = self.shadow.reset(seed=self.briefing.seed)
-            if obs["visible"] != self.briefing.visible:
+            if not self.since and obs["visible"] != self.briefing.visible:
                 return None
-            for step, seen in self.steps:
+            for n, (step, seen) in enumerate(self.steps):
                 out, *_ = self.shadow.step(step)
-                if _key(out) != seen:
+                if n >= self.since and _key(out) != seen:
                     return None
         except (SessionError, SimulationError):
             return None
@@ -349,8 +409,29 @@ class ModelBasedAssistant(BaseAssistant):
             if out is not None and _key(out) == seen:
                 kept.append((c, self.shadow.checkpoint()))
         self.live = kept
-        if not self.live:
+        if not self.live and not self._rebase():
             self._widen()
+
+    def _rebase(self) -> bool:
+        """A repair is a probe (IRS): when a hypothesis was judged partly right, the parts it
+        found faulty are repaired, and what is left to explain is what was seen after it. The
+        candidates start again from the single faults, each judged only on the reports after
+        that verdict (the steps before are replayed, so the world's state is the real one).
+        False when there is no newer partial verdict to start from."""
+        last = max((n for n, (step, seen) in enumerate(self.steps)
+                    if isinstance(step, Hypothesis) and json.loads(seen).get("verdict") == "partial"), default=-1)
+        if last + 1 <= self.since:
+            return False
+        self.since = last + 1
+        self.tried_pairs.clear()
+        self.widenings = 0
+        self.tripled = False
+        self._through.clear()
+        for c in self.singles:
+            point = self._start(c)
+            if point is not None:
+                self.live.append((c, point))
+        return True
 
     def suggest(self) -> Action | Hypothesis | None:
         t0 = time.perf_counter()
@@ -372,8 +453,14 @@ class ModelBasedAssistant(BaseAssistant):
     def _choose(self) -> Action | Hypothesis | None:
         assert self.briefing is not None
         ranked = self.candidates()
+        if not ranked and self._rebase():
+            ranked = self.candidates()
         while not ranked and self.widenings < self.max_widenings:
             self._widen()                   # the next pairs, best first (those tried are not tried again)
+            ranked = self.candidates()
+        if not ranked and not self.tripled:
+            self.tripled = True
+            self._widen(3)
             ranked = self.candidates()
         if not ranked:
             return None
@@ -386,44 +473,78 @@ class ModelBasedAssistant(BaseAssistant):
         for parts, weight in ranked:
             for part in parts:
                 marginal[part] += weight
-        done = {str(s) for s, _ in self.steps}
+        repaired = self._repaired()
         for part, weight in sorted(marginal.items(), key=lambda x: -x[1]):
             if weight < self.certain:
                 break
-            if part in self.sk.components and self.sk.components[part].type != "Cable":
-                repair = Action("replace_component", (part,))
-                if str(repair) not in done:
-                    return repair
+            if part in self.sk.components and self.sk.components[part].type != "Cable" and part not in repaired:
+                return Action("replace_component", (part,))
         sample = self._sample()
         options = self._options(sample)
         # two passes: every option on a few candidates, the most promising on all of the sample
         first = self._scored(options, sample[: self.quick])
-        shortlist = [step for _, step in sorted(first, key=lambda x: -x[0])[: self.shortlist]]
-        if len(sample) > self.quick:
-            scored = self._scored(shortlist, sample)
-        else:
-            scored = first
+        shortlist = [o.step for o in sorted(first, key=lambda o: -o.rate)[: self.shortlist]]
+        scored = self._scored(shortlist, sample) if len(sample) > self.quick else first
         if not scored:
             return Hypothesis(best_set, "no test tells the remaining candidates apart")
-        return max(scored, key=lambda x: x[0])[1]
+        best = max(scored, key=lambda o: o.rate)
+        if isinstance(best.step, Hypothesis):
+            return best.step
+        # a probe only when it is cheaper in expectation than naming the diagnoses one by one now
+        weights: dict[frozenset[str], float] = defaultdict(float)
+        for c, _ in sample:
+            weights[c.faulty] += c.prior
+        now, plan = self._naming_cost(weights, sample)
+        after = sum(sum(group.values()) * self._naming_cost(group, sample)[0] for group in best.groups.values())
+        after /= sum(weights.values())
+        if plan is not None and now <= best.minutes + self.round_minutes + after:
+            return Hypothesis(plan, f"naming it is cheaper in expectation ({now:.0f} min) than testing first "
+                                    f"({best.minutes + self.round_minutes + after:.0f} min)")
+        return best.step
 
-    def _scored(self, options: list[Action | Hypothesis],
-                sample: list[tuple[Candidate, Checkpoint]]) -> list[tuple[float, Action | Hypothesis]]:
+    def _naming_cost(self, weights: dict[frozenset[str], float],
+                     sample: list[tuple[Candidate, Checkpoint]]) -> tuple[float, frozenset[str] | None]:
+        """The expected minutes of naming the diagnoses one after another, the best value first
+        (probability per minute: the optimal order of a sequential search), and the first to name."""
+        total = sum(weights.values())
+        if total <= 0:
+            return 0.0, None
+        c0, point0 = sample[0]
+        costs = {s: self._predicted(c0, point0, Hypothesis(s))[1] + self.round_minutes for s in weights}
+        order = sorted(weights, key=lambda s: (-weights[s] / costs[s], sorted(s)))
+        expected, left = 0.0, 1.0
+        for s in order:
+            expected += left * costs[s]
+            left -= weights[s] / total
+        return expected, order[0]
+
+    def _repaired(self) -> set[str]:
+        """Parts already replaced or reconnected, by an action or a hypothesis's repair."""
+        out: set[str] = set()
+        for step, _ in self.steps:
+            if isinstance(step, Hypothesis):
+                out |= set(step.components)
+            elif step.action in PROBES:
+                out |= set(step.targets)
+        return out
+
+    def _scored(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]]) -> list["Scored"]:
         """Expected information gain per minute of each option that tells some of ``sample`` apart."""
         # world by world (an observation writes nothing, so the world is not restored between them)
         predictions = [[self._predicted(c, point, step) for step in options] for c, point in sample]
         total = sum(c.prior for c, _ in sample)
         out = []
         for i, step in enumerate(options):
-            groups: dict[str, float] = defaultdict(float)
+            groups: dict[str, dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
             cost = 0.0
             for (c, _), row in zip(sample, predictions, strict=True):
                 key, minutes = row[i]
-                groups[key] += c.prior
+                groups[key][c.faulty] += c.prior
                 cost += c.prior * minutes
             if len(groups) < 2:
                 continue
-            out.append((_entropy(list(groups.values())) / (cost / total + self.round_minutes), step))
+            gain = _entropy([sum(g.values()) for g in groups.values()])
+            out.append(Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups))
         return out
 
     def _sample(self) -> list[tuple[Candidate, Checkpoint]]:

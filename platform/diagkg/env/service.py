@@ -159,6 +159,7 @@ class Session:
             raise SessionError(f"reset() takes no options, got {', '.join(sorted(options))}")
         self._reset_fields()
         self._started = True
+        self.store.compact()
         self.seed = seed if seed is not None else 0
         self.rng = random.Random(self.seed)
         configure(self.store, self.scenario, self.state_graph)
@@ -218,6 +219,7 @@ class Session:
     def rollback(self, point: "Checkpoint") -> None:
         """Back to a :meth:`checkpoint` of this session (its scenario included)."""
         self.scenario = point.scenario
+        self.store.compact()
         current = self._state_key if self._key_generation == self.store.generation else None
         if current is None or (current is not point.state and current != point.state):
             restore(self.store, self.state_graph, list(point.state))

@@ -104,6 +104,7 @@ class _Pool:
             if graph not in seed:
                 raw.remove_graph(graph)
         raw.clear_graph(ox.DefaultGraph())
+        memory.compact()          # what its sessions removed would slow the next one down
         free = self._free.setdefault(versions, [])
         if len(free) < self.PER_KEY:
             free.append(memory)
