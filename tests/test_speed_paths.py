@@ -242,3 +242,24 @@ def test_holding_keeps_one_writer_for_many_writes(tmp_path):
     reread = KnowledgeStore(path, read_only=True)
     assert reread.raw.contains_named_graph(first.record.graph)
     assert reread.raw.contains_named_graph(second.record.graph)
+
+
+def test_an_in_memory_store_is_compacted_after_many_writes_and_keeps_its_content():
+    # pyoxigraph's in-memory store keeps removed quads as older versions: a graph
+    # rewritten again and again makes every scan slower until the content moves to a fresh store
+    store = KnowledgeStore.memory()
+    g = ox.NamedNode("urn:test:state")
+    other = [ox.Quad(ox.NamedNode(f"urn:test:s{i}"), ox.NamedNode("urn:test:p"), ox.Literal(i),
+                     ox.NamedNode("urn:test:kept")) for i in range(50)]
+    store.add_quads(other)
+    quads = [ox.Quad(ox.NamedNode(f"urn:test:x{i}"), ox.NamedNode("urn:test:p"), ox.Literal(i), g) for i in range(5)]
+    assert store.compact(every=10) is False            # too few writes yet
+    for _ in range(12):
+        store.raw.remove_graph(g)
+        store.raw.extend(quads)
+        store.touch()
+    before = store.raw
+    assert store.compact(every=10) is True
+    assert store.raw is not before
+    assert set(store.raw) == set(other) | set(quads)
+    assert store.compact(every=10) is False            # nothing written since
