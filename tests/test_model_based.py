@@ -46,7 +46,8 @@ def test_it_pairs_single_faults_when_none_explains_the_reports():
     store = catalog_store()
     assistant = ModelBasedAssistant()
     result = run_session("3CC.M.4", assistant, store=store, seed=0)    # open lamp + open power LED
-    assert result.end == "success"
+    # naming both, or replacing the lamp (which alone makes the system work: an LED is no main lamp)
+    assert result.end in ("success", "success_no_hypothesis")
     assert assistant.widened
     assert assistant.candidates()[0][0] == frozenset({"main_bulb", "psu_green_led"})
 

@@ -48,8 +48,8 @@ from .registry import BaseAssistant, Briefing
 
 OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",
                 "test_switch", "measure_current")
-PROBES = ("replace_component", "reconnect_cable")
 PAIR_PRIOR = 0.1       # a pair of faults against a single one
+SOLVED = ("success", "success_no_hypothesis")
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.shortlist = int(config.get("shortlist", 8))      # options of the second pass
         self.triple_pool = int(config.get("triple_pool", 40))   # best pairs extended to triples (and thirds per pair)
         self.decision_times: list[float] = []
-        self._memo: dict[tuple[Any, ...], tuple[str, float]] = {}
+        self._memo: dict[tuple[Any, ...], tuple[str, float, bool]] = {}
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -367,10 +367,10 @@ class ModelBasedAssistant(BaseAssistant):
             return None
         return self.shadow.checkpoint()
 
-    def _predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> tuple[str, float]:
-        """The report ``step`` would give in ``c``'s world (as a key) and its cost.
-        A world without chance answers the same action the same way in the
-        same state, so that is remembered across decisions."""
+    def _predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> tuple[str, float, bool]:
+        """The report ``step`` would give in ``c``'s world (as a key), its cost, and whether the
+        system would work again. A world without chance answers the same action the same way
+        in the same state, so that is remembered across decisions."""
         memo_key = None
         if not any(f.probability is not None for f in c.faults):
             memo_key = (id(c), point.state, point.repaired, str(step))
@@ -378,7 +378,8 @@ class ModelBasedAssistant(BaseAssistant):
             if known is not None:
                 return known
         out = self._predict(point, step)
-        answer = (_key(out), float(out["cost"])) if out is not None else ("?", 0.0)
+        assert self.shadow is not None
+        answer = (_key(out), float(out["cost"]), self.shadow.end in SOLVED) if out is not None else ("?", 0.0, False)
         if memo_key is not None:
             if len(self._memo) > 200_000:
                 self._memo.clear()
@@ -393,6 +394,40 @@ class ModelBasedAssistant(BaseAssistant):
         except (SessionError, SimulationError):
             return None
         return out
+
+    def _fix(self, parts: frozenset[str], sample: list[tuple[Candidate, Checkpoint]],
+             why: str) -> Action | Hypothesis:
+        """Name ``parts`` (the hypothesis's repair replaces them), unless a cheaper repair of the
+        catalogue is expected to cost less: it fixes the system in some of the worlds that name
+        these parts (a battery turned round, crossed cables swapped), and naming them after it
+        fails costs what naming would have cost."""
+        worlds = [(c, point) for c, point in sample if c.faulty == parts] or sample[:1]
+        total = sum(c.prior for c, _ in worlds)
+        naming = self._predicted(worlds[0][0], worlds[0][1], Hypothesis(parts))[1]
+        best: tuple[float, Action | Hypothesis] = (naming, Hypothesis(parts, why))
+        assert self.briefing is not None
+        repaired = self._repaired()
+        for spec in self.briefing.catalogue.values():
+            if not spec.repair or spec.cost >= naming:
+                continue
+            targets = [(p,) for p in sorted(parts)] if spec.target_count == 1 else \
+                      ([tuple(sorted(parts))] if spec.target_count == len(parts) else [])
+            for target in targets:
+                if any(p not in self.sk.components or p in repaired for p in target) or \
+                        (spec.types and not {self.sk.components[p].type for p in target} <= spec.types):
+                    continue
+                action = Action(spec.id, target)
+                fixed = cost = 0.0
+                for c, point in worlds:
+                    _, minutes, works = self._predicted(c, point, action)
+                    cost += c.prior * minutes
+                    fixed += c.prior * works
+                if fixed <= 0:
+                    continue
+                expected = cost / total + (1 - fixed / total) * naming
+                if expected < best[0]:
+                    best = (expected, action)
+        return best[1]
 
     # -- the loop ------------------------------------------------------------
     def record(self, outcome: dict[str, Any]) -> None:
@@ -467,7 +502,8 @@ class ModelBasedAssistant(BaseAssistant):
         best_set, p = ranked[0]
         rounds_left = self.briefing.budget - len(self.steps)
         if len(ranked) == 1 or p >= self.confident or rounds_left <= 1:
-            return Hypothesis(best_set, f"the simulated fault explains every report ({p:.0%} of the candidates)")
+            why = f"the simulated fault explains every report ({p:.0%} of the candidates)"
+            return self._fix(best_set, self._sample(), why) if rounds_left > 1 else Hypothesis(best_set, why)
         # a part almost every candidate names is repaired first (its repair is then evidence, too)
         marginal: dict[str, float] = defaultdict(float)
         for parts, weight in ranked:
@@ -498,8 +534,8 @@ class ModelBasedAssistant(BaseAssistant):
         after = sum(sum(group.values()) * self._naming_cost(group, sample)[0] for group in best.groups.values())
         after /= sum(weights.values())
         if plan is not None and now <= best.minutes + self.round_minutes + after:
-            return Hypothesis(plan, f"naming it is cheaper in expectation ({now:.0f} min) than testing first "
-                                    f"({best.minutes + self.round_minutes + after:.0f} min)")
+            return self._fix(plan, sample, f"naming it is cheaper in expectation ({now:.0f} min) than testing "
+                                           f"first ({best.minutes + self.round_minutes + after:.0f} min)")
         return best.step
 
     def _naming_cost(self, weights: dict[frozenset[str], float],
@@ -524,7 +560,8 @@ class ModelBasedAssistant(BaseAssistant):
         for step, _ in self.steps:
             if isinstance(step, Hypothesis):
                 out |= set(step.components)
-            elif step.action in PROBES:
+            elif self.briefing is not None and step.action in self.briefing.catalogue \
+                    and self.briefing.catalogue[step.action].repair:
                 out |= set(step.targets)
         return out
 
@@ -538,7 +575,7 @@ class ModelBasedAssistant(BaseAssistant):
             groups: dict[str, dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
             cost = 0.0
             for (c, _), row in zip(sample, predictions, strict=True):
-                key, minutes = row[i]
+                key, minutes, _ = row[i]
                 groups[key][c.faulty] += c.prior
                 cost += c.prior * minutes
             if len(groups) < 2:
@@ -574,9 +611,19 @@ class ModelBasedAssistant(BaseAssistant):
                 spec = catalogue.get(action)
                 if spec is not None and (not spec.types or kind in spec.types):
                     options.append(Action(action, (cid,)))
+        # repairs are probes too: every repair of the catalogue that fits a named part (or, for a
+        # repair of two parts, a diagnosis naming exactly two parts it fits: crossed cables swapped)
+        repairs = [spec for spec in catalogue.values() if spec.repair]
         for cid in sorted(parts):
             kind = sk.components[cid].type
-            options.append(Action("reconnect_cable" if kind == "Cable" else "replace_component", (cid,)))
+            for spec in repairs:
+                if spec.target_count == 1 and (not spec.types or kind in spec.types):
+                    options.append(Action(spec.id, (cid,)))
+        for named in sorted({tuple(sorted(c.faulty)) for c, _ in sample if len(c.faulty) == 2}):
+            if all(p in sk.components for p in named):
+                for spec in repairs:
+                    if spec.target_count == 2 and (not spec.types or {sk.components[p].type for p in named} <= spec.types):
+                        options.append(Action(spec.id, named))
         options.extend(Hypothesis(s) for s in {c.faulty for c, _ in sample})
         done = {str(s) for s, _ in self.steps}
         return [o for o in options if str(o) not in done]
