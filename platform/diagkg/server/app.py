@@ -176,8 +176,6 @@ async def _sparql_params(request: Request) -> dict[str, list[str]]:
 
 
 def _add_sparql_routes(app: FastAPI) -> None:
-    @app.api_route("/sparql", methods=["GET", "POST"], tags=["sparql"],
-                   summary="SPARQL 1.1 Protocol: query (GET/POST) and update (POST, with the token)")
     async def sparql(request: Request) -> Response:
         params = await _sparql_params(request)
         queries, updates = params.get("query", []), params.get("update", [])
@@ -192,6 +190,12 @@ def _add_sparql_routes(app: FastAPI) -> None:
                            state_of(request).config.max_result_bytes,
                            tuple(params.get("default-graph-uri", [])), tuple(params.get("named-graph-uri", [])))
         return await run_work(request, work)
+
+    app.add_api_route("/sparql", sparql, methods=["GET"], tags=["sparql"], operation_id="sparql_get",
+                      summary="SPARQL 1.1 Protocol: a query (query=…)")
+    app.add_api_route("/sparql", sparql, methods=["POST"], tags=["sparql"], operation_id="sparql_post",
+                      summary="SPARQL 1.1 Protocol: a query (form or application/sparql-query) or an update "
+                              "(form update=… or application/sparql-update; needs the token)")
 
     @app.get("/rdf-graphs", tags=["sparql"], summary="Graph Store Protocol: read a named graph (?graph=IRI)")
     async def graph_store(request: Request, graph: str) -> Response:
