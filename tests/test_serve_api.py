@@ -155,3 +155,17 @@ def test_a_person_plays_the_assistant_from_menus(client):
     assert client.post(f"/api/sessions/{sid}/step", json={"hypothesis": ["bat"]}, headers=AUTH).status_code == 200
     s = wait_pending(client, sid)
     assert s["status"] == "done" and s["result"]["end"] == "success" and s["result"]["assistant"] == "human"
+
+
+def test_schematic_routes(client):
+    from diagkg.sim.schematic import DARK, LIT
+
+    r = client.get("/api/systems/torch/schematic.svg")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
+    assert r.text.count(LIT) == 2            # the bulb and the LED
+    flat = client.get("/api/systems/torch/schematic.svg", params={"scenario": "TORCH.1"})
+    assert flat.text.count(LIT) == 0 and flat.text.count(DARK) == 2      # the flat battery: both dark
+    png = client.get("/api/systems/torch/schematic.png")
+    assert png.headers["content-type"] == "image/png" and png.content[:4] == b"\x89PNG"
+    assert client.get("/api/systems/torch/schematic.gif").status_code == 404
+    assert client.get("/api/systems/nope/schematic.svg").status_code == 404

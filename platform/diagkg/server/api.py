@@ -181,3 +181,26 @@ def campaigns(request: Request) -> list[dict[str, Any]]:
     prefix = graphs.BASE + "evaluation/"
     return [{"graph": g, "id": g[len(prefix):], "triples": n}
             for g, n in state_of(request).fresh().graphs() if g.startswith(prefix)]
+
+
+@router.get("/systems/{key}/schematic.{fmt}", tags=["systems"],
+            summary="A system's schematic drawn from the graph (svg, png or dot); lamps as simulated, "
+                    "nominal or right after a scenario's faults (?scenario=ID)")
+def schematic(request: Request, key: str, fmt: str, scenario: str | None = None, seed: int = 0) -> Response:
+    from ..sim.schematic import FORMATS, render
+
+    if fmt not in FORMATS:
+        raise HTTPException(404, f"a schematic comes as {', '.join('.' + f for f in FORMATS)}")
+    store = state_of(request).fresh()
+    if scenario is None:
+        return Response(render(store, key, fmt=fmt, seed=seed), media_type=FORMATS[fmt])
+    from ..env.scenarios import ScenarioCatalog
+    from ..env.service import make
+
+    found = ScenarioCatalog.find(store, scenario)
+    if found.key != key:
+        raise HTTPException(400, f"scenario {found.id} runs on {found.key}, not {key}")
+    session = make(found, store)
+    session.reset(seed=seed)
+    return Response(render(store, key, state=session.state(), result=session.initial_result, fmt=fmt),
+                    media_type=FORMATS[fmt])
