@@ -197,6 +197,9 @@ def test_the_real_server_answers_rdflibs_sparql_store(store_path):
         with pytest.raises(Exception, match="403"):
             up.update("INSERT DATA { GRAPH <urn:x:rdflib> { <urn:a> <urn:b> <urn:c> } }")
         assert not list(st.query("SELECT * WHERE { GRAPH <urn:x:rdflib> { ?s ?p ?o } }"))
+        SPARQLUpdateStore(base + "/sparql", base + "/sparql", auth=("diagkg", TOKEN)).update(
+            "INSERT DATA { GRAPH <urn:x:rdflib> { <urn:a> <urn:b> <urn:c> } }")
+        assert len(list(st.query("SELECT * WHERE { GRAPH <urn:x:rdflib> { ?s ?p ?o } }"))) == 1
         import httpx
         r = httpx.get(base + "/sparql", params={"query": "SELECT ?x WHERE {"})
         assert r.status_code == 400

@@ -22,7 +22,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..errors import InputError, RdfSyntaxError, UnknownTermError, ValidationError
 from ..kg import graphs
-from .app import check_token, state_of
+from .state import check_token, state_of
 
 router = APIRouter(prefix="/api")
 

@@ -20,13 +20,8 @@ read-only and answers 403 to them.
 from __future__ import annotations
 
 import asyncio
-import hmac
-import os
-import threading
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import AsyncIterator
 from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException, Request
@@ -34,84 +29,12 @@ from fastapi.responses import PlainTextResponse, Response
 
 from ..errors import DiagkgError, QueryError
 from ..kg.queries import from_text
-from ..kg.store import KnowledgeStore
-from .sparql_pool import PoolBusy, QueryPool, QueryTimeout, Reply, fingerprint
+from . import api, live, pages
+from .sparql_pool import PoolBusy, QueryTimeout, Reply
 from .sparql_pool import Request as WorkRequest
+from .state import ServerConfig, ServerState, check_token, state_of, token_from_env
 
-TOKEN_ENV = "DIAGKG_TOKEN"
-
-
-@dataclass
-class ServerConfig:
-    """How the server runs."""
-
-    store_path: Path
-    token: str | None = None
-    query_timeout: float = 30.0          # seconds a SPARQL query may run
-    max_result_bytes: int = 50_000_000   # size of a serialised SPARQL result
-    workers: int = 2                     # SPARQL worker processes
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class ServerState:
-    """What the routes share: the store (refreshed when another process commits), the query pool."""
-
-    def __init__(self, config: ServerConfig):
-        self.config = config
-        self.store = KnowledgeStore(config.store_path)
-        self.pool: QueryPool | None = None
-        self._seen: tuple[tuple[str, int, int], ...] = ()
-        self._lock = threading.Lock()
-
-    def fresh(self) -> KnowledgeStore:
-        """The store, reopened for reading if another process has committed since."""
-        path = str(self.config.store_path)
-        with self._lock:
-            now = fingerprint(path)
-            if now != self._seen:
-                self.store.refresh()
-                self._seen = now
-        return self.store
-
-    def query_pool(self) -> QueryPool:
-        with self._lock:
-            if self.pool is None:
-                self.pool = QueryPool(self.config.store_path, size=self.config.workers,
-                                      timeout=self.config.query_timeout)
-            return self.pool
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.close()
-            self.pool = None
-
-
-def state_of(request: Request) -> ServerState:
-    state: ServerState = request.app.state.diagkg
-    return state
-
-
-def check_token(request: Request) -> None:
-    """Raise 403 unless the request carries the configured token."""
-    token = state_of(request).config.token
-    if not token:
-        raise HTTPException(403, "this server is read-only: it was started without a token "
-                                 f"(give `diagkg serve --token` or set {TOKEN_ENV})")
-    given = ""
-    auth = request.headers.get("authorization", "")
-    if auth.lower().startswith("bearer "):
-        given = auth[7:].strip()
-    elif auth.lower().startswith("basic "):
-        import base64
-        import binascii
-
-        try:
-            given = base64.b64decode(auth[6:].strip()).decode("utf-8").split(":", 1)[-1]
-        except (binascii.Error, UnicodeDecodeError):
-            given = ""
-    if not given or not hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
-        raise HTTPException(403, "this request writes to the store and needs the server's token "
-                                 "(Authorization: Bearer TOKEN)")
+__all__ = ["ServerConfig", "create_app", "token_from_env"]
 
 
 def parse_accept(header: str | None) -> tuple[str, ...]:
@@ -224,9 +147,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
-        from .live import sessions_of
-
-        sessions_of(app).close()
+        live.sessions_of(app).close()
         state.close()
 
     app = FastAPI(title="diagkg", version=_version(),
@@ -242,8 +163,6 @@ def create_app(config: ServerConfig) -> FastAPI:
         return PlainTextResponse(str(exc), status_code=code)
 
     _add_sparql_routes(app)
-    from . import api, live, pages
-
     app.include_router(api.router)
     app.include_router(live.router)
     pages.mount(app)
@@ -254,7 +173,3 @@ def _version() -> str:
     from .. import __version__
 
     return __version__
-
-
-def token_from_env() -> str | None:
-    return os.environ.get(TOKEN_ENV) or None

@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, Hypothesis
-from .app import check_token, state_of
+from .state import check_token, state_of
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 SERVICES = ("simulated", "human")
@@ -214,14 +214,41 @@ class StepRequest(BaseModel):
     give_up: bool = False                 # … or give up
 
 
+def warm_up() -> None:
+    """Import, in one thread, what sessions import lazily: two threads importing
+    the same module at once can see it half made (``partially initialized module``)."""
+    import importlib
+    import pkgutil
+
+    import rdflib
+
+    import diagkg
+
+    for m in pkgutil.walk_packages(diagkg.__path__, "diagkg."):
+        if m.name.split(".")[1] not in ("cli", "server"):
+            importlib.import_module(m.name)
+    g = rdflib.Graph().parse(data="<urn:a> <urn:b> <urn:c> .", format="turtle")
+    g.serialize(format="turtle")
+    g.query("ASK { ?s ?p ?o }")
+
+
 class Sessions:
     """The server's live sessions."""
 
     def __init__(self) -> None:
         self.by_id: dict[str, LiveSession] = {}
         self.threads: dict[str, threading.Thread] = {}
+        self._starting = threading.Lock()
+        self._warm = False
 
     def start(self, app_state: Any, req: StartRequest) -> LiveSession:
+        with self._starting:
+            if not self._warm:
+                warm_up()
+                self._warm = True
+            return self._start(app_state, req)
+
+    def _start(self, app_state: Any, req: StartRequest) -> LiveSession:
         from ..agents import registry
         from ..env.scenarios import ScenarioCatalog
         from ..runs.runner import run_session

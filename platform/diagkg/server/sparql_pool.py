@@ -19,6 +19,7 @@ import multiprocessing as mp
 import os
 import queue
 import threading
+import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -159,13 +160,21 @@ def _serve(path: str, conn: Connection) -> None:  # pragma: no cover - runs in t
             req = conn.recv()
         except (EOFError, OSError):
             return
-        try:
-            now = fingerprint(path)
-            if store is None or now != seen:
-                store, seen = ox.Store.read_only(path), now
-            reply = answer(store, req)
-        except Exception as exc:   # any failure goes back to the client as a message
-            reply = Reply("error", message=f"{type(exc).__name__}: {exc}")
+        reply = Reply("error", message="not answered")
+        for attempt in range(8):
+            try:
+                now = fingerprint(path)
+                if store is None or now != seen:
+                    store, seen = ox.Store.read_only(path), now
+                reply = answer(store, req)
+                break
+            except Exception as exc:   # any failure goes back to the client as a message
+                reply = Reply("error", message=f"{type(exc).__name__}: {exc}")
+                # a writer's compaction replaced a file under this handle: open it again
+                if "no such file" not in str(exc).lower():
+                    break
+                store = None
+                time.sleep(0.01 * 2 ** attempt)
         conn.send(reply)
 
 
