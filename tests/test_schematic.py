@@ -62,6 +62,9 @@ def test_lamps_as_simulated_after_a_scenarios_faults(torch):
     found = shapes(svg)
     assert found["bulb"]["fill"] == schematic.DARK and found["led"]["fill"] == schematic.LIT
     assert "detached" in found["lead"]["text"]
+    # for someone diagnosing it: the lamps only, not the fault
+    hidden = shapes(schematic.render(torch, "torch", state=session.state(), result=session.initial_result, faults=False))
+    assert "detached" not in hidden["lead"]["text"] and hidden["bulb"]["fill"] == schematic.DARK
 
 
 def test_png_for_vision_models_and_escaping(torch):

@@ -137,6 +137,11 @@ def test_a_person_plays_the_service_agent(client):
     assert carried and carried[0].startswith("replace_component bat")
     assert [e["type"] for e in events if e["type"] in ("suggestion", "round")] == ["suggestion", "round"] * len(carried)
     assert s["result"]["end"].startswith("success")
+    # the system as it is now: the new battery lights both lamps
+    from diagkg.sim.schematic import LIT
+
+    now = client.get(f"/api/sessions/{sid}/schematic.svg")
+    assert now.status_code == 200 and now.text.count(LIT) == 2
 
 
 def test_a_person_plays_the_assistant_from_menus(client):

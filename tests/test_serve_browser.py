@@ -142,3 +142,31 @@ def test_run_a_query(page):
     page.click("#q-run")
     page.wait_for_function("document.querySelector('#q-error').textContent.includes('malformed query')")
     assert page.inner_text("#q-info").startswith("400")
+
+
+def test_play_the_assistant_from_menus(page):
+    page.click("nav button[data-tab='diagnosis']")
+    page.wait_for_selector("#d-scenario option[value='TORCH.1']", state="attached")
+    page.select_option("#d-scenario", "TORCH.1")
+    page.select_option("#d-assistant", "human")
+    page.select_option("#d-service", "simulated")
+    page.click("#d-start")
+    page.wait_for_selector("#m-action")
+    actions = page.locator("#m-action option").evaluate_all("os => os.map(o => o.value)")
+    assert "replace_component" in actions
+    page.select_option("#m-action", "replace_component")
+    page.select_option(".m-target[data-n='0']", "bat")
+    page.wait_for_selector("#d-schematic svg")
+    page.screenshot(path=str(SHOTS / "09-assistant-menus.png"), full_page=True)
+    page.click("#m-suggest")
+    page.wait_for_selector("#chat li.service >> nth=1")       # the result of the replacement
+    page.wait_for_selector("#d-schematic[data-round='1'] svg")  # redrawn: the new battery lights both lamps
+    assert page.locator("#d-schematic svg polygon[fill='#ffd84d']").count() >= 2
+    page.wait_for_selector("#chat li.end, #m-claim")
+    if page.locator("#m-claim").count():
+        page.check(".m-part[value='bat']")
+        page.click("#m-claim")
+    end = page.wait_for_selector("#chat li.end", timeout=60_000)
+    assert "End: success" in end.inner_text()
+    assert "replace_component bat" in page.inner_text("#chat")
+    page.screenshot(path=str(SHOTS / "10-assistant-done.png"), full_page=True)

@@ -186,7 +186,9 @@ def campaigns(request: Request) -> list[dict[str, Any]]:
 @router.get("/systems/{key}/schematic.{fmt}", tags=["systems"],
             summary="A system's schematic drawn from the graph (svg, png or dot); lamps as simulated, "
                     "nominal or right after a scenario's faults (?scenario=ID)")
-def schematic(request: Request, key: str, fmt: str, scenario: str | None = None, seed: int = 0) -> Response:
+def schematic(request: Request, key: str, fmt: str, scenario: str | None = None, seed: int = 0,
+              faults: bool = Query(True, description="mark removed, blown and detached parts (false: only the lamps)")
+              ) -> Response:
     from ..sim.schematic import FORMATS, render
 
     if fmt not in FORMATS:
@@ -202,5 +204,5 @@ def schematic(request: Request, key: str, fmt: str, scenario: str | None = None,
         raise HTTPException(400, f"scenario {found.id} runs on {found.key}, not {key}")
     session = make(found, store)
     session.reset(seed=seed)
-    return Response(render(store, key, state=session.state(), result=session.initial_result, fmt=fmt),
+    return Response(render(store, key, state=session.state(), result=session.initial_result, fmt=fmt, faults=faults),
                     media_type=FORMATS[fmt])

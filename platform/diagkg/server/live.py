@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..agents.registry import BaseAssistant, Briefing
@@ -74,6 +74,7 @@ class LiveSession:
     pending: dict[str, Any] | None = None
     result: dict[str, Any] | None = None
     menus: dict[str, Any] | None = None
+    session: Any = None                   # the env Session, once started (for its schematic)
     inbox: "queue.Queue[dict[str, Any]]" = field(default_factory=queue.Queue)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _subs: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=set)
@@ -269,7 +270,8 @@ class Sessions:
                       symptoms=scenario.observations, assistant=agent.name, service=req.service, seed=req.seed)
             try:
                 result = run_session(scenario, agent, seed=req.seed, budget=req.budget, store=store,
-                                     on_round=lambda entry: live.emit("round", round=entry))
+                                     on_round=lambda entry: live.emit("round", round=entry),
+                                     on_start=lambda session: setattr(live, "session", session))
             except Exception as exc:      # the session failed: the page says why
                 live.status = "failed"
                 live.emit("error", message=f"{type(exc).__name__}: {exc}")
@@ -360,6 +362,24 @@ def _answer(live: LiveSession, pending: dict[str, Any], message: dict[str, Any],
         live.pending = None
         live.inbox.put(message)
     return {"accepted": what}
+
+
+@router.get("/{sid}/schematic.{fmt}", summary="The session's system as it is now: lamps as simulated (svg, png, dot)")
+def session_schematic(request: Request, sid: str, fmt: str) -> Response:
+    import random
+
+    from ..sim.schematic import FORMATS, render
+
+    live = sessions_of(request.app).get(sid)
+    if fmt not in FORMATS:
+        raise HTTPException(404, f"a schematic comes as {', '.join('.' + f for f in FORMATS)}")
+    session = live.session
+    if session is None:
+        raise HTTPException(409, f"session {sid} has not started yet")
+    state = session.state()
+    result = session.sim.simulate(state, random.Random(live.seed))
+    body = render(session.store, session.scenario.key, state=state, result=result, fmt=fmt, faults=False)
+    return Response(body, media_type=FORMATS[fmt])
 
 
 @router.get("/{sid}/events", summary="The session's events as server-sent events (text/event-stream)")

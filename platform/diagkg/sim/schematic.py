@@ -47,8 +47,11 @@ def record_text(text: str) -> str:
 
 
 def to_dot(sk: Skeleton, connections: list[tuple[str, str]], result: SimulationResult | None = None,
-           state: CircuitState = NOMINAL) -> str:
-    """The DOT text of a system: ``connections`` are (port IRI, port IRI) pairs."""
+           state: CircuitState = NOMINAL, faults: bool = True) -> str:
+    """The DOT text of a system: ``connections`` are (port IRI, port IRI) pairs. ``faults=False``
+    draws only what one sees (the lamps), not the state's removed, blown or detached parts."""
+    if not faults:
+        state = NOMINAL
     labels = {r["id"]: (r.get("label") or r["id"]) for r in sk.parts}
     port_ids: dict[tuple[str, str], str] = {}
     lines = [f"graph {quote(sk.key)} {{",
@@ -120,11 +123,14 @@ def run_dot(dot: str, fmt: str) -> bytes:
 
 
 def render(store: KnowledgeSource, key: str, state: CircuitState | None = None, fmt: str = "svg",
-           result: SimulationResult | None = None, simulate: bool = True, seed: int = 0) -> bytes:
+           result: SimulationResult | None = None, simulate: bool = True, seed: int = 0,
+           faults: bool = True) -> bytes:
     """The schematic of system ``key`` of ``store`` in ``fmt`` (svg, png or dot).
 
     Lamps are lit as ``result`` says, else as the simulator finds them in
-    ``state`` (nominal by default); ``simulate=False`` draws no lamp state."""
+    ``state`` (nominal by default); ``simulate=False`` draws no lamp state.
+    ``faults=False`` hides what the state says about removed, blown or
+    detached parts (for someone who is diagnosing it)."""
     from .simulator import Simulator
 
     sk = load_skeleton(store, key)
@@ -132,4 +138,4 @@ def render(store: KnowledgeSource, key: str, state: CircuitState | None = None, 
     if result is None and simulate:
         result = Simulator(sk).simulate(state, random.Random(seed))
     rows = store.select("sim-connections", {"system": ox.NamedNode(sk.iri)})
-    return run_dot(to_dot(sk, [(r["a"], r["b"]) for r in rows], result, state), fmt)
+    return run_dot(to_dot(sk, [(r["a"], r["b"]) for r in rows], result, state, faults), fmt)

@@ -55,8 +55,8 @@ async function systemChanged() {
     ...rows.map((r) => el("option", { value: r.id }, `${r.number} ${r.id}: ${r.label}`)));
   showSchematic($("#schematic"), key, "");
 }
-async function showSchematic(target, key, scenario) {
-  const q = scenario ? "?scenario=" + encodeURIComponent(scenario) : "";
+async function showSchematic(target, key, scenario, extra = "") {
+  const q = scenario ? "?scenario=" + encodeURIComponent(scenario) + extra : "";
   target.textContent = "drawing…";
   const r = await api(`/api/systems/${encodeURIComponent(key)}/schematic.svg${q}`);
   if (r.ok) target.innerHTML = await r.text(); else target.textContent = errorText(await r.text());
@@ -174,7 +174,7 @@ async function start() {
   current = JSON.parse(text);
   $("#d-status").textContent = `Session ${current.id}: ${body.assistant} on ${body.scenario}`; $("#d-status").className = "verdict";
   const opt = $("#d-scenario").selectedOptions[0];
-  if (opt) showSchematic($("#d-schematic"), opt.dataset.system, body.scenario);
+  if (opt) showSchematic($("#d-schematic"), opt.dataset.system, body.scenario, "&faults=false");
   if (source) source.close();
   source = new EventSource(`/api/sessions/${current.id}/events`);
   source.addEventListener("start", (e) => { const d = JSON.parse(e.data); say("service", `Reported: ${d.symptoms}`); });
@@ -186,6 +186,7 @@ async function start() {
     const what = r.action ? `${r.action.action} ${r.action.targets.join(" ")}` : r.suspects ? `hypothesis: ${r.suspects.join(", ")}` : r.intention;
     say("assistant", `Round ${r.round}: ${what}`);
     say("service", r.message, el("span", { class: "cost" }, ` — ${r.kind}, ${r.success ? "success" : "no success"}, cost ${r.cost} min`));
+    refreshSessionSchematic(current.id);
   });
   source.addEventListener("end", (e) => {
     const d = JSON.parse(e.data).result;
@@ -195,6 +196,11 @@ async function start() {
   source.addEventListener("error", (e) => {
     if (e.data) { say("error", JSON.parse(e.data).message); source.close(); }
   });
+}
+async function refreshSessionSchematic(id) {
+  // the system as it is now (lamps as simulated; faults not shown)
+  const r = await api(`/api/sessions/${id}/schematic.svg`);
+  if (r.ok && current && current.id === id) { const t = $("#d-schematic"); t.innerHTML = await r.text(); t.dataset.round = String(Number(t.dataset.round || 0) + 1); }
 }
 async function step(body) {
   const r = await api(`/api/sessions/${current.id}/step`, { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
