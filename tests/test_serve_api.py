@@ -107,6 +107,10 @@ def test_a_session_with_the_oracle_streams_its_rounds_and_stores_its_trajectory(
     html = client.get(f"/api/trajectories/{end['trajectory']}/transcript.html")
     assert html.status_code == 200 and "<html" in html.text.lower()
     assert client.post("/api/sessions", json={"scenario": "NOPE", "assistant": "oracle"}, headers=AUTH).status_code == 404
+    # a client that reconnects gets the events after the last one it saw
+    with client.stream("GET", f"/api/sessions/{r.json()['id']}/events", headers={"last-event-id": "1"}) as again:
+        seqs = [json.loads(line[6:])["seq"] for line in again.iter_lines() if line.startswith("data: ")]
+    assert seqs == list(range(2, len(events)))
 
 
 def wait_pending(client, sid: str, timeout: float = 60) -> dict:

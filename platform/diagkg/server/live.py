@@ -236,6 +236,8 @@ def warm_up() -> None:
 class Sessions:
     """The server's live sessions."""
 
+    KEEP = 200
+
     def __init__(self) -> None:
         self.by_id: dict[str, LiveSession] = {}
         self.threads: dict[str, threading.Thread] = {}
@@ -281,10 +283,18 @@ class Sessions:
             live.emit("end", result=live.result)
 
         self.by_id[live.id] = live
+        self._forget_old()
         thread = threading.Thread(target=run, name=f"diagkg-session-{live.id}", daemon=True)
         self.threads[live.id] = thread
         thread.start()
         return live
+
+    def _forget_old(self) -> None:
+        """Keep the last :attr:`KEEP` finished sessions (their trajectories are in the store)."""
+        finished = [sid for sid, s in self.by_id.items() if s.finished]
+        for sid in finished[:max(0, len(finished) - self.KEEP)]:
+            del self.by_id[sid]
+            self.threads.pop(sid, None)
 
     def get(self, sid: str) -> LiveSession:
         if sid not in self.by_id:
