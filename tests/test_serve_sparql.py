@@ -216,3 +216,14 @@ def stop_server(proc: subprocess.Popen[str]) -> None:
         proc.wait(5)
     if proc.stdout is not None:
         proc.stdout.close()
+
+
+def test_a_federated_query_needs_the_token(client):
+    federated = "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }"
+    r = client.get("/sparql", params={"query": federated})
+    assert r.status_code == 403 and "SERVICE" in r.text
+    # the word in a string, an IRI or a comment is no federated query
+    plain = 'SELECT ?s WHERE { ?s ?p "SERVICE" . ?s ?p <urn:x:SERVICE> } # SERVICE'
+    assert client.get("/sparql", params={"query": plain}).status_code == 200
+    r = client.get("/sparql", params={"query": federated}, headers={"authorization": f"Bearer {TOKEN}"})
+    assert r.status_code != 403        # allowed; the remote end is not there

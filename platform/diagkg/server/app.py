@@ -20,6 +20,7 @@ read-only and answers 403 to them.
 from __future__ import annotations
 
 import asyncio
+import re
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
 from urllib.parse import parse_qs
@@ -35,6 +36,16 @@ from .sparql_pool import Request as WorkRequest
 from .state import ServerConfig, ServerState, check_token, state_of, token_from_env
 
 __all__ = ["ServerConfig", "create_app", "token_from_env"]
+
+
+_NOT_KEYWORDS = re.compile(r'"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
+                           r"|<[^<>\s]*>|#[^\n]*")
+_SERVICE = re.compile(r"(?<![:\w])SERVICE(?![\w:-])", re.IGNORECASE)
+
+
+def uses_service(query: str) -> bool:
+    """Does the query use SERVICE (outside strings, IRIs and comments)?"""
+    return bool(_SERVICE.search(_NOT_KEYWORDS.sub(" ", query)))
 
 
 def parse_accept(header: str | None) -> tuple[str, ...]:
@@ -109,6 +120,12 @@ def _add_sparql_routes(app: FastAPI) -> None:
                 raise HTTPException(400, "a SPARQL update must be sent by POST")
             check_token(request)
             return await _update(request, updates[0])
+        if uses_service(queries[0]):
+            try:
+                check_token(request)
+            except HTTPException:
+                raise HTTPException(403, "a federated query (SERVICE) makes this server fetch from other "
+                                         "servers; it needs the token") from None
         work = WorkRequest("query", queries[0], parse_accept(request.headers.get("accept")),
                            state_of(request).config.max_result_bytes,
                            tuple(params.get("default-graph-uri", [])), tuple(params.get("named-graph-uri", [])))
