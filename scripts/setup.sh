@@ -26,6 +26,11 @@ need=()
 dpkg -s libngspice0-dev >/dev/null 2>&1 || need+=(libngspice0-dev)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
+# graphviz: `dot` lays out the schematics `diagkg serve` draws from the graph (SVG, PNG).
+command -v dot >/dev/null 2>&1 || need+=(graphviz)
+# chromium (--dev only): the browser tests drive Debian's Chromium through Playwright
+# (never `playwright install`).
+[ "$dev" = 1 ] && { [ -x /usr/bin/chromium ] || need+=(chromium); }
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"

@@ -18,13 +18,12 @@ from ..kg.store import KnowledgeStore, python_value
 from .output import EXIT_INPUT, EXIT_OK, EXIT_VIOLATIONS, open_store, print_table, progress_bar, say
 
 if TYPE_CHECKING:  # pragma: no cover
-    import rdflib
 
     from ..kg.queries import QueryFile
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from ..kg.validation import Validator, shipped_system_graph
+    from ..kg.validation import Validator, store_resolver
 
     validator = Validator()
     fallback: list[str] = []
@@ -35,15 +34,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except errors.StoreError:
             stored = None
 
-    def resolve(iri: str) -> rdflib.Graph | None:
-        graph = stored.system_graph(iri) if stored is not None else None
-        if graph is None:
-            graph = shipped_system_graph(iri)
-            if graph is not None:
-                fallback.append(iri)
-        return graph
-
-    reports = validator.validate_paths(args.paths, resolve=resolve)
+    reports = validator.validate_paths(args.paths, resolve=store_resolver(stored, fallback))
     if not reports:
         raise errors.InputError("no RDF files found in " + ", ".join(args.paths))
     unreadable = [r for r in reports if r.error is not None]

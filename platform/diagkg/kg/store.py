@@ -74,6 +74,24 @@ class KnowledgeSource(Protocol):
     def version_of(self, graph: ox.NamedNode) -> str: ...
 
 
+def open_read_only(path: Path) -> ox.Store:
+    """A read-only handle on the on-disk store. Opening it while another process
+    writes can meet a file that the writer's compaction has just replaced
+    (``No such file or directory`` in the manifest): that is tried again."""
+    delay = 0.01
+    for attempt in range(12):
+        try:
+            return ox.Store.read_only(str(path))
+        except (OSError, RuntimeError) as exc:
+            if "no such file" in str(exc).lower() and attempt < 11:
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+                continue
+            raise StoreError(f"cannot read the store at {path}: {exc} (if a process creating it was "
+                             "interrupted, any command that writes, e.g. a load, finishes it)") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def _is_lock_error(exc: OSError) -> bool:
     return "lock" in str(exc).lower()
 
@@ -153,11 +171,7 @@ class KnowledgeStore:
             return self._held
         if self._reader is None:
             assert self.path is not None
-            try:
-                self._reader = ox.Store.read_only(str(self.path))
-            except (OSError, RuntimeError) as exc:
-                raise StoreError(f"cannot read the store at {self.path}: {exc} (if a process creating it was "
-                                 "interrupted, any command that writes, e.g. a load, finishes it)") from None
+            self._reader = open_read_only(self.path)
         return self._reader
 
     def refresh(self) -> None:

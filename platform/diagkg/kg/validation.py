@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import pyshacl
 import rdflib
@@ -30,6 +30,9 @@ from ..errors import ExpressionError, InputError
 from . import resources
 from .rdfio import RdfDocument, expand_paths, parse_file
 from .vocab import DK, DK_NS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import KnowledgeStore
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,22 @@ class FileReport:
 
 
 SystemResolver = Callable[[str], "rdflib.Graph | None"]
+
+
+def store_resolver(store: "KnowledgeStore | None", fallback: list[str] | None = None) -> SystemResolver:
+    """How ``diagkg validate`` finds the system a file refers to: in ``store``,
+    else among the shipped descriptions (each IRI found there is added to
+    ``fallback``, so that the caller can say so)."""
+
+    def resolve(iri: str) -> rdflib.Graph | None:
+        graph = store.system_graph(iri) if store is not None else None
+        if graph is None:
+            graph = shipped_system_graph(iri)
+            if graph is not None and fallback is not None:
+                fallback.append(iri)
+        return graph
+
+    return resolve
 
 
 @lru_cache(maxsize=16)

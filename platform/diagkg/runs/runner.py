@@ -70,8 +70,11 @@ def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Brie
 def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAssistant, *, seed: int = 0,
                 budget: int | None = None, config: dict[str, Any] | None = None, store: KnowledgeStore | None = None,
                 on_round: Callable[[dict[str, Any]], None] | None = None, record: bool = True,
-                notify: Callable[[str], None] | None = None) -> RunResult:
+                notify: Callable[[str], None] | None = None,
+                on_start: Callable[[Session], None] | None = None) -> RunResult:
     """Run one session on a scenario of ``store`` and (by default) store its trajectory there.
+
+    ``on_start`` is given the session once its faults are injected (e.g. to draw its state meanwhile).
 
     ``store`` defaults to the on-disk store; a store that has never held the
     shipped catalogue gets it first (said through ``notify``).
@@ -84,6 +87,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     obs, info = session.reset(seed=seed)
+    if on_start:
+        on_start(session)
     brief = briefing_for(session, getattr(agent, "privileged", False), seed)
     brief.visible = obs["visible"]
     rounds: list[dict[str, Any]] = []

@@ -111,6 +111,7 @@ class NgspiceEngine:
         self.parses = 0
         self.solves = 0
         self._topologies: dict[tuple[Element, ...], int] = {}
+        self._solving = threading.Lock()        # one solve at a time in this process
 
     def _on_print(self, text: bytes | None, _id: int, _user: object) -> int:
         if text:
@@ -186,6 +187,13 @@ class NgspiceEngine:
     # -- public ------------------------------------------------------------
     def operating_point(self, topology: Topology, elements: list[Element], values: dict[str, float],
                         nodes: list[str], branches: list[str]) -> tuple[dict[str, float], dict[str, float]]:
+        """Solve ``.op``; returns (node voltages, branch currents of V sources).
+        Threads of one process take turns (ngspice is one instance, not thread-safe)."""
+        with self._solving:
+            return self._operating_point(topology, elements, values, nodes, branches)
+
+    def _operating_point(self, topology: Topology, elements: list[Element], values: dict[str, float],
+                         nodes: list[str], branches: list[str]) -> tuple[dict[str, float], dict[str, float]]:
         """Solve ``.op``; returns (node voltages, branch currents of V sources).
 
         ``topology`` identifies ``elements`` (same key, same elements and nodes);

@@ -1,0 +1,192 @@
+"""The ``diagkg serve`` application: one FastAPI app on one on-disk store.
+
+Routes:
+
+- ``/sparql``: the SPARQL 1.1 Protocol (GET, POST form, POST ``application/sparql-query``;
+  updates by POST form ``update=`` or ``application/sparql-update``, with the token);
+  queries run in worker processes (:mod:`diagkg.server.sparql_pool`) with a time
+  limit and a result-size limit; the default graph is the union of all graphs,
+  as everywhere in diagkg, unless ``default-graph-uri`` names graphs;
+- ``/rdf-graphs?graph=IRI``: the Graph Store Protocol, reading a named graph;
+- ``/api/...``: the JSON API (:mod:`diagkg.server.api`, :mod:`diagkg.server.live`),
+  described at ``/openapi.json`` and ``/docs``;
+- ``/``: the web page (``server/static``).
+
+Every request that writes needs the token (``Authorization: Bearer TOKEN``, or
+HTTP Basic with the token as password); a server started without a token is
+read-only and answers 403 to them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import PlainTextResponse, Response
+
+from ..errors import DiagkgError, QueryError
+from ..kg.queries import from_text
+from . import api, live, pages
+from .sparql_pool import PoolBusy, QueryTimeout, Reply
+from .sparql_pool import Request as WorkRequest
+from .state import ServerConfig, ServerState, check_token, state_of, token_from_env
+
+__all__ = ["ServerConfig", "create_app", "token_from_env"]
+
+
+_NOT_KEYWORDS = re.compile(r'"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
+                           r"|<[^<>\s]*>|#[^\n]*")
+_SERVICE = re.compile(r"(?<![:\w])SERVICE(?![\w:-])", re.IGNORECASE)
+
+
+def uses_service(query: str) -> bool:
+    """Does the query use SERVICE (outside strings, IRIs and comments)?"""
+    return bool(_SERVICE.search(_NOT_KEYWORDS.sub(" ", query)))
+
+
+def parse_accept(header: str | None) -> tuple[str, ...]:
+    """Media types of an Accept header, best first (by q, then as written)."""
+    if not header:
+        return ()
+    ranked: list[tuple[float, int, str]] = []
+    for i, part in enumerate(header.split(",")):
+        bits = [b.strip() for b in part.split(";")]
+        if not bits[0]:
+            continue
+        q = 1.0
+        for b in bits[1:]:
+            if b.startswith("q="):
+                try:
+                    q = float(b[2:])
+                except ValueError:
+                    q = 0.0
+        if q > 0:
+            ranked.append((-q, i, bits[0].lower()))
+    return tuple(m for _, _, m in sorted(ranked))
+
+
+def _reply_response(reply: Reply) -> Response:
+    if reply.status == "ok":
+        return Response(reply.body, media_type=reply.media_type)
+    code = {"syntax": 400, "too-large": 413, "not-found": 404}.get(reply.status, 500)
+    prefix = {"syntax": "malformed query: ", "too-large": "result too large: "}.get(reply.status, "")
+    return PlainTextResponse(prefix + reply.message, status_code=code)
+
+
+async def run_work(request: Request, work: WorkRequest) -> Response:
+    state = state_of(request)
+    pool = state.query_pool()
+    try:
+        reply = await asyncio.to_thread(pool.run, work)
+    except QueryTimeout as exc:
+        return PlainTextResponse(f"query stopped: {exc}", status_code=503)
+    except PoolBusy as exc:
+        return PlainTextResponse(f"too busy: {exc}; try again", status_code=503)
+    return _reply_response(reply)
+
+
+async def _sparql_params(request: Request) -> dict[str, list[str]]:
+    params: dict[str, list[str]] = {}
+    for k, v in request.query_params.multi_items():
+        params.setdefault(k, []).append(v)
+    if request.method == "POST":
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        body = (await request.body()).decode("utf-8")
+        if ctype == "application/x-www-form-urlencoded":
+            for k, vs in parse_qs(body, keep_blank_values=True).items():
+                params.setdefault(k, []).extend(vs)
+        elif ctype == "application/sparql-query":
+            params["query"] = [body]
+        elif ctype == "application/sparql-update":
+            params["update"] = [body]
+        else:
+            raise HTTPException(415, "POST /sparql takes application/x-www-form-urlencoded, "
+                                     "application/sparql-query or application/sparql-update")
+    return params
+
+
+def _add_sparql_routes(app: FastAPI) -> None:
+    async def sparql(request: Request) -> Response:
+        params = await _sparql_params(request)
+        queries, updates = params.get("query", []), params.get("update", [])
+        if len(queries) + len(updates) != 1:
+            raise HTTPException(400, "give exactly one `query` (or `update`, by POST)")
+        if updates:
+            if request.method != "POST":
+                raise HTTPException(400, "a SPARQL update must be sent by POST")
+            check_token(request)
+            return await _update(request, updates[0])
+        if uses_service(queries[0]):
+            try:
+                check_token(request)
+            except HTTPException:
+                raise HTTPException(403, "a federated query (SERVICE) makes this server fetch from other "
+                                         "servers; it needs the token") from None
+        work = WorkRequest("query", queries[0], parse_accept(request.headers.get("accept")),
+                           state_of(request).config.max_result_bytes,
+                           tuple(params.get("default-graph-uri", [])), tuple(params.get("named-graph-uri", [])))
+        return await run_work(request, work)
+
+    app.add_api_route("/sparql", sparql, methods=["GET"], tags=["sparql"], operation_id="sparql_get",
+                      summary="SPARQL 1.1 Protocol: a query (query=…)")
+    app.add_api_route("/sparql", sparql, methods=["POST"], tags=["sparql"], operation_id="sparql_post",
+                      summary="SPARQL 1.1 Protocol: a query (form or application/sparql-query) or an update "
+                              "(form update=… or application/sparql-update; needs the token)")
+
+    @app.get("/rdf-graphs", tags=["sparql"], summary="Graph Store Protocol: read a named graph (?graph=IRI)")
+    async def graph_store(request: Request, graph: str) -> Response:
+        work = WorkRequest("graph", graph, parse_accept(request.headers.get("accept")),
+                           state_of(request).config.max_result_bytes)
+        return await run_work(request, work)
+
+
+async def _update(request: Request, text: str) -> Response:
+    state = state_of(request)
+
+    def run() -> None:
+        state.store.update(from_text(text, "update"))
+
+    try:
+        await asyncio.to_thread(run)
+    except QueryError as exc:
+        return PlainTextResponse(f"malformed update: {exc}", status_code=400)
+    return Response(status_code=204)
+
+
+def create_app(config: ServerConfig) -> FastAPI:
+    """The application for one store; the query workers start with the first query."""
+    state = ServerState(config)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        live.sessions_of(app).close()
+        state.close()
+
+    app = FastAPI(title="diagkg", version=_version(),
+                  description="SPARQL 1.1 endpoint, JSON API and web page on a diagkg knowledge store.",
+                  lifespan=lifespan)
+    app.state.diagkg = state
+
+    @app.exception_handler(DiagkgError)
+    async def diagkg_error(request: Request, exc: DiagkgError) -> Response:
+        from ..errors import StoreError, UnknownTermError
+
+        code = 404 if isinstance(exc, UnknownTermError) else 503 if isinstance(exc, StoreError) else 400
+        return PlainTextResponse(str(exc), status_code=code)
+
+    _add_sparql_routes(app)
+    app.include_router(api.router)
+    app.include_router(live.router)
+    pages.mount(app)
+    return app
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__

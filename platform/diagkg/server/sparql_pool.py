@@ -1,0 +1,247 @@
+"""SPARQL queries run in worker processes, so that a query over the time limit can be stopped.
+
+pyoxigraph cannot cancel a query in the process that runs it. The server keeps
+a small pool of worker processes; each opens the on-disk store read-only and
+reopens it whenever the store's files change (a read-only handle is a snapshot:
+reopening it shows what other processes have committed). A query that runs
+past the time limit gets its worker killed and replaced; a result larger than
+the size limit is cut off with an error. Workers serialise the results
+themselves (SPARQL JSON/XML/CSV/TSV, or an RDF format for CONSTRUCT/DESCRIBE
+and graphs), chosen from the client's ``Accept`` list.
+
+This module imports nothing from diagkg, so that a worker starts quickly.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing as mp
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+import pyoxigraph as ox
+
+RESULT_TYPES: dict[str, ox.QueryResultsFormat] = {
+    "application/sparql-results+json": ox.QueryResultsFormat.JSON,
+    "application/json": ox.QueryResultsFormat.JSON,
+    "application/sparql-results+xml": ox.QueryResultsFormat.XML,
+    "application/xml": ox.QueryResultsFormat.XML,
+    "text/csv": ox.QueryResultsFormat.CSV,
+    "text/tab-separated-values": ox.QueryResultsFormat.TSV,
+}
+RDF_TYPES: dict[str, ox.RdfFormat] = {
+    "text/turtle": ox.RdfFormat.TURTLE,
+    "application/n-triples": ox.RdfFormat.N_TRIPLES,
+    "text/plain": ox.RdfFormat.N_TRIPLES,
+    "application/n-quads": ox.RdfFormat.N_QUADS,
+    "application/trig": ox.RdfFormat.TRIG,
+    "application/ld+json": ox.RdfFormat.JSON_LD,
+    "application/rdf+xml": ox.RdfFormat.RDF_XML,
+}
+DEFAULT_RESULTS = "application/sparql-results+json"
+DEFAULT_RDF = "text/turtle"
+
+
+@dataclass(frozen=True)
+class Request:
+    """One piece of work for a worker: a query, or a named graph to read."""
+
+    kind: str                              # "query" or "graph"
+    text: str = ""                         # the query, or the graph's IRI
+    accept: tuple[str, ...] = ()           # media types the client takes, best first
+    max_bytes: int = 50_000_000
+    default_graphs: tuple[str, ...] = ()   # SPARQL protocol default-graph-uri
+    named_graphs: tuple[str, ...] = ()     # SPARQL protocol named-graph-uri
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: str          # "ok", "syntax" (a malformed query), "too-large", "not-found", "error"
+    media_type: str = ""
+    body: bytes = b""
+    message: str = ""
+
+
+class QueryTimeout(Exception):
+    """The query ran past the time limit; its worker was stopped."""
+
+
+class PoolBusy(Exception):
+    """Every worker stayed busy for the whole time limit."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Limited(io.BytesIO):
+    """A byte buffer that refuses to grow past ``limit`` bytes."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def write(self, data: Any, /) -> int:
+        if self.tell() + len(memoryview(data)) > self.limit:
+            raise _TooLarge()
+        return super().write(data)
+
+
+def _pick(accept: tuple[str, ...], table: dict[str, Any], default: str) -> str:
+    for media in accept:
+        if media in table:
+            return media
+    return default
+
+
+def fingerprint(path: str) -> tuple[tuple[str, int, int], ...]:
+    """What changes when another process commits to the store: its files' names, sizes and times."""
+    out = []
+    for entry in os.scandir(path):
+        try:
+            st = entry.stat()
+        except FileNotFoundError:     # a file compacted away meanwhile
+            continue
+        out.append((entry.name, st.st_size, st.st_mtime_ns))
+    return tuple(sorted(out))
+
+
+def answer(store: ox.Store, req: Request) -> Reply:
+    """Run one request on a store (in a worker)."""
+    sink = _Limited(req.max_bytes)
+    try:
+        if req.kind == "graph":
+            graph = ox.NamedNode(req.text)
+            if not store.contains_named_graph(graph):
+                return Reply("not-found", message=f"no graph <{req.text}> in the store")
+            media = _pick(req.accept, RDF_TYPES, DEFAULT_RDF)
+            fmt = RDF_TYPES[media]
+            quads = store.quads_for_pattern(None, None, None, graph)
+            ox.serialize(quads if fmt.supports_datasets else (q.triple for q in quads), sink, format=fmt)
+            return Reply("ok", media, sink.getvalue())
+        kwargs: dict[str, Any] = {}
+        if req.default_graphs:
+            kwargs["default_graph"] = [ox.NamedNode(g) for g in req.default_graphs]
+        else:
+            kwargs["use_default_graph_as_union"] = True
+        if req.named_graphs:
+            kwargs["named_graphs"] = [ox.NamedNode(g) for g in req.named_graphs]
+        result = store.query(req.text, **kwargs)
+        if isinstance(result, ox.QueryTriples):
+            media = _pick(req.accept, RDF_TYPES, DEFAULT_RDF)
+            fmt = RDF_TYPES[media]
+            if fmt.supports_datasets:          # N-Quads/TriG of a graph: its triples in the default graph
+                ox.serialize((ox.Quad(t.subject, t.predicate, t.object) for t in result), sink, format=fmt)
+            else:
+                result.serialize(sink, format=fmt)
+        else:
+            media = _pick(req.accept, RESULT_TYPES, DEFAULT_RESULTS)
+            result.serialize(sink, format=RESULT_TYPES[media])
+        return Reply("ok", media, sink.getvalue())
+    except SyntaxError as exc:
+        return Reply("syntax", message=str(exc))
+    except _TooLarge:
+        return Reply("too-large", message=f"the result is larger than the limit of {req.max_bytes:,} bytes; "
+                                          "ask for less (LIMIT, fewer variables) or raise --max-result-bytes")
+    except ValueError as exc:        # a bad graph IRI
+        return Reply("syntax", message=str(exc))
+
+
+def _serve(path: str, conn: Connection) -> None:  # pragma: no cover - runs in the worker process
+    store: ox.Store | None = None
+    seen: tuple[tuple[str, int, int], ...] = ()
+    while True:
+        try:
+            req = conn.recv()
+        except (EOFError, OSError):
+            return
+        reply = Reply("error", message="not answered")
+        for attempt in range(8):
+            try:
+                now = fingerprint(path)
+                if store is None or now != seen:
+                    store, seen = ox.Store.read_only(path), now
+                reply = answer(store, req)
+                break
+            except Exception as exc:   # any failure goes back to the client as a message
+                reply = Reply("error", message=f"{type(exc).__name__}: {exc}")
+                # a writer's compaction replaced a file under this handle: open it again
+                if "no such file" not in str(exc).lower():
+                    break
+                store = None
+                time.sleep(0.01 * 2 ** attempt)
+        conn.send(reply)
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: Connection
+    served: int = field(default=0)
+
+
+class QueryPool:
+    """``size`` worker processes answering :class:`Request` s on the store at ``path``."""
+
+    def __init__(self, path: str | os.PathLike[str], *, size: int = 2, timeout: float = 30.0):
+        self.path = str(path)
+        self.timeout = timeout
+        self.size = size
+        self._ctx = mp.get_context("spawn")      # never fork a process with threads
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self.killed = 0
+        for _ in range(size):
+            self._idle.put(self._spawn())
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._ctx.Pipe()
+        proc = self._ctx.Process(target=_serve, args=(self.path, child), daemon=True, name="diagkg-sparql")
+        proc.start()
+        child.close()
+        return _Worker(proc, parent)
+
+    def run(self, req: Request, timeout: float | None = None) -> Reply:
+        """Answer a request in a worker (blocking); raises :class:`QueryTimeout` after the time limit."""
+        limit = self.timeout if timeout is None else timeout
+        try:
+            worker = self._idle.get(timeout=limit)
+        except queue.Empty:
+            raise PoolBusy(f"all {self.size} query workers stayed busy for {limit:g} s") from None
+        try:
+            worker.conn.send(req)
+            if worker.conn.poll(limit):
+                reply: Reply = worker.conn.recv()
+                worker.served += 1
+                self._idle.put(worker)
+                return reply
+        except (EOFError, OSError, BrokenPipeError):
+            self._replace(worker)
+            raise
+        self._replace(worker)
+        self.killed += 1
+        raise QueryTimeout(f"the query ran longer than the time limit of {limit:g} s and was stopped")
+
+    def _replace(self, worker: _Worker) -> None:
+        worker.process.kill()
+        worker.process.join(5)
+        worker.conn.close()
+        if not self._closed:
+            self._idle.put(self._spawn())
+
+    def close(self) -> None:
+        self._closed = True
+        while True:
+            try:
+                w = self._idle.get_nowait()
+            except queue.Empty:
+                break
+            w.conn.close()
+            w.process.kill()
+            w.process.join(5)
