@@ -111,6 +111,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.certain = float(config.get("certain", 0.9))      # repair a part that this share of candidates names
         self.max_widenings = int(config.get("max_widenings", 4))   # rounds of pairs tried when none is left
         self.shortlist = int(config.get("shortlist", 8))      # options of the second pass
+        self.fail_minutes = float(config.get("fail_minutes", 600.0))   # what running out of rounds is worth
         self.triple_pool = int(config.get("triple_pool", 40))   # best pairs extended to triples (and thirds per pair)
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[str, float, bool]] = {}
@@ -139,7 +140,8 @@ class ModelBasedAssistant(BaseAssistant):
         self.widenings = 0
         self.tripled = False
         self.since = 0            # reports before this step need not be explained (see _rebase)
-        for c in self.singles:
+        self.terminals = False    # whether components' own loose terminals are candidates yet
+        for c in self.pairable:
             point = self._start(c)
             if point is not None:
                 self.live.append((c, point))
@@ -444,7 +446,7 @@ class ModelBasedAssistant(BaseAssistant):
             if out is not None and _key(out) == seen:
                 kept.append((c, self.shadow.checkpoint()))
         self.live = kept
-        if not self.live and not self._rebase():
+        if not self.live and not self._rebase() and not self._more_singles():
             self._widen()
 
     def _rebase(self) -> bool:
@@ -462,11 +464,25 @@ class ModelBasedAssistant(BaseAssistant):
         self.widenings = 0
         self.tripled = False
         self._through.clear()
-        for c in self.singles:
+        for c in self.singles if self.terminals else self.pairable:
             point = self._start(c)
             if point is not None:
                 self.live.append((c, point))
         return True
+
+    def _more_singles(self) -> bool:
+        """A component's own terminal coming loose is a candidate only when no cable end or
+        other single fault explains the reports (the more common place for an end to come off
+        is tried first, as pairs are only when no single fault explains)."""
+        if self.terminals:
+            return False
+        self.terminals = True
+        for c in self.singles:
+            if self._own_terminal(c):
+                point = self._start(c)
+                if point is not None:
+                    self.live.append((c, point))
+        return bool(self.live)
 
     def suggest(self) -> Action | Hypothesis | None:
         t0 = time.perf_counter()
@@ -488,7 +504,7 @@ class ModelBasedAssistant(BaseAssistant):
     def _choose(self) -> Action | Hypothesis | None:
         assert self.briefing is not None
         ranked = self.candidates()
-        if not ranked and self._rebase():
+        if not ranked and (self._rebase() or self._more_singles()):
             ranked = self.candidates()
         while not ranked and self.widenings < self.max_widenings:
             self._widen()                   # the next pairs, best first (those tried are not tried again)
@@ -530,18 +546,21 @@ class ModelBasedAssistant(BaseAssistant):
         weights: dict[frozenset[str], float] = defaultdict(float)
         for c, _ in sample:
             weights[c.faulty] += c.prior
-        now, plan = self._naming_cost(weights, sample)
-        after = sum(sum(group.values()) * self._naming_cost(group, sample)[0] for group in best.groups.values())
+        now, plan = self._naming_cost(weights, sample, rounds_left)
+        after = sum(sum(group.values()) * self._naming_cost(group, sample, rounds_left - 1)[0]
+                    for group in best.groups.values())
         after /= sum(weights.values())
         if plan is not None and now <= best.minutes + self.round_minutes + after:
             return self._fix(plan, sample, f"naming it is cheaper in expectation ({now:.0f} min) than testing "
                                            f"first ({best.minutes + self.round_minutes + after:.0f} min)")
         return best.step
 
-    def _naming_cost(self, weights: dict[frozenset[str], float],
-                     sample: list[tuple[Candidate, Checkpoint]]) -> tuple[float, frozenset[str] | None]:
+    def _naming_cost(self, weights: dict[frozenset[str], float], sample: list[tuple[Candidate, Checkpoint]],
+                     rounds: int) -> tuple[float, frozenset[str] | None]:
         """The expected minutes of naming the diagnoses one after another, the best value first
-        (probability per minute: the optimal order of a sequential search), and the first to name."""
+        (probability per minute: the optimal order of a sequential search), and the first to name.
+        Only ``rounds`` can be named: what is left after them counts as a failure
+        (:attr:`fail_minutes`)."""
         total = sum(weights.values())
         if total <= 0:
             return 0.0, None
@@ -549,7 +568,10 @@ class ModelBasedAssistant(BaseAssistant):
         costs = {s: self._predicted(c0, point0, Hypothesis(s))[1] + self.round_minutes for s in weights}
         order = sorted(weights, key=lambda s: (-weights[s] / costs[s], sorted(s)))
         expected, left = 0.0, 1.0
-        for s in order:
+        for n, s in enumerate(order):
+            if n >= rounds:
+                expected += max(left, 0.0) * self.fail_minutes
+                break
             expected += left * costs[s]
             left -= weights[s] / total
         return expected, order[0]
