@@ -31,7 +31,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     stored = None
     if not args.memory:
         try:
-            stored = KnowledgeStore(args.store, read_only=True)
+            stored = open_store(args, write=False)
         except errors.StoreError:
             stored = None
 
