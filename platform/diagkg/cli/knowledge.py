@@ -100,7 +100,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             print(f"reasoned over {key} -> <{graphs.inferred(key).value}> ({n} inferred triples)")
         if report.revalidated:
             print(f"re-validated {len(report.revalidated)} stored scenario(s) against the replaced system(s)")
-    print(f"store: {store.path or 'in memory'}", file=sys.stderr)
+    print(f"store: {store.location}", file=sys.stderr)
     return EXIT_OK
 
 

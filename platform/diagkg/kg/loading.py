@@ -582,5 +582,5 @@ def ensure_shipped(store: "KnowledgeStore", *, notify: Notify | None = None,
         return None
     if notify:
         notify(f"the store has no shipped catalogue yet; loading it into "
-               f"{store.path or 'the in-memory store'} (diagkg load --shipped)…")
+               f"{store.location} (diagkg load --shipped)…")
     return load_shipped(store, progress=progress)

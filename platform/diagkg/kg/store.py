@@ -416,7 +416,7 @@ class KnowledgeStore:
     @property
     def location(self) -> str:
         """Where the store is, for messages: its folder, ``in memory``, or a server's URL."""
-        return str(self.path) if self.path is not None else "in memory"
+        return str(self.path) if self.path is not None else "the in-memory store"
 
 
 
