@@ -109,7 +109,12 @@ def test_a_user_journey_on_the_server(loaded):
         assert [r["position"] for r in rounds] == sorted(r["position"] for r in rounds)
         names = dict(store.graphs())
         assert graphs.system("torch").value in names and names[graphs.system("torch").value] > 50
-        assert store.version_of(graphs.system("torch")) == copy_of(store).version_of(graphs.system("torch"))
+        local = copy_of(store)
+        assert store.version_of(graphs.system("torch")) == local.version_of(graphs.system("torch"))
+        assert len(store) == len(local) > 1000
+        assert sorted(store.dump().splitlines()) == sorted(local.dump().splitlines())   # no blank nodes in these graphs
+        one = [graphs.system("torch")]
+        assert sorted(store.dump(one).splitlines()) == sorted(local.dump(one).splitlines())
     # the command line reads the same
     r = run_cli("--store", loaded, "query", "trajectory-list", "--format", "json")
     assert r.returncode == 0, r.stderr

@@ -28,7 +28,8 @@ Convergence, given the pooled trajectories of all batches (the last one is "new"
 3. The noise floor is what resampling alone does: ``bootstrap`` draws of the pooled data, each
    reclustered with the same method, ARI against the pooled labels on the drawn items. A
    clustering is stable when its inter-batch ARI is at least the floor's 5th percentile and at
-   least ``min_ari``; the scenario is ``stable`` when execution is (and intent too, when it is on,
+   least ``min_ari`` (below ``min_ari`` the bootstrap is skipped and the floor is None); the
+   scenario is ``stable`` when execution is (and intent too, when it is on,
    with at least one real intent cluster).
 4. Not converged after ``max_batches`` batches: ``cap``; before that: ``continue``.
 
@@ -47,8 +48,9 @@ Defects of the original protocol (reference facts §9.1 and §12.14) and how the
   it; here it is the 5th percentile. Bootstrap duplicates are dropped before reclustering (a
   duplicate is a zero distance that linkage, silhouette and HDBSCAN read as structure).
 * The execution cut came from a fixed height grid 0.05…0.95 (cuts between grid points missed);
-  here every distinct merge height of the dendrogram is a candidate, and a split is kept only when
-  its silhouette reaches :data:`MIN_SILHOUETTE` (no substantial structure below it: one cluster).
+  here every distinct merge height of the dendrogram's top :data:`MAX_CLUSTERS` levels is a
+  candidate, and a split is kept only when its silhouette reaches :data:`MIN_SILHOUETTE` (no
+  substantial structure below it: one cluster).
 * HDBSCAN never returned a single cluster (scikit-learn's default), so one behaviour with some
   variation was split or called noise; here ``allow_single_cluster=True``.
 """
@@ -71,6 +73,7 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 MIN_SILHOUETTE = 0.25      # below it a split is no substantial structure (Kaufman & Rousseeuw)
+MAX_CLUSTERS = 10          # execution cuts tried: into 2 … 10 clusters (more is no behaviour to track)
 FLOOR_PERCENTILE = 5.0     # the noise floor: this percentile of the bootstrap ARIs
 HDBSCAN_MIN_CLUSTER = 3
 INTENT_JOIN = " → "
@@ -108,7 +111,8 @@ class Verdict:
     reason: Reason
     execution_ari: float | None
     intent_ari: float | None
-    noise_floor: float | None                  # the execution clustering's floor
+    noise_floor: float | None                  # the execution clustering's floor (None: not computed,
+                                               # as with one batch or an ARI already below min_ari)
     execution_labels: tuple[int, ...]
     intent_labels: tuple[int, ...] | None
     notes: tuple[str, ...]
@@ -145,8 +149,8 @@ def execution_linkage(behaviours: Sequence[Behaviour]) -> FloatArray:
 
 
 def cluster_execution(distances: FloatArray) -> IntArray:
-    """Execution clusters: the average-linkage cut with the best silhouette (one cluster when no
-    cut reaches :data:`MIN_SILHOUETTE`)."""
+    """Execution clusters: the average-linkage cut into at most :data:`MAX_CLUSTERS` clusters with
+    the best silhouette (one cluster when no cut reaches :data:`MIN_SILHOUETTE`)."""
     from scipy.cluster.hierarchy import fcluster
     from sklearn.metrics import silhouette_score
 
@@ -156,7 +160,7 @@ def cluster_execution(distances: FloatArray) -> IntArray:
         return one
     z = _linkage(distances)
     best, best_score = one, MIN_SILHOUETTE
-    for height in np.unique(z[:, 2]):
+    for height in np.unique(z[-(MAX_CLUSTERS - 1):, 2]):      # the cuts into 2 … MAX_CLUSTERS clusters
         labels = np.asarray(fcluster(z, t=height, criterion="distance"), dtype=np.int64) - 1
         k = int(labels.max()) + 1
         if k < 2 or k >= n:
@@ -290,6 +294,8 @@ def _stability(distances: FloatArray, n_prev: int, cluster: Callable[[FloatArray
     # per part: the earlier trajectories (were they regrouped?) and the new batch (does it fall
     # into the earlier clusters as they did?); the worse of the two
     ari = min(_ari(previous[:n_prev], labels[:n_prev]), _ari(previous[n_prev:], labels[n_prev:]))
+    if ari < settings.min_ari:
+        return _Stability(labels, ari, None)      # not stable whatever the floor: the bootstrap is skipped
     floor = _noise_floor(distances, labels, cluster, settings.bootstrap, rng)
     return _Stability(labels, ari, floor)
 
