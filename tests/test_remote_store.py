@@ -83,7 +83,11 @@ def loaded(server, tmp_path_factory) -> str:
     with connect(server) as store:
         assert isinstance(store, RemoteStore)
         load_files(store, files[:1])
-        load_files(store, files[1:])
+    # the scenarios with the command line, validated against the system the server holds
+    r = run_cli("--store", server, "load", *map(str, files[1:]))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"store: {server}" in r.stderr
+    with connect(server) as store:
         assert run_session("TORCH.1", "oracle", store=store).end in ("success", "success_no_hypothesis")
         assert run_session("TORCH.2", "neuro-symbolic", store=store).end == "success"
     r = run_cli("--store", server, "run", "--scenario", "TORCH.2", "--assistant", "oracle", "--format", "json")
