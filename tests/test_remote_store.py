@@ -9,6 +9,7 @@ against an embedded store holding the same data, with the same answers.
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 import socket
 import subprocess
@@ -114,6 +115,11 @@ def test_a_user_journey_on_the_server(loaded):
         names = dict(store.graphs())
         assert graphs.system("torch").value in names and names[graphs.system("torch").value] > 50
         local = copy_of(store)
+        assert set(store.raw.named_graphs()) == set(local.raw.named_graphs())
+        # a worker process gets the store as its URL and reads the same server
+        again = pickle.loads(pickle.dumps(store))
+        assert isinstance(again, RemoteStore) and again.url == store.url and len(again.select("trajectory-list")) == 3
+        again.close()
         assert store.version_of(graphs.system("torch")) == local.version_of(graphs.system("torch"))
         assert len(store) == len(local) > 1000
         assert sorted(store.dump().splitlines()) == sorted(local.dump().splitlines())   # no blank nodes in these graphs

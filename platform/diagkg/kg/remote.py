@@ -316,3 +316,12 @@ class RemoteStore(KnowledgeStore):
 
     def __repr__(self) -> str:
         return f"RemoteStore({self.url!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (to a worker process or a Dask worker), a remote store is its URL: the worker
+        connects to the same server."""
+        return (_reconnect, (self.url, self.read_only))
+
+
+def _reconnect(url: str, read_only: bool) -> RemoteStore:
+    return RemoteStore(url, read_only=read_only)
