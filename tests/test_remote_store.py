@@ -141,6 +141,7 @@ def _values(name: str, kind: str, trajectory: str) -> Any:
         "state": "https://example.org/test/state", "stateGraph": "https://example.org/test/state",
         "systemGraph": graphs.system("torch").value, "affordance": str(DK.Measurable),
         "graph": "https://example.org/test/scratch", "entry": "https://example.org/test/entry",
+        "subject": T + "bulb", "predicate": "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
     }
     literal = {"value": 4.7, "covered": True, "closed": False, "probability": 0.5, "hash": "abc", "key": "torch",
                "number": 9101, "id": "TORCH.1", "assistant": "oracle", "model": "m", "label": "Spare bulb",
@@ -149,6 +150,12 @@ def _values(name: str, kind: str, trajectory: str) -> Any:
     if kind == "list of iri":
         return {"types": [str(DK.Bulb), str(DK.VoltageSource)], "add": [str(DK.Inverted)], "remove": [str(DK.Rotated)],
                 "anomalous": [T + "bulb"], "nominal": [T + "led"], "drop": ["https://example.org/test/gone"]}[name]
+    if kind == "flag":
+        return True
+    if name == "object":
+        return None                     # an open position of a pattern
+    if kind == "list of triple":
+        return [ox.Triple(ox.NamedNode(T + "x"), ox.NamedNode(T + "p"), ox.Literal("in the default graph"))]
     if kind == "list of graph":
         g = ox.NamedNode("https://example.org/test/loaded")
         return [{"name": g, "triples": [ox.Triple(ox.NamedNode(T + "bulb"), ox.NamedNode(str(DK.voltage)), ox.Literal(6)),

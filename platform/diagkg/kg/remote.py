@@ -35,7 +35,7 @@ import httpx
 import pyoxigraph as ox
 
 from ..errors import QueryError, StoreError
-from .queries import _SKIP, Substitution
+from .queries import _SKIP, QueryFile, Substitution, library
 from .store import DEFAULT_WAIT, KnowledgeStore
 
 SPARQL_QUERY = "application/sparql-query"
@@ -63,8 +63,11 @@ def connect(location: str | Path | None = None, *, read_only: bool = False, in_m
 
 # -- bound values ---------------------------------------------------------------------------------
 
-_TOKENS = re.compile(_SKIP + r"|(?P<word>\b(?:SELECT|ASK|CONSTRUCT|DESCRIBE|WHERE)\b)|(?P<open>\{)|(?P<close>\})",
-                     re.IGNORECASE)
+_KEYWORDS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE",
+             "WHERE")
+# after these the next "{" opens the pattern (after CONSTRUCT it opens the template)
+_OPENS_PATTERN = frozenset(_KEYWORDS) - {"CONSTRUCT"}
+_TOKENS = re.compile(_SKIP + r"|(?P<word>\b(?:" + "|".join(_KEYWORDS) + r")\b)|(?P<open>\{)|(?P<close>\})", re.IGNORECASE)
 
 
 def _where_brace(text: str) -> int:
@@ -80,7 +83,7 @@ def _where_brace(text: str) -> int:
             elif depth == 0 and word == "WHERE" and form is not None:
                 form = "WHERE"
         elif m.group("open") is not None:
-            if depth == 0 and form in ("SELECT", "ASK", "DESCRIBE", "WHERE"):
+            if depth == 0 and form in _OPENS_PATTERN:
                 return m.end()
             depth += 1
         elif m.group("close") is not None:
@@ -108,10 +111,10 @@ def bind_values(text: str, substitutions: Mapping[ox.Variable, Substitution]) ->
 
 # -- the endpoint, shaped like the pyoxigraph store the rest of diagkg reads -----------------------
 
-def _graph_text(graph: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> str:
+def _named(graph: ox.NamedNode | ox.BlankNode) -> ox.NamedNode:
     if isinstance(graph, ox.BlankNode):
         raise StoreError("a graph named by a blank node cannot be addressed on a remote store")
-    return str(graph)
+    return graph
 
 
 class Endpoint:
@@ -140,7 +143,19 @@ class Endpoint:
         return response
 
     def ping(self) -> None:
-        self.query("ASK { }")
+        self.query(library().get("store-size").text)
+
+    def _run(self, name: str, bindings: Mapping[str, Any] | None = None,
+             **template: Any) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
+        """One of the store-* query files (bound values and template values as everywhere)."""
+        q: QueryFile = library().get(name)
+        text = q.render(**template) if q.is_template else q.text
+        return self.query(text, substitutions=q.substitutions(bindings) if bindings else None)
+
+    def _solutions(self, name: str, bindings: Mapping[str, Any] | None = None, **template: Any) -> list[ox.QuerySolution]:
+        result = self._run(name, bindings, **template)
+        assert isinstance(result, ox.QuerySolutions)
+        return list(result)
 
     # -- reading ---------------------------------------------------------------
     def query(self, query: str, *, use_default_graph_as_union: bool = False,
@@ -157,7 +172,7 @@ class Endpoint:
             scratch = ox.Store()
             scratch.extend(ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
                            for t in ox.parse(response.content, format=ox.RdfFormat.N_TRIPLES))
-            return scratch.query("CONSTRUCT WHERE { ?s ?p ?o }")
+            return scratch.query(library().get("store-triples").text)
         try:
             return ox.parse_query_results(response.content, format=ox.QueryResultsFormat.JSON)
         except SyntaxError as exc:
@@ -176,72 +191,59 @@ class Endpoint:
                 return iter(())
             return (ox.Quad(t.subject, t.predicate, t.object, graph_name)
                     for t in ox.parse(response.content, format=ox.RdfFormat.N_TRIPLES))
-        bound: dict[ox.Variable, Substitution] = {}
-        for name, term in (("s", subject), ("p", predicate), ("o", object)):
-            if term is not None:
-                bound[ox.Variable(name)] = term
-        patterns = []
-        if graph_name is None or isinstance(graph_name, ox.DefaultGraph):
-            patterns.append("{ ?s ?p ?o BIND(false AS ?named) }")
-        if graph_name is None or not isinstance(graph_name, ox.DefaultGraph):
-            if graph_name is not None:
-                bound[ox.Variable("g")] = graph_name
-            patterns.append("{ GRAPH ?g { ?s ?p ?o } }")
-        result = self.query("SELECT ?s ?p ?o ?g WHERE { " + " UNION ".join(patterns) + " }", substitutions=bound)
-        assert isinstance(result, ox.QuerySolutions)
-        rows = list(result)
+        default = graph_name is None or isinstance(graph_name, ox.DefaultGraph)
+        named = not isinstance(graph_name, ox.DefaultGraph)
+        rows = self._solutions("store-quads", subject=subject, predicate=predicate, object=object,
+                               graph=graph_name if isinstance(graph_name, ox.NamedNode) else None,
+                               default=default, named=named)
         out: list[ox.Quad] = []
         for row in rows:
-            s = subject if subject is not None else row["s"]
-            p = predicate if predicate is not None else row["p"]
-            o = object if object is not None else row["o"]
-            g = row["g"] if row["g"] is not None else (graph_name if graph_name is not None else ox.DefaultGraph())
-            out.append(ox.Quad(s, p, o, g))
+            g = row["g"] if row["g"] is not None else ox.DefaultGraph()
+            out.append(ox.Quad(row["s"], row["p"], row["o"], g))
         return iter(out)
 
     def named_graphs(self) -> Iterator[ox.NamedNode | ox.BlankNode]:
-        result = self.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")
-        assert isinstance(result, ox.QuerySolutions)
-        return iter([row["g"] for row in result])
+        return iter([row["graph"] for row in self._solutions("store-graph-names")])
 
     def contains_named_graph(self, graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> bool:
         if isinstance(graph_name, ox.DefaultGraph):
             return True
-        result = self.query(f"ASK {{ GRAPH {_graph_text(graph_name)} {{ }} }}")
-        return bool(result)
+        return bool(self._run("store-has-graph", {"graph": _named(graph_name)}))
 
     def __len__(self) -> int:
-        result = self.query("SELECT (COUNT(*) AS ?n) WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }")
-        assert isinstance(result, ox.QuerySolutions)
-        return int(next(iter(result))["n"].value)
+        return int(self._solutions("store-size")[0]["quads"].value)
 
     # -- writing ---------------------------------------------------------------
     def update(self, update: str, **_: Any) -> None:
         self._send("POST", "/update", what="update", content=update.encode("utf-8"),
                    headers={"Content-Type": SPARQL_UPDATE + "; charset=utf-8"})
 
+    def _write(self, name: str, **values: Any) -> None:
+        self.update(library().get(name).render(**values))
+
     def extend(self, quads: Iterable[ox.Quad]) -> None:
         """Add quads in one update (one transaction)."""
-        by_graph: dict[str, list[str]] = {}
+        default: list[ox.Triple] = []
+        by_graph: dict[ox.NamedNode, list[ox.Triple]] = {}
         for q in quads:
-            by_graph.setdefault("" if isinstance(q.graph_name, ox.DefaultGraph) else _graph_text(q.graph_name),
-                                []).append(f"{q.triple} .")
-        if not by_graph:
-            return
-        blocks = [("\n".join(lines) if not g else f"GRAPH {g} {{\n" + "\n".join(lines) + "\n}")
-                  for g, lines in by_graph.items()]
-        self.update("INSERT DATA {\n" + "\n".join(blocks) + "\n}")
+            if isinstance(q.graph_name, ox.DefaultGraph):
+                default.append(q.triple)
+            else:
+                by_graph.setdefault(_named(q.graph_name), []).append(q.triple)
+        if default or by_graph:
+            self._write("store-add-quads", triples=default,
+                        graphs=[{"name": g, "triples": t} for g, t in by_graph.items()])
 
     def add(self, quad: ox.Quad) -> None:
         self.extend([quad])
 
     def remove_graph(self, graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> None:
-        self.update("CLEAR DEFAULT" if isinstance(graph_name, ox.DefaultGraph)
-                    else f"DROP SILENT GRAPH {_graph_text(graph_name)}")
+        self._write("store-drop-graph", graph=None if isinstance(graph_name, ox.DefaultGraph) else _named(graph_name),
+                    drop=True)
 
     def clear_graph(self, graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> None:
-        self.update("CLEAR DEFAULT" if isinstance(graph_name, ox.DefaultGraph)
-                    else f"CLEAR SILENT GRAPH {_graph_text(graph_name)}")
+        self._write("store-drop-graph", graph=None if isinstance(graph_name, ox.DefaultGraph) else _named(graph_name),
+                    drop=False)
 
     def flush(self) -> None:
         """Nothing to do: the server made each update durable before it answered."""
