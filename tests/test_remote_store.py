@@ -133,7 +133,7 @@ def test_a_user_journey_on_the_server(loaded):
 
 # -- every shipped query, remote against embedded ------------------------------------------------
 
-def _values(name: str, kind: str, trajectory: str) -> Any:
+def _values(name: str, kind: str, trajectory: str, query: str = "") -> Any:
     iri = {
         "system": T + "torch", "scenario": "https://example.org/torch-scenarios/TORCH.1", "trajectory": trajectory,
         "node": "https://example.org/torch-scenarios/TORCH.1", "class": str(DK.Scenario),
@@ -154,8 +154,9 @@ def _values(name: str, kind: str, trajectory: str) -> Any:
         return True
     if name == "object":
         return None                     # an open position of a pattern
-    if kind == "list of triple":
-        return [ox.Triple(ox.NamedNode(T + "x"), ox.NamedNode(T + "p"), ox.Literal("in the default graph"))]
+    if kind == "list of graph" and query == "store-add-quads":      # the default graph too
+        default = [ox.Triple(ox.NamedNode(T + "x"), ox.NamedNode(T + "p"), ox.Literal("default"))]
+        return [*_values(name, kind, trajectory), {"name": None, "triples": default}]
     if kind == "list of graph":
         g = ox.NamedNode("https://example.org/test/loaded")
         return [{"name": g, "triples": [ox.Triple(ox.NamedNode(T + "bulb"), ox.NamedNode(str(DK.voltage)), ox.Literal(6)),
@@ -223,7 +224,7 @@ def test_every_shipped_update_changes_both_stores_alike(loaded, tmp_path):
             assert len(updates) > 15
             changed = 0
             for q in updates:
-                values = {p.name: _values(p.name, p.kind, trajectory) for p in q.inputs}
+                values = {p.name: _values(p.name, p.kind, trajectory, q.name) for p in q.inputs}
                 before = _dataset(local)
                 remote.update(q, **values)
                 local.update(q, **values)

@@ -223,16 +223,12 @@ class Endpoint:
 
     def extend(self, quads: Iterable[ox.Quad]) -> None:
         """Add quads in one update (one transaction)."""
-        default: list[ox.Triple] = []
-        by_graph: dict[ox.NamedNode, list[ox.Triple]] = {}
+        by_graph: dict[ox.NamedNode | None, list[ox.Triple]] = {}
         for q in quads:
-            if isinstance(q.graph_name, ox.DefaultGraph):
-                default.append(q.triple)
-            else:
-                by_graph.setdefault(_named(q.graph_name), []).append(q.triple)
-        if default or by_graph:
-            self._write("store-add-quads", triples=default,
-                        graphs=[{"name": g, "triples": t} for g, t in by_graph.items()])
+            name = None if isinstance(q.graph_name, ox.DefaultGraph) else _named(q.graph_name)
+            by_graph.setdefault(name, []).append(q.triple)
+        if by_graph:
+            self._write("store-add-quads", graphs=[{"name": g, "triples": t} for g, t in by_graph.items()])
 
     def add(self, quad: ox.Quad) -> None:
         self.extend([quad])
