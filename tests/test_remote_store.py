@@ -290,3 +290,27 @@ def test_a_query_the_server_refuses_is_a_query_error(server):
 def test_a_url_is_not_a_folder():
     with pytest.raises(StoreError, match="is a server"):
         KnowledgeStore("http://127.0.0.1:1")
+
+
+def test_quad_patterns_answer_as_the_embedded_store(loaded):
+    def text(quads: Any) -> list[str]:
+        return sorted(" ".join("_:b" if isinstance(t, ox.BlankNode) else str(t)
+                               for t in (q.subject, q.predicate, q.object, q.graph_name)) for q in quads)
+
+    with connect(loaded) as remote:
+        local = copy_of(remote)
+        local.add_quads([ox.Quad(ox.NamedNode(T + "x"), ox.NamedNode(T + "p"), ox.Literal("in the default graph"))])
+        remote.add_quads([ox.Quad(ox.NamedNode(T + "x"), ox.NamedNode(T + "p"), ox.Literal("in the default graph"))])
+        system = graphs.system("torch")
+        bulb, rdf_type = ox.NamedNode(T + "bulb"), ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+        patterns: list[tuple[Any, Any, Any, Any]] = [
+            (bulb, None, None, None), (None, rdf_type, ox.NamedNode(str(DK.Bulb)), None), (bulb, None, None, system),
+            (None, None, None, ox.DefaultGraph()), (None, None, ox.Literal("Torch bulb"), None), (None, None, None, system),
+            (None, None, None, ox.NamedNode("https://example.org/test/none")),
+        ]
+        for pattern in patterns:
+            theirs = text(remote.raw.quads_for_pattern(*pattern))
+            assert theirs == text(local.raw.quads_for_pattern(*pattern)), pattern
+            assert theirs or pattern[3] == ox.NamedNode("https://example.org/test/none"), pattern
+        remote.raw.remove_graph(ox.DefaultGraph())
+        assert not list(remote.raw.quads_for_pattern(None, None, None, ox.DefaultGraph()))

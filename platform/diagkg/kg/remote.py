@@ -194,7 +194,8 @@ class Endpoint:
         default = graph_name is None or isinstance(graph_name, ox.DefaultGraph)
         named = not isinstance(graph_name, ox.DefaultGraph)
         rows = self._solutions("store-quads", subject=subject, predicate=predicate, object=object,
-                               graph=graph_name if isinstance(graph_name, ox.NamedNode) else None,
+                               graph=None if graph_name is None or isinstance(graph_name, ox.DefaultGraph)
+                               else _named(graph_name),
                                default=default, named=named)
         out: list[ox.Quad] = []
         for row in rows:
