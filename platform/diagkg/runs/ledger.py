@@ -186,7 +186,8 @@ def _fault(session: Session, mode: str, m: dict[str, Any], target: str, other: s
 
 def part_faults(session: Session, part: str) -> list[tuple[Fault, ...]]:
     """The catalogue's fault modes that can make ``part`` faulty, one world each."""
-    sk, out = session.sk, []
+    sk = session.sk
+    out: list[tuple[Fault, ...]] = []
     comp = sk.components.get(part)
     for mode, m in sorted(fault_modes(session).items()):
         if "other" in m["parameters"] and "value" in m["parameters"]:
@@ -342,7 +343,8 @@ def _entry(session: Session, worlds: _Worlds, healthy: _Replay, r: dict[str, Any
     alive = set(range(len(faults)))
     alive_at_h: set[int] | None = None          # the worlds still in agreement when it was stated
     # the lights at the start, then every action round, in order
-    observed = [(0, visible, healthy.visible, [rp.visible for rp in replays], None)]
+    observed: list[tuple[int, str, str, list[str], Action | None]] = [
+        (0, visible, healthy.visible, [rp.visible for rp in replays], None)]
     observed += [(n, key, healthy.keys[i], [rp.keys[i] for rp in replays], action)
                  for i, (n, key, action) in enumerate(real)]
     for n, seen, normal, predicted, action in observed:
@@ -369,9 +371,9 @@ def _entry(session: Session, worlds: _Worlds, healthy: _Replay, r: dict[str, Any
         if str(probe) in later or not alive_at_h:
             continue
         normal = worlds.probe((), h, probe)
-        predicted = {worlds.probe(faults[w], h, probe) for w in sorted(alive_at_h)}
-        if any(p != normal and p != "?" for p in predicted):
-            entry.conditions.append(Condition(probe, tuple(sorted(_data(p) for p in predicted)),
+        forecast = {worlds.probe(faults[w], h, probe) for w in sorted(alive_at_h)}
+        if any(p != normal and p != "?" for p in forecast):
+            entry.conditions.append(Condition(probe, tuple(sorted(_data(p) for p in forecast)),
                                               ConditionStatus.OPEN, None))
     return entry
 

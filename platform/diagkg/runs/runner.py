@@ -43,6 +43,7 @@ class RunResult:
     wall_time: float
     decision_times: list[float] = field(default_factory=list)
     record: SessionRecord | None = None
+    hypothesis_ledger: ledger.Ledger | None = None     # the hypothesis ledger (stored with the trajectory)
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "scenario": self.scenario, "scenario_id": self.scenario_id,
@@ -145,6 +146,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         config=dict(getattr(agent, "config", {}) or {}), seed=seed, budget=session.budget, end=end,
         total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall)
     iri = rec.iri
+    book = None
     if record:
         catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
         if keep_ledger:
@@ -152,4 +154,4 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
         iri = trajectory.store_record(store, rec, catalogue)
     return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
-                     decisions, rec)
+                     decisions, rec, book)
