@@ -43,6 +43,7 @@ import dataclasses
 import enum
 import itertools
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
@@ -223,6 +224,13 @@ def report_key(outcome: Mapping[str, Any], fixed: bool = False) -> str:
     return json.dumps({**{k: outcome.get(k) for k in COMPARED}, "fixed": fixed}, sort_keys=True, default=str)
 
 
+# the lights a world shows at the start, by system and ontology versions, configuration,
+# faults and (for faults that act at random) seed: most worlds disagree there, and a
+# campaign runs each scenario many times, so most worlds are never started at all
+_OPENINGS: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
+_OPENINGS_LIMIT = 50_000
+
+
 @dataclass
 class _Replay:
     visible: str
@@ -233,8 +241,10 @@ class _Replay:
 class _Worlds:
     """One shadow session that plays the real session's actions in hypothetical worlds."""
 
-    def __init__(self, session: Session, steps: list[tuple[int, Action | None]], seed: int):
+    def __init__(self, session: Session, steps: list[tuple[int, Action | None]], seed: int,
+                 visible: str, reports: list[str]):
         self.session, self.steps, self.seed = session, steps, seed
+        self.visible, self.reports = visible, reports      # what the real session showed
         self.shadow: Session | None = None
         self.replays: dict[tuple[Fault, ...], _Replay] = {}
         catalogue = session.catalogue
@@ -248,11 +258,20 @@ class _Worlds:
         return dataclasses.replace(real, iri=f"urn:diagkg:ledger:{abs(hash(faults))}", faults=faults,
                                    faulty=frozenset(), repair=(), permanent=permanent, budget=10**6)
 
-    def replay(self, faults: tuple[Fault, ...]) -> _Replay:
+    def replay(self, faults: tuple[Fault, ...], full: bool = False) -> _Replay:
+        """The world of ``faults`` through the real session's actions; unless
+        ``full``, only until it first disagrees with the real session (a world
+        that has disagreed supports nothing after)."""
         known = self.replays.get(faults)
         if known is not None:
             return known
         scenario = self.scenario(faults)
+        real = self.session
+        opening = (real.store.version_of(real.system_graph), real.store.version_of(graphs.ONTOLOGY), scenario.removed,
+                   faults, self.seed if any(f.probability is not None for f in faults) else None)
+        if not full and _OPENINGS.get(opening, self.visible) != self.visible:
+            result = self.replays[faults] = _Replay(_OPENINGS[opening], ["?"] * len(self.reports), {})
+            return result
         if self.shadow is None:
             self.shadow = Session(scenario, self.session.source, budget=10**6)
         shadow = self.shadow
@@ -262,19 +281,25 @@ class _Worlds:
         visible = "?"
         try:
             obs, _ = shadow.reset(seed=self.seed)
-            visible = obs["visible"]
+            visible = _OPENINGS[opening] = obs["visible"]
+            if len(_OPENINGS) > _OPENINGS_LIMIT:
+                _OPENINGS.popitem(last=False)
+            agrees = full or visible == self.visible
             for n, step in self.steps:
+                if not agrees:
+                    break
                 if step is None:
                     points[n] = shadow.checkpoint()
                     continue
                 if shadow.end is not None:
                     keys.append("(ended)")
-                    continue
-                out, *_ = shadow.step(step)
-                keys.append(report_key(out, shadow.end == "success_no_hypothesis"))
+                else:
+                    out, *_ = shadow.step(step)
+                    keys.append(report_key(out, shadow.end == "success_no_hypothesis"))
+                agrees = full or keys[-1] == self.reports[len(keys) - 1]
         except (SessionError, SimulationError):
             pass
-        keys += ["?"] * (sum(1 for _, s in self.steps if s is not None) - len(keys))
+        keys += ["?"] * (len(self.reports) - len(keys))
         result = self.replays[faults] = _Replay(visible, keys, points)
         return result
 
@@ -324,15 +349,14 @@ def build(session: Session, rounds: list[dict[str, Any]], visible: str, end: str
             real.append((r["round"], report_key(r, r["round"] == last and end == "success_no_hypothesis"), action))
         elif r["kind"] == "hypothesis":
             steps.append((r["round"], None))
-    worlds = _Worlds(session, steps, seed)
-    healthy = worlds.replay(())
-    entries = [_entry(session, worlds, healthy, r, real, visible, steps)
+    worlds = _Worlds(session, steps, seed, visible, [key for _, key, _ in real])
+    entries = [_entry(session, worlds, r, real, visible)
                for r in rounds if r["kind"] == "hypothesis"]
     return Ledger(entries, _interventions(session, rounds, entries))
 
 
-def _entry(session: Session, worlds: _Worlds, healthy: _Replay, r: dict[str, Any],
-           real: list[tuple[int, str, Action]], visible: str, steps: list[tuple[int, Action | None]]) -> Entry:
+def _entry(session: Session, worlds: _Worlds, r: dict[str, Any], real: list[tuple[int, str, Action]],
+           visible: str) -> Entry:
     h = r["round"]
     suspects = frozenset(r.get("suspects", ()))
     faults = worlds_of(session, suspects)
@@ -342,18 +366,19 @@ def _entry(session: Session, worlds: _Worlds, healthy: _Replay, r: dict[str, Any
     replays = [worlds.replay(f) for f in faults]
     alive = set(range(len(faults)))
     alive_at_h: set[int] | None = None          # the worlds still in agreement when it was stated
-    # the lights at the start, then every action round, in order
-    observed: list[tuple[int, str, str, list[str], Action | None]] = [
-        (0, visible, healthy.visible, [rp.visible for rp in replays], None)]
-    observed += [(n, key, healthy.keys[i], [rp.keys[i] for rp in replays], action)
-                 for i, (n, key, action) in enumerate(real)]
-    for n, seen, normal, predicted, action in observed:
+    # the lights at the start, then every action round, in order (the healthy
+    # world is simulated only when some world is left to compare with it)
+    observed: list[tuple[int, str, int, list[str], Action | None]] = [
+        (0, visible, -1, [rp.visible for rp in replays], None)]
+    observed += [(n, key, i, [rp.keys[i] for rp in replays], action) for i, (n, key, action) in enumerate(real)]
+    for n, seen, i, predicted, action in observed:
         if alive_at_h is None and n >= h:
             alive_at_h = set(alive)
         if not alive:
             break
+        normal = worlds.replay((), full=True).keys[i] if i >= 0 else ""
         matching = {w for w in alive if predicted[w] == seen}
-        informative = any(predicted[w] != normal for w in alive)
+        informative = i >= 0 and any(predicted[w] != normal for w in alive)
         expected = tuple(sorted({_data(predicted[w]) if n else predicted[w] for w in alive}))
         if matching and (informative or n == 0):
             entry.conditions.append(Condition(action, expected, ConditionStatus.SUPPORTED, n))
