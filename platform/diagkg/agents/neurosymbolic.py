@@ -57,6 +57,8 @@ LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
 SUSPECT_WEIGHT = 3.0         # prior weight of the problems of a component seen misbehaving
+ROUND_MINUTES = 20.0         # what a round is worth in minutes (the budget counts rounds)
+SPLITTING = {"voltages", "current"}   # observations whose outcome depends on what the part depends on
 
 NEGATIONS = {"not", "no", "never", "neither", "nor", "n't", "doesn't", "don't", "isn't", "won't", "cannot",
              "can't", "without", "nothing"}
@@ -158,6 +160,7 @@ class Knowledge:
     names: dict[str, list[str]]
     problems: dict[str, set[str]]
     tests: dict[tuple[str, str], Test]
+    enclosed: frozenset[str] = frozenset()        # components inside an enclosure (access costs a step)
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -183,9 +186,11 @@ class Knowledge:
                 t = found.setdefault((r["action"], r["component"]), {"cost": float(r["cost"]), "modes": set()})
                 t["modes"].add(r["mode"])
             tests = {k: Test(k[0], k[1], v["cost"], frozenset(v["modes"])) for k, v in found.items()}
+            ns = graphs.namespace_of(system.value)
+            enclosed = frozenset(c for c in names if store.select("part-access", {"part": ox.NamedNode(ns + c)}))
             if len(_KNOWLEDGE) >= 32:
                 _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
-            _KNOWLEDGE[version] = cls(deps, names, problems, tests)
+            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed)
         return _KNOWLEDGE[version]
 
 
@@ -200,6 +205,12 @@ class NeuroSymbolic(BaseAssistant):
     def __init__(self, classifier: str = "keywords", **config: Any):
         super().__init__(classifier=classifier, **config)
         self.classifier_kind = classifier
+        # how an observation (lights, voltages, currents) splits the problems: by the
+        # components it depends on ("dependencies") or only by its own ("problems")
+        self.split = str(config.get("split", "problems"))
+        # minutes a round is worth (the budget counts rounds), added to a test's cost
+        self.round_minutes = float(config.get("round_minutes", ROUND_MINUTES))
+        self.access = bool(config.get("access", True))          # expected access cost in the gain
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -210,6 +221,7 @@ class NeuroSymbolic(BaseAssistant):
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)
         self.simulator = simulator_for(briefing.store, briefing.system)
+        self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port
         # symptoms -> evidence
@@ -310,16 +322,32 @@ class NeuroSymbolic(BaseAssistant):
         for (action, comp), test in sorted(self.tests.items()):
             if comp not in self.candidates or (action, comp) in self.executed:
                 continue
-            covered = sum(weight[comp] for m in test.modes if (comp, m) in self.plan)
+            covered = sum(weight[c] for c, m in self._anomalous_if(test))
             if covered == 0:
                 continue
             a, b = covered, total - covered
             split = 0.0 if b <= 1e-9 else (a / total) * math.log2(total / a) + (b / total) * math.log2(total / b)
             # a test that covers everything still tells something when only one problem is left
-            gain = (split if split > 0 else 1e-3) / max(test.cost, 1.0)
+            gain = (split if split > 0 else 1e-3) / max(self._expected_cost(test), 1.0)
             if gain > best_gain + 1e-12 or (abs(gain - best_gain) <= 1e-12 and best and test.cost < best.cost):
                 best, best_gain = test, gain
         return best
+
+    def _anomalous_if(self, test: Test) -> set[tuple[str, str]]:
+        """The problems of the plan under which ``test`` would show an anomaly."""
+        own = {(test.component, m) for m in test.modes if (test.component, m) in self.plan}
+        if self.split != "dependencies" or self.catalogue[test.action].observes not in SPLITTING:
+            return own
+        implicated = {test.component} | self.deps.get(test.component, set())
+        return own | {(c, m) for c, m in self.plan if c in implicated}
+
+    def _expected_cost(self, test: Test) -> float:
+        """Its minutes, getting at the part when it is inside an enclosure, and the round it takes."""
+        access = 0.0
+        if self.access and test.component in self.enclosed and \
+                self.catalogue[test.action].requires & {"Observable", "Reachable"}:
+            access = min((spec.cost for aid, spec in self.catalogue.items() if aid == "open_opening"), default=0.0)
+        return test.cost + access + self.round_minutes
 
     # ------------------------------------------------------------------
     def record(self, outcome: dict[str, Any]) -> None:
