@@ -161,6 +161,10 @@ class Knowledge:
     problems: dict[str, set[str]]
     tests: dict[tuple[str, str], Test]
     enclosed: frozenset[str] = frozenset()        # components inside an enclosure (access costs a step)
+    # couplings an element can block: (emitter, receiver, element, test) — a coupling that
+    # acts when it should not is a problem of the element that would block it
+    couplings: tuple[tuple[str | None, str | None, str, Test], ...] = ()
+    priors: dict[str, float] | None = None        # fault mode -> dk:priorWeight of the fault catalogue
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -188,9 +192,13 @@ class Knowledge:
             tests = {k: Test(k[0], k[1], v["cost"], frozenset(v["modes"])) for k, v in found.items()}
             ns = graphs.namespace_of(system.value)
             enclosed = frozenset(c for c in names if store.select("part-access", {"part": ox.NamedNode(ns + c)}))
+            couplings = tuple((r["emitter"], r["receiver"], r["element"],
+                               Test(r["action"], r["element"], float(r["cost"]), frozenset({r["mode"]})))
+                              for r in store.select("ns-coupling-tests", {"system": system}))
+            priors = {r["mode"]: float(r["prior"]) for r in store.select("fault-modes") if r["prior"] is not None}
             if len(_KNOWLEDGE) >= 32:
                 _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
-            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed)
+            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors)
         return _KNOWLEDGE[version]
 
 
@@ -211,6 +219,11 @@ class NeuroSymbolic(BaseAssistant):
         # minutes a round is worth (the budget counts rounds), added to a test's cost
         self.round_minutes = float(config.get("round_minutes", ROUND_MINUTES))
         self.access = bool(config.get("access", True))          # expected access cost in the gain
+        # what the gain counts: problems ("problems") or candidates, each sharing its weight among its problems
+        self.weights = str(config.get("weights", "problems"))
+        self.couplings_on = bool(config.get("couplings", True))    # problems for couplings
+        self.reinspect = bool(config.get("reinspect", False))      # look again at lights already seen
+        self.use_priors = bool(config.get("priors", True))        # weigh problems by their mode's prior
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -220,13 +233,19 @@ class NeuroSymbolic(BaseAssistant):
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)
+        self.coupling_modes: set[str] = set()
+        self.priors = dict(knowledge.priors or {}) if self.use_priors else {}
+        if self.couplings_on and knowledge.couplings:
+            self._couple(knowledge, briefing)
         self.simulator = simulator_for(briefing.store, briefing.system)
         self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port
+        self.lamps = {c for c, comp in self.simulator.skeleton.components.items() if comp.type in ("Bulb", "LED")}
         # symptoms -> evidence
         self.evidence: list[frozenset[str]] = []
         self.anomaly_seen = False
+        self.seen: set[str] = set()          # lights whose state the report or the visible lights gave
         anomalous, nominal = self.classify(briefing, names)
         self.suspicious = set(anomalous)        # seen misbehaving: their own faults are the first suspects
         for comp in sorted(anomalous):
@@ -236,10 +255,32 @@ class NeuroSymbolic(BaseAssistant):
         self.excluded: set[str] = set()
         self.tried: set[frozenset[str]] = set()
         self.executed: set[tuple[str, str]] = set()
+        if not self.reinspect:       # what was already seen is not looked at again
+            self.seen |= anomalous | nominal
+            self.executed |= {(a, c) for (a, c) in self.tests if c in self.seen
+                              and self.catalogue[a].observes == "visual" and c in self.lamps}
         self.cleared: set[tuple[str, str]] = set()     # (component, mode) ruled out by a test
         self.last: Action | Hypothesis | None = None
         self.last_test: Test | None = None
         self._replan()
+
+    def _couple(self, knowledge: Knowledge, briefing: Briefing) -> None:
+        """Problems for couplings: the element that would block a coupling is a candidate
+        of every anomaly of the coupling's emitter or receiver and what depends on them."""
+        self.deps = {c: set(d) for c, d in self.deps.items()}
+        self.problems = {c: set(p) for c, p in self.problems.items()}
+        self.tests = dict(self.tests)
+        for emitter, receiver, element, test in knowledge.couplings:
+            if element not in briefing.parts:
+                continue
+            ends = {e for e in (emitter, receiver) if e}
+            self.components.add(element)
+            self.problems.setdefault(element, set()).update(test.modes)
+            self.coupling_modes |= test.modes
+            self.tests[(test.action, element)] = test
+            for comp in sorted(self.components):
+                if comp in ends or ends & self.deps.get(comp, set()):
+                    self.deps.setdefault(comp, set()).add(element)
 
     def classify(self, briefing: Briefing, names: dict[str, list[str]]) -> tuple[set[str], set[str]]:
         """Anomalous and nominal components according to the symptom report."""
@@ -253,6 +294,7 @@ class NeuroSymbolic(BaseAssistant):
         classifier = KeywordClassifier(names)
         anomalous, nominal = set(), set()
         for comp, state in classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible):
+            self.seen.add(comp)
             expected = "on" if comp in self.nominal.lit else "off"
             if state == "intermittent" or state != expected:
                 anomalous.add(comp)
@@ -313,8 +355,14 @@ class NeuroSymbolic(BaseAssistant):
         """The test with the best information gain per minute over the remaining
         problems, each problem weighted by how suspect its component is (a
         component seen misbehaving weighs :data:`SUSPECT_WEIGHT` times more)."""
-        weight = {c: (SUSPECT_WEIGHT if c in self.suspicious else 1.0) for c, _ in self.plan}
-        total = sum(weight[c] for c, _ in self.plan)
+        suspect = {c: (SUSPECT_WEIGHT if c in self.suspicious else 1.0) for c, _ in self.plan}
+        if self.weights == "candidates":        # each candidate weighs the same, shared among its problems
+            count: dict[str, int] = {}
+            for c, _ in self.plan:
+                count[c] = count.get(c, 0) + 1
+            suspect = {c: w / count[c] for c, w in suspect.items()}
+        weight = {(c, m): suspect[c] * self.priors.get(m, 1.0) for c, m in self.plan}
+        total = sum(weight.values())
         if total == 0:
             return None
         best, best_gain = None, -1.0
@@ -322,7 +370,7 @@ class NeuroSymbolic(BaseAssistant):
         for (action, comp), test in sorted(self.tests.items()):
             if comp not in self.candidates or (action, comp) in self.executed:
                 continue
-            covered = sum(weight[c] for c, m in self._anomalous_if(test))
+            covered = sum(weight[p] for p in self._anomalous_if(test))
             if covered == 0:
                 continue
             a, b = covered, total - covered
@@ -367,6 +415,10 @@ class NeuroSymbolic(BaseAssistant):
                 self.components.discard(test.component)
             self._replan()
             return
+        if test.modes & self.coupling_modes:      # moved into place and nothing was mended: not that
+            self.cleared |= {(test.component, m) for m in test.modes}
+            self._replan()
+            return
         verdict = self._verdict(test, outcome)
         kind = self.catalogue[test.action].observes
         if verdict is None:
@@ -386,6 +438,17 @@ class NeuroSymbolic(BaseAssistant):
             self._add_evidence(test.component, anomalous=verdict)
             if not verdict:
                 self.cleared |= {(test.component, m) for m in test.modes}
+            if self.split == "dependencies" and kind in SPLITTING:
+                # the outcome splits the candidates: an anomaly lies among what the part depends
+                # on; a nominal reading clears all of that
+                implicated = self._anomalous_if(test)
+                if not verdict:
+                    self.cleared |= implicated
+                elif implicated:
+                    self._replan()
+                    self.plan &= implicated
+                    self.candidates &= {c for c, _ in implicated} or self.candidates
+                    return
         self._replan()
 
     def _verdict(self, test: Test, outcome: dict[str, Any]) -> bool | None:
