@@ -165,6 +165,7 @@ class Knowledge:
     # acts when it should not is a problem of the element that would block it
     couplings: tuple[tuple[str | None, str | None, str, Test], ...] = ()
     priors: dict[str, float] | None = None        # fault mode -> dk:priorWeight of the fault catalogue
+    intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -195,10 +196,12 @@ class Knowledge:
             couplings = tuple((r["emitter"], r["receiver"], r["element"],
                                Test(r["action"], r["element"], float(r["cost"]), frozenset({r["mode"]})))
                               for r in store.select("ns-coupling-tests", {"system": system}))
-            priors = {r["mode"]: float(r["prior"]) for r in store.select("fault-modes") if r["prior"] is not None}
+            modes = store.select("fault-modes")
+            priors = {r["mode"]: float(r["prior"]) for r in modes if r["prior"] is not None}
+            intermittent = frozenset(r["mode"] for r in modes if r["parameter"] == "probability")
             if len(_KNOWLEDGE) >= 32:
                 _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
-            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors)
+            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent)
         return _KNOWLEDGE[version]
 
 
@@ -224,6 +227,9 @@ class NeuroSymbolic(BaseAssistant):
         self.couplings_on = bool(config.get("couplings", True))    # problems for couplings
         self.reinspect = bool(config.get("reinspect", False))      # look again at lights already seen
         self.use_priors = bool(config.get("priors", True))        # weigh problems by their mode's prior
+        # a light that comes and goes makes faults that act at random this much more likely
+        self.intermittent_weight = float(config.get("intermittent_weight", 1.0))
+        self.blind_looks = bool(config.get("blind_looks", False))   # look at parts a look shows nothing of
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -235,6 +241,7 @@ class NeuroSymbolic(BaseAssistant):
         self.components = set(names) & set(briefing.parts)
         self.coupling_modes: set[str] = set()
         self.priors = dict(knowledge.priors or {}) if self.use_priors else {}
+        self.intermittent_modes = knowledge.intermittent
         if self.couplings_on and knowledge.couplings:
             self._couple(knowledge, briefing)
         self.simulator = simulator_for(briefing.store, briefing.system)
@@ -242,10 +249,12 @@ class NeuroSymbolic(BaseAssistant):
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port
         self.lamps = {c for c, comp in self.simulator.skeleton.components.items() if comp.type in ("Bulb", "LED")}
+        self.cables = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Cable"}
         # symptoms -> evidence
         self.evidence: list[frozenset[str]] = []
         self.anomaly_seen = False
         self.seen: set[str] = set()          # lights whose state the report or the visible lights gave
+        self.flickering = False              # a light said to come and go
         anomalous, nominal = self.classify(briefing, names)
         self.suspicious = set(anomalous)        # seen misbehaving: their own faults are the first suspects
         for comp in sorted(anomalous):
@@ -296,6 +305,8 @@ class NeuroSymbolic(BaseAssistant):
         for comp, state in classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible):
             self.seen.add(comp)
             expected = "on" if comp in self.nominal.lit else "off"
+            if state == "intermittent":
+                self.flickering = True
             if state == "intermittent" or state != expected:
                 anomalous.add(comp)
             elif state == "on":
@@ -361,7 +372,9 @@ class NeuroSymbolic(BaseAssistant):
             for c, _ in self.plan:
                 count[c] = count.get(c, 0) + 1
             suspect = {c: w / count[c] for c, w in suspect.items()}
-        weight = {(c, m): suspect[c] * self.priors.get(m, 1.0) for c, m in self.plan}
+        boost = self.intermittent_weight if self.flickering else 1.0
+        weight = {(c, m): suspect[c] * self.priors.get(m, 1.0) * (boost if m in self.intermittent_modes else 1.0)
+                  for c, m in self.plan}
         total = sum(weight.values())
         if total == 0:
             return None
@@ -370,6 +383,9 @@ class NeuroSymbolic(BaseAssistant):
         for (action, comp), test in sorted(self.tests.items()):
             if comp not in self.candidates or (action, comp) in self.executed:
                 continue
+            if not self.blind_looks and self.catalogue[action].observes == "visual" \
+                    and comp not in self.lamps and comp not in self.cables:
+                continue           # a look shows a light or a cable's ends, nothing of other parts
             covered = sum(weight[p] for p in self._anomalous_if(test))
             if covered == 0:
                 continue
