@@ -228,8 +228,10 @@ class NeuroSymbolic(BaseAssistant):
         self.reinspect = bool(config.get("reinspect", False))      # look again at lights already seen
         self.use_priors = bool(config.get("priors", True))        # weigh problems by their mode's prior
         # a light that comes and goes makes faults that act at random this much more likely
-        self.intermittent_weight = float(config.get("intermittent_weight", 1.0))
+        self.intermittent_weight = float(config.get("intermittent_weight", 4.0))
         self.blind_looks = bool(config.get("blind_looks", False))   # look at parts a look shows nothing of
+        self.tiebreak = str(config.get("tiebreak", "order"))         # "order" or "upstream"
+        self.coupling_flicker = bool(config.get("coupling_flicker", True))
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -240,8 +242,14 @@ class NeuroSymbolic(BaseAssistant):
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)
         self.coupling_modes: set[str] = set()
+        self.dependents: dict[str, int] = {}
+        for needs in self.deps.values():
+            for d in needs:
+                self.dependents[d] = self.dependents.get(d, 0) + 1
         self.priors = dict(knowledge.priors or {}) if self.use_priors else {}
-        self.intermittent_modes = knowledge.intermittent
+        # faults that can make a light come and go: those acting at random, and (with
+        # coupling_flicker) couplings that act when they should not (a feedback loop)
+        self.intermittent_modes = set(knowledge.intermittent)
         if self.couplings_on and knowledge.couplings:
             self._couple(knowledge, briefing)
         self.simulator = simulator_for(briefing.store, briefing.system)
@@ -286,6 +294,8 @@ class NeuroSymbolic(BaseAssistant):
             self.components.add(element)
             self.problems.setdefault(element, set()).update(test.modes)
             self.coupling_modes |= test.modes
+            if self.coupling_flicker:
+                self.intermittent_modes |= test.modes
             self.tests[(test.action, element)] = test
             for comp in sorted(self.components):
                 if comp in ends or ends & self.deps.get(comp, set()):
@@ -383,7 +393,7 @@ class NeuroSymbolic(BaseAssistant):
         for (action, comp), test in sorted(self.tests.items()):
             if comp not in self.candidates or (action, comp) in self.executed:
                 continue
-            if not self.blind_looks and self.catalogue[action].observes == "visual" \
+            if not self.blind_looks and self.catalogue[action].observes == "visual" and not test.modes & self.coupling_modes \
                     and comp not in self.lamps and comp not in self.cables:
                 continue           # a look shows a light or a cable's ends, nothing of other parts
             covered = sum(weight[p] for p in self._anomalous_if(test))
@@ -393,9 +403,18 @@ class NeuroSymbolic(BaseAssistant):
             split = 0.0 if b <= 1e-9 else (a / total) * math.log2(total / a) + (b / total) * math.log2(total / b)
             # a test that covers everything still tells something when only one problem is left
             gain = (split if split > 0 else 1e-3) / max(self._expected_cost(test), 1.0)
-            if gain > best_gain + 1e-12 or (abs(gain - best_gain) <= 1e-12 and best and test.cost < best.cost):
+            if gain > best_gain + 1e-12 or (abs(gain - best_gain) <= 1e-12 and best and self._before(test, best)):
                 best, best_gain = test, gain
         return best
+
+    def _before(self, test: Test, other: Test) -> bool:
+        """Between two tests of equal gain: the cheaper, then (``tiebreak="upstream"``)
+        the one on the part more others depend on; otherwise the first in (action, part) order."""
+        if test.cost != other.cost:
+            return test.cost < other.cost
+        if self.tiebreak == "upstream":
+            return self.dependents.get(test.component, 0) > self.dependents.get(other.component, 0)
+        return False
 
     def _anomalous_if(self, test: Test) -> set[tuple[str, str]]:
         """The problems of the plan under which ``test`` would show an anomaly."""
