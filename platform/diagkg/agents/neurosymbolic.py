@@ -232,6 +232,7 @@ class NeuroSymbolic(BaseAssistant):
         self.blind_looks = bool(config.get("blind_looks", False))   # look at parts a look shows nothing of
         self.tiebreak = str(config.get("tiebreak", "order"))         # "order" or "upstream"
         self.coupling_flicker = bool(config.get("coupling_flicker", True))
+        self.trust_seen = bool(config.get("trust_seen", False))
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -277,6 +278,8 @@ class NeuroSymbolic(BaseAssistant):
             self.executed |= {(a, c) for (a, c) in self.tests if c in self.seen
                               and self.catalogue[a].observes == "visual" and c in self.lamps}
         self.cleared: set[tuple[str, str]] = set()     # (component, mode) ruled out by a test
+        if self.trust_seen:          # a light seen lit as it should be has none of its own faults
+            self.cleared |= {(c, m) for c in nominal & self.lamps for m in self.problems.get(c, ())}
         self.last: Action | Hypothesis | None = None
         self.last_test: Test | None = None
         self._replan()
