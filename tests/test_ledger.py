@@ -169,4 +169,7 @@ def test_the_three_metrics_against_hand_computed_values(tmp_path):
         [row] = store.select("trajectory-candidate-coverage", {"k": ox.Literal(str(k), datatype=XSD_INTEGER)})
         assert (row["rounds"], row["covered"]) == (5, covered), k
         assert row["coverage"] == pytest.approx(covered / 5)
+    # as the command line binds it (diagkg query trajectory-candidate-coverage -p k=2): a plain literal
+    [row] = store.select("trajectory-candidate-coverage", {"k": ox.Literal("2")})
+    assert row["covered"] == 3
     assert lead.trajectory != flat.trajectory
