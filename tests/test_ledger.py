@@ -173,3 +173,16 @@ def test_the_three_metrics_against_hand_computed_values(tmp_path):
     [row] = store.select("trajectory-candidate-coverage", {"k": ox.Literal("2")})
     assert row["covered"] == 3
     assert lead.trajectory != flat.trajectory
+
+
+def test_the_neuro_symbolic_ranked_candidates_are_recorded(torch_store):
+    result = run_session("TORCH.2", "neuro-symbolic", store=torch_store, seed=0)
+    assert result.end == "success"
+    k = ox.Literal("7", datatype=XSD_INTEGER)          # every part of the torch
+    rows = [r for r in torch_store.select("trajectory-candidate-coverage", {"k": k})
+            if r["assistant"] == "neuro-symbolic"]
+    # it held a list at every round, and the detached lead was on it when it named it
+    assert rows and rows[0]["rounds"] == result.rounds and rows[0]["covered"] >= 1
+    first = [r for r in torch_store.select("trajectory-candidate-coverage", {"k": ox.Literal("1")})
+             if r["assistant"] == "neuro-symbolic"]
+    assert first[0]["covered"] <= rows[0]["covered"]

@@ -410,6 +410,17 @@ class NeuroSymbolic(BaseAssistant):
                 best, best_gain = test, gain
         return best
 
+    def ranked_candidates(self) -> list[frozenset[str]]:
+        """Its candidates, one part each, the heaviest first: the summed weight of
+        each one's remaining problems (suspicion × prior), then by name."""
+        weight: dict[str, float] = {c: 0.0 for c in self.candidates}
+        boost = self.intermittent_weight if self.flickering else 1.0
+        for c, m in self.plan:
+            if c in weight:
+                weight[c] += (SUSPECT_WEIGHT if c in self.suspicious else 1.0) * self.priors.get(m, 1.0) \
+                    * (boost if m in self.intermittent_modes else 1.0)
+        return [frozenset({c}) for c in sorted(weight, key=lambda c: (-weight[c], c))]
+
     def _before(self, test: Test, other: Test) -> bool:
         """Between two tests of equal gain: the cheaper, then (``tiebreak="upstream"``)
         the one on the part more others depend on; otherwise the first in (action, part) order."""
