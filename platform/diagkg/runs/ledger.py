@@ -247,6 +247,9 @@ class _Worlds:
         self.visible, self.reports = visible, reports      # what the real session showed
         self.shadow: Session | None = None
         self.replays: dict[tuple[Fault, ...], _Replay] = {}
+        self._healthy: tuple[_Replay, list[Any]] | None = None       # the healthy world, and how far it was played
+        self.step_index = {n: k for k, (n, _) in enumerate(steps)}
+        self.action_index = [k for k, (_, step) in enumerate(steps) if step is not None]
         catalogue = session.catalogue
         self.movers = frozenset(a for a in interventions(session)
                                 if a in catalogue and catalogue[a].target_kind == "enclosure")
@@ -303,8 +306,51 @@ class _Worlds:
         result = self.replays[faults] = _Replay(visible, keys, points)
         return result
 
+    def healthy(self, upto: int) -> _Replay:
+        """The healthy world, played only as far as the ``upto``-th entry of the
+        session's steps (it is compared only while some hypothesis's world agrees)."""
+        state = self._healthy
+        if state is None:
+            if self.shadow is None:
+                self.shadow = Session(self.scenario(()), self.session.source, budget=10**6)
+            self.shadow.scenario = self.scenario(())
+            try:
+                obs, _ = self.shadow.reset(seed=self.seed)
+                visible = obs["visible"]
+            except (SessionError, SimulationError):
+                visible = "?"
+            state = self._healthy = (_Replay(visible, [], {}), [0, self.shadow.checkpoint()])
+        replay, progress = state
+        position, point = progress
+        if position > upto or position >= len(self.steps):
+            return replay
+        assert self.shadow is not None
+        self.shadow.rollback(point)
+        try:
+            for n, step in self.steps[position:upto + 1]:
+                if step is None:
+                    replay.points[n] = self.shadow.checkpoint()
+                elif self.shadow.end is not None:
+                    replay.keys.append("(ended)")
+                else:
+                    out, *_ = self.shadow.step(step)
+                    replay.keys.append(report_key(out, self.shadow.end == "success_no_hypothesis"))
+                position += 1
+        except (SessionError, SimulationError):
+            position = len(self.steps)
+            replay.keys += ["?"] * (len(self.reports) - len(replay.keys))
+        state[1][0], state[1][1] = position, self.shadow.checkpoint()
+        return replay
+
+    def healthy_key(self, i: int) -> str:
+        """The healthy world's report for the ``i``-th action round."""
+        return self.healthy(self.action_index[i]).keys[i]
+
     def probe(self, faults: tuple[Fault, ...], round_: int, action: Action) -> str:
-        point = self.replay(faults).points.get(round_)
+        if not faults:
+            point = self.healthy(self.step_index[round_]).points.get(round_)
+        else:
+            point = self.replay(faults).points.get(round_)
         if point is None or self.shadow is None:
             return "?"
         self.shadow.rollback(point)
@@ -376,7 +422,7 @@ def _entry(session: Session, worlds: _Worlds, r: dict[str, Any], real: list[tupl
             alive_at_h = set(alive)
         if not alive:
             break
-        normal = worlds.replay((), full=True).keys[i] if i >= 0 else ""
+        normal = worlds.healthy_key(i) if i >= 0 else ""
         matching = {w for w in alive if predicted[w] == seen}
         informative = i >= 0 and any(predicted[w] != normal for w in alive)
         expected = tuple(sorted({_data(predicted[w]) if n else predicted[w] for w in alive}))
