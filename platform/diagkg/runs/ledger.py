@@ -224,18 +224,29 @@ def report_key(outcome: Mapping[str, Any], fixed: bool = False) -> str:
     return json.dumps({**{k: outcome.get(k) for k in COMPARED}, "fixed": fixed}, sort_keys=True, default=str)
 
 
-# the lights a world shows at the start, by system and ontology versions, configuration,
-# faults and (for faults that act at random) seed: most worlds disagree there, and a
-# campaign runs each scenario many times, so most worlds are never started at all
+# what worlds showed, kept across sessions (a campaign runs each scenario many times
+# with the same actions): the lights at the start by world (system and ontology
+# versions, configuration, faults and, for faults that act at random, seed), the
+# report of each action after the same actions, and what a test would have shown
 _OPENINGS: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
-_OPENINGS_LIMIT = 50_000
+_REPORTS: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
+_PROBES: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
+MEMO_LIMIT = 100_000
+
+
+def _remember(memo: "OrderedDict[tuple[Any, ...], str]", key: tuple[Any, ...], value: str) -> str:
+    memo[key] = value
+    if len(memo) > MEMO_LIMIT:
+        memo.popitem(last=False)
+    return value
 
 
 @dataclass
 class _Replay:
     visible: str
     keys: list[str]                                # one per action round of the real session
-    points: dict[int, Checkpoint]                  # the world just before each hypothesis round
+    points: dict[int, Checkpoint]                  # the world just before each hypothesis round (if simulated)
+    opening: tuple[Any, ...] = ()
 
 
 class _Worlds:
@@ -261,20 +272,31 @@ class _Worlds:
         return dataclasses.replace(real, iri=f"urn:diagkg:ledger:{abs(hash(faults))}", faults=faults,
                                    faulty=frozenset(), repair=(), permanent=permanent, budget=10**6)
 
-    def replay(self, faults: tuple[Fault, ...], full: bool = False) -> _Replay:
-        """The world of ``faults`` through the real session's actions; unless
-        ``full``, only until it first disagrees with the real session (a world
-        that has disagreed supports nothing after)."""
-        known = self.replays.get(faults)
-        if known is not None:
-            return known
-        scenario = self.scenario(faults)
+    def _opening(self, faults: tuple[Fault, ...]) -> tuple[Any, ...]:
+        """What a world's reports depend on besides the actions: the system and
+        ontology versions, the configuration, the faults, and the seed when a
+        fault acts at random."""
         real = self.session
-        opening = (real.store.version_of(real.system_graph), real.store.version_of(graphs.ONTOLOGY), scenario.removed,
-                   faults, self.seed if any(f.probability is not None for f in faults) else None)
-        if not full and _OPENINGS.get(opening, self.visible) != self.visible:
-            result = self.replays[faults] = _Replay(_OPENINGS[opening], ["?"] * len(self.reports), {})
-            return result
+        return (real.store.version_of(real.system_graph), real.store.version_of(graphs.ONTOLOGY),
+                real.scenario.removed, real.scenario.permanent, faults,
+                self.seed if any(f.probability is not None for f in faults) else None)
+
+    def replay(self, faults: tuple[Fault, ...], simulate: bool = False) -> _Replay:
+        """The world of ``faults`` through the real session's actions, only until
+        it first disagrees with the real session (a world that has disagreed
+        supports nothing after). Reports remembered from earlier sessions (same
+        world, same actions so far) are not simulated again, unless ``simulate``
+        (the world's state at each hypothesis is wanted)."""
+        known = self.replays.get(faults)
+        if known is not None and (known.points or not simulate):
+            return known
+        opening = self._opening(faults)
+        if not simulate:
+            remembered = self._remembered(opening)
+            if remembered is not None:
+                result = self.replays[faults] = remembered
+                return result
+        scenario = self.scenario(faults)
         if self.shadow is None:
             self.shadow = Session(scenario, self.session.source, budget=10**6)
         shadow = self.shadow
@@ -282,12 +304,11 @@ class _Worlds:
         keys: list[str] = []
         points: dict[int, Checkpoint] = {}
         visible = "?"
+        prefix: tuple[str, ...] = ()
         try:
             obs, _ = shadow.reset(seed=self.seed)
-            visible = _OPENINGS[opening] = obs["visible"]
-            if len(_OPENINGS) > _OPENINGS_LIMIT:
-                _OPENINGS.popitem(last=False)
-            agrees = full or visible == self.visible
+            visible = _remember(_OPENINGS, opening, obs["visible"])
+            agrees = visible == self.visible
             for n, step in self.steps:
                 if not agrees:
                     break
@@ -299,12 +320,35 @@ class _Worlds:
                 else:
                     out, *_ = shadow.step(step)
                     keys.append(report_key(out, shadow.end == "success_no_hypothesis"))
-                agrees = full or keys[-1] == self.reports[len(keys) - 1]
+                prefix += (str(step),)
+                _remember(_REPORTS, (opening, prefix), keys[-1])
+                agrees = keys[-1] == self.reports[len(keys) - 1]
         except (SessionError, SimulationError):
             pass
         keys += ["?"] * (len(self.reports) - len(keys))
-        result = self.replays[faults] = _Replay(visible, keys, points)
+        result = self.replays[faults] = _Replay(visible, keys, points, opening)
         return result
+
+    def _remembered(self, opening: tuple[Any, ...]) -> _Replay | None:
+        """A world's reports as earlier sessions simulated them (None if any is missing)."""
+        visible = _OPENINGS.get(opening)
+        if visible is None:
+            return None
+        keys: list[str] = []
+        prefix: tuple[str, ...] = ()
+        agrees = visible == self.visible
+        for _, step in self.steps:
+            if not agrees:
+                break
+            if step is None:
+                continue
+            prefix += (str(step),)
+            key = _REPORTS.get((opening, prefix))
+            if key is None:
+                return None
+            keys.append(key)
+            agrees = key == self.reports[len(keys) - 1]
+        return _Replay(visible, keys + ["?"] * (len(self.reports) - len(keys)), {}, opening)
 
     def healthy(self, upto: int) -> _Replay:
         """The healthy world, played only as far as the ``upto``-th entry of the
@@ -344,13 +388,24 @@ class _Worlds:
 
     def healthy_key(self, i: int) -> str:
         """The healthy world's report for the ``i``-th action round."""
-        return self.healthy(self.action_index[i]).keys[i]
+        prefix = tuple(str(step) for _, step in self.steps if step is not None)[:i + 1]
+        memo = (self._opening(()), prefix)
+        known = _REPORTS.get(memo)
+        if known is not None:
+            return known
+        return _remember(_REPORTS, memo, self.healthy(self.action_index[i]).keys[i])
 
     def probe(self, faults: tuple[Fault, ...], round_: int, action: Action) -> str:
+        """What ``action`` would report in the world of ``faults`` just before round ``round_``."""
+        prefix = tuple(str(step) for n, step in self.steps if step is not None and n < round_)
+        memo = (self._opening(faults), prefix, str(action))
+        known = _PROBES.get(memo)
+        if known is not None:
+            return known
         if not faults:
             point = self.healthy(self.step_index[round_]).points.get(round_)
         else:
-            point = self.replay(faults).points.get(round_)
+            point = self.replay(faults, simulate=True).points.get(round_)
         if point is None or self.shadow is None:
             return "?"
         self.shadow.rollback(point)
@@ -358,7 +413,7 @@ class _Worlds:
             out, *_ = self.shadow.step(action)
         except (SessionError, SimulationError):
             return "?"
-        return report_key(out, self.shadow.end == "success_no_hypothesis")
+        return _remember(_PROBES, memo, report_key(out, self.shadow.end == "success_no_hypothesis"))
 
 
 def _probes(session: Session, suspects: frozenset[str]) -> list[Action]:
