@@ -231,7 +231,7 @@ def report_key(outcome: Mapping[str, Any], fixed: bool = False) -> str:
 _OPENINGS: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
 _REPORTS: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
 _PROBES: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
-MEMO_LIMIT = 100_000
+MEMO_LIMIT = 20_000          # entries per memo (each a few hundred bytes)
 
 
 def _remember(memo: "OrderedDict[tuple[Any, ...], str]", key: tuple[Any, ...], value: str) -> str:
