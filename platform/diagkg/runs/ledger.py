@@ -562,8 +562,9 @@ def to_triples(ledger: Ledger, record: SessionRecord, catalogue_iris: Mapping[st
             add(hyp, DK.hasCondition, cond)
             add(cond, RDF_TYPE, DK.ExpectedObservation.node)
             add(cond, DK.conditionStatus, CONDITION_IRIS[c.status].node)
-            for expected in c.expected:
-                add(cond, DK.expectedResult, ox.Literal(expected))
+            if c.status is not ConditionStatus.SUPPORTED:       # a supported one: what the round observed
+                for expected in c.expected:
+                    add(cond, DK.expectedResult, ox.Literal(expected))
             if c.resolved_at is not None:
                 add(cond, DK.resolvedAtRound, integer(c.resolved_at))
             if c.probe is not None:
