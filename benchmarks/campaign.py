@@ -6,9 +6,11 @@ tenth, and the outcomes.
 
     .venv/bin/python benchmarks/campaign.py [--runs 10] [--assistant neuro-symbolic]
                                             [--store DIR | memory] [--check first|always|never]
+                                            [--no-ledger]
 
 Trajectories are checked against the shapes as in normal use (the first of
-each assistant × system, then one in 50: ``--check`` changes it). With
+each assistant × system, then one in 50: ``--check`` changes it). Each holds
+the hypothesis ledger unless ``--no-ledger`` (to measure what it costs). With
 ``--store DIR`` the trajectories go to an on-disk store (created and loaded
 with the shipped catalogue first), one write per trajectory.
 """
@@ -38,6 +40,7 @@ def main() -> None:
     parser.add_argument("--assistant", default="neuro-symbolic")
     parser.add_argument("--store", default="memory", help="'memory' (default) or a folder for an on-disk store")
     parser.add_argument("--check", choices=("first", "always", "never"), default="first")
+    parser.add_argument("--no-ledger", action="store_true", help="store trajectories without the hypothesis ledger")
     args = parser.parse_args()
     os.environ["DIAGKG_CHECK_TRAJECTORIES"] = args.check
     if args.store == "memory":
@@ -55,7 +58,7 @@ def main() -> None:
     ends: dict[str, int] = {}
     t0 = time.perf_counter()
     with store.holding():           # one writer for the whole campaign (on disk: no reopen per trajectory)
-        run_all(store, plan, args.assistant, times, ends, tenth, t0)
+        run_all(store, plan, args.assistant, times, ends, tenth, t0, not args.no_ledger)
     total = time.perf_counter() - t0
     wins = ends.get("success", 0) + ends.get("success_no_hypothesis", 0)
     print(f"{len(plan)} runs in {total:.1f} s ({total / len(plan) * 1e3:.1f} ms per run); "
@@ -64,10 +67,10 @@ def main() -> None:
 
 
 def run_all(store: KnowledgeStore, plan: list[tuple[int, int]], assistant: str, times: list[float],
-            ends: dict[str, int], tenth: int, t0: float) -> None:
+            ends: dict[str, int], tenth: int, t0: float, keep_ledger: bool = True) -> None:
     for i, (n, seed) in enumerate(plan, 1):
         r0 = time.perf_counter()
-        result = run_session(n, assistant, seed=seed, store=store)
+        result = run_session(n, assistant, seed=seed, store=store, keep_ledger=keep_ledger)
         times.append(time.perf_counter() - r0)
         ends[result.end] = ends.get(result.end, 0) + 1
         if i % 100 == 0:

@@ -501,6 +501,10 @@ class ModelBasedAssistant(BaseAssistant):
         total = sum(weight.values()) or 1.0
         return sorted(((s, w / total) for s, w in weight.items()), key=lambda x: (-x[1], sorted(x[0])))
 
+    def ranked_candidates(self) -> list[frozenset[str]]:
+        """The hook the hypothesis ledger records (candidate coverage at k): the diagnoses, most likely first."""
+        return [parts for parts, _ in self.candidates()]
+
     def _choose(self) -> Action | Hypothesis | None:
         assert self.briefing is not None
         ranked = self.candidates()

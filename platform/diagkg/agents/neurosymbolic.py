@@ -57,6 +57,8 @@ LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
 SUSPECT_WEIGHT = 3.0         # prior weight of the problems of a component seen misbehaving
+ROUND_MINUTES = 20.0         # what a round is worth in minutes (the budget counts rounds)
+SPLITTING = {"voltages", "current"}   # observations whose outcome depends on what the part depends on
 
 NEGATIONS = {"not", "no", "never", "neither", "nor", "n't", "doesn't", "don't", "isn't", "won't", "cannot",
              "can't", "without", "nothing"}
@@ -158,6 +160,12 @@ class Knowledge:
     names: dict[str, list[str]]
     problems: dict[str, set[str]]
     tests: dict[tuple[str, str], Test]
+    enclosed: frozenset[str] = frozenset()        # components inside an enclosure (access costs a step)
+    # couplings an element can block: (emitter, receiver, element, test) — a coupling that
+    # acts when it should not is a problem of the element that would block it
+    couplings: tuple[tuple[str | None, str | None, str, Test], ...] = ()
+    priors: dict[str, float] | None = None        # fault mode -> dk:priorWeight of the fault catalogue
+    intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -183,9 +191,17 @@ class Knowledge:
                 t = found.setdefault((r["action"], r["component"]), {"cost": float(r["cost"]), "modes": set()})
                 t["modes"].add(r["mode"])
             tests = {k: Test(k[0], k[1], v["cost"], frozenset(v["modes"])) for k, v in found.items()}
+            ns = graphs.namespace_of(system.value)
+            enclosed = frozenset(c for c in names if store.select("part-access", {"part": ox.NamedNode(ns + c)}))
+            couplings = tuple((r["emitter"], r["receiver"], r["element"],
+                               Test(r["action"], r["element"], float(r["cost"]), frozenset({r["mode"]})))
+                              for r in store.select("ns-coupling-tests", {"system": system}))
+            modes = store.select("fault-modes")
+            priors = {r["mode"]: float(r["prior"]) for r in modes if r["prior"] is not None}
+            intermittent = frozenset(r["mode"] for r in modes if r["parameter"] == "probability")
             if len(_KNOWLEDGE) >= 32:
                 _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
-            _KNOWLEDGE[version] = cls(deps, names, problems, tests)
+            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent)
         return _KNOWLEDGE[version]
 
 
@@ -200,6 +216,23 @@ class NeuroSymbolic(BaseAssistant):
     def __init__(self, classifier: str = "keywords", **config: Any):
         super().__init__(classifier=classifier, **config)
         self.classifier_kind = classifier
+        # how an observation (lights, voltages, currents) splits the problems: by the
+        # components it depends on ("dependencies") or only by its own ("problems")
+        self.split = str(config.get("split", "problems"))
+        # minutes a round is worth (the budget counts rounds), added to a test's cost
+        self.round_minutes = float(config.get("round_minutes", ROUND_MINUTES))
+        self.access = bool(config.get("access", True))          # expected access cost in the gain
+        # what the gain counts: problems ("problems") or candidates, each sharing its weight among its problems
+        self.weights = str(config.get("weights", "problems"))
+        self.couplings_on = bool(config.get("couplings", True))    # problems for couplings
+        self.reinspect = bool(config.get("reinspect", False))      # look again at lights already seen
+        self.use_priors = bool(config.get("priors", True))        # weigh problems by their mode's prior
+        # a light that comes and goes makes faults that act at random this much more likely
+        self.intermittent_weight = float(config.get("intermittent_weight", 4.0))
+        self.blind_looks = bool(config.get("blind_looks", False))   # look at parts a look shows nothing of
+        self.tiebreak = str(config.get("tiebreak", "order"))         # "order" or "upstream"
+        self.coupling_flicker = bool(config.get("coupling_flicker", True))
+        self.trust_seen = bool(config.get("trust_seen", False))
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -209,12 +242,28 @@ class NeuroSymbolic(BaseAssistant):
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)
+        self.coupling_modes: set[str] = set()
+        self.dependents: dict[str, int] = {}
+        for needs in self.deps.values():
+            for d in needs:
+                self.dependents[d] = self.dependents.get(d, 0) + 1
+        self.priors = dict(knowledge.priors or {}) if self.use_priors else {}
+        # faults that can make a light come and go: those acting at random, and (with
+        # coupling_flicker) couplings that act when they should not (a feedback loop)
+        self.intermittent_modes = set(knowledge.intermittent)
+        if self.couplings_on and knowledge.couplings:
+            self._couple(knowledge, briefing)
         self.simulator = simulator_for(briefing.store, briefing.system)
+        self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port
+        self.lamps = {c for c, comp in self.simulator.skeleton.components.items() if comp.type in ("Bulb", "LED")}
+        self.cables = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Cable"}
         # symptoms -> evidence
         self.evidence: list[frozenset[str]] = []
         self.anomaly_seen = False
+        self.seen: set[str] = set()          # lights whose state the report or the visible lights gave
+        self.flickering = False              # a light said to come and go
         anomalous, nominal = self.classify(briefing, names)
         self.suspicious = set(anomalous)        # seen misbehaving: their own faults are the first suspects
         for comp in sorted(anomalous):
@@ -224,10 +273,36 @@ class NeuroSymbolic(BaseAssistant):
         self.excluded: set[str] = set()
         self.tried: set[frozenset[str]] = set()
         self.executed: set[tuple[str, str]] = set()
+        if not self.reinspect:       # what was already seen is not looked at again
+            self.seen |= anomalous | nominal
+            self.executed |= {(a, c) for (a, c) in self.tests if c in self.seen
+                              and self.catalogue[a].observes == "visual" and c in self.lamps}
         self.cleared: set[tuple[str, str]] = set()     # (component, mode) ruled out by a test
+        if self.trust_seen:          # a light seen lit as it should be has none of its own faults
+            self.cleared |= {(c, m) for c in nominal & self.lamps for m in self.problems.get(c, ())}
         self.last: Action | Hypothesis | None = None
         self.last_test: Test | None = None
         self._replan()
+
+    def _couple(self, knowledge: Knowledge, briefing: Briefing) -> None:
+        """Problems for couplings: the element that would block a coupling is a candidate
+        of every anomaly of the coupling's emitter or receiver and what depends on them."""
+        self.deps = {c: set(d) for c, d in self.deps.items()}
+        self.problems = {c: set(p) for c, p in self.problems.items()}
+        self.tests = dict(self.tests)
+        for emitter, receiver, element, test in knowledge.couplings:
+            if element not in briefing.parts:
+                continue
+            ends = {e for e in (emitter, receiver) if e}
+            self.components.add(element)
+            self.problems.setdefault(element, set()).update(test.modes)
+            self.coupling_modes |= test.modes
+            if self.coupling_flicker:
+                self.intermittent_modes |= test.modes
+            self.tests[(test.action, element)] = test
+            for comp in sorted(self.components):
+                if comp in ends or ends & self.deps.get(comp, set()):
+                    self.deps.setdefault(comp, set()).add(element)
 
     def classify(self, briefing: Briefing, names: dict[str, list[str]]) -> tuple[set[str], set[str]]:
         """Anomalous and nominal components according to the symptom report."""
@@ -241,7 +316,10 @@ class NeuroSymbolic(BaseAssistant):
         classifier = KeywordClassifier(names)
         anomalous, nominal = set(), set()
         for comp, state in classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible):
+            self.seen.add(comp)
             expected = "on" if comp in self.nominal.lit else "off"
+            if state == "intermittent":
+                self.flickering = True
             if state == "intermittent" or state != expected:
                 anomalous.add(comp)
             elif state == "on":
@@ -301,8 +379,16 @@ class NeuroSymbolic(BaseAssistant):
         """The test with the best information gain per minute over the remaining
         problems, each problem weighted by how suspect its component is (a
         component seen misbehaving weighs :data:`SUSPECT_WEIGHT` times more)."""
-        weight = {c: (SUSPECT_WEIGHT if c in self.suspicious else 1.0) for c, _ in self.plan}
-        total = sum(weight[c] for c, _ in self.plan)
+        suspect = {c: (SUSPECT_WEIGHT if c in self.suspicious else 1.0) for c, _ in self.plan}
+        if self.weights == "candidates":        # each candidate weighs the same, shared among its problems
+            count: dict[str, int] = {}
+            for c, _ in self.plan:
+                count[c] = count.get(c, 0) + 1
+            suspect = {c: w / count[c] for c, w in suspect.items()}
+        boost = self.intermittent_weight if self.flickering else 1.0
+        weight = {(c, m): suspect[c] * self.priors.get(m, 1.0) * (boost if m in self.intermittent_modes else 1.0)
+                  for c, m in self.plan}
+        total = sum(weight.values())
         if total == 0:
             return None
         best, best_gain = None, -1.0
@@ -310,16 +396,55 @@ class NeuroSymbolic(BaseAssistant):
         for (action, comp), test in sorted(self.tests.items()):
             if comp not in self.candidates or (action, comp) in self.executed:
                 continue
-            covered = sum(weight[comp] for m in test.modes if (comp, m) in self.plan)
+            if not self.blind_looks and self.catalogue[action].observes == "visual" and not test.modes & self.coupling_modes \
+                    and comp not in self.lamps and comp not in self.cables:
+                continue           # a look shows a light or a cable's ends, nothing of other parts
+            covered = sum(weight[p] for p in self._anomalous_if(test))
             if covered == 0:
                 continue
             a, b = covered, total - covered
             split = 0.0 if b <= 1e-9 else (a / total) * math.log2(total / a) + (b / total) * math.log2(total / b)
             # a test that covers everything still tells something when only one problem is left
-            gain = (split if split > 0 else 1e-3) / max(test.cost, 1.0)
-            if gain > best_gain + 1e-12 or (abs(gain - best_gain) <= 1e-12 and best and test.cost < best.cost):
+            gain = (split if split > 0 else 1e-3) / max(self._expected_cost(test), 1.0)
+            if gain > best_gain + 1e-12 or (abs(gain - best_gain) <= 1e-12 and best and self._before(test, best)):
                 best, best_gain = test, gain
         return best
+
+    def ranked_candidates(self) -> list[frozenset[str]]:
+        """Its candidates, one part each, the heaviest first: the summed weight of
+        each one's remaining problems (suspicion × prior), then by name."""
+        weight: dict[str, float] = {c: 0.0 for c in self.candidates}
+        boost = self.intermittent_weight if self.flickering else 1.0
+        for c, m in self.plan:
+            if c in weight:
+                weight[c] += (SUSPECT_WEIGHT if c in self.suspicious else 1.0) * self.priors.get(m, 1.0) \
+                    * (boost if m in self.intermittent_modes else 1.0)
+        return [frozenset({c}) for c in sorted(weight, key=lambda c: (-weight[c], c))]
+
+    def _before(self, test: Test, other: Test) -> bool:
+        """Between two tests of equal gain: the cheaper, then (``tiebreak="upstream"``)
+        the one on the part more others depend on; otherwise the first in (action, part) order."""
+        if test.cost != other.cost:
+            return test.cost < other.cost
+        if self.tiebreak == "upstream":
+            return self.dependents.get(test.component, 0) > self.dependents.get(other.component, 0)
+        return False
+
+    def _anomalous_if(self, test: Test) -> set[tuple[str, str]]:
+        """The problems of the plan under which ``test`` would show an anomaly."""
+        own = {(test.component, m) for m in test.modes if (test.component, m) in self.plan}
+        if self.split != "dependencies" or self.catalogue[test.action].observes not in SPLITTING:
+            return own
+        implicated = {test.component} | self.deps.get(test.component, set())
+        return own | {(c, m) for c, m in self.plan if c in implicated}
+
+    def _expected_cost(self, test: Test) -> float:
+        """Its minutes, getting at the part when it is inside an enclosure, and the round it takes."""
+        access = 0.0
+        if self.access and test.component in self.enclosed and \
+                self.catalogue[test.action].requires & {"Observable", "Reachable"}:
+            access = min((spec.cost for aid, spec in self.catalogue.items() if aid == "open_opening"), default=0.0)
+        return test.cost + access + self.round_minutes
 
     # ------------------------------------------------------------------
     def record(self, outcome: dict[str, Any]) -> None:
@@ -337,6 +462,10 @@ class NeuroSymbolic(BaseAssistant):
         if not outcome["success"]:
             if outcome.get("refusal") == Refusal.REMOVED_PART:
                 self.components.discard(test.component)
+            self._replan()
+            return
+        if test.modes & self.coupling_modes:      # moved into place and nothing was mended: not that
+            self.cleared |= {(test.component, m) for m in test.modes}
             self._replan()
             return
         verdict = self._verdict(test, outcome)
@@ -358,6 +487,17 @@ class NeuroSymbolic(BaseAssistant):
             self._add_evidence(test.component, anomalous=verdict)
             if not verdict:
                 self.cleared |= {(test.component, m) for m in test.modes}
+            if self.split == "dependencies" and kind in SPLITTING:
+                # the outcome splits the candidates: an anomaly lies among what the part depends
+                # on; a nominal reading clears all of that
+                implicated = self._anomalous_if(test)
+                if not verdict:
+                    self.cleared |= implicated
+                elif implicated:
+                    self._replan()
+                    self.plan &= implicated
+                    self.candidates &= {c for c, _ in implicated} or self.candidates
+                    return
         self._replan()
 
     def _verdict(self, test: Test, outcome: dict[str, Any]) -> bool | None:

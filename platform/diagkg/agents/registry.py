@@ -83,6 +83,13 @@ class BaseAssistant:
     def suggest(self) -> Action | Hypothesis | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def ranked_candidates(self) -> list[frozenset[str]]:
+        """The candidate diagnoses (sets of parts) it holds now, most likely
+        first; empty for an assistant that keeps no such list. The runner
+        records the list at each decision (the hypothesis ledger's candidate
+        coverage at k)."""
+        return []
+
 
 
 Factory = Callable[..., BaseAssistant]

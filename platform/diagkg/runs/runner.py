@@ -27,7 +27,7 @@ from ..env.service import Hypothesis, Session
 from ..env.workspace import AnswerCache, assistant_view, resolve_scenario
 from ..errors import AssistantError, LLMTruncation
 from ..kg.store import KnowledgeStore
-from . import trajectory
+from . import ledger, trajectory
 from .trajectory import SessionRecord
 
 
@@ -43,6 +43,7 @@ class RunResult:
     wall_time: float
     decision_times: list[float] = field(default_factory=list)
     record: SessionRecord | None = None
+    hypothesis_ledger: ledger.Ledger | None = None     # the hypothesis ledger (stored with the trajectory)
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "scenario": self.scenario, "scenario_id": self.scenario_id,
@@ -71,13 +72,15 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                 budget: int | None = None, config: dict[str, Any] | None = None, store: KnowledgeStore | None = None,
                 on_round: Callable[[dict[str, Any]], None] | None = None, record: bool = True,
                 notify: Callable[[str], None] | None = None,
-                on_start: Callable[[Session], None] | None = None) -> RunResult:
+                on_start: Callable[[Session], None] | None = None, keep_ledger: bool = True) -> RunResult:
     """Run one session on a scenario of ``store`` and (by default) store its trajectory there.
 
     ``on_start`` is given the session once its faults are injected (e.g. to draw its state meanwhile).
 
     ``store`` defaults to the on-disk store; a store that has never held the
-    shipped catalogue gets it first (said through ``notify``).
+    shipped catalogue gets it first (said through ``notify``). A stored
+    trajectory holds the hypothesis ledger (:mod:`diagkg.runs.ledger`) unless
+    ``keep_ledger`` is false.
     """
     if store is None:
         store = KnowledgeStore()
@@ -93,6 +96,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     brief.visible = obs["visible"]
     rounds: list[dict[str, Any]] = []
     decisions: list[float] = []
+    ranked: dict[int, list[frozenset[str]]] = {}      # the assistant's candidates at each decision
     terminated = truncated = False
     try:
         agent.setup(brief)
@@ -119,6 +123,11 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                            "executed": []})
             break
         decisions.append(time.perf_counter() - d0)
+        candidates = getattr(agent, "ranked_candidates", None)
+        if record and keep_ledger and candidates is not None and suggestion is not None:
+            listed = candidates()
+            if listed:
+                ranked[session.round + 1] = list(listed[:ledger.MAX_CANDIDATES])
         outcome, cost, terminated, truncated, info = session.step(suggestion)
         if suggestion is None:
             break
@@ -146,8 +155,12 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         config=dict(getattr(agent, "config", {}) or {}), seed=seed, budget=session.budget, end=end,
         total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall)
     iri = rec.iri
+    book = None
     if record:
         catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
+        if keep_ledger:
+            book = ledger.build(session, rounds, brief.visible, end, seed)
+            rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
         iri = trajectory.store_record(store, rec, catalogue)
     return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
-                     decisions, rec)
+                     decisions, rec, book)
