@@ -114,8 +114,11 @@ def observe_connections(session: Session, action: Action, result: SimulationResu
 
 def observe_voltages(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
-    comp = result.components[target]
-    values = {p: (None if v is None else round(v, 4)) for p, v in comp.port_v.items()}
+    comp = result.components.get(target)
+    if comp is None:      # not in the circuit as simulated (every end off): nothing attached anywhere
+        values: dict[str, float | None] = {p: None for p in sorted(session.sk.components[target].ports)}
+    else:
+        values = {p: (None if v is None else round(v, 4)) for p, v in comp.port_v.items()}
     out.data[target] = Voltages(values)
     out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
         f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."
@@ -125,7 +128,8 @@ def observe_voltages(session: Session, action: Action, result: SimulationResult,
 
 def observe_current(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
-    amps = result.components[target].current
+    comp = result.components.get(target)
+    amps = comp.current if comp is not None else 0.0      # not in the circuit as simulated: no current
     out.data[target] = Current(round(abs(amps), 6))
     out.message = f"Current through {target}: {abs(amps):.6f} A."
     if not result.converged:
