@@ -91,10 +91,13 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
         pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
         stack.callback(pool.shutdown, wait=True, cancel_futures=True)
         return pool, data, workers * 2
+    import importlib
+
     try:
-        from distributed import Client, LocalCluster
+        distributed: Any = importlib.import_module("distributed")     # untyped: used through Any
     except ImportError:  # pragma: no cover - a core dependency
         raise InputError("--executor dask needs dask[distributed] (pip install 'dask[distributed]')") from None
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
     if scheduler:
         try:
             client = Client(scheduler, timeout=30)
@@ -142,9 +145,9 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         if retry_failed:     # slots of closed batches that failed: run again
             for b in range(len(history)):
                 for seed in cfg.seeds(b):
-                    rec = done.get((a, n, seed))
-                    if rec is not None and rec.end in cp.RETRY_ENDS:
-                        queue.append(Task(campaign.iri, a, dict(cfg.config), n, seed, b, replaces=rec.trajectory))
+                    old = done.get((a, n, seed))
+                    if old is not None and old.end in cp.RETRY_ENDS:
+                        queue.append(Task(campaign.iri, a, dict(cfg.config), n, seed, b, replaces=old.trajectory))
     prog.planned = prog.stored + sum(1 for t in queue if not t.replaces)
 
     def report(last: str = "") -> None:
