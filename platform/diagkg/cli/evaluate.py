@@ -106,7 +106,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 from ..evaluation.protocol import adaptive_module
 
                 adaptive_module()
-            ensure_shipped(store, notify=say)
+            from ..env.scenarios import ScenarioCatalog
+
+            if not ScenarioCatalog(store).numbers():      # an empty store: the shipped catalogue first
+                ensure_shipped(store, notify=say)
 
             def load(files: list[str]) -> list[str]:
                 report = load_files(store, files, notify=say)
