@@ -267,7 +267,7 @@ def _user_store(tmp_path: Path) -> Path:
     files[1].write_text(scenario_text(**FLAT))
     files[2].write_text(scenario_text(**LOOSE_LEAD))
     store = tmp_path / "store"
-    r = run_cli("--store", str(store), "load", *map(str, files))
+    r = run_cli("--store", str(store), "load", *map(str, files[:2]))     # t2.ttl is given to evaluate as a file
     assert r.returncode == 0, r.stderr
     return store
 
@@ -275,7 +275,7 @@ def _user_store(tmp_path: Path) -> Path:
 def _trajectory_graphs(store: Path) -> int:
     try:
         raw = ox.Store.read_only(str(store))
-    except OSError:
+    except (OSError, RuntimeError):
         return 0
     return sum(1 for g in raw.named_graphs() if "/graph/trajectory/" in g.value)
 
@@ -293,7 +293,7 @@ def _campaign_graph_counts(store: Path, cid: str) -> tuple[list[tuple[str, int, 
 def test_killed_campaign_resumes_with_exactly_the_expected_trajectories(tmp_path):
     store = _user_store(tmp_path)
     args = [*DIAGKG, "--store", str(store), "evaluate", "--assistant", "oracle,random-search",
-            "--scenarios", "TORCH.1,TORCH.2", "--runs", "8", "--name", "killed"]
+            "--scenarios", "TORCH.1", str(tmp_path / "t2.ttl"), "--runs", "8", "--name", "killed"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     line = proc.stderr.readline()

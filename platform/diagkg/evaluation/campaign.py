@@ -211,8 +211,9 @@ def select_scenarios(store: KnowledgeStore, items: Iterable[str],
     if files:
         if load is None:
             raise InputError("scenario files cannot be loaded here")
-        catalog = ScenarioCatalog(store)
-        chosen.extend(catalog.resolve(sid).number for sid in load(files))
+        ids = load(files)
+        catalog = ScenarioCatalog(store)           # after the load: it lists the new scenarios
+        chosen.extend(catalog.resolve(sid).number for sid in ids)
     return list(dict.fromkeys(chosen))
 
 
