@@ -335,3 +335,16 @@ def test_killed_campaign_resumes_with_exactly_the_expected_trajectories(tmp_path
     a = metrics.load(KnowledgeStore.open_for_reading(store), [cid])
     b = metrics.load(KnowledgeStore.open_for_reading(other), [cid])
     assert sorted(map(str, a.by_scenario)) == sorted(map(str, b.by_scenario))
+
+
+def test_behaviours_for_the_adaptive_protocol_come_from_the_store(hand_campaign):
+    from diagkg.evaluation.protocol import behaviours
+
+    store, campaign = hand_campaign
+    iri = resolve_scenario(store, 9101).iri
+    per_batch = behaviours(store, campaign, "a", iri)
+    assert list(per_batch) == [0]
+    assert per_batch[0] == [(("hypothesis:bat",), ("hypothesis {bat}",)),          # seed 0
+                            (("replace_component:bat",), ("replace_component bat",)),  # seed 1
+                            (("replace_component:sw", "hypothesis:sw"), ("replace_component sw", "hypothesis {sw}"))]
+    # seed 3 crashed: it says nothing about behaviour and is left out

@@ -35,7 +35,10 @@ def adaptive_module() -> ModuleType:
 
 def behaviours(store: KnowledgeStore, campaign: Campaign, assistant: str,
                scenario_iri: str) -> dict[int, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
-    """Per batch, in seed order: (executed-action tokens, intentions) of each usable trajectory."""
+    """Per batch, in seed order: (executed-action tokens, intentions) of each usable trajectory.
+
+    A token is ``action:target:target…`` for an executed action, ``hypothesis:part:part…``
+    for a hypothesis (its verification repairs exactly those parts)."""
     rows = store.select("campaign-behaviours", {"campaign": campaign.node, "assistant": ox.Literal(assistant),
                                                 "scenario": ox.NamedNode(scenario_iri)})
     per: dict[str, dict[str, Any]] = {}
@@ -45,11 +48,13 @@ def behaviours(store: KnowledgeStore, campaign: Campaign, assistant: str,
         t["intentions"][int(r["round"])] = r["intention"]
         if r["action"] is not None:
             t["actions"].setdefault((int(r["round"]), int(r["position"])), [r["action"]]).append(r["target"] or "")
+        if r["suspect"] is not None:      # a hypothesis: verified by repairing what it names
+            t["actions"].setdefault((int(r["round"]), 0), ["hypothesis"]).append(r["suspect"])
     out: dict[int, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
     for t in sorted(per.values(), key=lambda t: t["seed"]):
         if t["end"] in RETRY_ENDS:
             continue
-        actions = tuple(f"{v[0]}:{':'.join(sorted(x for x in v[1:] if x))}" for _, v in sorted(t["actions"].items()))
+        actions = tuple(f"{v[0]}:{':'.join(sorted({x for x in v[1:] if x}))}" for _, v in sorted(t["actions"].items()))
         intentions = tuple(v for _, v in sorted(t["intentions"].items()))
         out.setdefault(t["batch"], []).append((actions, intentions))
     return out
