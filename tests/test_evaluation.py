@@ -151,7 +151,8 @@ def test_report_files_from_the_store(hand_campaign, tmp_path):
     out = tmp_path / "report"
     written = write_report(store, [campaign.id], out)
     names = {p.name for p in written}
-    for table in ("overall", "by-system", "by-category", "by-system-category", "by-scenario", "difficulty", "paired"):
+    for table in ("side-by-side-system", "side-by-side-category", "overall",
+                  "by-system", "by-category", "by-system-category", "by-scenario", "difficulty", "paired"):
         for suffix in (".md", ".tex", ".csv"):
             assert table + suffix in names
     for image in ("success-vs-cost.png", "success-per-system.png", "cost-distributions.png"):
@@ -161,6 +162,9 @@ def test_report_files_from_the_store(hand_campaign, tmp_path):
     assert "0.571" in (out / "overall.md").read_text()          # a's success rate, 4/7
     assert "\\begin{tabular}" in (out / "by-system.tex").read_text()
     assert (out / "paired.csv").read_text().splitlines()[1].startswith("a,b,all,7,")
+    wide = (out / "side-by-side-system.csv").read_text().splitlines()
+    assert wide[0] == "system,a success,a cost,b success,b cost"
+    assert wide[1] == 'all,"0.571 [0.250, 0.842]",80.0,"0.875 [0.529, 0.978]",96.2'
 
 
 # ---------------------------------------------------------------------------

@@ -89,11 +89,36 @@ def metric_table(name: str, title: str, group_label: str, ms: Sequence[mx.GroupM
     return Table(name, title, [group_label, "assistant", *(label for _, label in METRIC_COLUMNS)], rows)
 
 
+def side_by_side(name: str, title: str, group_label: str, ms: Sequence[mx.GroupMetrics],
+                 assistants: Sequence[str]) -> Table:
+    """One row per group, the assistants side by side: success rate [Wilson interval] and mean cost."""
+    per = {(m.group, m.assistant): m for m in ms}
+    groups = list(dict.fromkeys(m.group for m in ms))
+    rows: list[list[Any]] = []
+    for g in groups:
+        row: list[Any] = [g]
+        for a in assistants:
+            m = per.get((g, a))
+            if m is None:
+                row += ["", ""]
+            else:
+                lo, hi = m.success_ci
+                row += [f"{_fmt(m.success_rate)} [{_fmt(lo)}, {_fmt(hi)}]", _fmt(m.mean_cost)]
+        rows.append(row)
+    columns = [group_label] + [f"{a} {what}" for a in assistants for what in ("success", "cost")]
+    return Table(name, title, columns, rows)
+
+
 def tables(store: KnowledgeStore, data: mx.CampaignData) -> list[Table]:
-    out = [metric_table("overall", "All scenarios", "scenarios", mx.overall(data)),
-           metric_table("by-system", "By system", "system", mx.by_system(data)),
+    systems, categories = mx.by_system(data), mx.by_category(data)
+    out = [side_by_side("side-by-side-system", "Assistants side by side, by system: success [Wilson 95 %] and mean "
+                        "cost (minutes)", "system", [*mx.overall(data), *systems], data.assistants),
+           side_by_side("side-by-side-category", "Assistants side by side, by fault category", "category",
+                        categories, data.assistants),
+           metric_table("overall", "All scenarios", "scenarios", mx.overall(data)),
+           metric_table("by-system", "By system", "system", systems),
            metric_table("by-category", "By fault category (a scenario counts in each of its categories)",
-                        "category", mx.by_category(data)),
+                        "category", categories),
            metric_table("by-system-category", "By system × fault category", "system × category",
                         mx.by_system_category(data)),
            metric_table("by-scenario", "By scenario", "scenario", mx.by_scenario(data))]
