@@ -14,7 +14,7 @@ import time
 from collections import deque
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 import pyoxigraph as ox
 
@@ -274,10 +274,3 @@ def _close(store: KnowledgeStore, campaign: Campaign, key: tuple[str, int, int],
     if added == 0:        # already run (cannot happen for a fresh batch, but keeps the state consistent)
         _close(store, campaign, (assistant, number, batch + 1), done, closed, open_batches, queue, prog, retry_failed)
 
-
-def iter_slots(campaign: Campaign) -> Iterator[tuple[str, int, int]]:
-    """Every slot of the first batch of each group (the fixed protocol's whole plan)."""
-    for a in campaign.config.assistants:
-        for n in campaign.config.scenarios:
-            for seed in campaign.config.seeds(0):
-                yield (a, n, seed)
