@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from .. import __version__, errors
 from ..kg.store import DEFAULT_WAIT, default_store_path
-from . import check, knowledge, serve, sessions
+from . import check, evaluate, knowledge, serve, sessions
 from .output import EXIT_INPUT, EXIT_OK, EXIT_STORE, EXIT_VIOLATIONS
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_STORE", "EXIT_VIOLATIONS", "build_parser", "main"]
@@ -163,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(and optionally: faults, faulty components, ideal repair, removed components)")
     p.add_argument("--out", metavar="DIR", help="write one NNN-ID.ttl file per scenario into DIR")
     serve.add_parser(sub, _Help)
+    evaluate.add_parsers(add)
     return parser
 
 

@@ -1,0 +1,130 @@
+"""The metric queries over many synthetic trajectories in an on-disk store.
+
+Writes ``--trajectories`` (default 100,000) synthetic trajectories of three
+assistants over the shipped scenarios into a campaign of a fresh on-disk
+store (each a real trajectory graph as ``diagkg evaluate`` writes it, with its
+summary and campaign entry; one to three rounds each), then times each metric
+query of ``queries/metrics-*.rq`` (target: each under 2 s) and the Python
+metrics and paired comparison on top.
+
+    .venv/bin/python benchmarks/metrics_queries.py [--trajectories 100000] [--store DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from datetime import datetime, timezone
+
+import pyoxigraph as ox
+
+from diagkg.env.actions import action_catalogue
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.evaluation import campaign as cp
+from diagkg.evaluation import metrics, sessions
+from diagkg.kg.loading import load_shipped
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs import trajectory
+
+ASSISTANTS = ("neuro-symbolic", "random-search", "oracle")
+ENDS = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation", "crashed")
+
+
+def synthetic_rounds(rng: random.Random, target: str) -> tuple[str, float, list[dict]]:
+    rounds: list[dict] = []
+    cost = 0.0
+    for n in range(1, rng.randint(1, 3) + 1):
+        if rng.random() < 0.5:
+            c = float(rng.choice((10, 20, 45)))
+            rounds.append({"round": n, "kind": "action", "intention": f"measure_voltage {target}", "message": "3.1 V",
+                           "cost": c, "success": False,
+                           "executed": [{"action": "measure_voltage", "targets": [target], "cost": c}],
+                           "action": {"action": "measure_voltage", "targets": [target], "value": None}})
+        else:
+            verdict = rng.choice(("correct", "wrong", "partial"))
+            c = float(rng.choice((10, 120, 130)))
+            rounds.append({"round": n, "kind": "hypothesis", "intention": f"hypothesis {{{target}}}", "message": verdict,
+                           "cost": c, "success": verdict == "correct", "executed": [], "verdict": verdict,
+                           "suspects": [target]})
+        cost += rounds[-1]["cost"]
+    return rng.choice(ENDS), cost, rounds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trajectories", type=int, default=100_000)
+    parser.add_argument("--store", default=None, help="folder for the on-disk store (default: a temporary one)")
+    args = parser.parse_args()
+    path = args.store or tempfile.mkdtemp(prefix="diagkg-metrics-")
+    store = KnowledgeStore(path)
+    done = [r for r in cp.campaigns(store) if r["name"] == "synthetic"]
+    if done:               # a store written by an earlier run: time the queries again
+        campaign = cp.open_campaign(store, done[-1]["campaign"])
+        print(f"reusing campaign {campaign.id} of {path} ({len(store)} quads)")
+        time_queries(store, campaign)
+        return
+    t0 = time.perf_counter()
+    load_shipped(store)
+    catalog = ScenarioCatalog(store)
+    numbers = catalog.numbers()
+    scenarios = {n: catalog.resolve(n) for n in numbers}
+    catalogue = {a: spec.iri for a, spec in action_catalogue(store).items()}
+    runs = max(1, args.trajectories // (len(ASSISTANTS) * len(numbers)))
+    campaign = cp.create(store, cp.CampaignConfig(assistants=ASSISTANTS, scenarios=tuple(numbers), runs=runs,
+                                                  name="synthetic"))
+    print(f"store ready in {time.perf_counter() - t0:.1f} s at {path}; writing "
+          f"{runs * len(ASSISTANTS) * len(numbers)} synthetic trajectories…", flush=True)
+    rng = random.Random(0)
+    t0 = time.perf_counter()
+    written = 0
+    with store.holding():
+        chunk: list[ox.Quad] = []
+        for a in ASSISTANTS:
+            for n in numbers:
+                s = scenarios[n]
+                target = sorted(s.faulty)[0].rsplit("/", 1)[-1] if s.faulty else "x"
+                for seed in range(runs):
+                    end, cost, rounds = synthetic_rounds(rng, target)
+                    rec = trajectory.SessionRecord(
+                        trajectory_id=f"syn-{a}-{n}-{seed}", scenario_iri=s.iri, scenario_number=n, system_key=s.key,
+                        system_iri=s.system_iri, assistant=a, config={}, seed=seed, budget=s.budget, end=end,
+                        total_cost=cost, rounds=rounds, started=datetime.now(timezone.utc), wall_time=0.01)
+                    rec.extra.extend(sessions.summary_triples(rec, s, cp.Task(campaign.iri, a, {}, n, seed, 0)))
+                    chunk.extend(trajectory.to_quads(rec, catalogue))
+                    written += 1
+                    if len(chunk) > 200_000:
+                        store.add_quads(chunk)
+                        chunk = []
+                        store.renew_writer()
+        store.add_quads(chunk)
+    print(f"{written} trajectories written in {time.perf_counter() - t0:.1f} s ({len(store)} quads in the store)",
+          flush=True)
+    store.refresh()
+    time_queries(store, campaign)
+
+
+def time_queries(store: KnowledgeStore, campaign: cp.Campaign) -> None:
+    node = campaign.node
+    for name, bindings in (("metrics-by-scenario", {"campaign": node}), ("metrics-sessions", {"campaign": node}),
+                           ("metrics-scenarios", {"campaign": node}),
+                           ("metrics-healthy-replacements", {"campaign": node}),
+                           ("metrics-paired", {"campaign": node, "a": ox.Literal(ASSISTANTS[0]),
+                                               "b": ox.Literal(ASSISTANTS[1])}),
+                           ("campaign-trajectories", {"campaign": node})):
+        t1 = time.perf_counter()
+        rows = store.select(name, bindings)
+        print(f"  {name:30s} {time.perf_counter() - t1:6.2f} s  ({len(rows)} rows)", flush=True)
+    t1 = time.perf_counter()
+    data = metrics.load(store, [campaign.id])
+    tables = [metrics.overall(data), metrics.by_system(data), metrics.by_category(data), metrics.by_scenario(data)]
+    print(f"  metrics.load + four tables       {time.perf_counter() - t1:6.2f} s  "
+          f"({sum(len(t) for t in tables)} rows)")
+    t1 = time.perf_counter()
+    paired = metrics.paired(store, data, ASSISTANTS[0], ASSISTANTS[1])
+    print(f"  paired comparison                {time.perf_counter() - t1:6.2f} s  ({paired[0].pairs} pairs)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""Subcommands of evaluation campaigns: evaluate, report, export, import."""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import errors
+from .output import EXIT_OK, open_store, progress_bar, say
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..evaluation.execution import Progress
+
+
+def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]) -> None:
+    """Register the subcommands (called by :func:`diagkg.cli.build_parser`)."""
+    p = add("evaluate", cmd_evaluate, "Run an evaluation campaign: assistants × scenarios × runs (or the adaptive "
+                                      "protocol), every trajectory stored; resumable after Ctrl-C or kill -9.")
+    p.add_argument("--assistant", metavar="NAME[,NAME…]", help="the assistants to compare")
+    p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object (for every assistant)")
+    p.add_argument("--scenarios", nargs="+", default=["all"], metavar="SEL",
+                   help="all | 1,2,5-9 | system:KEY | category:NAME | scenario ids | FILE.ttl… (default all)")
+    p.add_argument("--runs", type=int, default=None, help="runs per assistant and scenario, seeds S…S+N-1 (default 1)")
+    p.add_argument("--protocol", choices=("fixed", "adaptive"), default=None,
+                   help="fixed (--runs N) or adaptive (batches until behaviour converges or --max-batches)")
+    p.add_argument("--batch-size", type=int, default=10, help="adaptive: runs per batch (default 10)")
+    p.add_argument("--max-batches", type=int, default=5, help="adaptive: batches at most (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    p.add_argument("--workers", type=int, default=1, help="sessions in N processes (default 1: this process)")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="local processes, or a Dask distributed cluster")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="dask: the scheduler (e.g. tcp://host:8786); default a LocalCluster of --workers processes")
+    p.add_argument("--resume", metavar="RUN", help="continue the campaign RUN (its settings are read from the store)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="with --resume: run again the sessions that crashed or ended in llm_truncation")
+    p.add_argument("--name", default="campaign", help="a name for a new campaign (its id starts with it)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = add("report", cmd_report, "Tables (Markdown, LaTeX, CSV), plots (PNG) and one HTML report of campaigns, "
+                                  "recomputed from the store.")
+    p.add_argument("runs", nargs="*", metavar="RUN", help="campaign ids (default: every campaign in the store)")
+    p.add_argument("--out", metavar="DIR", default="report", help="folder to write into (default ./report)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = add("export", cmd_export, "Write a campaign with its trajectories and the scenario and system versions it "
+                                  "used as gzipped N-Quads (to standard output or --out).")
+    p.add_argument("campaign", metavar="CAMPAIGN", help="the campaign id")
+    p.add_argument("--out", metavar="FILE.nq.gz", help="write to FILE instead of standard output")
+
+    p = add("import", cmd_import, "Import a campaign exported by `diagkg export` (refuses campaigns and "
+                                  "trajectories the store already holds).")
+    p.add_argument("file", metavar="FILE", help="a .nq.gz (or .nq) file written by `diagkg export`")
+
+
+def _progress_display(enabled: bool) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from .output import console
+
+    if not enabled:
+        return None
+    return Progress(TextColumn("scenarios {task.fields[groups]}"), TextColumn("batches {task.fields[batches]}"),
+                    BarColumn(), MofNCompleteColumn(), TextColumn("trajectories, {task.fields[wins]} successes"),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                    console=console(stderr=True), transient=False)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from ..evaluation import campaign as cp
+    from ..evaluation import execution
+    from ..kg.loading import ensure_shipped, load_files
+
+    if args.retry_failed and not args.resume:
+        raise errors.InputError("--retry-failed continues a campaign: give --resume RUN")
+    with open_store(args, write=True) as store:
+        if args.resume:
+            if args.assistant or args.runs or args.protocol or args.config:
+                say("--resume: the campaign's own settings are used (the other options are ignored)")
+            campaign = cp.open_campaign(store, args.resume)
+        else:
+            if not args.assistant:
+                raise errors.InputError("name the assistants: --assistant NAME[,NAME…] (or --resume RUN)")
+            from ..agents.registry import names
+
+            assistants = tuple(a.strip() for a in args.assistant.split(",") if a.strip())
+            unknown = [a for a in assistants if a not in names()]
+            if unknown:
+                raise errors.InputError(f"--assistant: unknown {', '.join(unknown)}; installed: {', '.join(names())}")
+            config: dict[str, Any] = {}
+            if args.config:
+                try:
+                    config = json.loads(args.config)
+                except json.JSONDecodeError as exc:
+                    raise errors.InputError(f"--config is not valid JSON: {exc.msg} at column {exc.colno}") from None
+                if not isinstance(config, dict):
+                    raise errors.InputError("--config must be a JSON object")
+            protocol = args.protocol or "fixed"
+            if protocol == "adaptive":
+                if args.runs is not None:
+                    raise errors.InputError("--runs and --protocol adaptive exclude each other")
+                from ..evaluation.protocol import adaptive_module
+
+                adaptive_module()
+            from ..env.scenarios import ScenarioCatalog
+
+            if not ScenarioCatalog(store).numbers():      # an empty store: the shipped catalogue first
+                ensure_shipped(store, notify=say)
+
+            def load(files: list[str]) -> list[str]:
+                report = load_files(store, files, notify=say)
+                rows = store.select("graph-claims")
+                graphs_loaded = {i.graph for i in report.loaded}
+                ids = [r["value"] for r in rows if r["graph"] in graphs_loaded and r["kind"] == "scenario identifier"]
+                for line in (*report.notes, *report.replaced):
+                    say(line)
+                return ids
+
+            numbers = cp.select_scenarios(store, args.scenarios, load)
+            cfg = cp.CampaignConfig(assistants=assistants, scenarios=tuple(numbers), config=config, protocol=protocol,
+                                    runs=args.runs if args.runs is not None else 1, batch_size=args.batch_size,
+                                    max_batches=args.max_batches, seed=args.seed, name=args.name)
+            campaign = cp.create(store, cfg)
+            say(f"campaign {campaign.id}: {len(cfg.assistants)} assistant(s) × {len(cfg.scenarios)} scenario(s), "
+                f"{'adaptive' if protocol == 'adaptive' else f'{cfg.runs} run(s) each'}")
+        display = _progress_display(sys.stderr.isatty() and args.format == "text")
+        task_id = None
+
+        def show(p: Progress) -> None:
+            nonlocal task_id
+            if display is None:
+                return
+            fields = dict(groups=f"{p.scenarios_done}/{p.scenarios}", batches=p.batches, wins=p.successes)
+            if task_id is None:
+                task_id = display.add_task("campaign", total=p.planned, completed=p.stored, **fields)
+            display.update(task_id, total=p.planned, completed=p.stored, **fields)
+
+        try:
+            if display is not None:
+                display.start()
+            summary = execution.run(store, campaign, workers=args.workers, executor=args.executor,
+                                    scheduler=args.scheduler, retry_failed=args.retry_failed, on_progress=show,
+                                    notify=say)
+        except KeyboardInterrupt:
+            if display is not None:
+                display.stop()
+            print(f"interrupted; what finished is stored. Continue with: diagkg evaluate --resume {campaign.id}",
+                  file=sys.stderr)
+            return 130
+        finally:
+            if display is not None:
+                display.stop()
+    data = summary.to_json()
+    if args.format == "json":
+        print(json.dumps(data))
+    else:
+        p = summary.progress
+        print(f"campaign {campaign.id}: {p.stored} trajectories ({p.ran} run now in {p.seconds:.1f} s), "
+              f"{p.successes} successes; ends: {', '.join(f'{k} {v}' for k, v in sorted(p.ends.items()) if v)}")
+        print(f"scenarios: {', '.join(f'{k} {v}' for k, v in sorted(summary.states.items()))}")
+        print(f"report: diagkg report {campaign.id}")
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ..evaluation import report
+
+    with open_store(args, write=False) as store:
+        with progress_bar(sys.stderr.isatty()) as progress:
+            written = report.write_report(store, args.runs, Path(args.out), progress=progress)
+    if args.format == "json":
+        print(json.dumps({"out": str(args.out), "files": [str(p) for p in written]}))
+    else:
+        print(f"wrote {len(written)} files into {args.out} (open {Path(args.out) / 'report.html'})")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ..evaluation import transfer
+
+    with open_store(args, write=False) as store:
+        data = transfer.export_campaign(store, args.campaign)
+    packed = gzip.compress(data, mtime=0)
+    if args.out:
+        Path(args.out).write_bytes(packed)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        if sys.stdout.isatty():
+            raise errors.InputError("the export is binary (gzip): redirect it to a file or give --out FILE.nq.gz")
+        sys.stdout.buffer.write(packed)
+        sys.stdout.buffer.flush()
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from ..evaluation import transfer
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise errors.InputError(f"{path}: no such file")
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise errors.InputError(f"{path}: not a readable gzip file ({exc})") from None
+    with open_store(args, write=True) as store:
+        result = transfer.import_campaign(store, raw, str(path))
+    print(f"imported campaign {result.campaign}: {result.trajectories} trajectories, "
+          f"{result.knowledge_added} scenario/system graphs added, {result.knowledge_kept} already present")
+    return EXIT_OK

@@ -1,0 +1,276 @@
+"""Running a campaign: plan the missing slots, run them (in this process, in
+worker processes, or on a Dask cluster), store each trajectory as it comes
+back (one transaction: the trajectory graph, which carries its campaign
+entry, and the failed trajectory it replaces, if any), close batches and
+decide convergence.
+
+Only the campaign's process writes; workers return N-Quads.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+from collections import deque
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import pyoxigraph as ox
+
+from ..errors import InputError
+from . import campaign as cp
+from .campaign import Campaign, Task
+from .sessions import Outcome, knowledge_bytes, run_remote, run_task
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeStore
+
+EXECUTORS = ("local", "dask")
+RENEW_EVERY = 100       # trajectories between two renewals of the held writer
+
+
+@dataclass
+class Progress:
+    """What a progress display shows; handed to ``on_progress`` after each event."""
+
+    scenarios: int = 0            # assistant × scenario groups in the campaign
+    scenarios_done: int = 0
+    batches: int = 0              # finished batches
+    planned: int = 0              # trajectories the campaign holds or will hold (grows with adaptive batches)
+    stored: int = 0               # trajectories the campaign holds
+    ran: int = 0                  # sessions run by this call
+    successes: int = 0
+    ends: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    last: str = ""
+
+
+@dataclass
+class Summary:
+    campaign: str
+    progress: Progress
+    states: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.progress
+        return {"campaign": self.campaign, "trajectories": p.stored, "ran": p.ran, "successes": p.successes,
+                "ends": dict(sorted(p.ends.items())), "batches": p.batches, "scenarios": p.scenarios,
+                "scenarios_done": p.scenarios_done, "states": dict(sorted(self.states.items())),
+                "seconds": round(p.seconds, 3)}
+
+
+class _Inline(cf.Executor):
+    """Runs each session at once in this process (reading the campaign's own store)."""
+
+    def __init__(self, store: KnowledgeStore):
+        self.store = store
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        future: cf.Future[Any] = cf.Future()
+        try:
+            future.set_result(run_task(self.store, args[-1]))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            future.set_exception(exc)
+        return future
+
+
+def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, workers: int, kind: str,
+              scheduler: str | None, notify: Callable[[str], None] | None) -> tuple[cf.Executor, Any, int]:
+    """The executor, the knowledge argument its tasks take, and how many sessions to keep in flight."""
+    if kind not in EXECUTORS:
+        raise InputError(f"unknown executor {kind!r}; use one of {', '.join(EXECUTORS)}")
+    if workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}")
+    if kind == "local" and workers == 1:
+        return _Inline(store), None, 1
+    data = knowledge_bytes(store, campaign.config.scenarios)
+    if kind == "local":
+        import multiprocessing
+
+        pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        stack.callback(pool.shutdown, wait=True, cancel_futures=True)
+        return pool, data, workers * 2
+    import importlib
+
+    try:
+        distributed: Any = importlib.import_module("distributed")     # untyped: used through Any
+    except ImportError:  # pragma: no cover - a core dependency
+        raise InputError("--executor dask needs dask[distributed] (pip install 'dask[distributed]')") from None
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout=30)
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        stack.callback(cluster.close)
+        client = Client(cluster)
+        if notify:
+            notify(f"started a local Dask cluster with {workers} worker processes")
+    stack.callback(client.close)
+    slots = sum(client.nthreads().values()) or workers
+    ref = client.scatter(data, broadcast=True)
+    return client.get_executor(pure=False), ref, slots * 2
+
+
+def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor: str = "local",
+        scheduler: str | None = None, retry_failed: bool = False,
+        on_progress: Callable[[Progress], None] | None = None,
+        notify: Callable[[str], None] | None = None) -> Summary:
+    """Run what ``campaign`` still lacks and return a summary."""
+    cfg = campaign.config
+    t0 = time.perf_counter()
+    cp.check_versions(store, campaign)
+    done = cp.recorded(store, campaign)
+    closed = cp.batches(store, campaign)
+    prog = Progress(scenarios=len(cfg.assistants) * len(cfg.scenarios))
+    for rec in done.values():
+        prog.ends[rec.end] = prog.ends.get(rec.end, 0) + 1
+    prog.stored = len(done)
+    prog.successes = prog.ends.get("success", 0) + prog.ends.get("success_no_hypothesis", 0)
+    prog.batches = sum(len(v) for v in closed.values())
+
+    queue: deque[Task] = deque()
+    open_batches: dict[tuple[str, int, int], int] = {}    # (assistant, scenario, batch) -> sessions outstanding
+    to_close: list[tuple[str, int, int]] = []
+    groups = [(a, n) for a in cfg.assistants for n in cfg.scenarios]
+    for a, n in groups:
+        history = closed.get((a, n), [])
+        if history and history[-1]["state"] in cp.FINAL_STATES:
+            prog.scenarios_done += 1
+        else:
+            _open_batch(cfg, campaign, a, n, len(history), done, queue, open_batches, to_close, retry_failed)
+        if retry_failed:     # slots of closed batches that failed: run again
+            for b in range(len(history)):
+                for seed in cfg.seeds(b):
+                    old = done.get((a, n, seed))
+                    if old is not None and old.end in cp.RETRY_ENDS:
+                        queue.append(Task(campaign.iri, a, dict(cfg.config), n, seed, b, replaces=old.trajectory))
+    prog.planned = prog.stored + sum(1 for t in queue if not t.replaces)
+
+    def report(last: str = "") -> None:
+        prog.seconds = time.perf_counter() - t0
+        prog.last = last
+        if on_progress:
+            on_progress(prog)
+
+    report()
+    with ExitStack() as stack:
+        stack.enter_context(store.holding())
+        for key in to_close:
+            _close(store, campaign, key, done, closed, open_batches, queue, prog, retry_failed)
+        pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify)
+        inflight: dict[cf.Future[Outcome], Task] = {}
+        since_renew = 0
+        while queue or inflight:
+            while queue and len(inflight) < capacity:
+                task = queue.popleft()
+                inflight[pool.submit(run_remote, data, task)] = task
+            finished, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
+            for fut in finished:
+                task = inflight.pop(fut)
+                outcome = fut.result()        # a worker that died outright (not a session error) stops the campaign
+                previous = done[task.slot].end if task.replaces else ""
+                _store(store, outcome, done)
+                prog.ran += 1
+                if previous:
+                    prog.ends[previous] -= 1
+                else:
+                    prog.stored += 1
+                prog.ends[outcome.end] = prog.ends.get(outcome.end, 0) + 1
+                prog.successes = prog.ends.get("success", 0) + prog.ends.get("success_no_hypothesis", 0)
+                since_renew += 1
+                key = (task.assistant, task.scenario, task.batch)
+                if key in open_batches:
+                    open_batches[key] -= 1
+                    if open_batches[key] == 0:
+                        _close(store, campaign, key, done, closed, open_batches, queue, prog, retry_failed)
+                report(f"{task.assistant} on scenario {task.scenario} seed {task.seed}: {outcome.end}")
+            if since_renew >= RENEW_EVERY and not inflight:
+                store.renew_writer()
+                since_renew = 0
+            elif since_renew >= RENEW_EVERY * 4:
+                store.renew_writer()     # the executor's futures do not hold the store
+                since_renew = 0
+    report()
+    states: dict[str, int] = {}
+    for history in cp.batches(store, campaign).values():
+        states[history[-1]["state"]] = states.get(history[-1]["state"], 0) + 1
+    return Summary(campaign.id, prog, states)
+
+
+def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, number: int, batch: int,
+                done: dict[tuple[str, int, int], cp.Recorded], queue: deque[Task],
+                open_batches: dict[tuple[str, int, int], int], to_close: list[tuple[str, int, int]],
+                retry_failed: bool) -> int:
+    """Queue the missing sessions of a batch; returns how many."""
+    missing = 0
+    for seed in cfg.seeds(batch):
+        rec = done.get((assistant, number, seed))
+        if rec is None:
+            queue.append(Task(campaign.iri, assistant, dict(cfg.config), number, seed, batch))
+            missing += 1
+        elif retry_failed and rec.end in cp.RETRY_ENDS:
+            queue.append(Task(campaign.iri, assistant, dict(cfg.config), number, seed, batch, replaces=rec.trajectory))
+            missing += 1
+    key = (assistant, number, batch)
+    open_batches[key] = missing
+    if missing == 0:
+        to_close.append(key)
+    return missing
+
+
+def _store(store: KnowledgeStore, outcome: Outcome, done: dict[tuple[str, int, int], cp.Recorded]) -> None:
+    """One transaction: the trajectory (with its campaign entry) in, the failed one it replaces out."""
+    graph = ox.NamedNode(outcome.graph)
+    triples = [q.triple for q in ox.parse(outcome.nquads, format=ox.RdfFormat.N_QUADS)]
+    drop: list[ox.NamedNode] = []
+    task = outcome.task
+    if task.replaces:
+        from ..kg import graphs
+
+        drop.append(graphs.named("trajectory", task.replaces.rsplit("/", 1)[1]))
+    store.write_graphs({graph: triples}, drop=drop)
+    done[task.slot] = cp.Recorded(_trajectory_iri(outcome.graph), task.batch, outcome.end)
+
+
+def _trajectory_iri(graph: str) -> str:
+    from ..runs.trajectory import BASE
+
+    return BASE + graph.rsplit("/", 1)[1]
+
+
+def _close(store: KnowledgeStore, campaign: Campaign, key: tuple[str, int, int],
+           done: dict[tuple[str, int, int], cp.Recorded], closed: dict[tuple[str, int], list[dict[str, Any]]],
+           open_batches: dict[tuple[str, int, int], int], queue: deque[Task], prog: Progress,
+           retry_failed: bool) -> None:
+    """A batch is complete: record the scenario's state after it; open the next batch if it continues."""
+    from ..env.scenarios import ScenarioCatalog
+
+    assistant, number, batch = key
+    open_batches.pop(key, None)
+    cfg = campaign.config
+    scenario = ScenarioCatalog(store).resolve(number)
+    if cfg.protocol == "fixed":
+        quads = cp.batch_quads(campaign, assistant, scenario.iri, number, batch, "complete")
+        state = "complete"
+    else:
+        from .protocol import assess_group
+
+        verdict, state = assess_group(store, campaign, assistant, scenario.iri, batch)
+        quads = cp.batch_quads(campaign, assistant, scenario.iri, number, batch, state, verdict.reason,
+                               verdict.execution_ari, verdict.intent_ari, verdict.noise_floor,
+                               verdict.execution_labels, verdict.notes)
+    store.add_quads(quads)
+    closed.setdefault((assistant, number), []).append({"batch": batch, "state": state})
+    prog.batches += 1
+    if state in cp.FINAL_STATES:
+        prog.scenarios_done += 1
+        return
+    added = _open_batch(cfg, campaign, assistant, number, batch + 1, done, queue, open_batches, [], retry_failed)
+    prog.planned += added
+    if added == 0:        # already run (cannot happen for a fresh batch, but keeps the state consistent)
+        _close(store, campaign, (assistant, number, batch + 1), done, closed, open_batches, queue, prog, retry_failed)
+

@@ -1,0 +1,295 @@
+"""Campaign metrics: counts and sums from SPARQL (``queries/metrics-*.rq``),
+interval arithmetic here.
+
+* success rate = (success + success_no_hypothesis) / sessions not truncated,
+  with a Wilson 95 % interval; a crashed session is a failure;
+* mean cost with a percentile-bootstrap 95 % interval; cost relative to the
+  scenario's ideal repair (total cost / total ideal-repair cost);
+* rounds, actions, hypotheses and healthy parts replaced per session;
+  correct-hypothesis rate (correct / hypotheses) with a Wilson interval;
+* LLM truncations and crashes counted apart;
+* paired comparison of two assistants on the same scenarios and seeds:
+  paired bootstrap of the mean cost difference, McNemar's exact test on success.
+
+Everything is recomputed from the store at any time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+import pyoxigraph as ox
+
+from .campaign import CAMPAIGN_BASE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeStore
+
+Z95 = 1.959963984540054
+BOOTSTRAP = 2000
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion k/n ((0, 1) when n = 0)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def bootstrap_mean(values: Sequence[float], resamples: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float]:
+    """Percentile-bootstrap 95 % interval of a mean (the value itself for fewer than two values)."""
+    import numpy as np
+
+    if not values:
+        return (math.nan, math.nan)
+    arr = np.asarray(values, dtype=float)
+    if len(arr) < 2 or float(arr.min()) == float(arr.max()):
+        return (float(arr.mean()), float(arr.mean()))
+    rng = np.random.default_rng(seed)
+    means = arr[rng.integers(0, len(arr), size=(resamples, len(arr)))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return (float(lo), float(hi))
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs (scipy's binomial test)."""
+    if only_a + only_b == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(only_a, only_a + only_b, 0.5).pvalue)
+
+
+@dataclass
+class GroupMetrics:
+    """Metrics of one assistant on one group of scenarios (a scenario, a system, a category, all)."""
+
+    assistant: str
+    group: str
+    total: int = 0
+    truncated: int = 0
+    crashed: int = 0
+    n: int = 0
+    successes: int = 0
+    cost: float = 0.0
+    ideal: float = 0.0         # the ideal-repair cost summed over the sessions (scenarios with one)
+    cost_with_ideal: float = 0.0
+    rounds: int = 0
+    actions: int = 0
+    hypotheses: int = 0
+    correct: int = 0
+    healthy: int = 0
+    cost_lo: float = math.nan
+    cost_hi: float = math.nan
+
+    def add(self, row: dict[str, Any], ideal: float | None) -> None:
+        self.total += int(row["total"])
+        self.truncated += int(row["truncated"])
+        self.crashed += int(row["crashed"])
+        self.n += int(row["n"])
+        self.successes += int(row["successes"])
+        self.cost += float(row["cost"])
+        self.rounds += int(row["rounds"])
+        self.actions += int(row["actions"])
+        self.hypotheses += int(row["hypotheses"])
+        self.correct += int(row["correct"])
+        self.healthy += int(row["healthy"])
+        if ideal:
+            self.ideal += ideal * int(row["n"])
+            self.cost_with_ideal += float(row["cost"])
+
+    def _per(self, x: float) -> float:
+        return x / self.n if self.n else math.nan
+
+    @property
+    def success_rate(self) -> float:
+        return self._per(self.successes)
+
+    @property
+    def success_ci(self) -> tuple[float, float]:
+        return wilson(self.successes, self.n)
+
+    @property
+    def mean_cost(self) -> float:
+        return self._per(self.cost)
+
+    @property
+    def relative_cost(self) -> float:
+        return self.cost_with_ideal / self.ideal if self.ideal else math.nan
+
+    @property
+    def correct_rate(self) -> float:
+        return self.correct / self.hypotheses if self.hypotheses else math.nan
+
+    @property
+    def correct_ci(self) -> tuple[float, float]:
+        return wilson(self.correct, self.hypotheses)
+
+    def row(self) -> dict[str, Any]:
+        lo, hi = self.success_ci
+        clo, chi = self.correct_ci
+        return {"assistant": self.assistant, "group": self.group, "sessions": self.total, "n": self.n,
+                "llm_truncation": self.truncated, "crashed": self.crashed, "successes": self.successes,
+                "success_rate": self.success_rate, "success_lo": lo, "success_hi": hi,
+                "mean_cost": self.mean_cost, "cost_lo": self.cost_lo, "cost_hi": self.cost_hi,
+                "relative_cost": self.relative_cost, "rounds": self._per(self.rounds),
+                "actions": self._per(self.actions), "hypotheses": self._per(self.hypotheses),
+                "correct_rate": self.correct_rate, "correct_lo": clo, "correct_hi": chi,
+                "healthy_replaced": self._per(self.healthy)}
+
+
+@dataclass(frozen=True)
+class ScenarioFacts:
+    number: int
+    id: str
+    system: str
+    categories: tuple[str, ...]
+    ideal_cost: float | None
+
+
+@dataclass
+class CampaignData:
+    """What the metric queries return for a set of campaigns."""
+
+    by_scenario: list[dict[str, Any]]
+    sessions: list[dict[str, Any]]
+    scenarios: dict[int, ScenarioFacts]
+    assistants: list[str]
+    campaigns: list[str]
+
+
+def _campaign_node(ref: str) -> ox.NamedNode:
+    return ox.NamedNode(ref if ref.startswith(CAMPAIGN_BASE) else CAMPAIGN_BASE + ref)
+
+
+def load(store: KnowledgeStore, campaign_ids: Iterable[str]) -> CampaignData:
+    """Run the metric queries for these campaigns."""
+    by_scenario: list[dict[str, Any]] = []
+    sessions: list[dict[str, Any]] = []
+    scenarios: dict[int, ScenarioFacts] = {}
+    ids = list(campaign_ids)
+    for cid in ids:
+        node = _campaign_node(cid)
+        by_scenario += store.select("metrics-by-scenario", {"campaign": node})
+        sessions += store.select("metrics-sessions", {"campaign": node})
+        for r in store.select("metrics-scenarios", {"campaign": node}):
+            cats = tuple(sorted(c.strip() for c in (r["categories"] or "").split(",") if c.strip()))
+            scenarios[int(r["scenario"])] = ScenarioFacts(int(r["scenario"]), r["id"], r["system"], cats,
+                                                          float(r["idealCost"]) if r["idealCost"] is not None else None)
+    assistants = list(dict.fromkeys(r["assistant"] for r in by_scenario))
+    return CampaignData(by_scenario, sessions, scenarios, assistants, ids)
+
+
+def group_metrics(data: CampaignData, key: Callable[[ScenarioFacts], Iterable[str]]) -> list[GroupMetrics]:
+    """Metrics per assistant and group; ``key`` names the groups a scenario counts in (one or several)."""
+    groups: dict[tuple[str, str], GroupMetrics] = {}
+    for r in data.by_scenario:
+        facts = data.scenarios.get(int(r["scenario"]))
+        if facts is None:
+            continue
+        for g in key(facts):
+            m = groups.setdefault((r["assistant"], g), GroupMetrics(r["assistant"], g))
+            m.add(r, facts.ideal_cost)
+    costs: dict[tuple[str, str], list[float]] = {}
+    for s in data.sessions:
+        facts = data.scenarios.get(int(s["scenario"]))
+        if facts is None:
+            continue
+        for g in key(facts):
+            costs.setdefault((s["assistant"], g), []).append(float(s["cost"]))
+    for k, m in groups.items():
+        m.cost_lo, m.cost_hi = bootstrap_mean(costs.get(k, []))
+    return sorted(groups.values(), key=lambda m: (_sort_key(m.group), m.assistant))
+
+
+def _sort_key(group: str) -> tuple[int, Any]:
+    return (0, int(group)) if group.isdigit() else (1, group)
+
+
+def by_scenario(data: CampaignData) -> list[GroupMetrics]:
+    return group_metrics(data, lambda f: [str(f.number)])
+
+
+def by_system(data: CampaignData) -> list[GroupMetrics]:
+    return group_metrics(data, lambda f: [f.system])
+
+
+def by_category(data: CampaignData) -> list[GroupMetrics]:
+    """A scenario counts in every category it has."""
+    return group_metrics(data, lambda f: list(f.categories) or ["(none)"])
+
+
+def by_system_category(data: CampaignData) -> list[GroupMetrics]:
+    return group_metrics(data, lambda f: [f"{f.system} × {c}" for c in (f.categories or ("(none)",))])
+
+
+def overall(data: CampaignData) -> list[GroupMetrics]:
+    return group_metrics(data, lambda f: ["all"])
+
+
+@dataclass(frozen=True)
+class Paired:
+    a: str
+    b: str
+    group: str
+    pairs: int
+    mean_diff: float          # mean of cost(a) − cost(b)
+    diff_lo: float
+    diff_hi: float
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+    p_mcnemar: float
+
+    def row(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "group": self.group, "pairs": self.pairs, "mean_cost_diff": self.mean_diff,
+                "diff_lo": self.diff_lo, "diff_hi": self.diff_hi, "both_succeed": self.both,
+                "only_a_succeeds": self.only_a, "only_b_succeeds": self.only_b, "neither": self.neither,
+                "mcnemar_p": self.p_mcnemar}
+
+
+def paired(store: KnowledgeStore, data: CampaignData, a: str, b: str) -> list[Paired]:
+    """Paired comparison of assistants ``a`` and ``b`` overall and per system (pairs: same campaign, scenario, seed)."""
+    rows: list[dict[str, Any]] = []
+    for cid in data.campaigns:
+        rows += store.select("metrics-paired", {"campaign": _campaign_node(cid), "a": ox.Literal(a), "b": ox.Literal(b)})
+    groups: dict[str, list[dict[str, Any]]] = {"all": rows}
+    for r in rows:
+        facts = data.scenarios.get(int(r["scenario"]))
+        if facts is not None:
+            groups.setdefault(facts.system, []).append(r)
+    out = []
+    for g, rs in groups.items():
+        diffs = [float(r["costA"]) - float(r["costB"]) for r in rs]
+        lo, hi = bootstrap_mean(diffs)
+        both = sum(1 for r in rs if r["okA"] and r["okB"])
+        only_a = sum(1 for r in rs if r["okA"] and not r["okB"])
+        only_b = sum(1 for r in rs if r["okB"] and not r["okA"])
+        out.append(Paired(a, b, g, len(rs), sum(diffs) / len(diffs) if diffs else math.nan, lo, hi, both, only_a,
+                          only_b, len(rs) - both - only_a - only_b, mcnemar_exact(only_a, only_b)))
+    return sorted(out, key=lambda p: (p.group != "all", p.group))
+
+
+def difficulty(data: CampaignData) -> tuple[list[str], list[list[Any]]]:
+    """Per scenario, every assistant's success rate, and the spread between the best and the worst
+    (the scenarios that separate assistants come first)."""
+    rates: dict[int, dict[str, float]] = {}
+    for m in by_scenario(data):
+        rates.setdefault(int(m.group), {})[m.assistant] = m.success_rate
+    columns = ["scenario", "id", "system", *data.assistants, "spread"]
+    table: list[list[Any]] = []
+    for n, per in rates.items():
+        facts = data.scenarios[n]
+        values = [per.get(a, math.nan) for a in data.assistants]
+        known = [v for v in values if not math.isnan(v)]
+        spread = max(known) - min(known) if known else math.nan
+        table.append([n, facts.id, facts.system, *values, spread])
+    table.sort(key=lambda row: (-(float(row[-1]) if not math.isnan(float(row[-1])) else -1.0), int(row[0])))
+    return columns, table

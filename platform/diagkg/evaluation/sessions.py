@@ -1,0 +1,174 @@
+"""One campaign session, wherever it runs: in the campaign's process, in a
+worker process, or on a Dask worker.
+
+A worker holds an in-memory copy of the knowledge a campaign needs (the
+ontology, the systems with their inferences, the scenarios: N-Quads shipped
+once per worker), runs the session, and returns the trajectory as N-Quads
+bytes; the campaign's single writer stores it. A session that raises is
+recorded as a ``crashed`` trajectory: a failure, never a dropped sample.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import traceback
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Iterable
+
+import pyoxigraph as ox
+
+from ..kg import graphs
+from ..kg.vocab import DK
+from .campaign import XSD, Task
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..env.scenarios import Scenario
+    from ..kg.store import KnowledgeStore
+    from ..runs.trajectory import SessionRecord
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a worker sends back: the slot, its trajectory graph as N-Quads, and headline values."""
+
+    task: Task
+    graph: str
+    nquads: bytes
+    end: str
+    cost: float
+
+
+def knowledge_graphs(store: KnowledgeStore, numbers: Iterable[int]) -> list[ox.NamedNode]:
+    """What a worker needs to run sessions on these scenarios."""
+    from .campaign import used_graphs
+
+    out = [graphs.ONTOLOGY]
+    for g in used_graphs(store, numbers):
+        out.append(g)
+        if graphs.kind_of(g) == "system":
+            key = g.value.rsplit("/", 1)[1]
+            inferred = graphs.inferred(key)
+            if store.raw.contains_named_graph(inferred):
+                out.append(inferred)
+    return list(dict.fromkeys(out))
+
+
+def knowledge_bytes(store: KnowledgeStore, numbers: Iterable[int]) -> bytes:
+    """The knowledge of :func:`knowledge_graphs` as N-Quads (after making sure every system has its inferences)."""
+    from ..env.scenarios import ScenarioCatalog
+    from ..kg.loading import ensure_inferences
+
+    numbers = list(numbers)
+    catalog = ScenarioCatalog(store)
+    for key in sorted({catalog.resolve(n).key for n in numbers}):
+        ensure_inferences(store, key, None)
+    return store.dump(knowledge_graphs(store, numbers))
+
+
+_WORKER: dict[str, KnowledgeStore] = {}
+
+
+def worker_store(data: bytes) -> KnowledgeStore:
+    """An in-memory store holding ``data``, one per worker process and knowledge."""
+    from ..kg.store import KnowledgeStore
+
+    digest = hashlib.sha256(data).hexdigest()
+    if digest not in _WORKER:
+        store = KnowledgeStore.memory()
+        store.add_quads(q for q in ox.parse(data, format=ox.RdfFormat.N_QUADS) if isinstance(q, ox.Quad))
+        _WORKER.clear()
+        _WORKER[digest] = store
+    return _WORKER[digest]
+
+
+def init_worker(data: bytes) -> None:
+    """ProcessPoolExecutor initializer: load the knowledge once."""
+    worker_store(data)
+
+
+def run_remote(data: bytes, task: Task) -> Outcome:
+    """A worker's entry point (process pool or Dask)."""
+    return run_task(worker_store(data), task)
+
+
+def run_task(store: KnowledgeStore, task: Task) -> Outcome:
+    """Run one session of a campaign and return its trajectory (nothing is written to ``store``)."""
+    from ..env.actions import action_catalogue
+    from ..env.workspace import resolve_scenario
+    from ..runs import trajectory
+    from ..runs.runner import run_session
+
+    scenario = resolve_scenario(store, task.scenario)
+    record: SessionRecord | None
+    try:
+        result = run_session(scenario, task.assistant, seed=task.seed, config=task.config, store=store, record=False)
+        record = result.record
+        assert record is not None
+    except Exception as exc:  # noqa: BLE001 - any failure of a session is recorded, not dropped
+        record = crashed_record(scenario, task, exc)
+    record.extra.extend(summary_triples(record, scenario, task))
+    catalogue = {a: spec.iri for a, spec in action_catalogue(store).items()}
+    quads = trajectory.to_quads(record, catalogue)
+    policy = trajectory.CheckPolicy.from_env()
+    if policy is trajectory.CheckPolicy.ALWAYS or (
+            policy is trajectory.CheckPolicy.FIRST and (task.assistant, scenario.key) not in _CHECKED):
+        _CHECKED.add((task.assistant, scenario.key))
+        trajectory.validate(quads, f"trajectory {record.trajectory_id}")
+    data = ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b""
+    return Outcome(task, record.graph.value, data, record.end, float(record.total_cost))
+
+
+_CHECKED: set[tuple[str, str]] = set()
+
+
+def crashed_record(scenario: Scenario, task: Task, exc: BaseException) -> SessionRecord:
+    from ..runs import trajectory
+
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    place = f" (at {where.filename.rsplit('/', 1)[-1]}:{where.lineno})" if where else ""
+    message = f"The session crashed: {type(exc).__name__}: {exc}{place}"
+    return trajectory.SessionRecord(
+        trajectory_id=trajectory.new_id(scenario.number, task.assistant, task.seed), scenario_iri=scenario.iri,
+        scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
+        assistant=task.assistant, config=dict(task.config), seed=task.seed, budget=scenario.budget, end="crashed",
+        total_cost=0.0, rounds=[{"round": 1, "kind": "none", "intention": "(crashed)", "message": message,
+                                 "cost": 0.0, "success": False, "executed": []}],
+        started=datetime.now(timezone.utc), wall_time=0.0)
+
+
+def _faulted(scenario: Scenario) -> set[str]:
+    ns = graphs.namespace_of(scenario.system_iri) if scenario.system_iri else graphs.system_namespace(scenario.key)
+    out: set[str] = set()
+    for f in scenario.faults:
+        for iri in (f.target, f.other):
+            if iri:
+                out.add(iri[len(ns):] if iri.startswith(ns) else iri)
+    return out
+
+
+def summary_triples(record: SessionRecord, scenario: Scenario, task: Task) -> list[ox.Triple]:
+    """The campaign link and the trajectory's summary (counts), for its own graph."""
+    traj = ox.NamedNode(record.iri)
+    session = ox.NamedNode(record.iri + "#session")
+    actions = sum(1 for r in record.rounds if r.get("kind") == "action")
+    hyps = [r for r in record.rounds if r.get("kind") == "hypothesis"]
+    correct = sum(1 for r in hyps if r.get("verdict") == "correct")
+    faulted = _faulted(scenario)
+    healthy = 0
+    for r in record.rounds:
+        for e in r.get("executed", []):
+            if e.get("action") == "replace_component":
+                healthy += sum(1 for t in e.get("targets", [])
+                               if not any(f == t or f.startswith(t + ".") for f in faulted))
+
+    def integer(n: int) -> ox.Literal:
+        return ox.Literal(str(n), datatype=ox.NamedNode(XSD + "integer"))
+
+    return [ox.Triple(ox.NamedNode(task.campaign), ox.NamedNode(DK.hasTrajectory), traj),
+            ox.Triple(traj, ox.NamedNode(DK.batchIndex), integer(task.batch)),
+            ox.Triple(session, ox.NamedNode(DK.assistantName), ox.Literal(task.assistant)),
+            ox.Triple(session, ox.NamedNode(DK.actionCount), integer(actions)),
+            ox.Triple(session, ox.NamedNode(DK.hypothesisCount), integer(len(hyps))),
+            ox.Triple(session, ox.NamedNode(DK.correctHypothesisCount), integer(correct)),
+            ox.Triple(session, ox.NamedNode(DK.healthyReplacementCount), integer(healthy))]
