@@ -217,3 +217,35 @@ def test_the_record_is_valid_for_the_shapes(server, store):
     broken = [q for q in quads if not (q.predicate == DK.model.node)]
     with pytest.raises(Exception, match="SHACL"):
         trajectory.validate(broken, "llm session without models")
+
+
+def test_run_and_replay_on_the_command_line(tmp_path):
+    from .test_cli import run_cli
+    from .test_store_first import LOOSE_LEAD, TORCH, scenario_text
+
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    (tmp_path / "t2.ttl").write_text(scenario_text(**LOOSE_LEAD))
+    db = str(tmp_path / "db")
+    assert run_cli("--store", db, "load", str(tmp_path / "torch.ttl"), str(tmp_path / "t2.ttl")).returncode == 0
+    with LLMServer() as server:
+        server.script.then(choose(kind="action", action="inspect_connections", targets=["lead"],
+                                  instruction="Look at both ends of the bulb lead."),
+                           Reply.call("perform", action="inspect_connections", targets=["lead"]),
+                           Reply.call("report", text="One end of the bulb lead is off its terminal."),
+                           choose(kind="action", action="reconnect_cable", targets=["lead"]),
+                           Reply.call("perform", action="reconnect_cable", targets=["lead"]),
+                           Reply.call("report", text="The lead is back on; the torch lights."))
+        cfg = json.dumps({"base_url": server.base_url, "model": "stub-model", "timeout": 0.5, "backoff": 0.01})
+        done = run_cli("--store", db, "run", "--scenario", "TORCH.2", "--assistant", "llm", "--service", "llm",
+                       "--config", cfg)
+        assert done.returncode == 0, done.stderr
+        assert "One end of the bulb lead is off its terminal." in done.stdout
+        assert "language model: 6 call(s), 60 prompt + 60 completion tokens" in done.stdout
+    first = done.stdout.splitlines()
+    trajectory_iri = next(line.split(": ", 1)[1] for line in first if line.startswith("trajectory: "))
+    again = run_cli("--store", db, "run", "--replay", trajectory_iri)        # the server is gone
+    assert again.returncode == 0, again.stderr
+    assert [line for line in again.stdout.splitlines() if not line.startswith("trajectory: ")] == \
+        [line for line in first if not line.startswith("trajectory: ")]
+    bad = run_cli("--store", db, "run", "--replay", trajectory_iri, "--assistant", "oracle")
+    assert bad.returncode == 2 and "--replay takes the scenario" in bad.stderr

@@ -22,8 +22,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from ..agents import registry
-from ..env.scenarios import Scenario
 from ..env.actions import Action
+from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
 from ..env.workspace import AnswerCache, assistant_view, resolve_scenario
 from ..errors import AssistantError, InputError, LLMTruncation, UnknownTermError
@@ -173,7 +173,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
         scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
         assistant=agent.name,
-        config={k: v for k, v in (getattr(agent, "config", {}) or {}).items() if k not in SECRET_KEYS}, seed=seed, budget=session.budget, end=end,
+        config={k: v for k, v in (getattr(agent, "config", {}) or {}).items() if k not in SECRET_KEYS},
+        seed=seed, budget=session.budget, end=end,
         total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall)
     rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
     iri = rec.iri
