@@ -4,15 +4,18 @@
 #
 #   bash scripts/setup.sh          # runtime only
 #   bash scripts/setup.sh --dev    # runtime + test tools (pytest, browser)
+#   bash scripts/setup.sh --local-llm   # also a small local LLM (llama-cpp-python compiles ~6 min)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 
 dev=0
+local_llm=0
 for arg in "$@"; do
   case "$arg" in
     --dev) dev=1 ;;
+    --local-llm) local_llm=1 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -26,6 +29,11 @@ need=()
 dpkg -s libngspice0-dev >/dev/null 2>&1 || need+=(libngspice0-dev)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
 python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
+# the local-llm extra compiles llama.cpp (llama-cpp-python ships only sources)
+if [ "$local_llm" = 1 ]; then
+  command -v g++ >/dev/null 2>&1 || need+=(g++)
+  command -v make >/dev/null 2>&1 || need+=(make)
+fi
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
@@ -40,8 +48,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 py=.venv/bin/python
 $py -m pip install -q --upgrade pip >/dev/null
-extras=""
-[ "$dev" = 1 ] && extras="[dev]"
+extras=()
+[ "$dev" = 1 ] && extras+=(dev)
+[ "$local_llm" = 1 ] && extras+=(local-llm)
+extras="$(IFS=,; echo "${extras[*]:-}")"
+[ -n "$extras" ] && extras="[$extras]"
 # setuptools prints an informational note on every editable install ("Editable
 # installation … be careful with folders … with the same name"); it is named and
 # silenced here, nothing else is.
