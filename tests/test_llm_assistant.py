@@ -10,6 +10,7 @@ import json
 import pyoxigraph as ox
 import pytest
 
+from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.vocab import DK
 from diagkg.llm.records import CAUSE_IRIS, FailureCause, ReplayMismatch, recorded_calls
 from diagkg.runs import trajectory
@@ -27,9 +28,20 @@ def server():
         yield s
 
 
+@pytest.fixture(scope="module")
+def torch_quads(tmp_path_factory):
+    """The torch and its scenarios, loaded (validated, reasoned) once for the module."""
+    loaded = torch_memory_store(tmp_path_factory.mktemp("torch"))
+    quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
+    loaded.close()
+    return quads
+
+
 @pytest.fixture()
-def store(tmp_path):
-    s = torch_memory_store(tmp_path)
+def store(torch_quads):
+    """A fresh store holding the loaded torch (a copy: each test writes its own trajectories)."""
+    s = KnowledgeStore.memory()
+    s.add_quads(torch_quads)
     yield s
     s.close()
 
@@ -219,14 +231,15 @@ def test_the_record_is_valid_for_the_shapes(server, store):
         trajectory.validate(broken, "llm session without models")
 
 
-def test_run_and_replay_on_the_command_line(tmp_path):
-    from .test_cli import run_cli
-    from .test_store_first import LOOSE_LEAD, TORCH, scenario_text
+def test_run_and_replay_on_the_command_line(tmp_path, torch_quads, capsys):
+    from diagkg.cli import main as cli_main
 
-    (tmp_path / "torch.ttl").write_text(TORCH)
-    (tmp_path / "t2.ttl").write_text(scenario_text(**LOOSE_LEAD))
+    from .test_cli import run_cli
+
     db = str(tmp_path / "db")
-    assert run_cli("--store", db, "load", str(tmp_path / "torch.ttl"), str(tmp_path / "t2.ttl")).returncode == 0
+    disk = KnowledgeStore(db)
+    disk.add_quads(torch_quads)          # what `diagkg load torch.ttl t1.ttl t2.ttl` leaves (tested elsewhere)
+    disk.close()
     with LLMServer() as server:
         server.script.then(choose(kind="action", action="inspect_connections", targets=["lead"],
                                   instruction="Look at both ends of the bulb lead."),
@@ -247,5 +260,5 @@ def test_run_and_replay_on_the_command_line(tmp_path):
     assert again.returncode == 0, again.stderr
     assert [line for line in again.stdout.splitlines() if not line.startswith("trajectory: ")] == \
         [line for line in first if not line.startswith("trajectory: ")]
-    bad = run_cli("--store", db, "run", "--replay", trajectory_iri, "--assistant", "oracle")
-    assert bad.returncode == 2 and "--replay takes the scenario" in bad.stderr
+    assert cli_main(["--store", db, "run", "--replay", trajectory_iri, "--assistant", "oracle"]) == 2
+    assert "--replay takes the scenario" in capsys.readouterr().err

@@ -31,8 +31,9 @@ NAMED_TORCH = SKOS + TORCH.replace(':bulb a dk:Bulb ; dcterms:identifier "bulb" 
                                    'skos:altLabel "lamp", "globe" ;')
 
 
-@pytest.fixture()
-def torch(tmp_path):
+@pytest.fixture(scope="module")
+def torch(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("named-torch")
     (tmp_path / "torch.ttl").write_text(NAMED_TORCH)
     (tmp_path / "t1.ttl").write_text(scenario_text(**FLAT))
     store = KnowledgeStore.memory()
@@ -54,10 +55,12 @@ def test_prompts_render_from_sparql_results(torch):
     assert "replace_component: replace." in text and "Cost 120.0 min" in text
     assert "needs a value (position)" in text and "7 rounds" in text and '"It is dark."' in text
     # the catalogue is the store's: a cost changed there is the cost the prompt gives
-    torch.update("""PREFIX dk: <https://w3id.org/diagkg/ontology#>
+    copy = KnowledgeStore.memory()
+    copy.add_quads(torch.raw.quads_for_pattern(None, None, None, None))
+    copy.update("""PREFIX dk: <https://w3id.org/diagkg/ontology#>
         DELETE { GRAPH ?g { ?a dk:costMinutes ?c } } INSERT { GRAPH ?g { ?a dk:costMinutes 99.0 } }
         WHERE { GRAPH ?g { ?a dk:actionId "replace_component" ; dk:costMinutes ?c } }""")
-    k2 = prompting.knowledge(torch, "https://example.org/torch/torch")
+    k2 = prompting.knowledge(copy, "https://example.org/torch/torch")
     text2 = prompting.render("assistant-system.j2", **system_context(k2), budget=7, symptoms="", visible="",
                              tool="choose")
     assert "fitted and connected. Cost 99.0 min" in text2 and "Cost 120.0 min" not in text2
