@@ -125,6 +125,8 @@ def test_settings_from_config_and_environment(monkeypatch):
         LLMSettings.from_config({"structured": "xml"})
     with pytest.raises(InputError, match="pricing"):
         LLMSettings.from_config({"pricing": {"m": 3}})
+    with pytest.raises(InputError, match="a cost limit needs the price of model 'other'"):
+        LLMSettings.from_config({"model": "other", "pricing": {"cfg-model": [1, 2]}, "cost_limit": 1})
 
 
 def test_json_repair():

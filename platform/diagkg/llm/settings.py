@@ -98,6 +98,9 @@ class LLMSettings:
                 cost_limit=None if limit in (None, "") else float(limit))
         except (TypeError, ValueError) as exc:
             raise InputError(f"an LLM setting is not a number: {exc}") from None
+        if settings.cost_limit is not None and settings.model and settings.price() is None:
+            raise InputError(f"a cost limit needs the price of model {settings.model!r}: give pricing "
+                             f'{{"{settings.model}": [per million prompt tokens, per million completion tokens]}}')
         if settings.retries < 0 or settings.timeout <= 0 or settings.concurrency < 1 or settings.max_tokens < 1:
             raise InputError("LLM settings: retries ≥ 0, timeout > 0, concurrency ≥ 1 and max_tokens ≥ 1")
         return settings

@@ -159,7 +159,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                 entry["message"] = svc.verbalise(outcome)
             except LLMTruncation as exc:
                 rounds.append(entry)
-                if not terminated:
+                if not (terminated or truncated):    # a session that had ended keeps its end value
                     session.abort("llm_truncation")
                     cause = getattr(exc, "cause", None)
                 break
