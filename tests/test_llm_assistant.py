@@ -10,6 +10,7 @@ import json
 import pyoxigraph as ox
 import pytest
 
+from diagkg.errors import InputError
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.vocab import DK
 from diagkg.llm.records import CAUSE_IRIS, FailureCause, ReplayMismatch, recorded_calls
@@ -262,3 +263,19 @@ def test_run_and_replay_on_the_command_line(tmp_path, torch_quads, capsys):
         [line for line in first if not line.startswith("trajectory: ")]
     assert cli_main(["--store", db, "run", "--replay", trajectory_iri, "--assistant", "oracle"]) == 2
     assert "--replay takes the scenario" in capsys.readouterr().err
+
+
+def test_a_schematic_is_attached_for_a_model_that_sees_images(server, store, tmp_path):
+    image = tmp_path / "torch.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))       # what a renderer wrote
+    server.script.then(choose(kind="hypothesise", components=["bat"]), choose(kind="hypothesise", components=["bat"]))
+    seeing = run_session(FLAT, "llm", config=config(server, vision=True, schematic=str(image)), store=store)
+    blind = run_session(FLAT, "llm", config=config(server, schematic=str(image)), store=store)
+    sent = server.script.calls[0]["messages"][1]["content"]
+    assert sent[1]["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
+    assert isinstance(server.script.calls[1]["messages"][1]["content"], str)      # no vision: no image
+    recorded = recorded_calls(store, seeing.trajectory)[0].messages[1]["content"][1]
+    assert recorded["image_url"]["url"].startswith("sha256:")                    # its hash, not its bytes
+    assert replay_session(store, seeing.trajectory).end == "success" and blind.end == "success"
+    with pytest.raises(InputError, match="must be PNG, JPEG or WebP"):
+        run_session(FLAT, "llm", config=config(server, vision=True, schematic=str(tmp_path / "s.svg")), store=store)

@@ -19,24 +19,31 @@ round (default 2), costing no minutes, each recorded with its refusal code on
 the call; after that the round is used with no action (the service agent
 refuses it; nothing is executed).
 
-Configuration: the LLM settings (:mod:`diagkg.llm.settings`) and
-``corrections``.
+Configuration: the LLM settings (:mod:`diagkg.llm.settings`),
+``corrections``, and ``schematic``: an image of the system (PNG, JPEG or
+WebP, e.g. what a schematic renderer produced) attached to each round's
+message when the settings say the model accepts images (``vision``); the
+record keeps its SHA-256, not its bytes.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
 from ..env.outcomes import Refusal
+from ..errors import InputError
 from ..llm import prompting as prompts
-from ..llm.client import LLMClient
+from ..llm.client import LLMClient, image_part
 from ..llm.prompting import Knowledge
 from ..llm.records import CallLog
 from ..llm.settings import LLMSettings
 from .registry import BaseAssistant, Briefing
 
 TOOL = "choose"
+OWN_KEYS = frozenset({"corrections", "schematic"})       # the assistant's, not the client's
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
 NO_ACTION = "no_action"          # not in any catalogue: the round is used and nothing is executed
 
 
@@ -98,6 +105,16 @@ def check_choice(k: Knowledge, data: dict[str, Any]) -> tuple[Action | Hypothesi
     return Action(action_id, tuple(targets), float(value) if spec.parameter and value is not None else None), None
 
 
+def schematic_part(path: Path) -> dict[str, Any]:
+    """The schematic image as a message part (a clear error for a file that cannot be one)."""
+    media = IMAGE_TYPES.get(path.suffix.lower())
+    if media is None:
+        raise InputError(f"{path}: a schematic must be PNG, JPEG or WebP for a model to see it")
+    if not path.is_file():
+        raise InputError(f"{path}: no such schematic file")
+    return image_part(path.read_bytes(), media)
+
+
 def system_context(k: Knowledge) -> dict[str, Any]:
     """What the system templates say about a system."""
     parts = sorted(k.parts.values(), key=lambda p: (p.kind != "component", p.id))
@@ -115,14 +132,18 @@ class LLMAssistant(BaseAssistant):
         super().__init__(corrections=corrections, **config)
         self.corrections = int(corrections)
         self.instruction = ""            # the plain-language instruction of the last suggestion
+        self.image: dict[str, Any] | None = None
 
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
         if briefing.llm is None:
             briefing.llm = CallLog()
         self.log: CallLog = briefing.llm
-        settings = LLMSettings.from_config({k: v for k, v in self.config.items() if k != "corrections"},
+        settings = LLMSettings.from_config({k: v for k, v in self.config.items() if k not in OWN_KEYS},
                                            need_endpoint=not self.log.replaying)
+        schematic = self.config.get("schematic")
+        if settings.vision and schematic:
+            self.image = schematic_part(Path(str(schematic)))
         self.client = LLMClient(settings, self.log, role="assistant")
         self.knowledge = prompts.knowledge(briefing.store, briefing.system_iri)
         self.schema = choice_schema(self.knowledge)
@@ -139,8 +160,9 @@ class LLMAssistant(BaseAssistant):
         assert self.briefing is not None
         turn = prompts.render("assistant-turn.j2", round=len(self.outcomes) + 1, budget=self.briefing.budget,
                               spent=self.spent, history=self.outcomes)
+        content: Any = turn if self.image is None else [{"type": "text", "text": turn}, self.image]
         messages: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt},
-                                          {"role": "user", "content": turn}]
+                                          {"role": "user", "content": content}]
         for left in range(self.corrections, -1, -1):
             data, record = self.client.ask(messages, self.schema, name=TOOL, purpose="suggest")
             choice, problem = check_choice(self.knowledge, data)

@@ -27,6 +27,8 @@ is not sent. Requests toward one endpoint share an :class:`AdaptiveLimit`.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import threading
 import time
@@ -167,7 +169,7 @@ class LLMClient:
         while True:
             params = dict(s.parameters(), structured=self.mode, schema_name=name, schema=schema)
             key = request_key(s.model, messages, params)
-            record = CallRecord(purpose=purpose, role=self.role, model=s.model, messages=messages,
+            record = CallRecord(purpose=purpose, role=self.role, model=s.model, messages=compact_messages(messages),
                                 parameters=params, key=key)
             if self.log.replaying:
                 recorded = self.log.next_recorded(key, purpose)
@@ -205,7 +207,7 @@ class LLMClient:
             return
         estimate = price.of(len(json.dumps(messages)) // 3, s.max_tokens)   # no tokenizer: ~3 characters a token
         if self.log.money + estimate > s.cost_limit:
-            record = CallRecord(purpose="(not sent)", role=self.role, model=s.model, messages=messages,
+            record = CallRecord(purpose="(not sent)", role=self.role, model=s.model, messages=compact_messages(messages),
                                 parameters=s.parameters(), key="", cause=FailureCause.COST_LIMIT,
                                 error=f"the next call (about {estimate:.4f}) would take the session past its cost "
                                       f"limit of {s.cost_limit:g} (spent {self.log.money:.4f})", source="none")
@@ -295,6 +297,30 @@ class LLMClient:
                             f"{' (missing ' + ', '.join(missing) + ')' if isinstance(value, dict) else ''}: {text[:80]!r}")
             return None
         return value
+
+
+def image_part(data: bytes, media_type: str) -> dict[str, Any]:
+    """A chat-message content part carrying an image (for models that accept images)."""
+    return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{base64.b64encode(data).decode()}"}}
+
+
+def compact_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages as recorded: an attached image is kept as the SHA-256 of its data
+    URI (the request key is computed on the full messages)."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                url = part.get("image_url", {}).get("url", "") if isinstance(part, dict) else ""
+                if url.startswith("data:"):
+                    digest = hashlib.sha256(url.encode("ascii")).hexdigest()
+                    part = {"type": "image_url", "image_url": {"url": f"sha256:{digest}"}}
+                parts.append(part)
+            m = dict(m, content=parts)
+        out.append(m)
+    return out
 
 
 def _short(exc: Exception) -> str:

@@ -14,6 +14,7 @@ A key of the configuration wins over the environment::
     structured    tools | json_schema | json_object   (default tools; see :mod:`diagkg.llm.client`)
     pricing       {"model": [USD per million prompt tokens, per million completion tokens]}
     cost_limit    DIAGKG_LLM_COST_LIMIT    money a session may spend (USD; none by default)
+    vision        the model accepts images (default false): a system schematic is attached when there is one
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class LLMSettings:
     structured: str = "tools"
     pricing: Mapping[str, Price] = field(default_factory=dict)
     cost_limit: float | None = None
+    vision: bool = False
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], *, need_endpoint: bool = True) -> "LLMSettings":
@@ -95,7 +97,8 @@ class LLMSettings:
                 max_tokens=int(pick("max_tokens", default=400)),
                 concurrency=int(pick("concurrency", "DIAGKG_LLM_CONCURRENCY", default=4)),
                 structured=structured, pricing=pricing,
-                cost_limit=None if limit in (None, "") else float(limit))
+                cost_limit=None if limit in (None, "") else float(limit),
+                vision=bool(config.get("vision", False)))
         except (TypeError, ValueError) as exc:
             raise InputError(f"an LLM setting is not a number: {exc}") from None
         if settings.cost_limit is not None and settings.model and settings.price() is None:

@@ -194,7 +194,7 @@ def _service_agent(service: str, config: dict[str, Any], log: CallLog, brief: re
     from ..llm import prompting as prompts
     from ..llm.settings import LLMSettings
 
-    settings = LLMSettings.from_config({k: v for k, v in config.items() if k != "corrections"},
+    settings = LLMSettings.from_config({k: v for k, v in config.items() if k not in ("corrections", "schematic")},
                                        need_endpoint=not log.replaying)
     return LLMServiceAgent(settings, log, prompts.knowledge(brief.store, brief.system_iri),
                            corrections=int(config.get("corrections", 2)))
