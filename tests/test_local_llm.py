@@ -30,12 +30,14 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def local_endpoint():
+def local_endpoint(tmp_path_factory):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    log_path = tmp_path_factory.mktemp("serve-local") / "server.log"
+    log = open(log_path, "w")             # llama.cpp logs a lot: a pipe nobody reads would fill and stop it
     server = subprocess.Popen([sys.executable, "-m", "diagkg.cli", "llm", "serve-local", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdout=log, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.time() + 120
@@ -45,13 +47,14 @@ def local_endpoint():
                     break
             except httpx.HTTPError:
                 pass
-            assert server.poll() is None, f"serve-local exited: {server.stderr.read() if server.stderr else ''}"
+            assert server.poll() is None, f"serve-local exited: {log_path.read_text()[-2000:]}"
             assert time.time() < deadline, "the local model did not come up within 120 s"
             time.sleep(0.5)
         yield url
     finally:
         server.terminate()
         server.wait(timeout=30)
+        log.close()
 
 
 def test_an_llm_session_against_the_local_model(tmp_path, local_endpoint):
