@@ -56,6 +56,9 @@ extras="$(IFS=,; echo "${extras[*]:-}")"
 # setuptools prints an informational note on every editable install ("Editable
 # installation … be careful with folders … with the same name"); it is named and
 # silenced here, nothing else is.
+# llama.cpp (local-llm) is compiled for a portable CPU, not -march=native: a native build on
+# this project's 2-core machine (AVX-512 + AMX) crashed (SIGSEGV) on its first completion.
+[ "$local_llm" = 1 ] && export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 PYTHONWARNINGS="ignore:Editable installation" $py -m pip install -q -e ".${extras}"
 # morph-kgc pins pyoxigraph<0.4 and rdflib<7.3 although it works with the
 # versions we use (see ENVIRONMENT notes in the README); its own runtime

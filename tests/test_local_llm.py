@@ -65,6 +65,8 @@ def test_an_llm_session_against_the_local_model(tmp_path, local_endpoint):
     assert result.end in END_VALUES                   # whatever the small model chose, the session ended cleanly
     calls = recorded_calls(store, result.trajectory)   # and the trajectory (valid for the shapes) holds every call
     assert calls and all(c.source == "endpoint" for c in calls)
-    assert all(c.prompt_tokens > 0 for c in calls if c.cause is None)
+    answered = [c for c in calls if c.cause is None]
+    assert answered, f"the local model answered no call: {calls[0].error}"     # a crashed server fails here
+    assert all(c.prompt_tokens > 0 and c.response for c in answered)
     again = replay_session(store, result.trajectory)   # the same session without the endpoint
     assert again.end == result.end and again.cost == result.cost and again.rounds == result.rounds
