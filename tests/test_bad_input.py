@@ -73,6 +73,13 @@ CASES = [
     ("demo --scenario NOPE.1", EXIT_INPUT, "no scenario 'NOPE.1'"),
     ("import-scenarios {missing}", EXIT_INPUT, "missing.ttl: no such file"),
     ("import-scenarios {csv}", EXIT_INPUT, "row 1 (header): missing column(s)"),
+    ("evaluate --assistant nobody --scenarios TORCH.1", EXIT_INPUT, "--assistant: unknown nobody"),
+    ("evaluate --assistant oracle --scenarios NOPE.9", EXIT_INPUT, "no scenario 'NOPE.9' in the store"),
+    ("report nope-run", EXIT_INPUT, "no campaign 'nope-run' in the store"),
+    ("export nope-run", EXIT_INPUT, "no campaign 'nope-run' in the store"),
+    ("import {missing}", EXIT_INPUT, "missing.ttl: no such file"),
+    ("serve --port 0x", EXIT_INPUT, "argument --port: invalid int value: '0x'"),
+    ("llm --bogus", EXIT_INPUT, "unrecognized arguments: --bogus"),
 ]
 
 

@@ -28,7 +28,7 @@ def test_wheel_contains_declarative_folders(wheel):
     expected = {
         "diagkg/cli/__init__.py", "diagkg/cli/sessions.py", "diagkg/kg/vocab.py", "diagkg/kg/store.py", "diagkg/sim/simulator.py",
         "diagkg/env/service.py", "diagkg/agents/neurosymbolic.py", "diagkg/runs/runner.py",
-        "diagkg/templates/classify-symptoms.j2", "diagkg/templates/transcript.html.j2",
+        "diagkg/llm/prompts/classify-symptoms.j2", "diagkg/llm/prompts/assistant-system.j2", "diagkg/templates/transcript.html.j2",
         "diagkg/server/static/index.html", "diagkg/server/static/app.js", "diagkg/server/static/app.css",
         "diagkg/data/ontology/diagkg.ttl", "diagkg/data/ontology/external.ttl",
         "diagkg/data/shapes/system.ttl",

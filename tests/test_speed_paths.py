@@ -15,6 +15,7 @@ themselves are in benchmarks/, not in timed tests):
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -34,6 +35,7 @@ from diagkg.runs import trajectory
 from diagkg.runs.runner import run_session
 from diagkg.sim.spice import Element, NgspiceEngine
 
+from .llm_server import LLMServer, Reply
 from .test_store_first import FLAT, TORCH, scenario_text, torch_memory_store
 
 # ---------------------------------------------------------------------------
@@ -136,9 +138,17 @@ def test_every_assistant_writes_trajectories_that_conform(torch_store, name, mon
         real(quads, label)
 
     monkeypatch.setattr(trajectory, "validate", counting)
-    for scenario in ("TORCH.1", "TORCH.2"):
-        result = run_session(scenario, name, store=torch_store, seed=1)
-        assert torch_store.raw.contains_named_graph(result.record.graph)
+    with contextlib.ExitStack() as stack:
+        if name == "llm":              # a language model: a scripted local endpoint that looks, then gives up
+            server = stack.enter_context(LLMServer())
+            server.script.content = '{"kind": "give_up", "instruction": "Stop."}'
+            server.script.then(Reply(tool={"name": "choose", "arguments": {
+                "kind": "action", "action": "observe_component", "targets": ["bulb"], "instruction": "Look."}}))
+            monkeypatch.setenv("DIAGKG_LLM_BASE_URL", server.base_url)
+            monkeypatch.setenv("DIAGKG_LLM_MODEL", "stub-model")
+        for scenario in ("TORCH.1", "TORCH.2"):
+            result = run_session(scenario, name, store=torch_store, seed=1)
+            assert torch_store.raw.contains_named_graph(result.record.graph)
     assert len(checked) == 2           # the test suite checks every one (DIAGKG_CHECK_TRAJECTORIES=always)
 
 

@@ -50,6 +50,7 @@ class Briefing:
     scenario: Any = None                # only given to assistants that may see the answer (oracle)
     session: Any = None                 # only for assistants that may see the answer
     system_iri: str = ""                # the system's IRI (its parts are named in its namespace)
+    llm: Any = None                     # the session's CallLog (diagkg.llm.records): LLM calls, and a replay's answers
 
 
 class Assistant(Protocol):

@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 from .. import __version__, errors
 from ..kg.store import DEFAULT_WAIT, default_store_path
 from . import check, evaluate, knowledge, serve, sessions
+from . import llm as llm_cli
 from .output import EXIT_INPUT, EXIT_OK, EXIT_STORE, EXIT_VIOLATIONS
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_STORE", "EXIT_VIOLATIONS", "build_parser", "main"]
@@ -136,15 +137,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--netlist", action="store_true", help="print the SPICE netlist instead of solving")
 
     p = add("run", sessions.cmd_run, "Run a diagnostic session: an assistant on a scenario; stores the trajectory.")
-    p.add_argument("--scenario", required=True, metavar="N|ID|FILE",
+    p.add_argument("--scenario", metavar="N|ID|FILE",
                    help="a scenario of the store by number or id (e.g. 3CC.S.1), or a scenario file, "
                         "validated against the store's systems and loaded first")
     p.add_argument("--replace", action="store_true", help="with a FILE: replace a stored scenario it collides with")
-    p.add_argument("--assistant", required=True, metavar="NAME", help="the assistant's name")
+    p.add_argument("--assistant", metavar="NAME", help="the assistant's name (e.g. llm, neuro-symbolic, oracle)")
+    p.add_argument("--service", choices=("deterministic", "llm"), default="deterministic",
+                   help="the service agent: deterministic (default) or llm (maps free-text instructions to actions)")
+    p.add_argument("--replay", metavar="TRAJECTORY",
+                   help="run a stored session again, answering every language-model call from its record "
+                        "(no endpoint needed); takes the scenario, assistant, seed and budget from it")
+    p.add_argument("--cost-limit", type=float, metavar="MONEY",
+                   help="stop the session before its language-model calls cost more than this (needs a pricing table)")
     p.add_argument("--seed", type=int, default=0, help="seed for loose connections and random assistants")
     p.add_argument("--budget", type=int, metavar="ROUNDS", help="override the scenario's action budget")
     p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object")
     p.add_argument("--format", choices=("text", "json"), default="text")
+
+    llm_cli.register(sub, add)
 
     p = add("transcript", sessions.cmd_transcript, "Render a stored trajectory as an HTML chat transcript (or JSON).")
     p.add_argument("trajectory", metavar="TRAJECTORY", help="trajectory IRI (see `diagkg query trajectory-list`)")

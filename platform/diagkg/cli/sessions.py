@@ -127,13 +127,32 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.budget is not None and args.budget < 1:
         raise errors.InputError(f"--budget must be at least 1 round, got {args.budget}")
-    with open_store(args, write=True) as store:
-        result = run_session(scenario_ref(args, store), args.assistant, seed=args.seed, budget=args.budget,
-                             config=config, store=store, on_round=show, notify=say)
+    if args.cost_limit is not None:
+        config["cost_limit"] = args.cost_limit
+    if args.replay:
+        if args.scenario or args.assistant or args.config or args.budget is not None:
+            raise errors.InputError("--replay takes the scenario, assistant, configuration and budget from the "
+                                    "trajectory; give none of --scenario, --assistant, --config, --budget")
+        from ..runs.runner import replay_session
+
+        with open_store(args, write=True) as store:
+            result = replay_session(store, args.replay, on_round=show, notify=say)
+    else:
+        if not args.scenario or not args.assistant:
+            raise errors.InputError("give --scenario and --assistant (or --replay TRAJECTORY)")
+        with open_store(args, write=True) as store:
+            result = run_session(scenario_ref(args, store), args.assistant, seed=args.seed, budget=args.budget,
+                                 config=config, store=store, on_round=show, notify=say, service=args.service)
     if args.format == "json":
         print(json.dumps({k: v for k, v in result.to_json().items() if k != "wall_time"}))
     else:
-        print(f"end: {result.end}   total cost: {result.cost:g} min   rounds: {result.rounds}")
+        cause = f" ({result.llm_cause.value})" if result.llm_cause is not None else ""
+        print(f"end: {result.end}{cause}   total cost: {result.cost:g} min   rounds: {result.rounds}")
+        if result.llm is not None and result.llm.records:
+            log = result.llm
+            print(f"language model: {len(log.records)} call(s), {log.prompt_tokens} prompt + "
+                  f"{log.completion_tokens} completion tokens ({log.cached_tokens} cached)"
+                  + (f", cost {log.money:.4f}" if log.money else ""))
         print(f"trajectory: {result.trajectory}")
     return EXIT_OK
 

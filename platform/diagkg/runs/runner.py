@@ -22,11 +22,13 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from ..agents import registry
+from ..env.actions import Action
 from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
 from ..env.workspace import AnswerCache, assistant_view, resolve_scenario
-from ..errors import AssistantError, LLMTruncation
+from ..errors import AssistantError, InputError, LLMTruncation, UnknownTermError
 from ..kg.store import KnowledgeStore
+from ..llm.records import CallLog, FailureCause, recorded_calls
 from . import ledger, trajectory
 from .trajectory import SessionRecord
 
@@ -44,6 +46,8 @@ class RunResult:
     decision_times: list[float] = field(default_factory=list)
     record: SessionRecord | None = None
     hypothesis_ledger: ledger.Ledger | None = None     # the hypothesis ledger (stored with the trajectory)
+    llm: CallLog | None = None                  # the language-model calls (none for most assistants)
+    llm_cause: FailureCause | None = None       # why it ended with llm_truncation, when it did
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "scenario": self.scenario, "scenario_id": self.scenario_id,
@@ -72,7 +76,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                 budget: int | None = None, config: dict[str, Any] | None = None, store: KnowledgeStore | None = None,
                 on_round: Callable[[dict[str, Any]], None] | None = None, record: bool = True,
                 notify: Callable[[str], None] | None = None,
-                on_start: Callable[[Session], None] | None = None, keep_ledger: bool = True) -> RunResult:
+                on_start: Callable[[Session], None] | None = None, keep_ledger: bool = True,
+                service: str = "deterministic", llm_log: CallLog | None = None) -> RunResult:
     """Run one session on a scenario of ``store`` and (by default) store its trajectory there.
 
     ``on_start`` is given the session once its faults are injected (e.g. to draw its state meanwhile).
@@ -81,11 +86,19 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     shipped catalogue gets it first (said through ``notify``). A stored
     trajectory holds the hypothesis ledger (:mod:`diagkg.runs.ledger`) unless
     ``keep_ledger`` is false.
+    ``service`` is
+    ``deterministic`` (the default) or ``llm`` (:mod:`diagkg.agents.llm_service`,
+    configured by the same LLM settings as the assistant). Language-model
+    calls go to ``llm_log`` (a replay's log answers them from its record) and
+    into the trajectory.
     """
+    if service not in SERVICES:
+        raise InputError(f"no service agent {service!r}; use one of {', '.join(SERVICES)}")
     if store is None:
         store = KnowledgeStore()
     scenario = resolve_scenario(store, scenario, notify)
     agent = assistant if not isinstance(assistant, str) else registry.create(assistant, **(config or {}))
+    log = llm_log if llm_log is not None else CallLog()
     session = Session(scenario, store, budget=budget, notify=notify)
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
@@ -94,24 +107,38 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         on_start(session)
     brief = briefing_for(session, getattr(agent, "privileged", False), seed)
     brief.visible = obs["visible"]
+    brief.llm = log
+    svc = _service_agent(service, config or {}, log, brief) if service == "llm" else None
     rounds: list[dict[str, Any]] = []
     decisions: list[float] = []
     ranked: dict[int, list[frozenset[str]]] = {}      # the assistant's candidates at each decision
     terminated = truncated = False
+    cause: FailureCause | None = None
     try:
         agent.setup(brief)
     except LLMTruncation as exc:   # the model's reading of the symptoms was unusable
         session.abort("llm_truncation")
         terminated = True
+        cause = getattr(exc, "cause", None)
         rounds.append({"round": 1, "kind": "none", "intention": "(no usable reply)",
                        "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
                        "success": False, "executed": []})
     while not (terminated or truncated):
         d0 = time.perf_counter()
+        instruction, mapped_by = "", 0
         try:
             suggestion = agent.suggest()
+            if isinstance(suggestion, Action):
+                instruction = str(getattr(agent, "instruction", "") or "")
+                if svc is not None:    # the service agent reads the instruction, not the structured action
+                    instruction = instruction or svc.instruction_for(suggestion)
+                    suggestion, mapping = svc.map(instruction)
+                    mapped_by = mapping.position
+            elif isinstance(suggestion, Hypothesis):
+                instruction = str(getattr(agent, "instruction", "") or "")
         except LLMTruncation as exc:
             session.abort("llm_truncation")
+            cause = getattr(exc, "cause", None)
             rounds.append({"round": session.round + 1, "kind": "none", "intention": "(no usable reply)",
                            "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
                            "success": False, "executed": []})
@@ -138,6 +165,19 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             entry["explanation"] = suggestion.explanation
         else:
             entry["action"] = suggestion.to_dict()
+        if instruction:
+            entry["instruction"] = instruction
+        if mapped_by:
+            entry["mapped_by"] = mapped_by
+        if svc is not None:
+            try:
+                entry["message"] = svc.verbalise(outcome)
+            except LLMTruncation as exc:
+                rounds.append(entry)
+                if not (terminated or truncated):    # a session that had ended keeps its end value
+                    session.abort("llm_truncation")
+                    cause = getattr(exc, "cause", None)
+                break
         rounds.append(entry)
         r0 = time.perf_counter()
         agent.record(outcome)
@@ -152,8 +192,10 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
         scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
         assistant=agent.name,
-        config=dict(getattr(agent, "config", {}) or {}), seed=seed, budget=session.budget, end=end,
+        config={k: v for k, v in (getattr(agent, "config", {}) or {}).items() if k not in SECRET_KEYS},
+        seed=seed, budget=session.budget, end=end,
         total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall)
+    rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
     iri = rec.iri
     book = None
     if record:
@@ -163,4 +205,44 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
         iri = trajectory.store_record(store, rec, catalogue)
     return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
-                     decisions, rec, book)
+                     decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause)
+
+
+SERVICES = ("deterministic", "llm")
+SECRET_KEYS = frozenset({"api_key"})      # never recorded in a trajectory
+
+
+def _service_agent(service: str, config: dict[str, Any], log: CallLog, brief: registry.Briefing) -> Any:
+    from ..agents.llm_service import LLMServiceAgent
+    from ..llm import prompting as prompts
+    from ..llm.settings import LLMSettings
+
+    settings = LLMSettings.from_config({k: v for k, v in config.items() if k not in ("corrections", "schematic")},
+                                       need_endpoint=not log.replaying)
+    return LLMServiceAgent(settings, log, prompts.knowledge(brief.store, brief.system_iri),
+                           corrections=int(config.get("corrections", 2)))
+
+
+def replay_session(store: KnowledgeStore, trajectory_ref: str, *, record: bool = True,
+                   on_round: Callable[[dict[str, Any]], None] | None = None,
+                   notify: Callable[[str], None] | None = None) -> RunResult:
+    """Run a stored session again, answering every language-model call from its
+    record (no endpoint needed): the same scenario, assistant, configuration,
+    seed, budget and service agent. Raises :class:`~diagkg.llm.records.ReplayMismatch`
+    when the session asks something the record does not hold."""
+    import json
+
+    import pyoxigraph as ox
+
+    iri = trajectory_ref if "://" in trajectory_ref else trajectory.BASE + trajectory_ref
+    rows = store.select("llm-replay-session", {"trajectory": ox.NamedNode(iri)})
+    if not rows:
+        raise UnknownTermError(f"no trajectory <{iri}> in the store (diagkg query trajectory-list lists them)")
+    row = rows[0]
+    calls = recorded_calls(store, iri)
+    service = "llm" if any(c.role == "service" for c in calls) else "deterministic"
+    config = json.loads(row["config"]) if row["config"] else {}
+    scenario = row["number"] if row["number"] is not None else row["scenario"]
+    return run_session(scenario, row["assistant"], seed=int(row["seed"]), budget=int(row["budget"]),
+                       config=config, store=store, on_round=on_round, record=record, notify=notify,
+                       service=service, llm_log=CallLog(replay=calls))

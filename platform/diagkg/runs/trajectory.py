@@ -150,7 +150,7 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
         if "decision_seconds" in r:
             add(rnd, DK.wallTimeSeconds, lit(round(r["decision_seconds"], 6)))
         step = None
-        if r["kind"] == "action":
+        if r["kind"] == "action" and r["action"]["action"] in catalogue_iris:
             step = node(f"step-{n}")
             add(rnd, DK.suggestion, step)
             add(step, RDF_TYPE, DK.DiagnosticAction)
@@ -163,6 +163,8 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
                 add(step, DK.target, sys_ns + t)
             if action.get("value") is not None:
                 add(step, DK.actionParameterValue, lit(float(action["value"])))
+            if r.get("instruction"):
+                add(step, DK.instruction, lit(r["instruction"]))
         elif r["kind"] == "hypothesis":
             hyp = node(f"hypothesis-{n}")
             add(rnd, DK.suggestion, hyp)
@@ -172,8 +174,12 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
                 add(hyp, DK.suspects, sys_ns + c)
             if r.get("explanation"):
                 add(hyp, DK.explanation, lit(r["explanation"]))
+            if r.get("instruction"):
+                add(hyp, DK.instruction, lit(r["instruction"]))
             add(hyp, DK.verdict, VERDICT_IRIS[r["verdict"]])
             add(hyp, DK.costMinutes, lit(float(r["cost"])))
+        if r.get("mapped_by"):    # the service agent's mapping of the instruction (a recorded LLM call)
+            add(rnd, DK.mappedBy, node(f"llm-call-{r['mapped_by']}"))
         for k, (action_id, targets, cost) in enumerate(
                 [(e["action"], e["targets"], e["cost"]) for e in r.get("executed", [])], 1):
             if action_id not in catalogue_iris:

@@ -1,0 +1,327 @@
+"""One client for any OpenAI-compatible chat-completions endpoint (OpenAI,
+OpenRouter, Ollama, vLLM, llama.cpp), through the ``openai`` package.
+
+:meth:`LLMClient.ask` sends chat messages and returns one JSON object that
+follows a JSON schema. How the schema reaches the model is the settings'
+``structured`` mode:
+
+* ``tools`` (the default) — the schema is the parameters of one function tool
+  and the call is forced (``tool_choice``);
+* ``json_schema`` — ``response_format={"type": "json_schema", ...}``;
+* ``json_object`` — ``response_format={"type": "json_object", "schema": ...}``
+  (llama.cpp and vLLM enforce the schema; others only promise JSON).
+
+An endpoint that refuses a mode (HTTP 400) gets the next one down the list,
+for the rest of the session (the fallback). A reply that is not JSON gets
+one repair (code fences stripped, the first JSON object in the text taken)
+before it counts as unparseable.
+
+Every attempt is a :class:`~diagkg.llm.records.CallRecord` in the session's
+:class:`~diagkg.llm.records.CallLog`. Timeouts, 429s, 5xx, replies cut off at
+the token limit (finish reason ``length``) and unparseable replies are retried
+after a doubling wait, ``retries`` times; then :class:`LLMFailure` says why
+(:class:`FailureCause`), and the runner ends the session with
+``llm_truncation``. A request that would take a session past its cost limit
+is not sent. Requests toward one endpoint share an :class:`AdaptiveLimit`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import AssistantError, LLMTruncation
+from .records import CallLog, CallRecord, FailureCause, request_key
+from .settings import STRUCTURED_MODES, LLMSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openai import OpenAI
+
+
+class LLMFailure(LLMTruncation):
+    """A language model's reply could not be used after the retries; ``cause`` says why."""
+
+    def __init__(self, cause: FailureCause, detail: str):
+        self.cause = cause
+        super().__init__(f"{cause.value}: {detail}")
+
+
+class ResponseCache(Protocol):
+    """Where replies to fixed inputs are kept (the store's ``cache/llm`` graph)."""
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    def put(self, key: str, model: str, response: dict[str, Any]) -> None: ...
+
+
+class AdaptiveLimit:
+    """How many requests may be in flight toward one endpoint: grows by one
+    after each success up to the ceiling, halves after a 429 (AIMD)."""
+
+    def __init__(self, ceiling: int):
+        self.ceiling = ceiling
+        self.limit = ceiling
+        self.active = 0
+        self._cond = threading.Condition()
+
+    def __enter__(self) -> "AdaptiveLimit":
+        with self._cond:
+            while self.active >= self.limit:
+                self._cond.wait()
+            self.active += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self.active -= 1
+            self._cond.notify_all()
+
+    def succeeded(self) -> None:
+        with self._cond:
+            self.limit = min(self.ceiling, self.limit + 1)
+            self._cond.notify_all()
+
+    def throttled(self) -> None:
+        with self._cond:
+            self.limit = max(1, self.limit // 2)
+
+
+_LIMITS: dict[str, AdaptiveLimit] = {}
+_LIMITS_LOCK = threading.Lock()
+
+
+def limit_for(base_url: str, ceiling: int) -> AdaptiveLimit:
+    """The one :class:`AdaptiveLimit` of an endpoint in this process."""
+    with _LIMITS_LOCK:
+        found = _LIMITS.get(base_url)
+        if found is None or found.ceiling != ceiling:
+            found = _LIMITS[base_url] = AdaptiveLimit(ceiling)
+        return found
+
+
+def repair_json(text: str) -> Any:
+    """The JSON value of a reply: as it is, or else the first JSON object in it
+    (after code fences are dropped). Raises ``ValueError`` when there is none."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    stripped = text.replace("```json", "```").replace("```", "\n")
+    decoder = json.JSONDecoder()
+    for start, ch in enumerate(stripped):
+        if ch == "{":
+            try:
+                value, _ = decoder.raw_decode(stripped[start:])
+                return value
+            except json.JSONDecodeError:
+                continue
+    raise ValueError("no JSON object in the reply")
+
+
+class LLMClient:
+    """Asks one model for JSON objects; records every attempt in ``log``."""
+
+    def __init__(self, settings: LLMSettings, log: CallLog, cache: ResponseCache | None = None,
+                 role: str = "assistant", sleep: Any = time.sleep):
+        if log.replay:     # a replay asks with the recorded model and parameters
+            first = next((r for r in log.replay if r.role == role and r.key), None)
+            if first is not None:
+                p = first.parameters
+                settings = replace(settings, model=first.model, temperature=float(p.get("temperature", 0.0)),
+                                   max_tokens=int(p.get("max_tokens", settings.max_tokens)),
+                                   structured=str(p.get("structured", settings.structured)))
+        self.settings = settings
+        self.log = log
+        self.cache = cache
+        self.role = role
+        self.mode = settings.structured
+        self._sleep = sleep
+        self._openai: OpenAI | None = None
+
+    # -- the one entry point ------------------------------------------------
+    def ask(self, messages: list[dict[str, Any]], schema: dict[str, Any], *, name: str, purpose: str,
+            cacheable: bool = False) -> tuple[dict[str, Any], CallRecord]:
+        """The model's JSON object for ``messages`` and the record of the attempt that gave it.
+
+        Raises :class:`LLMFailure` after the retries (or at once for the cost limit).
+        """
+        s = self.settings
+        last: CallRecord | None = None
+        for attempt in range(s.retries + 1):
+            if attempt and not self.log.replaying:
+                self._sleep(s.backoff * 2 ** (attempt - 1))
+            record, value = self._attempt(messages, schema, name, purpose, cacheable)
+            if value is not None:
+                return value, record
+            last = record
+        assert last is not None and last.cause is not None
+        raise LLMFailure(last.cause, f"{last.error} (after {s.retries + 1} attempts)")
+
+    # -- one attempt -----------------------------------------------------------
+    def _attempt(self, messages: list[dict[str, Any]], schema: dict[str, Any], name: str, purpose: str,
+                 cacheable: bool) -> tuple[CallRecord, dict[str, Any] | None]:
+        s = self.settings
+        while True:
+            params = dict(s.parameters(), structured=self.mode, schema_name=name, schema=schema)
+            key = request_key(s.model, messages, params)
+            record = CallRecord(purpose=purpose, role=self.role, model=s.model, messages=compact_messages(messages),
+                                parameters=params, key=key)
+            if self.log.replaying:
+                recorded = self.log.next_recorded(key, purpose)
+                if recorded.cause is FailureCause.COST_LIMIT:
+                    self.log.add(recorded)
+                    raise LLMFailure(FailureCause.COST_LIMIT, recorded.error)
+                record.response, record.error, record.cause = recorded.response, recorded.error, recorded.cause
+                record.prompt_tokens, record.completion_tokens = recorded.prompt_tokens, recorded.completion_tokens
+                record.cached_tokens, record.latency = recorded.cached_tokens, recorded.latency
+                record.money, record.source = recorded.money, "replay"
+                if recorded.response is None and recorded.cause is None:     # the recorded fallback
+                    self.log.add(record)
+                    self.mode = STRUCTURED_MODES[STRUCTURED_MODES.index(self.mode) + 1]
+                    continue
+                break
+            hit = self.cache.get(key) if (cacheable and self.cache is not None) else None
+            if hit is not None:
+                record.response, record.source = hit, "cache"
+                break
+            self._check_budget(messages)
+            if self._call_endpoint(record, messages, schema, name):
+                break       # an answer, or an error to retry
+            self.log.add(record)   # the refused mode, recorded
+            self.mode = STRUCTURED_MODES[STRUCTURED_MODES.index(self.mode) + 1]
+        value = None if record.cause is not None else self._parse(record, schema)
+        if value is not None and cacheable and self.cache is not None and record.source == "endpoint":
+            self.cache.put(key, s.model, record.response or {})
+        self.log.add(record)
+        return record, value
+
+    def _check_budget(self, messages: list[dict[str, Any]]) -> None:
+        s = self.settings
+        price = s.price()
+        if s.cost_limit is None or price is None:
+            return
+        estimate = price.of(len(json.dumps(messages)) // 3, s.max_tokens)   # no tokenizer: ~3 characters a token
+        if self.log.money + estimate > s.cost_limit:
+            record = CallRecord(purpose="(not sent)", role=self.role, model=s.model, messages=compact_messages(messages),
+                                parameters=s.parameters(), key="", cause=FailureCause.COST_LIMIT,
+                                error=f"the next call (about {estimate:.4f}) would take the session past its cost "
+                                      f"limit of {s.cost_limit:g} (spent {self.log.money:.4f})", source="none")
+            self.log.add(record)
+            raise LLMFailure(FailureCause.COST_LIMIT, record.error)
+
+    def _client(self) -> OpenAI:
+        if self._openai is None:
+            from openai import OpenAI
+
+            s = self.settings
+            self._openai = OpenAI(base_url=s.base_url, api_key=s.api_key, timeout=s.timeout, max_retries=0)
+        return self._openai
+
+    def _call_endpoint(self, record: CallRecord, messages: list[dict[str, Any]], schema: dict[str, Any],
+                       name: str) -> bool:
+        """Fill ``record`` from the endpoint; False when the endpoint refused the
+        structured-output mode and a lower one remains."""
+        import openai
+
+        s = self.settings
+        kwargs: dict[str, Any] = {"model": s.model, "messages": messages, "temperature": s.temperature,
+                                  "max_tokens": s.max_tokens}
+        if self.mode == "tools":
+            kwargs["tools"] = [{"type": "function", "function": {"name": name, "parameters": schema}}]
+            kwargs["tool_choice"] = {"type": "function", "function": {"name": name}}
+        elif self.mode == "json_schema":
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+        else:
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        limit = limit_for(s.base_url, s.concurrency)
+        t0 = time.perf_counter()
+        try:
+            with limit:
+                reply = self._client().chat.completions.create(**kwargs)
+        except openai.APITimeoutError:
+            record.cause, record.error = FailureCause.TIMEOUT, f"no answer within {s.timeout:g} s"
+        except openai.RateLimitError as exc:
+            limit.throttled()
+            record.cause, record.error = FailureCause.RATE_LIMIT, f"429 from the endpoint: {_short(exc)}"
+        except openai.APIConnectionError as exc:
+            record.cause, record.error = FailureCause.SERVER_ERROR, f"cannot reach {s.base_url}: {_short(exc)}"
+        except openai.APIStatusError as exc:
+            if exc.status_code >= 500:
+                record.cause, record.error = FailureCause.SERVER_ERROR, f"{exc.status_code} from the endpoint: {_short(exc)}"
+            elif exc.status_code in (400, 422) and self.mode != STRUCTURED_MODES[-1]:
+                record.error = f"{exc.status_code}: the endpoint refused structured output {self.mode!r}: {_short(exc)}"
+                record.latency = time.perf_counter() - t0
+                return False
+            else:
+                raise AssistantError(f"the language model endpoint {s.base_url} refused the request "
+                                     f"({exc.status_code}): {_short(exc)}") from None
+        record.latency = time.perf_counter() - t0
+        if record.cause is not None:
+            return True
+        limit.succeeded()
+        choice = reply.choices[0]
+        calls = [{"name": c.function.name, "arguments": c.function.arguments}
+                 for c in (choice.message.tool_calls or []) if getattr(c, "function", None) is not None]
+        record.response = {"content": choice.message.content, "tool_calls": calls,
+                           "finish_reason": choice.finish_reason}
+        usage = reply.usage
+        if usage is not None:
+            record.prompt_tokens, record.completion_tokens = usage.prompt_tokens or 0, usage.completion_tokens or 0
+            details = getattr(usage, "prompt_tokens_details", None)
+            record.cached_tokens = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+        price = s.price()
+        record.money = price.of(record.prompt_tokens, record.completion_tokens) if price else 0.0
+        return True
+
+    def _parse(self, record: CallRecord, schema: dict[str, Any]) -> dict[str, Any] | None:
+        response = record.response or {}
+        if response.get("finish_reason") == "length":
+            record.cause = FailureCause.CUT_OFF
+            record.error = f"the reply was cut off at {self.settings.max_tokens} tokens"
+            return None
+        calls = response.get("tool_calls") or []
+        text = calls[0]["arguments"] if calls else (response.get("content") or "")
+        try:
+            value = repair_json(text)
+        except ValueError:
+            value = None
+        missing = [k for k in schema.get("required", []) if not isinstance(value, dict) or k not in value]
+        if not isinstance(value, dict) or missing:
+            record.cause = FailureCause.UNPARSEABLE
+            record.error = (f"the reply is not the JSON object asked for"
+                            f"{' (missing ' + ', '.join(missing) + ')' if isinstance(value, dict) else ''}: {text[:80]!r}")
+            return None
+        return value
+
+
+def image_part(data: bytes, media_type: str) -> dict[str, Any]:
+    """A chat-message content part carrying an image (for models that accept images)."""
+    return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{base64.b64encode(data).decode()}"}}
+
+
+def compact_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages as recorded: an attached image is kept as the SHA-256 of its data
+    URI (the request key is computed on the full messages)."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                url = part.get("image_url", {}).get("url", "") if isinstance(part, dict) else ""
+                if url.startswith("data:"):
+                    digest = hashlib.sha256(url.encode("ascii")).hexdigest()
+                    part = {"type": "image_url", "image_url": {"url": f"sha256:{digest}"}}
+                parts.append(part)
+            m = dict(m, content=parts)
+        out.append(m)
+    return out
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__

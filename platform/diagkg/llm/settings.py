@@ -1,0 +1,116 @@
+"""Settings of the LLM client, from a configuration mapping and the environment.
+
+A key of the configuration wins over the environment::
+
+    base_url      DIAGKG_LLM_BASE_URL, then OPENAI_BASE_URL
+    model         DIAGKG_LLM_MODEL
+    api_key       DIAGKG_LLM_API_KEY, then OPENAI_API_KEY   (never recorded anywhere)
+    timeout       DIAGKG_LLM_TIMEOUT       seconds per request (default 60)
+    retries       DIAGKG_LLM_RETRIES       extra attempts after a failed one (default 3)
+    backoff       DIAGKG_LLM_BACKOFF       first wait between attempts, doubled each time (default 1 s)
+    temperature   (default 0)
+    max_tokens    (default 400)
+    concurrency   DIAGKG_LLM_CONCURRENCY   requests in flight toward one endpoint at most (default 4)
+    structured    tools | json_schema | json_object   (default tools; see :mod:`diagkg.llm.client`)
+    pricing       {"model": [USD per million prompt tokens, per million completion tokens]}
+    cost_limit    DIAGKG_LLM_COST_LIMIT    money a session may spend (USD; none by default)
+    vision        the model accepts images (default false): a system schematic is attached when there is one
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import InputError
+
+STRUCTURED_MODES = ("tools", "json_schema", "json_object")
+
+
+@dataclass(frozen=True)
+class Price:
+    """Money per million tokens."""
+
+    prompt: float
+    completion: float
+
+    def of(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt + completion_tokens * self.completion) / 1e6
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str
+    model: str
+    api_key: str = field(default="not-needed", repr=False)
+    timeout: float = 60.0
+    retries: int = 3
+    backoff: float = 1.0
+    temperature: float = 0.0
+    max_tokens: int = 400
+    concurrency: int = 4
+    structured: str = "tools"
+    pricing: Mapping[str, Price] = field(default_factory=dict)
+    cost_limit: float | None = None
+    vision: bool = False
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], *, need_endpoint: bool = True) -> "LLMSettings":
+        """Settings from ``config`` (an assistant's configuration) and the environment.
+
+        Without an endpoint and a model (and ``need_endpoint``), raises :class:`InputError`
+        saying what to set; a replayed session needs neither.
+        """
+        env = os.environ
+
+        def pick(key: str, *names: str, default: Any = None) -> Any:
+            if config.get(key) not in (None, ""):
+                return config[key]
+            for name in names:
+                if env.get(name):
+                    return env[name]
+            return default
+
+        base_url = pick("base_url", "DIAGKG_LLM_BASE_URL", "OPENAI_BASE_URL", default="")
+        model = pick("model", "DIAGKG_LLM_MODEL", default="")
+        if need_endpoint and (not base_url or not model):
+            raise InputError("the language model needs an endpoint and a model: give base_url and model in the "
+                             "configuration (--config) or set DIAGKG_LLM_BASE_URL and DIAGKG_LLM_MODEL")
+        structured = str(pick("structured", "DIAGKG_LLM_STRUCTURED", default="tools"))
+        if structured not in STRUCTURED_MODES:
+            raise InputError(f"structured is {structured!r}; use one of {', '.join(STRUCTURED_MODES)}")
+        pricing: dict[str, Price] = {}
+        for name, value in dict(config.get("pricing") or {}).items():
+            if not (isinstance(value, (list, tuple)) and len(value) == 2):
+                raise InputError(f"pricing[{name!r}] must be [per million prompt tokens, per million completion tokens]")
+            pricing[str(name)] = Price(float(value[0]), float(value[1]))
+        limit = pick("cost_limit", "DIAGKG_LLM_COST_LIMIT")
+        try:
+            settings = cls(
+                base_url=str(base_url), model=str(model),
+                api_key=str(pick("api_key", "DIAGKG_LLM_API_KEY", "OPENAI_API_KEY", default="not-needed")),
+                timeout=float(pick("timeout", "DIAGKG_LLM_TIMEOUT", default=60.0)),
+                retries=int(pick("retries", "DIAGKG_LLM_RETRIES", default=3)),
+                backoff=float(pick("backoff", "DIAGKG_LLM_BACKOFF", default=1.0)),
+                temperature=float(pick("temperature", default=0.0)),
+                max_tokens=int(pick("max_tokens", default=400)),
+                concurrency=int(pick("concurrency", "DIAGKG_LLM_CONCURRENCY", default=4)),
+                structured=structured, pricing=pricing,
+                cost_limit=None if limit in (None, "") else float(limit),
+                vision=bool(config.get("vision", False)))
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"an LLM setting is not a number: {exc}") from None
+        if settings.cost_limit is not None and settings.model and settings.price() is None:
+            raise InputError(f"a cost limit needs the price of model {settings.model!r}: give pricing "
+                             f'{{"{settings.model}": [per million prompt tokens, per million completion tokens]}}')
+        if settings.retries < 0 or settings.timeout <= 0 or settings.concurrency < 1 or settings.max_tokens < 1:
+            raise InputError("LLM settings: retries ≥ 0, timeout > 0, concurrency ≥ 1 and max_tokens ≥ 1")
+        return settings
+
+    def price(self) -> Price | None:
+        return self.pricing.get(self.model)
+
+    def parameters(self) -> dict[str, Any]:
+        """What is recorded of the settings with each call (never the key)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "structured": self.structured}
