@@ -227,3 +227,19 @@ def test_a_federated_query_needs_the_token(client):
     assert client.get("/sparql", params={"query": plain}).status_code == 200
     r = client.get("/sparql", params={"query": federated}, headers={"authorization": f"Bearer {TOKEN}"})
     assert r.status_code != 403        # allowed; the remote end is not there
+
+
+def test_cross_origin_requests_only_from_the_origins_named(store_path):
+    # a SPARQL client hosted elsewhere (YASGUI's page) may query from a browser only when named
+    allowed = "https://yasgui.example"
+    with TestClient(create_app(ServerConfig(store_path, workers=1, cors=(allowed,)))) as c:
+        asked = c.options("/sparql", headers={"Origin": allowed, "Access-Control-Request-Method": "POST",
+                                              "Access-Control-Request-Headers": "content-type"})
+        assert asked.status_code == 200 and asked.headers["access-control-allow-origin"] == allowed
+        r = c.get("/sparql", params={"query": "ASK {}"}, headers={"Origin": allowed, "Accept": "application/sparql-results+json"})
+        assert r.status_code == 200 and r.headers["access-control-allow-origin"] == allowed
+        other = c.get("/sparql", params={"query": "ASK {}"}, headers={"Origin": "https://elsewhere.example"})
+        assert "access-control-allow-origin" not in other.headers
+    with TestClient(create_app(ServerConfig(store_path, workers=1))) as c:     # none named: no CORS at all
+        r = c.get("/sparql", params={"query": "ASK {}"}, headers={"Origin": allowed})
+        assert "access-control-allow-origin" not in r.headers

@@ -30,6 +30,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     p.add_argument("--max-result-bytes", type=int, default=50_000_000, metavar="BYTES",
                    help="size limit of a SPARQL result (default 50 MB)")
     p.add_argument("--workers", type=int, default=2, help="SPARQL worker processes (default 2)")
+    p.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
+                   help="a web origin (e.g. https://yasgui.triply.cc) whose pages may query the server from a "
+                        "browser; repeat for more (default: none)")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -51,7 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         store.close()
         token = args.token or token_from_env()
         config = ServerConfig(path, token=token, query_timeout=args.query_timeout,
-                              max_result_bytes=args.max_result_bytes, workers=args.workers)
+                              max_result_bytes=args.max_result_bytes, workers=args.workers, cors=tuple(args.cors))
         app = create_app(config)
         family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)

@@ -171,6 +171,12 @@ def create_app(config: ServerConfig) -> FastAPI:
                   description="SPARQL 1.1 endpoint, JSON API and web page on a diagkg knowledge store.",
                   lifespan=lifespan)
     app.state.diagkg = state
+    if config.cors:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        # only the origins named: any page in the user's browser could read the store otherwise
+        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors), allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID"])
 
     @app.exception_handler(DiagkgError)
     async def diagkg_error(request: Request, exc: DiagkgError) -> Response:

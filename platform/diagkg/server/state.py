@@ -26,6 +26,7 @@ class ServerConfig:
     query_timeout: float = 30.0          # seconds a SPARQL query may run
     max_result_bytes: int = 50_000_000   # size of a serialised SPARQL result
     workers: int = 2                     # SPARQL worker processes
+    cors: tuple[str, ...] = ()           # web origins allowed to call the server from a browser (YASGUI elsewhere)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
