@@ -178,3 +178,22 @@ def test_schematic_routes(client):
     assert png.headers["content-type"] == "image/png" and png.content[:4] == b"\x89PNG"
     assert client.get("/api/systems/torch/schematic.gif").status_code == 404
     assert client.get("/api/systems/nope/schematic.svg").status_code == 404
+
+
+def test_a_campaigns_tables_and_report(client, store_path):
+    from .test_cli import run_cli
+
+    r = run_cli("--store", str(store_path), "evaluate", "--assistant", "oracle,random-search", "--scenarios", "TORCH.1",
+                "--runs", "2", "--name", "served", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    campaign = json.loads(r.stdout.strip().splitlines()[-1])["campaign"]
+    listed = {c["id"] for c in client.get("/api/campaigns").json()}
+    assert campaign in listed
+    tables = {t["name"]: t for t in client.get(f"/api/campaigns/{campaign}/tables").json()}
+    overall = tables["overall"]
+    assert {"oracle", "random-search"} <= {v for row in overall["rows"] for v in row if isinstance(v, str)}
+    assert {"side-by-side-system", "by-scenario", "difficulty", "paired"} <= set(tables)
+    page = client.get(f"/api/campaigns/{campaign}/report.html")
+    assert page.status_code == 200 and "<img" in page.text and "oracle" in page.text
+    missing = client.get("/api/campaigns/no-such-campaign/tables")
+    assert missing.status_code == 404 and "no campaign 'no-such-campaign'" in missing.text

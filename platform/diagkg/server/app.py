@@ -30,7 +30,7 @@ from fastapi.responses import PlainTextResponse, Response
 
 from ..errors import DiagkgError, QueryError
 from ..kg.queries import from_text
-from . import api, live, pages
+from . import api, campaigns, live, pages
 from .sparql_pool import PoolBusy, QueryTimeout, Reply
 from .sparql_pool import Request as WorkRequest
 from .state import ServerConfig, ServerState, check_token, state_of, token_from_env
@@ -187,6 +187,7 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     _add_sparql_routes(app)
     app.include_router(api.router)
+    app.include_router(campaigns.router)
     app.include_router(live.router)
     pages.mount(app)
     return app

@@ -1,0 +1,48 @@
+"""Evaluation campaigns over HTTP: each campaign's tables as JSON and its report as one
+self-contained HTML page, recomputed from the store on every request (as ``diagkg report``
+does), so a campaign still running shows what it has stored so far."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from ..evaluation import campaign as cp
+from ..evaluation import metrics as mx
+from ..evaluation import report
+from ..errors import InputError
+from ..kg.store import KnowledgeStore
+from .state import state_of
+
+router = APIRouter(prefix="/api")
+
+
+@router.get("/campaigns/{campaign}/tables", tags=["evaluation"],
+            summary="A campaign's tables (by system, category, scenario, difficulty, paired…), from the store")
+def campaign_tables(request: Request, campaign: str) -> list[dict[str, Any]]:
+    store = _with_campaign(request, campaign)
+    data = mx.load(store, [campaign])
+    return [{"name": t.name, "title": t.title, "columns": t.columns, "rows": t.rows}
+            for t in report.tables(store, data)]
+
+
+@router.get("/campaigns/{campaign}/report.html", tags=["evaluation"], response_class=HTMLResponse,
+            summary="A campaign's report: every table and plot in one self-contained page")
+def campaign_report(request: Request, campaign: str) -> HTMLResponse:
+    store = _with_campaign(request, campaign)
+    with tempfile.TemporaryDirectory(prefix="diagkg-report-") as folder:
+        report.write_report(store, [campaign], Path(folder))
+        return HTMLResponse((Path(folder) / "report.html").read_text(encoding="utf-8"))
+
+
+def _with_campaign(request: Request, campaign: str) -> KnowledgeStore:
+    store = state_of(request).fresh()
+    try:
+        cp.open_campaign(store, campaign)
+    except InputError as exc:                    # an unknown campaign: 404 with its message
+        raise HTTPException(404, str(exc)) from None
+    return store
