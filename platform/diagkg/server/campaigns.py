@@ -11,10 +11,10 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
+from ..errors import InputError
 from ..evaluation import campaign as cp
 from ..evaluation import metrics as mx
 from ..evaluation import report
-from ..errors import InputError
 from ..kg.store import KnowledgeStore
 from .state import state_of
 
