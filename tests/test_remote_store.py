@@ -142,10 +142,12 @@ def _values(name: str, kind: str, trajectory: str, query: str = "") -> Any:
         "systemGraph": graphs.system("torch").value, "affordance": str(DK.Measurable),
         "graph": "https://example.org/test/scratch", "entry": "https://example.org/test/entry",
         "subject": T + "bulb", "predicate": "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
+        "campaign": "https://w3id.org/diagkg/evaluation/none-such",
     }
     literal = {"value": 4.7, "covered": True, "closed": False, "probability": 0.5, "hash": "abc", "key": "torch",
                "number": 9101, "id": "TORCH.1", "assistant": "oracle", "model": "m", "label": "Spare bulb",
-               "raw": 'say "hi"\nback\\slash',
+               "raw": 'say "hi"\nback\\slash', "response": '{"a": "é \\"q\\""}', "a": "oracle", "b": "random-search",
+               "k": 2,
                "format": ox.Literal("1", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#positiveInteger"))}
     if kind == "list of iri":
         return {"types": [str(DK.Bulb), str(DK.VoltageSource)], "add": [str(DK.Inverted)], "remove": [str(DK.Rotated)],

@@ -277,6 +277,9 @@ CASES = [
                                                     rdflib.URIRef("urn:x:candidate"))),
                                              g.add((rdflib.URIRef("urn:x:candidate"), RDF.type, DK.RankedCandidate.uri))],
          "dksh:RankedCandidateShape", None, "exactly one rank"),
+    Case("llm-call-no-model", TRJ, lambda g: [g.add((rdflib.URIRef("urn:x:call"), RDF.type, DK.LLMCall.uri)),
+                                             g.add((rdflib.URIRef("urn:x:call"), DK.callInSession.uri, _session(g)))],
+         "dksh:LLMCallShape", None, "names its model"),
     Case("function-is-component", TC, _add((S.main_bulb, DK.hasFunction.uri, S.battery)), "dksh:FunctionHolderShape",
          ":main_bulb", "takes a declared dk:Function"),
 ]

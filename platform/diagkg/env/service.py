@@ -53,7 +53,8 @@ from .scenarios import Scenario, configure, inject, restore, state_quads
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeSource, KnowledgeStore
 
-END_VALUES = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation")
+# "crashed": a session that raised; a campaign records it as a failure (never a dropped sample)
+END_VALUES = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation", "crashed")
 VERDICTS = ("correct", "partial", "wrong")
 
 _SIMULATORS: "OrderedDict[tuple[str, str, str], Simulator]" = OrderedDict()
