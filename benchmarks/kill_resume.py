@@ -25,7 +25,7 @@ import pyoxigraph as ox
 from diagkg.evaluation import campaign as cp
 from diagkg.kg.store import KnowledgeStore
 
-DIAGKG = [sys.executable, "-m", "diagkg"]
+DIAGKG = [sys.executable, "-m", "diagkg.cli"]
 ASSISTANTS = ("neuro-symbolic", "random-search", "oracle")
 
 

@@ -135,6 +135,14 @@ def test_metric_queries_agree_with_values_computed_by_hand(hand_campaign):
     assert table[0][-1] == pytest.approx(1 - 2 / 3)
 
 
+def test_a_wilson_interval_always_holds_its_proportion():
+    # found at full size: 0 successes of 25 gave a lower end 1e-17 above 0 and the plot refused it
+    for n in range(1, 400):
+        for k in {0, 1, n // 2, n - 1, n}:
+            lo, hi = metrics.wilson(k, n)
+            assert 0.0 <= lo <= k / n <= hi <= 1.0
+
+
 def test_wilson_and_mcnemar_edges():
     assert metrics.wilson(0, 0) == (0.0, 1.0)
     lo, hi = metrics.wilson(10, 10)

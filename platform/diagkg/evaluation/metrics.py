@@ -39,7 +39,8 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # at k = 0 or k = n the interval ends at the proportion itself (no rounding error past it)
+    return (0.0 if k == 0 else max(0.0, centre - half), 1.0 if k == n else min(1.0, centre + half))
 
 
 def bootstrap_mean(values: Sequence[float], resamples: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float]:

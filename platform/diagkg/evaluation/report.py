@@ -180,8 +180,10 @@ def plots(store: KnowledgeStore, data: mx.CampaignData, out: Path) -> list[Path]
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for m in overall:
         lo, hi = m.success_ci
-        ax.errorbar(m.mean_cost, m.success_rate, yerr=[[m.success_rate - lo], [hi - m.success_rate]],
-                    xerr=[[m.mean_cost - m.cost_lo], [m.cost_hi - m.mean_cost]], fmt="o", capsize=4, label=m.assistant)
+        # an interval's end can sit a rounding error on the wrong side of its value (0 or 1 successes)
+        ax.errorbar(m.mean_cost, m.success_rate, yerr=[[max(0.0, m.success_rate - lo)], [max(0.0, hi - m.success_rate)]],
+                    xerr=[[max(0.0, m.mean_cost - m.cost_lo)], [max(0.0, m.cost_hi - m.mean_cost)]], fmt="o", capsize=4,
+                    label=m.assistant)
         ax.annotate(m.assistant, (m.mean_cost, m.success_rate), textcoords="offset points", xytext=(6, 6))
     ax.set_xlabel("mean cost per session (minutes)")
     ax.set_ylabel("success rate")
@@ -197,8 +199,8 @@ def plots(store: KnowledgeStore, data: mx.CampaignData, out: Path) -> list[Path]
         ms = {m.group: m for m in systems if m.assistant == a}
         xs = [j + i * width for j in range(len(names))]
         ys = [ms[n].success_rate if n in ms else 0.0 for n in names]
-        err = [[ms[n].success_rate - ms[n].success_ci[0] if n in ms else 0 for n in names],
-               [ms[n].success_ci[1] - ms[n].success_rate if n in ms else 0 for n in names]]
+        err = [[max(0.0, ms[n].success_rate - ms[n].success_ci[0]) if n in ms else 0 for n in names],
+               [max(0.0, ms[n].success_ci[1] - ms[n].success_rate) if n in ms else 0 for n in names]]
         ax.bar(xs, ys, width, yerr=err, capsize=3, label=a)
     ax.set_xticks([j + width * (len(data.assistants) - 1) / 2 for j in range(len(names))], names, rotation=20)
     ax.set_ylabel("success rate (Wilson 95 %)")
