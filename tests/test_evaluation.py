@@ -23,7 +23,7 @@ import pytest
 
 from diagkg.env.workspace import resolve_scenario
 from diagkg.evaluation import campaign as cp
-from diagkg.evaluation import execution, metrics, sessions
+from diagkg.evaluation import execution, metrics, sessions, tally
 from diagkg.evaluation.campaign import CampaignConfig, Task
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs import trajectory
@@ -96,9 +96,30 @@ def hand_campaign(tmp_path):
     return store, campaign
 
 
-def test_metric_queries_agree_with_values_computed_by_hand(hand_campaign):
+def assert_tallies_exact(store, cid: str, pair: tuple[str, str] | None = None) -> None:
+    """The slot tallies say exactly what the per-trajectory metric queries compute."""
+    by_tally, by_trajectory = metrics.load(store, [cid]), metrics.load(store, [cid], per_trajectory=True)
+    assert by_tally.tallied == {cid} and not by_trajectory.tallied
+
+    def norm(rows):
+        return sorted(tuple(sorted((k, round(float(v), 9) if isinstance(v, (int, float)) else v)
+                                   for k, v in r.items())) for r in rows)
+
+    assert by_tally.by_scenario and norm(by_tally.by_scenario) == norm(by_trajectory.by_scenario)
+    assert norm(by_tally.sessions) == norm(by_trajectory.sessions)
+    if pair:
+        assert ([p.row() for p in metrics.paired(store, by_tally, *pair)]
+                == [p.row() for p in metrics.paired(store, by_trajectory, *pair)])
+
+
+@pytest.mark.parametrize("source", ["trajectories", "tallies"])
+def test_metric_queries_agree_with_values_computed_by_hand(hand_campaign, source):
     store, campaign = hand_campaign
+    if source == "tallies":            # the fixture wrote trajectories only: write the tallies from them
+        assert tally.rebuild(store, campaign) == 4
+        assert_tallies_exact(store, campaign.id, ("a", "b"))
     data = metrics.load(store, [campaign.id])
+    assert data.tallied == ({campaign.id} if source == "tallies" else frozenset())
     overall = {m.assistant: m for m in metrics.overall(data)}
     a, b = overall["a"], overall["b"]
     # a: 8 sessions, 1 truncation (left out), 1 crash (a failure), 4 successes of 7
@@ -207,6 +228,9 @@ def test_campaign_in_process_records_crashes_and_retries_them(tmp_path, monkeypa
     assert len(now) == 6 and all(r.end in ("success", "success_no_hypothesis") for r in now.values())
     kinds = [g for g, _ in store.graphs() if "/graph/trajectory/" in g]
     assert len(kinds) == 6                                 # the crashed trajectories were replaced, not kept
+    assert_tallies_exact(store, campaign.id)               # the retried seeds replaced the crashes in the tally
+    tallied = {m.group: m for m in metrics.by_scenario(metrics.load(store, [campaign.id]))}
+    assert {g: (m.n, m.crashed) for g, m in tallied.items()} == {"9101": (3, 0), "9102": (3, 0)}
 
 
 def test_campaign_with_two_worker_processes(tmp_path):
@@ -322,6 +346,7 @@ def test_killed_campaign_resumes_with_exactly_the_expected_trajectories(tmp_path
     slots, graphs_ = _campaign_graph_counts(store, cid)
     assert 0 < len(slots) < 32, "the kill should land mid-campaign"
     assert graphs_ == len(slots)                     # no trajectory without its campaign entry
+    assert_tallies_exact(KnowledgeStore.open_for_reading(store), cid, ("oracle", "random-search"))  # nor its tally
     r = run_cli("--store", str(store), "evaluate", "--resume", cid, "--format", "json")
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
@@ -329,6 +354,7 @@ def test_killed_campaign_resumes_with_exactly_the_expected_trajectories(tmp_path
     slots, graphs_ = _campaign_graph_counts(store, cid)
     expected = sorted((a, n, s) for a in ("oracle", "random-search") for n in (9101, 9102) for s in range(8))
     assert sorted(slots) == expected and graphs_ == 32
+    assert_tallies_exact(KnowledgeStore.open_for_reading(store), cid, ("oracle", "random-search"))
     # the report, an export, and an import into another store (twice: refused)
     out = tmp_path / "rep"
     r = run_cli("--store", str(store), "report", cid, "--out", str(out))
@@ -347,6 +373,10 @@ def test_killed_campaign_resumes_with_exactly_the_expected_trajectories(tmp_path
     a = metrics.load(KnowledgeStore.open_for_reading(store), [cid])
     b = metrics.load(KnowledgeStore.open_for_reading(other), [cid])
     assert sorted(map(str, a.by_scenario)) == sorted(map(str, b.by_scenario))
+    assert a.tallied == b.tallied == {cid}           # the export carried the tallies
+    r = run_cli("--store", str(other), "report", cid, "--rebuild", "--out", str(tmp_path / "rep2"))
+    assert r.returncode == 0 and "4 slot tallies rebuilt" in r.stderr, r.stderr
+    assert_tallies_exact(KnowledgeStore.open_for_reading(other), cid, ("oracle", "random-search"))
 
 
 def test_behaviours_for_the_adaptive_protocol_come_from_the_store(hand_campaign):

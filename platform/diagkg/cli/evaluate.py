@@ -45,6 +45,8 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
                                   "recomputed from the store.")
     p.add_argument("runs", nargs="*", metavar="RUN", help="campaign ids (default: every campaign in the store)")
     p.add_argument("--out", metavar="DIR", default="report", help="folder to write into (default ./report)")
+    p.add_argument("--rebuild", action="store_true",
+                   help="first write the campaigns' slot tallies afresh from their trajectories (one query each)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = add("export", cmd_export, "Write a campaign with its trajectories and the scenario and system versions it "
@@ -169,7 +171,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from ..evaluation import report
 
-    with open_store(args, write=False) as store:
+    with open_store(args, write=args.rebuild) as store:
+        if args.rebuild:
+            from ..evaluation import campaign as cp
+            from ..evaluation import tally
+
+            for cid in args.runs or [r["campaign"][len(cp.CAMPAIGN_BASE):] for r in cp.campaigns(store)]:
+                slots = tally.rebuild(store, cp.open_campaign(store, cid))
+                print(f"campaign {cid}: {slots} slot tallies rebuilt from its trajectories", file=sys.stderr)
         with progress_bar(sys.stderr.isatty()) as progress:
             written = report.write_report(store, args.runs, Path(args.out), progress=progress)
     if args.format == "json":

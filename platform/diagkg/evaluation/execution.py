@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any, Callable
 import pyoxigraph as ox
 
 from ..errors import InputError
+from ..kg.vocab import DK
 from . import campaign as cp
+from . import tally as tl
 from .campaign import Campaign, Task
 from .sessions import Outcome, knowledge_bytes, run_remote, run_task
 
@@ -123,7 +125,11 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     cfg = campaign.config
     t0 = time.perf_counter()
     cp.check_versions(store, campaign)
-    done = cp.recorded(store, campaign)
+    rows = tl.source_rows(store, campaign)            # one pass: the slots done and the tallies afresh
+    done = {(r["assistant"], int(r["scenario"]), int(r["seed"])): cp.Recorded(r["trajectory"], int(r["batch"]), r["end"])
+            for r in rows}
+    tallies = tl.from_rows(campaign, rows)
+    tl.write_all(store, tallies)
     closed = cp.batches(store, campaign)
     prog = Progress(scenarios=len(cfg.assistants) * len(cfg.scenarios))
     for rec in done.values():
@@ -173,7 +179,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                 task = inflight.pop(fut)
                 outcome = fut.result()        # a worker that died outright (not a session error) stops the campaign
                 previous = done[task.slot].end if task.replaces else ""
-                _store(store, outcome, done)
+                _store(store, outcome, done, tallies)
                 prog.ran += 1
                 if previous:
                     prog.ends[previous] -= 1
@@ -222,8 +228,10 @@ def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, numb
     return missing
 
 
-def _store(store: KnowledgeStore, outcome: Outcome, done: dict[tuple[str, int, int], cp.Recorded]) -> None:
-    """One transaction: the trajectory (with its campaign entry) in, the failed one it replaces out."""
+def _store(store: KnowledgeStore, outcome: Outcome, done: dict[tuple[str, int, int], cp.Recorded],
+           tallies: tl.Tallies) -> None:
+    """One transaction: the trajectory (with its campaign entry) and its slot's tally in, the failed one it
+    replaces out."""
     graph = ox.NamedNode(outcome.graph)
     triples = [q.triple for q in ox.parse(outcome.nquads, format=ox.RdfFormat.N_QUADS)]
     drop: list[ox.NamedNode] = []
@@ -232,7 +240,9 @@ def _store(store: KnowledgeStore, outcome: Outcome, done: dict[tuple[str, int, i
         from ..kg import graphs
 
         drop.append(graphs.named("trajectory", task.replaces.rsplit("/", 1)[1]))
-    store.write_graphs({graph: triples}, drop=drop)
+    scenario_iri = next(t.object.value for t in triples if t.predicate.value == str(DK.onScenario))
+    slot = tallies.put(task.assistant, task.scenario, scenario_iri, tl.entry_of(triples, task.seed, outcome.end))
+    store.write_graphs({graph: triples, tallies.graph(slot): tallies.triples(slot)}, drop=drop)
     done[task.slot] = cp.Recorded(_trajectory_iri(outcome.graph), task.batch, outcome.end)
 
 

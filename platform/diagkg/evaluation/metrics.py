@@ -53,7 +53,14 @@ def bootstrap_mean(values: Sequence[float], resamples: int = BOOTSTRAP, seed: in
     if len(arr) < 2 or float(arr.min()) == float(arr.max()):
         return (float(arr.mean()), float(arr.mean()))
     rng = np.random.default_rng(seed)
-    means = arr[rng.integers(0, len(arr), size=(resamples, len(arr)))].mean(axis=1)
+    values_, counts = np.unique(arr, return_counts=True)
+    if len(values_) * 4 <= len(arr):
+        # few distinct values (costs are sums of catalogue costs): a resample is a multinomial draw of how many
+        # times each value is picked -- the same bootstrap distribution in O(distinct) instead of O(n) a resample
+        picks = rng.multinomial(len(arr), counts / len(arr), size=resamples)
+        means = picks @ values_ / len(arr)
+    else:
+        means = arr[rng.integers(0, len(arr), size=(resamples, len(arr)))].mean(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return (float(lo), float(hi))
 
@@ -163,28 +170,42 @@ class CampaignData:
     scenarios: dict[int, ScenarioFacts]
     assistants: list[str]
     campaigns: list[str]
+    tallied: frozenset[str] = frozenset()    # the campaigns read from their slot tallies
 
 
 def _campaign_node(ref: str) -> ox.NamedNode:
     return ox.NamedNode(ref if ref.startswith(CAMPAIGN_BASE) else CAMPAIGN_BASE + ref)
 
 
-def load(store: KnowledgeStore, campaign_ids: Iterable[str]) -> CampaignData:
-    """Run the metric queries for these campaigns."""
+def load(store: KnowledgeStore, campaign_ids: Iterable[str], per_trajectory: bool = False) -> CampaignData:
+    """Run the metric queries for these campaigns: over their slot tallies (``queries/tally-*.rq``), or over
+    every trajectory (``queries/metrics-*.rq``) for a campaign without tallies or when ``per_trajectory``."""
+    from .tally import unpack_all
+
     by_scenario: list[dict[str, Any]] = []
     sessions: list[dict[str, Any]] = []
     scenarios: dict[int, ScenarioFacts] = {}
+    tallied: set[str] = set()
     ids = list(campaign_ids)
     for cid in ids:
         node = _campaign_node(cid)
-        by_scenario += store.select("metrics-by-scenario", {"campaign": node})
-        sessions += store.select("metrics-sessions", {"campaign": node})
+        rows = [] if per_trajectory else store.select("tally-by-scenario", {"campaign": node})
+        if rows:
+            tallied.add(cid)
+            by_scenario += rows
+            for r in store.select("tally-sessions", {"campaign": node}):
+                sessions += [{"campaign": r["campaign"], "assistant": r["assistant"], "scenario": r["scenario"],
+                              "seed": e.seed, "cost": e.cost, "ok": int(e.ok)}
+                             for e in unpack_all(r["sessions"]) if not e.truncated]
+        else:
+            by_scenario += store.select("metrics-by-scenario", {"campaign": node})
+            sessions += store.select("metrics-sessions", {"campaign": node})
         for r in store.select("metrics-scenarios", {"campaign": node}):
             cats = tuple(sorted(c.strip() for c in (r["categories"] or "").split(",") if c.strip()))
             scenarios[int(r["scenario"])] = ScenarioFacts(int(r["scenario"]), r["id"], r["system"], cats,
                                                           float(r["idealCost"]) if r["idealCost"] is not None else None)
     assistants = list(dict.fromkeys(r["assistant"] for r in by_scenario))
-    return CampaignData(by_scenario, sessions, scenarios, assistants, ids)
+    return CampaignData(by_scenario, sessions, scenarios, assistants, ids, frozenset(tallied))
 
 
 def group_metrics(data: CampaignData, key: Callable[[ScenarioFacts], Iterable[str]]) -> list[GroupMetrics]:
@@ -260,7 +281,11 @@ def paired(store: KnowledgeStore, data: CampaignData, a: str, b: str) -> list[Pa
     """Paired comparison of assistants ``a`` and ``b`` overall and per system (pairs: same campaign, scenario, seed)."""
     rows: list[dict[str, Any]] = []
     for cid in data.campaigns:
-        rows += store.select("metrics-paired", {"campaign": _campaign_node(cid), "a": ox.Literal(a), "b": ox.Literal(b)})
+        if cid in data.tallied:
+            rows += _pairs(data, cid, a, b)
+        else:
+            rows += store.select("metrics-paired", {"campaign": _campaign_node(cid), "a": ox.Literal(a),
+                                                    "b": ox.Literal(b)})
     groups: dict[str, list[dict[str, Any]]] = {"all": rows}
     for r in rows:
         facts = data.scenarios.get(int(r["scenario"]))
@@ -276,6 +301,19 @@ def paired(store: KnowledgeStore, data: CampaignData, a: str, b: str) -> list[Pa
         out.append(Paired(a, b, g, len(rs), sum(diffs) / len(diffs) if diffs else math.nan, lo, hi, both, only_a,
                           only_b, len(rs) - both - only_a - only_b, mcnemar_exact(only_a, only_b)))
     return sorted(out, key=lambda p: (p.group != "all", p.group))
+
+
+def _pairs(data: CampaignData, cid: str, a: str, b: str) -> list[dict[str, Any]]:
+    """metrics-paired.rq's rows from a tallied campaign's sessions (truncations are already left out, so a
+    scenario and seed with both assistants is a pair)."""
+    iri = _campaign_node(cid).value
+    mine: dict[str, dict[tuple[int, int], dict[str, Any]]] = {a: {}, b: {}}
+    for s in data.sessions:
+        if s["campaign"] == iri and s["assistant"] in mine:
+            mine[s["assistant"]][(int(s["scenario"]), int(s["seed"]))] = s
+    return [{"campaign": iri, "a": a, "b": b, "scenario": k[0], "seed": k[1], "costA": sa["cost"],
+             "costB": mine[b][k]["cost"], "okA": sa["ok"], "okB": mine[b][k]["ok"]}
+            for k, sa in sorted(mine[a].items()) if k in mine[b]]
 
 
 def difficulty(data: CampaignData) -> tuple[list[str], list[list[Any]]]:

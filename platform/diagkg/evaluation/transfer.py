@@ -1,6 +1,6 @@
 """Moving campaigns between stores: ``diagkg export`` and ``diagkg import``.
 
-An export is N-Quads: the campaign's graph, each of its trajectory graphs,
+An export is N-Quads: the campaign's graph, each of its trajectory graphs and slot tallies,
 the ontology (added only to a store that has none), and the scenario and system graphs (with the system's inferences) at the
 versions the campaign used. An import adds all of it in one transaction; it
 refuses a campaign or trajectory the store already holds, and a scenario or
@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..kg import graphs
 from ..kg.vocab import DK
 from . import campaign as cp
+from .tally import tally_graphs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -32,6 +33,7 @@ def campaign_graphs(store: KnowledgeStore, campaign_id: str) -> list[ox.NamedNod
         names.append(graphs.ONTOLOGY)     # the end values' and actions' terms, for a store that has none
     names += [graphs.named("trajectory", r.trajectory.rsplit("/", 1)[1])
               for r in cp.recorded(store, campaign).values()]
+    names += tally_graphs(store, campaign)
     for r in store.select("campaign-versions", {"campaign": campaign.node}):
         g = ox.NamedNode(r["graph"])
         if store.raw.contains_named_graph(g):
@@ -79,11 +81,11 @@ def import_campaign(store: KnowledgeStore, data: bytes, name: str) -> ImportResu
     campaigns = [g for g in content if graphs.kind_of(g) == "evaluation"]
     if len(campaigns) != 1:
         raise InputError(f"{name}: holds {len(campaigns)} campaign graphs; an export holds exactly one")
-    unexpected = [g.value for g in content if graphs.kind_of(g) not in ("evaluation", "trajectory", "scenario",
-                                                                         "system", "inferred", "ontology")]
+    unexpected = [g.value for g in content if graphs.kind_of(g) not in ("evaluation", "trajectory", "tally",
+                                                                         "scenario", "system", "inferred", "ontology")]
     if unexpected:
         raise InputError(f"{name}: holds graphs an export never holds: {', '.join(unexpected[:5])}")
-    present = [g.value for g in content if graphs.kind_of(g) in ("evaluation", "trajectory")
+    present = [g.value for g in content if graphs.kind_of(g) in ("evaluation", "trajectory", "tally")
                and store.raw.contains_named_graph(g)]
     if present:
         raise InputError(f"{name}: the store already holds {len(present)} of its campaign and trajectory graphs "

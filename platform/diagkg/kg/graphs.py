@@ -15,6 +15,7 @@ graph                       content
 ``simulation/{id}``         a recorded simulation's SOSA observations
 ``trajectory/{id}``         one diagnostic session's record
 ``evaluation/{id}``         one evaluation run's results
+``tally/{id}/{a}/{n}``      one campaign slot's tally (assistant a on scenario n)
 ``cache/{name}``            answers of language models, kept by prompt hash
 ``file/{name}``             any other RDF file loaded by hand
 ==========================  ===============================================
@@ -30,7 +31,8 @@ import pyoxigraph as ox
 BASE = "https://w3id.org/diagkg/graph/"
 SYSTEM_BASE = "https://w3id.org/diagkg/system/"
 
-KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", "evaluation", "cache", "file")
+KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", "evaluation", "tally", "cache",
+         "file")
 
 ONTOLOGY = ox.NamedNode(BASE + "ontology")
 SHAPES = ox.NamedNode(BASE + "shapes")

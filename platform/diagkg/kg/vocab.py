@@ -190,6 +190,7 @@ class DK:
     ShortedComponent = Term(DK_NS + 'ShortedComponent')  # individual: shorted component
     Simple = Term(DK_NS + 'Simple')  # individual: simple
     Simulation = Term(DK_NS + 'Simulation')  # class: simulation
+    SlotTally = Term(DK_NS + 'SlotTally')  # class: slot tally
     SpiceElement = Term(DK_NS + 'SpiceElement')  # class: SPICE element
     StateCondition = Term(DK_NS + 'StateCondition')  # class: state condition
     StatedSymptom = Term(DK_NS + 'StatedSymptom')  # class: stated symptom
@@ -423,6 +424,19 @@ class DK:
     suggestion = Term(DK_NS + 'suggestion')  # object property: suggestion
     suspects = Term(DK_NS + 'suspects')  # object property: suspects
     systemKey = Term(DK_NS + 'systemKey')  # datatype property: system key
+    tallyActions = Term(DK_NS + 'tallyActions')  # datatype property: tally actions
+    tallyCorrect = Term(DK_NS + 'tallyCorrect')  # datatype property: tally correct
+    tallyCost = Term(DK_NS + 'tallyCost')  # datatype property: tally cost
+    tallyCrashed = Term(DK_NS + 'tallyCrashed')  # datatype property: tally crashed
+    tallyHealthy = Term(DK_NS + 'tallyHealthy')  # datatype property: tally healthy
+    tallyHypotheses = Term(DK_NS + 'tallyHypotheses')  # datatype property: tally hypotheses
+    tallyOf = Term(DK_NS + 'tallyOf')  # object property: tally of
+    tallyRounds = Term(DK_NS + 'tallyRounds')  # datatype property: tally rounds
+    tallyScenario = Term(DK_NS + 'tallyScenario')  # object property: tally scenario
+    tallySessions = Term(DK_NS + 'tallySessions')  # datatype property: tally sessions
+    tallySuccesses = Term(DK_NS + 'tallySuccesses')  # datatype property: tally successes
+    tallyTotal = Term(DK_NS + 'tallyTotal')  # datatype property: tally total
+    tallyTruncated = Term(DK_NS + 'tallyTruncated')  # datatype property: tally truncated
     target = Term(DK_NS + 'target')  # object property: target
     targetCount = Term(DK_NS + 'targetCount')  # datatype property: target count
     targetKind = Term(DK_NS + 'targetKind')  # datatype property: target kind

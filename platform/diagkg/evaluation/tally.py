@@ -1,0 +1,167 @@
+"""Slot tallies: the counts and sums the metrics need, per assistant × scenario
+of a campaign, each in a small graph of its own (``tally/{id}/{assistant}/{n}``).
+
+A tally is a pure function of the slot's trajectories: the campaign writer
+rewrites a slot's tally graph in the *same* transaction as each trajectory it
+stores (so a campaign killed at any moment never leaves the two disagreeing),
+and writes every tally afresh from the trajectories (``queries/tally-source.rq``,
+one query) whenever a campaign starts or resumes; ``diagkg report --rebuild``
+does the same by hand. The metric queries (``queries/tally-*.rq``) then read a
+few hundred nodes instead of every trajectory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
+from urllib.parse import quote
+
+import pyoxigraph as ox
+
+from ..kg import graphs
+from ..kg.vocab import DK
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeStore
+    from .campaign import Campaign
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+SUCCESS_ENDS = frozenset({"success", "success_no_hypothesis"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One session of a slot, as the tally keeps it."""
+
+    seed: int
+    end: str
+    cost: float
+    rounds: int
+    actions: int
+    hypotheses: int
+    correct: int
+    healthy: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.end == "llm_truncation"
+
+    @property
+    def ok(self) -> bool:
+        return self.end in SUCCESS_ENDS
+
+    def pack(self) -> str:
+        return (f"{self.seed} {self.end} {self.cost!r} {self.rounds} {self.actions} {self.hypotheses} "
+                f"{self.correct} {self.healthy}")
+
+    @classmethod
+    def unpack(cls, text: str) -> "Entry":
+        seed, end, cost, rounds, actions, hyps, correct, healthy = text.split(" ")
+        return cls(int(seed), end, float(cost), int(rounds), int(actions), int(hyps), int(correct), int(healthy))
+
+
+def unpack_all(text: str) -> list[Entry]:
+    return [Entry.unpack(part) for part in text.split(";") if part]
+
+
+@dataclass
+class Tallies:
+    """Every slot's sessions of one campaign (by seed), and the graphs that hold them."""
+
+    campaign: Campaign
+    slots: dict[tuple[str, int], dict[int, Entry]] = field(default_factory=dict)
+    scenario_iris: dict[int, str] = field(default_factory=dict)
+
+    def put(self, assistant: str, number: int, scenario_iri: str, entry: Entry) -> tuple[str, int]:
+        """Add (or replace, for a retried seed) a session; returns its slot."""
+        self.scenario_iris[number] = scenario_iri
+        self.slots.setdefault((assistant, number), {})[entry.seed] = entry
+        return (assistant, number)
+
+    def graph(self, slot: tuple[str, int]) -> ox.NamedNode:
+        return graph_of(self.campaign, *slot)
+
+    def triples(self, slot: tuple[str, int]) -> list[ox.Triple]:
+        """The tally graph's content for one slot."""
+        assistant, number = slot
+        entries = [self.slots[slot][s] for s in sorted(self.slots[slot])]
+        kept = [e for e in entries if not e.truncated]
+        node = ox.NamedNode(f"{self.campaign.iri}#tally-{quote(assistant, safe='')}-{number}")
+
+        def integer(n: int) -> ox.Literal:
+            return ox.Literal(str(n), datatype=ox.NamedNode(XSD + "integer"))
+
+        values: list[tuple[str, ox.Literal]] = [
+            (DK.tallyTotal, integer(len(entries))),
+            (DK.tallyTruncated, integer(len(entries) - len(kept))),
+            (DK.tallyCrashed, integer(sum(1 for e in entries if e.end == "crashed"))),
+            (DK.tallySuccesses, integer(sum(1 for e in kept if e.ok))),
+            (DK.tallyCost, ox.Literal(repr(float(sum(e.cost for e in kept))), datatype=ox.NamedNode(XSD + "double"))),
+            (DK.tallyRounds, integer(sum(e.rounds for e in kept))),
+            (DK.tallyActions, integer(sum(e.actions for e in kept))),
+            (DK.tallyHypotheses, integer(sum(e.hypotheses for e in kept))),
+            (DK.tallyCorrect, integer(sum(e.correct for e in kept))),
+            (DK.tallyHealthy, integer(sum(e.healthy for e in kept))),
+            (DK.tallySessions, ox.Literal(";".join(e.pack() for e in entries)))]
+        return [ox.Triple(node, RDF_TYPE, ox.NamedNode(DK.SlotTally)),
+                ox.Triple(node, ox.NamedNode(DK.tallyOf), self.campaign.node),
+                ox.Triple(node, ox.NamedNode(DK.assistantName), ox.Literal(assistant)),
+                ox.Triple(node, ox.NamedNode(DK.tallyScenario), ox.NamedNode(self.scenario_iris[number])),
+                *(ox.Triple(node, ox.NamedNode(p), v) for p, v in values)]
+
+
+def graph_of(campaign: Campaign, assistant: str, number: int) -> ox.NamedNode:
+    return graphs.named("tally", f"{campaign.id}/{assistant}/{number}")
+
+
+def tally_graphs(store: KnowledgeStore, campaign: Campaign) -> list[ox.NamedNode]:
+    return [ox.NamedNode(r["graph"]) for r in store.select("tally-graphs", {"campaign": campaign.node})]
+
+
+def source_rows(store: KnowledgeStore, campaign: Campaign) -> list[dict[str, Any]]:
+    """One row per trajectory of the campaign: its slot, batch, end and summary."""
+    return store.select("tally-source", {"campaign": campaign.node})
+
+
+def from_rows(campaign: Campaign, rows: Iterable[dict[str, Any]]) -> Tallies:
+    tallies = Tallies(campaign)
+    for r in rows:
+        tallies.put(r["assistant"], int(r["scenario"]), r["scenarioIri"],
+                    Entry(int(r["seed"]), r["end"], float(r["cost"]), int(r["rounds"]), int(r["actions"]),
+                          int(r["hypotheses"]), int(r["correct"]), int(r["healthy"])))
+    return tallies
+
+
+def write_all(store: KnowledgeStore, tallies: Tallies) -> int:
+    """Make the campaign's tally graphs exactly those of ``tallies`` (one transaction); returns their number."""
+    new = {tallies.graph(slot): tallies.triples(slot) for slot in tallies.slots}
+    stale = [g for g in tally_graphs(store, tallies.campaign) if g not in new]
+    if new or stale:
+        store.write_graphs(new, drop=stale)
+    return len(new)
+
+
+def rebuild(store: KnowledgeStore, campaign: Campaign) -> int:
+    """Write a campaign's tallies afresh from its trajectories; returns the number of slots."""
+    return write_all(store, from_rows(campaign, source_rows(store, campaign)))
+
+
+def entry_of(triples: Iterable[ox.Triple], seed: int, end: str) -> Entry:
+    """A session's entry from its trajectory graph (the session's summary)."""
+    triples = list(triples)
+    sessions = {t.subject for t in triples if t.predicate.value == str(DK.roundCount)}
+    if len(sessions) != 1:
+        raise ValueError(f"a trajectory graph holds {len(sessions)} sessions with a round count; expected one")
+    session = sessions.pop()
+    values: dict[str, str] = {t.predicate.value: t.object.value for t in triples
+                              if t.subject == session and isinstance(t.object, ox.Literal)}
+
+    def num(term: str) -> str:
+        if term not in values:
+            raise ValueError(f"the trajectory's session has no {term.rsplit('#', 1)[-1]}")
+        return values[term]
+
+    return Entry(seed, end, float(num(DK.costMinutes)), int(num(DK.roundCount)), int(num(DK.actionCount)),
+                 int(num(DK.hypothesisCount)), int(num(DK.correctHypothesisCount)),
+                 int(num(DK.healthyReplacementCount)))
