@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import errors
-from .output import EXIT_OK, open_store, progress_bar, say
+from .output import EXIT_OK, json_config, open_store, progress_bar, say
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.execution import Progress
@@ -93,14 +93,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             unknown = [a for a in assistants if a not in names()]
             if unknown:
                 raise errors.InputError(f"--assistant: unknown {', '.join(unknown)}; installed: {', '.join(names())}")
-            config: dict[str, Any] = {}
-            if args.config:
-                try:
-                    config = json.loads(args.config)
-                except json.JSONDecodeError as exc:
-                    raise errors.InputError(f"--config is not valid JSON: {exc.msg} at column {exc.colno}") from None
-                if not isinstance(config, dict):
-                    raise errors.InputError("--config must be a JSON object")
+            config = json_config(args.config)
             protocol = args.protocol or "fixed"
             if protocol == "adaptive":
                 if args.runs is not None:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .. import errors
 from ..kg.store import KnowledgeStore
@@ -104,3 +104,18 @@ def scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
         raise errors.InputError(f"{ref}: holds no scenario")
     say(f"loaded {ref} into <{graph}>")
     return ids[0]
+
+
+def json_config(text: str | None) -> dict[str, Any]:
+    """The value of a ``--config`` option: a JSON object (empty when not given)."""
+    import json
+
+    if not text:
+        return {}
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise errors.InputError(f"--config is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(config, dict):
+        raise errors.InputError("--config must be a JSON object")
+    return config

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import errors
 from ..kg import graphs, systems
 from ..kg.store import KnowledgeStore
-from .output import EXIT_OK, open_store, print_table, progress_bar, say, scenario_ref
+from .output import EXIT_OK, json_config, open_store, print_table, progress_bar, say, scenario_ref
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..sim.simulator import Simulator
@@ -105,14 +105,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Run one diagnostic session and store its trajectory."""
     from ..runs.runner import run_session
 
-    config = {}
-    if args.config:
-        try:
-            config = json.loads(args.config)
-        except json.JSONDecodeError as exc:
-            raise errors.InputError(f"--config is not valid JSON: {exc.msg} at column {exc.colno}") from None
-        if not isinstance(config, dict):
-            raise errors.InputError("--config must be a JSON object")
+    config = json_config(args.config)
 
     def show(entry: dict[str, Any]) -> None:
         if args.format != "text":
