@@ -141,10 +141,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.tripled = False
         self.since = 0            # reports before this step need not be explained (see _rebase)
         self.terminals = False    # whether components' own loose terminals are candidates yet
-        for c in self.pairable:
-            point = self._start(c)
-            if point is not None:
-                self.live.append((c, point))
+        self._admit(self.pairable)
         if not self.live:
             self._widen()
 
@@ -246,9 +243,7 @@ class ModelBasedAssistant(BaseAssistant):
             self.tried_pairs.add(ident)
             prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
             c = Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)
-            point = self._start(c)
-            if point is not None:
-                self.live.append((c, point))
+            self._admit([c])
             tried += 1
             if tried >= self.max_pairs or (self.live and tried >= self.max_pairs // 4):
                 break
@@ -349,6 +344,13 @@ class ModelBasedAssistant(BaseAssistant):
                         system_iri=self.sk.iri, key=self.briefing.system, budget=10**6, observations="",
                         diagnosis=None, description=None, categories=(), faulty=c.faulty, removed=self.removed,
                         permanent=permanent, notes=(), faults=c.faults)
+
+    def _admit(self, candidates: list[Candidate]) -> None:
+        """Keep, among ``candidates``, those whose worlds agree with everything seen so far."""
+        for c in candidates:
+            point = self._start(c)
+            if point is not None:
+                self.live.append((c, point))
 
     def _start(self, c: Candidate) -> Checkpoint | None:
         """A world for ``c``, run through everything done so far; None as soon as it disagrees."""
@@ -464,10 +466,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.widenings = 0
         self.tripled = False
         self._through.clear()
-        for c in self.singles if self.terminals else self.pairable:
-            point = self._start(c)
-            if point is not None:
-                self.live.append((c, point))
+        self._admit(self.singles if self.terminals else self.pairable)
         return True
 
     def _more_singles(self) -> bool:
@@ -477,11 +476,7 @@ class ModelBasedAssistant(BaseAssistant):
         if self.terminals:
             return False
         self.terminals = True
-        for c in self.singles:
-            if self._own_terminal(c):
-                point = self._start(c)
-                if point is not None:
-                    self.live.append((c, point))
+        self._admit([c for c in self.singles if self._own_terminal(c)])
         return bool(self.live)
 
     def suggest(self) -> Action | Hypothesis | None:
