@@ -33,8 +33,10 @@ import itertools
 import json
 import math
 import random
+import re
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,12 +75,57 @@ class Scored:
     rate: float
     step: Action | Hypothesis
     minutes: float
-    groups: dict[str, dict[frozenset[str], float]]
+    groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]]
 
 
-def _key(outcome: dict[str, Any]) -> str:
-    """What a report says, as a comparable value (its round number aside)."""
-    return json.dumps({k: v for k, v in outcome.items() if k != "round"}, sort_keys=True, default=str)
+# what a meter may be off by: (absolute, relative) per unit of a reading
+TOLERANCE = {"V": (0.05, 0.02), "A": (0.0005, 0.02), "ohm": (0.5, 0.02)}
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a report says, comparable with the tolerance of the measurement: the report with
+    its measured values masked (and the numbers in its message), and those values with the
+    absolute and relative tolerance of their unit."""
+
+    masked: str
+    values: tuple[tuple[float, float, float], ...] = ()
+    verdict: str | None = None
+    success: bool = False
+
+    def agrees(self, other: "Reading") -> bool:
+        return self.masked == other.masked and len(self.values) == len(other.values) and all(
+            abs(x - y) <= a + r * max(abs(x), abs(y)) for (x, a, r), (y, _, _) in zip(self.values, other.values, strict=True))
+
+    def group(self) -> tuple[str, tuple[int, ...]]:
+        """A coarse class of readings (values on a grid four tolerances wide) to split candidates by."""
+        return self.masked, tuple(round(x / (4 * (a + r * abs(x)))) for x, a, r in self.values)
+
+
+UNKNOWN = Reading("?")        # what a world that cannot take an action reports
+
+
+def _key(outcome: dict[str, Any]) -> Reading:
+    """What a report says (its round number aside), as a :class:`Reading`."""
+    values: list[tuple[float, float, float]] = []
+
+    def mask(node: Any, unit: str | None) -> Any:
+        if isinstance(node, dict):
+            unit = node.get("unit", unit)
+            return {k: mask(v, unit) for k, v in node.items()}
+        if isinstance(node, list):
+            return [mask(v, unit) for v in node]
+        if isinstance(node, float) and unit in TOLERANCE:
+            values.append((node, *TOLERANCE[unit]))
+            return "#"
+        return node
+
+    body = {k: v for k, v in outcome.items() if k not in ("round", "data", "message")}
+    body["data"] = mask(outcome.get("data"), None)
+    body["message"] = _NUMBER.sub("#", str(outcome.get("message", ""))) if values else outcome.get("message")
+    masked = json.dumps(body, sort_keys=True, default=str)
+    return Reading(masked, tuple(values), outcome.get("verdict"), bool(outcome.get("success")))
 
 
 def _lamps(visible: str) -> dict[str, str]:
@@ -113,8 +160,9 @@ class ModelBasedAssistant(BaseAssistant):
         self.shortlist = int(config.get("shortlist", 8))      # options of the second pass
         self.fail_minutes = float(config.get("fail_minutes", 600.0))   # what running out of rounds is worth
         self.triple_pool = int(config.get("triple_pool", 40))   # best pairs extended to triples (and thirds per pair)
+        self.role_depth = int(config.get("role_depth", 2))   # connections deep that parts' roles compare
         self.decision_times: list[float] = []
-        self._memo: dict[tuple[Any, ...], tuple[str, float, bool]] = {}
+        self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -126,12 +174,13 @@ class ModelBasedAssistant(BaseAssistant):
         self.ns = graphs.namespace_of(self.sk.iri)
         self.removed = frozenset(c for c in self.sk.components if c not in briefing.parts)
         self.rng = random.Random(briefing.seed)
-        self.steps: list[tuple[Action | Hypothesis, str]] = []     # what was done, and what it showed (keys)
+        self.steps: list[tuple[Action | Hypothesis, Reading]] = []     # what was done, and what it showed
         self.pending: Action | Hypothesis | None = None
         self.singles = self._single_candidates()
         # what pairs are made of: a component's own loose terminal is a single fault only (pairing
         # every terminal of every component would bury the likelier pairs)
         self.pairable = [c for c in self.singles if not self._own_terminal(c)]
+        self.symmetric = self._symmetric_pairs()
         self.shadow: Session | None = None
         self.live: list[tuple[Candidate, Checkpoint]] = []
         self.widened = False
@@ -140,6 +189,8 @@ class ModelBasedAssistant(BaseAssistant):
         self.widenings = 0
         self.tripled = False
         self.since = 0            # reports before this step need not be explained (see _rebase)
+        self.rebased: set[int] = set()      # the repairs rebased on
+        self.anchor: tuple[Fault, ...] = ()  # faults that repairs done so far have shown and fixed
         self.terminals = False    # whether components' own loose terminals are candidates yet
         self._admit(self.pairable)
         if not self.live:
@@ -196,6 +247,9 @@ class ModelBasedAssistant(BaseAssistant):
         return out
 
     def _own_terminal(self, c: Candidate) -> bool:
+        """A component's own terminal coming off (a single end, not a part put in backwards)."""
+        if c.faults[0].other is not None:
+            return False
         target = c.faults[0].target[len(self.ns):]
         cid = target.split(".", 1)[0]
         return "." in target and cid in self.sk.components and self.sk.components[cid].type != "Cable"
@@ -218,6 +272,40 @@ class ModelBasedAssistant(BaseAssistant):
                                          m["prior"]))
         return out
 
+    def _roles(self) -> dict[str, int]:
+        """Each part's structural role: parts alike in type, parameters and what they connect to,
+        a few connections deep (colour refinement over the circuit's nets), share a role, as the
+        supplies of a redundant design or the same part of two identical modules do."""
+        sk = self.sk
+        nets: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        for (cid, port), net in sk.net_of_port.items():
+            nets[net].append((cid, port))
+        ground = sk.net_of_port.get(sk.ground)
+        colour = {cid: hash((c.type, tuple(sorted((k, str(v)) for k, v in c.params.items())), tuple(sorted(c.ports))))
+                  for cid, c in sk.components.items()}
+        for _ in range(self.role_depth):
+            net_colour = {net: hash((net == ground, tuple(sorted((colour.get(cid, 0), port) for cid, port in members))))
+                          for net, members in nets.items()}
+            colour = {cid: hash((colour[cid], tuple(sorted((port, net_colour.get(sk.net_of_port.get((cid, port), -1), 0))
+                                                             for port in c.ports))))
+                      for cid, c in sk.components.items()}
+        return colour
+
+    def _symmetric_pairs(self) -> list[tuple[Candidate, Candidate]]:
+        """Pairs of the same fault on two parts with the same role (see :meth:`_roles`): in a
+        redundant design one such fault shows nothing, both together do, so no single explains
+        any of it and the ranking of :meth:`_widen` (what each fault explains alone) cannot find
+        them; they are few, and tried first."""
+        role = self._roles()
+        groups: dict[tuple[Any, ...], list[Candidate]] = defaultdict(list)
+        for c in self.pairable:
+            f = c.faults[0]
+            target = f.target[len(self.ns):]
+            cid, _, port = target.partition(".")
+            if cid in role and f.other is None:
+                groups[(f.mode, role[cid], port)].append(c)
+        return [pair for group in groups.values() if len(group) <= 8 for pair in itertools.combinations(group, 2)]
+
     def _widen(self, size: int = 2) -> None:
         """No single fault explains the reports: pairs (``size`` 2), or, when no pair does
         either, triples (``size`` 3: the best pairs, each with one more single). Each single
@@ -234,6 +322,13 @@ class ModelBasedAssistant(BaseAssistant):
         ranked = self._ranked_pairs(seen, runs)
         if size == 3:
             ranked = self._ranked_triples(seen, runs, ranked[: self.triple_pool])
+        if size == 2 and self.widenings == 1:
+            self._admit_combos(self.symmetric, len(self.symmetric), settle=False)
+        self._admit_combos(ranked, self.max_pairs)
+
+    def _admit_combos(self, ranked: Sequence[tuple[Candidate, ...]], most: int, settle: bool = True) -> None:
+        """Admit combinations of singles not tried yet, in order: ``most`` at most (with
+        ``settle``, a quarter of that once some agree with everything seen)."""
         tried = 0
         for combo in ranked:
             faults = tuple(f for c in combo for f in c.faults)
@@ -245,7 +340,7 @@ class ModelBasedAssistant(BaseAssistant):
             c = Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)
             self._admit([c])
             tried += 1
-            if tried >= self.max_pairs or (self.live and tried >= self.max_pairs // 4):
+            if tried >= most or (settle and self.live and tried >= most // 4):
                 break
 
     def _explained(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]]) -> tuple[Any, Any, Any]:
@@ -269,7 +364,12 @@ class ModelBasedAssistant(BaseAssistant):
         import numpy as np
 
         a_on, a_off, steps = self._explained(seen, runs)
-        lamps = a_on @ a_on.T + (a_off.shape[1] - (1 - a_off) @ (1 - a_off).T)
+        # a lamp seen lit stays lit under both, or one of the two is a fault of that lamp itself
+        # (a part put in backwards lights again when the supply is reversed too)
+        on = [lamp for lamp, state in seen.items() if state == "on"]
+        own = np.array([[lamp in c.faulty for lamp in on] for c in self.pairable], dtype=np.int32).reshape(len(runs), -1)
+        lit = (1 - (1 - a_on[:, None, :] * a_on[None, :, :]) * (1 - own[:, None, :]) * (1 - own[None, :, :])).sum(axis=2)
+        lamps = lit + (a_off.shape[1] - (1 - a_off) @ (1 - a_off).T)
         n_steps = steps.sum(axis=1)
         either = n_steps[:, None] + n_steps[None, :] - steps @ steps.T
         alone = a_on.sum(axis=1) + a_off.sum(axis=1)
@@ -326,7 +426,7 @@ class ModelBasedAssistant(BaseAssistant):
                 for n in range(done, len(self.steps)):
                     step, report = self.steps[n]
                     out, *_ = self.shadow.step(step)
-                    if _key(out) == report:
+                    if _key(out).agrees(report):
                         seen.add(n)
                 point = self.shadow.checkpoint()
             except (SessionError, SimulationError):
@@ -336,14 +436,15 @@ class ModelBasedAssistant(BaseAssistant):
         return lamps, alike
 
     # -- worlds ------------------------------------------------------------
-    def _scenario(self, c: Candidate) -> Scenario:
+    def _scenario(self, c: Candidate, anchored: bool = True) -> Scenario:
         assert self.briefing is not None
-        permanent = frozenset({"rotate_enclosure"}) if any(f.mode == "CouplingEnabled" for f in c.faults) \
+        faults = self.anchor + c.faults if anchored else c.faults
+        permanent = frozenset({"rotate_enclosure"}) if any(f.mode == "CouplingEnabled" for f in faults) \
             else frozenset()
         return Scenario(iri=f"urn:diagkg:model-based:{id(c)}", number=0, id="model", label=c.label,
                         system_iri=self.sk.iri, key=self.briefing.system, budget=10**6, observations="",
                         diagnosis=None, description=None, categories=(), faulty=c.faulty, removed=self.removed,
-                        permanent=permanent, notes=(), faults=c.faults)
+                        permanent=permanent, notes=(), faults=faults)
 
     def _admit(self, candidates: list[Candidate]) -> None:
         """Keep, among ``candidates``, those whose worlds agree with everything seen so far."""
@@ -365,13 +466,13 @@ class ModelBasedAssistant(BaseAssistant):
                 return None
             for n, (step, seen) in enumerate(self.steps):
                 out, *_ = self.shadow.step(step)
-                if n >= self.since and _key(out) != seen:
+                if n >= self.since and not _key(out).agrees(seen):
                     return None
         except (SessionError, SimulationError):
             return None
         return self.shadow.checkpoint()
 
-    def _predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> tuple[str, float, bool]:
+    def _predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> tuple[Reading, float, bool]:
         """The report ``step`` would give in ``c``'s world (as a key), its cost, and whether the
         system would work again. A world without chance answers the same action the same way
         in the same state, so that is remembered across decisions."""
@@ -383,7 +484,7 @@ class ModelBasedAssistant(BaseAssistant):
                 return known
         out = self._predict(point, step)
         assert self.shadow is not None
-        answer = (_key(out), float(out["cost"]), self.shadow.end in SOLVED) if out is not None else ("?", 0.0, False)
+        answer = (_key(out), float(out["cost"]), self.shadow.end in SOLVED) if out is not None else (UNKNOWN, 0.0, False)
         if memo_key is not None:
             if len(self._memo) > 200_000:
                 self._memo.clear()
@@ -445,29 +546,72 @@ class ModelBasedAssistant(BaseAssistant):
         assert self.shadow is not None
         for c, point in self.live:
             out = self._predict(point, step)
-            if out is not None and _key(out) == seen:
+            if out is not None and _key(out).agrees(seen):
                 kept.append((c, self.shadow.checkpoint()))
         self.live = kept
         if not self.live and not self._rebase() and not self._more_singles():
             self._widen()
 
     def _rebase(self) -> bool:
-        """A repair is a probe (IRS): when a hypothesis was judged partly right, the parts it
-        found faulty are repaired, and what is left to explain is what was seen after it. The
-        candidates start again from the single faults, each judged only on the reports after
-        that verdict (the steps before are replayed, so the world's state is the real one).
-        False when there is no newer partial verdict to start from."""
-        last = max((n for n, (step, seen) in enumerate(self.steps)
-                    if isinstance(step, Hypothesis) and json.loads(seen).get("verdict") == "partial"), default=-1)
-        if last + 1 <= self.since:
+        """A repair is a probe (IRS). When nothing explains every report, the latest repair not
+        yet rebased on is taken to have fixed something, and what is left to explain is what was
+        seen from it on: the candidates start again from the single faults, each judged only on
+        those reports (the steps before are replayed, so the world's state is the real one).
+
+        * After a hypothesis judged partly right, the parts it found faulty were replaced; the
+          reports from the verdict on are judged.
+        * After a repair of the catalogue (a battery turned round, cables swapped), the fault
+          that repair fixes on its own is added to every candidate's world (an *anchor*): turning
+          a healthy battery round would break it, so the replay needs the fault the repair
+          fixed. The repair's own report is judged too (it says whether the system works now).
+
+        False when there is no repair left to rebase on."""
+        repairs = [n for n, (step, seen) in enumerate(self.steps) if n not in self.rebased and self._repair(step, seen)]
+        if not repairs:
             return False
-        self.since = last + 1
+        last = repairs[-1]
+        self.rebased.add(last)
+        step = self.steps[last][0]
+        if isinstance(step, Hypothesis):
+            self.since = last + 1
+        else:
+            assert isinstance(step, Action)
+            self.since = last
+            self.anchor += self._fixed_by(step)
         self.tried_pairs.clear()
         self.widenings = 0
         self.tripled = False
         self._through.clear()
-        self._admit(self.singles if self.terminals else self.pairable)
+        anchored = {f.target for f in self.anchor}
+        pool = self.singles if self.terminals else self.pairable
+        self._admit([c for c in pool if not any(f.target in anchored for f in c.faults)])
         return True
+
+    def _repair(self, step: Action | Hypothesis, seen: Reading) -> bool:
+        """Whether ``step`` (with its report ``seen``) repaired something that did not make the system work."""
+        if isinstance(step, Hypothesis):
+            return seen.verdict == "partial"
+        assert self.briefing is not None
+        spec = self.briefing.catalogue.get(step.action)
+        return spec is not None and spec.repair and seen.success
+
+    def _fixed_by(self, step: Action) -> tuple[Fault, ...]:
+        """The single fault on ``step``'s parts that ``step`` repairs on its own (the likeliest),
+        found by trying it in each such fault's world; none when no fault of the catalogue is."""
+        assert self.briefing is not None
+        targets = frozenset(step.targets)
+        for c in sorted((c for c in self.singles if c.faulty <= targets and (len(targets) == 1 or c.faulty == targets)),
+                        key=lambda c: -c.prior):
+            assert self.shadow is not None
+            self.shadow.scenario = self._scenario(c, anchored=False)
+            try:
+                self.shadow.reset(seed=self.briefing.seed)
+                self.shadow.step(step)
+            except (SessionError, SimulationError):
+                continue
+            if self.shadow.end in SOLVED:
+                return c.faults
+        return ()
 
     def _more_singles(self) -> bool:
         """A component's own terminal coming loose is a candidate only when no cable end or
@@ -593,11 +737,11 @@ class ModelBasedAssistant(BaseAssistant):
         total = sum(c.prior for c, _ in sample)
         out = []
         for i, step in enumerate(options):
-            groups: dict[str, dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
+            groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
             cost = 0.0
             for (c, _), row in zip(sample, predictions, strict=True):
                 key, minutes, _ = row[i]
-                groups[key][c.faulty] += c.prior
+                groups[key.group()][c.faulty] += c.prior
                 cost += c.prior * minutes
             if len(groups) < 2:
                 continue
