@@ -4,7 +4,7 @@ failures at their final cost), the cost relative to the oracle's, and the
 median and worst decision time.
 
     .venv/bin/python benchmarks/diagnosis.py [--assistants oracle model-based neuro-symbolic random-search]
-                                             [--seeds 0 1 2] [--scenarios 1 2 5]
+                                             [--seeds 0 1 2] [--scenarios 1 2 5] [--config JSON]
 
 Trajectories are stored in an in-memory store (checked against the shapes as
 in normal use); the table is printed as Markdown.
@@ -13,6 +13,7 @@ in normal use); the table is printed as Markdown.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import time
@@ -31,6 +32,9 @@ def main() -> None:
     parser.add_argument("--assistants", nargs="+", default=["oracle", "model-based", "neuro-symbolic", "random-search"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--scenarios", nargs="*", type=int)
+    parser.add_argument("--config", type=json.loads, default={},
+                        help="configuration of the assistants (JSON), e.g. '{\"terminal_prior\": 0}'")
+    parser.add_argument("--dump", help="also write one JSON line per session (assistant, scenario, seed, end, cost, rounds) here")
     args = parser.parse_args()
     os.environ.setdefault("DIAGKG_CHECK_TRAJECTORIES", "first")
     store = KnowledgeStore.memory()
@@ -41,16 +45,21 @@ def main() -> None:
     runs: dict[str, dict[str, list[tuple[bool, float]]]] = defaultdict(lambda: defaultdict(list))
     decisions: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     failures: dict[str, list[str]] = defaultdict(list)
+    dump = open(args.dump, "w") if args.dump else None
     for name in args.assistants:
         t0 = time.perf_counter()
         for seed in args.seeds:
             for n in numbers:
-                r = run_session(n, name, seed=seed, store=store)
+                r = run_session(n, name, seed=seed, store=store, config=args.config if name != "oracle" else None)
                 ok = r.end in SUCCESS
                 runs[name][systems[n]].append((ok, r.cost))
                 decisions[name][systems[n]].extend(r.decision_times)
                 if not ok:
                     failures[name].append(f"{r.scenario_id}/{seed}:{r.end}")
+                if dump is not None:
+                    dump.write(json.dumps({"assistant": name, "scenario": r.scenario_id, "seed": seed, "end": r.end,
+                                           "cost": r.cost, "rounds": len(r.decision_times)}) + "\n")
+                    dump.flush()
         total = sum(ok for rs in runs[name].values() for ok, _ in rs)
         print(f"{name}: {total}/{len(numbers) * len(args.seeds)} solved in {time.perf_counter() - t0:.0f} s", flush=True)
     print()

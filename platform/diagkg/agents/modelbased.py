@@ -29,6 +29,7 @@ scenario:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -78,8 +79,9 @@ class Scored:
     groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]]
 
 
-# what a meter may be off by: (absolute, relative) per unit of a reading
-TOLERANCE = {"V": (0.05, 0.02), "A": (0.0005, 0.02), "ohm": (0.5, 0.02)}
+# what a meter may be off by, (absolute, relative) per unit of a reading: an autoranging
+# multimeter's accuracy, about ±(1 % + a few digits of its range)
+TOLERANCE = {"V": (0.002, 0.01), "A": (0.0001, 0.01), "ohm": (0.1, 0.01)}
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
@@ -161,6 +163,10 @@ class ModelBasedAssistant(BaseAssistant):
         self.fail_minutes = float(config.get("fail_minutes", 600.0))   # what running out of rounds is worth
         self.triple_pool = int(config.get("triple_pool", 40))   # best pairs extended to triples (and thirds per pair)
         self.role_depth = int(config.get("role_depth", 2))   # connections deep that parts' roles compare
+        # a component's own terminal against a cable's end (the likelier place for an end to come off)
+        self.terminal_prior = float(config.get("terminal_prior", 0.0))
+        self.anchor_belief = float(config.get("anchor_belief", 0.5))   # see _repair
+        self.prior_rank = float(config.get("prior_rank", 0.0))   # weight of the priors in ranking pairs
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
 
@@ -190,9 +196,15 @@ class ModelBasedAssistant(BaseAssistant):
         self.tripled = False
         self.since = 0            # reports before this step need not be explained (see _rebase)
         self.rebased: set[int] = set()      # the repairs rebased on
+        self.belief: dict[int, float] = {}  # step -> share of the candidates that named what it repaired
         self.anchor: tuple[Fault, ...] = ()  # faults that repairs done so far have shown and fixed
-        self.terminals = False    # whether components' own loose terminals are candidates yet
-        self._admit(self.pairable)
+        # whether components' own loose terminals are candidates yet: from the start (weighted by
+        # terminal_prior) or, with terminal_prior 0, only once nothing else explains the reports
+        self.terminals = self.terminal_prior > 0
+        if self.terminals:
+            self.singles = [dataclasses.replace(c, prior=c.prior * self.terminal_prior) if self._own_terminal(c) else c
+                            for c in self.singles]
+        self._admit(self.singles if self.terminals else self.pairable)
         if not self.live:
             self._widen()
 
@@ -364,10 +376,12 @@ class ModelBasedAssistant(BaseAssistant):
         import numpy as np
 
         a_on, a_off, steps = self._explained(seen, runs)
-        # a lamp seen lit stays lit under both, or one of the two is a fault of that lamp itself
-        # (a part put in backwards lights again when the supply is reversed too)
+        # a lamp seen lit stays lit under both, or one of the two puts that lamp itself in
+        # backwards (its two ends swapped: it lights again when the supply is reversed too; an
+        # open or shorted lamp never lights)
         on = [lamp for lamp, state in seen.items() if state == "on"]
-        own = np.array([[lamp in c.faulty for lamp in on] for c in self.pairable], dtype=np.int32).reshape(len(runs), -1)
+        own = np.array([[lamp in c.faulty and c.faults[0].other is not None for lamp in on] for c in self.pairable],
+                       dtype=np.int32).reshape(len(runs), -1)
         lit = (1 - (1 - a_on[:, None, :] * a_on[None, :, :]) * (1 - own[:, None, :]) * (1 - own[None, :, :])).sum(axis=2)
         lamps = lit + (a_off.shape[1] - (1 - a_off) @ (1 - a_off).T)
         n_steps = steps.sum(axis=1)
@@ -379,7 +393,14 @@ class ModelBasedAssistant(BaseAssistant):
         target = np.array([codes[c.faults[0].target] for c in self.pairable])
         keep = target[first] != target[second]
         i, j = first[keep], second[keep]
-        order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -lamps[i, j]))
+        # what the two explain (lamps, then later reports), and with prior_rank > 0 what they explain
+        # and how likely they are together (each halving of the prior costs prior_rank reports)
+        logprior = np.log2(np.array([c.prior for c in self.pairable]))
+        if self.prior_rank > 0:
+            score = lamps[i, j] + either[i, j] + self.prior_rank * (logprior[i] + logprior[j])
+            order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -score))
+        else:
+            order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -lamps[i, j]))
         return [(self.pairable[i[k]], self.pairable[j[k]]) for k in order.tolist()]
 
     def _ranked_triples(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
@@ -541,6 +562,10 @@ class ModelBasedAssistant(BaseAssistant):
         if step is None:
             return
         seen = _key(outcome)
+        if isinstance(step, Action):
+            # how much the candidates believed the repaired parts faulty (see _rebase)
+            total = sum(c.prior for c, _ in self.live) or 1.0
+            self.belief[len(self.steps)] = sum(c.prior for c, _ in self.live if set(step.targets) <= c.faulty) / total
         self.steps.append((step, seen))
         kept = []
         assert self.shadow is not None
@@ -566,7 +591,7 @@ class ModelBasedAssistant(BaseAssistant):
           fixed. The repair's own report is judged too (it says whether the system works now).
 
         False when there is no repair left to rebase on."""
-        repairs = [n for n, (step, seen) in enumerate(self.steps) if n not in self.rebased and self._repair(step, seen)]
+        repairs = [n for n, (step, seen) in enumerate(self.steps) if n not in self.rebased and self._repair(n, step, seen)]
         if not repairs:
             return False
         last = repairs[-1]
@@ -587,13 +612,16 @@ class ModelBasedAssistant(BaseAssistant):
         self._admit([c for c in pool if not any(f.target in anchored for f in c.faults)])
         return True
 
-    def _repair(self, step: Action | Hypothesis, seen: Reading) -> bool:
-        """Whether ``step`` (with its report ``seen``) repaired something that did not make the system work."""
+    def _repair(self, n: int, step: Action | Hypothesis, seen: Reading) -> bool:
+        """Whether step ``n`` (with its report ``seen``) repaired something that did not make the
+        system work: a hypothesis judged partly right, or a repair of parts that most candidates
+        named (:attr:`anchor_belief`; a repair tried as a probe on a part few candidates named
+        says little)."""
         if isinstance(step, Hypothesis):
             return seen.verdict == "partial"
         assert self.briefing is not None
         spec = self.briefing.catalogue.get(step.action)
-        return spec is not None and spec.repair and seen.success
+        return spec is not None and spec.repair and seen.success and self.belief.get(n, 0.0) >= self.anchor_belief
 
     def _fixed_by(self, step: Action) -> tuple[Fault, ...]:
         """The single fault on ``step``'s parts that ``step`` repairs on its own (the likeliest),

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping
 
 import pyoxigraph as ox
 
@@ -200,11 +200,23 @@ class QueryFile:
         import jinja2
 
         try:
-            return _compiled(self.text).render(**values)
+            key: Hashable = (self.text, tuple(sorted(values.items())))
+            known = _RENDERED.get(key)
+        except TypeError:            # an unhashable value (a list): rendered every time
+            key = known = None
+        if known is not None:
+            return known
+        try:
+            text = _compiled(self.text).render(**values)
         except jinja2.UndefinedError as exc:
             raise QueryError(f"{self.name}: {exc.message}") from None
         except jinja2.TemplateError as exc:
             raise QueryError(f"{self.name}: template error: {exc}") from None
+        if key is not None:
+            if len(_RENDERED) >= 8192:
+                _RENDERED.clear()
+            _RENDERED[key] = text
+        return text
 
     def substitutions(self, values: Mapping[str, Any]) -> dict[ox.Variable, Substitution]:
         """pyoxigraph substitutions for a plain query; names must be declared inputs."""
@@ -218,6 +230,11 @@ class QueryFile:
                 )
             out[ox.Variable(name)] = _as_term(value)
         return out
+
+
+# a template's text rendered with the same values renders the same (the filters are pure):
+# sessions render the same updates over and over (a model-based assistant's worlds above all)
+_RENDERED: dict[Hashable, str] = {}
 
 
 @lru_cache(maxsize=256)
