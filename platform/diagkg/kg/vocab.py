@@ -52,6 +52,7 @@ class DK:
     BlownFuse = Term(DK_NS + 'BlownFuse')  # individual: blown fuse
     Bulb = Term(DK_NS + 'Bulb')  # class: bulb
     Cable = Term(DK_NS + 'Cable')  # class: cable
+    CampaignStop = Term(DK_NS + 'CampaignStop')  # class: campaign stop
     Capped = Term(DK_NS + 'Capped')  # individual: capped
     CauseCostLimit = Term(DK_NS + 'CauseCostLimit')  # individual: cost limit
     CauseCutOff = Term(DK_NS + 'CauseCutOff')  # individual: cut off
@@ -194,6 +195,8 @@ class DK:
     SpiceElement = Term(DK_NS + 'SpiceElement')  # class: SPICE element
     StateCondition = Term(DK_NS + 'StateCondition')  # class: state condition
     StatedSymptom = Term(DK_NS + 'StatedSymptom')  # class: stated symptom
+    StopCostLimit = Term(DK_NS + 'StopCostLimit')  # individual: cost limit reached
+    StopReason = Term(DK_NS + 'StopReason')  # class: stop reason
     StuckClosed = Term(DK_NS + 'StuckClosed')  # individual: contact stuck closed
     StuckOpen = Term(DK_NS + 'StuckOpen')  # individual: contact stuck open
     Success = Term(DK_NS + 'Success')  # individual: success
@@ -286,6 +289,7 @@ class DK:
     convergenceReason = Term(DK_NS + 'convergenceReason')  # datatype property: convergence reason
     convergenceState = Term(DK_NS + 'convergenceState')  # object property: convergence state
     correctHypothesisCount = Term(DK_NS + 'correctHypothesisCount')  # datatype property: correct hypothesis count
+    costLimit = Term(DK_NS + 'costLimit')  # datatype property: cost limit
     costMinutes = Term(DK_NS + 'costMinutes')  # datatype property: cost in minutes
     covered = Term(DK_NS + 'covered')  # datatype property: covered
     currentThreshold = Term(DK_NS + 'currentThreshold')  # datatype property: current threshold
@@ -364,6 +368,7 @@ class DK:
     messagesHash = Term(DK_NS + 'messagesHash')  # datatype property: messages hash
     model = Term(DK_NS + 'model')  # datatype property: model
     moneyCost = Term(DK_NS + 'moneyCost')  # datatype property: money cost
+    moneySpent = Term(DK_NS + 'moneySpent')  # datatype property: money spent
     monitors = Term(DK_NS + 'monitors')  # object property: monitors
     noiseFloor = Term(DK_NS + 'noiseFloor')  # datatype property: noise floor
     nominalNote = Term(DK_NS + 'nominalNote')  # datatype property: nominal note
@@ -387,6 +392,7 @@ class DK:
     portOf = Term(DK_NS + 'portOf')  # object property: port of
     position = Term(DK_NS + 'position')  # datatype property: position
     powerThreshold = Term(DK_NS + 'powerThreshold')  # datatype property: power threshold
+    priorMoneyCost = Term(DK_NS + 'priorMoneyCost')  # datatype property: prior money cost
     priorWeight = Term(DK_NS + 'priorWeight')  # datatype property: prior weight
     probability = Term(DK_NS + 'probability')  # datatype property: probability
     probeAction = Term(DK_NS + 'probeAction')  # object property: probe action
@@ -415,11 +421,14 @@ class DK:
     saturationCurrentExpression = Term(DK_NS + 'saturationCurrentExpression')  # datatype property: saturation current expression
     scenarioNumber = Term(DK_NS + 'scenarioNumber')  # datatype property: scenario number
     seed = Term(DK_NS + 'seed')  # datatype property: seed
+    sessionsLeft = Term(DK_NS + 'sessionsLeft')  # datatype property: sessions left
     simulatedWorlds = Term(DK_NS + 'simulatedWorlds')  # datatype property: simulated worlds
     stampedAs = Term(DK_NS + 'stampedAs')  # object property: stamped as
     stateOf = Term(DK_NS + 'stateOf')  # object property: state of
     statedSymptom = Term(DK_NS + 'statedSymptom')  # object property: stated symptom
     step = Term(DK_NS + 'step')  # object property: step
+    stopReason = Term(DK_NS + 'stopReason')  # object property: stop reason
+    stoppedCampaign = Term(DK_NS + 'stoppedCampaign')  # object property: stopped campaign
     succeeded = Term(DK_NS + 'succeeded')  # datatype property: succeeded
     suggestion = Term(DK_NS + 'suggestion')  # object property: suggestion
     suspects = Term(DK_NS + 'suspects')  # object property: suspects
