@@ -53,6 +53,15 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
                    help="first write the campaigns' slot tallies afresh from their trajectories (one query each)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
+    p = add("qualitative", cmd_qualitative,
+            "Label a finished campaign's behaviour clusters and rate representative trajectories on the qualitative "
+            "rubric with a language model (resumable: what is done is not asked again).")
+    p.add_argument("campaign", metavar="RUN", help="the campaign id")
+    p.add_argument("--config", metavar="JSON",
+                   help='the judge: {"llm": {"base_url": …, "model": …, …}} (default: the campaign\'s configuration, '
+                        "then the DIAGKG_LLM_* environment)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
     p = add("export", cmd_export, "Write a campaign with its trajectories and the scenario and system versions it "
                                   "used as gzipped N-Quads (to standard output or --out).")
     p.add_argument("campaign", metavar="CAMPAIGN", help="the campaign id")
@@ -158,7 +167,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         finally:
             if display is not None:
                 display.stop()
+        if summary.stopped is not None:
+            qual: dict[str, Any] | None = None
+            say("qualitative analysis not run: the campaign stopped at its cost limit")
+        else:
+            left = None if args.cost_limit is None else max(0.0, args.cost_limit - summary.money)
+            qual = run_qualitative(store, campaign, campaign.config.config, cost_left=left,
+                                   quiet=args.format == "json")
     data = summary.to_json()
+    data["qualitative"] = qual
     if args.format == "json":
         if summary.stopped is not None:
             data["stopped"]["message"] = summary.stopped.message(campaign.id)
@@ -175,6 +192,44 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if summary.stopped is not None:
             print(summary.stopped.message(campaign.id))
         print(f"report: diagkg report {campaign.id}")
+    return EXIT_OK
+
+
+def run_qualitative(store: Any, campaign: Any, config: dict[str, Any], *, cost_left: float | None = None,
+                    quiet: bool = False) -> dict[str, Any] | None:
+    """The qualitative analysis of a campaign, or the skip message when no language model is configured."""
+    from dataclasses import replace
+
+    from ..evaluation import qualitative
+
+    settings = qualitative.judge_settings(config)
+    if settings is None:
+        say(qualitative.SKIP_MESSAGE)
+        return None
+    if cost_left is not None:
+        settings = replace(settings, cost_limit=cost_left)
+    with progress_bar(sys.stderr.isatty() and not quiet) as progress:
+        summary = qualitative.run(store, campaign, settings, progress=progress)
+    for note in summary.notes:
+        say(note)
+    data = summary.to_json()
+    if not quiet:
+        causes = ", ".join(f"{k} {v}" for k, v in data["failure_causes"].items())
+        print(f"qualitative analysis of {campaign.id}: {summary.labels} cluster label(s), {summary.ratings} rubric "
+              f"rating(s) now ({summary.already} already done), {summary.labels_failed + summary.ratings_failed} "
+              f"failed{f' ({causes})' if causes else ''}; {summary.calls} call(s), {summary.money:.4f} spent")
+    return data
+
+
+def cmd_qualitative(args: argparse.Namespace) -> int:
+    from ..evaluation import campaign as cp
+
+    with open_store(args, write=True) as store:
+        campaign = cp.open_campaign(store, args.campaign)
+        config = json_config(args.config) or campaign.config.config
+        data = run_qualitative(store, campaign, config, quiet=args.format == "json")
+    if args.format == "json":
+        print(json.dumps(data if data is not None else {"campaign": campaign.id, "skipped": True}))
     return EXIT_OK
 
 

@@ -4,8 +4,10 @@ Tables (Markdown, LaTeX, CSV) by scenario, system, fault category, system ×
 category, overall, the per-scenario difficulty table and paired comparisons;
 PNG plots (matplotlib, Agg): success vs cost per assistant, per-system
 success with intervals, cost distributions, convergence per batch and
-execution-cluster dendrograms (adaptive campaigns); ``report.html`` shows it
-all with the images inlined.
+execution-cluster dendrograms (adaptive campaigns); the qualitative analysis
+(cluster labels, rubric distributions, gold match levels and their plot:
+:mod:`diagkg.evaluation.rubric_report`); ``report.html`` shows it all with the
+images inlined.
 """
 
 from __future__ import annotations
@@ -322,19 +324,23 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
         raise InputError(f"campaign(s) {', '.join(ids)} hold no trajectory yet")
     step(1, "tables")
     written: list[Path] = []
-    ts = tables(store, data)
+    from . import rubric_report
+
+    qualitative = rubric_report.load(store, ids)
+    ts = tables(store, data) + rubric_report.tables(store, qualitative)
     for t in ts:
         for suffix, render in ((".md", to_markdown), (".tex", to_latex), (".csv", to_csv)):
             path = out / f"{t.name}{suffix}"
             path.write_text(render(t), encoding="utf-8")
             written.append(path)
     step(2, "plots")
-    images = plots(store, data, out)
+    images = plots(store, data, out) + rubric_report.plots(qualitative, out)
     written += images
     step(3, "HTML")
     env = Environment(loader=PackageLoader("diagkg", "templates"), autoescape=select_autoescape(["html", "j2"]))
     html = env.get_template("evaluation-report.html.j2").render(
-        campaigns=ids, assistants=data.assistants, tables=[(t, [[_fmt(v) for v in r] for r in t.rows]) for t in ts],
+        campaigns=ids, assistants=data.assistants, notes=rubric_report.notes(qualitative),
+        tables=[(t, [[_fmt(v) for v in r] for r in t.rows]) for t in ts],
         images=[(p.stem, base64.b64encode(p.read_bytes()).decode("ascii")) for p in images])
     page = out / "report.html"
     page.write_text(html, encoding="utf-8")
