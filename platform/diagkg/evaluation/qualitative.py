@@ -287,7 +287,7 @@ def _messages(template: str, context: dict[str, Any]) -> list[dict[str, Any]]:
     from ..llm import prompting
 
     return [{"role": "system", "content": prompting.render("judge-system.j2")},
-            {"role": "user", "content": prompting.render(template, **context)}]
+            {"role": "user", "content": prompting.render(template, trajectory_part="judge-trajectory.j2", **context)}]
 
 
 # ---------------------------------------------------------------------------

@@ -13,10 +13,6 @@ images inlined.
 from __future__ import annotations
 
 import base64
-import csv
-import io
-import math
-from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -24,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..errors import InputError
 from . import campaign as cp
 from . import metrics as mx
+from .tables import Table, _figure, _fmt, to_csv, to_latex, to_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -33,54 +30,6 @@ METRIC_COLUMNS = [("sessions", "sessions"), ("n", "n"), ("success_rate", "succes
                   ("relative_cost", "cost / ideal"), ("rounds", "rounds"), ("actions", "actions"),
                   ("hypotheses", "hypotheses"), ("correct_rate", "correct hyp."), ("healthy_replaced", "healthy repl."),
                   ("llm_truncation", "truncated"), ("crashed", "crashed")]
-
-
-@dataclass
-class Table:
-    name: str
-    title: str
-    columns: list[str]
-    rows: list[list[Any]]
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "–"
-        return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
-    return str(v)
-
-
-def to_markdown(t: Table) -> str:
-    lines = [f"### {t.title}", "", "| " + " | ".join(t.columns) + " |", "|" + "---|" * len(t.columns)]
-    lines += ["| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row) + " |" for row in t.rows]
-    return "\n".join(lines) + "\n"
-
-
-def _latex_escape(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"), ("_", r"\_"),
-                 ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}"),
-                 ("×", r"$\times$"), ("–", "--")):
-        text = text.replace(a, b)
-    return text
-
-
-def to_latex(t: Table) -> str:
-    head = " & ".join(_latex_escape(c) for c in t.columns)
-    body = "\n".join(" & ".join(_latex_escape(_fmt(v)) for v in row) + r" \\" for row in t.rows)
-    return (f"% {t.title}\n\\begin{{tabular}}{{{'l' * len(t.columns)}}}\n\\hline\n{head} \\\\\n\\hline\n{body}\n"
-            f"\\hline\n\\end{{tabular}}\n")
-
-
-def to_csv(t: Table) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(t.columns)
-    for row in t.rows:
-        w.writerow(["" if v is None else v for v in row])
-    return buf.getvalue()
 
 
 def metric_table(name: str, title: str, group_label: str, ms: Sequence[mx.GroupMetrics]) -> Table:
@@ -157,15 +106,6 @@ def convergence_rows(store: KnowledgeStore, campaign_ids: Sequence[str]) -> list
 # ---------------------------------------------------------------------------
 # plots
 # ---------------------------------------------------------------------------
-
-def _figure() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
 
 def plots(store: KnowledgeStore, data: mx.CampaignData, out: Path) -> list[Path]:
     plt = _figure()

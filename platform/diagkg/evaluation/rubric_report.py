@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from . import campaign as cp
 from .qualitative import Dimension, Level, Match
-from .report import Table
+from .tables import Table
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -132,7 +132,7 @@ def plots(data: RubricData, out: Path) -> list[Path]:
     rated = [r for r in data.ratings if not r.failed]
     if not rated:
         return []
-    from .report import _figure
+    from .tables import _figure
 
     plt = _figure()
     assistants = sorted({r.assistant for r in rated})
