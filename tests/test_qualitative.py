@@ -192,3 +192,33 @@ def test_report_tables_from_hand_made_ratings(store, tmp_path):
     assert by_system[("torch", "random-search", "actionability")] == [0, 0, 1, 1]
     images = rubric_report.plots(data, tmp_path)
     assert [p.name for p in images] == ["rubric.png"] and images[0].stat().st_size > 1000
+
+
+def test_qualitative_and_report_on_the_command_line(tmp_path, torch_quads, capsys, monkeypatch):  # noqa: F811
+    from diagkg.cli import main
+
+    for name in list(os.environ):
+        if name.startswith(("DIAGKG_LLM_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    db = str(tmp_path / "db")
+    disk = KnowledgeStore(db)
+    disk.add_quads(torch_quads)
+    disk.close()
+    with LLMServer() as server:
+        server.script.content = json.dumps(ANSWER)
+        judge_cfg = json.dumps({"llm": {"base_url": server.base_url, "model": "judge-model", "retries": 0}})
+        # the judge configured in --config: it runs at the end of the campaign
+        assert main(["--store", db, "evaluate", "--assistant", "oracle", "--scenarios", "TORCH.1", "--runs", "2",
+                     "--config", judge_cfg, "--format", "json"]) == 0
+        data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert data["qualitative"]["ratings"] == 2 and data["qualitative"]["calls"] == 2
+        assert main(["--store", db, "qualitative", data["campaign"], "--format", "json"]) == 0    # nothing left
+        again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert again["calls"] == 0 and again["already_done"] == 2 and len(server.script.calls) == 2
+    assert main(["--store", db, "report", data["campaign"], "--out", str(tmp_path / "rep")]) == 0
+    out = tmp_path / "rep"
+    assert (out / "rubric.png").is_file() and (out / "gold-match.tex").is_file()
+    assert "| oracle | 2 | 0 | 0 | 0 | 0 | 2 |" in (out / "gold-match.md").read_text()
+    page = (out / "report.html").read_text()
+    assert "rubric.png" in page or 'alt="rubric"' in page
+    assert "qualitative rubric was not run" not in page
