@@ -100,6 +100,17 @@ def test_labels_and_ratings_of_an_adaptive_campaign(store):
     work = qualitative.plan(store, campaign)
     kinds = {c.kind for c in work.clusters}
     assert qualitative.Kind.EXECUTION in kinds and work.clusters
+    # the execution clusters are the final verdict's, as the campaign recorded them (labels in seed order)
+    from diagkg.evaluation.protocol import usable
+
+    final = cp.batches(store, campaign)[("random-search", 9102)][-1]
+    recorded = [int(x) for x in final["labels"].split(",")]
+    seeds = {u.trajectory: i for i, u in enumerate(sorted(usable(store, campaign, "random-search", work.clusters[0]
+                                                                  .scenario_iri), key=lambda u: (u.batch, u.seed)))}
+    for c in work.clusters:
+        if c.kind is qualitative.Kind.EXECUTION:
+            assert {recorded[seeds[t]] for t in c.members} == {c.index}
+    assert sum(len(c.members) for c in work.clusters if c.kind is qualitative.Kind.EXECUTION) == len(recorded)
     with LLMServer() as server:
         server.script.content = json.dumps(ANSWER)
         summary = qualitative.run(store, campaign, judge(server))
