@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .protocol import Usable
 
 PROV = "http://www.w3.org/ns/prov#"
+JUDGE_MAX_TOKENS = 1200       # the judge's max_tokens unless its settings say otherwise
 SKIP_MESSAGE = ("qualitative analysis skipped (cluster labels and the rubric): no language model is configured. "
                 "Give one in --config's \"llm\" section, e.g. "
                 '{"llm": {"base_url": "http://127.0.0.1:8080/v1", "model": "MODEL"}}, or set DIAGKG_LLM_BASE_URL '
@@ -112,6 +113,8 @@ def judge_settings(config: Mapping[str, Any]) -> LLMSettings | None:
 
     section = config.get("llm")
     source = dict(section) if isinstance(section, Mapping) else dict(config)
+    # a rubric reply (five rationales, a comment, an explanation) needs more room than a session's choice
+    source.setdefault("max_tokens", JUDGE_MAX_TOKENS)
     settings = LLMSettings.from_config(source, need_endpoint=False)
     if not settings.base_url or not settings.model:
         return None
