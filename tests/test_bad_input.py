@@ -77,6 +77,8 @@ CASES = [
     ("evaluate --assistant oracle --scenarios NOPE.9", EXIT_INPUT, "no scenario 'NOPE.9' in the store"),
     ("report nope-run", EXIT_INPUT, "no campaign 'nope-run' in the store"),
     ("export nope-run", EXIT_INPUT, "no campaign 'nope-run' in the store"),
+    ("qualitative nope-run", EXIT_INPUT, "no campaign 'nope-run' in the store"),
+    ("evaluate --assistant oracle --scenarios TORCH.1 --cost-limit 1", EXIT_INPUT, "--cost-limit needs the model"),
     ("import {missing}", EXIT_INPUT, "missing.ttl: no such file"),
     ("serve --port 0x", EXIT_INPUT, "argument --port: invalid int value: '0x'"),
     ("llm --bogus", EXIT_INPUT, "unrecognized arguments: --bogus"),

@@ -109,6 +109,8 @@ def _state_symptom(g, part, appearance):
 def _step(g):
     return next(g.objects(next(g.objects(SCN["3CC.S.1"], DK.idealRepair.uri)), DK.step.uri))
 
+URN = rdflib.Namespace("urn:x:")
+
 CASES = [
     # systems
     Case("no-ground", TC, _remove((S.three_cubes, DK.groundReference.uri, None)), "dksh:SystemShape",
@@ -280,6 +282,25 @@ CASES = [
     Case("llm-call-no-model", TRJ, lambda g: [g.add((rdflib.URIRef("urn:x:call"), RDF.type, DK.LLMCall.uri)),
                                              g.add((rdflib.URIRef("urn:x:call"), DK.callInSession.uri, _session(g)))],
          "dksh:LLMCallShape", None, "names its model"),
+    Case("cluster-no-representative", TRJ, _add((URN["cluster"], RDF.type, DK.BehaviourCluster.uri),
+                                                 (URN["cluster"], DK.clusterOf.uri, URN["campaign"]),
+                                                 (URN["cluster"], DK.clusteringKind.uri, DK.ExecutionClustering.uri),
+                                                 (URN["cluster"], DK.clusterSize.uri, Literal(1)),
+                                                 (URN["cluster"], DK.clusterMember.uri, URN["t"])),
+         "dksh:BehaviourClusterShape", None, "exactly one representative trajectory"),
+    Case("label-without-text-or-cause", TRJ, _add((URN["label"], RDF.type, DK.StrategyLabel.uri),
+                                                   (URN["label"], DK.labelsCluster.uri, URN["cluster"])),
+         "dksh:StrategyLabelShape", None, "one label text, or (failed) one failure cause"),
+    Case("rating-without-dimensions", TRJ, _add((URN["rating"], RDF.type, DK.RubricRating.uri),
+                                                 (URN["rating"], DK.ratedTrajectory.uri, URN["t"]),
+                                                 (URN["rating"], DK.judgedIn.uri, URN["campaign"]),
+                                                 (URN["rating"], DK.goldMatch.uri, DK.MatchCorrect.uri)),
+         "dksh:RubricRatingShape", None, "five dimension ratings and a gold match"),
+    Case("dimension-bad-level", TRJ, _add((URN["dim"], RDF.type, DK.DimensionRating.uri),
+                                           (URN["dim"], DK.rubricDimension.uri, DK.Efficiency.uri),
+                                           (URN["dim"], DK.ratingLevel.uri, DK.MatchCorrect.uri),
+                                           (URN["dim"], DK.rationale.uri, Literal("why"))),
+         "dksh:DimensionRatingShape", None, "high, medium or low"),
     Case("function-is-component", TC, _add((S.main_bulb, DK.hasFunction.uri, S.battery)), "dksh:FunctionHolderShape",
          ":main_bulb", "takes a declared dk:Function"),
 ]

@@ -39,6 +39,10 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
     p.add_argument("--retry-failed", action="store_true",
                    help="with --resume: run again the sessions that crashed or ended in llm_truncation")
     p.add_argument("--name", default="campaign", help="a name for a new campaign (its id starts with it)")
+    p.add_argument("--cost-limit", type=float, metavar="USD",
+                   help="stop scheduling sessions once the campaign's language-model calls (all its sessions, also "
+                        "those of earlier runs) cost this much; each session may spend only what remains (needs a "
+                        "pricing table); --resume with a higher limit continues")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = add("report", cmd_report, "Tables (Markdown, LaTeX, CSV), plots (PNG) and one HTML report of campaigns, "
@@ -47,6 +51,15 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
     p.add_argument("--out", metavar="DIR", default="report", help="folder to write into (default ./report)")
     p.add_argument("--rebuild", action="store_true",
                    help="first write the campaigns' slot tallies afresh from their trajectories (one query each)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = add("qualitative", cmd_qualitative,
+            "Label a finished campaign's behaviour clusters and rate representative trajectories on the qualitative "
+            "rubric with a language model (resumable: what is done is not asked again).")
+    p.add_argument("campaign", metavar="RUN", help="the campaign id")
+    p.add_argument("--config", metavar="JSON",
+                   help='the judge: {"llm": {"base_url": …, "model": …, …}} (default: the campaign\'s configuration, '
+                        "then the DIAGKG_LLM_* environment)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = add("export", cmd_export, "Write a campaign with its trajectories and the scenario and system versions it "
@@ -75,6 +88,7 @@ def _progress_display(enabled: bool) -> Any:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from ..evaluation import campaign as cp
     from ..evaluation import execution
+    from ..evaluation.budget import check_pricing
     from ..kg.loading import ensure_shipped, load_files
 
     if args.retry_failed and not args.resume:
@@ -84,6 +98,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             if args.assistant or args.runs or args.protocol or args.config:
                 say("--resume: the campaign's own settings are used (the other options are ignored)")
             campaign = cp.open_campaign(store, args.resume)
+            if args.cost_limit is not None:
+                check_pricing(campaign.config.config, args.cost_limit)
         else:
             if not args.assistant:
                 raise errors.InputError("name the assistants: --assistant NAME[,NAME…] (or --resume RUN)")
@@ -119,6 +135,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             cfg = cp.CampaignConfig(assistants=assistants, scenarios=tuple(numbers), config=config, protocol=protocol,
                                     runs=args.runs if args.runs is not None else 1, batch_size=args.batch_size,
                                     max_batches=args.max_batches, seed=args.seed, name=args.name)
+            if args.cost_limit is not None:
+                check_pricing(cfg.config, args.cost_limit)
             campaign = cp.create(store, cfg)
             say(f"campaign {campaign.id}: {len(cfg.assistants)} assistant(s) × {len(cfg.scenarios)} scenario(s), "
                 f"{'adaptive' if protocol == 'adaptive' else f'{cfg.runs} run(s) each'}")
@@ -138,8 +156,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             if display is not None:
                 display.start()
             summary = execution.run(store, campaign, workers=args.workers, executor=args.executor,
-                                    scheduler=args.scheduler, retry_failed=args.retry_failed, on_progress=show,
-                                    notify=say)
+                                    scheduler=args.scheduler, retry_failed=args.retry_failed,
+                                    cost_limit=args.cost_limit, on_progress=show, notify=say)
         except KeyboardInterrupt:
             if display is not None:
                 display.stop()
@@ -149,15 +167,69 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         finally:
             if display is not None:
                 display.stop()
+        if summary.stopped is not None:
+            qual: dict[str, Any] | None = None
+            say("qualitative analysis not run: the campaign stopped at its cost limit")
+        else:
+            left = None if args.cost_limit is None else max(0.0, args.cost_limit - summary.money)
+            qual = run_qualitative(store, campaign, campaign.config.config, cost_left=left,
+                                   quiet=args.format == "json")
     data = summary.to_json()
+    data["qualitative"] = qual
     if args.format == "json":
+        if summary.stopped is not None:
+            data["stopped"]["message"] = summary.stopped.message(campaign.id)
+            print(summary.stopped.message(campaign.id), file=sys.stderr)
         print(json.dumps(data))
     else:
         p = summary.progress
         print(f"campaign {campaign.id}: {p.stored} trajectories ({p.ran} run now in {p.seconds:.1f} s), "
               f"{p.successes} successes; ends: {', '.join(f'{k} {v}' for k, v in sorted(p.ends.items()) if v)}")
         print(f"scenarios: {', '.join(f'{k} {v}' for k, v in sorted(summary.states.items()))}")
+        if summary.money or summary.cost_limit is not None:
+            limit = f" of a limit of {summary.cost_limit:g}" if summary.cost_limit is not None else ""
+            print(f"language models: {summary.money:.4f} spent{limit}")
+        if summary.stopped is not None:
+            print(summary.stopped.message(campaign.id))
         print(f"report: diagkg report {campaign.id}")
+    return EXIT_OK
+
+
+def run_qualitative(store: Any, campaign: Any, config: dict[str, Any], *, cost_left: float | None = None,
+                    quiet: bool = False) -> dict[str, Any] | None:
+    """The qualitative analysis of a campaign, or the skip message when no language model is configured."""
+    from dataclasses import replace
+
+    from ..evaluation import qualitative
+
+    settings = qualitative.judge_settings(config)
+    if settings is None:
+        say(qualitative.SKIP_MESSAGE)
+        return None
+    if cost_left is not None:
+        settings = replace(settings, cost_limit=cost_left)
+    with progress_bar(sys.stderr.isatty() and not quiet) as progress:
+        summary = qualitative.run(store, campaign, settings, progress=progress)
+    for note in summary.notes:
+        say(note)
+    data = summary.to_json()
+    if not quiet:
+        causes = ", ".join(f"{k} {v}" for k, v in data["failure_causes"].items())
+        print(f"qualitative analysis of {campaign.id}: {summary.labels} cluster label(s), {summary.ratings} rubric "
+              f"rating(s) now ({summary.already} already done), {summary.labels_failed + summary.ratings_failed} "
+              f"failed{f' ({causes})' if causes else ''}; {summary.calls} call(s), {summary.money:.4f} spent")
+    return data
+
+
+def cmd_qualitative(args: argparse.Namespace) -> int:
+    from ..evaluation import campaign as cp
+
+    with open_store(args, write=True) as store:
+        campaign = cp.open_campaign(store, args.campaign)
+        config = json_config(args.config) or campaign.config.config
+        data = run_qualitative(store, campaign, config, quiet=args.format == "json")
+    if args.format == "json":
+        print(json.dumps(data if data is not None else {"campaign": campaign.id, "skipped": True}))
     return EXIT_OK
 
 

@@ -22,6 +22,7 @@ from ..errors import InputError
 from ..kg.vocab import DK
 from . import campaign as cp
 from . import tally as tl
+from .budget import Spending, Stop, stop_quads
 from .campaign import Campaign, Task
 from .sessions import Outcome, knowledge_bytes, run_remote, run_task
 
@@ -53,13 +54,17 @@ class Summary:
     campaign: str
     progress: Progress
     states: dict[str, int]
+    money: float = 0.0                # what the campaign's sessions spent on language models
+    cost_limit: float | None = None
+    stopped: Stop | None = None       # why this run stopped before the campaign was complete
 
     def to_json(self) -> dict[str, Any]:
         p = self.progress
         return {"campaign": self.campaign, "trajectories": p.stored, "ran": p.ran, "successes": p.successes,
                 "ends": dict(sorted(p.ends.items())), "batches": p.batches, "scenarios": p.scenarios,
                 "scenarios_done": p.scenarios_done, "states": dict(sorted(self.states.items())),
-                "seconds": round(p.seconds, 3)}
+                "seconds": round(p.seconds, 3), "llm_money": round(self.money, 8), "cost_limit": self.cost_limit,
+                "stopped": self.stopped.to_json() if self.stopped else None}
 
 
 class _Inline(cf.Executor):
@@ -118,10 +123,13 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
 
 
 def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor: str = "local",
-        scheduler: str | None = None, retry_failed: bool = False,
+        scheduler: str | None = None, retry_failed: bool = False, cost_limit: float | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         notify: Callable[[str], None] | None = None) -> Summary:
-    """Run what ``campaign`` still lacks and return a summary."""
+    """Run what ``campaign`` still lacks and return a summary.
+
+    With ``cost_limit``, each new session may spend only what the campaign's finished sessions left of it
+    (:mod:`diagkg.evaluation.budget`); once it is spent nothing new is scheduled and the stop is recorded."""
     cfg = campaign.config
     t0 = time.perf_counter()
     cp.check_versions(store, campaign)
@@ -130,6 +138,10 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
             for r in rows}
     tallies = tl.from_rows(campaign, rows)
     tl.write_all(store, tallies)
+    spending = Spending.read(store, campaign, cost_limit)
+    if cost_limit is not None and notify:
+        notify(f"LLM cost limit {cost_limit:g}: the campaign's finished sessions spent {spending.spent:.4f}, "
+               f"{spending.remaining:.4f} remains")
     closed = cp.batches(store, campaign)
     prog = Progress(scenarios=len(cfg.assistants) * len(cfg.scenarios))
     for rec in done.values():
@@ -170,16 +182,16 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify)
         inflight: dict[cf.Future[Outcome], Task] = {}
         since_renew = 0
-        while queue or inflight:
-            while queue and len(inflight) < capacity:
-                task = queue.popleft()
+        while (queue and not spending.exhausted()) or inflight:
+            while queue and not spending.exhausted() and len(inflight) < capacity:
+                task = spending.allow(queue.popleft())
                 inflight[pool.submit(run_remote, data, task)] = task
             finished, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
             for fut in finished:
                 task = inflight.pop(fut)
                 outcome = fut.result()        # a worker that died outright (not a session error) stops the campaign
                 previous = done[task.slot].end if task.replaces else ""
-                _store(store, outcome, done, tallies)
+                _store(store, outcome, done, tallies, spending)
                 prog.ran += 1
                 if previous:
                     prog.ends[previous] -= 1
@@ -200,11 +212,14 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
             elif since_renew >= RENEW_EVERY * 4:
                 store.renew_writer()     # the executor's futures do not hold the store
                 since_renew = 0
+        stopped = spending.stop(len(queue)) if queue and spending.exhausted() else None
+        if stopped is not None:
+            store.add_quads(stop_quads(campaign, stopped))
     report()
     states: dict[str, int] = {}
     for history in cp.batches(store, campaign).values():
         states[history[-1]["state"]] = states.get(history[-1]["state"], 0) + 1
-    return Summary(campaign.id, prog, states)
+    return Summary(campaign.id, prog, states, spending.spent, cost_limit, stopped)
 
 
 def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, number: int, batch: int,
@@ -229,9 +244,9 @@ def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, numb
 
 
 def _store(store: KnowledgeStore, outcome: Outcome, done: dict[tuple[str, int, int], cp.Recorded],
-           tallies: tl.Tallies) -> None:
-    """One transaction: the trajectory (with its campaign entry) and its slot's tally in, the failed one it
-    replaces out."""
+           tallies: tl.Tallies, spending: Spending) -> None:
+    """One transaction: the trajectory (with its campaign entry and what the failed session it replaces
+    spent) and its slot's tally in, the failed one it replaces out."""
     graph = ox.NamedNode(outcome.graph)
     triples = [q.triple for q in ox.parse(outcome.nquads, format=ox.RdfFormat.N_QUADS)]
     drop: list[ox.NamedNode] = []
@@ -242,6 +257,7 @@ def _store(store: KnowledgeStore, outcome: Outcome, done: dict[tuple[str, int, i
         drop.append(graphs.named("trajectory", task.replaces.rsplit("/", 1)[1]))
     scenario_iri = next(t.object.value for t in triples if t.predicate.value == str(DK.onScenario))
     slot = tallies.put(task.assistant, task.scenario, scenario_iri, tl.entry_of(triples, task.seed, outcome.end))
+    triples += spending.store_entry(_trajectory_iri(outcome.graph), triples, task.replaces)
     store.write_graphs({graph: triples, tallies.graph(slot): tallies.triples(slot)}, drop=drop)
     done[task.slot] = cp.Recorded(_trajectory_iri(outcome.graph), task.batch, outcome.end)
 

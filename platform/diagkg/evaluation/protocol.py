@@ -10,6 +10,7 @@ the metrics).
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +34,19 @@ def adaptive_module() -> ModuleType:
                           "module), which this installation lacks; use --runs N instead") from None
 
 
-def behaviours(store: KnowledgeStore, campaign: Campaign, assistant: str,
-               scenario_iri: str) -> dict[int, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
-    """Per batch, in seed order: (executed-action tokens, intentions) of each usable trajectory.
+@dataclass(frozen=True)
+class Usable:
+    """A trajectory whose behaviour counts: its IRI, slot and behaviour."""
+
+    trajectory: str
+    seed: int
+    batch: int
+    actions: tuple[str, ...]
+    intentions: tuple[str, ...]
+
+
+def usable(store: KnowledgeStore, campaign: Campaign, assistant: str, scenario_iri: str) -> list[Usable]:
+    """The trajectories of one assistant on one scenario that say something about behaviour, in seed order.
 
     A token is ``action:target:target…`` for an executed action, ``hypothesis:part:part…``
     for a hypothesis (its verification repairs exactly those parts)."""
@@ -50,13 +61,23 @@ def behaviours(store: KnowledgeStore, campaign: Campaign, assistant: str,
             t["actions"].setdefault((int(r["round"]), int(r["position"])), [r["action"]]).append(r["target"] or "")
         if r["suspect"] is not None:      # a hypothesis: verified by repairing what it names
             t["actions"].setdefault((int(r["round"]), 0), ["hypothesis"]).append(r["suspect"])
-    out: dict[int, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
-    for t in sorted(per.values(), key=lambda t: t["seed"]):
+    out: list[Usable] = []
+    for iri, t in sorted(per.items(), key=lambda kv: kv[1]["seed"]):
         if t["end"] in RETRY_ENDS:
             continue
         actions = tuple(f"{v[0]}:{':'.join(sorted({x for x in v[1:] if x}))}" for _, v in sorted(t["actions"].items()))
         intentions = tuple(v for _, v in sorted(t["intentions"].items()))
-        out.setdefault(t["batch"], []).append((actions, intentions))
+        out.append(Usable(iri, t["seed"], t["batch"], actions, intentions))
+    return out
+
+
+def behaviours(store: KnowledgeStore, campaign: Campaign, assistant: str,
+               scenario_iri: str) -> dict[int, list[tuple[tuple[str, ...], tuple[str, ...]]]]:
+    """Per batch, in seed order: (executed-action tokens, intentions) of each usable trajectory
+    (:func:`usable`)."""
+    out: dict[int, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    for u in usable(store, campaign, assistant, scenario_iri):
+        out.setdefault(u.batch, []).append((u.actions, u.intentions))
     return out
 
 

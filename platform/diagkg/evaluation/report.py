@@ -4,17 +4,15 @@ Tables (Markdown, LaTeX, CSV) by scenario, system, fault category, system ×
 category, overall, the per-scenario difficulty table and paired comparisons;
 PNG plots (matplotlib, Agg): success vs cost per assistant, per-system
 success with intervals, cost distributions, convergence per batch and
-execution-cluster dendrograms (adaptive campaigns); ``report.html`` shows it
-all with the images inlined.
+execution-cluster dendrograms (adaptive campaigns); the qualitative analysis
+(cluster labels, rubric distributions, gold match levels and their plot:
+:mod:`diagkg.evaluation.rubric_report`); ``report.html`` shows it all with the
+images inlined.
 """
 
 from __future__ import annotations
 
 import base64
-import csv
-import io
-import math
-from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -22,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..errors import InputError
 from . import campaign as cp
 from . import metrics as mx
+from .tables import Table, _figure, _fmt, to_csv, to_latex, to_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -31,54 +30,6 @@ METRIC_COLUMNS = [("sessions", "sessions"), ("n", "n"), ("success_rate", "succes
                   ("relative_cost", "cost / ideal"), ("rounds", "rounds"), ("actions", "actions"),
                   ("hypotheses", "hypotheses"), ("correct_rate", "correct hyp."), ("healthy_replaced", "healthy repl."),
                   ("llm_truncation", "truncated"), ("crashed", "crashed")]
-
-
-@dataclass
-class Table:
-    name: str
-    title: str
-    columns: list[str]
-    rows: list[list[Any]]
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "–"
-        return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
-    return str(v)
-
-
-def to_markdown(t: Table) -> str:
-    lines = [f"### {t.title}", "", "| " + " | ".join(t.columns) + " |", "|" + "---|" * len(t.columns)]
-    lines += ["| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row) + " |" for row in t.rows]
-    return "\n".join(lines) + "\n"
-
-
-def _latex_escape(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"), ("_", r"\_"),
-                 ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}"),
-                 ("×", r"$\times$"), ("–", "--")):
-        text = text.replace(a, b)
-    return text
-
-
-def to_latex(t: Table) -> str:
-    head = " & ".join(_latex_escape(c) for c in t.columns)
-    body = "\n".join(" & ".join(_latex_escape(_fmt(v)) for v in row) + r" \\" for row in t.rows)
-    return (f"% {t.title}\n\\begin{{tabular}}{{{'l' * len(t.columns)}}}\n\\hline\n{head} \\\\\n\\hline\n{body}\n"
-            f"\\hline\n\\end{{tabular}}\n")
-
-
-def to_csv(t: Table) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(t.columns)
-    for row in t.rows:
-        w.writerow(["" if v is None else v for v in row])
-    return buf.getvalue()
 
 
 def metric_table(name: str, title: str, group_label: str, ms: Sequence[mx.GroupMetrics]) -> Table:
@@ -155,15 +106,6 @@ def convergence_rows(store: KnowledgeStore, campaign_ids: Sequence[str]) -> list
 # ---------------------------------------------------------------------------
 # plots
 # ---------------------------------------------------------------------------
-
-def _figure() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
 
 def plots(store: KnowledgeStore, data: mx.CampaignData, out: Path) -> list[Path]:
     plt = _figure()
@@ -322,19 +264,23 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
         raise InputError(f"campaign(s) {', '.join(ids)} hold no trajectory yet")
     step(1, "tables")
     written: list[Path] = []
-    ts = tables(store, data)
+    from . import rubric_report
+
+    qualitative = rubric_report.load(store, ids)
+    ts = tables(store, data) + rubric_report.tables(store, qualitative)
     for t in ts:
         for suffix, render in ((".md", to_markdown), (".tex", to_latex), (".csv", to_csv)):
             path = out / f"{t.name}{suffix}"
             path.write_text(render(t), encoding="utf-8")
             written.append(path)
     step(2, "plots")
-    images = plots(store, data, out)
+    images = plots(store, data, out) + rubric_report.plots(qualitative, out)
     written += images
     step(3, "HTML")
     env = Environment(loader=PackageLoader("diagkg", "templates"), autoescape=select_autoescape(["html", "j2"]))
     html = env.get_template("evaluation-report.html.j2").render(
-        campaigns=ids, assistants=data.assistants, tables=[(t, [[_fmt(v) for v in r] for r in t.rows]) for t in ts],
+        campaigns=ids, assistants=data.assistants, notes=rubric_report.notes(qualitative),
+        tables=[(t, [[_fmt(v) for v in r] for r in t.rows]) for t in ts],
         images=[(p.stem, base64.b64encode(p.read_bytes()).decode("ascii")) for p in images])
     page = out / "report.html"
     page.write_text(html, encoding="utf-8")

@@ -466,11 +466,20 @@ def resolve_query(query: str | QueryFile) -> QueryFile:
 
 
 def rows_of(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples) -> list[dict[str, Any]]:
-    """Rows of a SELECT result as dicts of Python values (IRIs as str, literals converted)."""
-    if not isinstance(result, ox.QuerySolutions):
-        raise QueryError("not a SELECT query")
-    names = [v.value for v in result.variables]
-    return [{n: python_value(row[n]) for n in names} for row in result]
+    """Rows of a SELECT result as dicts of Python values (IRIs as str, literals converted).
+
+    The result is consumed here and released here, on this thread, whatever happens: pyoxigraph's
+    ``QuerySolutions`` may only be dropped by the thread that made it, and a frame kept alive by an
+    exception's traceback (or a reference cycle collected later, on whichever thread runs the garbage
+    collector, e.g. a Dask worker's event loop) would otherwise drop it elsewhere
+    (``RuntimeError: ... PyQuerySolutions is unsendable, but is being dropped on another thread``)."""
+    try:
+        if not isinstance(result, ox.QuerySolutions):
+            raise QueryError("not a SELECT query")
+        names = [v.value for v in result.variables]
+        return [{n: python_value(row[n]) for n in names} for row in result]
+    finally:
+        del result
 
 
 def select_on(target: RawStore, query: str, bindings: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -1,0 +1,69 @@
+"""Report tables (Markdown, LaTeX, CSV) and the matplotlib figure helper shared by
+:mod:`diagkg.evaluation.report` and :mod:`diagkg.evaluation.rubric_report`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "–"
+        return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
+    return str(v)
+
+
+def to_markdown(t: Table) -> str:
+    lines = [f"### {t.title}", "", "| " + " | ".join(t.columns) + " |", "|" + "---|" * len(t.columns)]
+    lines += ["| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row) + " |" for row in t.rows]
+    return "\n".join(lines) + "\n"
+
+
+def _latex_escape(text: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"), ("_", r"\_"),
+                 ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}"),
+                 ("×", r"$\times$"), ("–", "--")):
+        text = text.replace(a, b)
+    return text
+
+
+def to_latex(t: Table) -> str:
+    head = " & ".join(_latex_escape(c) for c in t.columns)
+    body = "\n".join(" & ".join(_latex_escape(_fmt(v)) for v in row) + r" \\" for row in t.rows)
+    return (f"% {t.title}\n\\begin{{tabular}}{{{'l' * len(t.columns)}}}\n\\hline\n{head} \\\\\n\\hline\n{body}\n"
+            f"\\hline\n\\end{{tabular}}\n")
+
+
+def to_csv(t: Table) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(t.columns)
+    for row in t.rows:
+        w.writerow(["" if v is None else v for v in row])
+    return buf.getvalue()
+
+
+def _figure() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
