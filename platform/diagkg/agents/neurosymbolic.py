@@ -217,8 +217,10 @@ class NeuroSymbolic(BaseAssistant):
         super().__init__(classifier=classifier, **config)
         self.classifier_kind = classifier
         # how an observation (lights, voltages, currents) splits the problems: by the
-        # components it depends on ("dependencies") or only by its own ("problems")
-        self.split = str(config.get("split", "problems"))
+        # components it depends on ("dependencies"), by those of them on the same side of
+        # the supply ("sides": a lamp's look by all it depends on, a voltage by those at
+        # its own nominal potential) or only by its own ("problems")
+        self.split = str(config.get("split", "sides"))
         # minutes a round is worth (the budget counts rounds), added to a test's cost
         self.round_minutes = float(config.get("round_minutes", ROUND_MINUTES))
         self.access = bool(config.get("access", True))          # expected access cost in the gain
@@ -233,6 +235,10 @@ class NeuroSymbolic(BaseAssistant):
         self.tiebreak = str(config.get("tiebreak", "order"))         # "order" or "upstream"
         self.coupling_flicker = bool(config.get("coupling_flicker", True))
         self.trust_seen = bool(config.get("trust_seen", False))
+        # bisect with voltages while the candidates lie in at least this many modules
+        self.chain_modules = int(config.get("chain_modules", 99))
+        self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
+        self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -242,6 +248,7 @@ class NeuroSymbolic(BaseAssistant):
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)
+        self.part_types = dict(briefing.parts)
         self.coupling_modes: set[str] = set()
         self.dependents: dict[str, int] = {}
         for needs in self.deps.values():
@@ -259,8 +266,14 @@ class NeuroSymbolic(BaseAssistant):
         self.expected_nets = self.simulator.skeleton.net_of_port
         self.lamps = {c for c, comp in self.simulator.skeleton.components.items() if comp.type in ("Bulb", "LED")}
         self.cables = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Cable"}
+        self.sides = self._sides()
+        self.module_of = {c: comp.module for c, comp in self.simulator.skeleton.components.items()}
+        self.revealed: dict[str, set[str]] = {}       # action -> the fault modes it reveals (on any part)
+        for (action, _), t in self.tests.items():
+            self.revealed.setdefault(action, set()).update(t.modes)
         # symptoms -> evidence
         self.evidence: list[frozenset[str]] = []
+        self.sources: list[tuple[str, bool, frozenset[str]]] = []   # per evidence set: (part, anomalous, implicated)
         self.anomaly_seen = False
         self.seen: set[str] = set()          # lights whose state the report or the visible lights gave
         self.flickering = False              # a light said to come and go
@@ -328,9 +341,24 @@ class NeuroSymbolic(BaseAssistant):
                 nominal.add(comp)
         return anomalous, nominal - anomalous
 
-    def _add_evidence(self, comp: str, anomalous: bool) -> None:
-        implicated = {comp} | (self.deps.get(comp, set()) & self.components)
-        self.evidence.append(frozenset(implicated if anomalous else self.components - implicated))
+    def _add_evidence(self, comp: str, anomalous: bool, reach: set[str] | None = None) -> None:
+        implicated = frozenset(reach if reach else {comp} | (self.deps.get(comp, set()) & self.components))
+        self.evidence.append(implicated if anomalous else frozenset(self.components - implicated))
+        self.sources.append((comp, anomalous, implicated))
+
+    def _rebase(self, repaired: set[str]) -> None:
+        """After a repair that helped only partly: an anomaly seen before that the repaired
+        parts could explain may be gone now, so its evidence goes and its light may be looked
+        at again; what was seen working still works."""
+        kept = [i for i, (_, anomalous, implicated) in enumerate(self.sources)
+                if not (anomalous and implicated & repaired)]
+        stale = {self.sources[i][0] for i in range(len(self.sources)) if i not in kept}
+        self.evidence = [self.evidence[i] for i in kept]
+        self.sources = [self.sources[i] for i in kept]
+        self.seen -= stale
+        self.executed -= {(a, c) for (a, c) in self.executed if c in stale and c in self.lamps
+                          and self.catalogue[a].observes == "visual"}
+        self.suspicious -= stale
 
     def _replan(self) -> None:
         pool = self.components - self.excluded
@@ -373,12 +401,10 @@ class NeuroSymbolic(BaseAssistant):
             if key and key not in self.tried:
                 self.tried.add(key)
                 return Hypothesis(key, "the only remaining explanation of the anomalies seen")
-        return None
+        return self._cheap_repairs()
 
-    def _best_test(self) -> Test | None:
-        """The test with the best information gain per minute over the remaining
-        problems, each problem weighted by how suspect its component is (a
-        component seen misbehaving weighs :data:`SUSPECT_WEIGHT` times more)."""
+    def _weights(self) -> dict[tuple[str, str], float]:
+        """Each problem of the plan weighted by how suspect its part is and its mode's prior."""
         suspect = {c: (SUSPECT_WEIGHT if c in self.suspicious else 1.0) for c, _ in self.plan}
         if self.weights == "candidates":        # each candidate weighs the same, shared among its problems
             count: dict[str, int] = {}
@@ -386,8 +412,46 @@ class NeuroSymbolic(BaseAssistant):
                 count[c] = count.get(c, 0) + 1
             suspect = {c: w / count[c] for c, w in suspect.items()}
         boost = self.intermittent_weight if self.flickering else 1.0
-        weight = {(c, m): suspect[c] * self.priors.get(m, 1.0) * (boost if m in self.intermittent_modes else 1.0)
-                  for c, m in self.plan}
+        return {(c, m): suspect[c] * self.priors.get(m, 1.0) * (boost if m in self.intermittent_modes else 1.0)
+                for c, m in self.plan}
+
+    def _repair_cost(self, part: str) -> float:
+        """What repairing a part costs: the cheapest repair action of the catalogue for its type."""
+        kind = self.part_types.get(part, "")
+        costs = [spec.cost for spec in self.catalogue.values() if spec.repair and spec.target_count == 1
+                 and spec.target_kind == "component" and (not spec.types or kind in spec.types)]
+        return min(costs, default=math.inf)
+
+    def _cheap_repairs(self) -> Hypothesis | None:
+        """Repair as a probe: the candidates cheaper to repair than to test (a cable is put
+        back on its terminals for less than an inspection costs), repaired together when
+        that costs less in expectation than finding the fault among the candidates by
+        tests (about log2(n + 1) tests for n candidates, each at the best test's cost)."""
+        if not self.repair_probe or not self.plan:
+            return None
+        owners = {c for c, _ in self.plan} & self.candidates
+        cheap = {c for c in owners
+                 if self._repair_cost(c) <= min((t.cost for (a, p), t in self.tests.items() if p == c), default=0.0)}
+        if not cheap or frozenset(cheap) in self.tried:
+            return None
+        test = self._best_test()
+        per_test = self._expected_cost(test) if test is not None else math.inf
+        weight = self._weights()
+        total = sum(weight.values())
+        p = sum(w for (c, _), w in weight.items() if c in cheap) / total if total else 0.0
+        repair = sum(self._repair_cost(c) for c in cheap) + self.round_minutes
+        by_tests = math.log2(len(owners) + 1) * per_test
+        rest = math.log2(len(owners - cheap) + 1) * per_test
+        if repair + (1 - p) * rest < by_tests:
+            self.tried.add(frozenset(cheap))
+            return Hypothesis(frozenset(cheap), "the suspects that cost less to repair than to test")
+        return None
+
+    def _best_test(self) -> Test | None:
+        """The test with the best information gain per minute over the remaining
+        problems, each problem weighted by how suspect its component is (a
+        component seen misbehaving weighs :data:`SUSPECT_WEIGHT` times more)."""
+        weight = self._weights()
         total = sum(weight.values())
         if total == 0:
             return None
@@ -430,13 +494,57 @@ class NeuroSymbolic(BaseAssistant):
             return self.dependents.get(test.component, 0) > self.dependents.get(other.component, 0)
         return False
 
+    def _sides(self) -> dict[str, frozenset[str]]:
+        """The side of the supply each part sits on in the nominal state: "high" for
+        ports near the supply's potential, "low" for ports near 0 V (a lamp has both)."""
+        volts = [v for c in self.nominal.components.values() for v in c.port_v.values() if v is not None]
+        top = max((abs(v) for v in volts), default=0.0)
+        sides: dict[str, frozenset[str]] = {}
+        for cid, comp in self.nominal.components.items():
+            found = {"high" if abs(v) > top / 2 else "low" for v in comp.port_v.values() if v is not None}
+            sides[cid] = frozenset(found or {"high", "low"})
+        return sides
+
+    def _reach(self, test: Test, working: bool = False) -> set[str]:
+        """The parts whose faults the outcome of ``test`` speaks of: its own part, and for an
+        observation that splits the candidates the parts the observed one depends on. With
+        ``working``, those a nominal outcome shows working: the graph orders dependencies
+        between modules, not among the parts of one module (a module's function depends on
+        all its cables), so a nominal reading clears nothing of its own module but its part."""
+        comp, kind = test.component, self.catalogue[test.action].observes
+        deps = self.deps.get(comp, set()) & self.components
+        if self.split == "dependencies" and kind in SPLITTING:
+            return {comp} | deps
+        if self.split != "sides":
+            return {comp}
+        if kind == "visual" and comp in self.lamps and comp in self.nominal.lit:
+            found = {comp} | deps     # a lamp lights only when everything it depends on works
+        elif kind == "voltages" and len({self.module_of.get(c) for c in self.candidates}) >= self.chain_modules:
+            # among candidates spread over a chain of modules, a potential shows breaks
+            # between it and the supply's pole on its side
+            side = self.sides.get(comp, frozenset({"high", "low"}))
+            found = {comp} | {d for d in deps if self.sides.get(d, side) & side}
+        else:
+            return {comp}
+        if working:
+            module = self.module_of.get(comp)
+            found = {d for d in found if d == comp or module is None or self.module_of.get(d) != module}
+        return found
+
     def _anomalous_if(self, test: Test) -> set[tuple[str, str]]:
-        """The problems of the plan under which ``test`` would show an anomaly."""
+        """The problems of the plan under which ``test`` would show an anomaly: its own
+        part's modes it reveals, and every problem of the other parts in its reach (the
+        evidence an outcome adds narrows the candidates to its reach, or away from it)."""
         own = {(test.component, m) for m in test.modes if (test.component, m) in self.plan}
-        if self.split != "dependencies" or self.catalogue[test.action].observes not in SPLITTING:
-            return own
-        implicated = {test.component} | self.deps.get(test.component, set())
-        return own | {(c, m) for c, m in self.plan if c in implicated}
+        reach = self._reach(test) - {test.component}
+        return own | {(c, m) for c, m in self.plan if c in reach}
+
+    def _shown_working(self, test: Test) -> set[tuple[str, str]]:
+        """The problems a nominal outcome of ``test`` rules out: the modes it reveals, on its
+        own part and on the parts in its reach."""
+        modes = self.revealed.get(test.action, set()) | test.modes
+        return {(c, m) for c in self._reach(test, working=True) for m in self.problems.get(c, ())
+                if m in modes and (c == test.component) <= (m in test.modes)}
 
     def _expected_cost(self, test: Test) -> float:
         """Its minutes, getting at the part when it is inside an enclosure, and the round it takes."""
@@ -452,6 +560,8 @@ class NeuroSymbolic(BaseAssistant):
         if outcome["kind"] == "hypothesis":
             named = set(outcome.get("data", {}).get("candidates", [])) or set(getattr(self.last, "components", ()))
             if outcome["verdict"] in ("partial", "wrong"):
+                if outcome["verdict"] == "partial" and self.rebase:
+                    self._rebase(set(outcome.get("data", {}).get("actually_faulty", [])) or named)
                 self.excluded |= named
                 self.cleared |= {(c, m) for c in named for m in self.problems.get(c, ())}
                 self._replan()
@@ -473,7 +583,8 @@ class NeuroSymbolic(BaseAssistant):
         if verdict is None:
             self._replan()
             return
-        if kind in LOCAL_TESTS:
+        local = kind in LOCAL_TESTS or (self.split == "sides" and kind == "visual" and test.component not in self.lamps)
+        if local:      # a look at a part that is not a light shows that part (a cable's ends), nothing else
             if verdict:
                 self.anomaly_seen = True
                 self.candidates = {test.component}
@@ -484,13 +595,16 @@ class NeuroSymbolic(BaseAssistant):
             if verdict:
                 self.anomaly_seen = True
                 self.suspicious.add(test.component)
-            self._add_evidence(test.component, anomalous=verdict)
+            reach = self._reach(test, working=not verdict) if self.split == "sides" else None
+            implicated = self._anomalous_if(test)
+            self._add_evidence(test.component, anomalous=verdict, reach=reach)
             if not verdict:
                 self.cleared |= {(test.component, m) for m in test.modes}
+                if reach is not None:      # what a nominal reading depends on works
+                    self.cleared |= self._shown_working(test)
             if self.split == "dependencies" and kind in SPLITTING:
                 # the outcome splits the candidates: an anomaly lies among what the part depends
                 # on; a nominal reading clears all of that
-                implicated = self._anomalous_if(test)
                 if not verdict:
                     self.cleared |= implicated
                 elif implicated:
