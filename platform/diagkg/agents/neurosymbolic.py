@@ -236,7 +236,7 @@ class NeuroSymbolic(BaseAssistant):
         self.coupling_flicker = bool(config.get("coupling_flicker", True))
         self.trust_seen = bool(config.get("trust_seen", False))
         # bisect with voltages while the candidates lie in at least this many modules
-        self.chain_modules = int(config.get("chain_modules", 99))
+        self.chain_modules = int(config.get("chain_modules", 5))
         self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
         self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
