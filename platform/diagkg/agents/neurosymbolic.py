@@ -166,6 +166,7 @@ class Knowledge:
     couplings: tuple[tuple[str | None, str | None, str, Test], ...] = ()
     priors: dict[str, float] | None = None        # fault mode -> dk:priorWeight of the fault catalogue
     intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
+    driven: frozenset[str] = frozenset()          # parts a switching coupling opens and closes (relays)
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -201,7 +202,8 @@ class Knowledge:
             intermittent = frozenset(r["mode"] for r in modes if r["parameter"] == "probability")
             if len(_KNOWLEDGE) >= 32:
                 _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
-            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent)
+            driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
+            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent, driven)
         return _KNOWLEDGE[version]
 
 
@@ -260,6 +262,8 @@ class NeuroSymbolic(BaseAssistant):
         self.intermittent_modes = set(knowledge.intermittent)
         if self.couplings_on and knowledge.couplings:
             self._couple(knowledge, briefing)
+        if self.couplings_on and knowledge.driven:
+            self._switched(knowledge.driven)
         self.simulator = simulator_for(briefing.store, briefing.system)
         self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
@@ -316,6 +320,15 @@ class NeuroSymbolic(BaseAssistant):
             for comp in sorted(self.components):
                 if comp in ends or ends & self.deps.get(comp, set()):
                     self.deps.setdefault(comp, set()).add(element)
+
+    def _switched(self, driven: frozenset[str]) -> None:
+        """Switching couplings: a relay opened and closed by what flows through it depends on
+        everything its current feeds, and so does whatever depends on the relay."""
+        self.deps = {c: set(d) for c, d in self.deps.items()}
+        for relay in sorted(driven & self.components):
+            fed = {c for c, needs in self.deps.items() if relay in needs}
+            for comp in sorted(fed | {relay}):
+                self.deps.setdefault(comp, set()).update(fed - {comp})
 
     def classify(self, briefing: Briefing, names: dict[str, list[str]]) -> tuple[set[str], set[str]]:
         """Anomalous and nominal components according to the symptom report."""
