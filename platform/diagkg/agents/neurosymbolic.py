@@ -239,6 +239,8 @@ class NeuroSymbolic(BaseAssistant):
         self.trust_seen = bool(config.get("trust_seen", False))
         # bisect with voltages while the candidates lie in at least this many modules
         self.chain_modules = int(config.get("chain_modules", 5))
+        # a reading that keeps changing counts as a light that comes and goes
+        self.unsettled_flicker = bool(config.get("unsettled_flicker", False))
         self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
         self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
@@ -649,6 +651,10 @@ class NeuroSymbolic(BaseAssistant):
                 if attached != same_net and attached - same_net:
                     return True
             return False
+        if kind in ("voltages", "current") and isinstance(d, dict) and d.get("settled") is False:
+            if self.unsettled_flicker:     # a reading that keeps changing: something switches on and off
+                self.flickering = True
+            return True
         if kind == "voltages":
             volts = (d or {}).get("port_voltages") if isinstance(d, dict) else None
             if not volts or nominal is None:
