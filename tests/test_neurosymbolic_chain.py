@@ -68,8 +68,7 @@ def garland() -> str:
 TRIP = HEAD.replace("garland", "trip") + """\
 :trip a dk:System ; dk:systemKey "trip" ; dcterms:identifier "trip" ; rdfs:label "Trip" ;
     dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;
-    dcterms:description "A battery feeds a lamp through a relay that opens above 0.5 A, and a lead; a return
-        lead closes the circuit. An LED after the relay shows that it passes current." .
+    dcterms:description "A battery feeds a lamp through a relay that opens above 0.5 A; an LED shows it passes current." .
 :fn_operate a dk:Function ; rdfs:label "light the lamp" ; dk:dependsOn :fn_light .
 :fn_supply a dk:Function ; rdfs:label "supply 6 V" .
 :fn_protect a dk:Function ; rdfs:label "cut an over-current" ; dk:dependsOn :fn_supply .
