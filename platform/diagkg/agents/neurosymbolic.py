@@ -167,6 +167,7 @@ class Knowledge:
     priors: dict[str, float] | None = None        # fault mode -> dk:priorWeight of the fault catalogue
     intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
     driven: frozenset[str] = frozenset()          # parts a switching coupling opens and closes (relays)
+    port_modes: frozenset[str] = frozenset()      # fault modes of a part's ends (dk:targetKind "port")
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -203,7 +204,9 @@ class Knowledge:
             if len(_KNOWLEDGE) >= 32:
                 _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
             driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
-            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent, driven)
+            port_modes = frozenset(r["mode"] for r in modes if r["targetKind"] == "port")
+            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent, driven,
+                                      port_modes)
         return _KNOWLEDGE[version]
 
 
@@ -241,6 +244,7 @@ class NeuroSymbolic(BaseAssistant):
         self.chain_modules = int(config.get("chain_modules", 5))
         # a reading that keeps changing counts as a light that comes and goes
         self.unsettled_flicker = bool(config.get("unsettled_flicker", False))
+        self.port_potentials = bool(config.get("port_potentials", True))  # a right voltage clears only end faults
         self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
         self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
@@ -250,6 +254,7 @@ class NeuroSymbolic(BaseAssistant):
         self.catalogue = briefing.catalogue
         knowledge = Knowledge.of(briefing.store, briefing.system)
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
+        self.port_modes = knowledge.port_modes
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)
         self.part_types = dict(briefing.parts)
@@ -557,9 +562,9 @@ class NeuroSymbolic(BaseAssistant):
     def _shown_working(self, test: Test) -> set[tuple[str, str]]:
         """The problems a nominal outcome of ``test`` rules out: the modes it reveals, on its
         own part and on the parts in its reach."""
-        modes = self.revealed.get(test.action, set()) | test.modes
-        return {(c, m) for c in self._reach(test, working=True) for m in self.problems.get(c, ())
-                if m in modes and (c == test.component) <= (m in test.modes)}
+        modes = self.revealed.get(test.action, set())
+        return {(c, m) for c in self._reach(test, working=True) - {test.component}
+                for m in self.problems.get(c, ()) if m in modes}
 
     def _expected_cost(self, test: Test) -> float:
         """Its minutes, getting at the part when it is inside an enclosure, and the round it takes."""
@@ -614,7 +619,12 @@ class NeuroSymbolic(BaseAssistant):
             implicated = self._anomalous_if(test)
             self._add_evidence(test.component, anomalous=verdict, reach=reach)
             if not verdict:
-                self.cleared |= {(test.component, m) for m in test.modes}
+                own = set(test.modes)
+                if kind == "voltages" and self.port_potentials:
+                    # potentials are read at a part's ends: they show its ends' faults, not
+                    # whether the part itself conducts (an open lamp beside a lit one reads right)
+                    own &= self.port_modes
+                self.cleared |= {(test.component, m) for m in own}
                 if reach is not None:      # what a nominal reading depends on works
                     self.cleared |= self._shown_working(test)
             if self.split == "dependencies" and kind in SPLITTING:
