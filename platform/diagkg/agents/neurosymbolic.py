@@ -245,6 +245,7 @@ class NeuroSymbolic(BaseAssistant):
         # a reading that keeps changing counts as a light that comes and goes
         self.unsettled_flicker = bool(config.get("unsettled_flicker", False))
         self.port_potentials = bool(config.get("port_potentials", True))  # a right voltage clears only end faults
+        self.source_local = bool(config.get("source_local", True))   # a wrong potential of a source is its own
         self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
         self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
@@ -604,6 +605,9 @@ class NeuroSymbolic(BaseAssistant):
             self._replan()
             return
         local = kind in LOCAL_TESTS or (self.split == "sides" and kind == "visual" and test.component not in self.lamps)
+        # a potential that depends on nothing else (a source's own terminals) shows that part alone
+        local = local or (self.source_local and verdict is True and kind == "voltages" and self.split == "sides"
+                          and not self.deps.get(test.component, set()) & self.components)
         if local:      # a look at a part that is not a light shows that part (a cable's ends), nothing else
             if verdict:
                 self.anomaly_seen = True
