@@ -246,6 +246,7 @@ class NeuroSymbolic(BaseAssistant):
         self.unsettled_flicker = bool(config.get("unsettled_flicker", False))
         self.port_potentials = bool(config.get("port_potentials", True))  # a right voltage clears only end faults
         self.source_local = bool(config.get("source_local", True))   # a wrong potential of a source is its own
+        self.lit_modules = bool(config.get("lit_modules", False))   # a light seen lit vouches for other modules only
         self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
         self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
@@ -294,7 +295,7 @@ class NeuroSymbolic(BaseAssistant):
         for comp in sorted(anomalous):
             self._add_evidence(comp, anomalous=True)
         for comp in sorted(nominal):
-            self._add_evidence(comp, anomalous=False)
+            self._add_evidence(comp, anomalous=False, reach=self._lit_shows(comp))
         self.excluded: set[str] = set()
         self.tried: set[frozenset[str]] = set()
         self.executed: set[tuple[str, str]] = set()
@@ -366,6 +367,15 @@ class NeuroSymbolic(BaseAssistant):
         implicated = frozenset(reach if reach else {comp} | (self.deps.get(comp, set()) & self.components))
         self.evidence.append(implicated if anomalous else frozenset(self.components - implicated))
         self.sources.append((comp, anomalous, implicated))
+
+    def _lit_shows(self, comp: str) -> set[str] | None:
+        """What a light seen lit shows working: itself and what it depends on outside its own
+        module (the graph orders dependencies between modules, not among one module's parts)."""
+        if self.split != "sides" or not self.lit_modules or comp not in self.lamps:
+            return None
+        module = self.module_of.get(comp)
+        return {comp} | {d for d in self.deps.get(comp, set()) & self.components
+                         if module is None or self.module_of.get(d) != module}
 
     def _rebase(self, repaired: set[str]) -> None:
         """After a repair that helped only partly: an anomaly seen before that the repaired
