@@ -247,6 +247,8 @@ class NeuroSymbolic(BaseAssistant):
         self.port_potentials = bool(config.get("port_potentials", True))  # a right voltage clears only end faults
         self.source_local = bool(config.get("source_local", True))   # a wrong potential of a source is its own
         self.lit_modules = bool(config.get("lit_modules", False))   # a light seen lit vouches for other modules only
+        self.current_module = bool(config.get("current_module", True))   # a wrong current speaks of its module
+        self.current_module_all = bool(config.get("current_module_all", True))
         self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
         self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
@@ -630,6 +632,12 @@ class NeuroSymbolic(BaseAssistant):
                 self.anomaly_seen = True
                 self.suspicious.add(test.component)
             reach = self._reach(test, working=not verdict) if self.split == "sides" else None
+            if verdict and kind == "current" and self.current_module and \
+                    (self.current_module_all or not self.deps.get(test.component)):
+                # a current is shared by the parts in series with it: at the graph's grain, its module
+                module = self.module_of.get(test.component)
+                reach = {test.component} | (self.deps.get(test.component, set()) & self.components) | \
+                    {c for c in self.components if module is not None and self.module_of.get(c) == module}
             implicated = self._anomalous_if(test)
             self._add_evidence(test.component, anomalous=verdict, reach=reach)
             if not verdict:
