@@ -56,7 +56,7 @@ from .registry import BaseAssistant, Briefing
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
-SUSPECT_WEIGHT = 3.0         # prior weight of the problems of a component seen misbehaving
+SUSPECT_WEIGHT = 1.5                # prior weight of the problems of a component seen misbehaving
 ROUND_MINUTES = 20.0         # what a round is worth in minutes (the budget counts rounds)
 SPLITTING = {"voltages", "current"}   # observations whose outcome depends on what the part depends on
 
