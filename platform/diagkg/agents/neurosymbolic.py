@@ -27,14 +27,26 @@ The session goes as follows:
    sets generate (the components whose support — the evidence sets holding
    them — is inclusion-maximal);
 4. the plan is the problems of the candidates and the tests that reveal them;
-   the next action is the test with the best information gain per minute;
+   the next action is the test with the best information gain per minute,
+   the gain counting how its outcome splits the candidates: a light speaks of
+   all it depends on, and (while the candidates span a chain of modules) a
+   voltage of what it depends on on its side of the supply (:meth:`_reach`);
 5. outcomes update the state: a local test (continuity, diode, switch,
-   connections) that finds an anomaly narrows the candidates to its target,
-   one that finds nothing removes its target's problems; an observation
-   (lights, voltages, currents) adds evidence like a symptom does;
+   connections, a look at a part that is not a light) that finds an anomaly
+   narrows the candidates to its target, one that finds nothing removes its
+   target's problems; an observation (lights, voltages, currents) adds
+   evidence like a symptom does, and one that reads right clears what it
+   shows working; readings that keep changing (typed ``settled``) are anomalies;
 6. hypotheses: one candidate left after an anomaly, or the component of the
-   only remaining problem, or all candidates when no problem is left; a
-   partial or wrong verdict removes the named components and replans.
+   only remaining problem, or all candidates when no problem is left, or the
+   candidates cheaper to repair than to test when that costs less in
+   expectation than testing (repair as a probe); a wrong verdict removes the
+   named components and replans, a partial one also drops the anomalies the
+   repaired parts may explain (their lights may be looked at again).
+
+Switching couplings (a relay opened and closed by what flows through it) make
+the relay depend on what its current feeds; optical couplings are problems of
+the element that would block them.
 """
 
 from __future__ import annotations
