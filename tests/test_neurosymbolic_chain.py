@@ -213,3 +213,15 @@ def test_a_relay_switched_by_its_current_makes_what_it_feeds_a_suspect(store):
     # the switching coupling is what brings the lamp in: without couplings it is not found as fast
     blind = run_session("TRIP.1", "neuro-symbolic", store=store, seed=0, config={"couplings": False})
     assert blind.rounds > result.rounds or blind.end != "success", actions(blind)
+
+
+def test_the_keyword_classifier_reads_a_numbered_range():
+    from diagkg.agents.neurosymbolic import KeywordClassifier
+
+    names = {f"s{k}_lamp": [f"string {k} light", f"light of string {k}"] for k in range(1, 7)}
+    names["mains"] = ["mains lamp"]
+    found = KeywordClassifier(names).mentions(
+        "The mains lamp is lit. Every so often the lights of strings 2 to 4 go out; switches 1 to 6 stay closed.")
+    assert found == [("mains", "on"), ("s2_lamp", "off"), ("s3_lamp", "off"), ("s4_lamp", "off")]
+    # a range with no numbered name around it says nothing
+    assert KeywordClassifier(names).mentions("Boxes 1 to 3 are dark.") == []

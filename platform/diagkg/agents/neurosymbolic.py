@@ -100,6 +100,14 @@ class KeywordClassifier:
                 if toks:
                     self.phrases.append((toks, comp))
         self.phrases.sort(key=lambda p: (-len(p[0]), p))   # longest first, then a fixed order
+        # numbered families ("control 3 LED", "LED of control 3"): a name with one number in
+        # it, by the words around the number, for reports that give a range ("3 to 8")
+        self.families: dict[frozenset[str], dict[int, str]] = {}
+        for toks, comp in self.phrases:
+            numbers = [t for t in toks if t.isdigit()]
+            if len(numbers) == 1 and len(toks) > 1:
+                words = frozenset(_singular(t) for t in toks if not t.isdigit())
+                self.families.setdefault(words, {}).setdefault(int(numbers[0]), comp)
 
     def mentions(self, text: str) -> list[tuple[str, str]]:
         """(component, state) pairs; state is "on", "off" or "intermittent"."""
@@ -119,6 +127,12 @@ class KeywordClassifier:
                             used[j] = True
                         if comp not in found:
                             found.append(comp)
+            for low, high in re.findall(r"\b(\d+)\s+(?:to|through)\s+(\d+)\b", clause):
+                words = {_singular(t) for t in toks if not t.isdigit()}
+                for family in [f for f in sorted(self.families, key=sorted) if f <= words]:
+                    members = self.families[family]
+                    found += [members[n] for n in range(int(low), int(high) + 1)
+                              if n in members and members[n] not in found]
             free = [tok for tok, u in zip(toks, used, strict=True) if not u]
             state = _state(free) or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
             if state is None and found and previous and len(toks) <= 6:
@@ -129,6 +143,10 @@ class KeywordClassifier:
             if state:
                 previous = state
         return out
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _tokens(text: str) -> list[str]:
