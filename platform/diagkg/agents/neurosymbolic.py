@@ -78,6 +78,9 @@ ON_WORDS = {"lit", "on", "lights", "light", "glows", "glow", "shines", "bright",
 OFF_WORDS = {"off", "dark", "out", "unlit", "dead", "extinguished", "dim"}
 INTERMITTENT = {"flicker", "flickers", "flickering", "toggles", "occasionally", "intermittently", "sometimes",
                 "blinks", "blinking", "oscillates", "oscillating"}
+# said of a whole report: something goes and comes back
+COMES_AND_GOES = re.compile(r"\bevery so often\b|\bfrom time to time\b|\bnow and then\b|\bcomes? back\b|"
+                            r"\bon and off\b|\boff and on\b")
 
 
 @dataclass(frozen=True)
@@ -279,6 +282,7 @@ class NeuroSymbolic(BaseAssistant):
         self.lit_modules = bool(config.get("lit_modules", False))   # a light seen lit vouches for other modules only
         self.current_module = bool(config.get("current_module", True))   # a wrong current speaks of its module
         self.current_module_all = bool(config.get("current_module_all", True))
+        self.comes_and_goes = bool(config.get("comes_and_goes", False))   # "from time to time" in a report
         self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
         self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
@@ -382,6 +386,8 @@ class NeuroSymbolic(BaseAssistant):
             raise AssistantError(f"unknown symptom classifier {self.classifier_kind!r} (keywords or llm)")
         classifier = KeywordClassifier(names)
         anomalous, nominal = set(), set()
+        if self.comes_and_goes and COMES_AND_GOES.search(briefing.symptoms.lower()):
+            self.flickering = True
         for comp, state in classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible):
             self.seen.add(comp)
             expected = "on" if comp in self.nominal.lit else "off"
