@@ -95,7 +95,8 @@ class KeywordClassifier:
     """Finds components in a symptom report by their names and reads whether
     each is said to be lit, dark or flickering (with negation)."""
 
-    def __init__(self, names: dict[str, list[str]]):
+    def __init__(self, names: dict[str, list[str]], coordinate: bool = False):
+        self.coordinate = coordinate      # a name joined by "and" to a clause that says a state shares it
         self.phrases: list[tuple[tuple[str, ...], str]] = []
         for comp, aliases in sorted(names.items()):
             for alias in sorted(set(aliases) | {comp}):
@@ -114,30 +115,20 @@ class KeywordClassifier:
 
     def mentions(self, text: str) -> list[tuple[str, str]]:
         """(component, state) pairs; state is "on", "off" or "intermittent"."""
+        parts = re.split(r"([.;:]|,\s*(?:and|but)\s|\band\b|\bbut\b|\bwhile\b|\bwhereas\b)", text.lower())
+        clauses: list[tuple[list[str], list[str], str | None, str]] = []   # tokens, parts, own state, joint after
+        for i in range(0, len(parts), 2):
+            toks = _tokens(parts[i])
+            if toks:
+                found, free = self._found(parts[i], toks)
+                clauses.append((toks, found, _state(free), parts[i + 1].strip() if i + 1 < len(parts) else ""))
         out: list[tuple[str, str]] = []
         previous = None
-        for clause in re.split(r"[.;:]|,\s*(?:and|but)\s|\band\b|\bbut\b|\bwhile\b|\bwhereas\b", text.lower()):
-            toks = _tokens(clause)
-            if not toks:
-                continue
-            used = [False] * len(toks)
-            found: list[str] = []
-            for phrase, comp in self.phrases:
-                n = len(phrase)
-                for i in range(len(toks) - n + 1):
-                    if tuple(toks[i:i + n]) == phrase and not any(used[i:i + n]):
-                        for j in range(i, i + n):
-                            used[j] = True
-                        if comp not in found:
-                            found.append(comp)
-            for low, high in re.findall(r"\b(\d+)\s+(?:to|through)\s+(\d+)\b", clause):
-                words = {_singular(t) for t in toks if not t.isdigit()}
-                for family in [f for f in sorted(self.families, key=sorted) if f <= words]:
-                    members = self.families[family]
-                    found += [members[n] for n in range(int(low), int(high) + 1)
-                              if n in members and members[n] not in found]
-            free = [tok for tok, u in zip(toks, used, strict=True) if not u]
-            state = _state(free) or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
+        for k, (toks, found, own, joint) in enumerate(clauses):
+            state = own or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
+            following = clauses[k + 1][2] if k + 1 < len(clauses) else None
+            if state is None and found and self.coordinate and joint == "and" and following:
+                state = following     # "lamp 2 and all five LEDs stay lit": what follows says it
             if state is None and found and previous and len(toks) <= 6:
                 state = previous
             for comp in found:
@@ -146,6 +137,27 @@ class KeywordClassifier:
             if state:
                 previous = state
         return out
+
+    def _found(self, clause: str, toks: list[str]) -> tuple[list[str], list[str]]:
+        """The components a clause names (longest names first, numbered ranges too) and
+        the words left over."""
+        used = [False] * len(toks)
+        found: list[str] = []
+        for phrase, comp in self.phrases:
+            n = len(phrase)
+            for i in range(len(toks) - n + 1):
+                if tuple(toks[i:i + n]) == phrase and not any(used[i:i + n]):
+                    for j in range(i, i + n):
+                        used[j] = True
+                    if comp not in found:
+                        found.append(comp)
+        for low, high in re.findall(r"\b(\d+)\s+(?:to|through)\s+(\d+)\b", clause):
+            words = {_singular(t) for t in toks if not t.isdigit()}
+            for family in [f for f in sorted(self.families, key=sorted) if f <= words]:
+                members = self.families[family]
+                found += [members[n] for n in range(int(low), int(high) + 1)
+                          if n in members and members[n] not in found]
+        return found, [tok for tok, u in zip(toks, used, strict=True) if not u]
 
 
 def _singular(word: str) -> str:
@@ -384,7 +396,7 @@ class NeuroSymbolic(BaseAssistant):
             return classify_symptoms(briefing, names, self.config)
         if self.classifier_kind != "keywords":
             raise AssistantError(f"unknown symptom classifier {self.classifier_kind!r} (keywords or llm)")
-        classifier = KeywordClassifier(names)
+        classifier = KeywordClassifier(names, coordinate=bool(self.config.get("coordinate", False)))
         anomalous, nominal = set(), set()
         if self.comes_and_goes and COMES_AND_GOES.search(briefing.symptoms.lower()):
             self.flickering = True
