@@ -282,13 +282,13 @@ class NeuroSymbolic(BaseAssistant):
         # a light that comes and goes makes faults that act at random this much more likely
         self.intermittent_weight = float(config.get("intermittent_weight", 4.0))
         self.blind_looks = bool(config.get("blind_looks", False))   # look at parts a look shows nothing of
-        self.tiebreak = str(config.get("tiebreak", "order"))         # "order" or "upstream"
+        self.tiebreak = str(config.get("tiebreak", "upstream"))         # "order" or "upstream"
         self.coupling_flicker = bool(config.get("coupling_flicker", True))
         self.trust_seen = bool(config.get("trust_seen", False))
         # bisect with voltages while the candidates lie in at least this many modules
         self.chain_modules = int(config.get("chain_modules", 5))
         # a reading that keeps changing counts as a light that comes and goes
-        self.unsettled_flicker = bool(config.get("unsettled_flicker", False))
+        self.unsettled_flicker = bool(config.get("unsettled_flicker", True))
         self.port_potentials = bool(config.get("port_potentials", True))  # a right voltage clears only end faults
         self.source_local = bool(config.get("source_local", True))   # a wrong potential of a source is its own
         self.lit_modules = bool(config.get("lit_modules", False))   # a light seen lit vouches for other modules only
