@@ -42,7 +42,7 @@ The session goes as follows:
    candidates cheaper to repair than to test when that costs less in
    expectation than testing (repair as a probe); a wrong verdict removes the
    named components and replans, a partial one also drops the anomalies the
-   repaired parts may explain (their lights may be looked at again).
+   named parts may explain (their lights may be looked at again).
 
 Switching couplings (a relay opened and closed by what flows through it) make
 the relay depend on what its current feeds; optical couplings are problems of
@@ -428,9 +428,9 @@ class NeuroSymbolic(BaseAssistant):
                          if module is None or self.module_of.get(d) != module}
 
     def _rebase(self, repaired: set[str]) -> None:
-        """After a repair that helped only partly: an anomaly seen before that the repaired
-        parts could explain may be gone now, so its evidence goes and its light may be looked
-        at again; what was seen working still works."""
+        """After a repair that helped only partly (the named parts, some of them repaired): an
+        anomaly seen before that they could explain may be gone now, so its evidence goes and
+        its light may be looked at again; what was seen working still works."""
         kept = [i for i, (_, anomalous, implicated) in enumerate(self.sources)
                 if not (anomalous and implicated & repaired)]
         stale = {self.sources[i][0] for i in range(len(self.sources)) if i not in kept}
@@ -642,7 +642,7 @@ class NeuroSymbolic(BaseAssistant):
             named = set(outcome.get("data", {}).get("candidates", [])) or set(getattr(self.last, "components", ()))
             if outcome["verdict"] in ("partial", "wrong"):
                 if outcome["verdict"] == "partial" and self.rebase:
-                    self._rebase(set(outcome.get("data", {}).get("actually_faulty", [])) or named)
+                    self._rebase(named)
                 self.excluded |= named
                 self.cleared |= {(c, m) for c in named for m in self.problems.get(c, ())}
                 self._replan()
