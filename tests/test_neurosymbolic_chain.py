@@ -182,6 +182,15 @@ def test_two_breaks_are_found_one_after_the_other(store):
     assert "partial" in verdicts, steps            # one break mended, the lamp still dark: it went on looking
     named = {p for kind, targets in steps if kind == "hypothesis" for p in targets}
     assert {"link2", "link6"} <= named
+    # the rebase is what lets it go on: without it the old anomaly keeps pointing behind the mended link
+    stale = run_session("GARLAND.2", "neuro-symbolic", store=store, seed=0, config={"rebase": False})
+    assert stale.cost > result.cost, actions(stale)
+    one_by_one = {rebase: run_session("GARLAND.2", "neuro-symbolic", store=store, seed=0,
+                                      config={"rebase": rebase, "repair_probe": False}) for rebase in (True, False)}
+    assert one_by_one[True].end == "success" and one_by_one[False].end == "timeout", actions(one_by_one[False])
+    after = actions(one_by_one[True])
+    mended = after.index(("hypothesis", ("link2",)))
+    assert any(kind == "measure_voltage" for kind, _ in after[mended + 1:]), after   # it measured again
 
 
 def test_cheap_suspects_are_repaired_together(store):
