@@ -140,6 +140,7 @@ def store(tmp_path_factory) -> KnowledgeStore:
              "g1.ttl": scenario("garland", "GARLAND.1", 9301, "Link 7 off", [("DetachedEnd", "link7.n")], DARK),
              "g2.ttl": scenario("garland", "GARLAND.2", 9302, "Links 2 and 6 off",
                                 [("DetachedEnd", "link2.n"), ("DetachedEnd", "link6.p")], DARK),
+             "g3.ttl": scenario("garland", "GARLAND.3", 9304, "Flat battery", [("DepletedBattery", "bat")], DARK),
              "t1.ttl": scenario("trip", "TRIP.1", 9303, "Shorted lamp", [("ShortedComponent", "lamp")],
                                 "The lamp never stays lit; at most it flickers. The led is dark or flickers at most.")}
     for name, text in files.items():
@@ -234,3 +235,51 @@ def test_the_keyword_classifier_reads_a_numbered_range():
     assert found == [("mains", "on"), ("s2_lamp", "off"), ("s3_lamp", "off"), ("s4_lamp", "off")]
     # a range with no numbered name around it says nothing
     assert KeywordClassifier(names).mentions("Boxes 1 to 3 are dark.") == []
+
+
+def briefed(store, scenario: str, **config):
+    """A neuro-symbolic assistant set up on a scenario (as the runner does), and its session."""
+    from diagkg.agents.neurosymbolic import NeuroSymbolic
+    from diagkg.runs.runner import briefing_for
+
+    session = diagkg.make(scenario, store=store)
+    obs, _ = session.reset(seed=0)
+    brief = briefing_for(session, False, 0)
+    brief.visible = obs["visible"]
+    agent = NeuroSymbolic(**config)
+    agent.setup(brief)
+    return agent, session
+
+
+def read(agent, session, action: str, part: str) -> None:
+    """Carry out one test for the agent and give it the outcome, as the runner does."""
+    agent.last_test = agent.tests[(action, part)]
+    agent.last = diagkg.Action(action, (part,))
+    outcome, *_ = session.step(agent.last)
+    agent.record(outcome)
+
+
+def test_what_a_reading_clears_and_implicates(store):
+    from diagkg.kg.vocab import DK
+
+    # a potential that reads right at link 5 shows the links before it working, but of link 5
+    # itself only its ends: a part that does not conduct can still sit at the right potentials
+    agent, session = briefed(store, "GARLAND.1")
+    read(agent, session, "measure_voltage", "link5")
+    assert {("link3", DK.DetachedEnd), ("link3", DK.OpenComponent), ("link5", DK.DetachedEnd)} <= agent.cleared
+    assert ("link5", DK.OpenComponent) not in agent.cleared
+    assert not {c for c, _ in agent.cleared} & {"link6", "link7", "link8"}
+    both, session = briefed(store, "GARLAND.1", port_potentials=False)
+    read(both, session, "measure_voltage", "link5")
+    assert ("link5", DK.OpenComponent) in both.cleared
+    # a wrong potential at the battery's own terminals is the battery's: it depends on nothing
+    agent, session = briefed(store, "GARLAND.3")
+    read(agent, session, "measure_voltage", "bat")
+    assert agent.candidates == {"bat"} and agent.anomaly_seen
+    # no current through the return lead: the break may be anywhere in its module (the supply)
+    agent, session = briefed(store, "GARLAND.1")
+    read(agent, session, "measure_current", "ret")
+    assert {"ret", "bat"} <= agent.sources[-1][2]
+    alone, session = briefed(store, "GARLAND.1", current_module=False)
+    read(alone, session, "measure_current", "ret")
+    assert "bat" not in alone.sources[-1][2]
