@@ -84,7 +84,9 @@ def test_neuro_symbolic_on_simple_faults(store, number, faulty):
     result = run_session(number, "neuro-symbolic", store=store)
     assert result.end == "success"
     hyp = [r for r in result.record.rounds if r["kind"] == "hypothesis"]
-    assert hyp[-1]["suspects"] == faulty and hyp[-1]["verdict"] == "correct"
+    # cables cost less to put back than to inspect: they may be named together with the faulty one
+    assert set(faulty) <= set(hyp[-1]["suspects"]) and hyp[-1]["verdict"] == "correct"
+    assert all(s in faulty or "cable" in s.split("_") for s in hyp[-1]["suspects"])
 
 
 class Truncating(BaseAssistant):

@@ -27,14 +27,26 @@ The session goes as follows:
    sets generate (the components whose support — the evidence sets holding
    them — is inclusion-maximal);
 4. the plan is the problems of the candidates and the tests that reveal them;
-   the next action is the test with the best information gain per minute;
+   the next action is the test with the best information gain per minute,
+   the gain counting how its outcome splits the candidates: a light speaks of
+   all it depends on, and (while the candidates span a chain of modules) a
+   voltage of what it depends on on its side of the supply (:meth:`_reach`);
 5. outcomes update the state: a local test (continuity, diode, switch,
-   connections) that finds an anomaly narrows the candidates to its target,
-   one that finds nothing removes its target's problems; an observation
-   (lights, voltages, currents) adds evidence like a symptom does;
+   connections, a look at a part that is not a light) that finds an anomaly
+   narrows the candidates to its target, one that finds nothing removes its
+   target's problems; an observation (lights, voltages, currents) adds
+   evidence like a symptom does, and one that reads right clears what it
+   shows working; readings that keep changing (typed ``settled``) are anomalies;
 6. hypotheses: one candidate left after an anomaly, or the component of the
-   only remaining problem, or all candidates when no problem is left; a
-   partial or wrong verdict removes the named components and replans.
+   only remaining problem, or all candidates when no problem is left, or the
+   candidates cheaper to repair than to test when that costs less in
+   expectation than testing (repair as a probe); a wrong verdict removes the
+   named components and replans, a partial one also drops the anomalies the
+   named parts may explain (their lights may be looked at again).
+
+Switching couplings (a relay opened and closed by what flows through it) make
+the relay depend on what its current feeds; optical couplings are problems of
+the element that would block them.
 """
 
 from __future__ import annotations
@@ -56,7 +68,7 @@ from .registry import BaseAssistant, Briefing
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
-SUSPECT_WEIGHT = 3.0         # prior weight of the problems of a component seen misbehaving
+SUSPECT_WEIGHT = 1.5                # prior weight of the problems of a component seen misbehaving
 ROUND_MINUTES = 20.0         # what a round is worth in minutes (the budget counts rounds)
 SPLITTING = {"voltages", "current"}   # observations whose outcome depends on what the part depends on
 
@@ -66,6 +78,9 @@ ON_WORDS = {"lit", "on", "lights", "light", "glows", "glow", "shines", "bright",
 OFF_WORDS = {"off", "dark", "out", "unlit", "dead", "extinguished", "dim"}
 INTERMITTENT = {"flicker", "flickers", "flickering", "toggles", "occasionally", "intermittently", "sometimes",
                 "blinks", "blinking", "oscillates", "oscillating"}
+# said of a whole report: something goes and comes back
+COMES_AND_GOES = re.compile(r"\bevery so often\b|\bfrom time to time\b|\bnow and then\b|\bcomes? back\b|"
+                            r"\bon and off\b|\boff and on\b")
 
 
 @dataclass(frozen=True)
@@ -80,7 +95,8 @@ class KeywordClassifier:
     """Finds components in a symptom report by their names and reads whether
     each is said to be lit, dark or flickering (with negation)."""
 
-    def __init__(self, names: dict[str, list[str]]):
+    def __init__(self, names: dict[str, list[str]], coordinate: bool = False):
+        self.coordinate = coordinate      # a name joined by "and" to a clause that says a state shares it
         self.phrases: list[tuple[tuple[str, ...], str]] = []
         for comp, aliases in sorted(names.items()):
             for alias in sorted(set(aliases) | {comp}):
@@ -88,27 +104,31 @@ class KeywordClassifier:
                 if toks:
                     self.phrases.append((toks, comp))
         self.phrases.sort(key=lambda p: (-len(p[0]), p))   # longest first, then a fixed order
+        # numbered families ("control 3 LED", "LED of control 3"): a name with one number in
+        # it, by the words around the number, for reports that give a range ("3 to 8")
+        self.families: dict[frozenset[str], dict[int, str]] = {}
+        for toks, comp in self.phrases:
+            numbers = [t for t in toks if t.isdigit()]
+            if len(numbers) == 1 and len(toks) > 1:
+                words = frozenset(_singular(t) for t in toks if not t.isdigit())
+                self.families.setdefault(words, {}).setdefault(int(numbers[0]), comp)
 
     def mentions(self, text: str) -> list[tuple[str, str]]:
         """(component, state) pairs; state is "on", "off" or "intermittent"."""
+        parts = re.split(r"([.;:]|,\s*(?:and|but)\s|\band\b|\bbut\b|\bwhile\b|\bwhereas\b)", text.lower())
+        clauses: list[tuple[list[str], list[str], str | None, str]] = []   # tokens, parts, own state, joint after
+        for i in range(0, len(parts), 2):
+            toks = _tokens(parts[i])
+            if toks:
+                found, free = self._found(parts[i], toks)
+                clauses.append((toks, found, _state(free), parts[i + 1].strip() if i + 1 < len(parts) else ""))
         out: list[tuple[str, str]] = []
         previous = None
-        for clause in re.split(r"[.;:]|,\s*(?:and|but)\s|\band\b|\bbut\b|\bwhile\b|\bwhereas\b", text.lower()):
-            toks = _tokens(clause)
-            if not toks:
-                continue
-            used = [False] * len(toks)
-            found: list[str] = []
-            for phrase, comp in self.phrases:
-                n = len(phrase)
-                for i in range(len(toks) - n + 1):
-                    if tuple(toks[i:i + n]) == phrase and not any(used[i:i + n]):
-                        for j in range(i, i + n):
-                            used[j] = True
-                        if comp not in found:
-                            found.append(comp)
-            free = [tok for tok, u in zip(toks, used, strict=True) if not u]
-            state = _state(free) or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
+        for k, (toks, found, own, joint) in enumerate(clauses):
+            state = own or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
+            following = clauses[k + 1][2] if k + 1 < len(clauses) else None
+            if state is None and found and self.coordinate and joint == "and" and following:
+                state = following     # "lamp 2 and all five LEDs stay lit": what follows says it
             if state is None and found and previous and len(toks) <= 6:
                 state = previous
             for comp in found:
@@ -117,6 +137,31 @@ class KeywordClassifier:
             if state:
                 previous = state
         return out
+
+    def _found(self, clause: str, toks: list[str]) -> tuple[list[str], list[str]]:
+        """The components a clause names (longest names first, numbered ranges too) and
+        the words left over."""
+        used = [False] * len(toks)
+        found: list[str] = []
+        for phrase, comp in self.phrases:
+            n = len(phrase)
+            for i in range(len(toks) - n + 1):
+                if tuple(toks[i:i + n]) == phrase and not any(used[i:i + n]):
+                    for j in range(i, i + n):
+                        used[j] = True
+                    if comp not in found:
+                        found.append(comp)
+        for low, high in re.findall(r"\b(\d+)\s+(?:to|through)\s+(\d+)\b", clause):
+            words = {_singular(t) for t in toks if not t.isdigit()}
+            for family in [f for f in sorted(self.families, key=sorted) if f <= words]:
+                members = self.families[family]
+                found += [members[n] for n in range(int(low), int(high) + 1)
+                          if n in members and members[n] not in found]
+        return found, [tok for tok, u in zip(toks, used, strict=True) if not u]
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _tokens(text: str) -> list[str]:
@@ -166,6 +211,8 @@ class Knowledge:
     couplings: tuple[tuple[str | None, str | None, str, Test], ...] = ()
     priors: dict[str, float] | None = None        # fault mode -> dk:priorWeight of the fault catalogue
     intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
+    driven: frozenset[str] = frozenset()          # parts a switching coupling opens and closes (relays)
+    port_modes: frozenset[str] = frozenset()      # fault modes of a part's ends (dk:targetKind "port")
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -201,7 +248,10 @@ class Knowledge:
             intermittent = frozenset(r["mode"] for r in modes if r["parameter"] == "probability")
             if len(_KNOWLEDGE) >= 32:
                 _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
-            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent)
+            driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
+            port_modes = frozenset(r["mode"] for r in modes if r["targetKind"] == "port")
+            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent, driven,
+                                      port_modes)
         return _KNOWLEDGE[version]
 
 
@@ -217,8 +267,10 @@ class NeuroSymbolic(BaseAssistant):
         super().__init__(classifier=classifier, **config)
         self.classifier_kind = classifier
         # how an observation (lights, voltages, currents) splits the problems: by the
-        # components it depends on ("dependencies") or only by its own ("problems")
-        self.split = str(config.get("split", "problems"))
+        # components it depends on ("dependencies"), by those of them on the same side of
+        # the supply ("sides": a lamp's look by all it depends on, a voltage by those at
+        # its own nominal potential) or only by its own ("problems")
+        self.split = str(config.get("split", "sides"))
         # minutes a round is worth (the budget counts rounds), added to a test's cost
         self.round_minutes = float(config.get("round_minutes", ROUND_MINUTES))
         self.access = bool(config.get("access", True))          # expected access cost in the gain
@@ -230,9 +282,21 @@ class NeuroSymbolic(BaseAssistant):
         # a light that comes and goes makes faults that act at random this much more likely
         self.intermittent_weight = float(config.get("intermittent_weight", 4.0))
         self.blind_looks = bool(config.get("blind_looks", False))   # look at parts a look shows nothing of
-        self.tiebreak = str(config.get("tiebreak", "order"))         # "order" or "upstream"
+        self.tiebreak = str(config.get("tiebreak", "upstream"))         # "order" or "upstream"
         self.coupling_flicker = bool(config.get("coupling_flicker", True))
         self.trust_seen = bool(config.get("trust_seen", False))
+        # bisect with voltages while the candidates lie in at least this many modules
+        self.chain_modules = int(config.get("chain_modules", 5))
+        # a reading that keeps changing counts as a light that comes and goes
+        self.unsettled_flicker = bool(config.get("unsettled_flicker", True))
+        self.port_potentials = bool(config.get("port_potentials", True))  # a right voltage clears only end faults
+        self.source_local = bool(config.get("source_local", True))   # a wrong potential of a source is its own
+        self.lit_modules = bool(config.get("lit_modules", False))   # a light seen lit vouches for other modules only
+        self.current_module = bool(config.get("current_module", True))   # a wrong current speaks of its module
+        self.current_module_all = bool(config.get("current_module_all", True))
+        self.comes_and_goes = bool(config.get("comes_and_goes", False))   # "from time to time" in a report
+        self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
+        self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -240,8 +304,10 @@ class NeuroSymbolic(BaseAssistant):
         self.catalogue = briefing.catalogue
         knowledge = Knowledge.of(briefing.store, briefing.system)
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
+        self.port_modes = knowledge.port_modes
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)
+        self.part_types = dict(briefing.parts)
         self.coupling_modes: set[str] = set()
         self.dependents: dict[str, int] = {}
         for needs in self.deps.values():
@@ -253,14 +319,22 @@ class NeuroSymbolic(BaseAssistant):
         self.intermittent_modes = set(knowledge.intermittent)
         if self.couplings_on and knowledge.couplings:
             self._couple(knowledge, briefing)
+        if self.couplings_on and knowledge.driven:
+            self._switched(knowledge.driven)
         self.simulator = simulator_for(briefing.store, briefing.system)
         self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port
         self.lamps = {c for c, comp in self.simulator.skeleton.components.items() if comp.type in ("Bulb", "LED")}
         self.cables = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Cable"}
+        self.sides = self._sides()
+        self.module_of = {c: comp.module for c, comp in self.simulator.skeleton.components.items()}
+        self.revealed: dict[str, set[str]] = {}       # action -> the fault modes it reveals (on any part)
+        for (action, _), t in self.tests.items():
+            self.revealed.setdefault(action, set()).update(t.modes)
         # symptoms -> evidence
         self.evidence: list[frozenset[str]] = []
+        self.sources: list[tuple[str, bool, frozenset[str]]] = []   # per evidence set: (part, anomalous, implicated)
         self.anomaly_seen = False
         self.seen: set[str] = set()          # lights whose state the report or the visible lights gave
         self.flickering = False              # a light said to come and go
@@ -269,7 +343,7 @@ class NeuroSymbolic(BaseAssistant):
         for comp in sorted(anomalous):
             self._add_evidence(comp, anomalous=True)
         for comp in sorted(nominal):
-            self._add_evidence(comp, anomalous=False)
+            self._add_evidence(comp, anomalous=False, reach=self._lit_shows(comp))
         self.excluded: set[str] = set()
         self.tried: set[frozenset[str]] = set()
         self.executed: set[tuple[str, str]] = set()
@@ -304,6 +378,15 @@ class NeuroSymbolic(BaseAssistant):
                 if comp in ends or ends & self.deps.get(comp, set()):
                     self.deps.setdefault(comp, set()).add(element)
 
+    def _switched(self, driven: frozenset[str]) -> None:
+        """Switching couplings: a relay opened and closed by what flows through it depends on
+        everything its current feeds, and so does whatever depends on the relay."""
+        self.deps = {c: set(d) for c, d in self.deps.items()}
+        for relay in sorted(driven & self.components):
+            fed = {c for c, needs in self.deps.items() if relay in needs}
+            for comp in sorted(fed | {relay}):
+                self.deps.setdefault(comp, set()).update(fed - {comp})
+
     def classify(self, briefing: Briefing, names: dict[str, list[str]]) -> tuple[set[str], set[str]]:
         """Anomalous and nominal components according to the symptom report."""
         names = {c: n for c, n in names.items() if c in self.components}
@@ -313,8 +396,10 @@ class NeuroSymbolic(BaseAssistant):
             return classify_symptoms(briefing, names, self.config)
         if self.classifier_kind != "keywords":
             raise AssistantError(f"unknown symptom classifier {self.classifier_kind!r} (keywords or llm)")
-        classifier = KeywordClassifier(names)
+        classifier = KeywordClassifier(names, coordinate=bool(self.config.get("coordinate", False)))
         anomalous, nominal = set(), set()
+        if self.comes_and_goes and COMES_AND_GOES.search(briefing.symptoms.lower()):
+            self.flickering = True
         for comp, state in classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible):
             self.seen.add(comp)
             expected = "on" if comp in self.nominal.lit else "off"
@@ -328,9 +413,33 @@ class NeuroSymbolic(BaseAssistant):
                 nominal.add(comp)
         return anomalous, nominal - anomalous
 
-    def _add_evidence(self, comp: str, anomalous: bool) -> None:
-        implicated = {comp} | (self.deps.get(comp, set()) & self.components)
-        self.evidence.append(frozenset(implicated if anomalous else self.components - implicated))
+    def _add_evidence(self, comp: str, anomalous: bool, reach: set[str] | None = None) -> None:
+        implicated = frozenset(reach if reach else {comp} | (self.deps.get(comp, set()) & self.components))
+        self.evidence.append(implicated if anomalous else frozenset(self.components - implicated))
+        self.sources.append((comp, anomalous, implicated))
+
+    def _lit_shows(self, comp: str) -> set[str] | None:
+        """What a light seen lit shows working: itself and what it depends on outside its own
+        module (the graph orders dependencies between modules, not among one module's parts)."""
+        if self.split != "sides" or not self.lit_modules or comp not in self.lamps:
+            return None
+        module = self.module_of.get(comp)
+        return {comp} | {d for d in self.deps.get(comp, set()) & self.components
+                         if module is None or self.module_of.get(d) != module}
+
+    def _rebase(self, repaired: set[str]) -> None:
+        """After a repair that helped only partly (the named parts, some of them repaired): an
+        anomaly seen before that they could explain may be gone now, so its evidence goes and
+        its light may be looked at again; what was seen working still works."""
+        kept = [i for i, (_, anomalous, implicated) in enumerate(self.sources)
+                if not (anomalous and implicated & repaired)]
+        stale = {self.sources[i][0] for i in range(len(self.sources)) if i not in kept}
+        self.evidence = [self.evidence[i] for i in kept]
+        self.sources = [self.sources[i] for i in kept]
+        self.seen -= stale
+        self.executed -= {(a, c) for (a, c) in self.executed if c in stale and c in self.lamps
+                          and self.catalogue[a].observes == "visual"}
+        self.suspicious -= stale
 
     def _replan(self) -> None:
         pool = self.components - self.excluded
@@ -373,12 +482,10 @@ class NeuroSymbolic(BaseAssistant):
             if key and key not in self.tried:
                 self.tried.add(key)
                 return Hypothesis(key, "the only remaining explanation of the anomalies seen")
-        return None
+        return self._cheap_repairs()
 
-    def _best_test(self) -> Test | None:
-        """The test with the best information gain per minute over the remaining
-        problems, each problem weighted by how suspect its component is (a
-        component seen misbehaving weighs :data:`SUSPECT_WEIGHT` times more)."""
+    def _weights(self) -> dict[tuple[str, str], float]:
+        """Each problem of the plan weighted by how suspect its part is and its mode's prior."""
         suspect = {c: (SUSPECT_WEIGHT if c in self.suspicious else 1.0) for c, _ in self.plan}
         if self.weights == "candidates":        # each candidate weighs the same, shared among its problems
             count: dict[str, int] = {}
@@ -386,8 +493,46 @@ class NeuroSymbolic(BaseAssistant):
                 count[c] = count.get(c, 0) + 1
             suspect = {c: w / count[c] for c, w in suspect.items()}
         boost = self.intermittent_weight if self.flickering else 1.0
-        weight = {(c, m): suspect[c] * self.priors.get(m, 1.0) * (boost if m in self.intermittent_modes else 1.0)
-                  for c, m in self.plan}
+        return {(c, m): suspect[c] * self.priors.get(m, 1.0) * (boost if m in self.intermittent_modes else 1.0)
+                for c, m in self.plan}
+
+    def _repair_cost(self, part: str) -> float:
+        """What repairing a part costs: the cheapest repair action of the catalogue for its type."""
+        kind = self.part_types.get(part, "")
+        costs = [spec.cost for spec in self.catalogue.values() if spec.repair and spec.target_count == 1
+                 and spec.target_kind == "component" and (not spec.types or kind in spec.types)]
+        return min(costs, default=math.inf)
+
+    def _cheap_repairs(self) -> Hypothesis | None:
+        """Repair as a probe: the candidates cheaper to repair than to test (a cable is put
+        back on its terminals for less than an inspection costs), repaired together when
+        that costs less in expectation than finding the fault among the candidates by
+        tests (about log2(n + 1) tests for n candidates, each at the best test's cost)."""
+        if not self.repair_probe or not self.plan:
+            return None
+        owners = {c for c, _ in self.plan} & self.candidates
+        cheap = {c for c in owners
+                 if self._repair_cost(c) <= min((t.cost for (a, p), t in self.tests.items() if p == c), default=0.0)}
+        if not cheap or frozenset(cheap) in self.tried:
+            return None
+        test = self._best_test()
+        per_test = self._expected_cost(test) if test is not None else math.inf
+        weight = self._weights()
+        total = sum(weight.values())
+        p = sum(w for (c, _), w in weight.items() if c in cheap) / total if total else 0.0
+        repair = sum(self._repair_cost(c) for c in cheap) + self.round_minutes
+        by_tests = math.log2(len(owners) + 1) * per_test
+        rest = math.log2(len(owners - cheap) + 1) * per_test
+        if repair + (1 - p) * rest < by_tests:
+            self.tried.add(frozenset(cheap))
+            return Hypothesis(frozenset(cheap), "the suspects that cost less to repair than to test")
+        return None
+
+    def _best_test(self) -> Test | None:
+        """The test with the best information gain per minute over the remaining
+        problems, each problem weighted by how suspect its component is (a
+        component seen misbehaving weighs :data:`SUSPECT_WEIGHT` times more)."""
+        weight = self._weights()
         total = sum(weight.values())
         if total == 0:
             return None
@@ -430,13 +575,57 @@ class NeuroSymbolic(BaseAssistant):
             return self.dependents.get(test.component, 0) > self.dependents.get(other.component, 0)
         return False
 
+    def _sides(self) -> dict[str, frozenset[str]]:
+        """The side of the supply each part sits on in the nominal state: "high" for
+        ports near the supply's potential, "low" for ports near 0 V (a lamp has both)."""
+        volts = [v for c in self.nominal.components.values() for v in c.port_v.values() if v is not None]
+        top = max((abs(v) for v in volts), default=0.0)
+        sides: dict[str, frozenset[str]] = {}
+        for cid, comp in self.nominal.components.items():
+            found = {"high" if abs(v) > top / 2 else "low" for v in comp.port_v.values() if v is not None}
+            sides[cid] = frozenset(found or {"high", "low"})
+        return sides
+
+    def _reach(self, test: Test, working: bool = False) -> set[str]:
+        """The parts whose faults the outcome of ``test`` speaks of: its own part, and for an
+        observation that splits the candidates the parts the observed one depends on. With
+        ``working``, those a nominal outcome shows working: the graph orders dependencies
+        between modules, not among the parts of one module (a module's function depends on
+        all its cables), so a nominal reading clears nothing of its own module but its part."""
+        comp, kind = test.component, self.catalogue[test.action].observes
+        deps = self.deps.get(comp, set()) & self.components
+        if self.split == "dependencies" and kind in SPLITTING:
+            return {comp} | deps
+        if self.split != "sides":
+            return {comp}
+        if kind == "visual" and comp in self.lamps and comp in self.nominal.lit:
+            found = {comp} | deps     # a lamp lights only when everything it depends on works
+        elif kind == "voltages" and len({self.module_of.get(c) for c in self.candidates}) >= self.chain_modules:
+            # among candidates spread over a chain of modules, a potential shows breaks
+            # between it and the supply's pole on its side
+            side = self.sides.get(comp, frozenset({"high", "low"}))
+            found = {comp} | {d for d in deps if self.sides.get(d, side) & side}
+        else:
+            return {comp}
+        if working:
+            module = self.module_of.get(comp)
+            found = {d for d in found if d == comp or module is None or self.module_of.get(d) != module}
+        return found
+
     def _anomalous_if(self, test: Test) -> set[tuple[str, str]]:
-        """The problems of the plan under which ``test`` would show an anomaly."""
+        """The problems of the plan under which ``test`` would show an anomaly: its own
+        part's modes it reveals, and every problem of the other parts in its reach (the
+        evidence an outcome adds narrows the candidates to its reach, or away from it)."""
         own = {(test.component, m) for m in test.modes if (test.component, m) in self.plan}
-        if self.split != "dependencies" or self.catalogue[test.action].observes not in SPLITTING:
-            return own
-        implicated = {test.component} | self.deps.get(test.component, set())
-        return own | {(c, m) for c, m in self.plan if c in implicated}
+        reach = self._reach(test) - {test.component}
+        return own | {(c, m) for c, m in self.plan if c in reach}
+
+    def _shown_working(self, test: Test) -> set[tuple[str, str]]:
+        """The problems a nominal outcome of ``test`` rules out: the modes it reveals, on its
+        own part and on the parts in its reach."""
+        modes = self.revealed.get(test.action, set())
+        return {(c, m) for c in self._reach(test, working=True) - {test.component}
+                for m in self.problems.get(c, ()) if m in modes}
 
     def _expected_cost(self, test: Test) -> float:
         """Its minutes, getting at the part when it is inside an enclosure, and the round it takes."""
@@ -452,6 +641,8 @@ class NeuroSymbolic(BaseAssistant):
         if outcome["kind"] == "hypothesis":
             named = set(outcome.get("data", {}).get("candidates", [])) or set(getattr(self.last, "components", ()))
             if outcome["verdict"] in ("partial", "wrong"):
+                if outcome["verdict"] == "partial" and self.rebase:
+                    self._rebase(named)
                 self.excluded |= named
                 self.cleared |= {(c, m) for c in named for m in self.problems.get(c, ())}
                 self._replan()
@@ -473,7 +664,11 @@ class NeuroSymbolic(BaseAssistant):
         if verdict is None:
             self._replan()
             return
-        if kind in LOCAL_TESTS:
+        local = kind in LOCAL_TESTS or (self.split == "sides" and kind == "visual" and test.component not in self.lamps)
+        # a potential that depends on nothing else (a source's own terminals) shows that part alone
+        local = local or (self.source_local and verdict is True and kind == "voltages" and self.split == "sides"
+                          and not self.deps.get(test.component, set()) & self.components)
+        if local:      # a look at a part that is not a light shows that part (a cable's ends), nothing else
             if verdict:
                 self.anomaly_seen = True
                 self.candidates = {test.component}
@@ -484,13 +679,27 @@ class NeuroSymbolic(BaseAssistant):
             if verdict:
                 self.anomaly_seen = True
                 self.suspicious.add(test.component)
-            self._add_evidence(test.component, anomalous=verdict)
+            reach = self._reach(test, working=not verdict) if self.split == "sides" else None
+            if verdict and kind == "current" and self.current_module and \
+                    (self.current_module_all or not self.deps.get(test.component)):
+                # a current is shared by the parts in series with it: at the graph's grain, its module
+                module = self.module_of.get(test.component)
+                reach = {test.component} | (self.deps.get(test.component, set()) & self.components) | \
+                    {c for c in self.components if module is not None and self.module_of.get(c) == module}
+            implicated = self._anomalous_if(test)
+            self._add_evidence(test.component, anomalous=verdict, reach=reach)
             if not verdict:
-                self.cleared |= {(test.component, m) for m in test.modes}
+                own = set(test.modes)
+                if kind == "voltages" and self.port_potentials:
+                    # potentials are read at a part's ends: they show its ends' faults, not
+                    # whether the part itself conducts (an open lamp beside a lit one reads right)
+                    own &= self.port_modes
+                self.cleared |= {(test.component, m) for m in own}
+                if reach is not None:      # what a nominal reading depends on works
+                    self.cleared |= self._shown_working(test)
             if self.split == "dependencies" and kind in SPLITTING:
                 # the outcome splits the candidates: an anomaly lies among what the part depends
                 # on; a nominal reading clears all of that
-                implicated = self._anomalous_if(test)
                 if not verdict:
                     self.cleared |= implicated
                 elif implicated:
@@ -522,6 +731,10 @@ class NeuroSymbolic(BaseAssistant):
                 if attached != same_net and attached - same_net:
                     return True
             return False
+        if kind in ("voltages", "current") and isinstance(d, dict) and d.get("settled") is False:
+            if self.unsettled_flicker:     # a reading that keeps changing: something switches on and off
+                self.flickering = True
+            return True
         if kind == "voltages":
             volts = (d or {}).get("port_voltages") if isinstance(d, dict) else None
             if not volts or nominal is None:

@@ -119,7 +119,7 @@ def observe_voltages(session: Session, action: Action, result: SimulationResult,
         values: dict[str, float | None] = {p: None for p in sorted(session.sk.components[target].ports)}
     else:
         values = {p: (None if v is None else round(v, 4)) for p, v in comp.port_v.items()}
-    out.data[target] = Voltages(values)
+    out.data[target] = Voltages(values, settled=None if result.converged else False)
     out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
         f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."
     if not result.converged:
@@ -130,7 +130,7 @@ def observe_current(session: Session, action: Action, result: SimulationResult, 
     target = action.targets[0]
     comp = result.components.get(target)
     amps = comp.current if comp is not None else 0.0      # not in the circuit as simulated: no current
-    out.data[target] = Current(round(abs(amps), 6))
+    out.data[target] = Current(round(abs(amps), 6), settled=None if result.converged else False)
     out.message = f"Current through {target}: {abs(amps):.6f} A."
     if not result.converged:
         out.message += " The reading keeps changing."

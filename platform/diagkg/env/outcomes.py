@@ -89,6 +89,7 @@ class Voltages(Record):
 
     port_voltages: dict[str, float | None]
     unit: str = "V"
+    settled: bool | None = None                   # False: the readings keep changing (the circuit does not settle)
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class Current(Record):
 
     current: float
     unit: str = "A"
+    settled: bool | None = None                   # False: the reading keeps changing (the circuit does not settle)
 
 
 @dataclass(frozen=True)
