@@ -23,14 +23,15 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--structured", default="json_object")
     parser.add_argument("--budget", type=int, default=5)
-    parser.add_argument("--max-tokens", type=int, default=160)
+    parser.add_argument("--max-tokens", type=int, default=400)
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per call (a shared 2-core machine is slow)")
     args = parser.parse_args()
     store = KnowledgeStore.memory()
     load_shipped(store)
     first = {}
     for row in store.select("scenario-index"):
         first.setdefault(row["key"], row)
-    cfg = {"base_url": args.base_url, "model": args.model, "structured": args.structured, "timeout": 120,
+    cfg = {"base_url": args.base_url, "model": args.model, "structured": args.structured, "timeout": args.timeout,
            "max_tokens": args.max_tokens, "retries": 1, "backoff": 0.1}
     print(f"{'system':<16} {'scenario':<10} {'end':<24} {'cost':>6} {'rounds':>6} {'calls':>5} {'s/call':>7}")
     for system, row in sorted(first.items()):

@@ -126,6 +126,21 @@ def test_each_fault_is_retried_then_ends_with_llm_truncation(server, store, repl
     assert again.end == "llm_truncation" and again.llm_cause is cause
 
 
+def test_a_request_the_endpoint_refuses_is_recorded_and_not_retried(server, store):
+    """A 400 once no lower structured-output mode is left (a prompt longer than a local model's
+    context, say) is no fault that clears: one call, recorded, and the session ends with
+    llm_truncation (refused), never a crash or a silent surrender."""
+    server.script.then(Reply(status=400))
+    result = run_session(FLAT, "llm", config=config(server, structured="json_object"), store=store)
+    assert result.end == "llm_truncation" and result.llm_cause is FailureCause.REFUSED
+    calls = recorded_calls(store, result.trajectory)
+    assert [c.cause for c in calls] == [FailureCause.REFUSED] and "400" in (calls[0].error or "")
+    assert len(server.script.calls) == 1
+    assert session_cause(store, result) == str(CAUSE_IRIS[FailureCause.REFUSED])
+    again = replay_session(store, result.trajectory)
+    assert again.end == "llm_truncation" and again.llm_cause is FailureCause.REFUSED
+
+
 def test_a_fault_that_clears_is_only_a_retry(server, store):
     server.script.then(Reply(status=429), Reply(status=503),
                        choose(kind="hypothesise", components=["bat"]))

@@ -136,7 +136,7 @@ def test_a_redundant_pair_that_no_single_fault_explains_is_found(tmp_path):
 
 
 def test_readings_agree_within_the_tolerance_of_the_measurement():
-    from diagkg.agents.modelbased import _key
+    from diagkg.agents.readings import reading as _key
 
     def volts(n: float, p: float, cost: float = 20.0) -> dict:
         return {"kind": "action", "cost": cost, "round": 3, "success": True,

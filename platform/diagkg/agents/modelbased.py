@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import math
 import random
-import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -47,6 +45,9 @@ from ..env.service import Checkpoint, Session, simulator_for
 from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
 from ..kg.vocab import DK_NS
+from .readings import UNKNOWN, Reading
+from .readings import lamps_of as _lamps
+from .readings import reading as _key
 from .registry import BaseAssistant, Briefing
 
 OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",
@@ -79,67 +80,6 @@ class Scored:
     groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]]
 
 
-# what a meter may be off by, (absolute, relative) per unit of a reading: an autoranging
-# multimeter's accuracy, about ±(1 % + a few digits of its range)
-TOLERANCE = {"V": (0.002, 0.01), "A": (0.0001, 0.01), "ohm": (0.1, 0.01)}
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What a report says, comparable with the tolerance of the measurement: the report with
-    its measured values masked (and the numbers in its message), and those values with the
-    absolute and relative tolerance of their unit."""
-
-    masked: str
-    values: tuple[tuple[float, float, float], ...] = ()
-    verdict: str | None = None
-    success: bool = False
-
-    def agrees(self, other: "Reading") -> bool:
-        return self.masked == other.masked and len(self.values) == len(other.values) and all(
-            abs(x - y) <= a + r * max(abs(x), abs(y)) for (x, a, r), (y, _, _) in zip(self.values, other.values, strict=True))
-
-    def group(self) -> tuple[str, tuple[int, ...]]:
-        """A coarse class of readings (values on a grid four tolerances wide) to split candidates by."""
-        return self.masked, tuple(round(x / (4 * (a + r * abs(x)))) for x, a, r in self.values)
-
-
-UNKNOWN = Reading("?")        # what a world that cannot take an action reports
-
-
-def _key(outcome: dict[str, Any]) -> Reading:
-    """What a report says (its round number aside), as a :class:`Reading`."""
-    values: list[tuple[float, float, float]] = []
-
-    def mask(node: Any, unit: str | None) -> Any:
-        if isinstance(node, dict):
-            unit = node.get("unit", unit)
-            return {k: mask(v, unit) for k, v in node.items()}
-        if isinstance(node, list):
-            return [mask(v, unit) for v in node]
-        if isinstance(node, float) and unit in TOLERANCE:
-            values.append((node, *TOLERANCE[unit]))
-            return "#"
-        return node
-
-    body = {k: v for k, v in outcome.items() if k not in ("round", "data", "message")}
-    body["data"] = mask(outcome.get("data"), None)
-    body["message"] = _NUMBER.sub("#", str(outcome.get("message", ""))) if values else outcome.get("message")
-    masked = json.dumps(body, sort_keys=True, default=str)
-    return Reading(masked, tuple(values), outcome.get("verdict"), bool(outcome.get("success")))
-
-
-def _lamps(visible: str) -> dict[str, str]:
-    """The service agent's description of the lights seen ("x is on; y is off.") as lamp -> state."""
-    out = {}
-    for item in visible.rstrip(".").split("; "):
-        lamp, sep, state = item.partition(" is ")
-        if sep:
-            out[lamp] = state
-    return out
-
-
 def _entropy(weights: list[float]) -> float:
     total = sum(weights)
     return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0
@@ -166,7 +106,7 @@ class ModelBasedAssistant(BaseAssistant):
         # a component's own terminal against a cable's end (the likelier place for an end to come off)
         self.terminal_prior = float(config.get("terminal_prior", 0.0))
         self.anchor_belief = float(config.get("anchor_belief", 0.5))   # see _repair
-        self.prior_rank = float(config.get("prior_rank", 0.0))   # weight of the priors in ranking pairs
+        self.prior_rank = float(config.get("prior_rank", 1.0))   # weight of the priors in ranking pairs
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
 

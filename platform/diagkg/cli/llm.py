@@ -63,7 +63,8 @@ def register(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
     s.set_defaults(func=cmd_serve_local)
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8011)
-    s.add_argument("--n-ctx", type=int, default=4096, help="context window in tokens (default 4096)")
+    s.add_argument("--n-ctx", type=int, default=8192,
+                   help="context window in tokens (default 8192, the model's own; the ten-cubes prompt alone is about 4,400)")
     s.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     s.add_argument("--alias", default="smollm2", help="the model name clients ask for (default smollm2)")
     s.add_argument("--dry-run", action="store_true", help="print the server command instead of running it")

@@ -60,6 +60,7 @@ class DK:
     CauseCutOff = Term(DK_NS + 'CauseCutOff')  # individual: cut off
     CauseInvalidChoice = Term(DK_NS + 'CauseInvalidChoice')  # individual: invalid choice
     CauseRateLimit = Term(DK_NS + 'CauseRateLimit')  # individual: rate limit
+    CauseRefused = Term(DK_NS + 'CauseRefused')  # individual: refused
     CauseServerError = Term(DK_NS + 'CauseServerError')  # individual: server error
     CauseTimeout = Term(DK_NS + 'CauseTimeout')  # individual: timeout
     CauseUnparseable = Term(DK_NS + 'CauseUnparseable')  # individual: unparseable

@@ -21,8 +21,10 @@ Every attempt is a :class:`~diagkg.llm.records.CallRecord` in the session's
 the token limit (finish reason ``length``) and unparseable replies are retried
 after a doubling wait, ``retries`` times; then :class:`LLMFailure` says why
 (:class:`FailureCause`), and the runner ends the session with
-``llm_truncation``. A request that would take a session past its cost limit
-is not sent. Requests toward one endpoint share an :class:`AdaptiveLimit`.
+``llm_truncation``. A request the endpoint refuses outright (a 4xx other than
+429 once no lower structured-output mode remains, such as a prompt longer than
+the model's context) is recorded and not retried (cause ``refused``). A
+request that would take a session past its cost limit is not sent. Requests toward one endpoint share an :class:`AdaptiveLimit`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import AssistantError, LLMTruncation
+from ..errors import LLMTruncation
 from .records import CallLog, CallRecord, FailureCause, request_key
 from .settings import STRUCTURED_MODES, LLMSettings
 
@@ -159,8 +161,11 @@ class LLMClient:
             if value is not None:
                 return value, record
             last = record
+            if record.cause is FailureCause.REFUSED:
+                break
         assert last is not None and last.cause is not None
-        raise LLMFailure(last.cause, f"{last.error} (after {s.retries + 1} attempts)")
+        attempts = "" if last.cause is FailureCause.REFUSED else f" (after {s.retries + 1} attempts)"
+        raise LLMFailure(last.cause, f"{last.error}{attempts}")
 
     # -- one attempt -----------------------------------------------------------
     def _attempt(self, messages: list[dict[str, Any]], schema: dict[str, Any], name: str, purpose: str,
@@ -257,9 +262,9 @@ class LLMClient:
                 record.error = f"{exc.status_code}: the endpoint refused structured output {self.mode!r}: {_short(exc)}"
                 record.latency = time.perf_counter() - t0
                 return False
-            else:
-                raise AssistantError(f"the language model endpoint {s.base_url} refused the request "
-                                     f"({exc.status_code}): {_short(exc)}") from None
+            else:      # the request itself (its length, its parameters): asking again would not help
+                record.cause = FailureCause.REFUSED
+                record.error = f"the endpoint refused the request ({exc.status_code}): {_short(exc)}"
         record.latency = time.perf_counter() - t0
         if record.cause is not None:
             return True

@@ -39,12 +39,13 @@ class FailureCause(StrEnum):
     UNPARSEABLE = "unparseable"
     COST_LIMIT = "cost_limit"
     INVALID_CHOICE = "invalid_choice"
+    REFUSED = "refused"
 
 
 CAUSE_IRIS = {FailureCause.TIMEOUT: DK.CauseTimeout, FailureCause.RATE_LIMIT: DK.CauseRateLimit,
               FailureCause.SERVER_ERROR: DK.CauseServerError, FailureCause.CUT_OFF: DK.CauseCutOff,
               FailureCause.UNPARSEABLE: DK.CauseUnparseable, FailureCause.COST_LIMIT: DK.CauseCostLimit,
-              FailureCause.INVALID_CHOICE: DK.CauseInvalidChoice}
+              FailureCause.INVALID_CHOICE: DK.CauseInvalidChoice, FailureCause.REFUSED: DK.CauseRefused}
 
 
 def request_key(model: str, messages: list[dict[str, Any]], parameters: dict[str, Any]) -> str:

@@ -1,0 +1,74 @@
+"""What a report says, as the model-based assistant compares it: a
+:class:`Reading` is a report with its measured values set apart, so that two
+reports agree when they differ by no more than a meter could (the tolerance of
+the measurement), and the lights a service agent describes at the start."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# what a meter may be off by, (absolute, relative) per unit of a reading: an autoranging
+# multimeter's accuracy, about ±(1 % + a few digits of its range)
+TOLERANCE = {"V": (0.002, 0.01), "A": (0.0001, 0.01), "ohm": (0.1, 0.01)}
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a report says, comparable with the tolerance of the measurement: the report with
+    its measured values masked (and the numbers in its message), and those values with the
+    absolute and relative tolerance of their unit."""
+
+    masked: str
+    values: tuple[tuple[float, float, float], ...] = ()
+    verdict: str | None = None
+    success: bool = False
+
+    def agrees(self, other: "Reading") -> bool:
+        return self.masked == other.masked and len(self.values) == len(other.values) and all(
+            abs(x - y) <= a + r * max(abs(x), abs(y)) for (x, a, r), (y, _, _) in zip(self.values, other.values, strict=True))
+
+    def group(self) -> tuple[str, tuple[int, ...]]:
+        """A coarse class of readings (values on a grid four tolerances wide) to split candidates by."""
+        return self.masked, tuple(round(x / (4 * (a + r * abs(x)))) for x, a, r in self.values)
+
+
+UNKNOWN = Reading("?")        # what a world that cannot take an action reports
+
+
+def reading(outcome: dict[str, Any]) -> Reading:
+    """What a report says (its round number aside), as a :class:`Reading`."""
+    values: list[tuple[float, float, float]] = []
+
+    def mask(node: Any, unit: str | None) -> Any:
+        if isinstance(node, dict):
+            unit = node.get("unit", unit)
+            return {k: mask(v, unit) for k, v in node.items()}
+        if isinstance(node, list):
+            return [mask(v, unit) for v in node]
+        if isinstance(node, float) and unit in TOLERANCE:
+            values.append((node, *TOLERANCE[unit]))
+            return "#"
+        return node
+
+    body = {k: v for k, v in outcome.items() if k not in ("round", "data", "message")}
+    body["data"] = mask(outcome.get("data"), None)
+    body["message"] = _NUMBER.sub("#", str(outcome.get("message", ""))) if values else outcome.get("message")
+    masked = json.dumps(body, sort_keys=True, default=str)
+    return Reading(masked, tuple(values), outcome.get("verdict"), bool(outcome.get("success")))
+
+
+def lamps_of(visible: str) -> dict[str, str]:
+    """The service agent's description of the lights seen ("x is on; y is off.") as lamp -> state."""
+    out = {}
+    for item in visible.rstrip(".").split("; "):
+        lamp, sep, state = item.partition(" is ")
+        if sep:
+            out[lamp] = state
+    return out
+
+
+__all__ = ["TOLERANCE", "UNKNOWN", "Reading", "lamps_of", "reading"]
