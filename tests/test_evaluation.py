@@ -241,6 +241,10 @@ def test_campaign_with_two_worker_processes(tmp_path):
     assert summary.progress.stored == 8 and summary.states == {"complete": 4}
     slots = cp.recorded(store, campaign)
     assert sorted(slots) == sorted((a, n, s) for a in ("oracle", "random-search") for n in (9101, 9102) for s in (0, 1))
+    # each trajectory a worker returned carries its hypothesis ledger, as one run_session stores
+    with_ledger = {r["trajectory"] for r in store.select("trajectory-ledger")}
+    hypothesised = {rec.trajectory for rec in slots.values() if rec.end == "success"}
+    assert hypothesised and hypothesised <= with_ledger
 
 
 @pytest.mark.slow

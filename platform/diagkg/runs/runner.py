@@ -83,9 +83,9 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     ``on_start`` is given the session once its faults are injected (e.g. to draw its state meanwhile).
 
     ``store`` defaults to the on-disk store; a store that has never held the
-    shipped catalogue gets it first (said through ``notify``). A stored
-    trajectory holds the hypothesis ledger (:mod:`diagkg.runs.ledger`) unless
-    ``keep_ledger`` is false.
+    shipped catalogue gets it first (said through ``notify``). The trajectory
+    (``RunResult.record``, stored unless ``record`` is false) holds the
+    hypothesis ledger (:mod:`diagkg.runs.ledger`) unless ``keep_ledger`` is false.
     ``service`` is
     ``deterministic`` (the default) or ``llm`` (:mod:`diagkg.agents.llm_service`,
     configured by the same LLM settings as the assistant). Language-model
@@ -151,7 +151,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             break
         decisions.append(time.perf_counter() - d0)
         candidates = getattr(agent, "ranked_candidates", None)
-        if record and keep_ledger and candidates is not None and suggestion is not None:
+        if keep_ledger and candidates is not None and suggestion is not None:
             listed = candidates()
             if listed:
                 ranked[session.round + 1] = list(listed[:ledger.MAX_CANDIDATES])
@@ -198,11 +198,11 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
     iri = rec.iri
     book = None
+    catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
+    if keep_ledger:      # in the record even when it is not stored here (a campaign's writer stores it)
+        book = ledger.build(session, rounds, brief.visible, end, seed)
+        rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
     if record:
-        catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
-        if keep_ledger:
-            book = ledger.build(session, rounds, brief.visible, end, seed)
-            rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
         iri = trajectory.store_record(store, rec, catalogue)
     return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
                      decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause)
