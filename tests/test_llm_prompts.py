@@ -132,6 +132,9 @@ def test_settings_from_config_and_environment(monkeypatch):
 def test_json_repair():
     assert repair_json('{"a": 1}') == {"a": 1}
     assert repair_json('Sure! ```json\n{"a": [1, 2]}\n``` Hope it helps') == {"a": [1, 2]}
+    # a raw line break inside a string, as SmolLM2 writes under llama.cpp's JSON grammar
+    assert repair_json('{ "kind": "action", "instruction": "Open the box.\nThen look." }')["instruction"] == \
+        "Open the box.\nThen look."
     with pytest.raises(ValueError):
         repair_json("no json here {")
 

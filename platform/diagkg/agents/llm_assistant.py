@@ -45,6 +45,10 @@ TOOL = "choose"
 OWN_KEYS = frozenset({"corrections", "schematic"})       # the assistant's, not the client's
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
 NO_ACTION = "no_action"          # not in any catalogue: the round is used and nothing is executed
+# bounds in the schema: a server that enforces it (llama.cpp's grammar) stops a small model that
+# would otherwise write one string until max_tokens (finish reason length: cut off)
+NAME_MAX = 64
+INSTRUCTION_MAX = 300
 
 
 def choice_schema(k: Knowledge) -> dict[str, Any]:
@@ -54,10 +58,11 @@ def choice_schema(k: Knowledge) -> dict[str, Any]:
         "properties": {
             "kind": {"type": "string", "enum": ["action", "hypothesise", "give_up"]},
             "action": {"type": "string", "enum": sorted(k.actions)},
-            "targets": {"type": "array", "items": {"type": "string"}},
+            "targets": {"type": "array", "items": {"type": "string", "maxLength": NAME_MAX},
+                        "maxItems": max((a.target_count for a in k.actions.values()), default=1)},
             "value": {"type": "number"},
-            "components": {"type": "array", "items": {"type": "string"}},
-            "instruction": {"type": "string"},
+            "components": {"type": "array", "items": {"type": "string", "maxLength": NAME_MAX}, "maxItems": 8},
+            "instruction": {"type": "string", "maxLength": INSTRUCTION_MAX},
         },
         "required": ["kind", "instruction"],
     }

@@ -108,13 +108,15 @@ def limit_for(base_url: str, ceiling: int) -> AdaptiveLimit:
 
 def repair_json(text: str) -> Any:
     """The JSON value of a reply: as it is, or else the first JSON object in it
-    (after code fences are dropped). Raises ``ValueError`` when there is none."""
+    (after code fences are dropped); control characters such as a raw line break
+    inside a string (which small models write, and which a grammar may let
+    through) are accepted. Raises ``ValueError`` when there is none."""
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except json.JSONDecodeError:
         pass
     stripped = text.replace("```json", "```").replace("```", "\n")
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     for start, ch in enumerate(stripped):
         if ch == "{":
             try:
