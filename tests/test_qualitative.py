@@ -132,16 +132,22 @@ def test_labels_and_ratings_of_an_adaptive_campaign(store):
     trajectory.validate(quads, "campaign graph")
 
 
-def test_no_llm_skips_with_one_clear_message(tmp_path, torch_quads, capsys, monkeypatch):  # noqa: F811
-    from diagkg.cli import main
-
+def disk_store_without_llm_settings(tmp_path, quads, monkeypatch) -> str:
+    """An on-disk store holding the torch, with no LLM configured in the environment."""
     for name in list(os.environ):
         if name.startswith(("DIAGKG_LLM_", "OPENAI_")):
             monkeypatch.delenv(name)
     db = str(tmp_path / "db")
     disk = KnowledgeStore(db)
-    disk.add_quads(torch_quads)
+    disk.add_quads(quads)
     disk.close()
+    return db
+
+
+def test_no_llm_skips_with_one_clear_message(tmp_path, torch_quads, capsys, monkeypatch):  # noqa: F811
+    from diagkg.cli import main
+
+    db = disk_store_without_llm_settings(tmp_path, torch_quads, monkeypatch)
     assert main(["--store", db, "evaluate", "--assistant", "oracle", "--scenarios", "TORCH.1", "--format", "json"]) == 0
     out = capsys.readouterr()
     data = json.loads(out.out.strip().splitlines()[-1])
@@ -208,13 +214,7 @@ def test_report_tables_from_hand_made_ratings(store, tmp_path):
 def test_qualitative_and_report_on_the_command_line(tmp_path, torch_quads, capsys, monkeypatch):  # noqa: F811
     from diagkg.cli import main
 
-    for name in list(os.environ):
-        if name.startswith(("DIAGKG_LLM_", "OPENAI_")):
-            monkeypatch.delenv(name)
-    db = str(tmp_path / "db")
-    disk = KnowledgeStore(db)
-    disk.add_quads(torch_quads)
-    disk.close()
+    db = disk_store_without_llm_settings(tmp_path, torch_quads, monkeypatch)
     with LLMServer() as server:
         server.script.content = json.dumps(ANSWER)
         judge_cfg = json.dumps({"llm": {"base_url": server.base_url, "model": "judge-model", "retries": 0}})
