@@ -40,11 +40,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
+from ..env.observations import describe_visible
 from ..env.scenarios import Fault, Scenario
 from ..env.service import Checkpoint, Session, simulator_for
 from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
 from ..kg.vocab import DK_NS
+from .combinations import Candidate, Combinations
 from .readings import UNKNOWN, Reading
 from .readings import lamps_of as _lamps
 from .readings import reading as _key
@@ -54,19 +56,6 @@ OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "
                 "test_switch", "measure_current")
 PAIR_PRIOR = 0.1       # a pair of faults against a single one
 SOLVED = ("success", "success_no_hypothesis")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A diagnosis: the faults it injects and the parts a repair must name."""
-
-    faults: tuple[Fault, ...]
-    faulty: frozenset[str]
-    prior: float = 1.0
-
-    @property
-    def label(self) -> str:
-        return " + ".join(f"{f.label} on {f.target.rsplit('/', 1)[-1]}" for f in self.faults)
 
 
 @dataclass
@@ -80,12 +69,27 @@ class Scored:
     groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]]
 
 
+class _Coin(random.Random):
+    """A coin that always falls the same way, for a world's loose connections: 0.0 opens every
+    one of them (``random() < probability``), 1.0 keeps every one closed."""
+
+    def __init__(self, value: float):
+        super().__init__(0)
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+OPEN, CLOSED = _Coin(0.0), _Coin(1.0)
+
+
 def _entropy(weights: list[float]) -> float:
     total = sum(weights)
     return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0
 
 
-class ModelBasedAssistant(BaseAssistant):
+class ModelBasedAssistant(Combinations, BaseAssistant):
     name = "model-based"
 
     def __init__(self, **config: Any):
@@ -107,6 +111,9 @@ class ModelBasedAssistant(BaseAssistant):
         self.terminal_prior = float(config.get("terminal_prior", 0.0))
         self.anchor_belief = float(config.get("anchor_belief", 0.5))   # see _repair
         self.prior_rank = float(config.get("prior_rank", 1.0))   # weight of the priors in ranking pairs
+        # a loose connection's report as what it shows open (with its probability) or closed, rather
+        # than what the real session's next draw happens to be
+        self.chance = bool(config.get("chance", True))
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
 
@@ -224,40 +231,6 @@ class ModelBasedAssistant(BaseAssistant):
                                          m["prior"]))
         return out
 
-    def _roles(self) -> dict[str, int]:
-        """Each part's structural role: parts alike in type, parameters and what they connect to,
-        a few connections deep (colour refinement over the circuit's nets), share a role, as the
-        supplies of a redundant design or the same part of two identical modules do."""
-        sk = self.sk
-        nets: dict[int, list[tuple[str, str]]] = defaultdict(list)
-        for (cid, port), net in sk.net_of_port.items():
-            nets[net].append((cid, port))
-        ground = sk.net_of_port.get(sk.ground)
-        colour = {cid: hash((c.type, tuple(sorted((k, str(v)) for k, v in c.params.items())), tuple(sorted(c.ports))))
-                  for cid, c in sk.components.items()}
-        for _ in range(self.role_depth):
-            net_colour = {net: hash((net == ground, tuple(sorted((colour.get(cid, 0), port) for cid, port in members))))
-                          for net, members in nets.items()}
-            colour = {cid: hash((colour[cid], tuple(sorted((port, net_colour.get(sk.net_of_port.get((cid, port), -1), 0))
-                                                             for port in c.ports))))
-                      for cid, c in sk.components.items()}
-        return colour
-
-    def _symmetric_pairs(self) -> list[tuple[Candidate, Candidate]]:
-        """Pairs of the same fault on two parts with the same role (see :meth:`_roles`): in a
-        redundant design one such fault shows nothing, both together do, so no single explains
-        any of it and the ranking of :meth:`_widen` (what each fault explains alone) cannot find
-        them; they are few, and tried first."""
-        role = self._roles()
-        groups: dict[tuple[Any, ...], list[Candidate]] = defaultdict(list)
-        for c in self.pairable:
-            f = c.faults[0]
-            target = f.target[len(self.ns):]
-            cid, _, port = target.partition(".")
-            if cid in role and f.other is None:
-                groups[(f.mode, role[cid], port)].append(c)
-        return [pair for group in groups.values() if len(group) <= 8 for pair in itertools.combinations(group, 2)]
-
     def _widen(self, size: int = 2) -> None:
         """No single fault explains the reports: pairs (``size`` 2), or, when no pair does
         either, triples (``size`` 3: the best pairs, each with one more single). Each single
@@ -294,76 +267,6 @@ class ModelBasedAssistant(BaseAssistant):
             tried += 1
             if tried >= most or (settle and self.live and tried >= most // 4):
                 break
-
-    def _explained(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]]) -> tuple[Any, Any, Any]:
-        """Per single: which lamps seen lit it leaves lit, which lamps seen dark (or flickering)
-        it makes so, and which later reports it gives alike (0/1 matrices, one row a single)."""
-        import numpy as np
-
-        on = [lamp for lamp, state in seen.items() if state == "on"]
-        off = [(lamp, state) for lamp, state in seen.items() if state != "on"]
-        a_on = np.array([[lamps.get(x) == "on" for x in on] for lamps, _ in runs], dtype=np.int32).reshape(len(runs), -1)
-        a_off = np.array([[lamps.get(x) == st for x, st in off] for lamps, _ in runs], dtype=np.int32).reshape(len(runs), -1)
-        steps = np.zeros((len(runs), max(len(self.steps), 1)), dtype=np.int32)
-        for row, (_, alike) in enumerate(runs):
-            steps[row, list(alike)] = 1
-        return a_on, a_off, steps
-
-    def _ranked_pairs(self, seen: dict[str, str],
-                      runs: list[tuple[dict[str, str], frozenset[int]]]) -> list[tuple[Candidate, ...]]:
-        """Pairs of singles, best first: the lamps the two explain together, then the later
-        reports either explains, then the better of the two alone."""
-        import numpy as np
-
-        a_on, a_off, steps = self._explained(seen, runs)
-        # a lamp seen lit stays lit under both, or one of the two puts that lamp itself in
-        # backwards (its two ends swapped: it lights again when the supply is reversed too; an
-        # open or shorted lamp never lights)
-        on = [lamp for lamp, state in seen.items() if state == "on"]
-        own = np.array([[lamp in c.faulty and c.faults[0].other is not None for lamp in on] for c in self.pairable],
-                       dtype=np.int32).reshape(len(runs), -1)
-        lit = (1 - (1 - a_on[:, None, :] * a_on[None, :, :]) * (1 - own[:, None, :]) * (1 - own[None, :, :])).sum(axis=2)
-        lamps = lit + (a_off.shape[1] - (1 - a_off) @ (1 - a_off).T)
-        n_steps = steps.sum(axis=1)
-        either = n_steps[:, None] + n_steps[None, :] - steps @ steps.T
-        alone = a_on.sum(axis=1) + a_off.sum(axis=1)
-        better_alone = np.maximum(alone[:, None], alone[None, :])
-        first, second = np.triu_indices(len(runs), k=1)
-        codes = {t: n for n, t in enumerate(dict.fromkeys(c.faults[0].target for c in self.pairable))}
-        target = np.array([codes[c.faults[0].target] for c in self.pairable])
-        keep = target[first] != target[second]
-        i, j = first[keep], second[keep]
-        # what the two explain (lamps, then later reports), and with prior_rank > 0 what they explain
-        # and how likely they are together (each halving of the prior costs prior_rank reports)
-        logprior = np.log2(np.array([c.prior for c in self.pairable]))
-        if self.prior_rank > 0:
-            score = lamps[i, j] + either[i, j] + self.prior_rank * (logprior[i] + logprior[j])
-            order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -score))
-        else:
-            order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -lamps[i, j]))
-        return [(self.pairable[i[k]], self.pairable[j[k]]) for k in order.tolist()]
-
-    def _ranked_triples(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
-                        pairs: list[tuple[Candidate, ...]]) -> list[tuple[Candidate, ...]]:
-        """The best pairs, each with a third single, scored as pairs are (all three together)."""
-        import numpy as np
-
-        a_on, a_off, steps = self._explained(seen, runs)
-        row = {id(c): n for n, c in enumerate(self.pairable)}
-        targets = [c.faults[0].target for c in self.pairable]
-        scored: list[tuple[int, int, int, int, tuple[Candidate, ...]]] = []
-        for rank, (a, b) in enumerate(pairs):
-            ia, ib = row[id(a)], row[id(b)]
-            on = a_on[ia] * a_on[ib] * a_on                        # lit under all three
-            missed = (1 - a_off[ia]) * (1 - a_off[ib]) * (1 - a_off)   # dark under none of them
-            lamps = on.sum(axis=1) + a_off.shape[1] - missed.sum(axis=1)
-            either = np.maximum(np.maximum(steps[ia], steps[ib]), steps).sum(axis=1)
-            for k in np.argsort(-(lamps * 1000 + either), kind="stable")[: self.triple_pool].tolist():
-                if targets[k] in (targets[ia], targets[ib]):
-                    continue
-                scored.append((-int(lamps[k]), -int(either[k]), rank, k, (a, b, self.pairable[k])))
-        scored.sort(key=lambda x: x[:4])
-        return [combo for *_, combo in scored]
 
     def _run_through(self, c: Candidate) -> tuple[dict[str, str], frozenset[int]]:
         """A single fault run through what was done without stopping at a
@@ -421,17 +324,65 @@ class ModelBasedAssistant(BaseAssistant):
         if self.shadow is None:
             self.shadow = Session(scenario, self.world, budget=10**6)
         self.shadow.scenario = scenario
+        chance = self._chance(c)
         try:
             obs, _ = self.shadow.reset(seed=self.briefing.seed)
-            if not self.since and obs["visible"] != self.briefing.visible:
+            if not self.since and obs["visible"] != self.briefing.visible and (chance is None or all(
+                    self._visible(coin) != self.briefing.visible for coin in (OPEN, CLOSED))):
                 return None
             for n, (step, seen) in enumerate(self.steps):
-                out, *_ = self.shadow.step(step)
-                if n >= self.since and not _key(out).agrees(seen):
-                    return None
+                if n < self.since:
+                    self.shadow.step(step)
+                elif chance is not None:
+                    if not self._agrees_either_way(step, seen):
+                        return None
+                else:
+                    out, *_ = self.shadow.step(step)
+                    if not _key(out).agrees(seen):
+                        return None
         except (SessionError, SimulationError):
             return None
         return self.shadow.checkpoint()
+
+    def _chance(self, c: Candidate) -> float | None:
+        """The probability of ``c``'s loose connection (None for a world without chance)."""
+        if not self.chance:
+            return None
+        return next((f.probability for f in c.faults if f.probability is not None), None)
+
+    def _visible(self, coin: random.Random) -> str:
+        """The lights the world where the shadow stands shows with its loose connections as ``coin`` says."""
+        assert self.shadow is not None
+        self.shadow.rng = coin
+        return describe_visible(self.shadow.simulate(), self.shadow)
+
+    def _agrees_either_way(self, step: Action | Hypothesis, seen: Reading) -> bool:
+        """Take ``step`` in the world where the shadow stands, its loose connections open, then
+        closed: True (and the world moved on) as soon as one of the two reports agrees with ``seen``."""
+        assert self.shadow is not None
+        point = self.shadow.checkpoint()
+        for coin in (OPEN, CLOSED):
+            self.shadow.rng = coin
+            self.shadow.rollback(point)
+            out, *_ = self.shadow.step(step)
+            if _key(out).agrees(seen):
+                return True
+        return False
+
+    def _outcomes(self, c: Candidate, point: Checkpoint,
+                  step: Action | Hypothesis) -> list[tuple[float, Reading, float]]:
+        """The reports ``step`` may give in ``c``'s world, each with its probability and minutes."""
+        chance = self._chance(c)
+        if chance is None:
+            key, minutes, _ = self._predicted(c, point, step)
+            return [(1.0, key, minutes)]
+        out = []
+        assert self.shadow is not None
+        for coin, weight in ((OPEN, chance), (CLOSED, 1.0 - chance)):
+            self.shadow.rng = coin
+            report = self._predict(point, step)
+            out.append((weight, _key(report), float(report["cost"])) if report is not None else (weight, UNKNOWN, 0.0))
+        return out
 
     def _predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> tuple[Reading, float, bool]:
         """The report ``step`` would give in ``c``'s world (as a key), its cost, and whether the
@@ -510,6 +461,14 @@ class ModelBasedAssistant(BaseAssistant):
         kept = []
         assert self.shadow is not None
         for c, point in self.live:
+            if self._chance(c) is not None:
+                self.shadow.rollback(point)
+                try:
+                    if self._agrees_either_way(step, seen):
+                        kept.append((c, self.shadow.checkpoint()))
+                except (SessionError, SimulationError):
+                    pass
+                continue
             out = self._predict(point, step)
             if out is not None and _key(out).agrees(seen):
                 kept.append((c, self.shadow.checkpoint()))
@@ -699,21 +658,26 @@ class ModelBasedAssistant(BaseAssistant):
         return out
 
     def _scored(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]]) -> list["Scored"]:
-        """Expected information gain per minute of each option that tells some of ``sample`` apart."""
+        """Expected information gain per minute of each option that tells some of ``sample`` apart:
+        the entropy of its reports less what chance alone adds (a loose connection's world may
+        answer either way whatever the diagnosis)."""
         # world by world (an observation writes nothing, so the world is not restored between them)
-        predictions = [[self._predicted(c, point, step) for step in options] for c, point in sample]
+        predictions = [[self._outcomes(c, point, step) for step in options] for c, point in sample]
         total = sum(c.prior for c, _ in sample)
         out = []
         for i, step in enumerate(options):
             groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
-            cost = 0.0
+            cost = noise = 0.0
             for (c, _), row in zip(sample, predictions, strict=True):
-                key, minutes, _ = row[i]
-                groups[key.group()][c.faulty] += c.prior
-                cost += c.prior * minutes
-            if len(groups) < 2:
+                own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
+                for weight, key, minutes in row[i]:
+                    groups[key.group()][c.faulty] += c.prior * weight
+                    own[key.group()] += weight
+                    cost += c.prior * weight * minutes
+                noise += c.prior * _entropy(list(own.values()))
+            gain = _entropy([sum(g.values()) for g in groups.values()]) - noise / total
+            if len(groups) < 2 or gain <= 1e-9:
                 continue
-            gain = _entropy([sum(g.values()) for g in groups.values()])
             out.append(Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups))
         return out
 

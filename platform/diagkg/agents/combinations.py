@@ -1,0 +1,147 @@
+"""Combinations of single faults for the model-based assistant
+(:mod:`diagkg.agents.modelbased`): which parts share a structural role (the
+same fault on two of them is a redundant design's pair), and how pairs and
+triples of single faults are ranked from what each explains alone."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from ..env.scenarios import Fault
+from .readings import Reading
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A diagnosis: the faults it injects and the parts a repair must name."""
+
+    faults: tuple[Fault, ...]
+    faulty: frozenset[str]
+    prior: float = 1.0
+
+    @property
+    def label(self) -> str:
+        return " + ".join(f"{f.label} on {f.target.rsplit('/', 1)[-1]}" for f in self.faults)
+
+
+class Combinations:
+    """What :class:`~diagkg.agents.modelbased.ModelBasedAssistant` uses to pair single faults
+    (a mixin: it reads the assistant's system, candidates and steps)."""
+
+    sk: Any
+    pairable: list[Candidate]
+    steps: list[tuple[Any, Reading]]
+    role_depth: int
+    prior_rank: float
+    triple_pool: int
+    ns: str
+
+    def _roles(self) -> dict[str, int]:
+        """Each part's structural role: parts alike in type, parameters and what they connect to,
+        a few connections deep (colour refinement over the circuit's nets), share a role, as the
+        supplies of a redundant design or the same part of two identical modules do."""
+        sk = self.sk
+        nets: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        for (cid, port), net in sk.net_of_port.items():
+            nets[net].append((cid, port))
+        ground = sk.net_of_port.get(sk.ground)
+        colour = {cid: hash((c.type, tuple(sorted((k, str(v)) for k, v in c.params.items())), tuple(sorted(c.ports))))
+                  for cid, c in sk.components.items()}
+        for _ in range(self.role_depth):
+            net_colour = {net: hash((net == ground, tuple(sorted((colour.get(cid, 0), port) for cid, port in members))))
+                          for net, members in nets.items()}
+            colour = {cid: hash((colour[cid], tuple(sorted((port, net_colour.get(sk.net_of_port.get((cid, port), -1), 0))
+                                                             for port in c.ports))))
+                      for cid, c in sk.components.items()}
+        return colour
+
+    def _symmetric_pairs(self) -> list[tuple[Candidate, Candidate]]:
+        """Pairs of the same fault on two parts with the same role (see :meth:`_roles`): in a
+        redundant design one such fault shows nothing, both together do, so no single explains
+        any of it and the ranking of :meth:`_widen` (what each fault explains alone) cannot find
+        them; they are few, and tried first."""
+        role = self._roles()
+        groups: dict[tuple[Any, ...], list[Candidate]] = defaultdict(list)
+        for c in self.pairable:
+            f = c.faults[0]
+            target = f.target[len(self.ns):]
+            cid, _, port = target.partition(".")
+            if cid in role and f.other is None:
+                groups[(f.mode, role[cid], port)].append(c)
+        return [pair for group in groups.values() if len(group) <= 8 for pair in itertools.combinations(group, 2)]
+
+    def _explained(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]]) -> tuple[Any, Any, Any]:
+        """Per single: which lamps seen lit it leaves lit, which lamps seen dark (or flickering)
+        it makes so, and which later reports it gives alike (0/1 matrices, one row a single)."""
+        import numpy as np
+
+        on = [lamp for lamp, state in seen.items() if state == "on"]
+        off = [(lamp, state) for lamp, state in seen.items() if state != "on"]
+        a_on = np.array([[lamps.get(x) == "on" for x in on] for lamps, _ in runs], dtype=np.int32).reshape(len(runs), -1)
+        a_off = np.array([[lamps.get(x) == st for x, st in off] for lamps, _ in runs], dtype=np.int32).reshape(len(runs), -1)
+        steps = np.zeros((len(runs), max(len(self.steps), 1)), dtype=np.int32)
+        for row, (_, alike) in enumerate(runs):
+            steps[row, list(alike)] = 1
+        return a_on, a_off, steps
+
+    def _ranked_pairs(self, seen: dict[str, str],
+                      runs: list[tuple[dict[str, str], frozenset[int]]]) -> list[tuple[Candidate, ...]]:
+        """Pairs of singles, best first: the lamps the two explain together, then the later
+        reports either explains, then the better of the two alone."""
+        import numpy as np
+
+        a_on, a_off, steps = self._explained(seen, runs)
+        # a lamp seen lit stays lit under both, or one of the two puts that lamp itself in
+        # backwards (its two ends swapped: it lights again when the supply is reversed too; an
+        # open or shorted lamp never lights)
+        on = [lamp for lamp, state in seen.items() if state == "on"]
+        own = np.array([[lamp in c.faulty and c.faults[0].other is not None for lamp in on] for c in self.pairable],
+                       dtype=np.int32).reshape(len(runs), -1)
+        lit = (1 - (1 - a_on[:, None, :] * a_on[None, :, :]) * (1 - own[:, None, :]) * (1 - own[None, :, :])).sum(axis=2)
+        lamps = lit + (a_off.shape[1] - (1 - a_off) @ (1 - a_off).T)
+        n_steps = steps.sum(axis=1)
+        either = n_steps[:, None] + n_steps[None, :] - steps @ steps.T
+        alone = a_on.sum(axis=1) + a_off.sum(axis=1)
+        better_alone = np.maximum(alone[:, None], alone[None, :])
+        first, second = np.triu_indices(len(runs), k=1)
+        codes = {t: n for n, t in enumerate(dict.fromkeys(c.faults[0].target for c in self.pairable))}
+        target = np.array([codes[c.faults[0].target] for c in self.pairable])
+        keep = target[first] != target[second]
+        i, j = first[keep], second[keep]
+        # what the two explain (lamps, then later reports), and with prior_rank > 0 what they explain
+        # and how likely they are together (each halving of the prior costs prior_rank reports)
+        logprior = np.log2(np.array([c.prior for c in self.pairable]))
+        if self.prior_rank > 0:
+            score = lamps[i, j] + either[i, j] + self.prior_rank * (logprior[i] + logprior[j])
+            order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -score))
+        else:
+            order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -lamps[i, j]))
+        return [(self.pairable[i[k]], self.pairable[j[k]]) for k in order.tolist()]
+
+    def _ranked_triples(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
+                        pairs: list[tuple[Candidate, ...]]) -> list[tuple[Candidate, ...]]:
+        """The best pairs, each with a third single, scored as pairs are (all three together)."""
+        import numpy as np
+
+        a_on, a_off, steps = self._explained(seen, runs)
+        row = {id(c): n for n, c in enumerate(self.pairable)}
+        targets = [c.faults[0].target for c in self.pairable]
+        scored: list[tuple[int, int, int, int, tuple[Candidate, ...]]] = []
+        for rank, (a, b) in enumerate(pairs):
+            ia, ib = row[id(a)], row[id(b)]
+            on = a_on[ia] * a_on[ib] * a_on                        # lit under all three
+            missed = (1 - a_off[ia]) * (1 - a_off[ib]) * (1 - a_off)   # dark under none of them
+            lamps = on.sum(axis=1) + a_off.shape[1] - missed.sum(axis=1)
+            either = np.maximum(np.maximum(steps[ia], steps[ib]), steps).sum(axis=1)
+            for k in np.argsort(-(lamps * 1000 + either), kind="stable")[: self.triple_pool].tolist():
+                if targets[k] in (targets[ia], targets[ib]):
+                    continue
+                scored.append((-int(lamps[k]), -int(either[k]), rank, k, (a, b, self.pairable[k])))
+        scored.sort(key=lambda x: x[:4])
+        return [combo for *_, combo in scored]
+
+
+__all__ = ["Candidate", "Combinations"]
