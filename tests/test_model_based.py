@@ -184,7 +184,8 @@ LOOSE_TORCH = """\
 def test_a_loose_connection_answers_either_way(tmp_path):
     """A world with a loose connection is not played with the real session's draws: each of its
     reports may come open (with the fault's probability) or closed, a candidate agrees when either
-    does, and what chance alone adds to a test's outcomes is no information."""
+    does and is weighed by how likely that was, and what chance alone adds to a test's outcomes
+    is no information."""
     from diagkg.agents.modelbased import CLOSED, OPEN
     from diagkg.kg.loading import load_files
 
@@ -206,9 +207,10 @@ def test_a_loose_connection_answers_either_way(tmp_path):
     truth = next(c for c in assistant.singles if c.faults[0].probability is not None and c.faults[0].target.endswith("lead.n"))
     assistant.steps.clear()
     assistant.since = 0
-    point = assistant._start(truth)
-    if point is None:           # the first look did not match this seed's view either way: no world to ask
-        pytest.fail("the loose lead's world should agree with the first look, open or closed")
+    started = assistant._start(truth)
+    assert started is not None, "the loose lead's world agrees with the first look, open or closed"
+    point, likelihood = started
+    assert likelihood == 0.5          # the first look is what the lead shows one way only (lit or dark)
     outcomes = assistant._outcomes(truth, point, diagkg.Action("observe_component", ("bulb",)))
     assert [w for w, _, _ in outcomes] == [0.5, 0.5]
     assert len({key.group() for _, key, _ in outcomes}) == 2          # dark when open, lit when closed

@@ -311,30 +311,38 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
                         permanent=permanent, notes=(), faults=faults)
 
     def _admit(self, candidates: list[Candidate]) -> None:
-        """Keep, among ``candidates``, those whose worlds agree with everything seen so far."""
+        """Keep, among ``candidates``, those whose worlds agree with everything seen so far (a
+        world with a loose connection weighed by how likely its coin gave what was seen)."""
         for c in candidates:
-            point = self._start(c)
-            if point is not None:
-                self.live.append((c, point))
+            started = self._start(c)
+            if started is not None:
+                point, likelihood = started
+                self.live.append((c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood), point))
 
-    def _start(self, c: Candidate) -> Checkpoint | None:
-        """A world for ``c``, run through everything done so far; None as soon as it disagrees."""
+    def _start(self, c: Candidate) -> tuple[Checkpoint, float] | None:
+        """A world for ``c``, run through everything done so far, and how likely it gave what was
+        seen (1 without chance); None as soon as it disagrees."""
         assert self.briefing is not None
         scenario = self._scenario(c)
         if self.shadow is None:
             self.shadow = Session(scenario, self.world, budget=10**6)
         self.shadow.scenario = scenario
         chance = self._chance(c)
+        likelihood = 1.0
         try:
             obs, _ = self.shadow.reset(seed=self.briefing.seed)
-            if not self.since and obs["visible"] != self.briefing.visible and (chance is None or all(
-                    self._visible(coin) != self.briefing.visible for coin in (OPEN, CLOSED))):
-                return None
+            if not self.since:
+                if chance is not None:
+                    likelihood = sum(w for coin, w in ((OPEN, chance), (CLOSED, 1.0 - chance))
+                                     if self._visible(coin) == self.briefing.visible)
+                if likelihood <= 0 or (chance is None and obs["visible"] != self.briefing.visible):
+                    return None
             for n, (step, seen) in enumerate(self.steps):
                 if n < self.since:
                     self.shadow.step(step)
                 elif chance is not None:
-                    if not self._agrees_either_way(step, seen):
+                    likelihood *= self._agreement(step, seen, chance)
+                    if likelihood <= 0:
                         return None
                 else:
                     out, *_ = self.shadow.step(step)
@@ -342,7 +350,7 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
                         return None
         except (SessionError, SimulationError):
             return None
-        return self.shadow.checkpoint()
+        return self.shadow.checkpoint(), likelihood
 
     def _chance(self, c: Candidate) -> float | None:
         """The probability of ``c``'s loose connection (None for a world without chance)."""
@@ -356,18 +364,22 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
         self.shadow.rng = coin
         return describe_visible(self.shadow.simulate(), self.shadow)
 
-    def _agrees_either_way(self, step: Action | Hypothesis, seen: Reading) -> bool:
-        """Take ``step`` in the world where the shadow stands, its loose connections open, then
-        closed: True (and the world moved on) as soon as one of the two reports agrees with ``seen``."""
+    def _agreement(self, step: Action | Hypothesis, seen: Reading, chance: float) -> float:
+        """Take ``step`` in the world where the shadow stands with its loose connections open
+        (probability ``chance``) and closed: how likely the world gives ``seen`` (0 when neither
+        report agrees). The world moves on as one that agrees (the same state either way)."""
         assert self.shadow is not None
         point = self.shadow.checkpoint()
-        for coin in (OPEN, CLOSED):
+        agreed: list[tuple[float, Checkpoint]] = []
+        for coin, weight in ((OPEN, chance), (CLOSED, 1.0 - chance)):
             self.shadow.rng = coin
             self.shadow.rollback(point)
             out, *_ = self.shadow.step(step)
             if _key(out).agrees(seen):
-                return True
-        return False
+                agreed.append((weight, self.shadow.checkpoint()))
+        if agreed and len(agreed) < 2 and agreed[0][1] is not None:
+            self.shadow.rollback(agreed[0][1])
+        return sum(w for w, _ in agreed)
 
     def _outcomes(self, c: Candidate, point: Checkpoint,
                   step: Action | Hypothesis) -> list[tuple[float, Reading, float]]:
@@ -461,13 +473,16 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
         kept = []
         assert self.shadow is not None
         for c, point in self.live:
-            if self._chance(c) is not None:
+            chance = self._chance(c)
+            if chance is not None:
                 self.shadow.rollback(point)
                 try:
-                    if self._agrees_either_way(step, seen):
-                        kept.append((c, self.shadow.checkpoint()))
+                    likelihood = self._agreement(step, seen, chance)
                 except (SessionError, SimulationError):
-                    pass
+                    continue
+                if likelihood > 0:
+                    kept.append((c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood),
+                                 self.shadow.checkpoint()))
                 continue
             out = self._predict(point, step)
             if out is not None and _key(out).agrees(seen):
