@@ -84,6 +84,16 @@ class _Coin(random.Random):
 OPEN, CLOSED = _Coin(0.0), _Coin(1.0)
 
 
+def _coins(chance: float) -> tuple[tuple[_Coin, float], ...]:
+    """The two ways a loose connection may fall, each with its probability."""
+    return (OPEN, chance), (CLOSED, 1.0 - chance)
+
+
+def _weighed(c: Candidate, likelihood: float) -> Candidate:
+    """``c`` with its weight times how likely its world gave what was seen."""
+    return c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood)
+
+
 def _entropy(weights: list[float]) -> float:
     total = sum(weights)
     return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0
@@ -317,7 +327,7 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
             started = self._start(c)
             if started is not None:
                 point, likelihood = started
-                self.live.append((c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood), point))
+                self.live.append((_weighed(c, likelihood), point))
 
     def _start(self, c: Candidate) -> tuple[Checkpoint, float] | None:
         """A world for ``c``, run through everything done so far, and how likely it gave what was
@@ -333,21 +343,16 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
             obs, _ = self.shadow.reset(seed=self.briefing.seed)
             if not self.since:
                 if chance is not None:
-                    likelihood = sum(w for coin, w in ((OPEN, chance), (CLOSED, 1.0 - chance))
-                                     if self._visible(coin) == self.briefing.visible)
+                    likelihood = sum(w for coin, w in _coins(chance) if self._visible(coin) == self.briefing.visible)
                 if likelihood <= 0 or (chance is None and obs["visible"] != self.briefing.visible):
                     return None
             for n, (step, seen) in enumerate(self.steps):
                 if n < self.since:
                     self.shadow.step(step)
-                elif chance is not None:
-                    likelihood *= self._agreement(step, seen, chance)
-                    if likelihood <= 0:
-                        return None
-                else:
-                    out, *_ = self.shadow.step(step)
-                    if not _key(out).agrees(seen):
-                        return None
+                    continue
+                likelihood *= self._take(step, seen, chance)
+                if likelihood <= 0:
+                    return None
         except (SessionError, SimulationError):
             return None
         return self.shadow.checkpoint(), likelihood
@@ -364,20 +369,24 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
         self.shadow.rng = coin
         return describe_visible(self.shadow.simulate(), self.shadow)
 
-    def _agreement(self, step: Action | Hypothesis, seen: Reading, chance: float) -> float:
-        """Take ``step`` in the world where the shadow stands with its loose connections open
-        (probability ``chance``) and closed: how likely the world gives ``seen`` (0 when neither
-        report agrees). The world moves on as one that agrees (the same state either way)."""
+    def _take(self, step: Action | Hypothesis, seen: Reading, chance: float | None) -> float:
+        """Take ``step`` in the world where the shadow stands: how likely it gives ``seen`` (0
+        when it disagrees). A world without chance answers one way (1 or 0); one with a loose
+        connection is tried open (probability ``chance``) and closed, and moves on as one that
+        agrees (the same state either way)."""
         assert self.shadow is not None
+        if chance is None:
+            out, *_ = self.shadow.step(step)
+            return 1.0 if _key(out).agrees(seen) else 0.0
         point = self.shadow.checkpoint()
         agreed: list[tuple[float, Checkpoint]] = []
-        for coin, weight in ((OPEN, chance), (CLOSED, 1.0 - chance)):
+        for coin, weight in _coins(chance):
             self.shadow.rng = coin
             self.shadow.rollback(point)
             out, *_ = self.shadow.step(step)
             if _key(out).agrees(seen):
                 agreed.append((weight, self.shadow.checkpoint()))
-        if agreed and len(agreed) < 2 and agreed[0][1] is not None:
+        if len(agreed) == 1:
             self.shadow.rollback(agreed[0][1])
         return sum(w for w, _ in agreed)
 
@@ -390,7 +399,7 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
             return [(1.0, key, minutes)]
         out = []
         assert self.shadow is not None
-        for coin, weight in ((OPEN, chance), (CLOSED, 1.0 - chance)):
+        for coin, weight in _coins(chance):
             self.shadow.rng = coin
             report = self._predict(point, step)
             out.append((weight, _key(report), float(report["cost"])) if report is not None else (weight, UNKNOWN, 0.0))
@@ -473,20 +482,13 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
         kept = []
         assert self.shadow is not None
         for c, point in self.live:
-            chance = self._chance(c)
-            if chance is not None:
-                self.shadow.rollback(point)
-                try:
-                    likelihood = self._agreement(step, seen, chance)
-                except (SessionError, SimulationError):
-                    continue
-                if likelihood > 0:
-                    kept.append((c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood),
-                                 self.shadow.checkpoint()))
+            self.shadow.rollback(point)
+            try:
+                likelihood = self._take(step, seen, self._chance(c))
+            except (SessionError, SimulationError):
                 continue
-            out = self._predict(point, step)
-            if out is not None and _key(out).agrees(seen):
-                kept.append((c, self.shadow.checkpoint()))
+            if likelihood > 0:
+                kept.append((_weighed(c, likelihood), self.shadow.checkpoint()))
         self.live = kept
         if not self.live and not self._rebase() and not self._more_singles():
             self._widen()
