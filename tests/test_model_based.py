@@ -186,7 +186,7 @@ def test_a_loose_connection_answers_either_way(tmp_path):
     reports may come open (with the fault's probability) or closed, a candidate agrees when either
     does and is weighed by how likely that was, and what chance alone adds to a test's outcomes
     is no information."""
-    from diagkg.agents.modelbased import CLOSED, OPEN
+    from diagkg.agents.likeness import CLOSED, OPEN
     from diagkg.kg.loading import load_files
 
     from .test_store_first import TORCH

@@ -47,13 +47,12 @@ from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
 from ..kg.vocab import DK_NS
 from .combinations import Candidate, Combinations
+from .likeness import OBSERVATIONS, Coin, Likeness, coins
 from .readings import UNKNOWN, Reading
 from .readings import lamps_of as _lamps
 from .readings import reading as _key
 from .registry import BaseAssistant, Briefing
 
-OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",
-                "test_switch", "measure_current")
 PAIR_PRIOR = 0.1       # a pair of faults against a single one
 SOLVED = ("success", "success_no_hypothesis")
 
@@ -69,26 +68,6 @@ class Scored:
     groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]]
 
 
-class _Coin(random.Random):
-    """A coin that always falls the same way, for a world's loose connections: 0.0 opens every
-    one of them (``random() < probability``), 1.0 keeps every one closed."""
-
-    def __init__(self, value: float):
-        super().__init__(0)
-        self.value = value
-
-    def random(self) -> float:
-        return self.value
-
-
-OPEN, CLOSED = _Coin(0.0), _Coin(1.0)
-
-
-def _coins(chance: float) -> tuple[tuple[_Coin, float], ...]:
-    """The two ways a loose connection may fall, each with its probability."""
-    return (OPEN, chance), (CLOSED, 1.0 - chance)
-
-
 def _weighed(c: Candidate, likelihood: float) -> Candidate:
     """``c`` with its weight times how likely its world gave what was seen."""
     return c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood)
@@ -99,7 +78,7 @@ def _entropy(weights: list[float]) -> float:
     return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0
 
 
-class ModelBasedAssistant(Combinations, BaseAssistant):
+class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
     name = "model-based"
 
     def __init__(self, **config: Any):
@@ -124,8 +103,15 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
         # a loose connection's report as what it shows open (with its probability) or closed, rather
         # than what the real session's next draw happens to be
         self.chance = bool(config.get("chance", True))
+        # observations are tried only on parts where the candidates' simulations differ (see _screened)
+        self.screen = bool(config.get("screen", True))
+        self.named_options = int(config.get("named_options", 6))   # hypotheses tried as probes: the likeliest
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
+        self._signatures: dict[tuple[Any, ...], tuple[dict[str, Any], ...]] = {}
+        self._shared: dict[tuple[Any, ...], tuple[Reading, float]] = {}
+        self._fault_index: dict[tuple[Fault, ...], tuple[tuple[str, str], ...]] = {}
+        self._physicals: dict[int, tuple[frozenset[Any], frozenset[Any]]] = {}
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -144,6 +130,10 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
         # every terminal of every component would bury the likelier pairs)
         self.pairable = [c for c in self.singles if not self._own_terminal(c)]
         self.symmetric = self._symmetric_pairs()
+        self.near = self._nearby()
+        # what faults of components (and their ports) are on, as the fault catalogue names them
+        self._component_terms = frozenset(self.ns + cid for cid in self.sk.components) | frozenset(
+            f"{self.ns}{cid}.{port}" for cid, comp in self.sk.components.items() for port in comp.ports)
         self.shadow: Session | None = None
         self.live: list[tuple[Candidate, Checkpoint]] = []
         self.widened = False
@@ -343,7 +333,7 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
             obs, _ = self.shadow.reset(seed=self.briefing.seed)
             if not self.since:
                 if chance is not None:
-                    likelihood = sum(w for coin, w in _coins(chance) if self._visible(coin) == self.briefing.visible)
+                    likelihood = sum(w for coin, w in coins(chance) if self._visible(coin) == self.briefing.visible)
                 if likelihood <= 0 or (chance is None and obs["visible"] != self.briefing.visible):
                     return None
             for n, (step, seen) in enumerate(self.steps):
@@ -380,7 +370,7 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
             return 1.0 if _key(out).agrees(seen) else 0.0
         point = self.shadow.checkpoint()
         agreed: list[tuple[float, Checkpoint]] = []
-        for coin, weight in _coins(chance):
+        for coin, weight in coins(chance):
             self.shadow.rng = coin
             self.shadow.rollback(point)
             out, *_ = self.shadow.step(step)
@@ -392,31 +382,41 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
 
     def _outcomes(self, c: Candidate, point: Checkpoint,
                   step: Action | Hypothesis) -> list[tuple[float, Reading, float]]:
-        """The reports ``step`` may give in ``c``'s world, each with its probability and minutes."""
+        """The reports ``step`` may give in ``c``'s world, each with its probability and minutes.
+        Worlds alike where ``step`` looks share one prediction (see :meth:`_alike`)."""
         chance = self._chance(c)
-        if chance is None:
-            key, minutes, _ = self._predicted(c, point, step)
-            return [(1.0, key, minutes)]
+        ways: tuple[tuple[Coin | None, float], ...] = ((None, 1.0),) if chance is None else coins(chance)
         out = []
-        assert self.shadow is not None
-        for coin, weight in _coins(chance):
-            self.shadow.rng = coin
-            report = self._predict(point, step)
-            out.append((weight, _key(report), float(report["cost"])) if report is not None else (weight, UNKNOWN, 0.0))
+        for n, (coin, weight) in enumerate(ways):
+            key = self._alike(c, point, step, n)
+            known = self._shared.get(key) if key is not None else None
+            if known is None:
+                known = self._predicted(c, point, step, coin)[:2]
+                if key is not None:
+                    if len(self._shared) > 200_000:
+                        self._shared.clear()
+                    self._shared[key] = known
+            out.append((weight, *known))
         return out
 
-    def _predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> tuple[Reading, float, bool]:
+    def _predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis,
+                   coin: Coin | None = None) -> tuple[Reading, float, bool]:
         """The report ``step`` would give in ``c``'s world (as a key), its cost, and whether the
-        system would work again. A world without chance answers the same action the same way
-        in the same state, so that is remembered across decisions."""
+        system would work again; with ``coin``, its loose connections fall as the coin says.
+        A world answers the same action the same way in the same state (a loose connection's
+        world, for the same coin), so that is remembered across decisions and across the
+        candidates that are the same world (the same faults, anchor included)."""
         memo_key = None
-        if not any(f.probability is not None for f in c.faults):
-            memo_key = (id(c), point.state, point.repaired, str(step))
+        if coin is not None or not any(f.probability is not None for f in c.faults):
+            memo_key = (self.anchor + c.faults, point.state, point.repaired, str(step),
+                        coin.value if coin is not None else None)
             known = self._memo.get(memo_key)
             if known is not None:
                 return known
-        out = self._predict(point, step)
         assert self.shadow is not None
+        if coin is not None:
+            self.shadow.rng = coin
+        out = self._predict(point, step)
         answer = (_key(out), float(out["cost"]), self.shadow.end in SOLVED) if out is not None else (UNKNOWN, 0.0, False)
         if memo_key is not None:
             if len(self._memo) > 200_000:
@@ -619,7 +619,7 @@ class ModelBasedAssistant(Combinations, BaseAssistant):
             if part in self.sk.components and self.sk.components[part].type != "Cable" and part not in repaired:
                 return Action("replace_component", (part,))
         sample = self._sample()
-        options = self._options(sample)
+        options = self._screened(self._options(sample), sample)
         # two passes: every option on a few candidates, the most promising on all of the sample
         first = self._scored(options, sample[: self.quick])
         shortlist = [o.step for o in sorted(first, key=lambda o: -o.rate)[: self.shortlist]]

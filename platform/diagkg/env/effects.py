@@ -59,8 +59,24 @@ def apply_effect(session: Session, spec: ActionType, action: Action, out: Outcom
         session.short_count += 1
         args.update(target=session.iri_of(f"{pa[0]}.{pa[1]}"), other=session.iri_of(f"{pb[0]}.{pb[1]}"),
                     value=0.01, short=f"{session.state_graph.value}#bridge-{session.short_count}")
-    session.store.update(spec.template, **args)
+    _update(session, spec.template, args)
     return True
+
+
+def _update(session: Session, template: str, args: dict[str, Any]) -> None:
+    """Run an effect's template on the state graph. The same effect on the same state always
+    writes the same state (the template reads only the system and the state graph), so the
+    state it led to is remembered and set again directly the next time."""
+    key = (session.state_key(), template,
+           tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in args.items())))
+    after = session.effect_cache.get(key)
+    if after is None:
+        session.store.update(template, **args)
+        if len(session.effect_cache) > 20_000:
+            session.effect_cache.clear()
+        session.effect_cache[key] = session.state_key()
+    else:
+        session.set_state(after)
 
 
 def module_of(session: Session, part: str) -> str | None:

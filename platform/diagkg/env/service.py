@@ -130,6 +130,7 @@ class Session:
         self.afford_cache: dict[tuple[frozenset[ox.Quad], str, str], bool] = {}
         self.affording_cache: dict[tuple[frozenset[ox.Quad], str, str], frozenset[str]] = {}
         self.physical_keys: dict[int, tuple[frozenset[ox.Quad], frozenset[ox.Quad]]] = {}
+        self.effect_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}   # see effects._update
         self._state_key: frozenset[ox.Quad] = frozenset()
         self._key_generation = -1
         self._started = False
@@ -220,12 +221,7 @@ class Session:
     def rollback(self, point: "Checkpoint") -> None:
         """Back to a :meth:`checkpoint` of this session (its scenario included)."""
         self.scenario = point.scenario
-        self.store.compact()
-        current = self._state_key if self._key_generation == self.store.generation else None
-        if current is None or (current is not point.state and current != point.state):
-            restore(self.store, self.state_graph, list(point.state))
-            # the state graph now holds exactly the checkpoint's content: no need to read it again
-            self._state_key, self._key_generation = point.state, self.store.generation
+        self.set_state(point.state)
         self._snapshot = list(point.snapshot)
         self.rng.setstate(point.rng)
         self.round, self.total_cost, self.end = point.round, point.total_cost, point.end
@@ -233,6 +229,15 @@ class Session:
         self.repaired = set(point.repaired)
         self.short_count = point.short_count
         self._started = True
+
+    def set_state(self, quads: frozenset[ox.Quad]) -> None:
+        """Make the state graph hold exactly ``quads`` (a :meth:`state_key`), unless it does."""
+        self.store.compact()
+        current = self._state_key if self._key_generation == self.store.generation else None
+        if current is None or (current is not quads and current != quads):
+            restore(self.store, self.state_graph, list(quads))
+            # the state graph now holds exactly these quads: no need to read it again
+            self._state_key, self._key_generation = quads, self.store.generation
 
     def abort(self, end: str) -> None:
         """End the session from outside (e.g. ``llm_truncation`` when a model's reply is unusable)."""

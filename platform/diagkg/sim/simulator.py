@@ -158,6 +158,8 @@ class Simulator:
         self._type_iri = {cid: c.type_iri for cid, c in skeleton.components.items()}
         self._emits = skeleton.emits
         self.stats = {"solves": 0, "cache_hits": 0}
+        # the physical states (a box opened, turned over) a solve reads: those that block a coupling
+        self._blocking = frozenset(pair for c in skeleton.couplings for pair in c.blocked_when)
 
     @classmethod
     def from_store(cls, store: KnowledgeSource, key: str, **kw: Any) -> "Simulator":
@@ -179,6 +181,10 @@ class Simulator:
         """Simulate a state (loose connections drawn from ``rng``)."""
         self._check(state)
         realized = self.realize(state, rng)
+        if realized.physical and not realized.physical <= self._blocking:
+            # an opened panel that blocks no coupling changes nothing electrical: states that differ
+            # only in such share one solve
+            realized = realized.evolve(physical=realized.physical & self._blocking)
         cached = self._results.get(realized)
         if cached is not None:
             self._results.move_to_end(realized)

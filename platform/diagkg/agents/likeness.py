@@ -1,0 +1,205 @@
+"""Worlds alike where an action looks, for the model-based assistant
+(:mod:`diagkg.agents.modelbased`): what one simulation of a candidate's world
+shows of each part (its *signature*, on the grid readings are split by), which
+parts a candidate's faults are on or next to, and from these the class of
+worlds an action's report cannot tell apart — one prediction serves the class,
+and an observation that no two worlds tell apart is not tried at all (the
+model-based diagnosis way: probe only where the predictions differ)."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from typing import Any
+
+from ..env.actions import Action, Hypothesis
+from ..env.service import Checkpoint, Session
+from ..errors import SimulationError
+from ..kg.vocab import DK
+from .combinations import Candidate
+from .readings import TOLERANCE
+
+# the actions that only look (an observation's report depends on the part it looks at)
+OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",
+                "test_switch", "measure_current")
+
+
+class Coin(random.Random):
+    """A coin that always falls the same way, for a world's loose connections: 0.0 opens every
+    one of them (``random() < probability``), 1.0 keeps every one closed."""
+
+    def __init__(self, value: float):
+        super().__init__(0)
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+OPEN, CLOSED = Coin(0.0), Coin(1.0)
+
+
+def coins(chance: float) -> tuple[tuple[Coin, float], ...]:
+    """The two ways a loose connection may fall, each with its probability."""
+    return (OPEN, chance), (CLOSED, 1.0 - chance)
+
+
+
+def cell(value: float | None, unit: str) -> int | None:
+    """A value on the grid readings are split by (see :meth:`Reading.group`)."""
+    if value is None:
+        return None
+    absolute, relative = TOLERANCE[unit]
+    return round(value / (4 * (absolute + relative * abs(value))))
+
+
+
+class Likeness:
+    """What :class:`~diagkg.agents.modelbased.ModelBasedAssistant` uses to tell which worlds an
+    action cannot tell apart (a mixin: it reads the assistant's system, shadow session and anchor)."""
+
+    sk: Any
+    ns: str
+    shadow: Session | None
+    anchor: tuple[Any, ...]
+    screen: bool
+    named_options: int
+    near: dict[str, frozenset[str]]
+    _component_terms: frozenset[str]
+    _signatures: dict[tuple[Any, ...], tuple[dict[str, Any], ...]]
+    _fault_index: dict[tuple[Any, ...], tuple[tuple[str, str], ...]]
+    _physicals: dict[int, tuple[frozenset[Any], frozenset[Any]]]
+
+    def _chance(self, c: Candidate) -> float | None:   # pragma: no cover - the assistant's
+        raise NotImplementedError
+
+    def _nearby(self) -> dict[str, frozenset[str]]:
+        """Each component with those it shares a net with: where a fault can show on inspection."""
+        by_net: dict[int, set[str]] = defaultdict(set)
+        for (cid, _), net in self.sk.net_of_port.items():
+            by_net[net].add(cid)
+        near: dict[str, set[str]] = {cid: {cid} for cid in self.sk.components}
+        for members in by_net.values():
+            for cid in members:
+                near[cid] |= members
+        return {cid: frozenset(parts) for cid, parts in near.items()}
+
+    def _touched(self, c: Candidate) -> frozenset[str]:
+        """The components ``c``'s faults are on (a port's component; the parts its repair names)."""
+        out = set(c.faulty)
+        for f in c.faults:
+            for term in (f.target, f.other):
+                if term is not None and term.startswith(self.ns):
+                    out.add(term[len(self.ns):].split(".", 1)[0])
+        return frozenset(out)
+
+    def _signature(self, c: Candidate, point: Checkpoint) -> tuple[dict[str, Any], ...]:
+        """What one simulation of ``c``'s world (each way its loose connections may fall) shows of
+        every component: port voltages, current, light, and whether it settles."""
+        assert self.shadow is not None
+        chance = self._chance(c)
+        ways: tuple[Coin | None, ...] = (None,) if chance is None else (OPEN, CLOSED)
+        key = (self.anchor + c.faults, point.state, point.repaired, chance is None)
+        known = self._signatures.get(key)
+        if known is not None:
+            return known
+        out: list[dict[str, Any]] = []
+        for coin in ways:
+            self.shadow.rollback(point)
+            if coin is not None:
+                self.shadow.rng = coin
+            try:
+                result = self.shadow.simulate()
+            except SimulationError:
+                out.append({})
+                continue
+            parts: dict[str, Any] = {cid: (tuple((port, cell(v, "V")) for port, v in sorted(r.port_v.items())),
+                                           cell(r.current, "A"), r.lit, cid in result.flickering,
+                                           result.live.get(cid), result.converged)
+                                     for cid, r in result.components.items()}
+            parts[""] = (result.lit, result.flickering, result.converged)    # the whole system (does it work?)
+            out.append(parts)
+        if len(self._signatures) > 50_000:
+            self._signatures.clear()
+        self._signatures[key] = known = tuple(out)
+        return known
+
+    def _screened(self, options: list[Action | Hypothesis],
+                  sample: list[tuple[Candidate, Checkpoint]]) -> list[Action | Hypothesis]:
+        """Drop the observations that cannot tell ``sample`` apart (the model-based diagnosis
+        way: probe only where the candidates' predictions differ). An observation of a part
+        reads what the simulation shows of it and, on inspection, the faults on it and on what
+        it connects to: when every world's simulation shows the part alike and no world's faults
+        are on it or next to it, every world gives the same report. Hypotheses are kept for the
+        likeliest diagnoses only (:attr:`named_options`)."""
+        if not self.screen or len(sample) < 2:
+            return options
+        # a fault of a coupling acts at a distance (and may show only once a box is opened or turned)
+        distant = any(f.target not in self._component_terms for c, _ in sample for f in c.faults)
+        signatures = [self._signature(c, point) for c, point in sample]
+        touched = [self._touched(c) for c, _ in sample]
+        weights: dict[frozenset[str], float] = defaultdict(float)
+        for c, _ in sample:
+            weights[c.faulty] += c.prior
+        named = set(sorted(weights, key=lambda s: (-weights[s], sorted(s)))[: self.named_options])
+        differs: dict[str, bool] = {}
+
+        def telling(cid: str) -> bool:
+            known = differs.get(cid)
+            if known is None:
+                near = self.near.get(cid, frozenset({cid}))
+                seen = {(tuple(sig.get(cid) for sig in sigs), tuple(sorted(t & near))) for sigs, t in zip(signatures, touched,
+                                                                                                       strict=True)}
+                known = differs[cid] = len(seen) > 1
+            return known
+
+        out: list[Action | Hypothesis] = []
+        for o in options:
+            if isinstance(o, Hypothesis):
+                if o.components in named:
+                    out.append(o)
+            elif distant or o.action not in OBSERVATIONS or telling(o.targets[0]):
+                out.append(o)
+        return out
+
+    def _alike(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: int) -> tuple[Any, ...] | None:
+        """What ``step``'s report in ``c``'s world depends on (the ``coin``-th way its loose
+        connections fall): what one simulation shows of the parts it looks at, the faults on
+        them or next to them, how the parts are reached (openings and enclosures) and what was
+        repaired. Worlds that differ only in faults elsewhere give the same report, so a
+        prediction is made once per class (None: no class, predict in this world)."""
+        if not self.screen or isinstance(step, Hypothesis):
+            return None         # a verdict is about the whole system: every world answers for itself
+        comps = tuple(sorted({p.split(".", 1)[0] for p in step.targets}))
+        if any(p not in self.near for p in comps) or any(f.target not in self._component_terms for f in c.faults):
+            return None        # a fault of a coupling acts at a distance: the world answers for itself
+        near = frozenset().union(*(self.near[p] for p in comps))
+        signature = self._signature(c, point)[coin]
+        faults = tuple(sorted(f for part, f in self._fault_parts(c) if part in near))
+        return (str(step), tuple(signature.get(p) for p in ("", *comps)), faults, self._chance(c) is not None,
+                self._physical(point.state), point.repaired, self.anchor)
+
+    def _fault_parts(self, c: Candidate) -> tuple[tuple[str, str], ...]:
+        """Each component ``c``'s faults are on (or its repair names), with the fault."""
+        known = self._fault_index.get(c.faults)
+        if known is None:
+            out = set()
+            for f in c.faults:
+                ident = f"{f.mode}:{f.target}:{f.other}:{f.value}:{f.probability}"
+                for part in self._touched(Candidate((f,), c.faulty)):
+                    out.add((part, ident))
+            known = self._fault_index[c.faults] = tuple(sorted(out))
+        return known
+
+    def _physical(self, state: frozenset[Any]) -> frozenset[Any]:
+        """The quads of a state that say how parts are reached (openings, enclosures)."""
+        known = self._physicals.get(id(state))
+        if known is None or known[0] is not state:
+            if len(self._physicals) > 5_000:
+                self._physicals.clear()
+            predicate = DK.hasPhysicalState.node
+            known = self._physicals[id(state)] = (state, frozenset(q for q in state if q.predicate == predicate))
+        return known[1]
+
+
+__all__ = ["CLOSED", "OBSERVATIONS", "OPEN", "Coin", "Likeness", "cell", "coins"]
