@@ -219,7 +219,7 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str
 
     def observe(feature: str, prop: str, value: float | None = None, unit: str = "", simple: Any = None,
                 terminal: dict[str, Any] | None = None, verdict: str | None = None,
-                settled: Any = None) -> None:
+                settled: bool | None = None) -> None:
         nonlocal count
         count += 1
         obs = node(f"round-{r['round']}-observation-{count}")
