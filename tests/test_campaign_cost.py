@@ -109,7 +109,10 @@ def test_evaluate_cost_limit_on_the_command_line(tmp_path, torch_quads, capsys):
         assert "cost limit of 0.25 was reached" in out.err and f"--resume {data['campaign']}" in out.err
         assert main(["--store", db, "evaluate", "--resume", data["campaign"], "--cost-limit", "5"]) == 0
         out = capsys.readouterr()
-        assert "language models: 0.3000 spent of a limit of 5" in out.out and "stopped" not in out.out
+        # sessions 0.3 (seeds 0, 2, 3; seed 1 had too little left for a call) and the judge configured by the same
+        # settings 0.3: it rates seeds 0, 2 and 3 (a truncated session is not judged), one paid call each (the
+        # reply is no rubric, so the ratings fail, but the calls were paid)
+        assert "language models: 0.6000 spent of a limit of 5" in out.out and "stopped" not in out.out
     # a limit that cannot be kept is refused before anything runs
     no_price = json.dumps({"base_url": "http://127.0.0.1:9/v1", "model": "other-model"})
     assert main(["--store", db, "evaluate", "--assistant", "llm", "--config", no_price, "--scenarios", "TORCH.1",

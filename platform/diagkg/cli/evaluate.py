@@ -88,7 +88,7 @@ def _progress_display(enabled: bool) -> Any:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from ..evaluation import campaign as cp
     from ..evaluation import execution
-    from ..evaluation.budget import check_pricing
+    from ..evaluation.budget import Spending, check_pricing, judge_allowance
     from ..kg.loading import ensure_shipped, load_files
 
     if args.retry_failed and not args.resume:
@@ -170,10 +170,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if summary.stopped is not None:
             qual: dict[str, Any] | None = None
             say("qualitative analysis not run: the campaign stopped at its cost limit")
-        else:
-            left = None if args.cost_limit is None else max(0.0, args.cost_limit - summary.money)
+        else:       # the judge gets what the sessions and its earlier runs left (nothing: it does not start)
+            left = judge_allowance(store, campaign, args.cost_limit)
             qual = run_qualitative(store, campaign, campaign.config.config, cost_left=left,
-                                   quiet=args.format == "json")
+                                   quiet=args.format == "json", cost_limit=args.cost_limit)
+        summary.money = Spending.read(store, campaign).spent      # with what the judge spent now
     data = summary.to_json()
     data["qualitative"] = qual
     if args.format == "json":
@@ -196,8 +197,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def run_qualitative(store: Any, campaign: Any, config: dict[str, Any], *, cost_left: float | None = None,
-                    quiet: bool = False) -> dict[str, Any] | None:
-    """The qualitative analysis of a campaign, or the skip message when no language model is configured."""
+                    quiet: bool = False, cost_limit: float | None = None) -> dict[str, Any] | None:
+    """The qualitative analysis of a campaign, or the skip message when no language model is configured
+    or nothing is left of the campaign's cost limit (``cost_left`` 0)."""
     from dataclasses import replace
 
     from ..evaluation import qualitative
@@ -205,6 +207,11 @@ def run_qualitative(store: Any, campaign: Any, config: dict[str, Any], *, cost_l
     settings = qualitative.judge_settings(config)
     if settings is None:
         say(qualitative.SKIP_MESSAGE)
+        return None
+    if cost_left is not None and cost_left <= 0:
+        say(f"qualitative analysis not run: the campaign's LLM cost limit"
+            f"{f' of {cost_limit:g}' if cost_limit is not None else ''} is reached by what its sessions and its "
+            f"judge spent; continue with a higher limit: diagkg evaluate --resume {campaign.id} --cost-limit AMOUNT")
         return None
     if cost_left is not None:
         settings = replace(settings, cost_limit=cost_left)

@@ -4,8 +4,13 @@ cost limit (``diagkg evaluate --cost-limit USD``).
 The store is the source of truth: what a campaign has spent is the sum, over
 its trajectories, of each session's ``dk:moneyCost`` plus the
 ``dk:priorMoneyCost`` of the failed sessions a trajectory replaced
-(``--retry-failed``), read with ``queries/campaign-money.rq`` when a campaign
-starts or resumes; the writer then adds each trajectory it stores. A new
+(``--retry-failed``), read with ``queries/campaign-money.rq``, plus what its
+judge spent (cluster labels, rubric ratings: the ``dk:moneyCost`` of each call
+record linked to one of its judgements with ``dk:callFor``,
+``queries/campaign-judge-money.rq``), read when a campaign starts or resumes;
+the writer then adds each trajectory it stores. The judge is given what
+remains after the sessions and does not start once the limit is reached
+(:func:`judge_allowance`). A new
 session is given only what remains (its own ``cost_limit``), and when the
 limit is reached — or a session stopped because what remained was too little
 for its next call — the campaign schedules nothing more (sessions already in
@@ -56,9 +61,9 @@ class Stop:
         return {"reason": self.reason.value, "cost_limit": self.limit, "spent": round(self.spent, 8), "left": self.left}
 
     def message(self, campaign_id: str) -> str:
-        return (f"stopped: the campaign's LLM cost limit of {self.limit:g} was reached (its finished sessions spent "
-                f"{self.spent:.4f}); {self.left} planned session(s) not run. Everything finished is stored; continue "
-                f"with a higher limit: diagkg evaluate --resume {campaign_id} --cost-limit AMOUNT")
+        return (f"stopped: the campaign's LLM cost limit of {self.limit:g} was reached (its finished sessions and "
+                f"its judge spent {self.spent:.4f}); {self.left} planned session(s) not run. Everything finished is "
+                f"stored; continue with a higher limit: diagkg evaluate --resume {campaign_id} --cost-limit AMOUNT")
 
 
 def check_pricing(config: dict[str, Any], limit: float) -> None:
@@ -76,16 +81,20 @@ def check_pricing(config: dict[str, Any], limit: float) -> None:
 
 @dataclass
 class Spending:
-    """What a campaign's trajectories spent, by trajectory (money, prior money), and its limit."""
+    """What a campaign's trajectories spent, by trajectory (money, prior money), what its judge
+    spent, by call record, and its limit."""
 
     limit: float | None = None
     by_trajectory: dict[str, tuple[float, float]] = field(default_factory=dict)
     starved: bool = False       # a session stopped at the limit: what remains is too little for a call
+    by_judge_call: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def read(cls, store: KnowledgeStore, campaign: Campaign, limit: float | None = None) -> "Spending":
         rows = store.select("campaign-money", {"campaign": campaign.node})
         spending = cls(limit, {r["trajectory"]: (float(r["money"]), float(r["prior"])) for r in rows})
+        spending.by_judge_call = {r["call"]: float(r["money"])
+                                  for r in store.select("campaign-judge-money", {"campaign": campaign.node})}
         # a limit no higher than one the campaign already stopped at leaves too little for a call
         spending.starved = limit is not None and any(
             r["reason"] == StopReason.COST_LIMIT.value and r["limit"] is not None and float(r["limit"]) >= limit
@@ -93,8 +102,18 @@ class Spending:
         return spending
 
     @property
-    def spent(self) -> float:
+    def sessions(self) -> float:
+        """What the sessions spent (failed sessions that were run again included)."""
         return sum(m + p for m, p in self.by_trajectory.values())
+
+    @property
+    def judge(self) -> float:
+        """What the judge spent (cluster labels and rubric ratings, failed ones included)."""
+        return sum(self.by_judge_call.values())
+
+    @property
+    def spent(self) -> float:
+        return self.sessions + self.judge
 
     @property
     def remaining(self) -> float | None:
@@ -127,6 +146,15 @@ class Spending:
     def stop(self, left: int) -> Stop:
         assert self.limit is not None
         return Stop(StopReason.COST_LIMIT, self.limit, self.spent, left)
+
+
+def judge_allowance(store: KnowledgeStore, campaign: Campaign, limit: float | None) -> float | None:
+    """What the judge may spend now: ``limit`` less everything the campaign spent (its sessions and
+    its judge so far, read from the store); None without a limit, 0 when the limit is reached (the
+    judge is then not started)."""
+    if limit is None:
+        return None
+    return Spending.read(store, campaign, limit).remaining
 
 
 def session_money(trajectory: str, triples: Iterable[ox.Triple]) -> tuple[float, FailureCause | None]:

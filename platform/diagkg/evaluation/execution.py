@@ -54,7 +54,7 @@ class Summary:
     campaign: str
     progress: Progress
     states: dict[str, int]
-    money: float = 0.0                # what the campaign's sessions spent on language models
+    money: float = 0.0                # what the campaign's sessions and its judge spent on language models
     cost_limit: float | None = None
     stopped: Stop | None = None       # why this run stopped before the campaign was complete
 
@@ -128,8 +128,9 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         notify: Callable[[str], None] | None = None) -> Summary:
     """Run what ``campaign`` still lacks and return a summary.
 
-    With ``cost_limit``, each new session may spend only what the campaign's finished sessions left of it
-    (:mod:`diagkg.evaluation.budget`); once it is spent nothing new is scheduled and the stop is recorded."""
+    With ``cost_limit``, each new session may spend only what the campaign's finished sessions and its judge
+    left of it (:mod:`diagkg.evaluation.budget`); once it is spent nothing new is scheduled and the stop is
+    recorded."""
     cfg = campaign.config
     t0 = time.perf_counter()
     cp.check_versions(store, campaign)
@@ -140,8 +141,8 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     tl.write_all(store, tallies)
     spending = Spending.read(store, campaign, cost_limit)
     if cost_limit is not None and notify:
-        notify(f"LLM cost limit {cost_limit:g}: the campaign's finished sessions spent {spending.spent:.4f}, "
-               f"{spending.remaining:.4f} remains")
+        notify(f"LLM cost limit {cost_limit:g}: the campaign's finished sessions spent {spending.sessions:.4f} and "
+               f"its judge {spending.judge:.4f}, {spending.remaining:.4f} remains")
     closed = cp.batches(store, campaign)
     prog = Progress(scenarios=len(cfg.assistants) * len(cfg.scenarios))
     for rec in done.values():

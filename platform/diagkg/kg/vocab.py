@@ -466,6 +466,7 @@ class DK:
     scenarioNumber = Term(DK_NS + 'scenarioNumber')  # datatype property: scenario number
     seed = Term(DK_NS + 'seed')  # datatype property: seed
     sessionsLeft = Term(DK_NS + 'sessionsLeft')  # datatype property: sessions left
+    settled = Term(DK_NS + 'settled')  # datatype property: settled
     simulatedWorlds = Term(DK_NS + 'simulatedWorlds')  # datatype property: simulated worlds
     stampedAs = Term(DK_NS + 'stampedAs')  # object property: stamped as
     stateOf = Term(DK_NS + 'stateOf')  # object property: state of

@@ -218,7 +218,8 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str
     count = 0
 
     def observe(feature: str, prop: str, value: float | None = None, unit: str = "", simple: Any = None,
-                terminal: dict[str, Any] | None = None, verdict: str | None = None) -> None:
+                terminal: dict[str, Any] | None = None, verdict: str | None = None,
+                settled: bool | None = None) -> None:
         nonlocal count
         count += 1
         obs = node(f"round-{r['round']}-observation-{count}")
@@ -226,6 +227,8 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str
         add(obs, SOSA + "hasFeatureOfInterest", sys_ns + feature)
         add(obs, SOSA + "observedProperty", prop)
         add(obs, PROV + "wasGeneratedBy", activity)
+        if settled is False:      # a reading that kept changing (typed Voltages/Current.settled); None says nothing
+            add(obs, DK.settled, lit(False))
         if simple is not None:
             add(obs, SOSA + "hasSimpleResult", lit(simple))
         elif verdict is not None:
@@ -251,9 +254,9 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str
             continue
         for port, volts in (d.get("port_voltages") or {}).items():
             if volts is not None:
-                observe(f"{target}.{port}", DK.ElectricPotential, volts, "V")
+                observe(f"{target}.{port}", DK.ElectricPotential, volts, "V", settled=d.get("settled"))
         if "current" in d and isinstance(d["current"], (int, float)):
-            observe(target, DK.ElectricCurrent, d["current"], "A")
+            observe(target, DK.ElectricCurrent, d["current"], "A", settled=d.get("settled"))
         if isinstance(d.get("resistance"), (int, float)):
             observe(target, DK.ElectricResistance, d["resistance"], "OHM")
         if "lit" in d:

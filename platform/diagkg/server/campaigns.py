@@ -1,6 +1,8 @@
 """Evaluation campaigns over HTTP: each campaign's tables as JSON and its report as one
 self-contained HTML page, recomputed from the store on every request (as ``diagkg report``
-does), so a campaign still running shows what it has stored so far."""
+does), so a campaign still running shows what it has stored so far. Both carry the
+qualitative results when a judge ran (cluster labels, rubric levels, gold match counts:
+:mod:`diagkg.evaluation.rubric_report`), and the page its ``rubric.png``."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from fastapi.responses import HTMLResponse
 from ..errors import InputError
 from ..evaluation import campaign as cp
 from ..evaluation import metrics as mx
-from ..evaluation import report
+from ..evaluation import report, rubric_report
 from ..kg.store import KnowledgeStore
 from .state import state_of
 
@@ -22,12 +24,14 @@ router = APIRouter(prefix="/api")
 
 
 @router.get("/campaigns/{campaign}/tables", tags=["evaluation"],
-            summary="A campaign's tables (by system, category, scenario, difficulty, paired…), from the store")
+            summary="A campaign's tables (by system, category, scenario, difficulty, paired…; the judge's cluster "
+                    "labels, rubric levels and gold match counts when it ran), from the store")
 def campaign_tables(request: Request, campaign: str) -> list[dict[str, Any]]:
     store = _with_campaign(request, campaign)
     data = mx.load(store, [campaign])
+    qualitative = rubric_report.tables(store, rubric_report.load(store, [campaign]))
     return [{"name": t.name, "title": t.title, "columns": t.columns, "rows": t.rows}
-            for t in report.tables(store, data)]
+            for t in report.tables(store, data) + qualitative]
 
 
 @router.get("/campaigns/{campaign}/report.html", tags=["evaluation"], response_class=HTMLResponse,
