@@ -1,0 +1,138 @@
+"""What keeps the model-based assistant's decisions quick without changing them.
+
+* Worlds alike where an action looks (the same signature of the part in one
+  simulation, no fault on it or next to it, the same access state) share one
+  prediction: the assistant chooses exactly what it chose predicting every world
+  on its own, with fewer predictions.
+* The simulator solves once for states that differ only in a panel or box
+  that blocks no coupling; a box that blocks a coupling still counts.
+* An effect applied again to the same state is set again, not run again, and
+  leaves the same state.
+
+On the torch written in tests/test_store_first.py (not shipped), and on shipped
+scenarios with a loose connection and a double fault.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import diagkg
+from diagkg.agents.modelbased import ModelBasedAssistant
+from diagkg.env.actions import Hypothesis
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+from diagkg.sim.circuit import CircuitState
+
+from .conftest import catalog_store
+from .test_store_first import torch_memory_store
+
+
+@pytest.fixture(scope="module")
+def torch_store(tmp_path_factory) -> KnowledgeStore:
+    return torch_memory_store(tmp_path_factory.mktemp("model-based-speed"))
+
+
+class Counting(ModelBasedAssistant):
+    """The model-based assistant, counting the actions it tries in its worlds."""
+
+    def __init__(self, **config):
+        super().__init__(**config)
+        self.predictions = 0
+
+    def _predict(self, point, step):
+        self.predictions += 1
+        return super()._predict(point, step)
+
+
+def _run(store: KnowledgeStore, scenario: str, **config) -> tuple[tuple[str, float, list[str]], int]:
+    assistant = Counting(**config)
+    result = run_session(scenario, assistant, store=store, seed=0, record=False)
+    return (result.end, result.cost, [str(step) for step, _ in assistant.steps]), assistant.predictions
+
+
+@pytest.mark.parametrize("scenario", ["TORCH.1", "TORCH.2"])
+def test_worlds_alike_share_predictions_on_a_users_system(torch_store, scenario):
+    alone, every = _run(torch_store, scenario, screen=False, named_options=100)
+    shared, fewer = _run(torch_store, scenario)
+    assert shared == alone
+    assert fewer <= every
+
+
+@pytest.mark.parametrize("scenario", ["3CC.L.1", "3CC.M.4"])      # a loose connection; a double fault
+def test_worlds_alike_share_predictions_and_choose_the_same(scenario):
+    store = catalog_store()
+    alone, every = _run(store, scenario, screen=False, named_options=100)
+    shared, fewer = _run(store, scenario)
+    assert shared == alone
+    assert fewer < every * 0.75
+
+
+def test_a_class_is_what_the_report_depends_on(torch_store):
+    assistant = ModelBasedAssistant()
+    run_session("TORCH.1", assistant, store=torch_store, seed=0, budget=1, record=False)
+    assistant.steps.clear()
+    assistant.since = 1               # every single fault's world, whatever the lights showed
+    worlds = []
+    for c in assistant.singles:
+        if c.faults[0].probability is None:
+            started = assistant._start(c)
+            assert started is not None
+            worlds.append((c, started[0]))
+    look = diagkg.Action("observe_component", ("bulb",))
+    keys = [assistant._alike(c, point, look, 0) for c, point in worlds]
+    assert all(k is not None for k in keys)
+    touched = [assistant._touched(c) & {"bulb", "lead", "ret"} for c, _ in worlds]   # the bulb and what it connects to
+    for n, key in enumerate(keys):
+        same = [m for m, other in enumerate(keys) if other == key]
+        if touched[n]:          # a fault on the bulb or next to it: a class of its own
+            assert same == [n], worlds[n][0].label
+        else:                   # elsewhere: shared with every world elsewhere that shows the bulb alike
+            assert same == [m for m in range(len(keys)) if not touched[m] and keys[m][1] == key[1]]
+    assert len(set(keys)) < len(keys)
+    # a verdict is about the whole system: never shared
+    c, point = worlds[0]
+    assert assistant._alike(c, point, Hypothesis({"bulb"}), 0) is None
+
+
+def test_openings_that_block_no_coupling_share_a_solve(torch_store):
+    sim = diagkg.env.service.simulator_for(torch_store, "torch")
+    sim.clear_cache()
+    base = sim.simulate(CircuitState())
+    solves = sim.stats["solves"]
+    opened = sim.simulate(CircuitState.make(physical={("case", "Inverted")}))
+    assert sim.stats["solves"] == solves and opened is base
+    # a box that blocks a coupling (the ambient light sensor's) still changes what is solved
+    store = catalog_store()
+    als = diagkg.env.service.simulator_for(store, "ambient_light_sensor")
+    blocking = sorted({pair for c in als.skeleton.couplings for pair in c.blocked_when})
+    assert blocking
+    als.clear_cache()
+    als.simulate(CircuitState())
+    before = als.stats["solves"]
+    als.simulate(CircuitState.make(physical={blocking[0]}))
+    assert als.stats["solves"] == before + 1
+
+
+def test_an_effect_on_the_same_state_is_set_again(torch_store):
+    session = diagkg.make("TORCH.1", torch_store)
+    session.reset(seed=0)
+    point = session.checkpoint()
+    calls = []
+    update = session.store.update
+
+    def counting(*args, **kw):
+        calls.append(args[0])
+        return update(*args, **kw)
+
+    session.store.update = counting          # type: ignore[method-assign]
+    measure = diagkg.Action("reconnect_cable", ("lead",))
+    first, *_ = session.step(measure)
+    after_first = session.state_key()
+    assert calls, "reconnecting runs an effect"
+    runs = len(calls)
+    session.rollback(point)
+    second, *_ = session.step(measure)
+    assert len(calls) == runs               # the same effect on the same state: set again, not run
+    assert session.state_key() == after_first
+    assert {k: v for k, v in first.items() if k != "round"} == {k: v for k, v in second.items() if k != "round"}
