@@ -88,7 +88,7 @@ def test_a_class_is_what_the_report_depends_on(torch_store):
         if touched[n]:          # a fault on the bulb or next to it: a class of its own
             assert same == [n], worlds[n][0].label
         else:                   # elsewhere: shared with every world elsewhere that shows the bulb alike
-            assert same == [m for m in range(len(keys)) if not touched[m] and keys[m][1] == key[1]]
+            assert same == [m for m in range(len(keys)) if not touched[m] and keys[m][3] == key[3]]   # [3]: what it shows
     assert len(set(keys)) < len(keys)
     # a verdict is about the whole system: never shared
     c, point = worlds[0]

@@ -8,6 +8,7 @@ model-based diagnosis way: probe only where the predictions differ)."""
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from typing import Any
@@ -45,6 +46,11 @@ def coins(chance: float) -> tuple[tuple[Coin, float], ...]:
 
 
 
+def entropy(weights: list[float]) -> float:
+    total = sum(weights)
+    return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0
+
+
 def cell(value: float | None, unit: str) -> int | None:
     """A value on the grid readings are split by (see :meth:`Reading.group`)."""
     if value is None:
@@ -66,9 +72,12 @@ class Likeness:
     named_options: int
     near: dict[str, frozenset[str]]
     _component_terms: frozenset[str]
-    _signatures: dict[tuple[Any, ...], tuple[dict[str, Any], ...]]
+    _signatures: dict[tuple[Any, ...], tuple[dict[str, int], ...]]
+    _interned: dict[tuple[Any, ...], int]
     _fault_index: dict[tuple[Any, ...], tuple[tuple[str, str], ...]]
     _physicals: dict[int, tuple[frozenset[Any], frozenset[Any]]]
+    _looks: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]] | None]
+    _worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]]
 
     def _chance(self, c: Candidate) -> float | None:   # pragma: no cover - the assistant's
         raise NotImplementedError
@@ -93,7 +102,7 @@ class Likeness:
                     out.add(term[len(self.ns):].split(".", 1)[0])
         return frozenset(out)
 
-    def _signature(self, c: Candidate, point: Checkpoint) -> tuple[dict[str, Any], ...]:
+    def _signature(self, c: Candidate, point: Checkpoint) -> tuple[dict[str, int], ...]:
         """What one simulation of ``c``'s world (each way its loose connections may fall) shows of
         every component: port voltages, current, light, and whether it settles."""
         assert self.shadow is not None
@@ -103,7 +112,7 @@ class Likeness:
         known = self._signatures.get(key)
         if known is not None:
             return known
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, int]] = []
         for coin in ways:
             self.shadow.rollback(point)
             if coin is not None:
@@ -113,12 +122,12 @@ class Likeness:
             except SimulationError:
                 out.append({})
                 continue
-            parts: dict[str, Any] = {cid: (tuple((port, cell(v, "V")) for port, v in sorted(r.port_v.items())),
-                                           cell(r.current, "A"), r.lit, cid in result.flickering,
-                                           result.live.get(cid), result.converged)
-                                     for cid, r in result.components.items()}
-            parts[""] = (result.lit, result.flickering, result.converged)    # the whole system (does it work?)
-            out.append(parts)
+            shows: dict[str, tuple[Any, ...]] = {cid: (tuple((port, cell(v, "V")) for port, v in sorted(r.port_v.items())),
+                           cell(r.current, "A"), r.lit, cid in result.flickering, result.live.get(cid), result.converged)
+                     for cid, r in result.components.items()}
+            shows[""] = (result.lit, result.flickering, result.converged)    # the whole system (does it work?)
+            # each as a small number (the same for the same signature), quick to compare and hash
+            out.append({cid: self._interned.setdefault(value, len(self._interned)) for cid, value in shows.items()})
         if len(self._signatures) > 50_000:
             self._signatures.clear()
         self._signatures[key] = known = tuple(out)
@@ -164,20 +173,65 @@ class Likeness:
 
     def _alike(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: int) -> tuple[Any, ...] | None:
         """What ``step``'s report in ``c``'s world depends on (the ``coin``-th way its loose
-        connections fall): what one simulation shows of the parts it looks at, the faults on
-        them or next to them, how the parts are reached (openings and enclosures) and what was
-        repaired. Worlds that differ only in faults elsewhere give the same report, so a
-        prediction is made once per class (None: no class, predict in this world)."""
+        connections fall): what one simulation shows of the parts it looks at (and of the whole
+        system: does it work?), the faults on them or next to them, whether chance is in the
+        world, how the parts are reached (openings and enclosures) and what was repaired.
+        Worlds that differ only in faults elsewhere give the same report, so a prediction is
+        made once per class (None: no class, predict in this world)."""
         if not self.screen or isinstance(step, Hypothesis):
             return None         # a verdict is about the whole system: every world answers for itself
-        comps = tuple(sorted({p.split(".", 1)[0] for p in step.targets}))
-        if any(p not in self.near for p in comps) or any(f.target not in self._component_terms for f in c.faults):
-            return None        # a fault of a coupling acts at a distance: the world answers for itself
-        near = frozenset().union(*(self.near[p] for p in comps))
-        signature = self._signature(c, point)[coin]
-        faults = tuple(sorted(f for part, f in self._fault_parts(c) if part in near))
-        return (str(step), tuple(signature.get(p) for p in ("", *comps)), faults, self._chance(c) is not None,
-                self._physical(point.state), point.repaired, self.anchor)
+        if step.targets in self._looks:
+            look = self._looks[step.targets]
+        else:
+            comps = tuple(sorted({p.split(".", 1)[0] for p in step.targets}))
+            look = self._looks[step.targets] = None if any(p not in self.near for p in comps) else \
+                (("", *comps), frozenset().union(*(self.near[p] for p in comps)))
+        world = self._world(c, point)
+        if look is None or world is None:
+            return None
+        signatures, parts, chancy, physical = world
+        shows = signatures[coin]
+        return (step.action, step.targets, step.value, tuple([shows.get(p) for p in look[0]]),
+                tuple([f for part, f in parts if part in look[1]]), chancy, physical, point.repaired, len(self.anchor))
+
+    def _world(self, c: Candidate, point: Checkpoint) -> tuple[Any, ...] | None:
+        """What :meth:`_alike` reads of a world (remembered while the world stands where it is);
+        None for a world with a fault of a coupling, which acts at a distance (and may show only
+        once a box is opened or turned): that world answers for itself."""
+        known = self._worlds.get(id(point))
+        if known is not None and known[0] is point and known[1] is c:
+            return known[2]
+        if any(f.target not in self._component_terms for f in c.faults):
+            world = None
+        else:
+            world = (self._signature(c, point), self._fault_parts(c), self._chance(c) is not None,
+                     self._physical(point.state))
+        if len(self._worlds) > 20_000:
+            self._worlds.clear()
+        self._worlds[id(point)] = (point, c, world)
+        return world
+
+    def _bounds(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]]) -> list[float]:
+        """For each option, the most information its reports can carry about ``sample``: the
+        information in the classes of :meth:`_alike` (a report is one per class, so it tells
+        no more than the class does), less what chance alone adds. Worlds without a class count
+        as a class each."""
+        total = sum(c.prior for c, _ in sample) or 1.0
+        ways = [((None, 1.0),) if self._chance(c) is None else coins(self._chance(c) or 0.0) for c, _ in sample]
+        out = []
+        for step in options:
+            groups: dict[Any, float] = defaultdict(float)
+            noise = 0.0
+            for n, ((c, point), chances) in enumerate(zip(sample, ways, strict=True)):
+                own: dict[Any, float] = defaultdict(float)
+                for m, (_, weight) in enumerate(chances):
+                    key = self._alike(c, point, step, m) or (n, m)
+                    groups[key] += c.prior * weight
+                    own[key] += weight
+                if len(own) > 1:
+                    noise += c.prior * entropy(list(own.values()))
+            out.append(entropy(list(groups.values())) - noise / total)
+        return out
 
     def _fault_parts(self, c: Candidate) -> tuple[tuple[str, str], ...]:
         """Each component ``c``'s faults are on (or its repair names), with the fault."""
@@ -202,4 +256,4 @@ class Likeness:
         return known[1]
 
 
-__all__ = ["CLOSED", "OBSERVATIONS", "OPEN", "Coin", "Likeness", "cell", "coins"]
+__all__ = ["CLOSED", "OBSERVATIONS", "OPEN", "Coin", "Likeness", "cell", "coins", "entropy"]

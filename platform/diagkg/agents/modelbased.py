@@ -30,6 +30,7 @@ scenario:
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import itertools
 import math
 import random
@@ -47,7 +48,7 @@ from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
 from ..kg.vocab import DK_NS
 from .combinations import Candidate, Combinations
-from .likeness import OBSERVATIONS, Coin, Likeness, coins
+from .likeness import OBSERVATIONS, Coin, Likeness, coins, entropy
 from .readings import UNKNOWN, Reading
 from .readings import lamps_of as _lamps
 from .readings import reading as _key
@@ -71,11 +72,6 @@ class Scored:
 def _weighed(c: Candidate, likelihood: float) -> Candidate:
     """``c`` with its weight times how likely its world gave what was seen."""
     return c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood)
-
-
-def _entropy(weights: list[float]) -> float:
-    total = sum(weights)
-    return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0
 
 
 class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
@@ -108,7 +104,10 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         self.named_options = int(config.get("named_options", 6))   # hypotheses tried as probes: the likeliest
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
-        self._signatures: dict[tuple[Any, ...], tuple[dict[str, Any], ...]] = {}
+        self._signatures: dict[tuple[Any, ...], tuple[dict[str, int], ...]] = {}
+        self._interned: dict[tuple[Any, ...], int] = {}
+        self._looks: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]] | None] = {}
+        self._worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]] = {}
         self._shared: dict[tuple[Any, ...], tuple[Reading, float]] = {}
         self._fault_index: dict[tuple[Fault, ...], tuple[tuple[str, str], ...]] = {}
         self._physicals: dict[int, tuple[frozenset[Any], frozenset[Any]]] = {}
@@ -621,7 +620,7 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         sample = self._sample()
         options = self._screened(self._options(sample), sample)
         # two passes: every option on a few candidates, the most promising on all of the sample
-        first = self._scored(options, sample[: self.quick])
+        first = self._scored(options, sample[: self.quick], keep=self.shortlist)
         shortlist = [o.step for o in sorted(first, key=lambda o: -o.rate)[: self.shortlist]]
         scored = self._scored(shortlist, sample) if len(sample) > self.quick else first
         if not scored:
@@ -674,29 +673,55 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
                 out |= set(step.targets)
         return out
 
-    def _scored(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]]) -> list["Scored"]:
-        """Expected information gain per minute of each option that tells some of ``sample`` apart:
-        the entropy of its reports less what chance alone adds (a loose connection's world may
-        answer either way whatever the diagnosis)."""
-        # world by world (an observation writes nothing, so the world is not restored between them)
-        predictions = [[self._outcomes(c, point, step) for step in options] for c, point in sample]
+    def _scored(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]],
+                keep: int = 1) -> list["Scored"]:
+        """Expected information gain per minute of the options that tell some of ``sample`` apart:
+        the entropy of their reports less what chance alone adds (a loose connection's world may
+        answer either way whatever the diagnosis). At least the ``keep`` best are scored, in the
+        order given; an option whose bound (:meth:`_bounds`, over its least minutes) is below
+        the ``keep``-th best rate found is not tried (it cannot be among them)."""
+        assert self.briefing is not None
+        bounds = self._bounds(options, sample)
+        catalogue = self.briefing.catalogue
+        least = [0.0 if isinstance(o, Hypothesis) or o.action not in catalogue else catalogue[o.action].cost
+                 for o in options]
+        order = sorted((i for i in range(len(options)) if bounds[i] > 1e-9),
+                       key=lambda i: -bounds[i] / (least[i] + self.round_minutes))
         total = sum(c.prior for c, _ in sample)
-        out = []
-        for i, step in enumerate(options):
-            groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
-            cost = noise = 0.0
-            for (c, _), row in zip(sample, predictions, strict=True):
-                own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
-                for weight, key, minutes in row[i]:
-                    groups[key.group()][c.faulty] += c.prior * weight
-                    own[key.group()] += weight
-                    cost += c.prior * weight * minutes
-                noise += c.prior * _entropy(list(own.values()))
-            gain = _entropy([sum(g.values()) for g in groups.values()]) - noise / total
-            if len(groups) < 2 or gain <= 1e-9:
-                continue
-            out.append(Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups))
-        return out
+        found: dict[int, Scored] = {}
+        rates: list[float] = []          # the best rates found, a min-heap of ``keep``
+        batch = max(keep, 4)
+        for start in range(0, len(order), batch):
+            if len(rates) >= keep and bounds[order[start]] / (least[order[start]] + self.round_minutes) < rates[0] - 1e-12:
+                break
+            chunk = [options[i] for i in order[start:start + batch]]
+            # world by world (an observation writes nothing, so the world is not restored between them)
+            predictions = [[self._outcomes(c, point, step) for step in chunk] for c, point in sample]
+            for k, i in enumerate(order[start:start + batch]):
+                scored = self._score(options[i], [row[k] for row in predictions], sample, total)
+                if scored is not None:
+                    found[i] = scored
+                    heapq.heappush(rates, scored.rate)
+                    if len(rates) > keep:
+                        heapq.heappop(rates)
+        return [found[i] for i in sorted(found)]
+
+    def _score(self, step: Action | Hypothesis, outcomes: list[list[tuple[float, Reading, float]]],
+               sample: list[tuple[Candidate, Checkpoint]], total: float) -> "Scored | None":
+        """One option's rate from its outcomes in each world of ``sample`` (None: it tells nothing)."""
+        groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
+        cost = noise = 0.0
+        for (c, _), row in zip(sample, outcomes, strict=True):
+            own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
+            for weight, key, minutes in row:
+                groups[key.group()][c.faulty] += c.prior * weight
+                own[key.group()] += weight
+                cost += c.prior * weight * minutes
+            noise += c.prior * entropy(list(own.values()))
+        gain = entropy([sum(g.values()) for g in groups.values()]) - noise / total
+        if len(groups) < 2 or gain <= 1e-9:
+            return None
+        return Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups)
 
     def _sample(self) -> list[tuple[Candidate, Checkpoint]]:
         if len(self.live) <= self.sample:

@@ -131,6 +131,7 @@ class Session:
         self.affording_cache: dict[tuple[frozenset[ox.Quad], str, str], frozenset[str]] = {}
         self.physical_keys: dict[int, tuple[frozenset[ox.Quad], frozenset[ox.Quad]]] = {}
         self.effect_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}   # see effects._update
+        self.trial_cache: dict[tuple[Any, ...], CircuitState] = {}           # see verification.repaired_state
         self._state_key: frozenset[ox.Quad] = frozenset()
         self._key_generation = -1
         self._started = False

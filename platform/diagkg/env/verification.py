@@ -107,7 +107,21 @@ def repair_cost(session: Session, part: str, state: CircuitState) -> float:
 
 def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
     """The current state with these parts repaired, tried on a copy of the state graph
-    with the same repair templates as a real repair (nothing of it is kept)."""
+    with the same repair templates as a real repair (nothing of it is kept). The templates
+    read only the system and the state graph: the same parts repaired in the same state give
+    the same state, which is remembered."""
+    parts = tuple(parts)
+    key = (session.state_key(), parts)
+    known = session.trial_cache.get(key)
+    if known is None:
+        known = _tried(session, parts)
+        if len(session.trial_cache) > 20_000:
+            session.trial_cache.clear()
+        session.trial_cache[key] = known
+    return known
+
+
+def _tried(session: Session, parts: tuple[str, ...]) -> CircuitState:
     trial = graphs.named("state", f"{session.id}-trial")
     quads = state_quads(session.store, session.state_graph)
     restore(session.store, trial, [ox.Quad(q.subject, q.predicate, q.object, trial) for q in quads])
