@@ -102,6 +102,8 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         # observations are tried only on parts where the candidates' simulations differ (see _screened)
         self.screen = bool(config.get("screen", True))
         self.named_options = int(config.get("named_options", 6))   # hypotheses tried as probes: the likeliest
+        # the chance that no candidate is the truth (more faults than they have), in the cost of naming them
+        self.unexplained = min(0.9, max(0.0, float(config.get("unexplained", 0.0))))
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
         self._signatures: dict[tuple[Any, ...], tuple[dict[str, int], ...]] = {}
@@ -646,8 +648,9 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         """The expected minutes of naming the diagnoses one after another, the best value first
         (probability per minute: the optimal order of a sequential search), and the first to name.
         Only ``rounds`` can be named: what is left after them counts as a failure
-        (:attr:`fail_minutes`)."""
-        total = sum(weights.values())
+        (:attr:`fail_minutes`). The candidates may all be wrong (:attr:`unexplained`: more
+        faults than they have): each naming is then paid for and none is right."""
+        total = sum(weights.values()) / (1.0 - self.unexplained)
         if total <= 0:
             return 0.0, None
         c0, point0 = sample[0]
