@@ -8,6 +8,8 @@ forward and rolled back exactly (what its worlds rely on).
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import diagkg
@@ -215,3 +217,71 @@ def test_a_loose_connection_answers_either_way(tmp_path):
     assert [w for w, _, _ in outcomes] == [0.5, 0.5]
     assert len({key.group() for _, key, _ in outcomes}) == 2          # dark when open, lit when closed
     assert OPEN.random() == 0.0 and CLOSED.random() == 1.0
+
+
+def _worlds(store: KnowledgeStore, scenario: str, **config) -> ModelBasedAssistant:
+    """An assistant set up on ``scenario`` whose candidate worlds all start (whatever was seen)."""
+    assistant = ModelBasedAssistant(**config)
+    run_session(scenario, assistant, store=store, seed=0, budget=1, record=False)
+    assistant.steps.clear()
+    assistant.since = 1
+    assistant.briefing = dataclasses.replace(assistant.briefing, budget=10)     # rounds to spare
+    return assistant
+
+
+@pytest.mark.parametrize("reconnect", [True, False])
+def test_a_cable_nearly_every_candidate_names_is_reconnected(torch_store, reconnect):
+    """The lead alone, the lead with the bulb, or (unlikely) the return lead: no diagnosis is
+    likely enough to name, but nearly every one names the lead, which is reconnected first."""
+    from diagkg.agents.combinations import Candidate
+
+    assistant = _worlds(torch_store, "TORCH.1", certain_cables=reconnect)
+
+    def single(mode: str, target: str) -> Candidate:
+        return next(c for c in assistant.pairable if c.faults[0].mode == mode and c.faults[0].target.endswith(target))
+
+    lead, bulb, ret = single("DetachedEnd", "/lead.n"), single("OpenComponent", "/bulb"), single("DetachedEnd", "/ret.p")
+    both = Candidate(lead.faults + bulb.faults, lead.faulty | bulb.faulty, 0.45)
+    assistant.live = []
+    for c, prior in ((lead, 0.5), (both, 0.45), (ret, 0.05)):
+        started = assistant._start(c)
+        assert started is not None
+        assistant.live.append((dataclasses.replace(c, prior=prior), started[0]))
+    choice = assistant._choose()
+    if reconnect:                      # the cheapest repair of the catalogue that fits a cable
+        assert choice == diagkg.Action("reconnect_cable", ("lead",))
+    else:
+        assert choice != diagkg.Action("reconnect_cable", ("lead",))
+
+
+def test_when_nothing_explains_a_repair_is_tried_as_a_probe(torch_store):
+    """No single fault, pair or triple is left: the part of the single fault that explains most
+    of what was seen is repaired as a probe, and that repair counts as having fixed something."""
+    assistant = ModelBasedAssistant()
+    run_session("TORCH.1", assistant, store=torch_store, seed=0, budget=1, record=False)
+    assistant.live = []
+    assistant.widenings = assistant.max_widenings
+    assistant.tripled = assistant.terminals = True
+    assistant.rebased = set(range(len(assistant.steps)))
+    probe = assistant.suggest()
+    assert isinstance(probe, diagkg.Action)
+    assert assistant.briefing.catalogue[probe.action].repair
+    # the flat battery explains the dark torch best: its part is the one repaired
+    assert probe.targets == ("bat",)
+    quiet = ModelBasedAssistant(last_probe=False)
+    run_session("TORCH.1", quiet, store=torch_store, seed=0, budget=1, record=False)
+    quiet.live, quiet.widenings, quiet.rebased = [], quiet.max_widenings, set(range(len(quiet.steps)))
+    quiet.tripled = quiet.terminals = True
+    assert quiet.suggest() is None
+
+
+def test_pairs_whose_faults_explain_the_lights_only_together_come_first():
+    """10CC.M.2: an open indicator LED and, further on, a detached cable. Two breaks upstream each
+    explain every light alone (and were refuted as singles); the pair where each explains part of
+    the lights is tried first, and the cable is reconnected once every candidate names it."""
+    store = catalog_store()
+    result = run_session("10CC.M.2", ModelBasedAssistant(), store=store, seed=0, record=False)
+    assert result.end in ("success", "success_no_hypothesis")
+    slow = run_session("10CC.M.2", ModelBasedAssistant(minimal_first=False, certain_cables=False), store=store,
+                       seed=0, record=False)
+    assert result.cost < slow.cost

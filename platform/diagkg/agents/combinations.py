@@ -36,6 +36,7 @@ class Combinations:
     steps: list[tuple[Any, Reading]]
     role_depth: int
     prior_rank: float
+    minimal_first: bool
     triple_pool: int
     ns: str
 
@@ -114,7 +115,13 @@ class Combinations:
         # what the two explain (lamps, then later reports), and with prior_rank > 0 what they explain
         # and how likely they are together (each halving of the prior costs prior_rank reports)
         logprior = np.log2(np.array([c.prior for c in self.pairable]))
-        if self.prior_rank > 0:
+        if self.minimal_first:
+            # the lights first, and among pairs that explain them, those where neither fault alone
+            # does (a fault that explains every light alone was tried as a single and failed on a
+            # later report; the later reports of a pair are not those of its two faults apart)
+            score = lamps[i, j] + self.prior_rank * (logprior[i] + logprior[j])
+            order = np.lexsort((np.arange(len(i)), -either[i, j], better_alone[i, j], -score))
+        elif self.prior_rank > 0:
             score = lamps[i, j] + either[i, j] + self.prior_rank * (logprior[i] + logprior[j])
             order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -score))
         else:

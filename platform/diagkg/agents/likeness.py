@@ -78,6 +78,9 @@ class Likeness:
     _physicals: dict[int, tuple[frozenset[Any], frozenset[Any]]]
     _looks: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]] | None]
     _worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]]
+    removed: frozenset[str]
+    briefing: Any
+    steps: list[tuple[Any, Any]]
 
     def _chance(self, c: Candidate) -> float | None:   # pragma: no cover - the assistant's
         raise NotImplementedError
@@ -254,6 +257,39 @@ class Likeness:
             predicate = DK.hasPhysicalState.node
             known = self._physicals[id(state)] = (state, frozenset(q for q in state if q.predicate == predicate))
         return known[1]
+
+    def _options(self, sample: list[tuple[Candidate, Checkpoint]]) -> list[Action | Hypothesis]:
+        """Tests on the parts the candidates name (and the lamps), repairs as probes, and hypotheses."""
+        sk = self.sk
+        parts: set[str] = set()
+        for c, _ in sample:
+            parts |= {p for p in c.faulty if p in sk.components}
+        lamps = {cid for cid, c in sk.components.items() if c.type in ("Bulb", "LED") and cid not in self.removed}
+        assert self.briefing is not None
+        catalogue = self.briefing.catalogue
+        options: list[Action | Hypothesis] = []
+        for cid in sorted(parts | lamps):
+            kind = sk.components[cid].type
+            for action in OBSERVATIONS:
+                spec = catalogue.get(action)
+                if spec is not None and (not spec.types or kind in spec.types):
+                    options.append(Action(action, (cid,)))
+        # repairs are probes too: every repair of the catalogue that fits a named part (or, for a
+        # repair of two parts, a diagnosis naming exactly two parts it fits: crossed cables swapped)
+        repairs = [spec for spec in catalogue.values() if spec.repair]
+        for cid in sorted(parts):
+            kind = sk.components[cid].type
+            for spec in repairs:
+                if spec.target_count == 1 and (not spec.types or kind in spec.types):
+                    options.append(Action(spec.id, (cid,)))
+        for named in sorted({tuple(sorted(c.faulty)) for c, _ in sample if len(c.faulty) == 2}):
+            if all(p in sk.components for p in named):
+                for spec in repairs:
+                    if spec.target_count == 2 and (not spec.types or {sk.components[p].type for p in named} <= spec.types):
+                        options.append(Action(spec.id, named))
+        options.extend(Hypothesis(s) for s in {c.faulty for c, _ in sample})
+        done = {str(s) for s, _ in self.steps}
+        return [o for o in options if str(o) not in done]
 
 
 __all__ = ["CLOSED", "OBSERVATIONS", "OPEN", "Coin", "Likeness", "cell", "coins", "entropy"]

@@ -48,7 +48,7 @@ from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
 from ..kg.vocab import DK_NS
 from .combinations import Candidate, Combinations
-from .likeness import OBSERVATIONS, Coin, Likeness, coins, entropy
+from .likeness import Coin, Likeness, coins, entropy
 from .readings import UNKNOWN, Reading
 from .readings import lamps_of as _lamps
 from .readings import reading as _key
@@ -104,6 +104,12 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         self.named_options = int(config.get("named_options", 6))   # hypotheses tried as probes: the likeliest
         # the chance that no candidate is the truth (more faults than they have), in the cost of naming them
         self.unexplained = min(0.9, max(0.0, float(config.get("unexplained", 0.0))))
+        # a repair tried as a probe is taken to have fixed something only once pairs explain nothing either
+        self.probe_last = bool(config.get("probe_last", False))
+        self.minimal_first = bool(config.get("minimal_first", True))   # see Combinations._ranked_pairs
+        self.certain_cables = bool(config.get("certain_cables", True))  # a cable nearly all name is reconnected
+        self.last_probe = bool(config.get("last_probe", True))   # see _probe_repair
+        self._probing = -1
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
         self._signatures: dict[tuple[Any, ...], tuple[dict[str, int], ...]] = {}
@@ -478,7 +484,8 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         if isinstance(step, Action):
             # how much the candidates believed the repaired parts faulty (see _rebase)
             total = sum(c.prior for c, _ in self.live) or 1.0
-            self.belief[len(self.steps)] = sum(c.prior for c, _ in self.live if set(step.targets) <= c.faulty) / total
+            self.belief[len(self.steps)] = 1.0 if self._probing == len(self.steps) else \
+                sum(c.prior for c, _ in self.live if set(step.targets) <= c.faulty) / total
         self.steps.append((step, seen))
         kept = []
         assert self.shadow is not None
@@ -491,10 +498,10 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
             if likelihood > 0:
                 kept.append((_weighed(c, likelihood), self.shadow.checkpoint()))
         self.live = kept
-        if not self.live and not self._rebase() and not self._more_singles():
+        if not self.live and not self._rebase(strong=self.probe_last) and not self._more_singles():
             self._widen()
 
-    def _rebase(self) -> bool:
+    def _rebase(self, strong: bool = False) -> bool:
         """A repair is a probe (IRS). When nothing explains every report, the latest repair not
         yet rebased on is taken to have fixed something, and what is left to explain is what was
         seen from it on: the candidates start again from the single faults, each judged only on
@@ -508,7 +515,8 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
           fixed. The repair's own report is judged too (it says whether the system works now).
 
         False when there is no repair left to rebase on."""
-        repairs = [n for n, (step, seen) in enumerate(self.steps) if n not in self.rebased and self._repair(n, step, seen)]
+        repairs = [n for n, (step, seen) in enumerate(self.steps) if n not in self.rebased and self._repair(n, step, seen)
+                   and (not strong or isinstance(step, Hypothesis))]
         if not repairs:
             return False
         last = repairs[-1]
@@ -592,17 +600,22 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
     def _choose(self) -> Action | Hypothesis | None:
         assert self.briefing is not None
         ranked = self.candidates()
-        if not ranked and (self._rebase() or self._more_singles()):
+        if not ranked and (self._rebase(strong=self.probe_last) or self._more_singles()):
             ranked = self.candidates()
         while not ranked and self.widenings < self.max_widenings:
             self._widen()                   # the next pairs, best first (those tried are not tried again)
             ranked = self.candidates()
+        if not ranked and self.probe_last and self._rebase():
+            ranked = self.candidates()      # a repair tried as a probe did fix something: start again from it
+            while not ranked and self.widenings < self.max_widenings:
+                self._widen()
+                ranked = self.candidates()
         if not ranked and not self.tripled:
             self.tripled = True
             self._widen(3)
             ranked = self.candidates()
         if not ranked:
-            return None
+            return self._probe_repair() if self.last_probe else None
         best_set, p = ranked[0]
         rounds_left = self.briefing.budget - len(self.steps)
         if len(ranked) == 1 or p >= self.confident or rounds_left <= 1:
@@ -617,8 +630,15 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         for part, weight in sorted(marginal.items(), key=lambda x: -x[1]):
             if weight < self.certain:
                 break
-            if part in self.sk.components and self.sk.components[part].type != "Cable" and part not in repaired:
+            if part not in self.sk.components or part in repaired:
+                continue
+            if self.sk.components[part].type != "Cable":
                 return Action("replace_component", (part,))
+            if self.certain_cables:        # a cable's cheapest repair of the catalogue (reconnecting it)
+                fits = [spec for spec in self.briefing.catalogue.values() if spec.repair and spec.target_count == 1
+                        and (not spec.types or "Cable" in spec.types)]
+                if fits:
+                    return Action(min(fits, key=lambda spec: (spec.cost, spec.id)).id, (part,))
         sample = self._sample()
         options = self._screened(self._options(sample), sample)
         # two passes: every option on a few candidates, the most promising on all of the sample
@@ -642,6 +662,31 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
             return self._fix(plan, sample, f"naming it is cheaper in expectation ({now:.0f} min) than testing "
                                            f"first ({best.minutes + self.round_minutes + after:.0f} min)")
         return best.step
+
+    def _probe_repair(self) -> Action | None:
+        """Nothing explains the reports, not even pairs or triples: repair, as a probe (IRS), the
+        part of the single fault that explains most of what was seen (the lights at the start,
+        then the reports), with the cheapest repair of the catalogue that fits it. A repair done
+        this way is taken to have fixed something (see :meth:`_rebase`)."""
+        assert self.briefing is not None
+        seen = {} if self.since else _lamps(self.briefing.visible)
+        done = {str(step) for step, _ in self.steps}
+        repairs = sorted((spec for spec in self.briefing.catalogue.values() if spec.repair and spec.target_count == 1),
+                         key=lambda spec: (spec.cost, spec.id))
+
+        def explains(c: Candidate) -> tuple[int, float]:
+            lamps, alike = self._run_through(c)
+            return sum(lamps.get(lamp) == state for lamp, state in seen.items()) + len(alike), c.prior
+
+        for c in sorted(self.pairable, key=explains, reverse=True):
+            for part in sorted(p for p in c.faulty if p in self.sk.components):
+                kind = self.sk.components[part].type
+                for spec in repairs:
+                    action = Action(spec.id, (part,))
+                    if (not spec.types or kind in spec.types) and str(action) not in done:
+                        self._probing = len(self.steps)
+                        return action
+        return None
 
     def _naming_cost(self, weights: dict[frozenset[str], float], sample: list[tuple[Candidate, Checkpoint]],
                      rounds: int) -> tuple[float, frozenset[str] | None]:
@@ -736,39 +781,6 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         if len(picked) > self.sample:
             picked = self.rng.sample(picked, self.sample)
         return picked
-
-    def _options(self, sample: list[tuple[Candidate, Checkpoint]]) -> list[Action | Hypothesis]:
-        """Tests on the parts the candidates name (and the lamps), repairs as probes, and hypotheses."""
-        sk = self.sk
-        parts: set[str] = set()
-        for c, _ in sample:
-            parts |= {p for p in c.faulty if p in sk.components}
-        lamps = {cid for cid, c in sk.components.items() if c.type in ("Bulb", "LED") and cid not in self.removed}
-        assert self.briefing is not None
-        catalogue = self.briefing.catalogue
-        options: list[Action | Hypothesis] = []
-        for cid in sorted(parts | lamps):
-            kind = sk.components[cid].type
-            for action in OBSERVATIONS:
-                spec = catalogue.get(action)
-                if spec is not None and (not spec.types or kind in spec.types):
-                    options.append(Action(action, (cid,)))
-        # repairs are probes too: every repair of the catalogue that fits a named part (or, for a
-        # repair of two parts, a diagnosis naming exactly two parts it fits: crossed cables swapped)
-        repairs = [spec for spec in catalogue.values() if spec.repair]
-        for cid in sorted(parts):
-            kind = sk.components[cid].type
-            for spec in repairs:
-                if spec.target_count == 1 and (not spec.types or kind in spec.types):
-                    options.append(Action(spec.id, (cid,)))
-        for named in sorted({tuple(sorted(c.faulty)) for c, _ in sample if len(c.faulty) == 2}):
-            if all(p in sk.components for p in named):
-                for spec in repairs:
-                    if spec.target_count == 2 and (not spec.types or {sk.components[p].type for p in named} <= spec.types):
-                        options.append(Action(spec.id, named))
-        options.extend(Hypothesis(s) for s in {c.faulty for c, _ in sample})
-        done = {str(s) for s, _ in self.steps}
-        return [o for o in options if str(o) not in done]
 
 
 __all__ = ["Candidate", "ModelBasedAssistant"]
