@@ -285,3 +285,23 @@ def test_pairs_whose_faults_explain_the_lights_only_together_come_first():
     slow = run_session("10CC.M.2", ModelBasedAssistant(minimal_first=False, certain_cables=False), store=store,
                        seed=0, record=False)
     assert result.cost < slow.cost
+
+
+@pytest.mark.parametrize("confirm", [0.3, 0.0])
+def test_a_costly_diagnosis_is_checked_against_something_else_first(torch_store, confirm):
+    """The flat battery is the last diagnosis standing and replacing it is costly: a cheaper test
+    of the battery that tells it from the likeliest fault elsewhere (a lead off: the battery then
+    reads its full voltage) comes first, once; with ``confirm`` 0 the battery is named at once."""
+    assistant = _worlds(torch_store, "TORCH.1", confirm=confirm)
+    flat = next(c for c in assistant.pairable if c.faults[0].mode == "DepletedBattery")
+    started = assistant._start(flat)
+    assert started is not None
+    assistant.live = [(flat, started[0])]
+    choice = assistant._choose()
+    if confirm:
+        assert isinstance(choice, diagkg.Action) and choice.targets == ("bat",)
+        assert not assistant.briefing.catalogue[choice.action].repair
+        assert isinstance(assistant._choose(), (diagkg.Hypothesis, diagkg.Action))   # once only: then it names
+        assert assistant._confirming(frozenset({"bat"}), assistant._sample()) is None
+    else:
+        assert not (isinstance(choice, diagkg.Action) and not assistant.briefing.catalogue[choice.action].repair)

@@ -49,6 +49,7 @@ from ..kg import graphs
 from ..kg.vocab import DK_NS
 from .combinations import Candidate, Combinations
 from .likeness import Coin, Likeness, coins, entropy
+from .probes import Probes
 from .readings import UNKNOWN, Reading
 from .readings import lamps_of as _lamps
 from .readings import reading as _key
@@ -74,7 +75,7 @@ def _weighed(c: Candidate, likelihood: float) -> Candidate:
     return c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood)
 
 
-class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
+class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
     name = "model-based"
 
     def __init__(self, **config: Any):
@@ -109,6 +110,8 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         self.minimal_first = bool(config.get("minimal_first", True))   # see Combinations._ranked_pairs
         self.certain_cables = bool(config.get("certain_cables", True))  # a cable nearly all name is reconnected
         self.last_probe = bool(config.get("last_probe", True))   # see _probe_repair
+        self.confirm = float(config.get("confirm", 0.3))   # see Probes._confirming
+        self.confirm_after_wrong = bool(config.get("confirm_after_wrong", True))   # only once a naming was wrong
         self._probing = -1
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
@@ -132,6 +135,7 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         self.rng = random.Random(briefing.seed)
         self.steps: list[tuple[Action | Hypothesis, Reading]] = []     # what was done, and what it showed
         self.pending: Action | Hypothesis | None = None
+        self._checked: set[frozenset[str]] = set()       # diagnoses a test was chosen to confirm
         self.singles = self._single_candidates()
         # what pairs are made of: a component's own loose terminal is a single fault only (pairing
         # every terminal of every component would bury the likelier pairs)
@@ -620,6 +624,9 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
         rounds_left = self.briefing.budget - len(self.steps)
         if len(ranked) == 1 or p >= self.confident or rounds_left <= 1:
             why = f"the simulated fault explains every report ({p:.0%} of the candidates)"
+            check = self._confirming(best_set, self._sample()) if rounds_left > 2 and self.confirm > 0 else None
+            if check is not None:
+                return check
             return self._fix(best_set, self._sample(), why) if rounds_left > 1 else Hypothesis(best_set, why)
         # a part almost every candidate names is repaired first (its repair is then evidence, too)
         marginal: dict[str, float] = defaultdict(float)
@@ -662,31 +669,6 @@ class ModelBasedAssistant(Likeness, Combinations, BaseAssistant):
             return self._fix(plan, sample, f"naming it is cheaper in expectation ({now:.0f} min) than testing "
                                            f"first ({best.minutes + self.round_minutes + after:.0f} min)")
         return best.step
-
-    def _probe_repair(self) -> Action | None:
-        """Nothing explains the reports, not even pairs or triples: repair, as a probe (IRS), the
-        part of the single fault that explains most of what was seen (the lights at the start,
-        then the reports), with the cheapest repair of the catalogue that fits it. A repair done
-        this way is taken to have fixed something (see :meth:`_rebase`)."""
-        assert self.briefing is not None
-        seen = {} if self.since else _lamps(self.briefing.visible)
-        done = {str(step) for step, _ in self.steps}
-        repairs = sorted((spec for spec in self.briefing.catalogue.values() if spec.repair and spec.target_count == 1),
-                         key=lambda spec: (spec.cost, spec.id))
-
-        def explains(c: Candidate) -> tuple[int, float]:
-            lamps, alike = self._run_through(c)
-            return sum(lamps.get(lamp) == state for lamp, state in seen.items()) + len(alike), c.prior
-
-        for c in sorted(self.pairable, key=explains, reverse=True):
-            for part in sorted(p for p in c.faulty if p in self.sk.components):
-                kind = self.sk.components[part].type
-                for spec in repairs:
-                    action = Action(spec.id, (part,))
-                    if (not spec.types or kind in spec.types) and str(action) not in done:
-                        self._probing = len(self.steps)
-                        return action
-        return None
 
     def _naming_cost(self, weights: dict[frozenset[str], float], sample: list[tuple[Candidate, Checkpoint]],
                      rounds: int) -> tuple[float, frozenset[str] | None]:
