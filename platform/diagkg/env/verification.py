@@ -10,16 +10,17 @@ instead of a part is wrong and costs :data:`UNSPECIFIC_COST`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pyoxigraph as ox
 
 from ..kg import graphs
 from ..kg.vocab import DK
 from ..sim.circuit import CircuitState, read_state
+from . import effects
 from .actions import Hypothesis
 from .outcomes import Outcome
-from .scenarios import restore, state_quads
+from .scenarios import restore
 
 if TYPE_CHECKING:  # pragma: no cover
     from .service import Session
@@ -123,7 +124,7 @@ def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
 
 def _tried(session: Session, parts: tuple[str, ...]) -> CircuitState:
     trial = graphs.named("state", f"{session.id}-trial")
-    quads = state_quads(session.store, session.state_graph)
+    quads = session.state_key()
     restore(session.store, trial, [ox.Quad(q.subject, q.predicate, q.object, trial) for q in quads])
     try:
         for part in parts:
@@ -162,10 +163,14 @@ def main_function_works(session: Session, state: CircuitState) -> bool:
 def make_repair(session: Session, part: str, graph: ox.NamedNode | None = None) -> None:
     """Repair a part for good in ``graph`` (the session's state by default): a
     shielding enclosure is moved, a component is made as new."""
-    graph = graph or session.state_graph
     if session.parts().get(part) == "enclosure":
-        session.store.update("effect-physical-state", state=graph, target=session.iri_of(part),
-                          add=[str(DK.Rotated)], remove=[])
+        template = "effect-physical-state"
+        args: dict[str, Any] = {"target": session.iri_of(part), "add": [str(DK.Rotated)], "remove": []}
     else:
-        session.store.update("effect-repair-component", state=graph, system=session.system_graph,
-                          target=session.iri_of(part))
+        template = "effect-repair-component"
+        args = {"system": session.system_graph, "target": session.iri_of(part)}
+    if graph is None:
+        # the session's own state: the same repair of the same state gives the same state (remembered)
+        effects._update(session, template, {"state": session.state_graph, **args})
+    else:
+        session.store.update(template, state=graph, **args)
