@@ -9,13 +9,17 @@ On the torch written in tests/test_store_first.py (not shipped).
 
 from __future__ import annotations
 
+import pyoxigraph as ox
 import pytest
 
 import diagkg
+from diagkg.env import verification
 from diagkg.env.actions import Action, Hypothesis
-from diagkg.env.scenarios import state_quads
+from diagkg.env.scenarios import restore, state_quads
 from diagkg.errors import SessionError
+from diagkg.kg import graphs
 from diagkg.kg.store import KnowledgeStore
+from diagkg.sim.circuit import read_state
 
 from .test_store_first import torch_memory_store
 
@@ -82,3 +86,31 @@ def test_a_rolled_back_session_answers_as_a_fresh_one(torch_store, scenario):
                 assert frozenset(state_quads(shadow.store, shadow.state_graph)) == shadow.state_key()
                 checked += 1
     assert checked == 2 * len(sequences) * len(points)
+
+
+@pytest.mark.parametrize("scenario", ["TORCH.1", "TORCH.2"])
+def test_a_tried_repair_reads_as_the_repair_on_a_copy(torch_store, scenario):
+    """verification.repaired_state tries the repair on the session's own state graph (through the
+    effect memo) and sets it back: it reads as the same repair template run on a copy of the
+    graph, and leaves the session's state as it was."""
+    session = diagkg.make(scenario, store=torch_store, budget=10**6)
+    session.reset(seed=0)
+    parts = sorted(session.sk.components)
+    tried = 0
+    for _ in range(2):                                # the second time, as remembered
+        for part in parts:
+            before = session.state_key()
+            got = verification.repaired_state(session, [part])
+            assert session.state_key() == before
+            session.sync()
+            assert frozenset(state_quads(session.store, session.state_graph)) == before
+            copy = graphs.named("state", "copy-for-test")
+            restore(session.store, copy, [ox.Quad(q.subject, q.predicate, q.object, copy) for q in before])
+            verification.make_repair(session, part, copy)
+            expected = read_state(session.store, copy, session.sk,
+                                  frozenset(state_quads(session.store, copy)))
+            session.store.raw.remove_graph(copy)
+            session.store.touch()
+            assert got == expected, part
+            tried += got != session.state()
+    assert tried > 0                                   # some repair changed the state
