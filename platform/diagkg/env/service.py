@@ -153,7 +153,7 @@ class Session:
         self.nominal_lit: tuple[str, ...] = ()
         self.nominal_bulbs: frozenset[str] = frozenset()
         self.main_bulbs: frozenset[str] = frozenset()
-        self._snapshot: list[ox.Quad] = []
+        self._snapshot: tuple[ox.Quad, ...] = ()
         self._snapshot_set: frozenset[ox.Quad] | None = None
         self.short_count = 0
 
@@ -181,7 +181,7 @@ class Session:
         self.nominal_bulbs = frozenset(bulbs)
         self.main_bulbs = frozenset(c for c in bulbs if not self.sk.components[c].params.get("isIndicator"))
         inject(self.store, self.scenario, self.state_graph)
-        self._snapshot = state_quads(self.store, self.state_graph)
+        self._snapshot = tuple(state_quads(self.store, self.state_graph))
         self._snapshot_set = None
         result = self.initial_result = self.simulate()
         obs = {
@@ -224,7 +224,7 @@ class Session:
     def checkpoint(self) -> "Checkpoint":
         """Everything a step can change, to come back to with :meth:`rollback`
         (a model of the system tries actions on a session without keeping them)."""
-        return Checkpoint(self.scenario, self.state_key(), tuple(self._snapshot),
+        return Checkpoint(self.scenario, self.state_key(), self._snapshot,
                           self.rng.getstate(), self.round, self.total_cost, self.end, len(self.history),
                           frozenset(self.repaired), self.short_count)
 
@@ -233,7 +233,7 @@ class Session:
         self.scenario = point.scenario
         self._lazy = True
         self.set_state(point.state)
-        self._snapshot = list(point.snapshot)
+        self._snapshot = point.snapshot          # a tuple, never changed in place
         known = self._snapshot_sets.get(id(point.snapshot))
         if known is None or known[0] is not point.snapshot:
             if len(self._snapshot_sets) > 1_000:
@@ -362,7 +362,7 @@ class Session:
         key = (current, self._snapshot_set, frozenset(self.repaired))
         kept = self.reset_cache.get(key)
         if kept is None:
-            owners_now = self._owners(list(current))
+            owners_now = self._owners(current)
             owners_then = self._owners(self._snapshot)
             kept = frozenset([q for q in self._snapshot if owners_then.get(q) not in self.repaired]
                              + [q for q in current if owners_now.get(q) in self.repaired])
@@ -371,7 +371,7 @@ class Session:
             self.reset_cache[key] = kept
         self.set_state(kept)
 
-    def _owners(self, quads: list[ox.Quad]) -> dict[ox.Quad, str | None]:
+    def _owners(self, quads: Iterable[ox.Quad]) -> dict[ox.Quad, str | None]:
         """Which part each state triple is about (a port's triples belong to its component)."""
         ns = self.ns
         node_owner: dict[Any, str | None] = {}
