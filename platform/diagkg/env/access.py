@@ -46,6 +46,7 @@ def affords(session: Session, part: str, affordance: str) -> bool:
     if known is None:
         if len(session.afford_cache) > 20_000:
             session.afford_cache.clear()
+        session.sync()
         known = session.afford_cache[key] = bool(session.store.query(
             "precondition-affords", part=session.iri_of(part), affordance=str(getattr(DK, affordance)),
             system=session.system_graph, state=session.state_graph))
@@ -61,6 +62,7 @@ def affording(session: Session, affordance: str) -> frozenset[str]:
     if known is None:
         if len(session.affording_cache) > 5_000:
             session.affording_cache.clear()
+        session.sync()
         rows = session.store.select("parts-affording", {
             "systemGraph": session.system_graph, "stateGraph": session.state_graph,
             "affordance": getattr(DK, affordance).node})

@@ -50,6 +50,7 @@ def apply_effect(session: Session, spec: ActionType, action: Action, out: Outcom
         moves = led_moves(session, action.targets[0], action.targets[1], out)
         if moves is None:
             return False
+        session.sync()
         for port, onto in moves:
             session.store.update(spec.template, state=session.state_graph, target=session.iri_of(port), other=session.iri_of(onto))
         out.data["moves"] = [{"end": end, "onto": onto} for end, onto in moves]
@@ -71,6 +72,7 @@ def _update(session: Session, template: str, args: dict[str, Any]) -> None:
            tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in args.items())))
     after = session.effect_cache.get(key)
     if after is None:
+        session.sync()
         session.store.update(template, **args)
         if len(session.effect_cache) > 20_000:
             session.effect_cache.clear()

@@ -148,8 +148,13 @@ class Subchain(Record):
     lamp_lit: bool
 
 
+_PRIMITIVE = frozenset({str, int, float, bool, type(None)})   # exactly these types: already plain
+
+
 def plain(value: Any) -> Any:
     """A typed record (or containers of them) as plain JSON-like data."""
+    if type(value) in _PRIMITIVE:
+        return value
     if hasattr(value, "to_dict"):
         return value.to_dict()
     if isinstance(value, StrEnum):

@@ -132,8 +132,14 @@ class Session:
         self.physical_keys: dict[int, tuple[frozenset[ox.Quad], frozenset[ox.Quad]]] = {}
         self.effect_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}   # see effects._update
         self.trial_cache: dict[tuple[Any, ...], CircuitState] = {}           # see verification.repaired_state
-        self._state_key: frozenset[ox.Quad] = frozenset()
+        self.reset_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}     # see _reset_to_snapshot
+        self._snapshot_sets: dict[int, tuple[tuple[ox.Quad, ...], frozenset[ox.Quad]]] = {}
+        self._state_key: frozenset[ox.Quad] = frozenset()   # the state graph's content as last read/written
         self._key_generation = -1
+        # a session that rolls back (a model's shadow) sets its state graph lazily: the state it
+        # stands in is ``_pending`` until something reads or writes the graph (see sync)
+        self._lazy = False
+        self._pending: frozenset[ox.Quad] | None = None
         self._started = False
         self._reset_fields()
 
@@ -147,7 +153,8 @@ class Session:
         self.nominal_lit: tuple[str, ...] = ()
         self.nominal_bulbs: frozenset[str] = frozenset()
         self.main_bulbs: frozenset[str] = frozenset()
-        self._snapshot: list[ox.Quad] = []
+        self._snapshot: tuple[ox.Quad, ...] = ()
+        self._snapshot_set: frozenset[ox.Quad] | None = None
         self.short_count = 0
 
     # ------------------------------------------------------------------
@@ -162,6 +169,7 @@ class Session:
             raise SessionError(f"reset() takes no options, got {', '.join(sorted(options))}")
         self._reset_fields()
         self._started = True
+        self._pending = None                  # configure starts the state graph afresh
         self.store.compact()
         self.seed = seed if seed is not None else 0
         self.rng = random.Random(self.seed)
@@ -173,7 +181,8 @@ class Session:
         self.nominal_bulbs = frozenset(bulbs)
         self.main_bulbs = frozenset(c for c in bulbs if not self.sk.components[c].params.get("isIndicator"))
         inject(self.store, self.scenario, self.state_graph)
-        self._snapshot = state_quads(self.store, self.state_graph)
+        self._snapshot = tuple(state_quads(self.store, self.state_graph))
+        self._snapshot_set = None
         result = self.initial_result = self.simulate()
         obs = {
             "scenario": self.scenario.number, "scenario_id": self.scenario.id,
@@ -215,15 +224,22 @@ class Session:
     def checkpoint(self) -> "Checkpoint":
         """Everything a step can change, to come back to with :meth:`rollback`
         (a model of the system tries actions on a session without keeping them)."""
-        return Checkpoint(self.scenario, self.state_key(), tuple(self._snapshot),
+        return Checkpoint(self.scenario, self.state_key(), self._snapshot,
                           self.rng.getstate(), self.round, self.total_cost, self.end, len(self.history),
                           frozenset(self.repaired), self.short_count)
 
     def rollback(self, point: "Checkpoint") -> None:
         """Back to a :meth:`checkpoint` of this session (its scenario included)."""
         self.scenario = point.scenario
+        self._lazy = True
         self.set_state(point.state)
-        self._snapshot = list(point.snapshot)
+        self._snapshot = point.snapshot          # a tuple, never changed in place
+        known = self._snapshot_sets.get(id(point.snapshot))
+        if known is None or known[0] is not point.snapshot:
+            if len(self._snapshot_sets) > 1_000:
+                self._snapshot_sets.clear()
+            known = self._snapshot_sets[id(point.snapshot)] = (point.snapshot, frozenset(point.snapshot))
+        self._snapshot_set = known[1]
         self.rng.setstate(point.rng)
         self.round, self.total_cost, self.end = point.round, point.total_cost, point.end
         del self.history[point.history:]
@@ -232,13 +248,31 @@ class Session:
         self._started = True
 
     def set_state(self, quads: frozenset[ox.Quad]) -> None:
-        """Make the state graph hold exactly ``quads`` (a :meth:`state_key`), unless it does."""
+        """Make the state graph hold exactly ``quads`` (a :meth:`state_key`), unless it does.
+        A session that has rolled back writes it only when it is next read or written
+        (:meth:`sync`): a prediction that reads only remembered answers writes nothing."""
+        if self._lazy:
+            if self._pending is not None and (self._pending is quads or self._pending == quads):
+                return
+            written = self._state_key if self._key_generation == self.store.generation else None
+            self._pending = None if written is not None and (written is quads or written == quads) else quads
+            return
         self.store.compact()
         current = self._state_key if self._key_generation == self.store.generation else None
         if current is None or (current is not quads and current != quads):
             restore(self.store, self.state_graph, list(quads))
             # the state graph now holds exactly these quads: no need to read it again
             self._state_key, self._key_generation = quads, self.store.generation
+
+    def sync(self) -> None:
+        """Write the state the session stands in into the state graph if it is not there yet
+        (before anything reads or writes that graph in the store)."""
+        quads, self._pending = self._pending, None
+        if quads is not None:
+            self.store.compact()
+            if self._key_generation != self.store.generation or (self._state_key is not quads and self._state_key != quads):
+                restore(self.store, self.state_graph, list(quads))
+                self._state_key, self._key_generation = quads, self.store.generation
 
     def abort(self, end: str) -> None:
         """End the session from outside (e.g. ``llm_truncation`` when a model's reply is unusable)."""
@@ -260,6 +294,8 @@ class Session:
     def state_key(self) -> frozenset[ox.Quad]:
         """The circuit-state graph's content (read again only after a write to
         the working memory): what state-derived caches are keyed by."""
+        if self._pending is not None:
+            return self._pending
         generation = self.store.generation
         if self._key_generation != generation:
             self._state_key = frozenset(state_quads(self.store, self.state_graph))
@@ -267,7 +303,10 @@ class Session:
         return self._state_key
 
     def state(self) -> CircuitState:
-        return read_state(self.store, self.state_graph, self.sk, self.state_key())
+        key = self.state_key()
+        if key not in self.sk.read_states:
+            self.sync()
+        return read_state(self.store, self.state_graph, self.sk, key)
 
     def simulate(self, state: CircuitState | None = None) -> SimulationResult:
         return self.sim.simulate(state or self.state(), self.rng)
@@ -313,15 +352,26 @@ class Session:
         return self._part_kinds
 
     def _reset_to_snapshot(self) -> None:
-        """Back to the fault snapshot, keeping the current state of repaired parts."""
-        current = state_quads(self.store, self.state_graph)
-        owners_now = self._owners(current)
-        owners_then = self._owners(self._snapshot)
-        kept = [q for q in self._snapshot if owners_then.get(q) not in self.repaired]
-        kept += [q for q in current if owners_now.get(q) in self.repaired]
-        restore(self.store, self.state_graph, kept)
+        """Back to the fault snapshot, keeping the current state of repaired parts. What it
+        keeps depends only on the state graph's content, the snapshot and the repaired parts,
+        so it is remembered by them and the state graph is set to it (not written when it
+        already holds it)."""
+        if self._snapshot_set is None:
+            self._snapshot_set = frozenset(self._snapshot)
+        current = self.state_key()
+        key = (current, self._snapshot_set, frozenset(self.repaired))
+        kept = self.reset_cache.get(key)
+        if kept is None:
+            owners_now = self._owners(current)
+            owners_then = self._owners(self._snapshot)
+            kept = frozenset([q for q in self._snapshot if owners_then.get(q) not in self.repaired]
+                             + [q for q in current if owners_now.get(q) in self.repaired])
+            if len(self.reset_cache) > 20_000:
+                self.reset_cache.clear()
+            self.reset_cache[key] = kept
+        self.set_state(kept)
 
-    def _owners(self, quads: list[ox.Quad]) -> dict[ox.Quad, str | None]:
+    def _owners(self, quads: Iterable[ox.Quad]) -> dict[ox.Quad, str | None]:
         """Which part each state triple is about (a port's triples belong to its component)."""
         ns = self.ns
         node_owner: dict[Any, str | None] = {}
@@ -345,13 +395,13 @@ class Session:
     # ------------------------------------------------------------------
     def execute(self, action: Action) -> Outcome:
         outcome = Outcome(self.round, "action", str(action), False, "", 0.0)
-        generation, repaired = self.store.generation, len(self.repaired)
+        generation, repaired, before = self.store.generation, len(self.repaired), self.state_key()
         try:
             self._execute(action, outcome)
         finally:
-            # an action that wrote nothing and repaired nothing leaves the state as the
+            # an action that changed nothing and repaired nothing leaves the state as the
             # last reset made it: resetting again would give the same quads
-            if self.store.generation != generation or len(self.repaired) != repaired:
+            if self.store.generation != generation or len(self.repaired) != repaired or self.state_key() is not before:
                 self._reset_to_snapshot()
         outcome.cost = sum(c for _, _, c in outcome.executed)
         return outcome

@@ -10,16 +10,15 @@ instead of a part is wrong and costs :data:`UNSPECIFIC_COST`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pyoxigraph as ox
 
-from ..kg import graphs
 from ..kg.vocab import DK
-from ..sim.circuit import CircuitState, read_state
+from ..sim.circuit import CircuitState
+from . import effects
 from .actions import Hypothesis
 from .outcomes import Outcome
-from .scenarios import restore, state_quads
 
 if TYPE_CHECKING:  # pragma: no cover
     from .service import Session
@@ -106,10 +105,10 @@ def repair_cost(session: Session, part: str, state: CircuitState) -> float:
 
 
 def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
-    """The current state with these parts repaired, tried on a copy of the state graph
-    with the same repair templates as a real repair (nothing of it is kept). The templates
-    read only the system and the state graph: the same parts repaired in the same state give
-    the same state, which is remembered."""
+    """The current state with these parts repaired, tried with the same repair templates as a
+    real repair on the session's state graph, which is then set back (nothing of it is kept).
+    The templates read only the system and the state graph: the same parts repaired in the same
+    state give the same state, which is remembered (and each repair on the way, as an effect)."""
     parts = tuple(parts)
     key = (session.state_key(), parts)
     known = session.trial_cache.get(key)
@@ -122,16 +121,13 @@ def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
 
 
 def _tried(session: Session, parts: tuple[str, ...]) -> CircuitState:
-    trial = graphs.named("state", f"{session.id}-trial")
-    quads = state_quads(session.store, session.state_graph)
-    restore(session.store, trial, [ox.Quad(q.subject, q.predicate, q.object, trial) for q in quads])
+    before = session.state_key()
     try:
         for part in parts:
-            make_repair(session, part, trial)
-        return read_state(session.store, trial, session.sk)
+            make_repair(session, part)
+        return session.state()
     finally:
-        session.store.touch()
-        session.store.raw.remove_graph(trial)
+        session.set_state(before)
 
 
 def main_function_works(session: Session, state: CircuitState) -> bool:
@@ -162,10 +158,14 @@ def main_function_works(session: Session, state: CircuitState) -> bool:
 def make_repair(session: Session, part: str, graph: ox.NamedNode | None = None) -> None:
     """Repair a part for good in ``graph`` (the session's state by default): a
     shielding enclosure is moved, a component is made as new."""
-    graph = graph or session.state_graph
     if session.parts().get(part) == "enclosure":
-        session.store.update("effect-physical-state", state=graph, target=session.iri_of(part),
-                          add=[str(DK.Rotated)], remove=[])
+        template = "effect-physical-state"
+        args: dict[str, Any] = {"target": session.iri_of(part), "add": [str(DK.Rotated)], "remove": []}
     else:
-        session.store.update("effect-repair-component", state=graph, system=session.system_graph,
-                          target=session.iri_of(part))
+        template = "effect-repair-component"
+        args = {"system": session.system_graph, "target": session.iri_of(part)}
+    if graph is None:
+        # the session's own state: the same repair of the same state gives the same state (remembered)
+        effects._update(session, template, {"state": session.state_graph, **args})
+    else:
+        session.store.update(template, state=graph, **args)

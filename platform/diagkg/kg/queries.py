@@ -55,11 +55,20 @@ class SparqlTerm(str):
     """Text of one RDF term in SPARQL syntax, produced only by the filters below."""
 
 
+_RDFLIB_TYPES: dict[tuple[str, ...], tuple[Any, tuple[type, ...]]] = {}
+
+
 def _is_rdflib(value: Any, *names: str) -> bool:
     """Whether ``value`` is one of rdflib's ``names`` (without importing rdflib:
-    a process that has not imported it holds no rdflib term)."""
+    a process that has not imported it holds no rdflib term). The classes are
+    looked up once per rdflib module (rdflib's attribute access is slow)."""
     rdflib = sys.modules.get("rdflib")
-    return rdflib is not None and isinstance(value, tuple(getattr(rdflib, n) for n in names))
+    if rdflib is None:
+        return False
+    known = _RDFLIB_TYPES.get(names)
+    if known is None or known[0] is not rdflib:
+        known = _RDFLIB_TYPES[names] = (rdflib, tuple(getattr(rdflib, n) for n in names))
+    return isinstance(value, known[1])
 
 
 def _as_term(value: Any) -> RdfTerm:

@@ -1,0 +1,116 @@
+"""What makes one prediction (rollback + step on a model's shadow session) cheaper must not
+change it: a session that rolls back again and again (its state graph written lazily, the
+reset to the fault snapshot and a verified repair remembered per state) reports, costs,
+ends and leaves exactly the state that a fresh session does, and once synced its store's
+state graph holds that state.
+
+On the torch written in tests/test_store_first.py (not shipped).
+"""
+
+from __future__ import annotations
+
+import pyoxigraph as ox
+import pytest
+
+import diagkg
+from diagkg.env import verification
+from diagkg.env.actions import Action, Hypothesis
+from diagkg.env.scenarios import restore, state_quads
+from diagkg.errors import SessionError
+from diagkg.kg import graphs
+from diagkg.kg.store import KnowledgeStore
+from diagkg.sim.circuit import read_state
+
+from .test_store_first import torch_memory_store
+
+
+@pytest.fixture(scope="module")
+def torch_store(tmp_path_factory) -> KnowledgeStore:
+    return torch_memory_store(tmp_path_factory.mktemp("prediction-shortcuts"))
+
+
+def _steps(session) -> list[Action | Hypothesis]:
+    """Every one-target action of the catalogue on every component, and a hypothesis per component."""
+    out: list[Action | Hypothesis] = []
+    for cid in sorted(session.sk.components):
+        for spec in sorted(session.catalogue.values(), key=lambda s: s.id):
+            if spec.target_count == 1 and not spec.parameter and spec.target_kind in ("component", "any"):
+                out.append(Action(spec.id, (cid,)))
+        out.append(Hypothesis({cid}))
+    return out
+
+
+def _report(session, step) -> tuple:
+    try:
+        obs, cost, terminated, truncated, info = session.step(step)
+    except SessionError as e:  # pragma: no cover - a step a session refuses in both
+        return ("refused", str(e))
+    return obs, cost, terminated, truncated, info, session.state()
+
+
+@pytest.mark.parametrize("scenario", ["TORCH.1", "TORCH.2"])
+def test_a_rolled_back_session_answers_as_a_fresh_one(torch_store, scenario):
+    shadow = diagkg.make(scenario, store=torch_store, budget=10**6)
+    shadow.reset(seed=0)
+    steps = _steps(shadow)
+    repairs = [s for s in steps if isinstance(s, Hypothesis) or
+               (isinstance(s, Action) and shadow.catalogue[s.action].repair)]
+    points = [([], shadow.checkpoint())]
+    for first in repairs[:3]:             # points after a repair: rolled back to in turn with the start
+        shadow.rollback(points[0][1])
+        shadow.step(first)
+        if shadow.end is None:
+            points.append(([first], shadow.checkpoint()))
+    sequences = [[s] for s in steps] + [[r, s] for r in repairs for s in steps[::3]]
+    assert len(sequences) > 20 and len(points) > 1
+    checked = 0
+    for sequence in sequences:
+        for prefix, point in points:
+            fresh = diagkg.make(scenario, store=torch_store, budget=10**6)
+            fresh.reset(seed=0)
+            for step in prefix:
+                fresh.step(step)
+            expected = []
+            for step in sequence:
+                if fresh.end is not None:
+                    break
+                expected.append(_report(fresh, step))
+            for _ in range(2):                # the second time, from what was remembered
+                shadow.rollback(point)
+                got = [_report(shadow, step) for step in sequence[:len(expected)]]
+                assert got == expected, (prefix, sequence)
+                assert shadow.end == fresh.end and shadow.total_cost == fresh.total_cost
+                assert shadow.repaired == fresh.repaired
+                # the store stays the source of truth: synced, the state graph holds the state
+                shadow.sync()
+                assert frozenset(state_quads(shadow.store, shadow.state_graph)) == shadow.state_key()
+                checked += 1
+    assert checked == 2 * len(sequences) * len(points)
+
+
+@pytest.mark.parametrize("scenario", ["TORCH.1", "TORCH.2"])
+def test_a_tried_repair_reads_as_the_repair_on_a_copy(torch_store, scenario):
+    """verification.repaired_state tries the repair on the session's own state graph (through the
+    effect memo) and sets it back: it reads as the same repair template run on a copy of the
+    graph, and leaves the session's state as it was."""
+    session = diagkg.make(scenario, store=torch_store, budget=10**6)
+    session.reset(seed=0)
+    parts = sorted(session.sk.components)
+    tried = 0
+    for _ in range(2):                                # the second time, as remembered
+        for part in parts:
+            before = session.state_key()
+            got = verification.repaired_state(session, [part])
+            assert session.state_key() == before
+            session.sync()
+            assert frozenset(state_quads(session.store, session.state_graph)) == before
+            copy = graphs.named("state", "copy-for-test")
+            restore(session.store, copy, [ox.Quad(q.subject, q.predicate, q.object, copy) for q in before])
+            verification.make_repair(session, part, copy)
+            expected = read_state(session.store, copy, session.sk,
+                                  frozenset(state_quads(session.store, copy)))
+            session.store.raw.remove_graph(copy)
+            session.store.touch()
+            assert got == expected, part
+            tried += got != session.state()
+    assert tried > 0                                   # some repair changed the state
