@@ -292,7 +292,7 @@ def test_a_costly_diagnosis_is_checked_against_something_else_first(torch_store,
     """The flat battery is the last diagnosis standing and replacing it is costly: a cheaper test
     of the battery that tells it from the likeliest fault elsewhere (a lead off: the battery then
     reads its full voltage) comes first, once; with ``confirm`` 0 the battery is named at once."""
-    assistant = _worlds(torch_store, "TORCH.1", confirm=confirm)
+    assistant = _worlds(torch_store, "TORCH.1", confirm=confirm, confirm_after_wrong=False)
     flat = next(c for c in assistant.pairable if c.faults[0].mode == "DepletedBattery")
     started = assistant._start(flat)
     assert started is not None
@@ -305,3 +305,16 @@ def test_a_costly_diagnosis_is_checked_against_something_else_first(torch_store,
         assert assistant._confirming(frozenset({"bat"}), assistant._sample()) is None
     else:
         assert not (isinstance(choice, diagkg.Action) and not assistant.briefing.catalogue[choice.action].repair)
+
+
+def test_by_default_a_check_comes_only_once_a_naming_was_wrong(torch_store):
+    assistant = _worlds(torch_store, "TORCH.1")
+    flat = next(c for c in assistant.pairable if c.faults[0].mode == "DepletedBattery")
+    started = assistant._start(flat)
+    assert started is not None
+    assistant.live = [(flat, started[0])]
+    assert assistant._confirming(frozenset({"bat"}), assistant._sample()) is None     # nothing named wrong yet
+    wrong = diagkg.Hypothesis({"bulb"})
+    assistant.steps.append((wrong, dataclasses.replace(assistant._predicted(flat, started[0], wrong)[0], verdict="wrong")))
+    check = assistant._confirming(frozenset({"bat"}), assistant._sample())
+    assert isinstance(check, diagkg.Action) and check.targets == ("bat",)
