@@ -13,10 +13,10 @@ import random
 from collections import defaultdict
 from typing import Any
 
+from ..env import access
 from ..env.actions import Action, Hypothesis
 from ..env.service import Checkpoint, Session
 from ..errors import SimulationError
-from ..kg.vocab import DK
 from .combinations import Candidate
 from .readings import TOLERANCE
 
@@ -75,7 +75,6 @@ class Likeness:
     _signatures: dict[tuple[Any, ...], tuple[dict[str, int], ...]]
     _interned: dict[tuple[Any, ...], int]
     _fault_index: dict[tuple[Any, ...], tuple[tuple[str, str], ...]]
-    _physicals: dict[int, tuple[frozenset[Any], frozenset[Any]]]
     _looks: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]] | None]
     _worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]]
     removed: frozenset[str]
@@ -250,13 +249,8 @@ class Likeness:
 
     def _physical(self, state: frozenset[Any]) -> frozenset[Any]:
         """The quads of a state that say how parts are reached (openings, enclosures)."""
-        known = self._physicals.get(id(state))
-        if known is None or known[0] is not state:
-            if len(self._physicals) > 5_000:
-                self._physicals.clear()
-            predicate = DK.hasPhysicalState.node
-            known = self._physicals[id(state)] = (state, frozenset(q for q in state if q.predicate == predicate))
-        return known[1]
+        assert self.shadow is not None
+        return access.physical_of(self.shadow, state)
 
     def _options(self, sample: list[tuple[Candidate, Checkpoint]]) -> list[Action | Hypothesis]:
         """Tests on the parts the candidates name (and the lamps), repairs as probes, and hypotheses."""

@@ -121,7 +121,6 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         self._worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]] = {}
         self._shared: dict[tuple[Any, ...], tuple[Reading, float]] = {}
         self._fault_index: dict[tuple[Fault, ...], tuple[tuple[str, str], ...]] = {}
-        self._physicals: dict[int, tuple[frozenset[Any], frozenset[Any]]] = {}
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:

@@ -28,7 +28,12 @@ def physical_key(session: Session) -> frozenset[ox.Quad]:
     """The part of the state graph that the affordance queries read (``precondition-affords.rq.j2``
     and ``parts-affording.rq`` ask the state graph only for ``dk:hasPhysicalState``): what their
     answers are remembered by, so that states differing elsewhere (a fault) share them."""
-    state = session.state_key()
+    return physical_of(session, session.state_key())
+
+
+def physical_of(session: Session, state: frozenset[ox.Quad]) -> frozenset[ox.Quad]:
+    """The ``dk:hasPhysicalState`` quads of a state of ``session`` (a :meth:`Session.state_key`,
+    the current one or a checkpoint's), remembered per state."""
     known = session.physical_keys.get(id(state))
     if known is None or known[0] is not state:
         if len(session.physical_keys) > 5_000:
