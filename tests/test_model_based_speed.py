@@ -136,3 +136,21 @@ def test_an_effect_on_the_same_state_is_set_again(torch_store):
     assert len(calls) == runs               # the same effect on the same state: set again, not run
     assert session.state_key() == after_first
     assert {k: v for k, v in first.items() if k != "round"} == {k: v for k, v in second.items() if k != "round"}
+
+
+def test_the_same_seed_gives_the_same_session_whatever_the_hash_seed():
+    """Options are put in a fixed order (a set of diagnoses used to be iterated as it came, so a
+    tie between two hypotheses went one way or the other with Python's string hashing)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = ("import json; from diagkg.kg.loading import load_shipped; from diagkg.kg.store import KnowledgeStore; "
+              "from diagkg.runs.runner import run_session; s = KnowledgeStore.memory(); load_shipped(s); "
+              "r = run_session('3CC-CS.I.2', 'model-based', seed=0, store=s, record=False); "
+              "print(json.dumps([r.end, r.cost, r.rounds]))")
+    runs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": str(h)}) for h in (0, 1)]
+    outs = [json.loads(p.communicate(timeout=240)[0].strip().splitlines()[-1]) for p in runs]
+    assert outs[0] == outs[1]

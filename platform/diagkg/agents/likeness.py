@@ -281,7 +281,7 @@ class Likeness:
                 for spec in repairs:
                     if spec.target_count == 2 and (not spec.types or {sk.components[p].type for p in named} <= spec.types):
                         options.append(Action(spec.id, named))
-        options.extend(Hypothesis(s) for s in {c.faulty for c, _ in sample})
+        options.extend(Hypothesis(s) for s in sorted({c.faulty for c, _ in sample}, key=sorted))
         done = {str(s) for s, _ in self.steps}
         return [o for o in options if str(o) not in done]
 
