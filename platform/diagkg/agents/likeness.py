@@ -45,7 +45,6 @@ def coins(chance: float) -> tuple[tuple[Coin, float], ...]:
     return (OPEN, chance), (CLOSED, 1.0 - chance)
 
 
-
 def entropy(weights: list[float]) -> float:
     total = sum(weights)
     return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0
@@ -57,7 +56,6 @@ def cell(value: float | None, unit: str) -> int | None:
         return None
     absolute, relative = TOLERANCE[unit]
     return round(value / (4 * (absolute + relative * abs(value))))
-
 
 
 class Likeness:
@@ -145,8 +143,7 @@ class Likeness:
         likeliest diagnoses only (:attr:`named_options`)."""
         if not self.screen or len(sample) < 2:
             return options
-        # a fault of a coupling acts at a distance (and may show only once a box is opened or turned)
-        distant = any(f.target not in self._component_terms for c, _ in sample for f in c.faults)
+        distant = any(self._at_a_distance(c) for c, _ in sample)
         signatures = [self._signature(c, point) for c, point in sample]
         touched = [self._touched(c) for c, _ in sample]
         weights: dict[frozenset[str], float] = defaultdict(float)
@@ -196,6 +193,11 @@ class Likeness:
         return (step.action, step.targets, step.value, tuple([shows.get(p) for p in look[0]]),
                 tuple([f for part, f in parts if part in look[1]]), chancy, physical, point.repaired, len(self.anchor))
 
+    def _at_a_distance(self, c: Candidate) -> bool:
+        """Whether a fault of ``c`` is a coupling's: it acts at a distance (and may show only once
+        a box is opened or turned), so what a part shows does not say what it would report."""
+        return any(f.target not in self._component_terms for f in c.faults)
+
     def _world(self, c: Candidate, point: Checkpoint) -> tuple[Any, ...] | None:
         """What :meth:`_alike` reads of a world (remembered while the world stands where it is);
         None for a world with a fault of a coupling, which acts at a distance (and may show only
@@ -203,7 +205,7 @@ class Likeness:
         known = self._worlds.get(id(point))
         if known is not None and known[0] is point and known[1] is c:
             return known[2]
-        if any(f.target not in self._component_terms for f in c.faults):
+        if self._at_a_distance(c):
             world = None
         else:
             world = (self._signature(c, point), self._fault_parts(c), self._chance(c) is not None,

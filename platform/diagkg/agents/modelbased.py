@@ -640,11 +640,9 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
                 continue
             if self.sk.components[part].type != "Cable":
                 return Action("replace_component", (part,))
-            if self.certain_cables:        # a cable's cheapest repair of the catalogue (reconnecting it)
-                fits = [spec for spec in self.briefing.catalogue.values() if spec.repair and spec.target_count == 1
-                        and (not spec.types or "Cable" in spec.types)]
-                if fits:
-                    return Action(min(fits, key=lambda spec: (spec.cost, spec.id)).id, (part,))
+            fits = self._repairs_fitting("Cable") if self.certain_cables else []
+            if fits:                       # a cable's cheapest repair of the catalogue (reconnecting it)
+                return Action(fits[0].id, (part,))
         sample = self._sample()
         options = self._screened(self._options(sample), sample)
         # two passes: every option on a few candidates, the most promising on all of the sample

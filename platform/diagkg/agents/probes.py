@@ -95,6 +95,12 @@ class Probes:
         point = self._through[id(c)][2]
         return point is not None and point.end is None
 
+    def _repairs_fitting(self, kind: str) -> list[Any]:
+        """The catalogue's repairs of one part that fit a part of type ``kind``, cheapest first."""
+        assert self.briefing is not None
+        return sorted((spec for spec in self.briefing.catalogue.values() if spec.repair and spec.target_count == 1
+                       and (not spec.types or kind in spec.types)), key=lambda spec: (spec.cost, spec.id))
+
     def _probe_repair(self) -> Action | None:
         """Nothing explains the reports, not even pairs or triples: repair, as a probe (IRS), the
         part of the single fault that explains most of what was seen (the lights at the start,
@@ -103,8 +109,6 @@ class Probes:
         assert self.briefing is not None
         seen = {} if self.since else _lamps(self.briefing.visible)
         done = {str(step) for step, _ in self.steps}
-        repairs = sorted((spec for spec in self.briefing.catalogue.values() if spec.repair and spec.target_count == 1),
-                         key=lambda spec: (spec.cost, spec.id))
 
         def explains(c: Candidate) -> tuple[int, float]:
             lamps, alike = self._run_through(c)
@@ -112,10 +116,9 @@ class Probes:
 
         for c in sorted(self.pairable, key=explains, reverse=True):
             for part in sorted(p for p in c.faulty if p in self.sk.components):
-                kind = self.sk.components[part].type
-                for spec in repairs:
+                for spec in self._repairs_fitting(self.sk.components[part].type):
                     action = Action(spec.id, (part,))
-                    if (not spec.types or kind in spec.types) and str(action) not in done:
+                    if str(action) not in done:
                         self._probing = len(self.steps)
                         return action
         return None
