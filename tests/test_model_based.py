@@ -316,5 +316,8 @@ def test_by_default_a_check_comes_only_once_a_naming_was_wrong(torch_store):
     assert assistant._confirming(frozenset({"bat"}), assistant._sample()) is None     # nothing named wrong yet
     wrong = diagkg.Hypothesis({"bulb"})
     assistant.steps.append((wrong, dataclasses.replace(assistant._predicted(flat, started[0], wrong)[0], verdict="wrong")))
+    assistant.since = len(assistant.steps)      # a repair since fixed something: the candidates started again
+    assert assistant._confirming(frozenset({"bat"}), assistant._sample()) is None
+    assistant.since = 0
     check = assistant._confirming(frozenset({"bat"}), assistant._sample())
     assert isinstance(check, diagkg.Action) and check.targets == ("bat",)

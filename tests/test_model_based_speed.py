@@ -1,9 +1,12 @@
 """What keeps the model-based assistant's decisions quick without changing them.
 
-* Worlds alike where an action looks (the same signature of the part in one
-  simulation, no fault on it or next to it, the same access state) share one
-  prediction: the assistant chooses exactly what it chose predicting every world
-  on its own, with fewer predictions.
+* Worlds alike where an observation looks (what one simulation shows of the
+  part, only in what that kind of observation reads; the faults it can see; the
+  same access state) share one prediction: the assistant chooses exactly what it
+  chose predicting every world on its own, with fewer predictions, and worlds in
+  one class report alike.
+* One pass over the whole sample, pruned by bounds, finds the option that
+  scoring every option would.
 * The simulator solves once for states that differ only in a panel or box
   that blocks no coupling; a box that blocks a coupling still counts.
 * An effect applied again to the same state is set again, not run again, and
@@ -18,8 +21,11 @@ from __future__ import annotations
 import pytest
 
 import diagkg
+from diagkg.agents.likeness import OBSERVATIONS, cell
 from diagkg.agents.modelbased import ModelBasedAssistant
+from diagkg.agents.readings import reading
 from diagkg.env.actions import Hypothesis
+from diagkg.env.observations import volts
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 from diagkg.sim.circuit import CircuitState
@@ -68,9 +74,10 @@ def test_worlds_alike_share_predictions_and_choose_the_same(scenario):
     assert fewer < every * 0.75
 
 
-def test_a_class_is_what_the_report_depends_on(torch_store):
+def _every_world(store: KnowledgeStore, scenario: str) -> tuple[ModelBasedAssistant, list]:
+    """The assistant after one round, with a world for every single fault without chance."""
     assistant = ModelBasedAssistant()
-    run_session("TORCH.1", assistant, store=torch_store, seed=0, budget=1, record=False)
+    run_session(scenario, assistant, store=store, seed=0, budget=1, record=False)
     assistant.steps.clear()
     assistant.since = 1               # every single fault's world, whatever the lights showed
     worlds = []
@@ -79,20 +86,71 @@ def test_a_class_is_what_the_report_depends_on(torch_store):
             started = assistant._start(c)
             assert started is not None
             worlds.append((c, started[0]))
-    look = diagkg.Action("observe_component", ("bulb",))
-    keys = [assistant._alike(c, point, look, 0) for c, point in worlds]
-    assert all(k is not None for k in keys)
-    touched = [assistant._touched(c) & {"bulb", "lead", "ret"} for c, _ in worlds]   # the bulb and what it connects to
-    for n, key in enumerate(keys):
-        same = [m for m, other in enumerate(keys) if other == key]
-        if touched[n]:          # a fault on the bulb or next to it: a class of its own
-            assert same == [n], worlds[n][0].label
-        else:                   # elsewhere: shared with every world elsewhere that shows the bulb alike
-            assert same == [m for m in range(len(keys)) if not touched[m] and keys[m][3] == key[3]]   # [3]: what it shows
-    assert len(set(keys)) < len(keys)
-    # a verdict is about the whole system: never shared
+    return assistant, worlds
+
+
+def test_worlds_in_one_class_report_alike(torch_store):
+    """Every observation of every part, in every world: worlds that share a class give the same
+    report (on the grid readings are split by) at the same cost, so one prediction serves them."""
+    assistant, worlds = _every_world(torch_store, "TORCH.1")
+    catalogue = assistant.briefing.catalogue
+    shared_across_faults = set()
+    for part, comp in sorted(assistant.sk.components.items()):
+        for action in OBSERVATIONS:
+            spec = catalogue.get(action)
+            if spec is None or (spec.types and comp.type not in spec.types):
+                continue
+            step = diagkg.Action(action, (part,))
+            classes: dict = {}
+            for c, point in worlds:
+                key = assistant._alike(c, point, step, 0)
+                assert key is not None
+                classes.setdefault(key, []).append((c, point))
+            for members in classes.values():
+                reports = {(assistant._predicted(c, point, step)[0].group(), assistant._predicted(c, point, step)[1])
+                           for c, point in members}
+                assert len(reports) == 1, (step, [c.label for c, _ in members])
+                touched = {bool(assistant._touched(c) & assistant.near[part]) for c, _ in members}
+                if len(touched) > 1:
+                    shared_across_faults.add(spec.observes)
+            assert len(classes) < len(worlds) or action != "measure_voltage"
+    # a meter reads what the part shows, whatever the faults next to it: worlds with a fault next
+    # to the part share with worlds without one when the voltages are alike
+    assert "voltages" in shared_across_faults
     c, point = worlds[0]
+    # a verdict is about the whole system, and a repair changes it: never shared
     assert assistant._alike(c, point, Hypothesis({"bulb"}), 0) is None
+    assert assistant._alike(c, point, diagkg.Action("replace_component", ("bulb",)), 0) is None
+
+
+def test_signatures_sit_on_the_grid_of_what_the_meter_shows():
+    """A voltage just off a grid line reads, to 0.1 mV, on the other side of it: the signature
+    takes the reading as the meter shows it, as the report does."""
+    raw = 0.022225126
+    report = reading({"kind": "action", "data": {"x": {"port_voltages": {"a": volts(raw)}, "unit": "V"}}})
+    assert cell(raw, "V") != cell(volts(raw), "V")
+    assert report.group()[1] == (cell(volts(raw), "V"),)
+
+
+def test_one_pass_finds_the_best_option_on_the_whole_sample():
+    """The bounds prune only what cannot be best: the single pass chooses what scoring every
+    option would (on a double fault, after each of its first rounds)."""
+    store = catalog_store()
+    assistant = ModelBasedAssistant()
+    checked = 0
+    for budget in (1, 2, 3):
+        assistant = ModelBasedAssistant()
+        run_session("10CC.D.1", assistant, store=store, seed=0, budget=budget, record=False)
+        if len(assistant.candidates()) < 2:
+            continue
+        sample = assistant._sample()
+        options = assistant._screened(assistant._options(sample), sample)
+        pruned = assistant._scored(options, sample)
+        every = assistant._scored(options, sample, keep=len(options))
+        assert len(pruned) < len(every)
+        assert max(pruned, key=lambda o: o.rate).step == max(every, key=lambda o: o.rate).step
+        checked += 1
+    assert checked
 
 
 def test_openings_that_block_no_coupling_share_a_solve(torch_store):

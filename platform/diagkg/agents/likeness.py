@@ -15,6 +15,7 @@ from typing import Any
 
 from ..env import access
 from ..env.actions import Action, Hypothesis
+from ..env.observations import amps, volts
 from ..env.service import Checkpoint, Session
 from ..errors import SimulationError
 from .combinations import Candidate
@@ -23,6 +24,23 @@ from .readings import TOLERANCE
 # the actions that only look (an observation's report depends on the part it looks at)
 OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",
                 "test_switch", "measure_current")
+
+# what a part's signature holds, one small number each: its port voltages, its current, its light
+# (lit, flickering), its contacts (closed or open, as the simulation left them) and what a look at
+# it shows besides its light (its lever, whether it is covered, which of its ends are off)
+VOLTS, AMPS, LIGHT, CONTACT, SIGHT = range(5)
+# what an observation's report reads, by what the catalogue says it observes (``dk:observes``):
+# the aspects of the part's signature, and which faults (on the part, on it or next to it, none).
+# An observation not named here reads everything, with the faults next to the part.
+READS: dict[str, tuple[tuple[int, ...], str]] = {
+    "voltages": ((VOLTS,), "none"),           # the meter reads the port voltages (and whether they settle)
+    "current": ((AMPS,), "none"),
+    "visual": ((LIGHT, SIGHT), "none"),       # its light, lever and ends off their terminals
+    "connections": ((), "near"),              # what is attached at its terminals: no simulation read
+    "continuity": ((CONTACT,), "own"),        # the part out of circuit: its own faults, its contacts as they are
+    "diode": ((), "own"),                     # what the part is declared to be now
+}
+EVERYTHING: tuple[tuple[int, ...], str] = ((VOLTS, AMPS, LIGHT, CONTACT, SIGHT), "near")
 
 
 class Coin(random.Random):
@@ -70,10 +88,10 @@ class Likeness:
     named_options: int
     near: dict[str, frozenset[str]]
     _component_terms: frozenset[str]
-    _signatures: dict[tuple[Any, ...], tuple[dict[str, int], ...]]
+    _signatures: dict[tuple[Any, ...], tuple[dict[str, tuple[int, ...]], ...]]
     _interned: dict[tuple[Any, ...], int]
     _fault_index: dict[tuple[Any, ...], tuple[tuple[str, str], ...]]
-    _looks: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]] | None]
+    _looks: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None]
     _worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]]
     removed: frozenset[str]
     briefing: Any
@@ -102,9 +120,10 @@ class Likeness:
                     out.add(term[len(self.ns):].split(".", 1)[0])
         return frozenset(out)
 
-    def _signature(self, c: Candidate, point: Checkpoint) -> tuple[dict[str, int], ...]:
+    def _signature(self, c: Candidate, point: Checkpoint) -> tuple[dict[str, tuple[int, ...]], ...]:
         """What one simulation of ``c``'s world (each way its loose connections may fall) shows of
-        every component: port voltages, current, light, and whether it settles."""
+        every component, aspect by aspect (:data:`VOLTS`, :data:`AMPS`, :data:`LIGHT`,
+        :data:`CONTACT`, :data:`SIGHT`), and of the whole system (key ``""``: its lights, and whether it settles)."""
         assert self.shadow is not None
         chance = self._chance(c)
         ways: tuple[Coin | None, ...] = (None,) if chance is None else (OPEN, CLOSED)
@@ -112,7 +131,8 @@ class Likeness:
         known = self._signatures.get(key)
         if known is not None:
             return known
-        out: list[dict[str, int]] = []
+        out: list[dict[str, tuple[int, ...]]] = []
+        intern = self._interned.setdefault
         for coin in ways:
             self.shadow.rollback(point)
             if coin is not None:
@@ -122,12 +142,27 @@ class Likeness:
             except SimulationError:
                 out.append({})
                 continue
-            shows: dict[str, tuple[Any, ...]] = {cid: (tuple((port, cell(v, "V")) for port, v in sorted(r.port_v.items())),
-                           cell(r.current, "A"), r.lit, cid in result.flickering, result.live.get(cid), result.converged)
-                     for cid, r in result.components.items()}
-            shows[""] = (result.lit, result.flickering, result.converged)    # the whole system (does it work?)
-            # each as a small number (the same for the same signature), quick to compare and hash
-            out.append({cid: self._interned.setdefault(value, len(self._interned)) for cid, value in shows.items()})
+            # each aspect as a small number (the same for the same value), quick to compare and hash
+            state = self.shadow.state()
+            off: dict[str, list[str]] = defaultdict(list)
+            rewired = dict(state.rewired)
+            for cid, port in state.detached:
+                if (cid, port) not in rewired:
+                    off[cid].append(port)
+            positions = dict(state.positions)
+            shows: dict[str, tuple[int, ...]] = {}
+            for cid in self.sk.components:
+                r = result.components.get(cid)
+                shows[cid] = (
+                    intern((VOLTS, None if r is None else tuple((port, None if v is None else cell(volts(v), "V"))
+                                                                for port, v in sorted(r.port_v.items()))), len(self._interned)),
+                    intern((AMPS, cell(amps(0.0 if r is None else r.current), "A")), len(self._interned)),
+                    intern((LIGHT, None if r is None else r.lit, cid in result.flickering), len(self._interned)),
+                    intern((CONTACT, result.live.get(f"closed:{cid}")), len(self._interned)),
+                    intern((SIGHT, positions.get(cid), cid in state.covered, tuple(sorted(off.get(cid, ())))),
+                           len(self._interned)))
+            shows[""] = (intern(("", result.lit, result.flickering, result.converged), len(self._interned)),)
+            out.append(shows)
         if len(self._signatures) > 50_000:
             self._signatures.clear()
         self._signatures[key] = known = tuple(out)
@@ -172,26 +207,41 @@ class Likeness:
 
     def _alike(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: int) -> tuple[Any, ...] | None:
         """What ``step``'s report in ``c``'s world depends on (the ``coin``-th way its loose
-        connections fall): what one simulation shows of the parts it looks at (and of the whole
-        system: does it work?), the faults on them or next to them, whether chance is in the
-        world, how the parts are reached (openings and enclosures) and what was repaired.
-        Worlds that differ only in faults elsewhere give the same report, so a prediction is
+        connections fall): what one simulation shows of the parts it looks at (only what its
+        kind of observation reads, :data:`READS`) and of the whole system (does it work?), the
+        faults it can see (on the parts, or next to them), whether chance is in the world, how
+        the parts are reached (openings and enclosures) and what was repaired. Worlds that
+        differ only in what the report does not read give the same report, so a prediction is
         made once per class (None: no class, predict in this world)."""
         if not self.screen or isinstance(step, Hypothesis):
             return None         # a verdict is about the whole system: every world answers for itself
-        if step.targets in self._looks:
-            look = self._looks[step.targets]
-        else:
-            comps = tuple(sorted({p.split(".", 1)[0] for p in step.targets}))
-            look = self._looks[step.targets] = None if any(p not in self.near for p in comps) else \
-                (("", *comps), frozenset().union(*(self.near[p] for p in comps)))
+        where = (step.action, step.targets)
+        look = self._looks[where] if where in self._looks else self._looks.setdefault(where, self._look(step))
         world = self._world(c, point)
         if look is None or world is None:
             return None
-        signatures, parts, chancy, physical = world
+        parts, aspects, seen = look
+        signatures, faults, chancy, physical = world
         shows = signatures[coin]
-        return (step.action, step.targets, step.value, tuple([shows.get(p) for p in look[0]]),
-                tuple([f for part, f in parts if part in look[1]]), chancy, physical, point.repaired, len(self.anchor))
+        return (step.action, step.targets, step.value, shows.get(""),
+                tuple([(shows[p][a] if p in shows else None) for p in parts for a in aspects]),
+                tuple([f for part, f in faults if part in seen]) if seen else (), chancy, physical, point.repaired,
+                len(self.anchor))
+
+    def _look(self, step: Action) -> tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None:
+        """Where ``step`` looks: its parts, the aspects of their signatures its report reads and
+        the parts whose faults it can see (None: ``step`` has no class: it changes the world,
+        or it looks at something that is not a component)."""
+        comps = tuple(sorted({p.split(".", 1)[0] for p in step.targets}))
+        spec = self.briefing.catalogue.get(step.action)
+        if spec is None or any(p not in self.near for p in comps):
+            return None
+        if step.action not in OBSERVATIONS:
+            return None     # an action that changes the world: whether it works again depends on every fault
+        aspects, faults = READS.get(spec.observes, EVERYTHING)
+        seen = None if faults == "none" else frozenset(comps) if faults == "own" else \
+            frozenset().union(*(self.near[p] for p in comps))
+        return comps, aspects, seen
 
     def _at_a_distance(self, c: Candidate) -> bool:
         """Whether a fault of ``c`` is a coupling's: it acts at a distance (and may show only once

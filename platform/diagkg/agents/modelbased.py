@@ -84,7 +84,9 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         self.pair_pool = int(config.get("pair_pool", 16))      # single faults paired when none explains all
         self.sample = int(config.get("sample", 24))          # candidates a decision looks at
         self.confident = float(config.get("confident", 0.8))  # hypothesise when one set is this likely
-        self.quick = int(config.get("quick", 10))             # candidates of the first pass over the options
+        # candidates of a first pass over the options, whose best (shortlist) are scored on all of the
+        # sample; 0: one pass over the whole sample, exact (the bounds prune what cannot be best)
+        self.quick = int(config.get("quick", 0))
         # a round is worth minutes too: the budget counts rounds, so a cheap test that tells little is not free
         self.round_minutes = float(config.get("round_minutes", 20.0))
         self.certain = float(config.get("certain", 0.9))      # repair a part that this share of candidates names
@@ -115,9 +117,9 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         self._probing = -1
         self.decision_times: list[float] = []
         self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
-        self._signatures: dict[tuple[Any, ...], tuple[dict[str, int], ...]] = {}
+        self._signatures: dict[tuple[Any, ...], tuple[dict[str, tuple[int, ...]], ...]] = {}
         self._interned: dict[tuple[Any, ...], int] = {}
-        self._looks: dict[tuple[str, ...], tuple[tuple[str, ...], frozenset[str]] | None] = {}
+        self._looks: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None] = {}
         self._worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]] = {}
         self._shared: dict[tuple[Any, ...], tuple[Reading, float]] = {}
         self._fault_index: dict[tuple[Fault, ...], tuple[tuple[str, str], ...]] = {}
@@ -645,10 +647,14 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
                 return Action(fits[0].id, (part,))
         sample = self._sample()
         options = self._screened(self._options(sample), sample)
-        # two passes: every option on a few candidates, the most promising on all of the sample
-        first = self._scored(options, sample[: self.quick], keep=self.shortlist)
-        shortlist = [o.step for o in sorted(first, key=lambda o: -o.rate)[: self.shortlist]]
-        scored = self._scored(shortlist, sample) if len(sample) > self.quick else first
+        # the best rate on the whole sample (or, with ``quick``, two passes: every option on a few
+        # candidates, the most promising on all of the sample)
+        if self.quick <= 0:
+            scored = self._scored(options, sample)
+        else:
+            first = self._scored(options, sample[: self.quick], keep=self.shortlist)
+            shortlist = [o.step for o in sorted(first, key=lambda o: -o.rate)[: self.shortlist]]
+            scored = self._scored(shortlist, sample) if len(sample) > self.quick else first
         if not scored:
             return Hypothesis(best_set, "no test tells the remaining candidates apart")
         best = max(scored, key=lambda o: o.rate)

@@ -49,13 +49,16 @@ class Probes:
         "something else" (the candidates may all be wrong, with probability :attr:`confirm`):
         the single fault elsewhere that shows the same lights best, taken through the same steps,
         reports otherwise. Chosen when that chance of saving the naming is worth the test; once
-        per diagnosis."""
+        per diagnosis; with :attr:`confirm_after_wrong`, only once a naming since the last
+        rebase was judged wrong."""
         assert self.briefing is not None
         worlds = [(c, point) for c, point in sample if c.faulty == named]
         if named in self._checked or not worlds:
             return None
+        # a naming judged wrong says the candidates may miss the truth: those since the last
+        # rebase (a repair that fixed something starts the candidates again from what follows)
         if self.confirm_after_wrong and not any(isinstance(step, Hypothesis) and seen.verdict == "wrong"
-                                                for step, seen in self.steps):
+                                                for step, seen in self.steps[self.since:]):
             return None
         self._checked.add(named)
         c, point = worlds[0]

@@ -38,6 +38,16 @@ if TYPE_CHECKING:  # pragma: no cover
 Observer = Callable[["Session", Action, SimulationResult, Outcome], None]
 
 
+def volts(v: float) -> float:
+    """A voltage as the meter shows it (to 0.1 mV)."""
+    return round(v, 4)
+
+
+def amps(a: float) -> float:
+    """A current as the meter shows it (its size, to 1 µA)."""
+    return round(abs(a), 6)
+
+
 def number(value: object) -> float:
     """A parameter value (from the graph: a number, or a numeric string) as a float."""
     if isinstance(value, (int, float, str)):
@@ -118,7 +128,7 @@ def observe_voltages(session: Session, action: Action, result: SimulationResult,
     if comp is None:      # not in the circuit as simulated (every end off): nothing attached anywhere
         values: dict[str, float | None] = {p: None for p in sorted(session.sk.components[target].ports)}
     else:
-        values = {p: (None if v is None else round(v, 4)) for p, v in comp.port_v.items()}
+        values = {p: (None if v is None else volts(v)) for p, v in comp.port_v.items()}
     out.data[target] = Voltages(values, settled=None if result.converged else False)
     out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
         f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."
@@ -129,9 +139,9 @@ def observe_voltages(session: Session, action: Action, result: SimulationResult,
 def observe_current(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
     comp = result.components.get(target)
-    amps = comp.current if comp is not None else 0.0      # not in the circuit as simulated: no current
-    out.data[target] = Current(round(abs(amps), 6), settled=None if result.converged else False)
-    out.message = f"Current through {target}: {abs(amps):.6f} A."
+    current = comp.current if comp is not None else 0.0      # not in the circuit as simulated: no current
+    out.data[target] = Current(amps(current), settled=None if result.converged else False)
+    out.message = f"Current through {target}: {abs(current):.6f} A."
     if not result.converged:
         out.message += " The reading keeps changing."
 
@@ -244,8 +254,8 @@ def connection_of(session: Session, port: PortRef, state: CircuitState, result: 
     if port in state.detached and port not in rewired:
         return Terminal(port[1], TerminalState.OFF)
     here = sk.net_of_port[rewired.get(port, port)]
-    others = sorted(f"{c}.{p}" for (c, p), net in sk.net_of_port.items()
-                    if net == here and (c, p) != port and c != port[0] and c not in state.removed
+    others = sorted(f"{c}.{p}" for c, p in sk.ports_on_net[here]
+                    if (c, p) != port and c != port[0] and c not in state.removed
                     and not ((c, p) in state.detached and (c, p) not in rewired)
                     and (c, p) not in rewired)
     others += sorted(f"{c}.{p}" for (c, p), target in rewired.items()

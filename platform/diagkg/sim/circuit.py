@@ -11,6 +11,7 @@ is read with ``state-read.rq`` into an immutable, hashable
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
@@ -95,6 +96,14 @@ class Skeleton:
     # what a state graph's content reads as (see read_state): derived, per skeleton
     read_states: "OrderedDict[frozenset[ox.Quad], CircuitState]" = field(
         default_factory=OrderedDict, repr=False, compare=False)
+
+    @functools.cached_property
+    def ports_on_net(self) -> dict[int, tuple[PortRef, ...]]:
+        """Each net's ports (as wired by the description), in a fixed order."""
+        out: dict[int, list[PortRef]] = {}
+        for port, net in sorted(self.net_of_port.items()):
+            out.setdefault(net, []).append(port)
+        return {net: tuple(ports) for net, ports in out.items()}
 
     def port_ref(self, iri: str) -> PortRef:
         try:
