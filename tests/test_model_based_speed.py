@@ -26,6 +26,7 @@ from diagkg.agents.modelbased import ModelBasedAssistant
 from diagkg.agents.readings import reading
 from diagkg.env.actions import Hypothesis
 from diagkg.env.observations import volts
+from diagkg.errors import SessionError
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 from diagkg.sim.circuit import CircuitState
@@ -126,7 +127,7 @@ def test_worlds_in_one_class_report_alike(torch_store):
 def test_signatures_sit_on_the_grid_of_what_the_meter_shows():
     """A voltage just off a grid line reads, to 0.1 mV, on the other side of it: the signature
     takes the reading as the meter shows it, as the report does."""
-    raw = 0.022225126
+    raw = next(v / 1e7 for v in range(200_000, 300_000) if cell(v / 1e7, "V") != cell(volts(v / 1e7), "V"))
     report = reading({"kind": "action", "data": {"x": {"port_voltages": {"a": volts(raw)}, "unit": "V"}}})
     assert cell(raw, "V") != cell(volts(raw), "V")
     assert report.group()[1] == (cell(volts(raw), "V"),)
@@ -212,3 +213,68 @@ def test_the_same_seed_gives_the_same_session_whatever_the_hash_seed():
                              env={**os.environ, "PYTHONHASHSEED": str(h)}) for h in (0, 1)]
     outs = [json.loads(p.communicate(timeout=240)[0].strip().splitlines()[-1]) for p in runs]
     assert outs[0] == outs[1]
+
+
+class Checking(ModelBasedAssistant):
+    """The model-based assistant, taking every step it refutes from a prediction anyway."""
+
+    refuted = 0
+
+    def _refuted(self, c, point, step, seen):
+        out = super()._refuted(c, point, step, seen)
+        if out:
+            self.shadow.rollback(point)
+            try:
+                likelihood = self._take(step, seen, self._chance(c))
+            except SessionError:        # a world that cannot take the step is dropped too
+                likelihood = 0.0
+            assert likelihood == 0.0, (c.label, str(step))
+            Checking.refuted += 1
+        return out
+
+
+@pytest.mark.parametrize("scenario", ["3CC.L.1", "10CC.D.1"])      # a loose connection; a double fault
+def test_a_world_refuted_by_its_prediction_would_disagree(scenario):
+    """What a report rules out is read from the predictions made while choosing (the world's
+    own, or its class's when two cells apart) before any step is taken again: only worlds that
+    would have disagreed are dropped so, and the session goes as before."""
+    Checking.refuted = 0
+    store = catalog_store()
+    checked = run_session(scenario, Checking(), store=store, seed=0, record=False)
+    plain = run_session(scenario, ModelBasedAssistant(), store=store, seed=0, record=False)
+    assert (checked.end, checked.cost) == (plain.end, plain.cost)
+    assert Checking.refuted > 0
+
+
+def test_readings_two_cells_apart_cannot_agree():
+    """Values that agree within the tolerance lie at most one cell apart on the grid, so two
+    readings two cells apart (or worded differently) cannot agree."""
+    def volts_reading(v: float):
+        return reading({"kind": "action", "data": {"x": {"port_voltages": {"a": v}, "unit": "V"}}})
+
+    values = [x / 1000 for x in range(-3000, 3000, 7)] + [1.0 + x / 10_000 for x in range(200)]
+    for x in values:
+        a = volts_reading(x)
+        for y in (x * 1.004, x + 0.002, x - 0.0021, x * 0.99, x + 0.02, x * 1.2):
+            b = volts_reading(round(y, 4))
+            if a.agrees(b):
+                assert not a.apart(b), (x, y)
+    assert volts_reading(1.0).apart(reading({"kind": "action", "data": {"x": {"current": 1.0, "unit": "A"}}}))
+
+
+def test_two_parts_are_swapped_only_where_one_fault_is_on_both():
+    """Crossed cables are one fault on two cables: swapping them is an option. Two cables off
+    their terminals are two faults, each repaired on its own: no swap."""
+    from diagkg.agents.combinations import Candidate
+    store = catalog_store()
+    assistant = ModelBasedAssistant()
+    run_session("3CC.S.1", assistant, store=store, seed=0, budget=1, record=False)
+    crossed = next(c for c in assistant.singles if len(c.faulty) == 2)
+    first, second = sorted(crossed.faulty)
+    apart = [next(c for c in assistant.singles if c.faulty == {part} and c.faults[0].probability is None)
+             for part in (first, second)]
+    pair = Candidate(apart[0].faults + apart[1].faults, frozenset({first, second}))
+    point = assistant.live[0][1] if assistant.live else None
+    swaps = [o for o in assistant._options([(crossed, point)]) if isinstance(o, diagkg.Action) and len(o.targets) == 2]
+    assert swaps and all(o.targets == (first, second) for o in swaps)
+    assert not [o for o in assistant._options([(pair, point)]) if isinstance(o, diagkg.Action) and len(o.targets) == 2]

@@ -321,14 +321,17 @@ class Likeness:
                 if spec is not None and (not spec.types or kind in spec.types):
                     options.append(Action(action, (cid,)))
         # repairs are probes too: every repair of the catalogue that fits a named part (or, for a
-        # repair of two parts, a diagnosis naming exactly two parts it fits: crossed cables swapped)
+        # repair of two parts, a diagnosis whose one fault is on both parts it fits: crossed cables
+        # swapped; two faults apart are each repaired on their own)
         repairs = [spec for spec in catalogue.values() if spec.repair]
         for cid in sorted(parts):
             kind = sk.components[cid].type
             for spec in repairs:
                 if spec.target_count == 1 and (not spec.types or kind in spec.types):
                     options.append(Action(spec.id, (cid,)))
-        for named in sorted({tuple(sorted(c.faulty)) for c, _ in sample if len(c.faulty) == 2}):
+        on_both = {tuple(sorted(c.faulty)) for c, _ in sample
+                   if len(c.faulty) == 2 and any(len(self._touched(Candidate((f,), frozenset()))) == 2 for f in c.faults)}
+        for named in sorted(on_both):
             if all(p in sk.components for p in named):
                 for spec in repairs:
                     if spec.target_count == 2 and (not spec.types or {sk.components[p].type for p in named} <= spec.types):

@@ -104,7 +104,7 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         self.chance = bool(config.get("chance", True))
         # observations are tried only on parts where the candidates' simulations differ (see _screened)
         self.screen = bool(config.get("screen", True))
-        self.named_options = int(config.get("named_options", 6))   # hypotheses tried as probes: the likeliest
+        self.named_options = int(config.get("named_options", 3))   # hypotheses tried as probes: the likeliest
         # the chance that no candidate is the truth (more faults than they have), in the cost of naming them
         self.unexplained = min(0.9, max(0.0, float(config.get("unexplained", 0.0))))
         # a repair tried as a probe is taken to have fixed something only once pairs explain nothing either
@@ -495,6 +495,8 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         kept = []
         assert self.shadow is not None
         for c, point in self.live:
+            if self._refuted(c, point, step, seen):
+                continue
             self.shadow.rollback(point)
             try:
                 likelihood = self._take(step, seen, self._chance(c))
@@ -505,6 +507,28 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         self.live = kept
         if not self.live and not self._rebase(strong=self.probe_last) and not self._more_singles():
             self._widen()
+
+    def _refuted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, seen: Reading) -> bool:
+        """Whether what ``c``'s world was predicted to report (its own prediction, or its class's:
+        see :meth:`_alike`) already says it cannot agree with ``seen``, each way its loose
+        connections may fall; False when nothing was predicted (the step is then taken)."""
+        chance = self._chance(c)
+        if chance is None:
+            known = self._memo.get((self.anchor + c.faults, point.state, point.repaired, str(step), None))
+            if known is not None:
+                return not known[0].agrees(seen)
+        for n, (coin, _) in enumerate(((None, 1.0),) if chance is None else coins(chance)):
+            own = self._memo.get((self.anchor + c.faults, point.state, point.repaired, str(step), coin.value)) \
+                if coin is not None else None
+            if own is not None:
+                if own[0].agrees(seen):
+                    return False
+                continue
+            key = self._alike(c, point, step, n)
+            shared = self._shared.get(key) if key is not None else None
+            if shared is None or not shared[0].apart(seen):
+                return False
+        return True
 
     def _rebase(self, strong: bool = False) -> bool:
         """A repair is a probe (IRS). When nothing explains every report, the latest repair not

@@ -31,6 +31,14 @@ class Reading:
         return self.masked == other.masked and len(self.values) == len(other.values) and all(
             abs(x - y) <= a + r * max(abs(x), abs(y)) for (x, a, r), (y, _, _) in zip(self.values, other.values, strict=True))
 
+    def apart(self, other: "Reading") -> bool:
+        """Whether no report in ``other``'s :meth:`group` can agree with this one: its words
+        differ, or a value lies two cells or more away on the grid (a cell is four tolerances
+        wide, so values that agree lie at most one cell apart)."""
+        mine, theirs = self.group(), other.group()
+        return mine[0] != theirs[0] or len(mine[1]) != len(theirs[1]) or \
+            any(abs(x - y) >= 2 for x, y in zip(mine[1], theirs[1], strict=True))
+
     def group(self) -> tuple[str, tuple[int, ...]]:
         """A coarse class of readings (values on a grid four tolerances wide) to split candidates by."""
         return self.masked, tuple(round(x / (4 * (a + r * abs(x)))) for x, a, r in self.values)
