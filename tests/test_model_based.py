@@ -321,3 +321,21 @@ def test_by_default_a_check_comes_only_once_a_naming_was_wrong(torch_store):
     assistant.since = 0
     check = assistant._confirming(frozenset({"bat"}), assistant._sample())
     assert isinstance(check, diagkg.Action) and check.targets == ("bat",)
+
+
+def test_a_part_the_system_works_without_is_not_replaced_first(torch_store):
+    """Every candidate names the power LED (an indicator), with the bulb lead off or alone: the
+    LED is replaced first only where the lamp needs it. With the lead off as well, reconnecting
+    the lead alone makes the torch work, so replacing the LED first would be waste."""
+    from diagkg.agents.combinations import Candidate
+
+    assistant = _worlds(torch_store, "TORCH.1")
+    led = next(c for c in assistant.pairable if c.faulty == {"led"} and c.faults[0].probability is None)
+    lead = next(c for c in assistant.pairable if c.faulty == {"lead"} and c.faults[0].probability is None
+                and assistant._start(c) is not None)
+    both = Candidate(led.faults + lead.faults, frozenset({"led", "lead"}), led.prior * lead.prior)
+    for c in (both, led):
+        started = assistant._start(c)
+        assert started is not None
+        assistant.live = [(c, started[0])]
+        assert assistant._needed("led") == (c is led)

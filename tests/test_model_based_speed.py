@@ -259,7 +259,19 @@ def test_readings_two_cells_apart_cannot_agree():
             b = volts_reading(round(y, 4))
             if a.agrees(b):
                 assert not a.apart(b), (x, y)
+        assert a.apart(volts_reading(round(x + 10 * (0.002 + 0.01 * abs(x)), 4)))
     assert volts_reading(1.0).apart(reading({"kind": "action", "data": {"x": {"current": 1.0, "unit": "A"}}}))
+
+
+def test_the_grid_is_four_tolerances_wide_wherever_a_value_lies():
+    """A cell is four tolerances wide at 1 mV as at 12 V: 2 V and 3 V are far apart on it."""
+    from diagkg.agents.readings import TOLERANCE, grid
+    a, r = TOLERANCE["V"]
+    for x in (0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0, 6.0, 12.0, -3.0):
+        tol = a + r * abs(x)
+        assert 1 <= abs(grid(x + 8 * tol, a, r) - grid(x, a, r)) <= 3, x
+        assert grid(x + 0.5 * tol, a, r) - grid(x, a, r) in (0, 1), x
+    assert grid(3.0, a, r) - grid(2.0, a, r) > 5
 
 
 def test_two_parts_are_swapped_only_where_one_fault_is_on_both():

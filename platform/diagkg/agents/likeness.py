@@ -19,7 +19,7 @@ from ..env.observations import amps, volts
 from ..env.service import Checkpoint, Session
 from ..errors import SimulationError
 from .combinations import Candidate
-from .readings import TOLERANCE
+from .readings import TOLERANCE, Reading, grid
 
 # the actions that only look (an observation's report depends on the part it looks at)
 OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",
@@ -72,8 +72,7 @@ def cell(value: float | None, unit: str) -> int | None:
     """A value on the grid readings are split by (see :meth:`Reading.group`)."""
     if value is None:
         return None
-    absolute, relative = TOLERANCE[unit]
-    return round(value / (4 * (absolute + relative * abs(value))))
+    return grid(value, *TOLERANCE[unit])
 
 
 class Likeness:
@@ -95,6 +94,8 @@ class Likeness:
     _worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]]
     removed: frozenset[str]
     briefing: Any
+    _memo: dict[tuple[Any, ...], tuple[Reading, float, bool]]
+    _shared: dict[tuple[Any, ...], tuple[Reading, float]]
     steps: list[tuple[Any, Any]]
 
     def _chance(self, c: Candidate) -> float | None:   # pragma: no cover - the assistant's
@@ -242,6 +243,28 @@ class Likeness:
         seen = None if faults == "none" else frozenset(comps) if faults == "own" else \
             frozenset().union(*(self.near[p] for p in comps))
         return comps, aspects, seen
+
+    def _refuted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, seen: Reading) -> bool:
+        """Whether what ``c``'s world was predicted to report (its own prediction, or its class's:
+        see :meth:`_alike`) already says it cannot agree with ``seen``, each way its loose
+        connections may fall; False when nothing was predicted (the step is then taken)."""
+        chance = self._chance(c)
+        if chance is None:
+            known = self._memo.get((self.anchor + c.faults, point.state, point.repaired, str(step), None))
+            if known is not None:
+                return not known[0].agrees(seen)
+        for n, (coin, _) in enumerate(((None, 1.0),) if chance is None else coins(chance)):
+            own = self._memo.get((self.anchor + c.faults, point.state, point.repaired, str(step), coin.value)) \
+                if coin is not None else None
+            if own is not None:
+                if own[0].agrees(seen):
+                    return False
+                continue
+            key = self._alike(c, point, step, n)
+            shared = self._shared.get(key) if key is not None else None
+            if shared is None or not shared[0].apart(seen):
+                return False
+        return True
 
     def _at_a_distance(self, c: Candidate) -> bool:
         """Whether a fault of ``c`` is a coupling's: it acts at a distance (and may show only once

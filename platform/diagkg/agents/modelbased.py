@@ -508,28 +508,6 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         if not self.live and not self._rebase(strong=self.probe_last) and not self._more_singles():
             self._widen()
 
-    def _refuted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, seen: Reading) -> bool:
-        """Whether what ``c``'s world was predicted to report (its own prediction, or its class's:
-        see :meth:`_alike`) already says it cannot agree with ``seen``, each way its loose
-        connections may fall; False when nothing was predicted (the step is then taken)."""
-        chance = self._chance(c)
-        if chance is None:
-            known = self._memo.get((self.anchor + c.faults, point.state, point.repaired, str(step), None))
-            if known is not None:
-                return not known[0].agrees(seen)
-        for n, (coin, _) in enumerate(((None, 1.0),) if chance is None else coins(chance)):
-            own = self._memo.get((self.anchor + c.faults, point.state, point.repaired, str(step), coin.value)) \
-                if coin is not None else None
-            if own is not None:
-                if own[0].agrees(seen):
-                    return False
-                continue
-            key = self._alike(c, point, step, n)
-            shared = self._shared.get(key) if key is not None else None
-            if shared is None or not shared[0].apart(seen):
-                return False
-        return True
-
     def _rebase(self, strong: bool = False) -> bool:
         """A repair is a probe (IRS). When nothing explains every report, the latest repair not
         yet rebased on is taken to have fixed something, and what is left to explain is what was
@@ -665,7 +643,9 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
             if part not in self.sk.components or part in repaired:
                 continue
             if self.sk.components[part].type != "Cable":
-                return Action("replace_component", (part,))
+                if self._needed(part):
+                    return Action("replace_component", (part,))
+                continue
             fits = self._repairs_fitting("Cable") if self.certain_cables else []
             if fits:                       # a cable's cheapest repair of the catalogue (reconnecting it)
                 return Action(fits[0].id, (part,))

@@ -37,6 +37,9 @@ class Probes:
     _probing: int
     _through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]]
 
+    def _sample(self) -> list[tuple[Candidate, Checkpoint]]:   # pragma: no cover - the assistant's
+        raise NotImplementedError
+
     def _predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis,
                    coin: Any = None) -> tuple[Reading, float, bool]:   # pragma: no cover - the assistant's
         raise NotImplementedError
@@ -92,6 +95,16 @@ class Probes:
                 if all(finding(self._predicted(w, at, step)[0]) != elsewhere for w, at in worlds):
                     best = (minutes, step)
         return best[1] if best is not None else None
+
+    def _needed(self, part: str) -> bool:
+        """Whether the system needs ``part`` repaired in most of the worlds that name it: in a
+        world that names more parts, repairing the others alone may make it work (an indicator
+        lamp that is out does not stop the main function), and replacing it first is then waste."""
+        worlds = [(c, point) for c, point in self._sample() if part in c.faulty]
+        total = sum(c.prior for c, _ in worlds)
+        needed = sum(c.prior for c, point in worlds
+                     if c.faulty == {part} or not self._predicted(c, point, Hypothesis(c.faulty - {part}))[2])
+        return needed >= 0.5 * total
 
     def _standing(self, c: Candidate) -> bool:
         """Whether ``c``'s world, taken through every step (see _run_through), still has a fault."""

@@ -6,6 +6,7 @@ the measurement), and the lights a service agent describes at the start."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +42,14 @@ class Reading:
 
     def group(self) -> tuple[str, tuple[int, ...]]:
         """A coarse class of readings (values on a grid four tolerances wide) to split candidates by."""
-        return self.masked, tuple(round(x / (4 * (a + r * abs(x)))) for x, a, r in self.values)
+        return self.masked, tuple(grid(x, a, r) for x, a, r in self.values)
+
+
+def grid(value: float, absolute: float, relative: float) -> int:
+    """``value``'s cell on a grid four tolerances wide wherever it lies: the tolerance grows with
+    the value (``absolute + relative × |value|``), so the cells are counted on the scale whose
+    unit is one tolerance, ln(1 + relative × |value| / absolute) / relative (signed)."""
+    return round(math.copysign(math.log1p(relative * abs(value) / absolute) / relative, value) / 4)
 
 
 UNKNOWN = Reading("?")        # what a world that cannot take an action reports
