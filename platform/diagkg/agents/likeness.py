@@ -244,18 +244,19 @@ class Likeness:
             frozenset().union(*(self.near[p] for p in comps))
         return comps, aspects, seen
 
+    def _memo_key(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None) -> tuple[Any, ...]:
+        """What a world's own prediction of ``step`` is remembered by (its faults, anchor
+        included, its state, what was repaired, and the coin its loose connections fall by)."""
+        return self.anchor + c.faults, point.state, point.repaired, str(step), coin.value if coin is not None else None
+
     def _refuted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, seen: Reading) -> bool:
         """Whether what ``c``'s world was predicted to report (its own prediction, or its class's:
         see :meth:`_alike`) already says it cannot agree with ``seen``, each way its loose
         connections may fall; False when nothing was predicted (the step is then taken)."""
         chance = self._chance(c)
-        if chance is None:
-            known = self._memo.get((self.anchor + c.faults, point.state, point.repaired, str(step), None))
-            if known is not None:
-                return not known[0].agrees(seen)
-        for n, (coin, _) in enumerate(((None, 1.0),) if chance is None else coins(chance)):
-            own = self._memo.get((self.anchor + c.faults, point.state, point.repaired, str(step), coin.value)) \
-                if coin is not None else None
+        ways: tuple[tuple[Coin | None, float], ...] = ((None, 1.0),) if chance is None else coins(chance)
+        for n, (coin, _) in enumerate(ways):
+            own = self._memo.get(self._memo_key(c, point, step, coin))
             if own is not None:
                 if own[0].agrees(seen):
                     return False

@@ -420,8 +420,7 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         candidates that are the same world (the same faults, anchor included)."""
         memo_key = None
         if coin is not None or not any(f.probability is not None for f in c.faults):
-            memo_key = (self.anchor + c.faults, point.state, point.repaired, str(step),
-                        coin.value if coin is not None else None)
+            memo_key = self._memo_key(c, point, step, coin)
             known = self._memo.get(memo_key)
             if known is not None:
                 return known
