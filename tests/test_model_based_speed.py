@@ -32,6 +32,7 @@ from diagkg.runs.runner import run_session
 from diagkg.sim.circuit import CircuitState
 
 from .conftest import catalog_store
+from .test_model_based import _worlds
 from .test_store_first import torch_memory_store
 
 
@@ -76,11 +77,9 @@ def test_worlds_alike_share_predictions_and_choose_the_same(scenario):
 
 
 def _every_world(store: KnowledgeStore, scenario: str) -> tuple[ModelBasedAssistant, list]:
-    """The assistant after one round, with a world for every single fault without chance."""
-    assistant = ModelBasedAssistant()
-    run_session(scenario, assistant, store=store, seed=0, budget=1, record=False)
-    assistant.steps.clear()
-    assistant.since = 1               # every single fault's world, whatever the lights showed
+    """The assistant after one round (see test_model_based._worlds), with a world for every
+    single fault without chance."""
+    assistant = _worlds(store, scenario)
     worlds = []
     for c in assistant.singles:
         if c.faults[0].probability is None:
@@ -108,8 +107,8 @@ def test_worlds_in_one_class_report_alike(torch_store):
                 assert key is not None
                 classes.setdefault(key, []).append((c, point))
             for members in classes.values():
-                reports = {(assistant._predicted(c, point, step)[0].group(), assistant._predicted(c, point, step)[1])
-                           for c, point in members}
+                reports = {(report.group(), minutes)
+                           for report, minutes, _ in (assistant._predicted(c, point, step) for c, point in members)}
                 assert len(reports) == 1, (step, [c.label for c, _ in members])
                 touched = {bool(assistant._touched(c) & assistant.near[part]) for c, _ in members}
                 if len(touched) > 1:
@@ -137,7 +136,6 @@ def test_one_pass_finds_the_best_option_on_the_whole_sample():
     """The bounds prune only what cannot be best: the single pass chooses what scoring every
     option would (on a double fault, after each of its first rounds)."""
     store = catalog_store()
-    assistant = ModelBasedAssistant()
     checked = 0
     for budget in (1, 2, 3):
         assistant = ModelBasedAssistant()

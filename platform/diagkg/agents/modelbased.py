@@ -750,8 +750,9 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         for (c, _), row in zip(sample, outcomes, strict=True):
             own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
             for weight, key, minutes in row:
-                groups[key.group()][c.faulty] += c.prior * weight
-                own[key.group()] += weight
+                group = key.group()
+                groups[group][c.faulty] += c.prior * weight
+                own[group] += weight
                 cost += c.prior * weight * minutes
             noise += c.prior * entropy(list(own.values()))
         gain = entropy([sum(g.values()) for g in groups.values()]) - noise / total
