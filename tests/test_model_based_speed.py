@@ -172,7 +172,7 @@ def test_openings_that_block_no_coupling_share_a_solve(torch_store):
 
 
 def test_an_effect_on_the_same_state_is_set_again(torch_store):
-    session = diagkg.make("TORCH.1", torch_store)
+    session = diagkg.make("TORCH.2", torch_store)         # the bulb lead is off: reconnecting it writes
     session.reset(seed=0)
     point = session.checkpoint()
     calls = []
@@ -193,6 +193,25 @@ def test_an_effect_on_the_same_state_is_set_again(torch_store):
     assert len(calls) == runs               # the same effect on the same state: set again, not run
     assert session.state_key() == after_first
     assert {k: v for k, v in first.items() if k != "round"} == {k: v for k, v in second.items() if k != "round"}
+
+
+def test_a_repair_of_a_part_as_new_runs_no_effect(torch_store):
+    """With a flat battery the lead is as new: reconnecting it would write nothing, so its
+    template is not run (effects.UNDOING), and the state stays as it was."""
+    session = diagkg.make("TORCH.1", torch_store)
+    session.reset(seed=0)
+    before = session.state_key()
+    calls = []
+    update = session.store.update
+
+    def counting(*args, **kw):
+        calls.append(args[0])
+        return update(*args, **kw)
+
+    session.store.update = counting          # type: ignore[method-assign]
+    out, *_ = session.step(diagkg.Action("reconnect_cable", ("lead",)))
+    assert out["success"] and not calls
+    assert session.state_key() == before and "lead" in session.repaired
 
 
 def test_the_same_seed_gives_the_same_session_whatever_the_hash_seed():

@@ -9,11 +9,13 @@ On the torch written in tests/test_store_first.py (not shipped).
 
 from __future__ import annotations
 
+import dataclasses
+
 import pyoxigraph as ox
 import pytest
 
 import diagkg
-from diagkg.env import verification
+from diagkg.env import effects, verification
 from diagkg.env.actions import Action, Hypothesis
 from diagkg.env.scenarios import restore, state_quads
 from diagkg.errors import SessionError
@@ -114,3 +116,59 @@ def test_a_tried_repair_reads_as_the_repair_on_a_copy(torch_store, scenario):
             assert got == expected, part
             tried += got != session.state()
     assert tried > 0                                   # some repair changed the state
+
+
+def _fault_worlds(store: KnowledgeStore):
+    """The model-based assistant's shadow session and its worlds on the torch: every single fault
+    of the catalogue on every part (each world's state has its fault injected)."""
+    from .test_model_based import _worlds
+
+    assistant = _worlds(store, "TORCH.1")
+    points = [started[0] for c in assistant.singles if (started := assistant._start(c)) is not None]
+    assert assistant.shadow is not None and len(points) > 5
+    return assistant.shadow, points
+
+
+def test_an_undoing_template_on_a_part_as_new_changes_nothing(torch_store):
+    """effects.UNDOING: on a component that does not differ from its nominal description
+    (still_broken), a repair template changes nothing that is read of the state, so it is not
+    run; on a broken one it does change the state. Run on a copy of every world's state."""
+    shadow, points = _fault_worlds(torch_store)
+    seen = {True: 0, False: 0}
+    for point in points:
+        shadow.rollback(point)
+        shadow.sync()
+        state = shadow.state()
+        broken = effects.still_broken(shadow, state)
+        for part in sorted(shadow.sk.components):
+            for template in sorted(effects.UNDOING):
+                copy = graphs.named("state", "copy-for-test")
+                restore(shadow.store, copy, [ox.Quad(q.subject, q.predicate, q.object, copy) for q in point.state])
+                shadow.store.update(template, state=copy, system=shadow.system_graph, target=shadow.iri_of(part))
+                after = read_state(shadow.store, copy, shadow.sk, frozenset(state_quads(shadow.store, copy)))
+                shadow.store.raw.remove_graph(copy)
+                shadow.store.touch()
+                if part not in broken:
+                    assert after == state, (part, template)
+                seen[part in broken] += after != state
+    assert seen[False] == 0 and seen[True] > 0
+
+
+def test_a_step_ends_alike_whatever_else_was_repaired(torch_store):
+    """Session.reset_reads: a step's report, end and state are the same for every set of repaired
+    parts with the same ones among those it names (a model remembers predictions by them)."""
+    shadow, points = _fault_worlds(torch_store)
+    steps = _steps(shadow)
+    compared = read = 0
+    for point in points[::2]:
+        for step in steps:
+            shadow.rollback(point)
+            expected = _report(shadow, step)
+            end, reads = shadow.end, shadow.reset_reads
+            read += bool(reads)
+            for part in sorted(set(shadow.sk.components) - reads - point.repaired):
+                shadow.rollback(dataclasses.replace(point, repaired=point.repaired | {part}))
+                got = _report(shadow, step)
+                assert got[:4] == expected[:4] and got[5] == expected[5] and shadow.end == end, (step, part)
+                compared += 1
+    assert compared > 100 and read > 0

@@ -94,7 +94,7 @@ class Likeness:
     _worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]]
     removed: frozenset[str]
     briefing: Any
-    _memo: dict[tuple[Any, ...], tuple[Reading, float, bool]]
+    _memo: dict[tuple[Any, ...], tuple[frozenset[str], dict[frozenset[str], tuple[Reading, float, bool]]]]
     _shared: dict[tuple[Any, ...], tuple[Reading, float]]
     steps: list[tuple[Any, Any]]
 
@@ -128,7 +128,8 @@ class Likeness:
         assert self.shadow is not None
         chance = self._chance(c)
         ways: tuple[Coin | None, ...] = (None,) if chance is None else (OPEN, CLOSED)
-        key = (self.anchor + c.faults, point.state, point.repaired, chance is None)
+        # a simulation of the state reads nothing else (what was repaired is not read)
+        key = (self.anchor + c.faults, point.state, chance is None)
         known = self._signatures.get(key)
         if known is not None:
             return known
@@ -211,7 +212,10 @@ class Likeness:
         connections fall): what one simulation shows of the parts it looks at (only what its
         kind of observation reads, :data:`READS`) and of the whole system (does it work?), the
         faults it can see (on the parts, or next to them), whether chance is in the world, how
-        the parts are reached (openings and enclosures) and what was repaired. Worlds that
+        the parts are reached (openings and enclosures) and which of them were repaired for
+        good (an observation changes nothing else, and the reset after it keeps the state of a
+        repaired part as the step left it: only repaired openings and enclosures can end
+        differently, see ``Session.reset_reads``). Worlds that
         differ only in what the report does not read give the same report, so a prediction is
         made once per class (None: no class, predict in this world)."""
         if not self.screen or isinstance(step, Hypothesis):
@@ -226,8 +230,8 @@ class Likeness:
         shows = signatures[coin]
         return (step.action, step.targets, step.value, shows.get(""),
                 tuple([(shows[p][a] if p in shows else None) for p in parts for a in aspects]),
-                tuple([f for part, f in faults if part in seen]) if seen else (), chancy, physical, point.repaired,
-                len(self.anchor))
+                tuple([f for part, f in faults if part in seen]) if seen else (), chancy, physical,
+                frozenset(p for p in point.repaired if p not in self.sk.components), len(self.anchor))
 
     def _look(self, step: Action) -> tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None:
         """Where ``step`` looks: its parts, the aspects of their signatures its report reads and
@@ -237,7 +241,7 @@ class Likeness:
         spec = self.briefing.catalogue.get(step.action)
         if spec is None or any(p not in self.near for p in comps):
             return None
-        if step.action not in OBSERVATIONS:
+        if step.action not in OBSERVATIONS or spec.template:
             return None     # an action that changes the world: whether it works again depends on every fault
         aspects, faults = READS.get(spec.observes, EVERYTHING)
         seen = None if faults == "none" else frozenset(comps) if faults == "own" else \
@@ -246,8 +250,28 @@ class Likeness:
 
     def _memo_key(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None) -> tuple[Any, ...]:
         """What a world's own prediction of ``step`` is remembered by (its faults, anchor
-        included, its state, what was repaired, and the coin its loose connections fall by)."""
-        return self.anchor + c.faults, point.state, point.repaired, str(step), coin.value if coin is not None else None
+        included, its state, and the coin its loose connections fall by); what was repaired is
+        read by :meth:`_remembered`."""
+        return self.anchor + c.faults, point.state, str(step), coin.value if coin is not None else None
+
+    def _remembered(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis,
+                    coin: Coin | None) -> tuple[Reading, float, bool] | None:
+        """A world's own prediction of ``step``, if it was made: in the same world and state,
+        with the same parts repaired among those the step's end depended on (the session's
+        ``reset_reads``: a repair that changed nothing in this world leaves its predictions
+        standing)."""
+        known = self._memo.get(self._memo_key(c, point, step, coin))
+        return None if known is None else known[1].get(point.repaired & known[0])
+
+    def _remember(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None,
+                  reads: frozenset[str], answer: tuple[Reading, float, bool]) -> None:
+        key = self._memo_key(c, point, step, coin)
+        known = self._memo.get(key)
+        if known is None:
+            if len(self._memo) > 200_000:
+                self._memo.clear()
+            known = self._memo[key] = (reads, {})
+        known[1][point.repaired & known[0]] = answer
 
     def _refuted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, seen: Reading) -> bool:
         """Whether what ``c``'s world was predicted to report (its own prediction, or its class's:
@@ -256,7 +280,7 @@ class Likeness:
         chance = self._chance(c)
         ways: tuple[tuple[Coin | None, float], ...] = ((None, 1.0),) if chance is None else coins(chance)
         for n, (coin, _) in enumerate(ways):
-            own = self._memo.get(self._memo_key(c, point, step, coin))
+            own = self._remembered(c, point, step, coin)
             if own is not None:
                 if own[0].agrees(seen):
                     return False

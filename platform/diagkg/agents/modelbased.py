@@ -30,14 +30,12 @@ scenario:
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import itertools
 import math
 import random
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
@@ -48,26 +46,16 @@ from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
 from ..kg.vocab import DK_NS
 from .combinations import Candidate, Combinations
-from .likeness import Coin, Likeness, coins, entropy
+from .likeness import Coin, Likeness, coins
 from .probes import Probes
 from .readings import UNKNOWN, Reading
 from .readings import lamps_of as _lamps
 from .readings import reading as _key
 from .registry import BaseAssistant, Briefing
+from .scoring import Scoring
 
 PAIR_PRIOR = 0.1       # a pair of faults against a single one
 SOLVED = ("success", "success_no_hypothesis")
-
-
-@dataclass
-class Scored:
-    """An option with its expected information gain per minute, its expected minutes, and the
-    diagnoses (with their weights) behind each report it may give."""
-
-    rate: float
-    step: Action | Hypothesis
-    minutes: float
-    groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]]
 
 
 def _weighed(c: Candidate, likelihood: float) -> Candidate:
@@ -75,7 +63,7 @@ def _weighed(c: Candidate, likelihood: float) -> Candidate:
     return c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood)
 
 
-class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
+class ModelBasedAssistant(Probes, Likeness, Scoring, Combinations, BaseAssistant):
     name = "model-based"
 
     def __init__(self, **config: Any):
@@ -116,7 +104,7 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         self.confirm_after_wrong = bool(config.get("confirm_after_wrong", True))   # only once a naming was wrong
         self._probing = -1
         self.decision_times: list[float] = []
-        self._memo: dict[tuple[Any, ...], tuple[Reading, float, bool]] = {}
+        self._memo: dict[tuple[Any, ...], tuple[frozenset[str], dict[frozenset[str], tuple[Reading, float, bool]]]] = {}
         self._signatures: dict[tuple[Any, ...], tuple[dict[str, tuple[int, ...]], ...]] = {}
         self._interned: dict[tuple[Any, ...], int] = {}
         self._looks: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None] = {}
@@ -416,12 +404,12 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
         """The report ``step`` would give in ``c``'s world (as a key), its cost, and whether the
         system would work again; with ``coin``, its loose connections fall as the coin says.
         A world answers the same action the same way in the same state (a loose connection's
-        world, for the same coin), so that is remembered across decisions and across the
-        candidates that are the same world (the same faults, anchor included)."""
-        memo_key = None
-        if coin is not None or not any(f.probability is not None for f in c.faults):
-            memo_key = self._memo_key(c, point, step, coin)
-            known = self._memo.get(memo_key)
+        world, for the same coin) with the same parts repaired among those the answer reads (see
+        :meth:`_remembered`), so that is remembered across decisions and across the candidates
+        that are the same world (the same faults, anchor included)."""
+        remember = coin is not None or not any(f.probability is not None for f in c.faults)
+        if remember:
+            known = self._remembered(c, point, step, coin)
             if known is not None:
                 return known
         assert self.shadow is not None
@@ -429,10 +417,8 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
             self.shadow.rng = coin
         out = self._predict(point, step)
         answer = (_key(out), float(out["cost"]), self.shadow.end in SOLVED) if out is not None else (UNKNOWN, 0.0, False)
-        if memo_key is not None:
-            if len(self._memo) > 200_000:
-                self._memo.clear()
-            self._memo[memo_key] = answer
+        if remember:
+            self._remember(c, point, step, coin, self.shadow.reset_reads, answer)
         return answer
 
     def _predict(self, point: Checkpoint, step: Action | Hypothesis) -> dict[str, Any] | None:
@@ -708,57 +694,6 @@ class ModelBasedAssistant(Probes, Likeness, Combinations, BaseAssistant):
                     and self.briefing.catalogue[step.action].repair:
                 out |= set(step.targets)
         return out
-
-    def _scored(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]],
-                keep: int = 1) -> list["Scored"]:
-        """Expected information gain per minute of the options that tell some of ``sample`` apart:
-        the entropy of their reports less what chance alone adds (a loose connection's world may
-        answer either way whatever the diagnosis). At least the ``keep`` best are scored, in the
-        order given; an option whose bound (:meth:`_bounds`, over its least minutes) is below
-        the ``keep``-th best rate found is not tried (it cannot be among them)."""
-        assert self.briefing is not None
-        bounds = self._bounds(options, sample)
-        catalogue = self.briefing.catalogue
-        least = [0.0 if isinstance(o, Hypothesis) or o.action not in catalogue else catalogue[o.action].cost
-                 for o in options]
-        order = sorted((i for i in range(len(options)) if bounds[i] > 1e-9),
-                       key=lambda i: -bounds[i] / (least[i] + self.round_minutes))
-        total = sum(c.prior for c, _ in sample)
-        found: dict[int, Scored] = {}
-        rates: list[float] = []          # the best rates found, a min-heap of ``keep``
-        batch = max(keep, 4)
-        for start in range(0, len(order), batch):
-            if len(rates) >= keep and bounds[order[start]] / (least[order[start]] + self.round_minutes) < rates[0] - 1e-12:
-                break
-            chunk = [options[i] for i in order[start:start + batch]]
-            # world by world (an observation writes nothing, so the world is not restored between them)
-            predictions = [[self._outcomes(c, point, step) for step in chunk] for c, point in sample]
-            for k, i in enumerate(order[start:start + batch]):
-                scored = self._score(options[i], [row[k] for row in predictions], sample, total)
-                if scored is not None:
-                    found[i] = scored
-                    heapq.heappush(rates, scored.rate)
-                    if len(rates) > keep:
-                        heapq.heappop(rates)
-        return [found[i] for i in sorted(found)]
-
-    def _score(self, step: Action | Hypothesis, outcomes: list[list[tuple[float, Reading, float]]],
-               sample: list[tuple[Candidate, Checkpoint]], total: float) -> "Scored | None":
-        """One option's rate from its outcomes in each world of ``sample`` (None: it tells nothing)."""
-        groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
-        cost = noise = 0.0
-        for (c, _), row in zip(sample, outcomes, strict=True):
-            own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
-            for weight, key, minutes in row:
-                group = key.group()
-                groups[group][c.faulty] += c.prior * weight
-                own[group] += weight
-                cost += c.prior * weight * minutes
-            noise += c.prior * entropy(list(own.values()))
-        gain = entropy([sum(g.values()) for g in groups.values()]) - noise / total
-        if len(groups) < 2 or gain <= 1e-9:
-            return None
-        return Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups)
 
     def _sample(self) -> list[tuple[Candidate, Checkpoint]]:
         if len(self.live) <= self.sample:

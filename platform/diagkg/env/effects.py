@@ -8,13 +8,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..kg.vocab import DK
-from ..sim.circuit import PortRef
+from ..sim.circuit import CircuitState, PortRef
 from . import access
 from .actions import Action, ActionType
 from .outcomes import Outcome, Refusal
 
 if TYPE_CHECKING:  # pragma: no cover
     from .service import Session
+
+# Effect templates that only undo faults of their target (a repair): on a component that does
+# not differ from its nominal description (:func:`still_broken`) they delete nothing and write
+# nothing, so they are not run there (tests/test_effects.py checks it on every component).
+UNDOING = frozenset({"effect-repair-component", "effect-reconnect-cable"})
 
 # Arguments of the effect templates that depend on the action, not on its target.
 EFFECT_ARGUMENTS: dict[str, dict[str, Any]] = {
@@ -46,6 +51,9 @@ def apply_effect(session: Session, spec: ActionType, action: Action, out: Outcom
         a, b = swap_ends(session, *action.targets)
         args.update(target=session.iri_of(a), other=session.iri_of(b))
     assert spec.template is not None      # only actions with an effect template get here
+    if spec.template in UNDOING and action.targets[0] in session.sk.components and \
+            action.targets[0] not in still_broken(session, session.state()):
+        return True                       # nothing to undo: the template would write nothing
     if spec.id == "move_led":
         moves = led_moves(session, action.targets[0], action.targets[1], out)
         if moves is None:
@@ -62,6 +70,20 @@ def apply_effect(session: Session, spec: ActionType, action: Action, out: Outcom
                     value=0.01, short=f"{session.state_graph.value}#bridge-{session.short_count}")
     _update(session, spec.template, args)
     return True
+
+
+def still_broken(session: Session, state: CircuitState) -> set[str]:
+    """Parts that differ from their nominal description in this state."""
+    broken = {c for c, _, _ in state.overrides} | {c for c, _ in state.forced} | set(state.blown)
+    broken |= {c for c, _ in state.detached} | {c for (c, _), _ in state.rewired}
+    broken |= {c for (c, _), _ in state.loose}
+    broken |= {p[0] for a, b, _ in state.shorts for p in (a, b)}
+    active = dict(state.couplings)
+    for c in session.sk.couplings:
+        if active.get(c.id, c.active_by_default) and not c.active_by_default:
+            if not any(pair in state.physical for pair in c.blocked_when):
+                broken |= {el for el, _ in c.blocked_when}
+    return broken - set(state.removed)
 
 
 def _update(session: Session, template: str, args: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pyoxigraph as ox
 
@@ -222,8 +222,19 @@ def state_quads(store: "KnowledgeStore", state: ox.NamedNode) -> list[ox.Quad]:
     return list(store.raw.quads_for_pattern(None, None, None, state))
 
 
-def restore(store: "KnowledgeStore", state: ox.NamedNode, quads: list[ox.Quad]) -> None:
-    """Make ``state`` hold exactly ``quads`` (a snapshot taken with :func:`state_quads`)."""
+def restore(store: "KnowledgeStore", state: ox.NamedNode, quads: Iterable[ox.Quad],
+            holds: frozenset[ox.Quad] | None = None) -> None:
+    """Make ``state`` hold exactly ``quads`` (a snapshot taken with :func:`state_quads`).
+    With ``holds``, what the graph is known to hold now, only the difference is written: an
+    in-memory store keeps each removed quad as an old version, and a graph written whole again
+    and again (a model trying one world after another) reads and writes slower and slower."""
     store.touch()
-    store.raw.remove_graph(state) if store.raw.contains_named_graph(state) else None
-    store.raw.extend(quads)
+    raw = store.raw
+    if holds is None or not isinstance(raw, ox.Store):     # a remote store's graph is written whole
+        raw.remove_graph(state) if raw.contains_named_graph(state) else None
+        raw.extend(quads)
+        return
+    wanted = quads if isinstance(quads, frozenset) else frozenset(quads)
+    for q in holds - wanted:
+        raw.remove(q)
+    raw.extend(wanted - holds)

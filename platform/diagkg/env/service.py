@@ -132,7 +132,8 @@ class Session:
         self.physical_keys: dict[int, tuple[frozenset[ox.Quad], frozenset[ox.Quad]]] = {}
         self.effect_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}   # see effects._update
         self.trial_cache: dict[tuple[Any, ...], CircuitState] = {}           # see verification.repaired_state
-        self.reset_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}     # see _reset_to_snapshot
+        # see _reset_to_snapshot: the state kept, and the parts it depended on being repaired or not
+        self.reset_cache: dict[tuple[Any, ...], tuple[frozenset[ox.Quad], frozenset[str]]] = {}
         self._snapshot_sets: dict[int, tuple[tuple[ox.Quad, ...], frozenset[ox.Quad]]] = {}
         self._state_key: frozenset[ox.Quad] = frozenset()   # the state graph's content as last read/written
         self._key_generation = -1
@@ -156,6 +157,11 @@ class Session:
         self._snapshot: tuple[ox.Quad, ...] = ()
         self._snapshot_set: frozenset[ox.Quad] | None = None
         self.short_count = 0
+        # the parts whose being repaired (or not) the last step's resulting state depended on:
+        # those the step left differing from the fault snapshot before the reset (see
+        # _reset_to_snapshot). A step ends the same way for every set of repaired parts that
+        # has the same ones among these (a model of the system remembers predictions by it).
+        self.reset_reads: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------
     # Gymnasium-style API
@@ -204,6 +210,7 @@ class Session:
             self.history.append(outcome)
             return outcome.to_dict(), 0.0, True, False, self._info()
         self.round += 1
+        self.reset_reads = frozenset()
         if isinstance(act, Hypothesis):
             outcome = verification.verify(self, act)
         else:
@@ -260,7 +267,7 @@ class Session:
         self.store.compact()
         current = self._state_key if self._key_generation == self.store.generation else None
         if current is None or (current is not quads and current != quads):
-            restore(self.store, self.state_graph, list(quads))
+            restore(self.store, self.state_graph, quads, holds=current)
             # the state graph now holds exactly these quads: no need to read it again
             self._state_key, self._key_generation = quads, self.store.generation
 
@@ -270,8 +277,9 @@ class Session:
         quads, self._pending = self._pending, None
         if quads is not None:
             self.store.compact()
-            if self._key_generation != self.store.generation or (self._state_key is not quads and self._state_key != quads):
-                restore(self.store, self.state_graph, list(quads))
+            current = self._state_key if self._key_generation == self.store.generation else None
+            if current is None or (current is not quads and current != quads):
+                restore(self.store, self.state_graph, quads, holds=current)
                 self._state_key, self._key_generation = quads, self.store.generation
 
     def abort(self, end: str) -> None:
@@ -355,21 +363,25 @@ class Session:
         """Back to the fault snapshot, keeping the current state of repaired parts. What it
         keeps depends only on the state graph's content, the snapshot and the repaired parts,
         so it is remembered by them and the state graph is set to it (not written when it
-        already holds it)."""
+        already holds it). It depends on the repaired parts only through those whose current
+        state differs from the snapshot (:attr:`reset_reads`)."""
         if self._snapshot_set is None:
             self._snapshot_set = frozenset(self._snapshot)
         current = self.state_key()
         key = (current, self._snapshot_set, frozenset(self.repaired))
-        kept = self.reset_cache.get(key)
-        if kept is None:
+        known = self.reset_cache.get(key)
+        if known is None:
             owners_now = self._owners(current)
             owners_then = self._owners(self._snapshot)
             kept = frozenset([q for q in self._snapshot if owners_then.get(q) not in self.repaired]
                              + [q for q in current if owners_now.get(q) in self.repaired])
+            differ = {owners_now.get(q) for q in current - self._snapshot_set} | \
+                     {owners_then.get(q) for q in self._snapshot_set - current}
             if len(self.reset_cache) > 20_000:
                 self.reset_cache.clear()
-            self.reset_cache[key] = kept
-        self.set_state(kept)
+            known = self.reset_cache[key] = (kept, frozenset(p for p in differ if p is not None))
+        self.reset_reads = known[1]
+        self.set_state(known[0])
 
     def _owners(self, quads: Iterable[ox.Quad]) -> dict[ox.Quad, str | None]:
         """Which part each state triple is about (a port's triples belong to its component)."""

@@ -18,6 +18,7 @@ from ..kg.vocab import DK
 from ..sim.circuit import CircuitState
 from . import effects
 from .actions import Hypothesis
+from .effects import still_broken
 from .outcomes import Outcome
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,20 +79,6 @@ def verify(session: Session, hypothesis: Hypothesis) -> Outcome:
     return out
 
 
-def still_broken(session: Session, state: CircuitState) -> set[str]:
-    """Parts that differ from their nominal description in this state."""
-    broken = {c for c, _, _ in state.overrides} | {c for c, _ in state.forced} | set(state.blown)
-    broken |= {c for c, _ in state.detached} | {c for (c, _), _ in state.rewired}
-    broken |= {c for (c, _), _ in state.loose}
-    broken |= {p[0] for a, b, _ in state.shorts for p in (a, b)}
-    active = dict(state.couplings)
-    for c in session.sk.couplings:
-        if active.get(c.id, c.active_by_default) and not c.active_by_default:
-            if not any(pair in state.physical for pair in c.blocked_when):
-                broken |= {el for el, _ in c.blocked_when}
-    return broken - set(state.removed)
-
-
 def repair_cost(session: Session, part: str, state: CircuitState) -> float:
     kind = session.parts().get(part)
     if kind in ("enclosure", "module", "opening"):
@@ -113,7 +100,12 @@ def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
     key = (session.state_key(), parts)
     known = session.trial_cache.get(key)
     if known is None:
-        known = _tried(session, parts)
+        state = session.state()
+        broken = still_broken(session, state)
+        # a component that does not differ from its nominal description is as new already: its
+        # repair template deletes only what still_broken reads, so it would write nothing
+        writing = tuple(p for p in parts if p not in session.sk.components or p in broken)
+        known = _tried(session, writing) if writing else state
         if len(session.trial_cache) > 20_000:
             session.trial_cache.clear()
         session.trial_cache[key] = known

@@ -1,0 +1,151 @@
+"""Scoring for the model-based assistant (:mod:`diagkg.agents.modelbased`): the
+expected information gain per minute of each option over a sample of candidate
+worlds, found exactly while predicting as few reports as possible.
+
+An option's rate is bounded before any prediction (the classes of worlds that
+report alike, :meth:`Likeness._bounds`, over the option's least minutes), and
+again after each world predicted: the worlds predicted so far are known, and the
+rest can at best each give a report of their own, at the option's least
+minutes. An option is dropped as soon as its bound is below the best rate found,
+so the option chosen is the one scoring every option on every world would choose."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..env.actions import Action, Hypothesis
+from ..env.service import Checkpoint
+from .combinations import Candidate
+from .likeness import coins, entropy
+from .readings import Reading
+
+Outcomes = list[tuple[float, Reading, float]]    # (probability, report, minutes), one per way a world may answer
+
+
+@dataclass
+class Scored:
+    """An option with its expected information gain per minute, its expected minutes, and the
+    diagnoses (with their weights) behind each report it may give."""
+
+    rate: float
+    step: Action | Hypothesis
+    minutes: float
+    groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]]
+
+
+def _share(mass: float, total: float) -> float:
+    """One report's term of the entropy of the reports (``mass`` of ``total``)."""
+    return -mass / total * math.log2(mass / total) if mass > 0 else 0.0
+
+
+class Scoring:
+    """A mixin: it reads the assistant's catalogue (in its briefing) and predicts through it."""
+
+    briefing: Any
+    round_minutes: float
+    ahead: int = 6
+    _last_rates: dict[str, float]
+    # the bound of each option before any prediction (see Likeness._bounds)
+    _bounds: Callable[[list[Action | Hypothesis], list[tuple[Candidate, Checkpoint]]], list[float]]
+
+    def _chance(self, c: Candidate) -> float | None:   # pragma: no cover - the assistant's
+        raise NotImplementedError
+
+    def _outcomes(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> Outcomes:   # pragma: no cover
+        raise NotImplementedError
+
+    def _scored(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]],
+                keep: int = 1) -> list[Scored]:
+        """Expected information gain per minute of the options that tell some of ``sample`` apart:
+        the entropy of their reports less what chance alone adds (a loose connection's world may
+        answer either way whatever the diagnosis). At least the ``keep`` best are scored, in the
+        order given; an option that cannot be among them (its bound is below the ``keep``-th best
+        rate found, before or while its reports are predicted) is not scored to the end."""
+        assert self.briefing is not None
+        bounds = self._bounds(options, sample)
+        catalogue = self.briefing.catalogue
+        least = [0.0 if isinstance(o, Hypothesis) or o.action not in catalogue else catalogue[o.action].cost
+                 for o in options]
+        order = sorted((i for i in range(len(options)) if bounds[i] > 1e-9),
+                       key=lambda i: -bounds[i] / (least[i] + self.round_minutes))
+        # the options that were best last time first: a good rate found early drops more options
+        last = getattr(self, "_last_rates", {})
+        ahead = sorted((i for i in order if str(options[i]) in last), key=lambda i: -last[str(options[i])])[:self.ahead]
+        order = ahead + [i for i in order if i not in ahead]
+        total = sum(c.prior for c, _ in sample)
+        # what each world may add to the entropy of the reports at most (each way it may answer a
+        # report of its own), summed over the worlds after it
+        pieces = [[c.prior * w for _, w in (((None, 1.0),) if self._chance(c) is None else coins(self._chance(c) or 0.0))]
+                  for c, _ in sample]
+        after = [0.0] * (len(sample) + 1)
+        for n in range(len(sample) - 1, -1, -1):
+            after[n] = after[n + 1] + sum(_share(m, total) for m in pieces[n])
+        found: dict[int, Scored] = {}
+        rates: list[float] = []          # the best rates found, a min-heap of ``keep``
+        for i in order:
+            floor = rates[0] - 1e-12 if len(rates) >= keep else None
+            if floor is not None and bounds[i] / (least[i] + self.round_minutes) < floor:
+                continue        # (those that were best last time come first, out of this order)
+            outcomes = self._predicted_unless(options[i], sample, total, bounds[i], least[i], after, floor)
+            scored = self._score(options[i], outcomes, sample, total) if outcomes is not None else None
+            if scored is not None:
+                found[i] = scored
+                heapq.heappush(rates, scored.rate)
+                if len(rates) > keep:
+                    heapq.heappop(rates)
+        self._last_rates = {str(s.step): s.rate for s in found.values()}
+        return [found[i] for i in sorted(found)]
+
+    def _predicted_unless(self, step: Action | Hypothesis, sample: list[tuple[Candidate, Checkpoint]], total: float,
+                          bound: float, least: float, after: list[float], floor: float | None) -> list[Outcomes] | None:
+        """``step``'s outcomes in each world of ``sample``, or None as soon as its rate is bound to
+        be below ``floor``: the information is at most ``bound`` (its classes) and at most what the
+        worlds predicted give with each world left giving a report of its own (``after``), less
+        the chance the worlds predicted add; the minutes at least theirs and ``least`` for the rest."""
+        out: list[Outcomes] = []
+        groups: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
+        known = noise = cost = mass = 0.0      # the entropy of the reports so far, chance, minutes, weight
+        for n, (c, point) in enumerate(sample):
+            row = self._outcomes(c, point, step)
+            out.append(row)
+            if floor is None or n + 1 == len(sample):
+                continue
+            own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
+            for weight, key, minutes in row:
+                group = key.group()
+                before = groups[group]
+                groups[group] = before + c.prior * weight
+                known += _share(groups[group], total) - _share(before, total)
+                own[group] += weight
+                cost += c.prior * weight * minutes
+            noise += c.prior * entropy(list(own.values()))
+            mass += c.prior
+            most = min(bound, known + after[n + 1] - noise / total)
+            if most / ((cost + least * (total - mass)) / total + self.round_minutes) < floor:
+                return None
+        return out
+
+    def _score(self, step: Action | Hypothesis, outcomes: list[Outcomes],
+               sample: list[tuple[Candidate, Checkpoint]], total: float) -> Scored | None:
+        """One option's rate from its outcomes in each world of ``sample`` (None: it tells nothing)."""
+        groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
+        cost = noise = 0.0
+        for (c, _), row in zip(sample, outcomes, strict=True):
+            own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
+            for weight, key, minutes in row:
+                group = key.group()
+                groups[group][c.faulty] += c.prior * weight
+                own[group] += weight
+                cost += c.prior * weight * minutes
+            noise += c.prior * entropy(list(own.values()))
+        gain = entropy([sum(g.values()) for g in groups.values()]) - noise / total
+        if len(groups) < 2 or gain <= 1e-9:
+            return None
+        return Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups)
+
+
+__all__ = ["Scored", "Scoring"]
