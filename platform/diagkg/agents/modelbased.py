@@ -139,6 +139,7 @@ class ModelBasedAssistant(Probes, Likeness, Scoring, Combinations, BaseAssistant
         self.widened = False
         self.tried_pairs: set[tuple[str, ...]] = set()
         self._through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]] = {}
+        self._first_lamps: dict[int, tuple[Candidate, tuple[Fault, ...], str]] = {}   # see Probes._lamps_of
         self.widenings = 0
         self.tripled = False
         self.since = 0            # reports before this step need not be explained (see _rebase)
@@ -331,6 +332,9 @@ class ModelBasedAssistant(Probes, Likeness, Scoring, Combinations, BaseAssistant
         likelihood = 1.0
         try:
             obs, _ = self.shadow.reset(seed=self.briefing.seed)
+            if len(self._first_lamps) > 20_000:
+                self._first_lamps.clear()
+            self._first_lamps[id(c)] = (c, self.anchor, obs["visible"])
             if not self.since:
                 if chance is not None:
                     likelihood = sum(w for coin, w in coins(chance) if self._visible(coin) == self.briefing.visible)

@@ -36,6 +36,8 @@ class Probes:
     _checked: set[frozenset[str]]
     _probing: int
     _through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]]
+    _first_lamps: dict[int, tuple[Candidate, tuple[Any, ...], str]]
+    anchor: tuple[Any, ...]
 
     def _sample(self) -> list[tuple[Candidate, Checkpoint]]:   # pragma: no cover - the assistant's
         raise NotImplementedError
@@ -67,13 +69,13 @@ class Probes:
         c, point = worlds[0]
         naming = self._predicted(c, point, Hypothesis(named))[1]
         seen = _lamps(self.briefing.visible)
-        scores = {id(o): sum(self._run_through(o)[0].get(lamp) == state for lamp, state in seen.items())
+        scores = {id(o): sum(self._lamps_of(o).get(lamp) == state for lamp, state in seen.items())
                   for o in self.pairable if not o.faulty & named and o.faults[0].probability is None}
-        # still standing after every step (a world a hypothesis or repair fixed is no stand-in)
-        others = [o for o in self.pairable if id(o) in scores and self._standing(o)]
-        if not others:
+        # the best still standing after every step (a world a hypothesis or repair fixed is no stand-in)
+        ranked = sorted((o for o in self.pairable if id(o) in scores), key=lambda o: (scores[id(o)], o.prior), reverse=True)
+        other = next((o for o in ranked if self._standing(o)), None)
+        if other is None:
             return None
-        other = max(others, key=lambda o: (scores[id(o)], o.prior))
         there = self._through[id(other)][2]
         assert there is not None
         done = {str(step) for step, _ in self.steps}
@@ -108,8 +110,17 @@ class Probes:
 
     def _standing(self, c: Candidate) -> bool:
         """Whether ``c``'s world, taken through every step (see _run_through), still has a fault."""
+        self._run_through(c)
         point = self._through[id(c)][2]
         return point is not None and point.end is None
+
+    def _lamps_of(self, c: Candidate) -> dict[str, str]:
+        """The lamps ``c``'s world shows at the start: as its world showed them when it was started
+        (with the same anchor), else as :meth:`_run_through` finds them."""
+        known = self._first_lamps.get(id(c))
+        if known is not None and known[0] is c and known[1] == self.anchor:
+            return _lamps(known[2])
+        return self._run_through(c)[0]
 
     def _repairs_fitting(self, kind: str) -> list[Any]:
         """The catalogue's repairs of one part that fit a part of type ``kind``, cheapest first."""
