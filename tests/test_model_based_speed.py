@@ -147,9 +147,38 @@ def test_one_pass_finds_the_best_option_on_the_whole_sample():
         pruned = assistant._scored(options, sample)
         every = assistant._scored(options, sample, keep=len(options))
         assert len(pruned) < len(every)
-        assert max(pruned, key=lambda o: o.rate).step == max(every, key=lambda o: o.rate).step
+        best = max(every, key=lambda o: o.rate).step
+        assert max(pruned, key=lambda o: o.rate).step == best
+        # whatever comes first (the options best last time are scored first: here the worst)
+        assistant._last_rates = {str(o.step): -o.rate for o in every}
+        assert max(assistant._scored(options, sample), key=lambda o: o.rate).step == best
         checked += 1
     assert checked
+
+
+def test_an_option_is_dropped_while_its_reports_are_predicted(torch_store):
+    """On the torch's first choice, with the best option scored first, others are dropped part
+    way through the sample (their bound falls below the best rate found), and the choice is the
+    one scoring every option on every world makes."""
+    assistant = _worlds(torch_store, "TORCH.1")
+    assistant.live = [(c, started[0]) for c in assistant.singles if (started := assistant._start(c)) is not None]
+    sample = assistant._sample()
+    options = assistant._screened(assistant._options(sample), sample)
+    every = assistant._scored(options, sample, keep=len(options))
+    best = max(every, key=lambda o: o.rate)
+    asked: list[str] = []
+    outcomes = assistant._outcomes
+
+    def counting(c, point, step):
+        asked.append(str(step))
+        return outcomes(c, point, step)
+
+    assistant._outcomes = counting            # type: ignore[method-assign]
+    assistant._last_rates = {str(best.step): best.rate}
+    pruned = assistant._scored(options, sample)
+    assert max(pruned, key=lambda o: o.rate).step == best.step
+    partly = [o for o in set(asked) if 0 < asked.count(o) < len(sample)]
+    assert len(sample) > 2 and partly
 
 
 def test_openings_that_block_no_coupling_share_a_solve(torch_store):

@@ -212,12 +212,11 @@ class Likeness:
         connections fall): what one simulation shows of the parts it looks at (only what its
         kind of observation reads, :data:`READS`) and of the whole system (does it work?), the
         faults it can see (on the parts, or next to them), whether chance is in the world, how
-        the parts are reached (openings and enclosures) and which of them were repaired for
-        good (an observation changes nothing else, and the reset after it keeps the state of a
-        repaired part as the step left it: only repaired openings and enclosures can end
-        differently, see ``Session.reset_reads``). Worlds that
-        differ only in what the report does not read give the same report, so a prediction is
-        made once per class (None: no class, predict in this world)."""
+        the parts are reached (openings and enclosures) and which of those were repaired for
+        good (an observation changes nothing else, and the reset after it keeps a repaired
+        part as the step left it: see ``Session.reset_reads``). Worlds that differ only in
+        what the report does not read give the same report, so a prediction is made once per
+        class (None: no class, predict in this world)."""
         if not self.screen or isinstance(step, Hypothesis):
             return None         # a verdict is about the whole system: every world answers for itself
         where = (step.action, step.targets)

@@ -19,7 +19,9 @@ scenario:
 * **The next action** is the one whose predicted reports split the candidates
   best per minute of expected cost (access included): expected information
   gain over the candidates' reports, predicted by trying the action in each
-  world and rolling it back. Repairs are probes too. When every remaining
+  world and rolling it back (:mod:`~diagkg.agents.scoring`: exactly the best
+  option, with an option dropped as soon as its bound falls below the best
+  rate found). Repairs are probes too. When every remaining
   candidate names the same parts, or one set of parts is likely enough, it
   hypothesises them; a verdict is evidence like any other report.
 * **Priors** are data: each fault mode's ``dk:priorWeight`` in the fault

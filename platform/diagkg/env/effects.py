@@ -17,8 +17,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .service import Session
 
 # Effect templates that only undo faults of their target (a repair): on a component that does
-# not differ from its nominal description (:func:`still_broken`) they delete nothing and write
-# nothing, so they are not run there (tests/test_effects.py checks it on every component).
+# not differ from its nominal description (:func:`still_broken`) they change nothing that is read
+# of the state, so they are not run there (tests/test_prediction_shortcuts.py runs them on every
+# component of every single-fault world of a system written in the test and checks it).
 UNDOING = frozenset({"effect-repair-component", "effect-reconnect-cable"})
 
 # Arguments of the effect templates that depend on the action, not on its target.
