@@ -89,6 +89,8 @@ class Likeness:
     _component_terms: frozenset[str]
     _signatures: dict[tuple[Any, ...], tuple[dict[str, tuple[int, ...]], ...]]
     _interned: dict[tuple[Any, ...], int]
+    _metered: dict[float | None, int | None]
+    _metered_amps: dict[float, int | None]
     _fault_index: dict[tuple[Any, ...], tuple[tuple[str, str], ...]]
     _looks: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None]
     _worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]]
@@ -128,8 +130,7 @@ class Likeness:
         assert self.shadow is not None
         chance = self._chance(c)
         ways: tuple[Coin | None, ...] = (None,) if chance is None else (OPEN, CLOSED)
-        # a simulation of the state reads nothing else (what was repaired is not read)
-        key = (self.anchor + c.faults, point.state, chance is None)
+        key = self._signature_key(c, point)
         known = self._signatures.get(key)
         if known is not None:
             return known
@@ -153,12 +154,26 @@ class Likeness:
                     off[cid].append(port)
             positions = dict(state.positions)
             shows: dict[str, tuple[int, ...]] = {}
+            metered, metered_amps = self._metered, self._metered_amps
+            if len(metered) + len(metered_amps) > 100_000:
+                metered.clear()
+                metered_amps.clear()
             for cid in self.sk.components:
                 r = result.components.get(cid)
+                # what a meter shows of a value, on the grid, worked out once per value
+                shown = []
+                for port, v in sorted(r.port_v.items()) if r is not None else ():
+                    at = metered.get(v)
+                    if at is None:
+                        at = metered[v] = None if v is None else cell(volts(v), "V")
+                    shown.append((port, at))
+                current = 0.0 if r is None else r.current
+                flows = metered_amps.get(current)
+                if flows is None:
+                    flows = metered_amps[current] = cell(amps(current), "A")
                 shows[cid] = (
-                    intern((VOLTS, None if r is None else tuple((port, None if v is None else cell(volts(v), "V"))
-                                                                for port, v in sorted(r.port_v.items()))), len(self._interned)),
-                    intern((AMPS, cell(amps(0.0 if r is None else r.current), "A")), len(self._interned)),
+                    intern((VOLTS, None if r is None else tuple(shown)), len(self._interned)),
+                    intern((AMPS, flows), len(self._interned)),
                     intern((LIGHT, None if r is None else r.lit, cid in result.flickering), len(self._interned)),
                     intern((CONTACT, result.live.get(f"closed:{cid}")), len(self._interned)),
                     intern((SIGHT, positions.get(cid), cid in state.covered, tuple(sorted(off.get(cid, ())))),
@@ -169,6 +184,11 @@ class Likeness:
             self._signatures.clear()
         self._signatures[key] = known = tuple(out)
         return known
+
+    def _signature_key(self, c: Candidate, point: Checkpoint) -> tuple[Any, ...]:
+        """What a signature is remembered by: the world's faults and state, and whether chance is
+        in it (a simulation of the state reads nothing else: what was repaired is not read)."""
+        return self.anchor + c.faults, point.state, self._chance(c) is None
 
     def _screened(self, options: list[Action | Hypothesis],
                   sample: list[tuple[Candidate, Checkpoint]]) -> list[Action | Hypothesis]:
@@ -275,7 +295,9 @@ class Likeness:
     def _refuted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, seen: Reading) -> bool:
         """Whether what ``c``'s world was predicted to report (its own prediction, or its class's:
         see :meth:`_alike`) already says it cannot agree with ``seen``, each way its loose
-        connections may fall; False when nothing was predicted (the step is then taken)."""
+        connections may fall; False when nothing was predicted (the step is then taken). A world
+        whose class is not known yet (it was not in the sample) is not simulated to find it:
+        taking the step costs less."""
         chance = self._chance(c)
         ways: tuple[tuple[Coin | None, float], ...] = ((None, 1.0),) if chance is None else coins(chance)
         for n, (coin, _) in enumerate(ways):
@@ -284,6 +306,10 @@ class Likeness:
                 if own[0].agrees(seen):
                     return False
                 continue
+            known = self._worlds.get(id(point))
+            if (known is None or known[0] is not point or known[1] is not c) and \
+                    self._signature_key(c, point) not in self._signatures:
+                return False
             key = self._alike(c, point, step, n)
             shared = self._shared.get(key) if key is not None else None
             if shared is None or not shared[0].apart(seen):

@@ -109,6 +109,8 @@ class ModelBasedAssistant(Probes, Likeness, Scoring, Combinations, BaseAssistant
         self._memo: dict[tuple[Any, ...], tuple[frozenset[str], dict[frozenset[str], tuple[Reading, float, bool]]]] = {}
         self._signatures: dict[tuple[Any, ...], tuple[dict[str, tuple[int, ...]], ...]] = {}
         self._interned: dict[tuple[Any, ...], int] = {}
+        self._metered: dict[float | None, int | None] = {}     # see Likeness._signature
+        self._metered_amps: dict[float, int | None] = {}
         self._looks: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None] = {}
         self._worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]] = {}
         self._shared: dict[tuple[Any, ...], tuple[Reading, float]] = {}
