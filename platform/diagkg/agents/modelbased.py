@@ -111,6 +111,7 @@ class ModelBasedAssistant(Probes, Likeness, Scoring, Combinations, BaseAssistant
         self._interned: dict[tuple[Any, ...], int] = {}
         self._metered: dict[float | None, int | None] = {}     # see Likeness._signature
         self._metered_amps: dict[float, int | None] = {}
+        self._last_rates: dict[str, float] = {}                # see Scoring._scored
         self._looks: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None] = {}
         self._worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]] = {}
         self._shared: dict[tuple[Any, ...], tuple[Reading, float]] = {}

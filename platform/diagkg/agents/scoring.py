@@ -73,7 +73,7 @@ class Scoring:
         order = sorted((i for i in range(len(options)) if bounds[i] > 1e-9),
                        key=lambda i: -bounds[i] / (least[i] + self.round_minutes))
         # the options that were best last time first: a good rate found early drops more options
-        last = getattr(self, "_last_rates", {})
+        last = self._last_rates
         ahead = sorted((i for i in order if str(options[i]) in last), key=lambda i: -last[str(options[i])])[:self.ahead]
         order = ahead + [i for i in order if i not in ahead]
         total = sum(c.prior for c, _ in sample)
@@ -90,8 +90,7 @@ class Scoring:
             floor = rates[0] - 1e-12 if len(rates) >= keep else None
             if floor is not None and bounds[i] / (least[i] + self.round_minutes) < floor:
                 continue        # (those that were best last time come first, out of this order)
-            outcomes = self._predicted_unless(options[i], sample, total, bounds[i], least[i], after, floor)
-            scored = self._score(options[i], outcomes, sample, total) if outcomes is not None else None
+            scored = self._score(options[i], sample, total, bounds[i], least[i], after, floor)
             if scored is not None:
                 found[i] = scored
                 heapq.heappush(rates, scored.rate)
@@ -100,48 +99,33 @@ class Scoring:
         self._last_rates = {str(s.step): s.rate for s in found.values()}
         return [found[i] for i in sorted(found)]
 
-    def _predicted_unless(self, step: Action | Hypothesis, sample: list[tuple[Candidate, Checkpoint]], total: float,
-                          bound: float, least: float, after: list[float], floor: float | None) -> list[Outcomes] | None:
-        """``step``'s outcomes in each world of ``sample``, or None as soon as its rate is bound to
-        be below ``floor``: the information is at most ``bound`` (its classes) and at most what the
-        worlds predicted give with each world left giving a report of its own (``after``), less
-        the chance the worlds predicted add; the minutes at least theirs and ``least`` for the rest."""
-        out: list[Outcomes] = []
-        groups: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
+    def _score(self, step: Action | Hypothesis, sample: list[tuple[Candidate, Checkpoint]], total: float,
+               bound: float, least: float, after: list[float], floor: float | None) -> Scored | None:
+        """``step``'s rate over ``sample``, its reports predicted world by world; None when it tells
+        nothing, or as soon as its rate is bound to be below ``floor``: the information is at most
+        ``bound`` (its classes) and at most what the worlds predicted give with each world left
+        giving a report of its own (``after``), less the chance the worlds predicted add; the
+        minutes are at least theirs, and ``least`` for the rest."""
+        groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
+        masses: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
         known = noise = cost = mass = 0.0      # the entropy of the reports so far, chance, minutes, weight
         for n, (c, point) in enumerate(sample):
-            row = self._outcomes(c, point, step)
-            out.append(row)
-            if floor is None or n + 1 == len(sample):
-                continue
             own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
-            for weight, key, minutes in row:
-                group = key.group()
-                before = groups[group]
-                groups[group] = before + c.prior * weight
-                known += _share(groups[group], total) - _share(before, total)
-                own[group] += weight
-                cost += c.prior * weight * minutes
-            noise += c.prior * entropy(list(own.values()))
-            mass += c.prior
-            most = min(bound, known + after[n + 1] - noise / total)
-            if most / ((cost + least * (total - mass)) / total + self.round_minutes) < floor:
-                return None
-        return out
-
-    def _score(self, step: Action | Hypothesis, outcomes: list[Outcomes],
-               sample: list[tuple[Candidate, Checkpoint]], total: float) -> Scored | None:
-        """One option's rate from its outcomes in each world of ``sample`` (None: it tells nothing)."""
-        groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
-        cost = noise = 0.0
-        for (c, _), row in zip(sample, outcomes, strict=True):
-            own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
-            for weight, key, minutes in row:
+            for weight, key, minutes in self._outcomes(c, point, step):
                 group = key.group()
                 groups[group][c.faulty] += c.prior * weight
                 own[group] += weight
                 cost += c.prior * weight * minutes
+                if floor is not None:
+                    before = masses[group]
+                    masses[group] = before + c.prior * weight
+                    known += _share(masses[group], total) - _share(before, total)
             noise += c.prior * entropy(list(own.values()))
+            mass += c.prior
+            if floor is not None and n + 1 < len(sample):
+                most = min(bound, known + after[n + 1] - noise / total)
+                if most / ((cost + least * (total - mass)) / total + self.round_minutes) < floor:
+                    return None
         gain = entropy([sum(g.values()) for g in groups.values()]) - noise / total
         if len(groups) < 2 or gain <= 1e-9:
             return None
