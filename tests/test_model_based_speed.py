@@ -200,10 +200,8 @@ def test_openings_that_block_no_coupling_share_a_solve(torch_store):
     assert als.stats["solves"] == before + 1
 
 
-def test_an_effect_on_the_same_state_is_set_again(torch_store):
-    session = diagkg.make("TORCH.2", torch_store)         # the bulb lead is off: reconnecting it writes
-    session.reset(seed=0)
-    point = session.checkpoint()
+def _updates(session) -> list:
+    """The updates ``session`` runs on its store from now on (each one's query)."""
     calls = []
     update = session.store.update
 
@@ -212,6 +210,14 @@ def test_an_effect_on_the_same_state_is_set_again(torch_store):
         return update(*args, **kw)
 
     session.store.update = counting          # type: ignore[method-assign]
+    return calls
+
+
+def test_an_effect_on_the_same_state_is_set_again(torch_store):
+    session = diagkg.make("TORCH.2", torch_store)         # the bulb lead is off: reconnecting it writes
+    session.reset(seed=0)
+    point = session.checkpoint()
+    calls = _updates(session)
     measure = diagkg.Action("reconnect_cable", ("lead",))
     first, *_ = session.step(measure)
     after_first = session.state_key()
@@ -230,14 +236,7 @@ def test_a_repair_of_a_part_as_new_runs_no_effect(torch_store):
     session = diagkg.make("TORCH.1", torch_store)
     session.reset(seed=0)
     before = session.state_key()
-    calls = []
-    update = session.store.update
-
-    def counting(*args, **kw):
-        calls.append(args[0])
-        return update(*args, **kw)
-
-    session.store.update = counting          # type: ignore[method-assign]
+    calls = _updates(session)
     out, *_ = session.step(diagkg.Action("reconnect_cable", ("lead",)))
     assert out["success"] and not calls
     assert session.state_key() == before and "lead" in session.repaired
