@@ -172,3 +172,22 @@ def test_a_step_ends_alike_whatever_else_was_repaired(torch_store):
                 assert got[:4] == expected[:4] and got[5] == expected[5] and shadow.end == end, (step, part)
                 compared += 1
     assert compared > 100 and read > 0
+
+
+def test_naming_costs_at_least_its_floor(torch_store):
+    """verification.least_naming_cost bounds what naming costs in every world (the scoring's
+    bound reads it): every one and every two parts of the torch named in every single-fault
+    world cost at least that, and some cost exactly that."""
+    shadow, points = _fault_worlds(torch_store)
+    parts = sorted(shadow.sk.components)
+    named = [{p} for p in parts] + [{p, q} for i, p in enumerate(parts) for q in parts[i + 1:]]
+    exact = 0
+    for point in points:
+        for hypothesis in named:
+            shadow.rollback(point)
+            out, cost, *_ = shadow.step(Hypothesis(hypothesis))
+            floor = verification.least_naming_cost(shadow, hypothesis)
+            assert cost >= floor > 0, (hypothesis, cost, floor)
+            exact += cost == floor
+    assert exact > 0
+    assert verification.least_naming_cost(shadow, {"no-such-part"}) == 0.0

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..env.actions import Action, Hypothesis
-from ..env.service import Checkpoint
+from ..env.service import Checkpoint, Session
+from ..env.verification import least_naming_cost
 from .combinations import Candidate
 from .likeness import coins, entropy
 from .readings import Reading
@@ -46,6 +47,7 @@ class Scoring:
     """A mixin: it reads the assistant's catalogue (in its briefing) and predicts through it."""
 
     briefing: Any
+    shadow: Session | None
     round_minutes: float
     ahead: int = 6
     _last_rates: dict[str, float]
@@ -65,11 +67,13 @@ class Scoring:
         answer either way whatever the diagnosis). At least the ``keep`` best are scored, in the
         order given; an option that cannot be among them (its bound is below the ``keep``-th best
         rate found, before or while its reports are predicted) is not scored to the end."""
-        assert self.briefing is not None
+        assert self.briefing is not None and self.shadow is not None
         bounds = self._bounds(options, sample)
         catalogue = self.briefing.catalogue
-        least = [0.0 if isinstance(o, Hypothesis) or o.action not in catalogue else catalogue[o.action].cost
-                 for o in options]
+        # the least minutes of each option: the catalogue's for an action (access aside), the repair
+        # rules' for naming parts
+        least = [least_naming_cost(self.shadow, o.components) if isinstance(o, Hypothesis) else
+                 catalogue[o.action].cost if o.action in catalogue else 0.0 for o in options]
         order = sorted((i for i in range(len(options)) if bounds[i] > 1e-9),
                        key=lambda i: -bounds[i] / (least[i] + self.round_minutes))
         # the options that were best last time first: a good rate found early drops more options

@@ -91,6 +91,17 @@ def repair_cost(session: Session, part: str, state: CircuitState) -> float:
     return COMPONENT_REPAIR_COST
 
 
+def least_naming_cost(session: Session, parts: Iterable[str]) -> float:
+    """The least that naming ``parts`` can cost, whatever the state: each component's repair with
+    no cable end off (:func:`repair_cost`); 0 when a part is not a component of the system as it
+    stands (a box, a port, an unknown or removed part is judged otherwise)."""
+    parts = set(parts)
+    comps = session.sk.components
+    if any(p not in comps or p in session.scenario.removed for p in parts):
+        return 0.0
+    return float(sum(CABLE_PORT_COST if comps[p].type == "Cable" else COMPONENT_REPAIR_COST for p in parts))
+
+
 def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
     """The current state with these parts repaired, tried with the same repair templates as a
     real repair on the session's state graph, which is then set back (nothing of it is kept).
