@@ -49,8 +49,8 @@ class Scoring:
     briefing: Any
     shadow: Session | None
     round_minutes: float
-    ahead: int = 6
-    _last_rates: dict[str, float]
+    ahead: int = 6                      # options best at the last decision scored first
+    _last_rates: dict[str, float]       # each option's rate at the last decision
     # the bound of each option before any prediction (see Likeness._bounds)
     _bounds: Callable[[list[Action | Hypothesis], list[tuple[Candidate, Checkpoint]]], list[float]]
 
