@@ -185,6 +185,12 @@ class Likeness:
         self._signatures[key] = known = tuple(out)
         return known
 
+    def _ways(self, c: Candidate) -> tuple[tuple[Coin | None, float], ...]:
+        """The ways ``c``'s world may answer, each with its probability: one (no coin) without
+        chance, else each way its loose connection may fall."""
+        chance = self._chance(c)
+        return ((None, 1.0),) if chance is None else coins(chance)
+
     def _signature_key(self, c: Candidate, point: Checkpoint) -> tuple[Any, ...]:
         """What a signature is remembered by: the world's faults and state, and whether chance is
         in it (a simulation of the state reads nothing else: what was repaired is not read)."""
@@ -298,17 +304,13 @@ class Likeness:
         connections may fall; False when nothing was predicted (the step is then taken). A world
         whose class is not known yet (it was not in the sample) is not simulated to find it:
         taking the step costs less."""
-        chance = self._chance(c)
-        ways: tuple[tuple[Coin | None, float], ...] = ((None, 1.0),) if chance is None else coins(chance)
-        for n, (coin, _) in enumerate(ways):
+        for n, (coin, _) in enumerate(self._ways(c)):
             own = self._remembered(c, point, step, coin)
             if own is not None:
                 if own[0].agrees(seen):
                     return False
                 continue
-            known = self._worlds.get(id(point))
-            if (known is None or known[0] is not point or known[1] is not c) and \
-                    self._signature_key(c, point) not in self._signatures:
+            if self._signature_key(c, point) not in self._signatures:
                 return False
             key = self._alike(c, point, step, n)
             shared = self._shared.get(key) if key is not None else None
@@ -344,7 +346,7 @@ class Likeness:
         no more than the class does), less what chance alone adds. Worlds without a class count
         as a class each."""
         total = sum(c.prior for c, _ in sample) or 1.0
-        ways = [((None, 1.0),) if self._chance(c) is None else coins(self._chance(c) or 0.0) for c, _ in sample]
+        ways = [self._ways(c) for c, _ in sample]
         out = []
         for step in options:
             groups: dict[Any, float] = defaultdict(float)

@@ -393,10 +393,8 @@ class ModelBasedAssistant(Probes, Likeness, Scoring, Combinations, BaseAssistant
                   step: Action | Hypothesis) -> list[tuple[float, Reading, float]]:
         """The reports ``step`` may give in ``c``'s world, each with its probability and minutes.
         Worlds alike where ``step`` looks share one prediction (see :meth:`_alike`)."""
-        chance = self._chance(c)
-        ways: tuple[tuple[Coin | None, float], ...] = ((None, 1.0),) if chance is None else coins(chance)
         out = []
-        for n, (coin, weight) in enumerate(ways):
+        for n, (coin, weight) in enumerate(self._ways(c)):
             key = self._alike(c, point, step, n)
             known = self._shared.get(key) if key is not None else None
             if known is None:

@@ -21,7 +21,7 @@ from ..env.actions import Action, Hypothesis
 from ..env.service import Checkpoint, Session
 from ..env.verification import least_naming_cost
 from .combinations import Candidate
-from .likeness import coins, entropy
+from .likeness import entropy
 from .readings import Reading
 
 Outcomes = list[tuple[float, Reading, float]]    # (probability, report, minutes), one per way a world may answer
@@ -53,9 +53,7 @@ class Scoring:
     _last_rates: dict[str, float]       # each option's rate at the last decision
     # the bound of each option before any prediction (see Likeness._bounds)
     _bounds: Callable[[list[Action | Hypothesis], list[tuple[Candidate, Checkpoint]]], list[float]]
-
-    def _chance(self, c: Candidate) -> float | None:   # pragma: no cover - the assistant's
-        raise NotImplementedError
+    _ways: Callable[[Candidate], tuple[tuple[Any, float], ...]]      # see Likeness._ways
 
     def _outcomes(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> Outcomes:   # pragma: no cover
         raise NotImplementedError
@@ -83,8 +81,7 @@ class Scoring:
         total = sum(c.prior for c, _ in sample)
         # what each world may add to the entropy of the reports at most (each way it may answer a
         # report of its own), summed over the worlds after it
-        pieces = [[c.prior * w for _, w in (((None, 1.0),) if self._chance(c) is None else coins(self._chance(c) or 0.0))]
-                  for c, _ in sample]
+        pieces = [[c.prior * w for _, w in self._ways(c)] for c, _ in sample]
         after = [0.0] * (len(sample) + 1)
         for n in range(len(sample) - 1, -1, -1):
             after[n] = after[n + 1] + sum(_share(m, total) for m in pieces[n])

@@ -261,26 +261,31 @@ class Session:
         if self._lazy:
             if self._pending is not None and (self._pending is quads or self._pending == quads):
                 return
-            written = self._state_key if self._key_generation == self.store.generation else None
+            written = self._written()
             self._pending = None if written is not None and (written is quads or written == quads) else quads
             return
-        self.store.compact()
-        current = self._state_key if self._key_generation == self.store.generation else None
-        if current is None or (current is not quads and current != quads):
-            restore(self.store, self.state_graph, quads, holds=current)
-            # the state graph now holds exactly these quads: no need to read it again
-            self._state_key, self._key_generation = quads, self.store.generation
+        self._write(quads)
 
     def sync(self) -> None:
         """Write the state the session stands in into the state graph if it is not there yet
         (before anything reads or writes that graph in the store)."""
         quads, self._pending = self._pending, None
         if quads is not None:
-            self.store.compact()
-            current = self._state_key if self._key_generation == self.store.generation else None
-            if current is None or (current is not quads and current != quads):
-                restore(self.store, self.state_graph, quads, holds=current)
-                self._state_key, self._key_generation = quads, self.store.generation
+            self._write(quads)
+
+    def _written(self) -> frozenset[ox.Quad] | None:
+        """What the state graph holds, when that is known (nothing was written since it was read)."""
+        return self._state_key if self._key_generation == self.store.generation else None
+
+    def _write(self, quads: frozenset[ox.Quad]) -> None:
+        """Make the state graph hold exactly ``quads`` now, unless it does (by difference when
+        what it holds is known)."""
+        self.store.compact()
+        current = self._written()
+        if current is None or (current is not quads and current != quads):
+            restore(self.store, self.state_graph, quads, holds=current)
+            # the state graph now holds exactly these quads: no need to read it again
+            self._state_key, self._key_generation = quads, self.store.generation
 
     def abort(self, end: str) -> None:
         """End the session from outside (e.g. ``llm_truncation`` when a model's reply is unusable)."""

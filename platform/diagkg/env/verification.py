@@ -96,10 +96,10 @@ def least_naming_cost(session: Session, parts: Iterable[str]) -> float:
     no cable end off (:func:`repair_cost`); 0 when a part is not a component of the system as it
     stands (a box, a port, an unknown or removed part is judged otherwise)."""
     parts = set(parts)
-    comps = session.sk.components
-    if any(p not in comps or p in session.scenario.removed for p in parts):
+    if any(p not in session.sk.components or p in session.scenario.removed for p in parts):
         return 0.0
-    return float(sum(CABLE_PORT_COST if comps[p].type == "Cable" else COMPONENT_REPAIR_COST for p in parts))
+    nominal = CircuitState()
+    return float(sum(repair_cost(session, p, nominal) for p in parts))
 
 
 def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
