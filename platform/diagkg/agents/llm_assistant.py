@@ -3,7 +3,7 @@
 The prompt (``llm/prompts/assistant-system.j2``) carries the system's
 description, its parts listed once with types, labels, synonyms and ports,
 and the action catalogue with costs and parameters — all from SPARQL results
-(:func:`diagkg.llm.prompts.knowledge`) — plus the report; each round adds the
+(:func:`diagkg.llm.prompting.knowledge`) — plus the report; each round adds the
 history of typed outcomes (``assistant-turn.j2``). The model answers through
 one compact tool, ``choose``, whose JSON schema is generated from the graph
 (the action identifiers as an enum; part identifiers are only in the prompt,

@@ -80,7 +80,7 @@ class ScenarioCatalog:
 
     There is no other catalogue: the shipped scenarios are found here once they
     are loaded (``diagkg load --shipped``, or automatically, see
-    :func:`diagkg.workspace.resolve_scenario`)."""
+    :func:`diagkg.env.workspace.resolve_scenario`)."""
 
     def __init__(self, store: "KnowledgeStore"):
         self.store = store

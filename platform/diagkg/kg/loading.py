@@ -3,7 +3,7 @@
 A load:
 
 1. parses every file (an unreadable one stops the load, naming it);
-2. finds where each document goes (:func:`diagkg.store.graph_for`) and what it
+2. finds where each document goes (:func:`diagkg.kg.store.graph_for`) and what it
    *claims*: the scenarios (IRI, identifier, number) and systems (IRI, key) it
    defines;
 3. compares the claims with the batch and with the store (``graph-claims.rq``).

@@ -1,4 +1,4 @@
-"""Generate :mod:`diagkg.vocab` from the ontology files.
+"""Generate :mod:`diagkg.kg.vocab` from the ontology files.
 
 Run ``python -m diagkg.kg.vocabgen`` after changing the ontology; a test fails
 when the committed module and the ontology disagree.

@@ -10,7 +10,7 @@
 The scenario, system, inferences and catalogues come from ``store`` (the
 on-disk default store when none is given); the session works in a private
 working memory; the store is written once, when the trajectory is stored.
-Non-privileged assistants see a :class:`~diagkg.workspace.KnowledgeView`
+Non-privileged assistants see a :class:`~diagkg.env.workspace.KnowledgeView`
 of the system, never the scenario's answer or the live state.
 """
 
