@@ -15,5 +15,7 @@ echo "test: ruff"
 .venv/bin/ruff check platform tests benchmarks
 echo "test: mypy (strict on the package)"
 .venv/bin/mypy
+echo "test: documentation site (mkdocs build --strict: warnings are errors)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
 echo "test: pytest (2 workers; slow end-to-end tests included)"
 exec .venv/bin/python -m pytest -n 2 "$@"

@@ -1,0 +1,1 @@
+"""The assistants: the registry (entry points), baselines, human, neuro-symbolic, model-based, llm."""

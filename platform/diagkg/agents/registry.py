@@ -15,7 +15,7 @@ a separate package adds one without editing diagkg::
 
 The registry never imports an assistant before it is asked for. diagkg's own
 (``oracle``, ``random-search``, ``fixed-random``, ``unhelpful``, ``human``,
-``neuro-symbolic``) are declared the same way in its ``pyproject.toml``.
+``neuro-symbolic``, ``model-based``, ``llm``) are declared the same way in its ``pyproject.toml``.
 :func:`register` adds one at run time (tests, notebooks).
 """
 

@@ -1,0 +1,1 @@
+"""Running sessions: the runner (and replay), the trajectory writer, the hypothesis ledger, transcripts."""

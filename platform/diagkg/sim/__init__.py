@@ -1,0 +1,1 @@
+"""The simulation layer: circuit skeleton and state, the simulator, the ngspice engine, schematics."""
