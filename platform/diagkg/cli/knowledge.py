@@ -348,8 +348,8 @@ def cmd_import_scenarios(args: argparse.Namespace) -> int:
     if result.missing_columns:
         print(f"note: {args.file} has no column(s) " + ", ".join(repr(c) for c in result.missing_columns)
               + ": the scenarios lack their faults, faulty components, repair or configuration, so they "
-              "are incomplete; add these columns to import complete scenarios (see the README, "
-              "\"Importing scenarios from a spreadsheet\")", file=sys.stderr)
+              "are incomplete; add these columns to import complete scenarios (see "
+              "docs/authoring/spreadsheet.md)", file=sys.stderr)
     if result.written:
         print(f"wrote {len(result.written)} Turtle file(s) to {args.out}", file=sys.stderr)
     return EXIT_OK if result.conforms else EXIT_VIOLATIONS
