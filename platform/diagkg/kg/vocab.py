@@ -117,7 +117,15 @@ class DK:
     ExecutionClustering = Term(DK_NS + 'ExecutionClustering')  # individual: execution
     ExpectedObservation = Term(DK_NS + 'ExpectedObservation')  # class: expected observation
     Fault = Term(DK_NS + 'Fault')  # class: fault
+    FaultExited = Term(DK_NS + 'FaultExited')  # individual: program exited
+    FaultLateReply = Term(DK_NS + 'FaultLateReply')  # individual: late reply
+    FaultMalformed = Term(DK_NS + 'FaultMalformed')  # individual: malformed reply
     FaultMode = Term(DK_NS + 'FaultMode')  # class: fault mode
+    FaultOversized = Term(DK_NS + 'FaultOversized')  # individual: oversized reply
+    FaultSchemaViolation = Term(DK_NS + 'FaultSchemaViolation')  # individual: schema violation
+    FaultStartFailed = Term(DK_NS + 'FaultStartFailed')  # individual: start failed
+    FaultUnknownAction = Term(DK_NS + 'FaultUnknownAction')  # individual: unknown action
+    FaultUnknownPart = Term(DK_NS + 'FaultUnknownPart')  # individual: unknown part
     Flickering = Term(DK_NS + 'Flickering')  # individual: flickering
     Function = Term(DK_NS + 'Function')  # class: function
     Fuse = Term(DK_NS + 'Fuse')  # class: fuse
@@ -184,6 +192,7 @@ class DK:
     Port = Term(DK_NS + 'Port')  # class: port
     Potentiometer = Term(DK_NS + 'Potentiometer')  # class: potentiometer
     Problem = Term(DK_NS + 'Problem')  # class: problem
+    ProtocolFault = Term(DK_NS + 'ProtocolFault')  # class: protocol fault
     RankedCandidate = Term(DK_NS + 'RankedCandidate')  # class: ranked candidate
     RatingLevel = Term(DK_NS + 'RatingLevel')  # class: rating level
     Reachable = Term(DK_NS + 'Reachable')  # individual: reachable
@@ -432,11 +441,13 @@ class DK:
     powerThreshold = Term(DK_NS + 'powerThreshold')  # datatype property: power threshold
     priorMoneyCost = Term(DK_NS + 'priorMoneyCost')  # datatype property: prior money cost
     priorWeight = Term(DK_NS + 'priorWeight')  # datatype property: prior weight
+    privileged = Term(DK_NS + 'privileged')  # datatype property: privileged
     probability = Term(DK_NS + 'probability')  # datatype property: probability
     probeAction = Term(DK_NS + 'probeAction')  # object property: probe action
     probeTarget = Term(DK_NS + 'probeTarget')  # object property: probe target
     promptHash = Term(DK_NS + 'promptHash')  # datatype property: prompt hash
     promptTokens = Term(DK_NS + 'promptTokens')  # datatype property: prompt tokens
+    protocolFault = Term(DK_NS + 'protocolFault')  # object property: protocol fault
     rank = Term(DK_NS + 'rank')  # datatype property: rank
     rankedCandidate = Term(DK_NS + 'rankedCandidate')  # object property: ranked candidate
     ratedCurrent = Term(DK_NS + 'ratedCurrent')  # datatype property: rated current

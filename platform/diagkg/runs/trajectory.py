@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 import json
 import os
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -74,6 +75,7 @@ class SessionRecord:
     started: datetime
     wall_time: float
     system_iri: str = ""          # the system's IRI (its parts are named in its namespace)
+    privileged: bool = False      # the assistant was briefed with the answer (dk:privileged)
     # more statements for the trajectory's own graph, made by other parts of the
     # platform (call records, the hypothesis ledger, a campaign's summary…)
     extra: list[ox.Triple] = field(default_factory=list)
@@ -89,7 +91,8 @@ class SessionRecord:
 
 def new_id(scenario_number: int, assistant: str, seed: int) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    return f"{stamp}-s{scenario_number:03d}-{assistant}-{seed}-{uuid.uuid4().hex[:6]}"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", assistant)[:40]     # e.g. "exec:node agent.js" (the label keeps it whole)
+    return f"{stamp}-s{scenario_number:03d}-{name}-{seed}-{uuid.uuid4().hex[:6]}"
 
 
 def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Quad]:
@@ -129,6 +132,7 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     add(session, DK.roundCount, lit(len(record.rounds), "integer"))
     add(session, PROV + "startedAtTime", lit(record.started.isoformat(), "dateTime"))
     add(session, DK.wallTimeSeconds, lit(round(record.wall_time, 6)))
+    add(session, DK.privileged, lit(bool(record.privileged)))
     add(plan, RDF_TYPE, PPLAN + "Plan")
     add(plan, PROV + "wasAttributedTo", assistant)
     add(assistant, RDF_TYPE, DK.DiagnosticAssistant)
