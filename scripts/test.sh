@@ -8,7 +8,7 @@ if [ "${1:-}" = "--local-llm" ]; then
   shift
   bash scripts/setup.sh --dev --local-llm
   echo "test: an llm session against a real small model served locally"
-  DIAGKG_LOCAL_LLM=1 exec .venv/bin/python -m pytest -n 0 tests/test_local_llm.py "$@"
+  DIAGKG_LOCAL_LLM=1 exec .venv/bin/python -m pytest -n 0 tests/e2e/test_local_llm.py "$@"
 fi
 bash scripts/setup.sh --dev
 echo "test: ruff"

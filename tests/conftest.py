@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -18,19 +17,15 @@ import rdflib
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.validation import Validator
 
+from .support.paths import THREE_CUBES
+from .support.stores import shipped_store
+from .support.torch import torch_memory_store
+
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="diagkg-tests-"))
 os.environ["DIAGKG_STORE"] = str(_SESSION_DIR / "default-store")
 os.environ["XDG_CACHE_HOME"] = str(_SESSION_DIR / "cache")
 # every trajectory a test writes is checked against the shapes (the default checks a sample)
 os.environ["DIAGKG_CHECK_TRAJECTORIES"] = "always"
-
-ROOT = Path(__file__).resolve().parents[1]
-SYSTEMS = ROOT / "scenarios" / "systems"
-DATA = Path(__file__).resolve().parent / "data"
-THREE_CUBES = SYSTEMS / "three_cubes.ttl"
-SYS = rdflib.Namespace("https://w3id.org/diagkg/system/three_cubes/")
-# the file's triples plus the two provenance triples a load adds (dk:loadedFrom, dk:contentHash)
-TC_TRIPLES = len(rdflib.Graph().parse(THREE_CUBES, format="turtle")) + 2
 
 
 @pytest.fixture(scope="session")
@@ -52,22 +47,15 @@ def three_cubes_graph() -> rdflib.Graph:
     return g
 
 
-def catalog_store() -> KnowledgeStore:
-    """A new in-memory store holding the shipped catalogue, loaded as a user would."""
-    from diagkg.kg.loading import load_shipped
-
-    s = KnowledgeStore.memory()
-    load_shipped(s)
-    return s
-
-
-@lru_cache(maxsize=1)
-def shipped_store() -> KnowledgeStore:
-    """One in-memory store with the shipped catalogue for the whole test session:
-    read it, never write it (runs that store trajectories use ``catalog_store()``)."""
-    return catalog_store()
-
-
 @pytest.fixture()
 def shipped() -> KnowledgeStore:
     return shipped_store()
+
+
+@pytest.fixture(scope="session")
+def torch_quads(tmp_path_factory):
+    """The torch of tests/support/torch.py and its scenarios, loaded (validated, reasoned) once."""
+    loaded = torch_memory_store(tmp_path_factory.mktemp("torch"))
+    quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
+    loaded.close()
+    return quads

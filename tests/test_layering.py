@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, THREE_CUBES
+from .support.paths import ROOT, THREE_CUBES
 
 PACKAGE = ROOT / "platform" / "diagkg"
 LAYERS = {"errors": 0, "kg": 1, "sim": 2, "llm": 2, "env": 3, "agents": 4, "runs": 5, "evaluation": 6, "server": 7, "cli": 8}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .support.paths import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,155 @@
+"""The neuro-symbolic assistant on systems written here, not shipped: a long
+chain of links it bisects with voltages, two breaks it finds one after the
+other (rebasing after a repair that helped partly), cheap suspects repaired
+together, and a relay switched by its own current (a switching coupling with
+no problem of its own) whose readings keep changing (typed, never read from
+the wording)."""
+
+from __future__ import annotations
+
+import pytest
+
+import diagkg
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+
+from ..support.chains import chain_store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> KnowledgeStore:
+    return chain_store(tmp_path_factory.mktemp("user"))
+
+
+def actions(result) -> list[tuple[str, tuple[str, ...]]]:
+    out = []
+    for r in result.record.rounds:
+        if "action" in r:
+            out.append((r["action"]["action"], tuple(r["action"]["targets"])))
+        else:
+            out.append(("hypothesis", tuple(r["suspects"])))
+    return out
+
+
+def test_a_break_in_a_long_chain_is_found_by_bisection(store):
+    result = run_session("GARLAND.1", "neuro-symbolic", store=store, seed=0)
+    steps = actions(result)
+    assert result.end == "success", steps
+    first, second = steps[0], steps[1]
+    # the first reading is taken in the middle of the chain, not at its first link
+    assert first[0] == "measure_voltage" and first[1][0] in {f"link{k}" for k in range(3, 7)}, steps
+    assert second[0] == "measure_voltage" and second[1] != first[1], steps
+    assert result.rounds <= 5, steps
+    # without the bisection (voltages read as local tests) the same break costs more
+    plain = run_session("GARLAND.1", "neuro-symbolic", store=store, seed=0, config={"chain_modules": 99})
+    assert plain.cost > result.cost, (actions(plain), plain.cost, steps, result.cost)
+
+
+def test_two_breaks_are_found_one_after_the_other(store):
+    result = run_session("GARLAND.2", "neuro-symbolic", store=store, seed=0)
+    steps = actions(result)
+    verdicts = [r.get("verdict") for r in result.record.rounds if "suspects" in r]
+    assert result.end == "success", steps
+    assert "partial" in verdicts, steps            # one break mended, the lamp still dark: it went on looking
+    named = {p for kind, targets in steps if kind == "hypothesis" for p in targets}
+    assert {"link2", "link6"} <= named
+    # the rebase is what lets it go on: without it the old anomaly keeps pointing behind the mended link
+    stale = run_session("GARLAND.2", "neuro-symbolic", store=store, seed=0, config={"rebase": False})
+    assert stale.cost > result.cost, actions(stale)
+    one_by_one = {rebase: run_session("GARLAND.2", "neuro-symbolic", store=store, seed=0,
+                                      config={"rebase": rebase, "repair_probe": False}) for rebase in (True, False)}
+    assert one_by_one[True].end == "success" and one_by_one[False].end == "timeout", actions(one_by_one[False])
+    after = actions(one_by_one[True])
+    mended = after.index(("hypothesis", ("link2",)))
+    assert any(kind == "measure_voltage" for kind, _ in after[mended + 1:]), after   # it measured again
+
+
+def test_cheap_suspects_are_repaired_together(store):
+    result = run_session("GARLAND.1", "neuro-symbolic", store=store, seed=0)
+    hypotheses = [targets for kind, targets in actions(result) if kind == "hypothesis"]
+    assert hypotheses and len(hypotheses[-1]) >= 2 and "link7" in hypotheses[-1], hypotheses
+    alone = run_session("GARLAND.1", "neuro-symbolic", store=store, seed=0, config={"repair_probe": False})
+    assert all(len(t) == 1 for kind, t in actions(alone) if kind == "hypothesis")
+
+
+def test_a_reading_that_keeps_changing_is_typed(store):
+    env = diagkg.make("TRIP.1", store=store)
+    env.reset(seed=0)
+    obs, *_ = env.step(diagkg.Action("measure_current", ("lamp",)))
+    assert obs["data"]["lamp"]["settled"] is False
+    obs, *_ = env.step(diagkg.Action("measure_voltage", ("lead",)))
+    assert obs["data"]["lead"]["settled"] is False
+    healthy = diagkg.make("GARLAND.1", store=store)
+    healthy.reset(seed=0)
+    obs, *_ = healthy.step(diagkg.Action("measure_current", ("lamp",)))
+    assert "settled" not in obs["data"]["lamp"]          # a settled reading says nothing more
+
+
+def test_a_relay_switched_by_its_current_makes_what_it_feeds_a_suspect(store):
+    result = run_session("TRIP.1", "neuro-symbolic", store=store, seed=0)
+    steps = actions(result)
+    assert result.end == "success", steps
+    assert ("hypothesis", ("lamp",)) in steps
+    # the switching coupling is what brings the lamp in: without couplings it is not found as fast
+    blind = run_session("TRIP.1", "neuro-symbolic", store=store, seed=0, config={"couplings": False})
+    assert blind.rounds > result.rounds or blind.end != "success", actions(blind)
+
+
+def test_the_keyword_classifier_reads_a_numbered_range():
+    from diagkg.agents.neurosymbolic import KeywordClassifier
+
+    names = {f"s{k}_lamp": [f"string {k} light", f"light of string {k}"] for k in range(1, 7)}
+    names["mains"] = ["mains lamp"]
+    found = KeywordClassifier(names).mentions(
+        "The mains lamp is lit. Every so often the lights of strings 2 to 4 go out; switches 1 to 6 stay closed.")
+    assert found == [("mains", "on"), ("s2_lamp", "off"), ("s3_lamp", "off"), ("s4_lamp", "off")]
+    # a range with no numbered name around it says nothing
+    assert KeywordClassifier(names).mentions("Boxes 1 to 3 are dark.") == []
+
+
+def briefed(store, scenario: str, **config):
+    """A neuro-symbolic assistant set up on a scenario (as the runner does), and its session."""
+    from diagkg.agents.neurosymbolic import NeuroSymbolic
+    from diagkg.runs.runner import briefing_for
+
+    session = diagkg.make(scenario, store=store)
+    obs, _ = session.reset(seed=0)
+    brief = briefing_for(session, False, 0)
+    brief.visible = obs["visible"]
+    agent = NeuroSymbolic(**config)
+    agent.setup(brief)
+    return agent, session
+
+
+def read(agent, session, action: str, part: str) -> None:
+    """Carry out one test for the agent and give it the outcome, as the runner does."""
+    agent.last_test = agent.tests[(action, part)]
+    agent.last = diagkg.Action(action, (part,))
+    outcome, *_ = session.step(agent.last)
+    agent.record(outcome)
+
+
+def test_what_a_reading_clears_and_implicates(store):
+    from diagkg.kg.vocab import DK
+
+    # a potential that reads right at link 5 shows the links before it working, but of link 5
+    # itself only its ends: a part that does not conduct can still sit at the right potentials
+    agent, session = briefed(store, "GARLAND.1")
+    read(agent, session, "measure_voltage", "link5")
+    assert {("link3", DK.DetachedEnd), ("link3", DK.OpenComponent), ("link5", DK.DetachedEnd)} <= agent.cleared
+    assert ("link5", DK.OpenComponent) not in agent.cleared
+    assert not {c for c, _ in agent.cleared} & {"link6", "link7", "link8"}
+    both, session = briefed(store, "GARLAND.1", port_potentials=False)
+    read(both, session, "measure_voltage", "link5")
+    assert ("link5", DK.OpenComponent) in both.cleared
+    # a wrong potential at the battery's own terminals is the battery's: it depends on nothing
+    agent, session = briefed(store, "GARLAND.3")
+    read(agent, session, "measure_voltage", "bat")
+    assert agent.candidates == {"bat"} and agent.anomaly_seen
+    # no current through the return lead: the break may be anywhere in its module (the supply)
+    agent, session = briefed(store, "GARLAND.1")
+    read(agent, session, "measure_current", "ret")
+    assert {"ret", "bat"} <= agent.sources[-1][2]
+    alone, session = briefed(store, "GARLAND.1", current_module=False)
+    read(alone, session, "measure_current", "ret")
+    assert "bat" not in alone.sources[-1][2]

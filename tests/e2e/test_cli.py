@@ -1,0 +1,228 @@
+"""The diagkg command line: subcommands, help, output formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ..support.cli import SUBCOMMANDS, run_cli
+from ..support.paths import DATA, ROOT, TC_TRIPLES, THREE_CUBES
+
+
+def test_help_lists_subcommands():
+    r = run_cli("--help")
+    assert r.returncode == 0
+    for cmd in SUBCOMMANDS:
+        assert cmd in r.stdout
+
+
+@pytest.mark.parametrize("cmd", SUBCOMMANDS)
+def test_every_subcommand_has_help(cmd):
+    r = run_cli(cmd, "--help")
+    assert r.returncode == 0 and "usage: diagkg " + cmd in r.stdout
+
+
+def test_validate_ok():
+    r = run_cli("validate", str(THREE_CUBES), str(DATA / "workbench.ttl"))
+    assert r.returncode == 0, r.stderr
+    assert "2/2 file(s) conform" in r.stderr
+
+
+def test_validate_folder():
+    r = run_cli("validate", str(THREE_CUBES.parent))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_validate_violation_exit_1(tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(THREE_CUBES.read_text().replace("dk:resistance 120.0", "dk:resistance 0"))
+    r = run_cli("validate", str(bad))
+    assert r.returncode == 1
+    line = next(out for out in r.stdout.splitlines() if ":main_bulb" in out)
+    assert line.startswith(f"{bad}:") and " — dk:resistance — " in line
+
+
+def test_validate_json(tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(THREE_CUBES.read_text().replace("dk:forwardVoltage 0.7 ;", ""))
+    r = run_cli("validate", "--format", "json", str(bad))
+    assert r.returncode == 1
+    data = json.loads(r.stdout)
+    assert data["conforms"] is False
+    (v,) = data["files"][0]["violations"]
+    assert v["focus"] == ":load_diode" and v["path"] == "dk:forwardVoltage"
+
+
+def test_validate_malformed_exit_2(tmp_path):
+    bad = tmp_path / "bad.ttl"
+    bad.write_text("@prefix : <http://x/> .\n:a :b .\n")
+    r = run_cli("validate", str(bad))
+    assert r.returncode == 2
+    assert f"{bad}:2:" in r.stderr
+
+
+def test_validate_missing_file_exit_2(tmp_path):
+    r = run_cli("validate", str(tmp_path / "nope.ttl"))
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_load_query_graphs(tmp_path):
+    store = ["--store", str(tmp_path / "store")]
+    r = run_cli(*store, "load", str(THREE_CUBES))
+    assert r.returncode == 0, r.stderr
+    assert "graph/system/three_cubes" in r.stdout
+    r = run_cli(*store, "graphs", "--format", "json")
+    graphs = {g["graph"].rsplit("/graph/", 1)[1]: g["triples"] for g in json.loads(r.stdout)}
+    assert graphs["system/three_cubes"] == TC_TRIPLES and "ontology" in graphs and "shapes" in graphs
+    r = run_cli(*store, "query", "system-summary", "--format", "json")
+    rows = json.loads(r.stdout)["results"]["bindings"]
+    assert rows[0]["components"]["value"] == "18"
+    r = run_cli(*store, "query", "system-components", "-p",
+                "system=https://w3id.org/diagkg/system/three_cubes/three_cubes", "--format", "csv")
+    assert r.returncode == 0 and "main_bulb" in r.stdout
+    r = run_cli(*store, "query", "ASK { ?s a <https://w3id.org/diagkg/ontology#Bulb> }")
+    assert r.stdout.strip() == "true"
+    q = tmp_path / "count.rq"
+    q.write_text("# Count bulbs.\n# outputs: ?n\nPREFIX dk: <https://w3id.org/diagkg/ontology#>\n"
+                 "SELECT (COUNT(*) AS ?n) WHERE { ?b a dk:Bulb }\n")
+    r = run_cli(*store, "query", str(q), "--format", "tsv")
+    assert r.returncode == 0 and r.stdout.splitlines()[1].startswith("2")
+    r = run_cli(*store, "query", "components-of-types", "-p",
+                "system=https://w3id.org/diagkg/system/three_cubes/three_cubes",
+                "--format", "json")
+    assert r.returncode == 2 and "needs types" in r.stderr  # the template's input types is missing, and named
+
+
+def test_load_violation_loads_nothing(tmp_path):
+    store = ["--store", str(tmp_path / "store")]
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(THREE_CUBES.read_text().replace('dk:systemKey "three_cubes"', 'dk:systemKey "3cubes"'))
+    r = run_cli(*store, "load", str(DATA / "workbench.ttl"), str(bad))
+    assert r.returncode == 1 and "nothing was loaded" in r.stderr
+    r = run_cli(*store, "graphs", "--format", "json")
+    assert json.loads(r.stdout) == []
+
+
+def test_bad_query_exit_2(tmp_path):
+    r = run_cli("--memory", "query", "SELECT ?x WHERE { ?x ?y }")
+    assert r.returncode == 2 and "error at 1:" in r.stderr
+    r = run_cli("--memory", "query", "graph-sumary")
+    assert r.returncode == 2 and "did you mean graph-summary" in r.stderr
+
+
+def test_queries_lists_files():
+    r = run_cli("queries")
+    assert r.returncode == 0 and "graph-summary" in r.stdout and "set-label" in r.stdout
+
+
+def test_build_systems_check():
+    r = run_cli("build-systems", "--check")
+    assert r.returncode == 0, r.stdout
+    assert "three_cubes.ttl: up to date" in r.stdout
+
+
+def test_demo_on_disk(tmp_path):
+    r = run_cli("demo", env={"DIAGKG_STORE": str(tmp_path / "s")})
+    assert r.returncode == 0, r.stderr
+    assert "three_cubes" in r.stdout and "18" in r.stdout
+    assert (tmp_path / "s").is_dir()
+
+
+def test_simulate_json_shape():
+    r = run_cli("--memory", "simulate", "three_cubes", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["system"] == "three_cubes" and data["converged"] is True
+    assert set(data["lit"]) == {"psu_green_led", "main_bulb", "internal_bulb"}
+    bulb = data["components"]["main_bulb"]
+    assert bulb["type"] == "Bulb" and set(bulb["port_v"]) == {"p", "n"}
+    assert isinstance(bulb["current"], float) and isinstance(bulb["power"], float) and bulb["lit"] is True
+    assert "ngspice" not in r.stderr.lower() and "spinit" not in r.stderr
+
+
+def test_simulate_with_state_file(tmp_path):
+    st = tmp_path / "state.ttl"
+    st.write_text("@prefix : <https://w3id.org/diagkg/system/three_cubes/> .\n"
+                  "@prefix dk: <https://w3id.org/diagkg/ontology#> .\n"
+                  ":battery dk:hasOverride [ dk:parameter dk:voltage ; dk:value -12.0 ] .\n")
+    r = run_cli("--memory", "simulate", "three_cubes", "--state", str(st))
+    assert r.returncode == 0, r.stderr
+    assert "lit: ctrl_red_led" in r.stdout and "converged: yes" in r.stdout
+    st.write_text("@prefix : <https://w3id.org/diagkg/system/three_cubes/> .\n"
+                  "@prefix dk: <https://w3id.org/diagkg/ontology#> .\n:lamp dk:covered true .\n")
+    r = run_cli("--memory", "simulate", "three_cubes", "--state", str(st))
+    assert r.returncode == 2 and "not a part of system three_cubes" in r.stderr
+
+
+def test_simulate_loaded_system_and_record(tmp_path):
+    store = ["--store", str(tmp_path / "store")]
+    assert run_cli(*store, "load", str(DATA / "workbench.ttl")).returncode == 0
+    r = run_cli(*store, "simulate", "workbench", "--record", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert set(json.loads(r.stdout)["lit"]) == {"lamp", "led"}
+    r = run_cli(*store, "graphs", "--format", "json")
+    assert any("/graph/simulation/workbench-" in g["graph"] for g in json.loads(r.stdout))
+
+
+def test_simulate_unknown_system():
+    r = run_cli("--memory", "simulate", "five_cubes")
+    assert r.returncode == 2 and "known: ambient_light_sensor" in r.stderr
+
+
+def test_simulate_netlist():
+    r = run_cli("--memory", "simulate", "current_sensor", "--netlist")
+    assert r.returncode == 0 and "; ctrl_relay" in r.stdout
+
+
+def test_validate_all_scenarios():
+    scenarios = THREE_CUBES.parents[1]
+    r = run_cli("validate", str(scenarios))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "140/140" in r.stderr or "conform; 0 violation(s)" in r.stderr
+
+
+def test_validate_broken_scenario(tmp_path):
+    src = THREE_CUBES.parents[1] / "catalog" / "005-3CC.S.5.ttl"
+    bad = tmp_path / "005-3CC.S.5.ttl"
+    bad.write_text(src.read_text().replace("dk:faultTarget sys:main_bulb", "dk:faultTarget sys:main_bulb_x", 1))
+    r = run_cli("validate", str(bad))
+    assert r.returncode == 1
+    assert any(line.startswith(f"{bad}:") and "main_bulb_x" in line and "does not exist in the scenario's system" in line
+               for line in r.stdout.splitlines()), r.stdout
+    wrong = tmp_path / "001-3CC.S.1.ttl"
+    wrong.write_text((THREE_CUBES.parents[1] / "catalog" / "001-3CC.S.1.ttl").read_text()
+                     .replace("dk:faultTarget sys:battery", "dk:faultTarget sys:main_bulb"))
+    r = run_cli("validate", str(wrong))
+    assert r.returncode == 1 and "does not apply to sys:main_bulb: it applies to dk:VoltageSource" in r.stdout, r.stdout
+
+
+def test_the_readme_python_examples_run_as_written_from_any_directory(tmp_path):
+    """The README's Python blocks, in order (the second uses the first's
+    store), run in a folder that is not the repository: shipped files are
+    found through the package."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert len(blocks) >= 2
+    script = tmp_path / "readme_examples.py"
+    script.write_text("\n".join(blocks))
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, DIAGKG_STORE=str(tmp_path / "store")))
+    assert r.returncode == 0, r.stderr
+    assert "components" in r.stdout
+
+
+def test_tables_never_cut_identifiers(tmp_path):
+    """Piped output is plain aligned columns with every identifier whole."""
+    r = run_cli("--memory", "simulate", "ten_cubes", env={"COLUMNS": "60"})
+    assert r.returncode == 0
+    assert "battery_internal_resistor" in r.stdout and "…" not in r.stdout
+    store = tmp_path / "store"
+    assert run_cli("--store", str(store), "load", "--shipped").returncode == 0
+    r = run_cli("--store", str(store), "graphs", env={"COLUMNS": "60"})
+    assert "https://w3id.org/diagkg/graph/inferred/ambient_light_sensor" in r.stdout and "…" not in r.stdout

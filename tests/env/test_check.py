@@ -1,0 +1,158 @@
+"""``diagkg check``: scenarios checked by simulation, with located messages.
+
+The shipped catalogue passes every check (its symptoms were transcribed from
+the written observations, not from the simulation). Scenarios written here, on
+a user's torch, each break one promise and get one located message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diagkg.env.checks import check_scenario
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.loading import load_files
+
+from ..support.cli import run_cli
+from ..support.stores import catalog_store
+from ..support.torch import FLAT, SCENARIO, TORCH, scenario_text
+
+
+def symptom(component: str, appearance: str) -> str:
+    return f"    dk:statedSymptom [ dk:about sys:{component} ; dk:appearance dk:{appearance} ] ;\n"
+
+
+def with_lines(text: str, after: str, extra: str) -> str:
+    head, _, tail = text.partition(after)
+    line_end = tail.index("\n") + 1
+    return head + after + tail[:line_end] + extra + tail[line_end:]
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+@pytest.fixture()
+def torch(tmp_path) -> Path:
+    return write(tmp_path, "torch.ttl", TORCH)
+
+
+def test_the_shipped_catalogue_passes_every_check():
+    store = catalog_store()
+    catalog = ScenarioCatalog(store)
+    failures = [str(f) for n in catalog.numbers() for f in check_scenario(store, catalog.resolve(n)).findings
+                if not f.passed]
+    assert failures == []
+    stated = sum(len(catalog.resolve(n).symptoms) for n in catalog.numbers())
+    assert stated > 500                    # the written observations, transcribed as data
+
+
+def test_a_good_scenario_of_a_users_system_passes(tmp_path, torch):
+    good = write(tmp_path, "good.ttl", with_lines(scenario_text(**FLAT), "dk:initialObservations",
+                                                  symptom("bulb", "Dark") + symptom("led", "Dark")))
+    r = run_cli("--memory", "check", str(torch), str(good), "--format", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(r.stdout)
+    assert report["conforms"] and report["checked"] == 1
+    checks = {f["check"] for f in report["scenarios"][0]["findings"]}
+    assert checks == {"observable", "repair", "hypotheses", "symptoms"}
+
+
+def test_a_wrong_stated_symptom_is_located(tmp_path, torch):
+    bad = write(tmp_path, "wrong-symptom.ttl", with_lines(scenario_text(**FLAT), "dk:initialObservations",
+                                                          symptom("led", "Lit")))
+    r = run_cli("--memory", "check", str(torch), str(bad))
+    assert r.returncode == 1
+    line = line_of(bad, "dk:about sys:led")
+    assert f"{bad}:{line}: TORCH.1: symptoms: the scenario states led is lit, but the simulation shows it dark" \
+        in r.stdout
+    assert "1 fail" in r.stderr
+
+
+def test_a_fault_that_changes_nothing_is_located(tmp_path, torch):
+    text = scenario_text(**dict(FLAT, id="TORCH.9", number=9109, label="Stuck switch", mode="StuckClosed",
+                                target="sw", faulty="sw", repair="ReplaceComponent"))
+    bad = write(tmp_path, "invisible.ttl", text)
+    r = run_cli("--memory", "check", str(torch), str(bad), "--format", "json")
+    assert r.returncode == 1
+    failed = [f for f in json.loads(r.stdout)["scenarios"][0]["findings"] if not f["passed"]]
+    observable = [f for f in failed if f["check"] == "observable"]
+    assert len(observable) == 1
+    assert observable[0]["file"] == str(bad) and observable[0]["line"] == line_of(bad, "a dk:Scenario")
+    assert "change nothing a person can see or measure" in observable[0]["message"]
+
+
+def test_an_ideal_repair_that_does_not_repair_is_located(tmp_path, torch):
+    text = scenario_text(**FLAT).replace("dk:actionType dk:ReplaceComponent ; dk:target sys:bat",
+                                         "dk:actionType dk:ReplaceComponent ; dk:target sys:bulb")
+    bad = write(tmp_path, "no-repair.ttl", text)
+    r = run_cli("--memory", "check", str(torch), str(bad))
+    assert r.returncode == 1
+    line = line_of(bad, "dk:idealRepair")
+    assert f"{bad}:{line}: TORCH.1: repair: the ideal repair does not bring the system back to nominal" in r.stdout
+
+
+def test_masking_must_be_declared_and_true(tmp_path, torch):
+    double = SCENARIO.replace(
+        "dk:injects [ a dk:Fault ; dk:faultMode dk:{mode} ; dk:faultTarget sys:{target} ] ;",
+        "dk:injects [ a dk:Fault ; dk:faultMode dk:DepletedBattery ; dk:faultTarget sys:bat ] ,\n"
+        "        [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:bulb{masked} ] ;").replace(
+        "dk:faultyComponent sys:{faulty} ;", "dk:faultyComponent sys:bat, sys:bulb ;").replace(
+        "dk:target sys:{faulty} ] ] ;",
+        "dk:target sys:bat ] ,\n        [ a dk:DiagnosticAction ; dk:position 2 ; dk:actionType dk:ReplaceComponent ;"
+        " dk:target sys:bulb ] ] ;")
+    fields = dict(id="TORCH.D", number=9150, label="Flat battery and burned bulb", system="torch",
+                  symptoms="Nothing lights.", repair="ReplaceComponent")
+    undeclared = write(tmp_path, "double.ttl", double.replace("{masked}", "").format(**fields))
+    r = run_cli("--memory", "check", str(torch), str(undeclared))
+    assert r.returncode == 1
+    line = line_of(undeclared, "dk:faultTarget sys:bulb")
+    assert (f"{undeclared}:{line}: TORCH.D: masking: the open (burned) component on bulb changes nothing a person "
+            "can see or measure while the other faults are present") in r.stdout
+    declared = write(tmp_path, "double-declared.ttl", double.replace("{masked}", " ; dk:masked true").format(**fields))
+    assert run_cli("--memory", "check", str(torch), str(declared)).returncode == 0
+    wrong = write(tmp_path, "double-wrong.ttl", double.replace("{masked}", "").replace(
+        "dk:faultTarget sys:bat ]", "dk:faultTarget sys:bat ; dk:masked true ]").format(**fields))
+    r = run_cli("--memory", "check", str(torch), str(wrong))
+    assert r.returncode == 1 and "is declared dk:masked, but it does change" in r.stdout
+
+
+def test_check_by_id_on_the_store_and_bad_input(tmp_path, torch):
+    store = tmp_path / "store"
+    good = write(tmp_path, "t1.ttl", scenario_text(**FLAT))
+    assert run_cli("--store", str(store), "load", str(torch), str(good)).returncode == 0
+    r = run_cli("--store", str(store), "check", "TORCH.1", "--verbose")
+    assert r.returncode == 0 and "ok: " in r.stdout
+    r = run_cli("--store", str(store), "check", "NOPE.1")
+    assert r.returncode == 2 and r.stderr.splitlines()[-1].startswith("error: no scenario 'NOPE.1'")
+    r = run_cli("--store", str(store), "check", "TORCH.1", str(good))
+    assert r.returncode == 2 and "not both" in r.stderr
+    r = run_cli("--store", str(store), "check", "TORCH.1", "--seeds", "0")
+    assert r.returncode == 2 and "--seeds must be at least 1" in r.stderr
+
+
+def test_checking_a_file_does_not_write_the_store(tmp_path, torch):
+    store = tmp_path / "store"
+    assert run_cli("--store", str(store), "load", str(torch)).returncode == 0
+    before = run_cli("--store", str(store), "graphs").stdout
+    good = write(tmp_path, "t1.ttl", scenario_text(**FLAT))
+    assert run_cli("--store", str(store), "check", str(good)).returncode == 0
+    assert run_cli("--store", str(store), "graphs").stdout == before
+
+
+def test_the_reports_locate_findings_in_a_loaded_users_file(tmp_path, torch):
+    store = catalog_store()
+    good = write(tmp_path, "t1.ttl", scenario_text(**FLAT))
+    load_files(store, [torch, good])
+    report = check_scenario(store, ScenarioCatalog(store).resolve("TORCH.1"))
+    assert report.passed and report.file == str(good.resolve())
+    assert {f.line for f in report.findings if f.check == "repair"} == {line_of(good, "dk:idealRepair")}

@@ -1,0 +1,110 @@
+"""A campaign-wide LLM cost limit (issue 14): an ``llm`` campaign on the torch
+written in the tests (not shipped), against the scripted OpenAI-compatible
+server on 127.0.0.1 with a pricing table, stops at its limit, records why in
+its graph, gives each session only what remained, and continues with a higher
+limit on resume (counting what failed sessions that were retried had spent).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from diagkg.evaluation import budget, execution
+from diagkg.evaluation import campaign as cp
+from diagkg.kg.store import KnowledgeStore
+
+from ..support.llm_campaign import HYPOTHESISE, llm_config, sessions_of
+from ..support.llm_server import LLMServer, Reply
+
+
+@pytest.fixture()
+def store(torch_quads):  # noqa: F811
+    s = KnowledgeStore.memory()
+    s.add_quads(torch_quads)
+    yield s
+    s.close()
+
+
+def test_a_campaign_stops_at_its_cost_limit_and_resumes_with_a_higher_one(store):
+    with LLMServer() as server:
+        server.script.content = HYPOTHESISE
+        server.script.then(Reply(content="this is not JSON"))        # seed 0: a paid call, then llm_truncation
+        cfg = cp.CampaignConfig(assistants=("llm",), scenarios=(9101,), runs=6, config=llm_config(server),
+                                name="money")
+        campaign = cp.create(store, cfg)
+        first = execution.run(store, campaign, cost_limit=0.35)
+        # seed 0 spends 0.1 (unparseable), seed 1 0.1 (success), seed 2 has 0.15 left < 0.2 for one call: stopped
+        assert first.progress.ran == 3 and len(server.script.calls) == 2
+        assert first.stopped is not None and first.stopped.reason is budget.StopReason.COST_LIMIT
+        assert first.stopped.left == 3 and first.money == pytest.approx(0.2)
+        assert first.to_json()["stopped"] == {"reason": "cost_limit", "cost_limit": 0.35, "spent": 0.2, "left": 3}
+        seen = sessions_of(store, campaign)
+        assert [seen[s]["end"] for s in range(3)] == ["llm_truncation", "success", "llm_truncation"]
+        assert [seen[s]["limit"] for s in range(3)] == pytest.approx([0.35, 0.25, 0.15])   # what remained, each
+        assert all(v["money"] <= v["limit"] + 1e-12 for v in seen.values())
+        stops = budget.stops(store, campaign)
+        assert [(r["reason"], float(r["limit"]), float(r["spent"]), int(r["left"])) for r in stops] == \
+            [("cost_limit", 0.35, pytest.approx(0.2), 3)]
+        assert stops[0]["stop"].startswith(campaign.iri)
+
+        again = execution.run(store, campaign, cost_limit=0.35)       # the same limit: nothing runs
+        assert again.progress.ran == 0 and again.stopped is not None and len(budget.stops(store, campaign)) == 2
+
+        ran_before = len(server.script.calls)
+        more = execution.run(store, campaign, cost_limit=1.0, retry_failed=True)
+        assert more.stopped is None and more.states == {"complete": 1}
+        seen = sessions_of(store, campaign)
+        assert sorted(seen) == list(range(6)) and all(v["end"] == "success" for v in seen.values())
+        assert seen[0]["prior"] == pytest.approx(0.1)       # the retried seed 0 keeps its first 0.1 counted
+        assert all(v["money"] <= v["limit"] + 1e-12 for v in seen.values())
+        assert len(server.script.calls) - ran_before == more.progress.ran
+    # the store is the source of truth: 6 successful calls of 0.1 and the failed one of seed 0
+    assert budget.Spending.read(store, campaign).spent == pytest.approx(0.7)
+    assert more.money == pytest.approx(0.7)
+
+
+def test_evaluate_cost_limit_on_the_command_line(tmp_path, torch_quads, capsys):  # noqa: F811
+    from diagkg.cli import main
+
+    db = str(tmp_path / "db")
+    disk = KnowledgeStore(db)
+    disk.add_quads(torch_quads)
+    disk.close()
+    with LLMServer() as server:
+        server.script.content = HYPOTHESISE
+        cfg = json.dumps(llm_config(server))
+        assert main(["--store", db, "evaluate", "--assistant", "llm", "--config", cfg, "--scenarios", "TORCH.1",
+                     "--runs", "4", "--cost-limit", "0.25", "--format", "json", "--name", "cli-money"]) == 0
+        out = capsys.readouterr()
+        data = json.loads(out.out.strip().splitlines()[-1])
+        assert data["trajectories"] == 2 and data["stopped"]["reason"] == "cost_limit"
+        assert "cost limit of 0.25 was reached" in out.err and f"--resume {data['campaign']}" in out.err
+        assert main(["--store", db, "evaluate", "--resume", data["campaign"], "--cost-limit", "5"]) == 0
+        out = capsys.readouterr()
+        # sessions 0.3 (seeds 0, 2, 3; seed 1 had too little left for a call) and the judge configured by the same
+        # settings 0.3: it rates seeds 0, 2 and 3 (a truncated session is not judged), one paid call each (the
+        # reply is no rubric, so the ratings fail, but the calls were paid)
+        assert "language models: 0.6000 spent of a limit of 5" in out.out and "stopped" not in out.out
+    # a limit that cannot be kept is refused before anything runs
+    no_price = json.dumps({"base_url": "http://127.0.0.1:9/v1", "model": "other-model"})
+    assert main(["--store", db, "evaluate", "--assistant", "llm", "--config", no_price, "--scenarios", "TORCH.1",
+                 "--cost-limit", "1"]) == 2
+    assert "price of model 'other-model'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_writer_keeps_the_sum_with_two_worker_processes(store):
+    with LLMServer() as server:
+        server.script.content = HYPOTHESISE
+        cfg = cp.CampaignConfig(assistants=("llm",), scenarios=(9101,), runs=8, config=llm_config(server),
+                                name="money-pool")
+        campaign = cp.create(store, cfg)
+        summary = execution.run(store, campaign, workers=2, cost_limit=0.35)
+    seen = sessions_of(store, campaign)
+    # sessions in flight when the limit was reached finish; nothing new is scheduled after that
+    assert summary.stopped is not None and summary.stopped.left == 8 - len(seen) > 0
+    assert all(v["money"] <= v["limit"] + 1e-12 for v in seen.values())
+    assert summary.money == pytest.approx(sum(v["money"] for v in seen.values()))
+    assert summary.money >= 0.35 or any(v["end"] == "llm_truncation" for v in seen.values())

@@ -1,0 +1,101 @@
+"""Graph management on real on-disk stores: `remove`, `update`, read-only `query`
+with the inputs its header declares (issue 11, part 2)."""
+
+from __future__ import annotations
+
+import json
+
+from ..support.cli import run_cli
+from ..support.torch import FLAT, LOOSE_LEAD, TORCH, scenario_text
+
+
+def setup_store(tmp_path):
+    files = [tmp_path / "torch.ttl", tmp_path / "t1.ttl", tmp_path / "t2.ttl"]
+    files[0].write_text(TORCH)
+    files[1].write_text(scenario_text(**FLAT))
+    files[2].write_text(scenario_text(**LOOSE_LEAD))
+    store = ["--store", str(tmp_path / "store")]
+    assert run_cli(*store, "load", *map(str, files)).returncode == 0
+    return store
+
+
+def graph_names(store) -> set[str]:
+    return {g["graph"].rsplit("/graph/", 1)[-1] for g in json.loads(run_cli(*store, "graphs", "--format", "json").stdout)}
+
+
+def test_remove_a_scenario_and_a_trajectory(tmp_path):
+    store = setup_store(tmp_path)
+    r = run_cli(*store, "run", "--scenario", "TORCH.2", "--assistant", "oracle", "--format", "json")
+    trajectory = json.loads(r.stdout)["trajectory"]
+    # without a terminal, nothing is removed unless --yes
+    r = run_cli(*store, "remove", "--scenario", "TORCH.1")
+    assert r.returncode == 2 and "--yes" in r.stderr and "scenario/TORCH.1" in r.stderr
+    assert "scenario/TORCH.1" in graph_names(store)
+    r = run_cli(*store, "remove", "--scenario", "TORCH.1", "--trajectory", trajectory, "--yes")
+    assert r.returncode == 0, r.stderr
+    assert "removed <https://w3id.org/diagkg/graph/scenario/TORCH.1>" in r.stdout
+    names = graph_names(store)
+    assert "scenario/TORCH.1" not in names and not any(n.startswith("trajectory/") for n in names)
+    assert "scenario/TORCH.2" in names
+
+
+def test_remove_refuses_what_would_break_the_store(tmp_path):
+    store = setup_store(tmp_path)
+    r = run_cli(*store, "remove", "system/torch", "--yes")     # TORCH.2 still runs on it
+    assert r.returncode == 2 and "scenario" in r.stderr and "same command" in r.stderr
+    r = run_cli(*store, "remove", "ontology", "--yes")
+    assert r.returncode == 2 and "diagkg's own" in r.stderr
+    r = run_cli(*store, "remove", "scenario/NOPE", "--yes")
+    assert r.returncode == 2 and "no graph" in r.stderr
+    # with its scenarios, the system goes, and its inferences with it
+    r = run_cli(*store, "remove", "system/torch", "scenario/TORCH.1", "scenario/TORCH.2", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert not {"system/torch", "inferred/torch", "scenario/TORCH.1"} & graph_names(store)
+
+
+def test_update_says_what_it_changed_and_query_only_reads(tmp_path):
+    store = setup_store(tmp_path)
+    graph = "https://w3id.org/diagkg/graph/system/torch"
+    label = ["-p", f"graph={graph}", "-p", "part=https://example.org/torch/bulb", "-p", "label=Big bulb"]
+    r = run_cli(*store, "query", "set-label", *label)
+    assert r.returncode == 2 and "diagkg update" in r.stderr
+    r = run_cli(*store, "update", "set-label", *label)
+    assert r.returncode == 0, r.stderr
+    assert f"<{graph}>: 1 triple(s) added, 1 removed" in r.stdout
+    r = run_cli(*store, "update", "set-label", *label)
+    assert r.returncode == 0 and "changed nothing" in r.stdout
+    r = run_cli(*store, "update", "system-components")
+    assert r.returncode == 2 and "not an update" in r.stderr
+
+
+def test_query_inputs_are_enforced(tmp_path):
+    store = setup_store(tmp_path)
+    r = run_cli(*store, "query", "system-components")
+    assert r.returncode == 2 and "needs system" in r.stderr and "system (iri)" in r.stderr
+    r = run_cli(*store, "query", "system-components", "-p", "x=1")
+    assert r.returncode == 2 and "has no input x" in r.stderr
+    r = run_cli(*store, "query", "system-components", "-p", "system=https://example.org/torch/torch", "--format", "json")
+    assert r.returncode == 0 and "bulb" in r.stdout
+
+
+def test_construct_prints_turtle_or_ntriples(tmp_path):
+    store = setup_store(tmp_path)
+    construct = ("PREFIX dk: <https://w3id.org/diagkg/ontology#> "
+                 "CONSTRUCT { ?b a dk:Bulb } WHERE { ?b a dk:Bulb }")
+    r = run_cli(*store, "query", construct, "--format", "turtle")
+    assert r.returncode == 0 and "<https://example.org/torch/bulb>" in r.stdout
+    r = run_cli(*store, "query", construct, "--format", "ntriples")
+    assert r.returncode == 0
+    assert r.stdout.strip() == ("<https://example.org/torch/bulb> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
+                                "<https://w3id.org/diagkg/ontology#Bulb> .")
+
+
+def test_transcript_takes_a_bare_id(tmp_path):
+    store = setup_store(tmp_path)
+    r = run_cli(*store, "run", "--scenario", "TORCH.2", "--assistant", "oracle", "--format", "json")
+    iri = json.loads(r.stdout)["trajectory"]
+    r = run_cli(*store, "transcript", iri.rsplit("/", 1)[-1], "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["scenario"] == 9102
+    r = run_cli(*store, "transcript", "no such thing")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "trajectory" in r.stderr

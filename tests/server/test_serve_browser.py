@@ -1,0 +1,172 @@
+"""The web page of ``diagkg serve`` in a real browser: Debian's Chromium driven by Playwright.
+
+A real ``diagkg serve`` process on a store holding a user's system written in a
+test (the torch). Screenshots go to ``$DIAGKG_SCREENSHOTS`` or
+``tests/artifacts/screenshots`` (git-ignored). Skipped only when Chromium is
+absent (``scripts/setup.sh --dev`` installs it; never ``playwright install``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ..support.paths import ROOT
+from ..support.serving import TOKEN, broken_scenario, start_server, stop_server, torch_store
+from ..support.torch import LOOSE_LEAD, scenario_text
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+SHOTS = Path(os.environ.get("DIAGKG_SCREENSHOTS") or ROOT / "tests" / "artifacts" / "screenshots")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (scripts/setup.sh --dev)"),
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    store = torch_store(tmp_path_factory.mktemp("serve-browser"))
+    proc, base = start_server(store)
+    yield base
+    stop_server(proc)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser, server):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.goto(server + "/")
+    pg.fill("#token", TOKEN)
+    yield pg
+    context.close()
+    assert not errors, errors
+
+
+def test_the_page_shows_systems_and_a_schematic(page):
+    page.wait_for_selector("#schematic svg")
+    assert page.locator("#system option").all_inner_texts() == ["Torch (torch)"]
+    assert page.locator("#schematic svg g.node").count() == 7
+    page.select_option("#scenario", "TORCH.1")
+    page.wait_for_function("document.querySelector('#editor').value.includes('TORCH.1')")
+    page.screenshot(path=str(SHOTS / "01-scenario-browser.png"), full_page=True)
+
+
+def test_author_a_broken_then_a_fixed_scenario(page):
+    page.wait_for_selector("#schematic svg")
+    page.fill("#editor", broken_scenario())
+    page.fill("#filename", "torch-2.ttl")
+    page.click("#validate")
+    msg = page.wait_for_selector(".annotated .msg[data-line='18']")
+    assert "actionBudgett" in msg.inner_text()
+    assert "bad" in page.get_attribute(".annotated .line[data-line='18']", "class")
+    assert "violation" in page.inner_text("#verdict")
+    page.screenshot(path=str(SHOTS / "02-broken-scenario-validated.png"), full_page=True)
+    page.click("#load")                  # refused: nothing loaded
+    page.wait_for_function("document.querySelector('#verdict').textContent.includes('nothing was loaded')")
+    page.fill("#editor", scenario_text(**LOOSE_LEAD))
+    page.click("#validate")
+    page.wait_for_function("document.querySelector('#verdict').textContent.startsWith('Conforms')")
+    page.click("#load")
+    page.wait_for_function("document.querySelector('#verdict').textContent.startsWith('Loaded')")
+    page.wait_for_selector("#scenario option[value='TORCH.2']", state="attached")
+    page.screenshot(path=str(SHOTS / "03-fixed-scenario-loaded.png"), full_page=True)
+
+
+def test_run_a_scenario_with_the_oracle(page):
+    page.click("nav button[data-tab='diagnosis']")
+    page.wait_for_selector("#d-scenario option[value='TORCH.1']", state="attached")
+    page.select_option("#d-scenario", "TORCH.1")
+    page.select_option("#d-assistant", "oracle")
+    page.click("#d-start")
+    end = page.wait_for_selector("#chat li.end", timeout=60_000)
+    assert "End: success" in end.inner_text()
+    assert page.locator("#chat li.service").count() >= 2        # the report, then each result
+    page.wait_for_selector("#d-schematic svg")
+    page.screenshot(path=str(SHOTS / "04-oracle-session.png"), full_page=True)
+
+
+def test_play_the_service_agent(page):
+    page.click("nav button[data-tab='diagnosis']")
+    page.wait_for_selector("#d-scenario option[value='TORCH.1']", state="attached")
+    page.select_option("#d-scenario", "TORCH.1")
+    page.select_option("#d-assistant", "oracle")
+    page.select_option("#d-service", "human")
+    page.click("#d-start")
+    page.wait_for_selector("#do-execute")
+    assert "replace_component bat" in page.inner_text("#d-pending")
+    page.wait_for_selector("#d-schematic svg")
+    page.screenshot(path=str(SHOTS / "05-service-agent-asked.png"), full_page=True)
+    clicks = 0
+    while page.locator("#chat li.end").count() == 0:
+        page.wait_for_selector("#do-execute, #chat li.end", timeout=60_000)
+        if page.locator("#do-execute").count():
+            page.click("#do-execute")
+            clicks += 1
+            page.wait_for_function(f"document.querySelectorAll('#chat li.assistant').length >= {2 * clicks}")
+    assert clicks >= 1 and "End: success" in page.inner_text("#chat li.end")
+    page.screenshot(path=str(SHOTS / "06-service-agent-done.png"), full_page=True)
+    page.click("nav button[data-tab='trajectories']")
+    page.wait_for_selector("#t-list tr.clickable")
+    page.click("#t-list tr.clickable >> nth=0")
+    page.wait_for_function("document.querySelector('#t-view').contentDocument?.body?.innerText?.includes('TORCH.1')")
+    page.screenshot(path=str(SHOTS / "07-trajectory-transcript.png"), full_page=True)
+
+
+def test_run_a_query(page):
+    page.click("nav button[data-tab='sparql']")
+    page.wait_for_selector("#q-examples option[value='system-summary']", state="attached")
+    page.select_option("#q-examples", "system-summary")
+    page.click("#q-run")
+    page.wait_for_selector("#q-results td")
+    assert "torch" in page.locator("#q-results td").all_inner_texts()
+    page.screenshot(path=str(SHOTS / "08-sparql.png"), full_page=True)
+    page.fill("#q-text", "SELECT ?x WHERE {")
+    page.click("#q-run")
+    page.wait_for_function("document.querySelector('#q-error').textContent.includes('malformed query')")
+    assert page.inner_text("#q-info").startswith("400")
+
+
+def test_play_the_assistant_from_menus(page):
+    page.click("nav button[data-tab='diagnosis']")
+    page.wait_for_selector("#d-scenario option[value='TORCH.1']", state="attached")
+    page.select_option("#d-scenario", "TORCH.1")
+    page.select_option("#d-assistant", "human")
+    page.select_option("#d-service", "simulated")
+    page.click("#d-start")
+    page.wait_for_selector("#m-action")
+    actions = page.locator("#m-action option").evaluate_all("os => os.map(o => o.value)")
+    assert "replace_component" in actions
+    page.select_option("#m-action", "replace_component")
+    page.select_option(".m-target[data-n='0']", "bat")
+    page.wait_for_selector("#d-schematic svg")
+    page.screenshot(path=str(SHOTS / "09-assistant-menus.png"), full_page=True)
+    page.click("#m-suggest")
+    page.wait_for_selector("#chat li.service >> nth=1")       # the result of the replacement
+    page.wait_for_selector("#d-schematic[data-round='1'] svg")  # redrawn: the new battery lights both lamps
+    assert page.locator("#d-schematic svg polygon[fill='#ffd84d']").count() >= 2
+    page.wait_for_selector("#chat li.end, #m-claim")
+    if page.locator("#m-claim").count():
+        page.check(".m-part[value='bat']")
+        page.click("#m-claim")
+    end = page.wait_for_selector("#chat li.end", timeout=60_000)
+    assert "End: success" in end.inner_text()
+    assert "replace_component bat" in page.inner_text("#chat")
+    page.screenshot(path=str(SHOTS / "10-assistant-done.png"), full_page=True)

@@ -1,0 +1,146 @@
+"""Systems written here, not shipped: a garland (a long chain of links) and a trip (a relay
+switched by its own current), with scenarios on both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+
+LINKS = 8
+
+
+HEAD = """\
+@prefix :        <https://example.org/garland/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+"""
+
+
+AFFORD = "dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable"
+
+
+def part(ident: str, kind: str, module: str, ports: tuple[str, str], function: str, extra: str = "") -> str:
+    a, b = ports
+    detachable = ", dk:Detachable" if kind == "Cable" else ""
+    return (f":{ident} a dk:{kind} ; dcterms:identifier \"{ident}\" ; rdfs:label \"{ident.replace('_', ' ')}\" ;\n"
+            f"    dk:partOf :{module} ; {AFFORD}{detachable} ; dk:hasFunction :{function} ;{extra}\n"
+            f"    dk:hasPort :{ident}.{a}, :{ident}.{b} .\n"
+            f":{ident}.{a} a dk:Port ; dk:portName \"{a}\" .\n:{ident}.{b} a dk:Port ; dk:portName \"{b}\" .\n")
+
+
+def garland() -> str:
+    """A 6 V battery feeding a lamp through a chain of links (one cable per module),
+    each link's function depending on the one before; a return lead closes the loop."""
+    text = [HEAD, ':garland a dk:System ; dk:systemKey "garland" ; dcterms:identifier "garland" ; '
+            'rdfs:label "Garland" ; dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;\n'
+            f'    dcterms:description "A battery feeds a lamp through {LINKS} links in a row, one after the other; '
+            'a return lead closes the circuit." .\n',
+            ':fn_operate a dk:Function ; rdfs:label "light the lamp" ; dk:dependsOn :fn_light .\n',
+            ':fn_supply a dk:Function ; rdfs:label "supply 6 V" .\n',
+            ':fn_return a dk:Function ; rdfs:label "close the circuit" ; dk:dependsOn :fn_supply .\n',
+            f':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_link{LINKS}, :fn_return .\n']
+    for module in ["supply", "lamp_box", *(f"box{k}" for k in range(1, LINKS + 1))]:
+        text.append(f':{module} a dk:Module ; dcterms:identifier "{module}" ; rdfs:label "{module}" ; '
+                    f'dk:partOf :garland .\n')
+    text.append(part("bat", "VoltageSource", "supply", ("pos", "neg"), "fn_supply", " dk:voltage 6 ;"))
+    text.append(part("ret", "Cable", "supply", ("p", "n"), "fn_return"))
+    text.append(part("lamp", "Bulb", "lamp_box", ("p", "n"), "fn_light", " dk:resistance 60 ; dk:powerThreshold 0.1 ;"))
+    previous, before = "bat.pos", "fn_supply"
+    for k in range(1, LINKS + 1):
+        text.append(f':fn_link{k} a dk:Function ; rdfs:label "carry the supply through link {k}" ; '
+                    f'dk:dependsOn :{before} .\n')
+        text.append(part(f"link{k}", "Cable", f"box{k}", ("p", "n"), f"fn_link{k}"))
+        text.append(f":{previous} dk:connectedTo :link{k}.p .\n")
+        previous, before = f"link{k}.n", f"fn_link{k}"
+    text.append(f":{previous} dk:connectedTo :lamp.p .\n:lamp.n dk:connectedTo :ret.p .\n"
+                ":ret.n dk:connectedTo :bat.neg .\n")
+    return "".join(text)
+
+
+TRIP = HEAD.replace("garland", "trip") + """\
+:trip a dk:System ; dk:systemKey "trip" ; dcterms:identifier "trip" ; rdfs:label "Trip" ;
+    dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;
+    dcterms:description "A battery feeds a lamp through a relay that opens above 0.5 A; an LED shows it passes current." .
+:fn_operate a dk:Function ; rdfs:label "light the lamp" ; dk:dependsOn :fn_light .
+:fn_supply a dk:Function ; rdfs:label "supply 6 V" .
+:fn_protect a dk:Function ; rdfs:label "cut an over-current" ; dk:dependsOn :fn_supply .
+:fn_feed a dk:Function ; rdfs:label "carry the supply to the lamp" ; dk:dependsOn :fn_protect .
+:fn_return a dk:Function ; rdfs:label "close the circuit" ; dk:dependsOn :fn_supply .
+:fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_feed, :fn_return .
+:fn_indicate a dk:Function ; rdfs:label "show that the relay passes current" ; dk:dependsOn :fn_protect .
+:box a dk:Module ; dcterms:identifier "box" ; rdfs:label "box" ; dk:partOf :trip .
+""" + "".join([
+    part("bat", "VoltageSource", "box", ("pos", "neg"), "fn_supply", " dk:voltage 6 ;"),
+    part("relay", "Relay", "box", ("p", "n"), "fn_protect", " dk:normallyClosed true ;"),
+    part("lead", "Cable", "box", ("p", "n"), "fn_feed"),
+    part("lamp", "Bulb", "box", ("p", "n"), "fn_light", " dk:resistance 60 ; dk:powerThreshold 0.1 ;"),
+    part("ret", "Cable", "box", ("p", "n"), "fn_return"),
+    part("r_led", "Resistor", "box", ("p", "n"), "fn_indicate", " dk:resistance 330 ;"),
+    part("led", "LED", "box", ("anode", "cathode"), "fn_indicate", ' dk:forwardVoltage 2.0 ; dk:color "green" ;'),
+]) + """\
+:bat.pos dk:connectedTo :relay.p .
+:relay.n dk:connectedTo :lead.p, :r_led.p .
+:r_led.n dk:connectedTo :led.anode .
+:led.cathode dk:connectedTo :bat.neg .
+:lead.n dk:connectedTo :lamp.p .
+:lamp.n dk:connectedTo :ret.p .
+:ret.n dk:connectedTo :bat.neg .
+:overcurrent a dk:SwitchingCoupling ; rdfs:label "over-current trip" ; dk:drives :relay ;
+    dk:closedWhen "abs(current('relay')) <= 0.5" ; dk:activeByDefault true .
+:trip dk:hasCoupling :overcurrent .
+"""
+
+
+SCENARIO = """\
+@prefix :        <https://example.org/{system}-scenarios/> .
+@prefix sys:     <https://example.org/{system}/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:{id} a dk:Scenario ;
+    dk:scenarioNumber {number} ;
+    dcterms:identifier "{id}" ;
+    rdfs:label "{label}" ;
+    dk:onSystem sys:{system} ;
+    dk:hasCategory dk:Simple ;
+    {faults} ;
+    dk:initialObservations "{symptoms}" ;
+    dk:faultyComponent {faulty} ;
+    dk:idealRepair [ a dk:RepairPlan ; {steps} ] ;
+    dk:actionBudget 10 .
+"""
+
+
+def scenario(system: str, id: str, number: int, label: str, faults: list[tuple[str, str]], symptoms: str) -> str:
+    injected = ", ".join(f"[ a dk:Fault ; dk:faultMode dk:{mode} ; dk:faultTarget sys:{target} ]"
+                         for mode, target in faults)
+    parts = sorted({t.split(".")[0] for _, t in faults})
+    steps = ", ".join(f"[ a dk:DiagnosticAction ; dk:position {i} ; dk:actionType dk:"
+                      f"{'ReconnectCable' if mode == 'DetachedEnd' else 'ReplaceComponent'} ; dk:target sys:{p} ]"
+                      for i, (p, (mode, _)) in enumerate(zip(parts, faults, strict=True), start=1))
+    return SCENARIO.format(system=system, id=id, number=number, label=label, faults="dk:injects " + injected,
+                           faulty=", ".join(f"sys:{p}" for p in parts), steps="dk:step " + steps, symptoms=symptoms)
+
+
+DARK = "The lamp stays dark."
+
+
+def chain_store(folder: Path) -> KnowledgeStore:
+    """An in-memory store holding the garland, the trip and their scenarios (files written in ``folder``)."""
+    files = {"garland.ttl": garland(), "trip.ttl": TRIP,
+             "g1.ttl": scenario("garland", "GARLAND.1", 9301, "Link 7 off", [("DetachedEnd", "link7.n")], DARK),
+             "g2.ttl": scenario("garland", "GARLAND.2", 9302, "Links 2 and 6 off",
+                                [("DetachedEnd", "link2.n"), ("DetachedEnd", "link6.p")], DARK),
+             "g3.ttl": scenario("garland", "GARLAND.3", 9304, "Flat battery", [("DepletedBattery", "bat")], DARK),
+             "t1.ttl": scenario("trip", "TRIP.1", 9303, "Shorted lamp", [("ShortedComponent", "lamp")],
+                                "The lamp never stays lit; at most it flickers. The led is dark or flickers at most.")}
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    s = KnowledgeStore.memory()
+    load_files(s, [folder / "garland.ttl", folder / "trip.ttl"])
+    load_files(s, [folder / n for n in files if n not in ("garland.ttl", "trip.ttl")])
+    return s

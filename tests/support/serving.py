@@ -1,0 +1,71 @@
+"""A real ``diagkg serve`` on a store of the torch written in the tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+
+from .torch import FLAT, LOOSE_LEAD, TORCH, scenario_text
+
+TOKEN = "s3cret-token"
+
+
+TORCH_NS = "https://example.org/torch/"
+
+
+def torch_store(folder: Path) -> Path:
+    """An on-disk store holding the torch and one scenario, written in the test."""
+    (folder / "torch.ttl").write_text(TORCH)
+    (folder / "t1.ttl").write_text(scenario_text(**FLAT))
+    path = folder / "store"
+    store = KnowledgeStore(path)
+    load_files(store, [folder / "torch.ttl", folder / "t1.ttl"])
+    store.close()
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(store: Path, *extra: str, token: str | None = TOKEN) -> tuple[subprocess.Popen[str], str]:
+    """A real ``diagkg serve`` process on a free port; returns it and its base URL."""
+    port = free_port()
+    env = dict(os.environ)
+    env.pop("DIAGKG_TOKEN", None)
+    if token:
+        env["DIAGKG_TOKEN"] = token
+    log = open(store.parent / f"serve-{port}.log", "w")   # noqa: SIM115 - closed by stop_server
+    proc = subprocess.Popen([sys.executable, "-m", "diagkg.cli", "--store", str(store), "serve", "--port", str(port), *extra],
+                            env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+    log.close()
+    assert proc.stdout is not None
+    line = proc.stdout.readline()       # "listening on http://127.0.0.1:PORT/": connections queue from now on
+    if "listening on" not in line:
+        stop_server(proc)
+        raise AssertionError(f"diagkg serve did not start: {line}{(store.parent / f'serve-{port}.log').read_text()}")
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def stop_server(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def broken_scenario() -> str:
+    """The loose-lead scenario with a misspelt property (the budget is then missing too)."""
+    return scenario_text(**LOOSE_LEAD).replace("dk:actionBudget 10", "dk:actionBudgett 10")

@@ -1,0 +1,23 @@
+"""Stores holding the shipped catalogue."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from diagkg.kg.store import KnowledgeStore
+
+
+def catalog_store() -> KnowledgeStore:
+    """A new in-memory store holding the shipped catalogue, loaded as a user would."""
+    from diagkg.kg.loading import load_shipped
+
+    s = KnowledgeStore.memory()
+    load_shipped(s)
+    return s
+
+
+@lru_cache(maxsize=1)
+def shipped_store() -> KnowledgeStore:
+    """One in-memory store with the shipped catalogue for the whole test session:
+    read it, never write it (runs that store trajectories use ``catalog_store()``)."""
+    return catalog_store()

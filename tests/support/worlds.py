@@ -1,0 +1,19 @@
+"""A model-based assistant set up on a scenario, every candidate world started."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from diagkg.agents.modelbased import ModelBasedAssistant
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+
+
+def set_up_worlds(store: KnowledgeStore, scenario: str, **config) -> ModelBasedAssistant:
+    """An assistant set up on ``scenario`` whose candidate worlds all start (whatever was seen)."""
+    assistant = ModelBasedAssistant(**config)
+    run_session(scenario, assistant, store=store, seed=0, budget=1, record=False)
+    assistant.steps.clear()
+    assistant.since = 1
+    assistant.briefing = dataclasses.replace(assistant.briefing, budget=10)     # rounds to spare
+    return assistant
