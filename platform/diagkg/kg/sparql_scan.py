@@ -1,0 +1,375 @@
+"""What a SPARQL text asks for, told by one linear pass over its tokens, never by a pattern over the text.
+
+:func:`scan` reads a query or an update as Oxigraph's parser does and says
+whether it is a query or an update and which remote resources evaluating it
+would fetch (``SERVICE`` and ``LOAD``, with their IRIs resolved against the
+``BASE`` and ``PREFIX`` declarations). ``diagkg serve`` decides on that which
+requests need the token and which hosts they may reach.
+
+A keyword hides only inside a string, an IRI or a comment, so the scanner
+follows the grammar's terminals exactly: strings in their four quotes with
+escapes, IRIs with ``\\u`` escapes, prefixed names with ``%xx`` and the
+escapes of ``PN_LOCAL_ESC`` (``ex:a\\#`` is a name, not a comment), comments to
+the end of the line (``\\n`` or ``\\r``). The one ambiguity of SPARQL's tokens,
+``<`` (an IRI, the less-than operator, or the start of ``<<``), is settled as the
+grammar settles it: an operator only inside an expression after an operand.
+The scanner therefore keeps track of brackets, whether each one opens an
+expression (``FILTER``, ``BIND``, projections, ``ORDER BY``, ``GROUP BY``,
+``HAVING``) or a pattern (groups, collections, paths, triple terms).
+
+Every step matches one token with a pattern that never backtracks
+(possessive quantifiers), and a failed attempt at a prefixed name marks the
+run it read so that it is not read again: the time is linear in the length.
+A string or IRI left open is a :class:`~diagkg.errors.QueryError` with its
+line and column (the text is not SPARQL). Nothing here runs a query.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+from urllib.parse import urljoin, urlsplit
+
+from ..errors import QueryError
+
+__all__ = ["Remote", "Scan", "host_of", "scan"]
+
+# the grammar's character classes (SPARQL 1.1, section 19.8)
+_BASE = ("A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c-\u200d"
+         "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd\U00010000-\U000effff")
+_U = _BASE + "_"
+_CHARS = _U + "\\-0-9\u00b7\u0300-\u036f\u203f-\u2040"
+_ESC = r"\\[_~.\-!$&'()*+,;=/?#@%]"
+_PLX = rf"%[0-9A-Fa-f]{{2}}|{_ESC}"
+
+_TOKEN = re.compile(
+    r"(?P<ws>[ \t\r\n]++)"
+    r"|(?P<comment>\#[^\r\n]*+)"
+    r"|(?P<string>\"\"\"(?:[^\"\\]|\\[\s\S]|\"(?!\"\"))*+\"\"\"|'''(?:[^'\\]|\\[\s\S]|'(?!''))*+'''"
+    r"|\"(?:[^\"\\\r\n]|\\[\s\S])*+\"|'(?:[^'\\\r\n]|\\[\s\S])*+')"
+    r"|(?P<open>\"\"\"|'''|[\"'])"                                  # a string that never closes
+    rf"|(?P<var>[?$][{_U}0-9][{_CHARS}]*+)"
+    rf"|(?P<bnode>_:[{_U}0-9][{_CHARS}.]*+)"
+    r"|(?P<lang>@[A-Za-z]++(?:-[A-Za-z0-9]++)*+)"
+    r"|(?P<number>[0-9]++(?:\.[0-9]*+)?+(?:[eE][+-]?+[0-9]++)?+|\.[0-9]++(?:[eE][+-]?+[0-9]++)?+)"
+    r"|(?P<punct>&&|\|\||\^\^|!=|>=|>>|[^<])",
+)
+_PREFIX_RUN = re.compile(rf"[{_BASE}][{_CHARS}.]*+")      # a prefix (before ':') or a keyword (then no dots)
+_WORD = re.compile(rf"[{_BASE}][{_CHARS}]*+")
+_LOCAL = re.compile(rf"(?:[{_U}:0-9]|{_PLX})(?:[{_CHARS}.:]|{_PLX})*+")
+_IRI = re.compile(r"<(?:[^<>\"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*+>")
+_UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+_LOCAL_ESCAPE = re.compile(_ESC)
+
+QUERY_FORMS = frozenset({"SELECT", "ASK", "CONSTRUCT", "DESCRIBE"})
+UPDATE_FORMS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD", "WITH"})
+_REMOTE = frozenset({"SERVICE", "LOAD"})
+# keywords after which the brackets at that level hold expressions, until the clause ends
+_CLAUSE_START = frozenset({"SELECT", "HAVING", "BY"})
+_CLAUSE_END = frozenset({"WHERE", "FROM", "LIMIT", "OFFSET", "VALUES", "CONSTRUCT", "DESCRIBE", "ASK"})
+_ONCE = frozenset({"FILTER", "BIND"})          # the next bracket at that level holds an expression
+_OPERAND_WORDS = frozenset({"TRUE", "FALSE"})
+MAX_DEPTH = 256          # brackets deeper than this: refused (Oxigraph's parser overflows its stack at a few thousand)
+MAX_REMOTES = 64         # SERVICE and LOAD told one by one; past this, one more without a target (refused)
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A resource evaluating the text would fetch: ``SERVICE`` or ``LOAD`` and its IRI
+    (resolved; None when it cannot be told from the text, e.g. a variable)."""
+
+    keyword: str
+    iri: str | None
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What a SPARQL text is: ``form`` (``query``, ``update``, or ``""`` when its first
+    keyword is neither) and the remote resources it names."""
+
+    form: str
+    remotes: tuple[Remote, ...] = ()
+
+    @property
+    def is_update(self) -> bool:
+        return self.form == "update"
+
+
+@dataclass
+class _Frame:
+    kind: str                      # "top", "group" ({…}), "expr" ((…) of an expression), "list" ((…) otherwise),
+    #                                "bracket" ([…]), "triple" (<< … >>), "term" (<<( … )>>)
+    clause: bool = False           # a projection, ORDER BY, GROUP BY or HAVING: brackets here hold expressions
+    once: bool = False             # after FILTER or BIND: the next bracket here holds an expression
+
+
+@dataclass
+class _State:
+    text: str
+    frames: list[_Frame] = field(default_factory=lambda: [_Frame("top")])
+    operand: bool = False          # the last token ends an operand (then `<` in an expression compares)
+    base: str | None = None
+    prefixes: dict[str, str] = field(default_factory=dict)
+    form: str = ""
+    remotes: list[Remote] = field(default_factory=list)
+
+
+def _where(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+def _unescape_iri(body: str) -> str:
+    return _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), body)
+
+
+def _resolve(st: _State, iri: str) -> str | None:
+    try:
+        if urlsplit(iri).scheme:
+            return iri
+        return urljoin(st.base, iri) if st.base else None
+    except ValueError:            # e.g. a bracket that opens an IPv6 address and never closes
+        return None
+
+
+def scan(text: str) -> Scan:
+    """Scan a SPARQL query or update (linear in its length). Raises
+    :class:`~diagkg.errors.QueryError` for a string that never closes or brackets
+    nested deeper than :data:`MAX_DEPTH`."""
+    st = _State(text)
+    lowered = text.lower()
+    # keywords are never escaped: a text that does not spell them cannot fetch anything, and
+    # is scanned only as far as its first keyword (what it is), unless it has brackets enough
+    # to nest too deep
+    whole = ("service" in lowered or "load" in lowered
+             or text.count("(") + text.count("{") + text.count("[") + text.count("<<") > MAX_DEPTH)
+    pending: str | None = None       # a keyword waiting for its IRI: SERVICE, LOAD, PREFIX, BASE
+    pending_at = 0
+    prefix_name: str | None = None
+    for kind, value, pos, depth in _tokens(st):
+        if kind == "word":
+            word = value.upper() if value.isascii() else value
+            if not st.form and word not in ("PREFIX", "BASE"):
+                st.form = "query" if word in QUERY_FORMS else "update" if word in UPDATE_FORMS else "?"
+                if not whole:
+                    break
+            if pending in _REMOTE and word == "SILENT":
+                continue
+            _unresolved(st, pending, pending_at)
+            pending, pending_at, prefix_name = None, pos, None
+            if word in _REMOTE or word in ("PREFIX", "BASE"):
+                pending = word
+            else:
+                _glued(st, word, pos, depth)
+            continue
+        if pending == "PREFIX" and kind == "pname" and prefix_name is None and value.endswith(":"):
+            prefix_name = value[:-1]
+            continue
+        if kind in ("pname", "lang"):
+            _glued(st, value.partition(":")[0].upper() if kind == "pname" else value.upper(), pos, depth)
+        if pending is None:
+            continue
+        if pending == "PREFIX":
+            if kind == "iri" and prefix_name is not None:
+                resolved = _resolve(st, value)
+                if resolved is None:
+                    st.prefixes.pop(prefix_name, None)
+                else:
+                    st.prefixes[prefix_name] = resolved
+        elif pending == "BASE":
+            if kind == "iri":
+                st.base = _resolve(st, value)
+        else:
+            target = None
+            if kind == "iri":
+                target = _resolve(st, value)
+            elif kind == "pname":
+                pfx, _, local = value.partition(":")
+                if pfx in st.prefixes:
+                    target = st.prefixes[pfx] + _LOCAL_ESCAPE.sub(lambda m: m.group(0)[1:], local)
+            _remote(st, pending, target, pending_at)
+        pending, prefix_name = None, None
+    _unresolved(st, pending, pending_at)
+    return Scan("" if st.form == "?" else st.form, tuple(st.remotes))
+
+
+def _remote(st: _State, keyword: str, target: str | None, pos: int) -> None:
+    if len(st.remotes) > MAX_REMOTES:
+        return
+    line, col = _where(st.text, pos)
+    st.remotes.append(Remote(keyword, target if len(st.remotes) < MAX_REMOTES else None, line, col))
+
+
+def _unresolved(st: _State, pending: str | None, pos: int) -> None:
+    """A SERVICE or LOAD followed by something other than an IRI or a name: its target cannot be told."""
+    if pending in _REMOTE:
+        assert pending is not None
+        _remote(st, pending, None, pos)
+
+
+def _glued(st: _State, upper: str, pos: int, depth: int) -> None:
+    """Oxigraph reads a keyword where one may stand without looking at what follows it
+    (``SERVICE:x`` is ``SERVICE :x``, ``trueSERVICE <…>`` is ``true SERVICE <…>``): a
+    word, the prefix of a name or a language tag that holds one is taken for it (its
+    target then cannot be told). ``LOAD`` begins an operation of an update (outside brackets)."""
+    if "SERVICE" in upper:
+        _remote(st, "SERVICE", None, pos)
+    if depth == 1 and "LOAD" in upper:
+        _remote(st, "LOAD", None, pos)
+
+
+_SIMPLE = frozenset("(){}[].,;*+-/=!&|^~>`\\%")     # characters that are a token by themselves (or start one)
+_PAIRS = frozenset({"&&", "||", "^^", "!=", ">=", ">>"})
+
+
+def _tokens(st: _State) -> Iterator[tuple[str, str, int, int]]:
+    """The tokens that matter to :func:`scan` as (kind, value, position, bracket depth):
+    words, prefixed names (as written), IRIs (unescaped), variables and language tags.
+    Whitespace, comments, strings, numbers and punctuation only move the state along."""
+    text, n, pos = st.text, len(st.text), 0
+    no_name_before = -1            # a run read for a prefixed name that had no ':' ends here
+    frames = st.frames
+    while pos < n:
+        ch = text[pos]
+        if ch in _SIMPLE:
+            if ch == ")" and frames[-1].kind == "term":      # a triple term closes with ')>>': an operand
+                frames.pop()
+                pos += 3 if text.startswith(">>", pos + 1) else 1
+                st.operand = True
+                continue
+            pair = text[pos:pos + 2]
+            if pair in _PAIRS:
+                _punct(st, pair)
+                pos += 2
+            else:
+                _punct(st, ch)
+                pos += 1
+            continue
+        if ch == "<":
+            if frames[-1].kind == "expr" and st.operand:     # less than (or <=)
+                pos += 2 if text.startswith("<=", pos) else 1
+                st.operand = False
+            elif len(frames) > MAX_DEPTH:
+                raise QueryError(f"brackets nested deeper than {MAX_DEPTH} levels")
+            elif text.startswith("<<(", pos):                # a triple term
+                frames.append(_Frame("term"))
+                pos += 3
+                st.operand = False
+            elif text.startswith("<<", pos):                 # a reified triple
+                frames.append(_Frame("triple"))
+                pos += 2
+                st.operand = False
+            elif (m := _IRI.match(text, pos)) is not None:
+                yield "iri", _unescape_iri(m.group(0)[1:-1]), pos, len(frames)
+                pos = m.end()
+                st.operand = True
+            else:                                            # not SPARQL; the parser says so
+                pos += 1
+                st.operand = False
+            continue
+        end = -1
+        if ch == ":":
+            end = pos
+        elif pos >= no_name_before and (run := _PREFIX_RUN.match(text, pos)) is not None:
+            end = run.end()
+            while text[end - 1] == ".":
+                end -= 1
+            if end >= n or text[end] != ":":
+                no_name_before, end = end, -1
+        if end >= 0:                                         # a prefixed name
+            stop = end + 1
+            if (local := _LOCAL.match(text, stop)) is not None:
+                stop = local.end()
+                while text[stop - 1] == "." and text[stop - 2] != "\\":
+                    stop -= 1
+            yield "pname", text[pos:stop], pos, len(frames)
+            pos = stop
+            st.operand = True
+            continue
+        if (w := _WORD.match(text, pos)) is not None:
+            word = w.group(0)
+            _keyword(st, word.upper() if word.isascii() else word)
+            yield "word", word, pos, len(frames)
+            pos = w.end()
+            continue
+        m = _TOKEN.match(text, pos)
+        assert m is not None                                 # every character is at least `punct`
+        kind = m.lastgroup
+        if kind == "open":
+            line, col = _where(text, pos)
+            raise QueryError(f"{line}:{col}: a string opened here is never closed")
+        if kind == "punct":
+            _punct(st, m.group(0))
+        elif kind not in ("ws", "comment"):
+            st.operand = True
+            if kind in ("var", "lang"):
+                yield kind or "", m.group(0), pos, len(frames)
+        pos = m.end()
+
+
+def _keyword(st: _State, word: str) -> None:
+    frame = st.frames[-1]
+    st.operand = word in _OPERAND_WORDS
+    if word in _ONCE:
+        frame.once = True
+    elif word in _CLAUSE_START:
+        frame.clause = True
+    elif word in _CLAUSE_END:
+        frame.clause = False
+
+
+def _punct(st: _State, p: str) -> None:
+    frames = st.frames
+    frame = frames[-1]
+    if p in "({[" and len(frames) > MAX_DEPTH:
+        raise QueryError(f"brackets nested deeper than {MAX_DEPTH} levels")
+    if p == "(":
+        if frame.kind == "expr" or frame.clause or frame.once:
+            frames.append(_Frame("expr"))
+        else:
+            frames.append(_Frame("list"))
+        st.operand = False
+    elif p == "{":
+        frame.clause = frame.once = False
+        frames.append(_Frame("group"))
+        st.operand = False
+    elif p == "[":
+        frames.append(_Frame("bracket"))
+        st.operand = False
+    elif p in (")", "}", "]"):
+        if len(frames) > 1:
+            frames.pop()
+            if p == ")" and frames[-1].once and frames[-1].kind != "expr":
+                frames[-1].once = False            # FILTER (…) or BIND (…) is over
+        st.operand = True
+    elif p == ">>":
+        if frame.kind == "triple" and len(frames) > 1:
+            frames.pop()
+            st.operand = True
+        elif frame.kind == "expr" and st.operand:
+            st.operand = False                      # ?a >> … is not SPARQL; > then >
+        else:
+            st.operand = True
+    else:
+        st.operand = False
+
+
+def host_of(iri: str) -> str | None:
+    """The host an http(s) IRI reaches, lower-cased (``host`` or ``host:port`` is for the caller
+    to compare); None for any other scheme, or an authority that is not plainly a host and port
+    (user information, escapes, characters a host never has)."""
+    try:
+        parts = urlsplit(iri)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https"):
+        return None
+    netloc = parts.netloc
+    if not netloc or "@" in netloc or "%" in netloc or "\\" in netloc:
+        return None
+    if not re.fullmatch(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?", netloc):
+        return None
+    return netloc.lower()
