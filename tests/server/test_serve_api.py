@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from diagkg.server.app import ServerConfig, create_app
 
-from ..support.serving import TOKEN, broken_scenario, torch_store
+from ..support.serving import LOCAL, TOKEN, broken_scenario, torch_store
 from ..support.torch import LOOSE_LEAD, scenario_text
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -30,7 +30,7 @@ def store_path(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(store_path):
-    with TestClient(create_app(ServerConfig(store_path, token=TOKEN, workers=1))) as c:
+    with TestClient(create_app(ServerConfig(store_path, token=TOKEN, workers=1)), base_url=LOCAL) as c:
         yield c
 
 

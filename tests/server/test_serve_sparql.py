@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 
 from diagkg.server.app import ServerConfig, create_app
 
-from ..support.serving import TOKEN, TORCH_NS, start_server, stop_server, torch_store
+from ..support.serving import LOCAL, TOKEN, TORCH_NS, start_server, stop_server, torch_store
 
 COUNT_BULBS = ("PREFIX dk: <https://w3id.org/diagkg/ontology#> "
                "SELECT ?b ?label WHERE { ?b a dk:Bulb ; <http://www.w3.org/2000/01/rdf-schema#label> ?label }")
@@ -37,7 +37,7 @@ def store_path(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def client(store_path):
     app = create_app(ServerConfig(store_path, token=TOKEN, query_timeout=3.0, max_result_bytes=20_000, workers=1))
-    with TestClient(app) as c:
+    with TestClient(app, base_url=LOCAL) as c:
         yield c
 
 
@@ -123,7 +123,7 @@ def test_updates_need_the_token_and_change_nothing_without_it(client):
 
 def test_a_server_without_token_is_read_only(store_path):
     app = create_app(ServerConfig(store_path, token=None, workers=1))
-    with TestClient(app) as c:
+    with TestClient(app, base_url=LOCAL) as c:
         r = c.post("/sparql", data={"update": "INSERT DATA { <urn:a> <urn:b> <urn:c> }"},
                    headers={"authorization": "Bearer anything"})
         assert r.status_code == 403 and "read-only" in r.text
@@ -174,13 +174,13 @@ def test_a_federated_query_needs_the_token(client):
     plain = 'SELECT ?s WHERE { ?s ?p "SERVICE" . ?s ?p <urn:x:SERVICE> } # SERVICE'
     assert client.get("/sparql", params={"query": plain}).status_code == 200
     r = client.get("/sparql", params={"query": federated}, headers={"authorization": f"Bearer {TOKEN}"})
-    assert r.status_code != 403        # allowed; the remote end is not there
+    assert r.status_code == 403 and "--allow-remote 127.0.0.1" in r.text     # no host allowed by default
 
 
 def test_cross_origin_requests_only_from_the_origins_named(store_path):
     # a SPARQL client hosted elsewhere (YASGUI's page) may query from a browser only when named
     allowed = "https://yasgui.example"
-    with TestClient(create_app(ServerConfig(store_path, workers=1, cors=(allowed,)))) as c:
+    with TestClient(create_app(ServerConfig(store_path, workers=1, cors=(allowed,))), base_url=LOCAL) as c:
         asked = c.options("/sparql", headers={"Origin": allowed, "Access-Control-Request-Method": "POST",
                                               "Access-Control-Request-Headers": "content-type"})
         assert asked.status_code == 200 and asked.headers["access-control-allow-origin"] == allowed
@@ -188,6 +188,6 @@ def test_cross_origin_requests_only_from_the_origins_named(store_path):
         assert r.status_code == 200 and r.headers["access-control-allow-origin"] == allowed
         other = c.get("/sparql", params={"query": "ASK {}"}, headers={"Origin": "https://elsewhere.example"})
         assert "access-control-allow-origin" not in other.headers
-    with TestClient(create_app(ServerConfig(store_path, workers=1))) as c:     # none named: no CORS at all
+    with TestClient(create_app(ServerConfig(store_path, workers=1)), base_url=LOCAL) as c:   # none named: no CORS
         r = c.get("/sparql", params={"query": "ASK {}"}, headers={"Origin": allowed})
         assert "access-control-allow-origin" not in r.headers

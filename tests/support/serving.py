@@ -14,6 +14,7 @@ from diagkg.kg.store import KnowledgeStore
 from .torch import FLAT, LOOSE_LEAD, TORCH, scenario_text
 
 TOKEN = "s3cret-token"
+LOCAL = "http://localhost"        # a TestClient's base URL: a host name the server serves (421 otherwise)
 
 
 TORCH_NS = "https://example.org/torch/"

@@ -22,9 +22,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..errors import InputError, RdfSyntaxError, UnknownTermError, ValidationError
 from ..kg import graphs
-from .state import check_token, state_of
+from .state import TokenFirst, check_token, state_of
 
-router = APIRouter(prefix="/api")
+router = APIRouter(prefix="/api", route_class=TokenFirst)
 
 
 def _rows(request: Request, query: str, **bindings: Any) -> list[dict[str, Any]]:

@@ -14,38 +14,32 @@ Routes:
 
 Every request that writes needs the token (``Authorization: Bearer TOKEN``, or
 HTTP Basic with the token as password); a server started without a token is
-read-only and answers 403 to them.
+read-only and answers 403 to them. So does a query that makes the server fetch
+(``SERVICE``), which also needs its host named with ``--allow-remote``.
+Before any route, :mod:`diagkg.server.guard` checks the Host header, the Origin
+of writes and the body's size; ``/sparql`` then reads the text with
+:mod:`diagkg.server.precheck`, off the event loop. The security model:
+``docs/server/security.md``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
-from urllib.parse import parse_qs
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import PlainTextResponse, Response
 
 from ..errors import DiagkgError, QueryError
 from ..kg.queries import from_text
-from . import api, campaigns, live, pages
+from . import api, campaigns, live, pages, precheck
+from .guard import Guard
 from .sparql_pool import PoolBusy, QueryTimeout, Reply
 from .sparql_pool import Request as WorkRequest
-from .state import ServerConfig, ServerState, check_token, state_of, token_from_env
+from .state import ServerConfig, ServerState, check_token, client_of, has_token, state_of, token_from_env
 
 __all__ = ["ServerConfig", "create_app", "token_from_env"]
-
-
-_NOT_KEYWORDS = re.compile(r'"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
-                           r"|<[^<>\s]*>|#[^\n]*")
-_SERVICE = re.compile(r"(?<![:\w])SERVICE(?![\w:-])", re.IGNORECASE)
-
-
-def uses_service(query: str) -> bool:
-    """Does the query use SERVICE (outside strings, IRIs and comments)?"""
-    return bool(_SERVICE.search(_NOT_KEYWORDS.sub(" ", query)))
 
 
 def parse_accept(header: str | None) -> tuple[str, ...]:
@@ -69,48 +63,52 @@ def parse_accept(header: str | None) -> tuple[str, ...]:
     return tuple(m for _, _, m in sorted(ranked))
 
 
-def _reply_response(reply: Reply) -> Response:
+def _reply_response(reply: Reply, remote: bool = False) -> Response:
     if reply.status == "ok":
         return Response(reply.body, media_type=reply.media_type)
-    code = {"syntax": 400, "too-large": 413, "not-found": 404}.get(reply.status, 500)
+    # a federated query that fails while it runs: the remote end failed (502), not this server
+    code = {"syntax": 400, "too-large": 413, "not-found": 404}.get(reply.status, 502 if remote else 500)
     prefix = {"syntax": "malformed query: ", "too-large": "result too large: "}.get(reply.status, "")
     return PlainTextResponse(prefix + reply.message, status_code=code)
 
 
-async def run_work(request: Request, work: WorkRequest) -> Response:
+async def run_work(request: Request, work: WorkRequest, remote: bool = False) -> Response:
+    """Run a query or graph read in a worker, in the client's turn (:mod:`diagkg.server.scheduling`)."""
     state = state_of(request)
-    pool = state.query_pool()
     try:
-        reply = await asyncio.to_thread(pool.run, work)
+        reply = await state.scheduler.run(client_of(request), work)
     except QueryTimeout as exc:
         return PlainTextResponse(f"query stopped: {exc}", status_code=503)
     except PoolBusy as exc:
         return PlainTextResponse(f"too busy: {exc}; try again", status_code=503)
-    return _reply_response(reply)
+    except (EOFError, OSError):          # the worker died under it (Oxigraph overflowed its stack)
+        return PlainTextResponse("malformed query: the query stopped the worker that ran it (an expression or "
+                                 "path nested or chained thousands deep?); nothing else was affected", status_code=400)
+    return _reply_response(reply, remote)
 
 
 async def _sparql_params(request: Request) -> dict[str, list[str]]:
+    """The protocol's parameters; an update's token is checked before its body is read, and
+    the body is decoded off the event loop (its size was bounded by :mod:`diagkg.server.guard`)."""
     params: dict[str, list[str]] = {}
     for k, v in request.query_params.multi_items():
         params.setdefault(k, []).append(v)
     if request.method == "POST":
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        body = (await request.body()).decode("utf-8")
-        if ctype == "application/x-www-form-urlencoded":
-            for k, vs in parse_qs(body, keep_blank_values=True).items():
-                params.setdefault(k, []).extend(vs)
-        elif ctype == "application/sparql-query":
-            params["query"] = [body]
-        elif ctype == "application/sparql-update":
-            params["update"] = [body]
-        else:
+        if ctype not in (precheck.FORM, precheck.QUERY, precheck.UPDATE):
             raise HTTPException(415, "POST /sparql takes application/x-www-form-urlencoded, "
                                      "application/sparql-query or application/sparql-update")
+        if ctype == precheck.UPDATE:
+            check_token(request)
+        raw = await request.body()
+        for k, vs in (await asyncio.to_thread(precheck.body_params, ctype, raw)).items():
+            params.setdefault(k, []).extend(vs)
     return params
 
 
 def _add_sparql_routes(app: FastAPI) -> None:
     async def sparql(request: Request) -> Response:
+        config = state_of(request).config
         params = await _sparql_params(request)
         queries, updates = params.get("query", []), params.get("update", [])
         if len(queries) + len(updates) != 1:
@@ -119,17 +117,14 @@ def _add_sparql_routes(app: FastAPI) -> None:
             if request.method != "POST":
                 raise HTTPException(400, "a SPARQL update must be sent by POST")
             check_token(request)
+            await asyncio.to_thread(precheck.check, updates[0], update=True, token=True, allowed=config.allow_remote)
             return await _update(request, updates[0])
-        if uses_service(queries[0]):
-            try:
-                check_token(request)
-            except HTTPException:
-                raise HTTPException(403, "a federated query (SERVICE) makes this server fetch from other "
-                                         "servers; it needs the token") from None
+        found = await asyncio.to_thread(precheck.check, queries[0], update=False, token=has_token(request),
+                                        allowed=config.allow_remote)
         work = WorkRequest("query", queries[0], parse_accept(request.headers.get("accept")),
-                           state_of(request).config.max_result_bytes,
+                           config.max_result_bytes,
                            tuple(params.get("default-graph-uri", [])), tuple(params.get("named-graph-uri", [])))
-        return await run_work(request, work)
+        return await run_work(request, work, remote=bool(found.remotes))
 
     app.add_api_route("/sparql", sparql, methods=["GET"], tags=["sparql"], operation_id="sparql_get",
                       summary="SPARQL 1.1 Protocol: a query (query=…)")
@@ -177,6 +172,9 @@ def create_app(config: ServerConfig) -> FastAPI:
         # only the origins named: any page in the user's browser could read the store otherwise
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors), allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID"])
+    # outermost: host, origin and body size are settled before anything else reads the request
+    app.add_middleware(Guard, allowed_hosts=config.allowed_hosts, cors=config.cors,
+                       max_query_bytes=config.max_query_bytes, max_upload_bytes=config.max_upload_bytes)
 
     @app.exception_handler(DiagkgError)
     async def diagkg_error(request: Request, exc: DiagkgError) -> Response:

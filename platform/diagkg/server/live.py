@@ -34,9 +34,9 @@ from pydantic import BaseModel, Field
 
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, Hypothesis
-from .state import check_token, state_of
+from .state import TokenFirst, check_token, state_of
 
-router = APIRouter(prefix="/api/sessions", tags=["sessions"])
+router = APIRouter(prefix="/api/sessions", tags=["sessions"], route_class=TokenFirst)
 SERVICES = ("simulated", "human")
 
 

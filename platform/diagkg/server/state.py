@@ -7,14 +7,17 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Coroutine
 
-from fastapi import HTTPException, Request
+from fastapi import HTTPException, Request, Response
+from fastapi.routing import APIRoute
 
 from ..kg.store import KnowledgeStore
+from .scheduling import Scheduler
 from .sparql_pool import QueryPool, fingerprint
 
 TOKEN_ENV = "DIAGKG_TOKEN"
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
 @dataclass
@@ -23,10 +26,15 @@ class ServerConfig:
 
     store_path: Path
     token: str | None = None
-    query_timeout: float = 30.0          # seconds a SPARQL query may run
+    query_timeout: float = 30.0          # seconds a SPARQL query (or update) may run
     max_result_bytes: int = 50_000_000   # size of a serialised SPARQL result
     workers: int = 2                     # SPARQL worker processes
     cors: tuple[str, ...] = ()           # web origins allowed to call the server from a browser (YASGUI elsewhere)
+    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS   # Host header names served (421 otherwise); "*": any
+    allow_remote: tuple[str, ...] = ()   # hosts (or host:port) SERVICE and LOAD may reach, with the token
+    max_query_bytes: int = 1_000_000     # body of a SPARQL request
+    max_upload_bytes: int = 4_000_000    # body of a Turtle upload (validate, load)
+    queries_per_client: int = 1          # query workers one client may hold at once
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -39,6 +47,8 @@ class ServerState:
         self.pool: QueryPool | None = None
         self._seen: tuple[tuple[str, int, int], ...] = ()
         self._lock = threading.Lock()
+        self.scheduler = Scheduler(self.query_pool, workers=config.workers, per_client=config.queries_per_client,
+                                   wait=config.query_timeout)
 
     def fresh(self) -> KnowledgeStore:
         """The store, reopened for reading if another process has committed since."""
@@ -58,6 +68,7 @@ class ServerState:
             return self.pool
 
     def close(self) -> None:
+        self.scheduler.close()
         if self.pool is not None:
             self.pool.close()
             self.pool = None
@@ -73,7 +84,17 @@ def check_token(request: Request) -> None:
     token = state_of(request).config.token
     if not token:
         raise HTTPException(403, "this server is read-only: it was started without a token "
-                                 f"(give `diagkg serve --token` or set {TOKEN_ENV})")
+                                 f"(give `diagkg serve --token-file PATH` or set {TOKEN_ENV})")
+    if not has_token(request):
+        raise HTTPException(403, "this request writes to the store and needs the server's token "
+                                 "(Authorization: Bearer TOKEN)")
+
+
+def has_token(request: Request) -> bool:
+    """Does the request carry the configured token (Bearer, or Basic with the token as password)?"""
+    token = state_of(request).config.token
+    if not token:
+        return False
     given = ""
     auth = request.headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
@@ -86,9 +107,30 @@ def check_token(request: Request) -> None:
             given = base64.b64decode(auth[6:].strip()).decode("utf-8").split(":", 1)[-1]
         except (binascii.Error, UnicodeDecodeError):
             given = ""
-    if not given or not hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8")):
-        raise HTTPException(403, "this request writes to the store and needs the server's token "
-                                 "(Authorization: Bearer TOKEN)")
+    return bool(given) and hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8"))
+
+
+def client_of(request: Request) -> str:
+    """Who a request comes from, for fair shares: its address, and whether it holds the token
+    (so that anonymous requests through one proxy cannot crowd out the token's holder)."""
+    address = request.client.host if request.client else "?"
+    return f"{address}+token" if has_token(request) else address
+
+
+class TokenFirst(APIRoute):
+    """A route whose token (a ``Depends(check_token)`` among its dependencies) is checked
+    before its body is read or parsed: a request without it gets 403, never 400 or 422."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        inner = super().get_route_handler()
+        if not any(d.dependency is check_token for d in self.dependencies):
+            return inner
+
+        async def handler(request: Request) -> Response:
+            check_token(request)
+            return await inner(request)
+
+        return handler
 
 
 def token_from_env() -> str | None:
