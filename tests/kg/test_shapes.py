@@ -184,6 +184,8 @@ CASES = [
          ":cs", "dk:currentThreshold"),
     Case("fuse-no-rating", WB, _remove((W.fuse, DK.ratedCurrent.uri, None)), "dksh:FuseShape",
          ":fuse", "dk:ratedCurrent"),
+    Case("lamp-zero-max-power", TC, _set(S.main_bulb, DK.maxPower.uri, Literal(0)), "dksh:RatedLightShape",
+         ":main_bulb", "dk:maxPower"),
     # ports and connections
     Case("port-of-two", TC, _add((S.internal_bulb, DK.hasPort.uri, S["main_bulb.p"])), "dksh:PortShape",
          ":main_bulb.p", "exactly one component"),

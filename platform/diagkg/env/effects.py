@@ -75,7 +75,7 @@ def apply_effect(session: Session, spec: ActionType, action: Action, out: Outcom
 
 def still_broken(session: Session, state: CircuitState) -> set[str]:
     """Parts that differ from their nominal description in this state."""
-    broken = {c for c, _, _ in state.overrides} | {c for c, _ in state.forced} | set(state.blown)
+    broken = {c for c, _, _ in state.overrides} | {c for c, _ in state.forced} | {c for c, _ in state.damaged}
     broken |= {c for c, _ in state.detached} | {c for (c, _), _ in state.rewired}
     broken |= {c for (c, _), _ in state.loose}
     broken |= {p[0] for a, b, _ in state.shorts for p in (a, b)}

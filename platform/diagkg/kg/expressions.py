@@ -27,6 +27,8 @@ _ALLOWED = (
 # the functions each kind of expression may call (given values by the simulator)
 ELEMENT_FUNCTIONS = ("has",)                                        # element values, conditions
 COUPLING_FUNCTIONS = ("current", "lit", "illuminated", "voltage")   # couplings' closedWhen
+# emission and damage rules, after a solve: a named element's power or current, whether a parameter is given
+RESULT_FUNCTIONS = ("elementPower", "elementCurrent", "stated")
 
 MATH = {"min": min, "max": max, "abs": abs, "exp": math.exp, "log": math.log, "sqrt": math.sqrt}
 

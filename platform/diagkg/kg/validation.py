@@ -280,11 +280,12 @@ class Validator:
 
     def _bad_expressions(self, doc: RdfDocument) -> list[Violation]:
         """Behaviour expressions that would be refused when simulating."""
-        from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, compile_expression
+        from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, RESULT_FUNCTIONS, compile_expression
 
         out = []
         for prop, functions in ((DK.valueExpression, ELEMENT_FUNCTIONS), (DK.condition, ELEMENT_FUNCTIONS),
-                                (DK.saturationCurrentExpression, ELEMENT_FUNCTIONS), (DK.emitsLightWhen, ()),
+                                (DK.saturationCurrentExpression, ELEMENT_FUNCTIONS), (DK.emitsLightWhen, RESULT_FUNCTIONS),
+                                (DK.damagedWhen, RESULT_FUNCTIONS),
                                 (DK.closedWhen, COUPLING_FUNCTIONS)):
             for s, o in doc.graph.subject_objects(prop.uri):
                 try:

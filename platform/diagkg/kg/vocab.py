@@ -90,6 +90,7 @@ class DK:
     Crashed = Term(DK_NS + 'Crashed')  # individual: crashed
     CrossedCables = Term(DK_NS + 'CrossedCables')  # individual: crossed cables
     CurrentSensor = Term(DK_NS + 'CurrentSensor')  # class: current sensor
+    DamageRule = Term(DK_NS + 'DamageRule')  # class: damage rule
     Dark = Term(DK_NS + 'Dark')  # individual: dark
     DegradedResistance = Term(DK_NS + 'DegradedResistance')  # individual: degraded resistance
     DepletedBattery = Term(DK_NS + 'DepletedBattery')  # individual: depleted battery
@@ -294,6 +295,7 @@ class DK:
     between = Term(DK_NS + 'between')  # object property: between
     blockedWhen = Term(DK_NS + 'blockedWhen')  # object property: blocked when
     blown = Term(DK_NS + 'blown')  # datatype property: blown
+    burntOut = Term(DK_NS + 'burntOut')  # datatype property: burnt out
     cachedTokens = Term(DK_NS + 'cachedTokens')  # datatype property: cached tokens
     callError = Term(DK_NS + 'callError')  # datatype property: call error
     callFor = Term(DK_NS + 'callFor')  # object property: call for
@@ -333,6 +335,9 @@ class DK:
     costMinutes = Term(DK_NS + 'costMinutes')  # datatype property: cost in minutes
     covered = Term(DK_NS + 'covered')  # datatype property: covered
     currentThreshold = Term(DK_NS + 'currentThreshold')  # datatype property: current threshold
+    damage = Term(DK_NS + 'damage')  # datatype property: damage
+    damageState = Term(DK_NS + 'damageState')  # object property: damage state
+    damagedWhen = Term(DK_NS + 'damagedWhen')  # datatype property: damaged when
     darkResistance = Term(DK_NS + 'darkResistance')  # datatype property: dark resistance
     defaultFaultValue = Term(DK_NS + 'defaultFaultValue')  # datatype property: default fault value
     defaultValue = Term(DK_NS + 'defaultValue')  # annotation property: default value
@@ -374,6 +379,7 @@ class DK:
     hasCause = Term(DK_NS + 'hasCause')  # object property: has cause
     hasCondition = Term(DK_NS + 'hasCondition')  # object property: has condition
     hasCoupling = Term(DK_NS + 'hasCoupling')  # object property: has coupling
+    hasDamageRule = Term(DK_NS + 'hasDamageRule')  # object property: has damage rule
     hasEffect = Term(DK_NS + 'hasEffect')  # object property: has effect
     hasFunction = Term(DK_NS + 'hasFunction')  # object property: has function
     hasOverride = Term(DK_NS + 'hasOverride')  # object property: has override
@@ -410,7 +416,9 @@ class DK:
     loadedFrom = Term(DK_NS + 'loadedFrom')  # datatype property: loaded from
     mappedBy = Term(DK_NS + 'mappedBy')  # object property: mapped by
     masked = Term(DK_NS + 'masked')  # datatype property: masked
+    maxCurrent = Term(DK_NS + 'maxCurrent')  # datatype property: maximum current
     maxDistance = Term(DK_NS + 'maxDistance')  # datatype property: maximum distance
+    maxPower = Term(DK_NS + 'maxPower')  # datatype property: maximum power
     messagesHash = Term(DK_NS + 'messagesHash')  # datatype property: messages hash
     model = Term(DK_NS + 'model')  # datatype property: model
     moneyCost = Term(DK_NS + 'moneyCost')  # datatype property: money cost
@@ -478,6 +486,7 @@ class DK:
     seed = Term(DK_NS + 'seed')  # datatype property: seed
     sessionsLeft = Term(DK_NS + 'sessionsLeft')  # datatype property: sessions left
     settled = Term(DK_NS + 'settled')  # datatype property: settled
+    shortResistance = Term(DK_NS + 'shortResistance')  # datatype property: short resistance
     simulatedWorlds = Term(DK_NS + 'simulatedWorlds')  # datatype property: simulated worlds
     stampedAs = Term(DK_NS + 'stampedAs')  # object property: stamped as
     stateOf = Term(DK_NS + 'stateOf')  # object property: state of

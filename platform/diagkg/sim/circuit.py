@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any, Iterable
 import pyoxigraph as ox
 
 from ..errors import InputError, UnknownTermError
-from ..kg.expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, Expression, compile_expression
+from ..kg.expressions import (
+    COUPLING_FUNCTIONS,
+    ELEMENT_FUNCTIONS,
+    RESULT_FUNCTIONS,
+    Expression,
+    compile_expression,
+)
 from ..kg.vocab import DK, DK_NS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,6 +48,15 @@ class ElementDecl:
     condition: Expression | None
     saturation: Expression | None
     emission: float | None
+
+
+@dataclass(frozen=True)
+class DamageRule:
+    """One way the circuit damages components of a type (``dk:hasDamageRule``)."""
+
+    condition: Expression     # over the solved component (as an emission rule)
+    state: str                # the damage state it sets: the local name of a sub-property of dk:damage
+    source: str               # the condition as written, for messages
 
 
 @dataclass
@@ -93,6 +108,9 @@ class Skeleton:
     iri_to_id: dict[str, str]
     parts: tuple[dict[str, Any], ...] = ()      # system-parts.rq rows: every identified part
     description: str = ""
+    damage_rules: dict[str, list[DamageRule]] = field(default_factory=dict)   # type IRI -> its rules
+    damage_states: dict[str, str] = field(default_factory=dict)   # IRI -> local name (blown, burntOut…)
+    damage_labels: dict[str, str] = field(default_factory=dict)   # local name -> label ("blown", "burnt out")
     # what a state graph's content reads as (see read_state): derived, per skeleton
     read_states: "OrderedDict[frozenset[ox.Quad], CircuitState]" = field(
         default_factory=OrderedDict, repr=False, compare=False)
@@ -139,7 +157,7 @@ class CircuitState:
     physical: frozenset[tuple[str, str]] = frozenset()        # (element, "Inverted"|"Rotated"|"Open")
     covered: frozenset[str] = frozenset()
     removed: frozenset[str] = frozenset()
-    blown: frozenset[str] = frozenset()
+    damaged: frozenset[tuple[str, str]] = frozenset()         # (component, damage state: "blown", "burntOut"…)
     detached: frozenset[PortRef] = frozenset()
     rewired: tuple[tuple[PortRef, PortRef], ...] = ()         # port -> port whose node it now sits on
     couplings: tuple[tuple[str, bool], ...] = ()              # coupling -> active
@@ -154,7 +172,7 @@ class CircuitState:
         for name, value in fields.items():
             if name == "probe":
                 norm[name] = tuple(value) if value else None
-            elif name in ("physical", "covered", "removed", "blown", "detached"):
+            elif name in ("physical", "covered", "removed", "damaged", "detached"):
                 norm[name] = frozenset(value)
             else:
                 norm[name] = tuple(sorted(dict.fromkeys(value)))
@@ -175,6 +193,10 @@ class CircuitState:
 
     def is_nominal(self) -> bool:
         return self == NOMINAL
+
+    def damage_of(self, component: str) -> frozenset[str]:
+        """The damage states a component is in (e.g. {"blown"})."""
+        return frozenset(st for c, st in self.damaged if c == component)
 
 
 NOMINAL = CircuitState()
@@ -257,7 +279,8 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
     defaults: dict[str, dict[str, object]] = {}
     for r in store.select("sim-type-rules"):
         if r["scope"] == "emission":
-            emits[r["type"]] = compile_expression(r["emits"], f"emission rule of {r['type'][len(DK_NS):]}")
+            emits[r["type"]] = compile_expression(r["emits"], f"emission rule of {r['type'][len(DK_NS):]}",
+                                                  RESULT_FUNCTIONS)
         elif r["scope"] == "type":
             defaults.setdefault(r["type"], {})[r["parameter"]] = r["default"]
         else:
@@ -267,13 +290,30 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
         if comp.type_iri not in mapping:
             raise InputError(f"component {comp.id}: its type {comp.type} has no SPICE mapping (dk:stampedAs)")
 
+    damage_rules: dict[str, list[DamageRule]] = {}
+    damage_states: dict[str, str] = {}
+    damage_labels: dict[str, str] = {}
+    for r in store.select("sim-damage"):
+        name = r["state"][len(DK_NS):] if r["state"].startswith(DK_NS) else r["state"].rsplit("#", 1)[-1]
+        if r["scope"] == "state":
+            damage_states[r["state"]] = name
+            damage_labels[name] = r["label"] or name
+        else:
+            where = f"damage rule of {r['type'][len(DK_NS):]}"
+            damage_rules.setdefault(r["type"], []).append(
+                DamageRule(compile_expression(r["condition"], where, RESULT_FUNCTIONS), name, r["condition"]))
+    for rules in damage_rules.values():
+        for rule in rules:
+            if rule.state not in damage_labels:
+                raise InputError(f"a damage rule sets {rule.state}, which is not a sub-property of dk:damage")
+
     couplings = _read_couplings(store, system)
     positions = {r["id"]: (float(r["x"]), float(r["y"]), float(r["z"]))
                  for r in store.select("sim-positions", {"system": system})}
     ground = port_of_iri[ground_iri]
     return Skeleton(key, system.value, label, ground, components, port_of_iri, net_of_port,
                     mapping, emits, defaults, couplings, positions, iri_to_id, parts,
-                    rows[0].get("description") or "")
+                    rows[0].get("description") or "", damage_rules, damage_states, damage_labels)
 
 
 def _read_couplings(store: "KnowledgeSource", system: ox.NamedNode) -> list[Coupling]:
@@ -334,7 +374,7 @@ def read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton,
 
 def _read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton) -> CircuitState:
     acc: dict[str, list[Any]] = {k: [] for k in ("overrides", "positions", "forced", "physical", "covered",
-                                            "removed", "blown", "detached", "rewired", "couplings",
+                                            "removed", "damaged", "detached", "rewired", "couplings",
                                             "shorts", "loose")}
     coupling_ids = {c.id for c in skeleton.couplings}
     for r in store.select("state-read", {"state": graph}):
@@ -343,9 +383,12 @@ def _read_state(store: "KnowledgeStore", graph: ox.NamedNode, skeleton: Skeleton
             acc["physical"].append((skeleton.part_id(subj), r["object"][len(DK_NS):]))
         elif what in ("position", "forced"):
             acc["positions" if what == "position" else "forced"].append((skeleton.part_id(subj), bool(r["value"])))
-        elif what in ("covered", "removed", "blown"):
+        elif what in ("covered", "removed"):
             if r["value"]:
                 acc[what].append(skeleton.part_id(subj))
+        elif what == "damage":
+            if r["value"] and r["object"] in skeleton.damage_states:
+                acc["damaged"].append((skeleton.part_id(subj), skeleton.damage_states[r["object"]]))
         elif what == "detached":
             if r["value"]:
                 acc["detached"].append(skeleton.port_ref(subj))
@@ -377,19 +420,24 @@ def state_from_turtle(text: str, name: str, skeleton: Skeleton) -> CircuitState:
     scratch = KnowledgeStore.memory()
     graph = graphs.named("state", "file")
     scratch.replace_graph(graph, doc.triples)
-    _check_state_terms(doc.triples, name)
+    # which properties are damage (state-read.rq reads it from the ontology): as the skeleton read it
+    sub_property = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#subPropertyOf")
+    scratch.replace_graph(graphs.ONTOLOGY, [ox.Triple(ox.NamedNode(iri), sub_property, DK.damage.node)
+                                            for iri in skeleton.damage_states])
+    _check_state_terms(doc.triples, name, skeleton)
     return read_state(scratch, graph, skeleton)
 
 
-def _check_state_terms(triples: Iterable[ox.Triple], name: str) -> None:
+def _check_state_terms(triples: Iterable[ox.Triple], name: str, skeleton: Skeleton) -> None:
     known = {str(getattr(DK, t)) for t in (
-        "hasPhysicalState", "isClosed", "forcedClosed", "covered", "removed", "blown", "detached",
+        "hasPhysicalState", "isClosed", "forcedClosed", "covered", "removed", "detached",
         "rewiredTo", "active", "hasOverride", "parameter", "value", "between", "onPort", "probability",
         "resistance", "CircuitState", "stateOf", "ShortCircuit", "LooseConnection", "ParameterValue")}
+    known |= set(skeleton.damage_states)
     for t in triples:
         p = t.predicate.value
         if p.startswith(DK_NS) and p not in known:
             raise InputError(f"{name}: {p[len(DK_NS):]} is not part of the circuit-state vocabulary")
 
 
-__all__ = ["CircuitState", "NOMINAL", "Skeleton", "load_skeleton", "read_state", "state_from_turtle"]
+__all__ = ["CircuitState", "DamageRule", "NOMINAL", "Skeleton", "load_skeleton", "read_state", "state_from_turtle"]

@@ -49,7 +49,7 @@ def record_text(text: str) -> str:
 def to_dot(sk: Skeleton, connections: list[tuple[str, str]], result: SimulationResult | None = None,
            state: CircuitState = NOMINAL, faults: bool = True) -> str:
     """The DOT text of a system: ``connections`` are (port IRI, port IRI) pairs. ``faults=False``
-    draws only what one sees (the lamps), not the state's removed, blown or detached parts."""
+    draws only what one sees (the lamps), not the state's removed, damaged or detached parts."""
     if not faults:
         state = NOMINAL
     labels = {r["id"]: (r.get("label") or r["id"]) for r in sk.parts}
@@ -62,6 +62,8 @@ def to_dot(sk: Skeleton, connections: list[tuple[str, str]], result: SimulationR
     for cid in sorted(sk.components):
         by_module.setdefault(sk.components[cid].module or "", []).append(cid)
     detached = {f"{c}.{p}" for c, p in state.detached}
+    # damaged parts (a fuse blown, a lamp burnt out): in the state, or by the circuit as simulated
+    damaged = {c for c, _ in state.damaged} | ({c for c, _ in result.damage} if result is not None and faults else set())
     for n, (module, members) in enumerate(sorted(by_module.items())):
         indent = "  "
         if module:
@@ -88,7 +90,7 @@ def to_dot(sk: Skeleton, connections: list[tuple[str, str]], result: SimulationR
                 attrs.append(f"tooltip={quote(cid + (' lit' if on else ' dark'))}")
             if cid in state.removed:
                 attrs.append('style="dashed"')
-            if cid in state.blown:
+            if cid in damaged:
                 attrs.append('color="#c03030"')
             lines.append(f"{indent}{quote(cid)} [{', '.join(attrs)}];")
         if module:

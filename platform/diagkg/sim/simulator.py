@@ -28,7 +28,7 @@ import math
 import random
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -38,13 +38,14 @@ from ..errors import ExpressionError, SimulationError, UnknownTermError
 from ..kg.expressions import THERMAL_VOLTAGE
 from ..kg.vocab import DK
 from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
-from .spice import Element, NgspiceEngine
+from .spice import Element, NgspiceEngine, OperatingPoint, SolverEngine, topology_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.expressions import Expression
     from ..kg.store import KnowledgeSource
 
 MAX_ITERATIONS = 10
+MAX_DAMAGE_ROUNDS = 10   # solves of a state and its damage: each round damages at least one more part
 FLICKER_WINDOW = 4       # the last solves of an unsettled state that say which lights flicker
 CONTACT_OHMS = 1e-4          # a port's end on its node
 OPEN_CONTACT_OHMS = 1e9      # a detached end (as open as a switch; keeps the matrix well conditioned)
@@ -59,6 +60,17 @@ class ComponentResult:
     current: float
     power: float
     lit: bool | None = None           # None for components that cannot emit light
+    # the current entering the component at each port (A); None for a port that floats
+    port_i: dict[str, float | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ShortResult:
+    """A short of the state (``dk:ShortCircuit``) as solved."""
+
+    between: tuple[PortRef, PortRef]
+    current: float                    # from the first port's node to the second's (A)
+    power: float                      # dissipated in the short (W)
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,11 @@ class SimulationResult:
     # lamps and LEDs that go on and off while the state does not settle (couplings
     # that keep switching): lit in some of the last solves and dark in others
     flickering: tuple[str, ...] = ()
+    shorts: tuple[ShortResult, ...] = ()
+    # damage the circuit did to its parts in this state (beyond what the state says already), as
+    # (component, damage state); the rest of the result is that of the damaged circuit
+    damage: tuple[tuple[str, str], ...] = ()
+    damage_settled: bool = True           # False: damage was still spreading after MAX_DAMAGE_ROUNDS
 
     def is_lit(self, component: str) -> bool:
         return component in self.lit
@@ -88,6 +105,7 @@ class SimulationResult:
             "error": self.error,
             "components": {
                 cid: {"type": c.type, "port_v": {p: _round(x) for p, x in c.port_v.items()},
+                      "port_i": {p: _round(x) for p, x in c.port_i.items()},
                       "current": _round(c.current), "power": _round(c.power),
                       **({"lit": c.lit} if c.lit is not None else {})}
                 for cid, c in sorted(self.components.items())
@@ -102,6 +120,7 @@ class _ElementPlan:
     static_value: float | None            # None -> evaluate per iteration
     expression: Expression | None = None  # compiled expression when dynamic
     env: dict[str, Any] | None = None
+    label: str = ""                       # the element's dk:elementName, if it has one
 
     def value(self, live: dict[str, bool]) -> float:
         """The element's value given the live contacts and sensors."""
@@ -120,16 +139,17 @@ class _Plan:
     topology: tuple[str, int]             # (system key, topology id of the elements)
     elements: list[_ElementPlan]
     nodes: list[str]
-    branches: list[str]
     port_node: dict[PortRef, str]         # ports that are on a node (not floating)
     params: dict[str, dict[str, Any]]     # component -> effective parameters
     by_component: dict[str, list[_ElementPlan]]
     dynamic: list[_ElementPlan]
     spice_nodes: dict[str, dict[str, str]]   # component -> port -> SPICE node of its elements
+    short_elements: list[Element]            # the state's shorts, in order
 
 
-# a component's share of a state: (id, overrides, detached ports, rewired ports, covered, blown)
-_Signature = tuple[str, tuple[tuple[str, float], ...], frozenset[str], tuple[tuple[str, PortRef], ...], bool, bool]
+# a component's share of a state: (id, overrides, detached ports, rewired ports, covered, damage states)
+_Signature = tuple[str, tuple[tuple[str, float], ...], frozenset[str], tuple[tuple[str, PortRef], ...], bool,
+                   frozenset[str]]
 # what it contributes to a plan: (elements, port -> node, parameters, port -> SPICE node)
 _Part = tuple[list[_ElementPlan], dict[PortRef, str], dict[str, Any], dict[str, str]]
 
@@ -141,9 +161,9 @@ def _has(overrides: dict[str, float]) -> Callable[[str], bool]:
 class Simulator:
     """Simulates one system; holds its skeleton, plans and result cache."""
 
-    def __init__(self, skeleton: Skeleton, engine: NgspiceEngine | None = None, cache_size: int = 4096):
+    def __init__(self, skeleton: Skeleton, engine: SolverEngine | None = None, cache_size: int = 4096):
         self.skeleton = skeleton
-        self.engine = engine or NgspiceEngine.shared()
+        self.engine: SolverEngine = engine or NgspiceEngine.shared()
         self.cache_size = cache_size
         self._results: OrderedDict[CircuitState, SimulationResult] = OrderedDict()
         self._plans: OrderedDict[CircuitState, _Plan] = OrderedDict()
@@ -157,6 +177,7 @@ class Simulator:
         self._type = {cid: c.type for cid, c in skeleton.components.items()}
         self._type_iri = {cid: c.type_iri for cid, c in skeleton.components.items()}
         self._emits = skeleton.emits
+        self._damage_rules = skeleton.damage_rules
         self.stats = {"solves": 0, "cache_hits": 0}
         # the physical states (a box opened, turned over) a solve reads: those that block a coupling
         self._blocking = frozenset(pair for c in skeleton.couplings for pair in c.blocked_when)
@@ -192,7 +213,11 @@ class Simulator:
             return cached
         result = self._solve(realized)
         self._results[realized] = result
-        if len(self._results) > self.cache_size:
+        if result.damage and result.damage_settled:
+            # the damaged state solves the same, with no further damage: a session that keeps the
+            # damage in its state simulates that next
+            self._results[realized.evolve(damaged=realized.damaged | set(result.damage))] = replace(result, damage=())
+        while len(self._results) > self.cache_size:
             self._results.popitem(last=False)
         return result
 
@@ -225,7 +250,7 @@ class Simulator:
         for cid, *_ in (*state.overrides, *state.positions, *state.forced):
             if cid not in comps:
                 raise UnknownTermError(f"{cid!r} is not a component of {self.skeleton.key}")
-        for cid in (*state.covered, *state.removed, *state.blown):
+        for cid in (*state.covered, *state.removed, *(c for c, _ in state.damaged)):
             if cid not in comps:
                 raise UnknownTermError(f"{cid!r} is not a component of {self.skeleton.key}")
 
@@ -246,7 +271,10 @@ class Simulator:
         port_node: dict[PortRef, str] = {}
         params_all: dict[str, dict[str, Any]] = {}
         spice_nodes: dict[str, dict[str, str]] = {}
-        touched = set(overrides) | set(detached_by) | set(rewired_by) | state.covered | state.blown
+        damaged_by: dict[str, set[str]] = {}
+        for cid, damage in state.damaged:
+            damaged_by.setdefault(cid, set()).add(damage)
+        touched = set(overrides) | set(detached_by) | set(rewired_by) | state.covered | set(damaged_by)
         for cid in self._port_names:
             if cid in state.removed:
                 continue
@@ -254,9 +282,9 @@ class Simulator:
             if cid in touched:
                 signature = (cid, tuple(sorted(overrides.get(cid, {}).items())),
                              frozenset(detached_by.get(cid, ())), tuple(sorted(rewired_by.get(cid, ()))),
-                             cid in state.covered, cid in state.blown)
+                             cid in state.covered, frozenset(damaged_by.get(cid, ())))
             else:
-                signature = (cid, (), frozenset(), (), False, False)
+                signature = (cid, (), frozenset(), (), False, frozenset())
             part = self._parts.get(signature)
             if part is None:
                 part = self._parts[signature] = self._component_part(cid, signature)
@@ -265,22 +293,22 @@ class Simulator:
             port_node.update(comp_ports)
             params_all[cid] = params
             spice_nodes[cid] = comp_nodes
+        short_elements = []
         for m, (pa, pb, ohms) in enumerate(state.shorts):
-            elements.append(_ElementPlan(Element(f"rs{m}", "R", self._net_node(pa, rewired),
-                                                 self._net_node(pb, rewired)), "", float(ohms)))
+            short_elements.append(Element(f"rs{m}", "R", self._net_node(pa, rewired), self._net_node(pb, rewired)))
+            elements.append(_ElementPlan(short_elements[-1], "", float(ohms)))
         if state.probe:
             pa, pb = state.probe
             elements.append(_ElementPlan(Element("vprobe", "V", self._probe_node(pa, port_node, rewired),
                                                  self._probe_node(pb, port_node, rewired)), "", PROBE_VOLTS))
         nodes = sorted({n for ep in elements for n in (ep.element.node_a, ep.element.node_b) if n != "0"})
-        branches = [ep.element.name for ep in elements if ep.element.kind == "V"]
         by_component: dict[str, list[_ElementPlan]] = {}
         for ep in elements:
             if ep.component and not ep.element.name.startswith("rc"):
                 by_component.setdefault(ep.component, []).append(ep)
-        topology = (sk.key, self.engine.topology_id(tuple(ep.element for ep in elements)))
-        plan = _Plan(topology, elements, nodes, branches, port_node, params_all, by_component,
-                     [ep for ep in elements if ep.static_value is None], spice_nodes)
+        topology = (sk.key, topology_id(tuple(ep.element for ep in elements)))
+        plan = _Plan(topology, elements, nodes, port_node, params_all, by_component,
+                     [ep for ep in elements if ep.static_value is None], spice_nodes, short_elements)
         self._plans[state] = plan
         if len(self._plans) > self.cache_size:
             self._plans.popitem(last=False)
@@ -301,7 +329,7 @@ class Simulator:
 
     def _component_part(self, cid: str, signature: _Signature) -> _Part:
         """A component's elements, port nodes and parameters under its share of a state."""
-        _, own_overrides, detached, rewired_ports, covered, blown = signature
+        _, own_overrides, detached, rewired_ports, covered, damage = signature
         sk = self.skeleton
         comp = sk.components[cid]
         k = self._index[cid]
@@ -311,7 +339,8 @@ class Simulator:
         params.update(own)
         env = dict(params)
         env.update(has=_has(own), thermalVoltage=THERMAL_VOLTAGE, closed=True, illuminated=False,
-                   covered=covered, blown=blown)
+                   covered=covered)
+        env.update((name, name in damage) for name in sk.damage_labels)   # blown, burntOut…
         elements: list[_ElementPlan] = []
         ports: dict[PortRef, str] = {}
         spice_node: dict[str, str] = {}   # port name -> the SPICE node its element ends use
@@ -341,13 +370,13 @@ class Simulator:
                     model = (saturation, float(decl.emission or 1.0))
                 element = Element(f"{decl.kind.lower()}{k}_{e_index}", decl.kind, a, b, model)
                 if decl.kind == "D":
-                    elements.append(_ElementPlan(element, cid, 0.0))
+                    elements.append(_ElementPlan(element, cid, 0.0, label=decl.name))
                 elif decl.value is None:
                     raise ExpressionError(f"{where}: an {decl.kind} element needs a value (dk:valueExpression)")
                 elif decl.value.names & {"closed", "illuminated"}:
-                    elements.append(_ElementPlan(element, cid, None, decl.value, env))
+                    elements.append(_ElementPlan(element, cid, None, decl.value, env, label=decl.name))
                 else:
-                    elements.append(_ElementPlan(element, cid, float(decl.value(env))))
+                    elements.append(_ElementPlan(element, cid, float(decl.value(env)), label=decl.name))
             except ExpressionError:
                 raise
             except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError) as exc:
@@ -377,6 +406,26 @@ class Simulator:
         return live
 
     def _solve(self, state: CircuitState) -> SimulationResult:
+        """Solve ``state``, then damage what its damage rules say is damaged and solve again,
+        until no further damage occurs (at most :data:`MAX_DAMAGE_ROUNDS` rounds)."""
+        current = state
+        settled = False
+        for _ in range(MAX_DAMAGE_ROUNDS):
+            result, hits = self._solve_once(current)
+            new = hits - current.damaged
+            if not new:
+                settled = True
+                break
+            current = current.evolve(damaged=current.damaged | new)
+        if current is state:
+            return result
+        return replace(result, damage=tuple(sorted(current.damaged - state.damaged)), damage_settled=settled,
+                       converged=result.converged and settled)
+
+    def _solve_once(self, state: CircuitState) -> tuple[SimulationResult, frozenset[tuple[str, str]]]:
+        """Solve ``state`` and its couplings; the result, and the damage its steady operating point
+        calls for: in the converged solve, or in every one of the last solves of a state that does
+        not settle (:data:`FLICKER_WINDOW`)."""
         plan = self._plan(state)
         live = self._contact_state(state, plan)
         values = {ep.element.name: ep.static_value for ep in plan.elements if ep.static_value is not None}
@@ -385,18 +434,22 @@ class Simulator:
         error = None
         iterations = 0
         lit_history: list[frozenset[str]] = []
+        hit_history: list[frozenset[tuple[str, str]]] = []
+        op: OperatingPoint | None = None
         for iterations in range(1, MAX_ITERATIONS + 1):  # noqa: B007 - read after the loop
             for ep in plan.dynamic:
                 values[ep.element.name] = ep.value(live)
             try:
-                voltages, branches = self.engine.operating_point(
-                    plan.topology, [ep.element for ep in plan.elements], values, plan.nodes, plan.branches)
+                op = self.engine.operating_point(plan.topology, [ep.element for ep in plan.elements], values,
+                                                 plan.nodes)
             except SimulationError as exc:
                 error = str(exc)
                 components = {}
+                op = None
                 break
             self.stats["solves"] += 1
-            components = self._components(plan, values, voltages, branches)
+            components, hits = self._components(plan, op)
+            hit_history.append(hits)
             lit_history.append(frozenset(cid for cid, c in components.items() if c.lit))
             new_live = self._couplings(state, plan, components, live)
             if new_live == live:
@@ -405,57 +458,77 @@ class Simulator:
             live = new_live
         lit = tuple(sorted(cid for cid, c in components.items() if c.lit))
         flickering: tuple[str, ...] = ()
-        if not converged and error is None:
+        damage: frozenset[tuple[str, str]] = frozenset()
+        if converged:
+            damage = hit_history[-1]
+        elif error is None:
             recent = lit_history[-FLICKER_WINDOW:]
             flickering = tuple(sorted(frozenset().union(*recent) - frozenset.intersection(*recent)))
+            damage = frozenset.intersection(*hit_history[-FLICKER_WINDOW:])
         probe = None
-        if state.probe and error is None:
-            probe = abs(branches.get("vprobe", 0.0))
+        shorts: tuple[ShortResult, ...] = ()
+        if op is not None:
+            if state.probe:
+                probe = abs(op.currents.get("vprobe", 0.0))
+            shorts = tuple(ShortResult((pa, pb), op.currents[f"rs{m}"], _power(op, plan.short_elements[m]))
+                           for m, (pa, pb, _) in enumerate(state.shorts))
         return SimulationResult(self.skeleton.key, converged, iterations, lit, components, live, error,
-                                probe_current=probe, flickering=flickering)
+                                probe_current=probe, flickering=flickering, shorts=shorts), damage
 
-    def _components(self, plan: _Plan, values: dict[str, float], voltages: dict[str, float],
-                    branches: dict[str, float]) -> dict[str, ComponentResult]:
-        v = voltages.get
+    def _components(self, plan: _Plan,
+                    op: OperatingPoint) -> tuple[dict[str, ComponentResult], frozenset[tuple[str, str]]]:
+        """Each component's port voltages, port currents, power and light, from the solved
+        operating point alone (its elements' currents as the engine gives them), and the damage
+        (component, damage state) its damage rules call for."""
+        v = op.voltages
+        currents = op.currents
         out: dict[str, ComponentResult] = {}
+        hits: list[tuple[str, str]] = []
         emits = self._emits
+        damage_rules = self._damage_rules
         types = self._type_iri
         port_node = plan.port_node
         for cid, params in plan.params.items():
-            pos_node = plan.spice_nodes[cid][self.positive_port[cid]]
-            current_in = 0.0
+            own_nodes = plan.spice_nodes[cid]
+            leaving: dict[str, float] = {}      # SPICE node -> current from it into the component's elements
             power = 0.0
+            by_name: dict[str, tuple[float, float]] = {}   # element name (dk:elementName) -> (current, power)
             for ep in plan.by_component.get(cid, ()):
                 el = ep.element
-                va = 0.0 if el.node_a == "0" else v(el.node_a, 0.0)
-                vb = 0.0 if el.node_b == "0" else v(el.node_b, 0.0)
-                if el.kind == "R":
-                    i = (va - vb) / values[el.name]
-                elif el.kind == "V":
-                    i = branches[el.name]
-                else:
-                    assert el.model is not None   # a diode has its model
-                    saturation, n = el.model
-                    i = saturation * math.expm1(min((va - vb) / (n * THERMAL_VOLTAGE), 700.0))
-                power += abs((va - vb) * i)
-                if el.node_a == pos_node:
-                    current_in += i
-                elif el.node_b == pos_node:
-                    current_in -= i
-            port_v = {}
+                i = currents[el.name]
+                p = ((0.0 if el.node_a == "0" else v[el.node_a]) - (0.0 if el.node_b == "0" else v[el.node_b])) * i
+                power += p
+                leaving[el.node_a] = leaving.get(el.node_a, 0.0) + i
+                leaving[el.node_b] = leaving.get(el.node_b, 0.0) - i
+                if ep.label:
+                    by_name[ep.label] = (i, p)
+            power = abs(power)
+            current_in = leaving.get(own_nodes[self.positive_port[cid]], 0.0)
+            port_v: dict[str, float | None] = {}
+            port_i: dict[str, float | None] = {}
             for name in self._port_names[cid]:
                 node = port_node.get((cid, name))
-                port_v[name] = None if node is None else (0.0 if node == "0" else v(node, 0.0))
+                if node is None:
+                    port_v[name] = port_i[name] = None
+                else:
+                    port_v[name] = 0.0 if node == "0" else v[node]
+                    port_i[name] = _clean(leaving.get(own_nodes[name], 0.0))
             lit = None
             rule = emits.get(types[cid])
-            if rule is not None:
+            rules = damage_rules.get(types[cid])
+            if rule is not None or rules:
                 names = self._port_names[cid]
                 voltage = (port_v[names[0]] or 0.0) - (port_v[names[-1]] or 0.0)
                 env = dict(params)
-                env.update(power=power, current=current_in, voltage=voltage)
-                lit = bool(rule(env))
-            out[cid] = ComponentResult(self._type[cid], port_v, _clean(current_in), _clean(power), lit)
-        return out
+                env.update(power=power, current=current_in, voltage=voltage, stated=params.__contains__,
+                           elementPower=_reader(by_name, 1), elementCurrent=_reader(by_name, 0))
+                if rule is not None:
+                    lit = bool(rule(env))
+                for damage in rules or ():
+                    if damage.condition(env):
+                        hits.append((cid, damage.state))
+            out[cid] = ComponentResult(self._type[cid], port_v, _clean(current_in), _clean(power), lit, port_i)
+        return out, frozenset(hits)
 
     def _couplings(self, state: CircuitState, plan: _Plan, components: dict[str, ComponentResult],
                    live: dict[str, bool]) -> dict[str, bool]:
@@ -521,6 +594,22 @@ class Simulator:
             if ep.element.model:
                 lines.append(f".model m_{ep.element.name} D(IS={ep.element.model[0]!r} N={ep.element.model[1]!r})")
         return "\n".join(lines)
+
+
+def _power(op: OperatingPoint, el: Element) -> float:
+    """The power an element dissipates (negative: delivers) at an operating point."""
+    va = 0.0 if el.node_a == "0" else op.voltages[el.node_a]
+    vb = 0.0 if el.node_b == "0" else op.voltages[el.node_b]
+    return (va - vb) * op.currents[el.name]
+
+
+def _reader(by_name: dict[str, tuple[float, float]], index: int) -> Callable[[str], float]:
+    """``elementPower('filament')`` / ``elementCurrent('filament')`` of an emission or damage rule:
+    a named element's power or current (0 when the element is not stamped in this state)."""
+    def read(name: str) -> float:
+        known = by_name.get(name)
+        return 0.0 if known is None else known[index]
+    return read
 
 
 def _clean(x: float) -> float:
