@@ -298,7 +298,7 @@ class RemoteStore(KnowledgeStore):
         """Nothing to renew: every read asks the server."""
 
     @contextmanager
-    def writing(self) -> Iterator[Endpoint]:
+    def writing(self, wait: float | None = None) -> Iterator[Endpoint]:
         if self.read_only:
             raise StoreError(f"the store at {self.url} is open read-only")
         yield self.raw

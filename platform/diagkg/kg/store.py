@@ -125,11 +125,19 @@ class RawStore(Protocol):
 
 
 def _is_lock_error(exc: OSError) -> bool:
-    return "lock" in str(exc).lower()
+    """Whether opening the store for writing failed only because another writer holds its lock
+    (RocksDB says so in words: ``While lock file: …: Resource temporarily unavailable`` from another
+    process, ``lock hold by current process`` from this one). Any other failure, e.g. a ``LOCK``
+    file that cannot be opened (``while open a file for lock: …: Permission denied``), is not a
+    writer to wait for."""
+    text = str(exc).lower()
+    return "lock hold by current process" in text or (
+        "while lock file" in text and "resource temporarily unavailable" in text)
 
 
 # writes to an in-memory store between compactions (see KnowledgeStore.compact)
 COMPACT_EVERY = 2_000
+STALE_RETRIES = 5     # tries of a read whose snapshot lost a file to another process's writer
 
 
 class KnowledgeStore:
@@ -216,11 +224,11 @@ class KnowledgeStore:
 
     # -- writing -----------------------------------------------------------
     @contextmanager
-    def writing(self) -> Iterator[RawStore]:
+    def writing(self, wait: float | None = None) -> Iterator[RawStore]:
         """The store opened for writing, for as long as the ``with`` block lasts.
 
-        On disk, waits up to :attr:`wait` seconds for another writer; the lock
-        is released when the block ends.
+        On disk, waits up to ``wait`` seconds (by default :attr:`wait`) for another
+        writer; the lock is released when the block ends.
         """
         if self.read_only:
             raise StoreError(f"the store at {self.path} is open read-only")
@@ -233,7 +241,7 @@ class KnowledgeStore:
         if self._held is not None:
             yield self._held          # each update or extend is atomic by itself
             return
-        writer = self._open_writer()
+        writer = self._open_writer(wait)
         try:
             yield writer
             writer.flush()
@@ -243,10 +251,31 @@ class KnowledgeStore:
             del writer            # releases the lock
             self._reader = None   # the next read sees what was written
 
-    def _open_writer(self) -> ox.Store:
-        """Open the on-disk store for writing, waiting up to :attr:`wait` seconds for the lock."""
+    def check_writable(self) -> None:
+        """Raise :class:`~diagkg.errors.StoreError` when this process can never write the store:
+        opened read-only, closed, or an on-disk store that cannot be opened for writing for any
+        reason but another writer (no permission, a read-only file system, damaged files). A
+        store that another process is writing right now passes: its writes wait their turn.
+        Takes the lock for a moment when it is free (nothing is written)."""
+        if self.read_only:
+            raise StoreError(f"the store at {self.location} is open read-only")
+        if self._closed:
+            raise StoreError("the store is closed")
+        if self.path is None or self._held is not None:     # in memory, or a server (it answers each write)
+            return
+        try:
+            writer = ox.Store(str(self.path))
+        except OSError as exc:
+            if _is_lock_error(exc):
+                return
+            raise StoreError(f"the store at {self.path} cannot be written: {exc}") from None
+        del writer                 # releases the lock
+
+    def _open_writer(self, wait: float | None = None) -> ox.Store:
+        """Open the on-disk store for writing, waiting up to ``wait`` (by default :attr:`wait`) seconds for the lock."""
         assert self.path is not None
-        deadline = time.monotonic() + max(self.wait, 0.0)
+        wait = self.wait if wait is None else wait
+        deadline = time.monotonic() + max(wait, 0.0)
         delay, told = 0.02, False
         while True:
             try:
@@ -255,7 +284,7 @@ class KnowledgeStore:
                 if not _is_lock_error(exc):
                     raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
                 if time.monotonic() >= deadline:
-                    raise StoreLockedError(self.path, self.wait) from None
+                    raise StoreLockedError(self.path, wait) from None
                 if not told and self.on_wait is not None:
                     self.on_wait(f"waiting for the store at {self.path} (another process is writing)…")
                 told = True
@@ -265,9 +294,11 @@ class KnowledgeStore:
     @contextmanager
     def holding(self) -> Iterator["KnowledgeStore"]:
         """Keep an on-disk store open for writing across many writes (a
-        campaign's single writer): each write costs no open, flush and reopen,
-        reads see the writes at once, and other processes wait for the lock
-        until the block ends. Every write stays atomic; what was written before
+        benchmark's or a one-off tool's single writer): each write costs no open,
+        flush and reopen, reads see the writes at once, and other processes wait
+        for the lock until the block ends, so nothing that others use while it
+        runs holds it (a campaign commits in batches and lets go of the lock
+        between them: :mod:`diagkg.evaluation.writer`). Every write stays atomic; what was written before
         a crash is kept. In memory, nothing changes."""
         if self.in_memory or self._held is not None:
             yield self
@@ -304,8 +335,8 @@ class KnowledgeStore:
     def renew_writer(self) -> None:
         """While :meth:`holding`: save what was written and take a fresh writer.
         The writer's memory (memtables, caches) grows with what it wrote; a
-        long campaign calls this now and then, between sessions (when nothing
-        else holds :attr:`raw`). Elsewhere it does nothing."""
+        long run of writes calls this now and then (when nothing else holds
+        :attr:`raw`). Elsewhere it does nothing."""
         if self._held is None:
             return
         self._held.flush()
@@ -314,15 +345,21 @@ class KnowledgeStore:
 
     def write_graphs(self, new: Mapping[ox.NamedNode, Sequence[ox.Triple]],
                      drop: Iterable[ox.NamedNode] = (),
-                     check: Callable[[RawStore], Iterable[ox.NamedNode]] | None = None) -> None:
-        """Drop the graphs ``drop`` and make each graph of ``new`` hold exactly its
-        triples, in one atomic update (all of it or nothing). ``check`` runs
+                     check: Callable[[RawStore], Iterable[ox.NamedNode]] | None = None,
+                     add: Mapping[ox.NamedNode, Sequence[ox.Triple]] | None = None,
+                     wait: float | None = None) -> None:
+        """Drop the graphs ``drop``, make each graph of ``new`` hold exactly its
+        triples and add the triples of ``add`` to their graphs (kept otherwise),
+        in one atomic update (all of it or nothing). ``check`` runs
         first, inside the write lock, on the store opened for writing: it may
-        raise to call the write off, and returns more graphs to drop."""
+        raise to call the write off, and returns more graphs to drop. ``wait``: as
+        :meth:`writing`'s."""
         self.generation += 1
         drop = list(drop)
-        payload = [{"name": g, "triples": list(t)} for g, t in new.items() if t]
-        with self.writing() as w:
+        add = add or {}
+        payload = [{"name": g, "triples": [*t, *add.get(g, ())]} for g, t in new.items() if t or add.get(g)]
+        payload += [{"name": g, "triples": list(t)} for g, t in add.items() if t and g not in new]
+        with self.writing(wait) as w:
             if check is not None:
                 drop.extend(check(w))
             to_drop = list(dict.fromkeys([*drop, *new]))
@@ -432,8 +469,25 @@ class KnowledgeStore:
 
     def select(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
                **template_values: Any) -> list[dict[str, Any]]:
-        """Rows of a SELECT as dicts of Python values (IRIs as str, literals converted)."""
-        return rows_of(self.query(query, bindings, **template_values))
+        """Rows of a SELECT as dicts of Python values (IRIs as str, literals converted).
+
+        On disk, a read that finds a file of its snapshot gone (another process's writer compacted
+        it away meanwhile) is tried again on a fresh snapshot."""
+        delay = 0.01
+        for attempt in range(STALE_RETRIES):
+            try:
+                return rows_of(self.query(query, bindings, **template_values))
+            except (OSError, StoreError) as exc:
+                if attempt == STALE_RETRIES - 1 or not self._snapshot_lost(exc):
+                    raise
+            self.refresh()
+            time.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _snapshot_lost(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says that this process's read-only snapshot lost a file to another writer."""
+        return self.path is not None and self._held is None and "no such file" in str(exc).lower()
 
     def graphs(self) -> list[tuple[str, int]]:
         """Named graphs with their number of triples, by name."""
