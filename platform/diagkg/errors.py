@@ -19,7 +19,8 @@ Library code raises these and never prints or exits; only the command line
     ├── SimulationError         ngspice could not be loaded or could not solve a circuit
     ├── SessionError            a session used out of order (step before reset, after its end)
     └── StoreError              the store cannot be opened or written
-        └── StoreLockedError    another process still holds the write lock after waiting
+        ├── StoreLockedError    another process still holds the write lock after waiting
+        └── TrajectoryKept      a finished session's trajectory went to a file instead of the store
 """
 
 from __future__ import annotations
@@ -118,6 +119,18 @@ class StoreLockedError(StoreError):
             "(query, graphs, dump) still work; try again when the other process is done, wait "
             "longer with --wait SECONDS, or use --store to pick another store."
         )
+
+
+class TrajectoryKept(StoreError):
+    """A finished session could not be stored; its trajectory was saved as an N-Quads file
+    (:attr:`file`) that :attr:`command` loads into the store later: nothing is lost."""
+
+    def __init__(self, reason: StoreError, file: Path, command: str):
+        self.reason = reason
+        self.file = file
+        self.command = command
+        super().__init__(f"the finished session's trajectory could not be stored: {reason} It is kept in "
+                         f"{file}; store it later with: {command}")
 
 
 class ExpressionError(InputError):

@@ -16,6 +16,7 @@ from .output import EXIT_OK, json_config, open_store, print_table, progress_bar,
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..sim.simulator import Simulator
+    from ..runs.runner import RunResult
 
 
 def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
@@ -102,7 +103,9 @@ def _simulate_scenario(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run one diagnostic session and store its trajectory."""
+    """Run one diagnostic session and store its trajectory: the store is checked writable before the
+    session starts; once it ends, the trajectory waits its turn to be written (``--wait``), and goes to
+    a file (said, with the command that loads it) if the store still cannot take it."""
     from ..runs.runner import run_session
 
     config = json_config(args.config)
@@ -129,15 +132,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         from ..runs.runner import replay_session
 
         with open_store(args, write=True) as store:
-            result = replay_session(store, args.replay, on_round=show, notify=say)
+            store.check_writable()
+            result = replay_session(store, args.replay, on_round=show, notify=say, record=False)
+            kept = _keep(store, result)
     else:
         if not args.scenario or not args.assistant:
             raise errors.InputError("give --scenario and --assistant (or --replay TRAJECTORY)")
         with open_store(args, write=True) as store:
             result = run_session(scenario_ref(args, store), args.assistant, seed=args.seed, budget=args.budget,
-                                 config=config, store=store, on_round=show, notify=say, service=args.service)
+                                 config=config, store=store, on_round=show, notify=say, service=args.service,
+                                 record=False)
+            kept = _keep(store, result)
     if args.format == "json":
-        print(json.dumps({k: v for k, v in result.to_json().items() if k != "wall_time"}))
+        data = {k: v for k, v in result.to_json().items() if k != "wall_time"}
+        if kept is not None:
+            data["kept_in"] = str(kept.file)
+        print(json.dumps(data))
     else:
         cause = f" ({result.llm_cause.value})" if result.llm_cause is not None else ""
         print(f"end: {result.end}{cause}   total cost: {result.cost:g} min   rounds: {result.rounds}")
@@ -153,6 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_transcript(args: argparse.Namespace) -> int:
     from ..runs import transcript
 
+            store.check_writable()
     with open_store(args, write=False) as store:
         data = transcript.load(store, args.trajectory)
     text = json.dumps(data, indent=2) if args.format == "json" else transcript.to_html(data)
@@ -166,9 +177,27 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The main job: validate and load the shipped systems and scenarios into the
+    if kept is not None:
+        raise kept           # exit 3, saying where the trajectory is and how to store it
     store (reasoning over each system as it is loaded), run a diagnostic session
     with the neuro-symbolic assistant and the oracle, and summarise the store."""
     from ..env.workspace import resolve_scenario
+def _keep(store: KnowledgeStore, result: RunResult) -> errors.TrajectoryKept | None:
+    """Store a finished session's trajectory; when the store cannot take it, it is kept in a file
+    (:mod:`diagkg.runs.keeping`) and the error saying so is returned."""
+    from ..env.actions import action_catalogue
+    from ..runs.keeping import store_or_keep
+
+    assert result.record is not None
+    catalogue = {a: spec.iri for a, spec in action_catalogue(store).items()}
+    try:
+        result.trajectory = store_or_keep(store, result.record, catalogue)
+    except errors.TrajectoryKept as kept:
+        result.trajectory = result.record.iri
+        return kept
+    return None
+
+
     from ..kg.loading import load_shipped
     from ..runs.runner import run_session
 

@@ -11,9 +11,7 @@ recorded as a ``crashed`` trajectory: a failure, never a dropped sample.
 from __future__ import annotations
 
 import hashlib
-import traceback
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Iterable
 
 import pyoxigraph as ox
@@ -123,18 +121,9 @@ _CHECKED: set[tuple[str, str]] = set()
 
 
 def crashed_record(scenario: Scenario, task: Task, exc: BaseException) -> SessionRecord:
-    from ..runs import trajectory
+    from ..runs.keeping import crashed_record as crashed
 
-    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-    place = f" (at {where.filename.rsplit('/', 1)[-1]}:{where.lineno})" if where else ""
-    message = f"The session crashed: {type(exc).__name__}: {exc}{place}"
-    return trajectory.SessionRecord(
-        trajectory_id=trajectory.new_id(scenario.number, task.assistant, task.seed), scenario_iri=scenario.iri,
-        scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
-        assistant=task.assistant, config=dict(task.config), seed=task.seed, budget=scenario.budget, end="crashed",
-        total_cost=0.0, rounds=[{"round": 1, "kind": "none", "intention": "(crashed)", "message": message,
-                                 "cost": 0.0, "success": False, "executed": []}],
-        started=datetime.now(timezone.utc), wall_time=0.0)
+    return crashed(scenario, task.assistant, dict(task.config), task.seed, exc)
 
 
 def _faulted(scenario: Scenario) -> set[str]:
