@@ -31,11 +31,11 @@ ASSISTANTS = ("neuro-symbolic", "random-search", "oracle")
 
 def stored(store: Path) -> int:
     """Trajectory graphs a reader sees now (each committed with its campaign entry)."""
-    try:
+    try:      # a snapshot may lose a file to the writer's compaction while it is read: then 0 this time
         raw = ox.Store.read_only(str(store))
+        return sum(1 for g in raw.named_graphs() if "/graph/trajectory/" in g.value)
     except (OSError, RuntimeError):
         return 0
-    return sum(1 for g in raw.named_graphs() if "/graph/trajectory/" in g.value)
 
 
 def slots(store: Path, cid: str) -> list[tuple[str, int, int]]:

@@ -1,15 +1,19 @@
 """Running a campaign: plan the missing slots, run them (in this process, in
-worker processes, or on a Dask cluster), store each trajectory as it comes
-back (one transaction: the trajectory graph, which carries its campaign
-entry, and the failed trajectory it replaces, if any), close batches and
-decide convergence.
+worker processes, or on a Dask cluster), store the trajectories as they come
+back (group commit, :mod:`diagkg.evaluation.writer`: each trajectory graph,
+which carries its campaign entry, its slot's tally and the failed trajectory
+it replaces, if any, in one transaction with the rest of its batch; the store's
+lock is taken per commit only), close batches and decide convergence.
 
-Only the campaign's process writes; workers return N-Quads.
+Only the campaign's process writes; workers return N-Quads. Worker processes
+end when the campaign's process ends, kill -9 included
+(:func:`~diagkg.evaluation.sessions.exit_with_parent`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import os
 import time
 from collections import deque
 from contextlib import ExitStack
@@ -24,13 +28,13 @@ from . import campaign as cp
 from . import tally as tl
 from .budget import Spending, Stop, stop_quads
 from .campaign import Campaign, Task
-from .sessions import Outcome, knowledge_bytes, run_remote, run_task
+from .sessions import Outcome, exit_with_parent, knowledge_bytes, run_remote, run_task
+from .writer import CampaignWriter
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
 
 EXECUTORS = ("local", "dask")
-RENEW_EVERY = 100       # trajectories between two renewals of the held writer
 
 
 @dataclass
@@ -57,6 +61,8 @@ class Summary:
     money: float = 0.0                # what the campaign's sessions and its judge spent on language models
     cost_limit: float | None = None
     stopped: Stop | None = None       # why this run stopped before the campaign was complete
+    commits: int = 0                  # the writer's transactions (each holds many trajectories)
+    longest_commit: float = 0.0       # seconds one commit waited for and held the store's lock, at most
 
     def to_json(self) -> dict[str, Any]:
         p = self.progress
@@ -64,7 +70,8 @@ class Summary:
                 "ends": dict(sorted(p.ends.items())), "batches": p.batches, "scenarios": p.scenarios,
                 "scenarios_done": p.scenarios_done, "states": dict(sorted(self.states.items())),
                 "seconds": round(p.seconds, 3), "llm_money": round(self.money, 8), "cost_limit": self.cost_limit,
-                "stopped": self.stopped.to_json() if self.stopped else None}
+                "stopped": self.stopped.to_json() if self.stopped else None, "commits": self.commits,
+                "longest_commit": round(self.longest_commit, 3)}
 
 
 class _Inline(cf.Executor):
@@ -95,7 +102,8 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
     if kind == "local":
         import multiprocessing
 
-        pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=exit_with_parent, initargs=(os.getpid(),))
         stack.callback(pool.shutdown, wait=True, cancel_futures=True)
         return pool, data, workers * 2
     import importlib
@@ -176,23 +184,29 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
             on_progress(prog)
 
     report()
+    from ..env.scenarios import ScenarioCatalog
+
+    writer = CampaignWriter(store, tallies, notify=notify)
+    iris = {n: ScenarioCatalog(store).resolve(n).iri for n in cfg.scenarios}
     with ExitStack() as stack:
-        stack.enter_context(store.holding())
+        stack.callback(writer.commit)    # what finished is committed, also when the loop is left by an error
         for key in to_close:
-            _close(store, campaign, key, done, closed, open_batches, queue, prog, retry_failed)
+            _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
         pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify)
         inflight: dict[cf.Future[Outcome], Task] = {}
-        since_renew = 0
         while (queue and not spending.exhausted()) or inflight:
             while queue and not spending.exhausted() and len(inflight) < capacity:
                 task = spending.allow(queue.popleft())
                 inflight[pool.submit(run_remote, data, task)] = task
-            finished, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
+            if inflight:
+                finished, _ = cf.wait(list(inflight), timeout=writer.time_left(), return_when=cf.FIRST_COMPLETED)
+            else:
+                finished = set()
             for fut in finished:
                 task = inflight.pop(fut)
                 outcome = fut.result()        # a worker that died outright (not a session error) stops the campaign
                 previous = done[task.slot].end if task.replaces else ""
-                _store(store, outcome, done, tallies, spending)
+                _store(writer, outcome, done, tallies, spending)
                 prog.ran += 1
                 if previous:
                     prog.ends[previous] -= 1
@@ -200,27 +214,22 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                     prog.stored += 1
                 prog.ends[outcome.end] = prog.ends.get(outcome.end, 0) + 1
                 prog.successes = prog.ends.get("success", 0) + prog.ends.get("success_no_hypothesis", 0)
-                since_renew += 1
                 key = (task.assistant, task.scenario, task.batch)
                 if key in open_batches:
                     open_batches[key] -= 1
                     if open_batches[key] == 0:
-                        _close(store, campaign, key, done, closed, open_batches, queue, prog, retry_failed)
+                        _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
                 report(f"{task.assistant} on scenario {task.scenario} seed {task.seed}: {outcome.end}")
-            if since_renew >= RENEW_EVERY and not inflight:
-                store.renew_writer()
-                since_renew = 0
-            elif since_renew >= RENEW_EVERY * 4:
-                store.renew_writer()     # the executor's futures do not hold the store
-                since_renew = 0
+            writer.commit_if_due()
         stopped = spending.stop(len(queue)) if queue and spending.exhausted() else None
         if stopped is not None:
-            store.add_quads(stop_quads(campaign, stopped))
+            writer.records(stop_quads(campaign, stopped))
     report()
     states: dict[str, int] = {}
     for history in cp.batches(store, campaign).values():
         states[history[-1]["state"]] = states.get(history[-1]["state"], 0) + 1
-    return Summary(campaign.id, prog, states, spending.spent, cost_limit, stopped)
+    return Summary(campaign.id, prog, states, spending.spent, cost_limit, stopped, writer.commits,
+                   writer.longest_commit)
 
 
 def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, number: int, batch: int,
@@ -244,22 +253,22 @@ def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, numb
     return missing
 
 
-def _store(store: KnowledgeStore, outcome: Outcome, done: dict[tuple[str, int, int], cp.Recorded],
+def _store(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str, int, int], cp.Recorded],
            tallies: tl.Tallies, spending: Spending) -> None:
-    """One transaction: the trajectory (with its campaign entry and what the failed session it replaces
-    spent) and its slot's tally in, the failed one it replaces out."""
+    """Hand the writer one transaction's worth: the trajectory (with its campaign entry and what the
+    failed session it replaces spent) and its slot's tally in, the failed one it replaces out."""
     graph = ox.NamedNode(outcome.graph)
     triples = [q.triple for q in ox.parse(outcome.nquads, format=ox.RdfFormat.N_QUADS)]
-    drop: list[ox.NamedNode] = []
+    replaced: ox.NamedNode | None = None
     task = outcome.task
     if task.replaces:
         from ..kg import graphs
 
-        drop.append(graphs.named("trajectory", task.replaces.rsplit("/", 1)[1]))
+        replaced = graphs.named("trajectory", task.replaces.rsplit("/", 1)[1])
     scenario_iri = next(t.object.value for t in triples if t.predicate.value == str(DK.onScenario))
     slot = tallies.put(task.assistant, task.scenario, scenario_iri, tl.entry_of(triples, task.seed, outcome.end))
     triples += spending.store_entry(_trajectory_iri(outcome.graph), triples, task.replaces)
-    store.write_graphs({graph: triples, tallies.graph(slot): tallies.triples(slot)}, drop=drop)
+    writer.trajectory(graph, triples, slot, replaced)
     done[task.slot] = cp.Recorded(_trajectory_iri(outcome.graph), task.batch, outcome.end)
 
 
@@ -269,28 +278,26 @@ def _trajectory_iri(graph: str) -> str:
     return BASE + graph.rsplit("/", 1)[1]
 
 
-def _close(store: KnowledgeStore, campaign: Campaign, key: tuple[str, int, int],
+def _close(writer: CampaignWriter, campaign: Campaign, key: tuple[str, int, int], iris: dict[int, str],
            done: dict[tuple[str, int, int], cp.Recorded], closed: dict[tuple[str, int], list[dict[str, Any]]],
            open_batches: dict[tuple[str, int, int], int], queue: deque[Task], prog: Progress,
            retry_failed: bool) -> None:
     """A batch is complete: record the scenario's state after it; open the next batch if it continues."""
-    from ..env.scenarios import ScenarioCatalog
-
     assistant, number, batch = key
     open_batches.pop(key, None)
     cfg = campaign.config
-    scenario = ScenarioCatalog(store).resolve(number)
     if cfg.protocol == "fixed":
-        quads = cp.batch_quads(campaign, assistant, scenario.iri, number, batch, "complete")
+        quads = cp.batch_quads(campaign, assistant, iris[number], number, batch, "complete")
         state = "complete"
     else:
         from .protocol import assess_group
 
-        verdict, state = assess_group(store, campaign, assistant, scenario.iri, batch)
-        quads = cp.batch_quads(campaign, assistant, scenario.iri, number, batch, state, verdict.reason,
+        writer.commit()         # the assessment reads the batch's trajectories from the store
+        verdict, state = assess_group(writer.store, campaign, assistant, iris[number], batch)
+        quads = cp.batch_quads(campaign, assistant, iris[number], number, batch, state, verdict.reason,
                                verdict.execution_ari, verdict.intent_ari, verdict.noise_floor,
                                verdict.execution_labels, verdict.notes)
-    store.add_quads(quads)
+    writer.records(quads)
     closed.setdefault((assistant, number), []).append({"batch": batch, "state": state})
     prog.batches += 1
     if state in cp.FINAL_STATES:
@@ -299,5 +306,6 @@ def _close(store: KnowledgeStore, campaign: Campaign, key: tuple[str, int, int],
     added = _open_batch(cfg, campaign, assistant, number, batch + 1, done, queue, open_batches, [], retry_failed)
     prog.planned += added
     if added == 0:        # already run (cannot happen for a fresh batch, but keeps the state consistent)
-        _close(store, campaign, (assistant, number, batch + 1), done, closed, open_batches, queue, prog, retry_failed)
+        _close(writer, campaign, (assistant, number, batch + 1), iris, done, closed, open_batches, queue, prog,
+               retry_failed)
 

@@ -10,7 +10,10 @@ recorded as a ``crashed`` trajectory: a failure, never a dropped sample.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
+import os
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
@@ -83,6 +86,35 @@ def worker_store(data: bytes) -> KnowledgeStore:
 def init_worker(data: bytes) -> None:
     """ProcessPoolExecutor initializer: load the knowledge once."""
     worker_store(data)
+
+
+PR_SET_PDEATHSIG = 1          # linux/prctl.h
+WATCH_EVERY = 0.5             # seconds between two looks at the parent (the portable fallback)
+
+
+def exit_with_parent(parent: int) -> None:
+    """Worker-process initializer: the worker ends when the campaign's process ends, however it
+    ends (kill -9 included), instead of waiting forever for work. On Linux the kernel kills it
+    when its parent dies (``prctl(PR_SET_PDEATHSIG, SIGKILL)``); everywhere a watchdog thread
+    looks at the parent's pid every :data:`WATCH_EVERY` seconds."""
+    import signal
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):     # no prctl: the watchdog alone
+            pass
+    if os.getppid() != parent:                # the parent died before the line above
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(WATCH_EVERY)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="diagkg-parent-watch", daemon=True).start()
 
 
 def run_remote(data: bytes, task: Task) -> Outcome:
