@@ -15,8 +15,8 @@ from ..kg.store import KnowledgeStore
 from .output import EXIT_OK, json_config, open_store, print_table, progress_bar, say, scenario_ref
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..sim.simulator import Simulator
     from ..runs.runner import RunResult
+    from ..sim.simulator import Simulator
 
 
 def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
@@ -139,6 +139,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not args.scenario or not args.assistant:
             raise errors.InputError("give --scenario and --assistant (or --replay TRAJECTORY)")
         with open_store(args, write=True) as store:
+            store.check_writable()
             result = run_session(scenario_ref(args, store), args.assistant, seed=args.seed, budget=args.budget,
                                  config=config, store=store, on_round=show, notify=say, service=args.service,
                                  record=False)
@@ -157,31 +158,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{log.completion_tokens} completion tokens ({log.cached_tokens} cached)"
                   + (f", cost {log.money:.4f}" if log.money else ""))
         print(f"trajectory: {result.trajectory}")
-    return EXIT_OK
-
-
-def cmd_transcript(args: argparse.Namespace) -> int:
-    from ..runs import transcript
-
-            store.check_writable()
-    with open_store(args, write=False) as store:
-        data = transcript.load(store, args.trajectory)
-    text = json.dumps(data, indent=2) if args.format == "json" else transcript.to_html(data)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        print(text)
-    return EXIT_OK
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    """The main job: validate and load the shipped systems and scenarios into the
     if kept is not None:
         raise kept           # exit 3, saying where the trajectory is and how to store it
-    store (reasoning over each system as it is loaded), run a diagnostic session
-    with the neuro-symbolic assistant and the oracle, and summarise the store."""
-    from ..env.workspace import resolve_scenario
+    return EXIT_OK
+
+
 def _keep(store: KnowledgeStore, result: RunResult) -> errors.TrajectoryKept | None:
     """Store a finished session's trajectory; when the store cannot take it, it is kept in a file
     (:mod:`diagkg.runs.keeping`) and the error saying so is returned."""
@@ -198,6 +179,25 @@ def _keep(store: KnowledgeStore, result: RunResult) -> errors.TrajectoryKept | N
     return None
 
 
+def cmd_transcript(args: argparse.Namespace) -> int:
+    from ..runs import transcript
+
+    with open_store(args, write=False) as store:
+        data = transcript.load(store, args.trajectory)
+    text = json.dumps(data, indent=2) if args.format == "json" else transcript.to_html(data)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The main job: validate and load the shipped systems and scenarios into the
+    store (reasoning over each system as it is loaded), run a diagnostic session
+    with the neuro-symbolic assistant and the oracle, and summarise the store."""
+    from ..env.workspace import resolve_scenario
     from ..kg.loading import load_shipped
     from ..runs.runner import run_session
 
