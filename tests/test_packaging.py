@@ -36,6 +36,7 @@ def test_wheel_contains_declarative_folders(wheel):
         "diagkg/data/scenarios/systems/three_cubes.ttl",
         "diagkg/data/scenarios/systems/three_cubes.ttl.j2",
         "diagkg/data/scenarios/systems/modules/modules.ttl.j2",
+        "diagkg/data/schemas/briefing.schema.json", "diagkg/data/schemas/reply.schema.json",
     }
     assert expected - names == set()
     assert not any(n.startswith("platform/") for n in names), "platform/ must never be a package"
@@ -44,7 +45,7 @@ def test_wheel_contains_declarative_folders(wheel):
         rel = f.relative_to(ROOT / "platform").as_posix()
         assert rel in names, f"{rel} is missing from the wheel"
     # every source file of the repository's declarative folders is shipped
-    for folder in ("ontology", "shapes", "queries", "mappings", "scenarios"):
+    for folder in ("ontology", "shapes", "queries", "mappings", "scenarios", "schemas"):
         for f in (ROOT / folder).rglob("*"):
             if f.is_file() and "__pycache__" not in f.parts:
                 rel = f.relative_to(ROOT).as_posix()
@@ -60,6 +61,7 @@ def test_unpacked_wheel_finds_resources_by_name(wheel, tmp_path):
         "f = [x for x in r.system_files() if x.name == 'three_cubes.ttl'][0];"
         "rep = v.Validator().validate_file(pathlib.Path(str(f)));"
         "assert rep.conforms, rep.violations;"
+        "import diagkg.env.contract as c; assert c.validator('reply').is_valid({'kind': 'stop'});"
         "print('ok', diagkg.__file__)"
     )
     env = dict(os.environ, PYTHONPATH=str(tmp_path))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 
 from ..env.actions import Action, Hypothesis
+from ..errors import AssistantError
 from .registry import BaseAssistant, Briefing
 
 
@@ -27,6 +28,9 @@ class Oracle(BaseAssistant):
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
         scenario = briefing.scenario
+        if scenario is None:
+            raise AssistantError("the oracle was not briefed with the answer: DIAGKG_PRIVILEGED_ASSISTANTS does not "
+                                 "name it (diagkg.agents.trust)")
         self.plan: list[Action | Hypothesis] = [Action(s.action, s.targets, s.value) for s in scenario.repair]
         self.plan.append(Hypothesis(scenario.faulty, "the scenario's faulty components"))
 

@@ -17,17 +17,23 @@ The registry never imports an assistant before it is asked for. diagkg's own
 (``oracle``, ``random-search``, ``fixed-random``, ``unhelpful``, ``human``,
 ``neuro-symbolic``, ``model-based``, ``llm``) are declared the same way in its ``pyproject.toml``.
 :func:`register` adds one at run time (tests, notebooks).
+
+Where an assistant runs and whether it sees the answer is configuration, never
+the assistant's own say (:mod:`diagkg.agents.trust`): a plug-in of another
+distribution runs in a process of its own unless it is trusted, and only the
+assistants of the allow-list (by default the oracle) are briefed with the answer.
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Protocol
 
 from ..env.actions import Action, ActionType, Hypothesis
 from ..errors import AssistantError, UnknownTermError
+from .trust import EXEC_PREFIX, Origin, Policy
 
 GROUP = "diagkg.assistants"
 
@@ -47,10 +53,12 @@ class Briefing:
     seed: int
     store: Any = None                   # a read-only KnowledgeView: ontology, system, inferences (no answer)
     cache: Any = None                   # an AnswerCache: where answers worth keeping go (LLM replies)
-    scenario: Any = None                # only given to assistants that may see the answer (oracle)
-    session: Any = None                 # only for assistants that may see the answer
+    scenario: Any = None                # only for privileged assistants (the allow-list of diagkg.agents.trust)
+    session: Any = None                 # only for privileged assistants
     system_iri: str = ""                # the system's IRI (its parts are named in its namespace)
     llm: Any = None                     # the session's CallLog (diagkg.llm.records): LLM calls, and a replay's answers
+    ports: dict[str, tuple[str, ...]] = field(default_factory=dict)   # component id -> its port names
+    modules: tuple[str, ...] = ()       # the system's modules (targets of some actions)
 
 
 class Assistant(Protocol):
@@ -67,7 +75,9 @@ class BaseAssistant:
     """Remembers the briefing and the outcomes; subclasses implement :meth:`suggest`."""
 
     name = "base"
-    privileged = False   # sees the scenario (only the oracle)
+    # whether it needs the answer (the oracle). Not a grant: the runner briefs an assistant with the answer
+    # only when the configuration's allow-list names it (diagkg.agents.trust), whatever this says
+    privileged = False
 
     def __init__(self, **config: Any):
         self.config = dict(config)
@@ -91,6 +101,9 @@ class BaseAssistant:
         coverage at k)."""
         return []
 
+    def close(self, end: str) -> None:
+        """The session is over (``end`` is its end value); called once by the runner. An assistant
+        that holds resources (a process of its own) lets them go here."""
 
 
 Factory = Callable[..., BaseAssistant]
@@ -107,9 +120,18 @@ def _entry_points(fresh: bool = False) -> dict[str, EntryPoint]:
     if _FOUND is None or fresh:
         found: dict[str, EntryPoint] = {}
         for ep in entry_points(group=GROUP):
-            found.setdefault(ep.name, ep)
+            # diagkg's own assistants keep their names: a plug-in cannot stand in for the oracle
+            if ep.name not in found or (is_shipped(ep) and not is_shipped(found[ep.name])):
+                found[ep.name] = ep
         _FOUND = found
     return _FOUND
+
+
+def is_shipped(ep: EntryPoint) -> bool:
+    """Whether an entry point is one of diagkg's own (declared by the diagkg distribution, in diagkg)."""
+    dist = getattr(ep, "dist", None)
+    name = (getattr(dist, "name", None) or "").lower().replace("_", "-")
+    return name == "diagkg" and ep.value.startswith("diagkg.")
 
 
 def register(name: str, factory: Factory) -> None:
@@ -118,15 +140,14 @@ def register(name: str, factory: Factory) -> None:
     _REGISTERED[name] = factory
 
 
-def names() -> list[str]:
-    """Every assistant name: the entry points' and those registered at run time."""
-    return sorted(set(_entry_points()) | set(_REGISTERED))
+def is_registered(name: str) -> bool:
+    """Whether ``name`` was registered at run time in this process (:func:`register`)."""
+    return name in _REGISTERED
 
 
-def factory(name: str) -> Factory:
-    """The class (or factory) of the assistant ``name``, imported only now."""
-    if name in _REGISTERED:
-        return _REGISTERED[name]
+def entry_point(name: str) -> EntryPoint:
+    """The installed entry point of assistant ``name``, not loaded (raises
+    :class:`~diagkg.errors.UnknownTermError` with the closest names when there is none)."""
     found = _entry_points()
     if name not in found:
         found = _entry_points(fresh=True)     # installed since the first look?
@@ -135,12 +156,41 @@ def factory(name: str) -> Factory:
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known)}"
         raise UnknownTermError(f"no assistant named {name!r}{hint}")
+    return found[name]
+
+
+def origin(name: str) -> Origin:
+    """Where the assistant ``name`` comes from (an ``exec:`` program, one registered at run time,
+    diagkg's own, or a plug-in of another distribution); nothing is imported."""
+    if name.startswith(EXEC_PREFIX):
+        return Origin.PROGRAM
+    if name in _REGISTERED:
+        return Origin.REGISTERED
+    return Origin.SHIPPED if is_shipped(entry_point(name)) else Origin.PLUGIN
+
+
+def names() -> list[str]:
+    """Every assistant name: the entry points' and those registered at run time."""
+    return sorted(set(_entry_points()) | set(_REGISTERED))
+
+
+def factory(name: str) -> Factory:
+    """The class (or factory) of the assistant ``name``, imported only now. A plug-in of another
+    distribution is imported only when it is trusted (:mod:`diagkg.agents.trust`); an untrusted one
+    runs in a process of its own (:func:`diagkg.runs.hosting.create`)."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    ep = entry_point(name)
+    if not is_shipped(ep) and not Policy.from_env().trusts(name):
+        raise AssistantError(f"the assistant {name!r} ({ep.value}) is a plug-in that is not trusted: it runs in a "
+                             f"process of its own (diagkg.runs.hosting.create), or in this one once "
+                             f"DIAGKG_TRUSTED_ASSISTANTS names it")
     try:
-        loaded = found[name].load()
+        loaded = ep.load()
     except Exception as exc:   # a broken plug-in: say which, not a traceback
-        raise AssistantError(f"the assistant {name!r} ({found[name].value}) cannot be loaded: {exc}") from exc
+        raise AssistantError(f"the assistant {name!r} ({ep.value}) cannot be loaded: {exc}") from exc
     if not callable(loaded):
-        raise AssistantError(f"the assistant {name!r} ({found[name].value}) is not a class or factory")
+        raise AssistantError(f"the assistant {name!r} ({ep.value}) is not a class or factory")
     return loaded  # type: ignore[no-any-return]
 
 

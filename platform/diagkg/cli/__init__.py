@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a scenario of the store by number or id (e.g. 3CC.S.1), or a scenario file, "
                         "validated against the store's systems and loaded first")
     p.add_argument("--replace", action="store_true", help="with a FILE: replace a stored scenario it collides with")
-    p.add_argument("--assistant", metavar="NAME", help="the assistant's name (e.g. llm, neuro-symbolic, oracle)")
+    p.add_argument("--assistant", metavar="NAME", help="the assistant's name (e.g. llm, neuro-symbolic, oracle), or "
+                   "exec:COMMAND for a program of its own speaking the assistant protocol (docs/assistant-protocol.md)")
     p.add_argument("--service", choices=("deterministic", "llm"), default="deterministic",
                    help="the service agent: deterministic (default) or llm (maps free-text instructions to actions)")
     p.add_argument("--replay", metavar="TRAJECTORY",

@@ -20,7 +20,8 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
     """Register the subcommands (called by :func:`diagkg.cli.build_parser`)."""
     p = add("evaluate", cmd_evaluate, "Run an evaluation campaign: assistants × scenarios × runs (or the adaptive "
                                       "protocol), every trajectory stored; resumable after Ctrl-C or kill -9.")
-    p.add_argument("--assistant", metavar="NAME[,NAME…]", help="the assistants to compare")
+    p.add_argument("--assistant", metavar="NAME[,NAME…]",
+                   help="the assistants to compare (exec:COMMAND: a program of its own, docs/assistant-protocol.md)")
     p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object (for every assistant)")
     p.add_argument("--scenarios", nargs="+", default=["all"], metavar="SEL",
                    help="all | 1,2,5-9 | system:KEY | category:NAME | scenario ids | FILE.ttl… (default all)")
@@ -104,11 +105,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             if not args.assistant:
                 raise errors.InputError("name the assistants: --assistant NAME[,NAME…] (or --resume RUN)")
             from ..agents.registry import names
+            from ..agents.trust import EXEC_PREFIX
+            from ..runs.hosting import check
 
             assistants = tuple(a.strip() for a in args.assistant.split(",") if a.strip())
-            unknown = [a for a in assistants if a not in names()]
+            unknown = [a for a in assistants if not a.startswith(EXEC_PREFIX) and a not in names()]
             if unknown:
                 raise errors.InputError(f"--assistant: unknown {', '.join(unknown)}; installed: {', '.join(names())}")
+            for a in assistants:
+                check(a)          # an exec: program that is not there: said now, not in every session
             config = json_config(args.config)
             protocol = args.protocol or "fixed"
             if protocol == "adaptive":

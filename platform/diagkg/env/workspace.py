@@ -151,6 +151,7 @@ class KnowledgeView:
         self._backing = backing
         self.key = key
         self.versions = versions
+        self._ntriples: dict[str, str] | None = None
 
     def select(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
                **template_values: Any) -> list[dict[str, Any]]:
@@ -178,6 +179,17 @@ class KnowledgeView:
 
     def graphs(self) -> list[tuple[str, int]]:
         return self._backing.graphs()
+
+    def ntriples(self) -> dict[str, str]:
+        """What the view holds, one N-Triples document per named graph (for a trusted assistant in a
+        process of its own; made once per view)."""
+        if self._ntriples is None:
+            out = {}
+            for name, _ in self.graphs():
+                quads = self._backing.raw.quads_for_pattern(None, None, None, ox.NamedNode(name))
+                out[name] = (ox.serialize((q.triple for q in quads), format=ox.RdfFormat.N_TRIPLES) or b"").decode("utf-8")
+            self._ntriples = out
+        return dict(self._ntriples)
 
     @staticmethod
     def _refuse_updates(query: str | QueryFile) -> None:

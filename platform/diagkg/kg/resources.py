@@ -1,7 +1,7 @@
 """Access to the declarative resources shipped with diagkg, by package name.
 
-The folders ``ontology/``, ``shapes/``, ``queries/``, ``mappings/`` and
-``scenarios/`` at the top of the repository are mapped to the packages
+The folders ``ontology/``, ``shapes/``, ``queries/``, ``mappings/``,
+``scenarios/`` and ``schemas/`` (the assistant protocol's JSON Schemas) at the top of the repository are mapped to the packages
 ``diagkg.data.<folder>`` (see pyproject.toml), so :func:`importlib.resources.files`
 finds them in an editable install and in a wheel alike. Nothing else in diagkg
 computes paths to them.
@@ -13,7 +13,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Iterator
 
-FOLDERS = ("ontology", "shapes", "queries", "mappings", "scenarios")
+FOLDERS = ("ontology", "shapes", "queries", "mappings", "scenarios", "schemas")
 
 
 def folder(name: str) -> Traversable:

@@ -11,7 +11,11 @@ The scenario, system, inferences and catalogues come from ``store`` (the
 on-disk default store when none is given); the session works in a private
 working memory; the store is written once, when the trajectory is stored.
 Non-privileged assistants see a :class:`~diagkg.env.workspace.KnowledgeView`
-of the system, never the scenario's answer or the live state.
+of the system, never the scenario's answer or the live state; only those the
+configuration's allow-list names are privileged (:mod:`diagkg.agents.trust`),
+and an assistant may run in a process of its own (:mod:`diagkg.runs.hosting`,
+:mod:`diagkg.runs.exec_boundary`). Each round is one step of the session
+contract (:func:`diagkg.env.contract.play`).
 """
 
 from __future__ import annotations
@@ -21,15 +25,19 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+import pyoxigraph as ox
+
 from ..agents import registry
+from ..env import contract
 from ..env.actions import Action
 from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
 from ..env.workspace import AnswerCache, assistant_view, resolve_scenario
 from ..errors import AssistantError, InputError, LLMTruncation, UnknownTermError
 from ..kg.store import KnowledgeStore
+from ..kg.vocab import DK
 from ..llm.records import CallLog, FailureCause, recorded_calls
-from . import ledger, trajectory
+from . import hosting, ledger, trajectory
 from .trajectory import SessionRecord
 
 
@@ -60,6 +68,8 @@ def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Brie
     description = sk.description
     parts: dict[str, str] = {cid: c.type for cid, c in sk.components.items() if cid not in session.scenario.removed}
     parts.update({pid: kind for pid, kind in session.parts().items() if kind in ("enclosure", "opening")})
+    ports = {cid: tuple(c.ports) for cid, c in sk.components.items() if cid not in session.scenario.removed}
+    modules = tuple(sorted(pid for pid, kind in session.parts().items() if kind == "module"))
     labels = {r["id"]: r["label"] or r["id"]
               for r in sk.parts}
     return registry.Briefing(
@@ -69,7 +79,7 @@ def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Brie
         cache=AnswerCache(session.source),
         system_iri=session.scenario.system_iri,
         scenario=session.scenario if privileged else None,
-        session=session if privileged else None)
+        session=session if privileged else None, ports=ports, modules=modules)
 
 
 def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAssistant, *, seed: int = 0,
@@ -97,7 +107,11 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     if store is None:
         store = KnowledgeStore()
     scenario = resolve_scenario(store, scenario, notify)
-    agent = assistant if not isinstance(assistant, str) else registry.create(assistant, **(config or {}))
+    if isinstance(assistant, str):      # where it runs and whether it sees the answer: configuration (agents.trust)
+        hosted = hosting.create(assistant, config)
+        agent, privileged = hosted.agent, hosted.privileged
+    else:
+        agent, privileged = assistant, hosting.privileged(assistant)
     log = llm_log if llm_log is not None else CallLog()
     session = Session(scenario, store, budget=budget, notify=notify)
     started = datetime.now(timezone.utc)
@@ -105,7 +119,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     obs, info = session.reset(seed=seed)
     if on_start:
         on_start(session)
-    brief = briefing_for(session, getattr(agent, "privileged", False), seed)
+    brief = briefing_for(session, privileged, seed)
     brief.visible = obs["visible"]
     brief.llm = log
     svc = _service_agent(service, config or {}, log, brief) if service == "llm" else None
@@ -114,6 +128,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     ranked: dict[int, list[frozenset[str]]] = {}      # the assistant's candidates at each decision
     terminated = truncated = False
     cause: FailureCause | None = None
+    fault: contract.ProtocolFault | None = None     # why an assistant in its own process was stopped
     try:
         agent.setup(brief)
     except LLMTruncation as exc:   # the model's reading of the symptoms was unusable
@@ -123,6 +138,11 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         rounds.append({"round": 1, "kind": "none", "intention": "(no usable reply)",
                        "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
                        "success": False, "executed": []})
+    except AssistantError as exc:      # e.g. the oracle without a privileged briefing
+        session.abort("surrender")
+        terminated = True
+        rounds.append({"round": 1, "kind": "none", "intention": "(failed)", "message": f"The assistant failed: {exc}",
+                       "cost": 0.0, "success": False, "executed": []})
     while not (terminated or truncated):
         d0 = time.perf_counter()
         instruction, mapped_by = "", 0
@@ -144,6 +164,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                            "success": False, "executed": []})
             break
         except AssistantError as exc:
+            if isinstance(exc, contract.ProtocolError):
+                fault = exc.fault
             session.abort("surrender")
             rounds.append({"round": session.round + 1, "kind": "none", "intention": "(failed)",
                            "message": f"The assistant failed: {exc}", "cost": 0.0, "success": False,
@@ -155,7 +177,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             listed = candidates()
             if listed:
                 ranked[session.round + 1] = list(listed[:ledger.MAX_CANDIDATES])
-        outcome, cost, terminated, truncated, info = session.step(suggestion)
+        turn = contract.play(session, suggestion)
+        outcome, terminated, truncated = contract.outcome_json(turn.outcome), turn.terminated, turn.truncated
         if suggestion is None:
             break
         entry = dict(outcome)
@@ -188,14 +211,20 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             on_round(entry)
     wall = time.perf_counter() - t0
     end = session.end or "surrender"
+    closing = getattr(agent, "close", None)
+    if closing is not None:
+        closing(end)               # an assistant in its own process is told the end and stopped
     rec = trajectory.SessionRecord(
         trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
         scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
         assistant=agent.name,
         config={k: v for k, v in (getattr(agent, "config", {}) or {}).items() if k not in SECRET_KEYS},
         seed=seed, budget=session.budget, end=end,
-        total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall)
+        total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, privileged=privileged)
     rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
+    if fault is not None:
+        rec.extra.append(ox.Triple(ox.NamedNode(rec.iri + "#session"), DK.protocolFault.node,
+                                   ox.NamedNode(contract.FAULT_IRIS[fault])))
     iri = rec.iri
     book = None
     catalogue = {a: spec.iri for a, spec in session.catalogue.items()}

@@ -1,0 +1,126 @@
+"""Hosts a plug-in assistant in a process of its own, speaking the assistant protocol.
+
+::
+
+    python -m diagkg.runs.exec_host MODULE:ATTR
+
+diagkg starts this for a plug-in of another distribution that is not trusted
+(:mod:`diagkg.agents.trust`): the plug-in is imported here only, is briefed
+from the ``briefing`` message (no answer, no session, no store: what crosses
+the process boundary is JSON), and each of its suggestions goes back as a
+reply. Whatever the plug-in prints goes to standard error; standard output
+carries the protocol alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from typing import IO, Any
+
+from ..agents.registry import BaseAssistant, Briefing
+from ..env.actions import ActionType
+from ..env.contract import move_message
+from ..env.workspace import KnowledgeView
+from ..llm.records import CallLog
+
+
+def catalogue_of(actions: list[dict[str, Any]]) -> dict[str, ActionType]:
+    """The action catalogue of a briefing message, as in-process assistants have it."""
+    out = {}
+    for a in actions:
+        targets = a.get("targets", {})
+        out[a["id"]] = ActionType(
+            a["id"], a.get("iri", ""), a.get("label", a["id"]), a.get("comment", ""), float(a.get("cost", 0.0)),
+            a.get("category", ""), targets.get("kind", "any"), int(targets.get("count", 1)), None, a.get("observes", ""),
+            bool(a.get("repair", False)), a.get("parameter"), frozenset(a.get("requires", ())),
+            frozenset(a.get("tools", ())), frozenset(a.get("types", ())))
+    return out
+
+
+def view_of(knowledge: dict[str, Any], key: str) -> KnowledgeView:
+    """A read-only view holding the knowledge a briefing carries (one N-Triples document per graph)."""
+    import pyoxigraph as ox
+
+    from ..kg.store import KnowledgeStore
+
+    store = KnowledgeStore.memory()
+    names = sorted(knowledge.get("graphs", {}))
+    for name in names:
+        graph = ox.NamedNode(name)
+        store.add_quads(ox.Quad(t.subject, t.predicate, t.object, graph) for t in
+                        ox.parse(knowledge["graphs"][name].encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+                        if isinstance(t, ox.Triple))
+    return KnowledgeView(store, key, (key, *(store.version_of(ox.NamedNode(n)) for n in names)))
+
+
+def briefing_of(message: dict[str, Any]) -> Briefing:
+    """The :class:`Briefing` a hosted plug-in is set up with, from the ``briefing`` message."""
+    knowledge = message.get("knowledge")
+    return Briefing(
+        system=message["system"], description=message.get("description", ""), symptoms=message["symptoms"],
+        visible=message.get("visible", ""), parts=dict(message["parts"]), labels=dict(message.get("labels", {})),
+        catalogue=catalogue_of(message["actions"]), budget=int(message["budget"]), seed=int(message.get("seed", 0)),
+        store=view_of(knowledge, message["system"]) if knowledge else None, cache=None,
+        system_iri=message.get("system_iri", ""), llm=CallLog(),
+        ports={c: tuple(p) for c, p in message.get("ports", {}).items()}, modules=tuple(message.get("modules", ())))
+
+
+def load(target: str) -> Any:
+    """``MODULE:ATTR`` (or ``MODULE:A.B``) imported."""
+    module, _, attr = target.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in filter(None, attr.split(".")):
+        found = getattr(found, part)
+    return found
+
+
+def serve(factory: Any, read: IO[bytes], write: IO[str]) -> int:
+    """Answer the messages of one session on ``read`` with replies on ``write``."""
+    def send(message: dict[str, Any]) -> None:
+        write.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n")
+        write.flush()
+
+    line = read.readline()
+    if not line:
+        return 0
+    message = json.loads(line)
+    if message.get("kind") != "briefing":
+        print(f"exec_host: expected a briefing, got {message.get('kind')!r}", file=sys.stderr)
+        return 2
+    agent: BaseAssistant = factory(**message.get("config", {}))
+    brief = briefing_of(message)
+    known = set(brief.parts) | set(brief.modules) | {f"{c}.{p}" for c, ps in brief.ports.items() for p in ps}
+    agent.setup(brief)
+    while True:
+        move = agent.suggest()
+        ranked = getattr(agent, "ranked_candidates", None)
+        candidates = [c for c in (ranked() if ranked else []) if c and c <= known]
+        send(move_message(move, candidates))
+        line = read.readline()
+        if not line:
+            return 0
+        message = json.loads(line)
+        if message.get("kind") == "end":
+            close = getattr(agent, "close", None)
+            if close is not None:
+                close(message.get("end", ""))
+            return 0
+        agent.record(message["outcome"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or ":" not in args[0]:
+        print("usage: python -m diagkg.runs.exec_host MODULE:ATTR", file=sys.stderr)
+        return 2
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")   # standard output carries the protocol alone
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return serve(load(args[0]), sys.stdin.buffer, protocol)
+
+
+if __name__ == "__main__":  # pragma: no cover - run as a program
+    raise SystemExit(main())

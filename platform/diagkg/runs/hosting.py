@@ -1,0 +1,75 @@
+"""Where an assistant runs, and whether it is briefed with the answer (:mod:`diagkg.agents.trust` decides).
+
+:func:`create` makes the assistant a session is run with, by name:
+
+* ``exec:COMMAND`` — an :class:`~diagkg.runs.exec_boundary.ExecAssistant` running the command;
+* a plug-in of another distribution that is not trusted — the same, running
+  ``python -m diagkg.runs.exec_host MODULE:ATTR``: the plug-in is imported in
+  that process only, never in diagkg's;
+* diagkg's own assistants, those registered at run time and trusted plug-ins —
+  in process, privileged when the allow-list names them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..agents import registry
+from ..agents.registry import BaseAssistant
+from ..agents.trust import EXEC_PREFIX, Origin, Policy
+from .exec_boundary import ExecAssistant, command_of
+
+
+@dataclass(frozen=True)
+class Hosted:
+    """An assistant made for a session, where it runs and whether it may see the answer."""
+
+    agent: BaseAssistant
+    origin: Origin
+    in_process: bool
+    privileged: bool
+
+
+def host_command(target: str) -> list[str]:
+    """The command that hosts plug-in ``MODULE:ATTR`` in a process of its own."""
+    return [sys.executable, "-m", "diagkg.runs.exec_host", target]
+
+
+def _child_env() -> dict[str, str]:
+    """The environment of a hosted plug-in: this one, with this process's import path (the plug-in is
+    found where it was found here)."""
+    path = [p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(path)))
+
+
+def check(name: str) -> None:
+    """Raise a clear error now if ``name`` names no assistant (an unknown name, a program that is not there)."""
+    if name.startswith(EXEC_PREFIX):
+        command_of(name[len(EXEC_PREFIX):])
+    else:
+        registry.origin(name)
+
+
+def create(name: str, config: Mapping[str, Any] | None = None, policy: Policy | None = None) -> Hosted:
+    """The assistant ``name`` with its configuration, where the policy (default: the environment's) puts it."""
+    policy = policy or Policy.from_env()
+    config = dict(config or {})
+    origin = registry.origin(name)
+    if origin is Origin.PROGRAM:
+        argv = command_of(name[len(EXEC_PREFIX):])
+        return Hosted(ExecAssistant(argv, name, knowledge=policy.trusts(name), **config), origin, False, False)
+    if origin is Origin.PLUGIN and not policy.trusts(name):
+        target = registry.entry_point(name).value.split()[0]        # MODULE:ATTR (without [extras])
+        return Hosted(ExecAssistant(host_command(target), name, env=_child_env(), **config), origin, False, False)
+    return Hosted(registry.create(name, **config), origin, True, policy.may_see_answer(name, origin))
+
+
+def privileged(agent: Any, policy: Policy | None = None) -> bool:
+    """Whether an assistant object the caller made (in this process) is briefed with the answer: the
+    allow-list names it; never one in a process of its own."""
+    if isinstance(agent, ExecAssistant):
+        return False
+    return (policy or Policy.from_env()).may_see_answer(str(getattr(agent, "name", "")), Origin.REGISTERED)
