@@ -6,10 +6,14 @@ Library code raises these and never prints or exits; only the command line
     DiagkgError
     ├── InputError              unreadable input: missing file, bad syntax (exit 2)
     │   ├── RdfSyntaxError      malformed RDF, with file, line and column
-    │   └── ExpressionError     a behaviour expression that is not allowed or fails
+    │   ├── ExpressionError     a behaviour expression that is not allowed or fails
+    │   ├── NotRdfError         a document a SPARQL LOAD fetched is not RDF
+    │   ├── UpdateRefused       an update that would write what no update may (derived graphs…)
+    │   └── KnowledgeChanged    a campaign's scenarios or systems changed since it started
     ├── ValidationError         input read fine but violates the SHACL shapes (exit 1)
     ├── QueryError              a SPARQL query or template that cannot be used (exit 2)
-    │   └── UnknownQueryError   no query of that name in queries/
+    │   ├── UnknownQueryError   no query of that name in queries/
+    │   └── UpdateTimeout       an update ran past its time limit and was stopped (nothing written)
     ├── UnknownTermError        a name that is not in the ontology or the store
     ├── ActionError             a structured action naming an unknown action or part
     ├── AssistantError          an assistant could not decide
@@ -20,6 +24,7 @@ Library code raises these and never prints or exits; only the command line
     ├── SessionError            a session used out of order (step before reset, after its end)
     └── StoreError              the store cannot be opened or written
         ├── StoreLockedError    another process still holds the write lock after waiting
+        ├── UpdateConflict      what an update read kept changing under it (nothing written)
         └── TrajectoryKept      a finished session's trajectory went to a file instead of the store
 """
 
@@ -90,6 +95,43 @@ class UnknownQueryError(QueryError):
     """No query file of that name."""
 
 
+class UpdateTimeout(QueryError):
+    """A SPARQL update ran longer than its time limit; its worker was stopped and nothing was written."""
+
+
+class NotRdfError(InputError):
+    """A document that a SPARQL ``LOAD`` fetched is not RDF (or not in the format it claims)."""
+
+
+class UpdateRefused(InputError):
+    """An update that writes what no update may write (diagkg's own graphs, derived graphs), or that
+    would change what a graph is (the system or scenario it describes)."""
+
+
+@dataclass(frozen=True)
+class ChangedGraph:
+    """A graph whose version differs from the one recorded (see :class:`KnowledgeChanged`)."""
+
+    graph: str
+    recorded: str
+    now: str
+
+    def __str__(self) -> str:
+        return f"<{self.graph}> (recorded {self.recorded[:12] or 'absent'}, now {self.now[:12] or 'absent'})"
+
+
+class KnowledgeChanged(InputError):
+    """A campaign's scenarios or systems changed since it started (resume refuses unless told)."""
+
+    def __init__(self, campaign: str, changed: Sequence[ChangedGraph]):
+        self.campaign = campaign
+        self.changed = list(changed)
+        super().__init__(
+            f"campaign {campaign}: {len(self.changed)} graph(s) changed since it started, so its trajectories "
+            f"would not be comparable: " + "; ".join(str(c) for c in self.changed)
+            + ". Start a new campaign, or resume anyway with --allow-changed")
+
+
 class UnknownTermError(DiagkgError):
     """A term (component, system, scenario…) that does not exist."""
 
@@ -119,6 +161,11 @@ class StoreLockedError(StoreError):
             "(query, graphs, dump) still work; try again when the other process is done, wait "
             "longer with --wait SECONDS, or use --store to pick another store."
         )
+
+
+class UpdateConflict(StoreError):
+    """The graphs an update read or wrote kept changing (other writers) between computing its change
+    and applying it; nothing was written."""
 
 
 class TrajectoryKept(StoreError):

@@ -329,7 +329,8 @@ def inferred_triples(data: rdflib.Graph, digest: str, engine: str = "auto", use_
     return triples
 
 
-def _inferred_graph(key: str, triples: list[ox.Triple], digest: str) -> list[ox.Triple]:
+def inferred_graph(key: str, triples: list[ox.Triple], digest: str) -> list[ox.Triple]:
+    """The content of ``inferred/{key}``: the inferred triples and the digest they follow from."""
     graph = graphs.inferred(key)
     return triples + [ox.Triple(graph, ox.NamedNode(str(DK.inferredFrom)), ox.Literal(digest))]
 
@@ -355,7 +356,7 @@ def infer_system(store: "KnowledgeStore", key: str, engine: str = "auto", use_ca
         raise InputError(f"no system {key!r} in the store; load its description first")
     digest = inference_digest(store.version_of(system))
     triples = inferred_triples(data, digest, engine=engine, use_cache=use_cache)
-    store.write_graphs({graphs.inferred(key): _inferred_graph(key, triples, digest)})
+    store.write_graphs({graphs.inferred(key): inferred_graph(key, triples, digest)})
     return len(triples)
 
 
@@ -452,7 +453,7 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
         if progress:
             progress(f"reasoning ({key})", i, len(system_entries))
         triples = inferred_triples(e.doc.graph, digest)     # the rdflib graph validation already parsed
-        new[graphs.inferred(key)] = _inferred_graph(key, triples, digest)
+        new[graphs.inferred(key)] = inferred_graph(key, triples, digest)
         report.inferred[key] = len(triples)
         if progress:
             progress(f"reasoning ({key})", i + 1, len(system_entries))

@@ -186,6 +186,15 @@ class KnowledgeStore:
         return cls(in_memory=True)
 
     @classmethod
+    def over(cls, raw: ox.Store) -> "KnowledgeStore":
+        """A store whose content is ``raw``, a pyoxigraph store of this process's own (e.g. the
+        private copy an update is worked out on, :mod:`diagkg.kg.updates`); it behaves as an
+        in-memory store."""
+        store = cls(in_memory=True)
+        store._reader = raw
+        return store
+
+    @classmethod
     def open_for_reading(cls, path: str | Path | None = None) -> "KnowledgeStore":
         """A store for commands that only read (never takes the write lock)."""
         return cls(path, read_only=True)
