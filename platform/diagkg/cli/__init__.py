@@ -84,10 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "csv", "tsv", "json", "turtle", "ntriples"), default="table",
                    help="SELECT/ASK: table, csv, tsv, json; CONSTRUCT/DESCRIBE: turtle (default) or ntriples")
 
-    p = add("update", knowledge.cmd_update, "Run a SPARQL update (a .ru file, a name, or text) and say what it changed.")
+    p = add("update", knowledge.cmd_update, "Run a SPARQL update (a .ru file, a name, or text) and say what it changed; "
+            "the system, scenario and file graphs it changes are validated again (all or nothing), get a new "
+            "version, and a system's inferences follow.")
     p.add_argument("update", metavar="UPDATE", help="path to a .ru file, an update name from queries/, or SPARQL text")
     p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
                    help="bind an input: <iri> or scheme://… for IRIs, anything else is a literal")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop the update (nothing written, exit 2) when working it out takes longer "
+                        "(default 300; 0: no limit)")
 
     p = add("remove", knowledge.cmd_remove, "Remove named graphs: a scenario, a trajectory, a campaign, or graphs by name.")
     p.add_argument("graphs", nargs="*", metavar="GRAPH",

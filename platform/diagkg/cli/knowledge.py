@@ -177,25 +177,34 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
-    """Run a SPARQL update and say what it changed, graph by graph."""
+    """Run a SPARQL update by the one write path (:mod:`diagkg.kg.updates`) and say what it
+    changed, graph by graph, and what followed (validation, versions, inferences)."""
+    from ..kg.updates import DEFAULT_TIMEOUT, apply_update
+
     q = _resolve_query_arg(args.update)
     if not q.is_update:
         raise errors.QueryError(f"{q.name} is a query, not an update; run it with `diagkg query`")
     params = dict(_parse_param(p) for p in args.param)
     _check_inputs(q, params)
+    timeout = DEFAULT_TIMEOUT if args.timeout is None else (args.timeout or None)
     with open_store(args, write=True) as store:
-        before = set(store.raw.quads_for_pattern(None, None, None, None))
-        store.update(q, **_template_values(params))
-        after = set(store.raw.quads_for_pattern(None, None, None, None))
-    added: dict[str, int] = {}
-    removed: dict[str, int] = {}
-    for quad, tally in [(q_, added) for q_ in after - before] + [(q_, removed) for q_ in before - after]:
-        name = quad.graph_name.value if isinstance(quad.graph_name, ox.NamedNode) else "(default graph)"
-        tally[name] = tally.get(name, 0) + 1
-    for graph in sorted(set(added) | set(removed)):
-        print(f"<{graph}>: {added.get(graph, 0)} triple(s) added, {removed.get(graph, 0)} removed")
-    if not added and not removed:
+        report = apply_update(store, q, timeout=timeout, **_template_values(params))
+    if report.remote:
+        print(f"sent to {store.location}, which applied it")
+        return EXIT_OK
+    for change in report.changes:
+        print(f"<{change.graph or '(default graph)'}>: {change.added} triple(s) added, {change.removed} removed")
+    if not report.changes:
         print("the update changed nothing")
+    for r in report.revisions:
+        if r.after:
+            print(f"<{r.graph}>: valid; version {r.before[:12] or '(none)'} -> {r.after[:12]}")
+        else:
+            print(f"<{r.graph}>: left empty, removed")
+    for key, n in report.inferred.items():
+        print(f"reasoned over {key} -> <{graphs.inferred(key).value}> ({n} inferred triples)")
+    if report.revalidated:
+        print(f"re-validated {len(report.revalidated)} stored scenario(s) against the changed system(s)")
     return EXIT_OK
 
 
@@ -219,32 +228,16 @@ def _graphs_to_remove(args: argparse.Namespace, store: KnowledgeStore) -> list[o
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
-    """Remove named graphs: a scenario, a trajectory, a campaign, or graphs by name."""
+    """Remove named graphs: a scenario, a trajectory, a campaign, or graphs by name (a system
+    with its inferences; checked again inside the write lock, see :func:`diagkg.kg.updates.remove_graphs`)."""
+    from ..kg.updates import removal, remove_graphs
+
     with open_store(args, write=True) as store:
-        targets = _graphs_to_remove(args, store)
-        if not targets:
+        asked = _graphs_to_remove(args, store)
+        if not asked:
             raise errors.InputError("name what to remove: GRAPH…, --scenario ID, --trajectory ID or --campaign ID")
+        targets = removal(store.raw, asked)
         sizes = dict(store.graphs())
-        missing = [g.value for g in targets if g.value not in sizes]
-        if missing:
-            raise errors.InputError("no graph " + ", ".join(f"<{m}>" for m in missing) + " in the store "
-                                    "(see `diagkg graphs`)")
-        own = [g.value for g in targets if g in (graphs.ONTOLOGY, graphs.SHAPES)]
-        if own:
-            raise errors.InputError(f"<{own[0]}> is diagkg's own and every load refreshes it; it cannot be removed")
-        # a system takes its inferences with it, and cannot go while scenarios that run on it stay
-        for g in list(targets):
-            if graphs.kind_of(g) == "system":
-                key = g.value.rsplit("/", 1)[-1]
-                if graphs.inferred(key).value in sizes and graphs.inferred(key) not in targets:
-                    targets.append(graphs.inferred(key))
-                claims = [r for r in store.select("graph-claims") if r["graph"] == g.value and r["kind"] == "system"]
-                for claim in claims:
-                    left = [r["graph"] for r in store.select("scenarios-on-system", {"system": ox.NamedNode(claim["value"])})
-                            if ox.NamedNode(r["graph"]) not in targets]
-                    if left:
-                        raise errors.InputError(f"<{g.value}> describes a system that {len(left)} stored scenario(s) run on "
-                                                f"(e.g. <{left[0]}>); remove them in the same command, or keep the system")
         listing = "\n".join(f"  <{g.value}> ({sizes.get(g.value, 0)} triples)" for g in targets)
         if not args.yes:
             if not sys.stdin.isatty():
@@ -253,8 +246,8 @@ def cmd_remove(args: argparse.Namespace) -> int:
             if answer not in ("y", "yes"):
                 print("nothing was removed", file=sys.stderr)
                 return EXIT_OK
-        store.remove_graphs(targets)
-    for g in targets:
+        removed = remove_graphs(store, asked)
+    for g in removed:
         print(f"removed <{g.value}> ({sizes.get(g.value, 0)} triples)")
     return EXIT_OK
 
