@@ -140,13 +140,21 @@ def _add_sparql_routes(app: FastAPI) -> None:
 
 
 async def _update(request: Request, text: str) -> Response:
+    """An update by the one write path (:func:`diagkg.kg.updates.apply_update`), off the event
+    loop: worked out in a worker process under ``--query-timeout`` (503 when stopped), the
+    graphs it changes validated again (422 on a violation), nothing written unless it all holds."""
+    from ..errors import UpdateTimeout, ValidationError
+    from ..kg.updates import apply_update
+
     state = state_of(request)
-
-    def run() -> None:
-        state.store.update(from_text(text, "update"))
-
     try:
-        await asyncio.to_thread(run)
+        await asyncio.to_thread(apply_update, state.store, from_text(text, "update"),
+                                timeout=state.config.query_timeout)
+    except UpdateTimeout as exc:
+        return PlainTextResponse(f"update stopped: {exc}", status_code=503)
+    except ValidationError as exc:
+        return PlainTextResponse(f"update refused, nothing was written: {exc}:\n"
+                                 + "\n".join(str(v) for v in exc.violations), status_code=422)
     except QueryError as exc:
         return PlainTextResponse(f"malformed update: {exc}", status_code=400)
     return Response(status_code=204)
