@@ -60,6 +60,18 @@ def page(browser, server):
     assert not errors, errors
 
 
+def test_the_token_is_kept_for_this_tab_only(page, browser, server):
+    page.wait_for_selector("#schematic svg")
+    assert page.evaluate("sessionStorage.getItem('diagkg-token')") == TOKEN
+    assert page.evaluate("localStorage.getItem('diagkg-token')") is None
+    page.reload()                                        # the same tab keeps it
+    assert page.input_value("#token") == TOKEN
+    other = browser.new_context().new_page()            # another tab (a fresh context) starts without it
+    other.goto(server + "/")
+    assert other.input_value("#token") == "" and other.evaluate("localStorage.length") == 0
+    other.context.close()
+
+
 def test_the_page_shows_systems_and_a_schematic(page):
     page.wait_for_selector("#schematic svg")
     assert page.locator("#system option").all_inner_texts() == ["Torch (torch)"]

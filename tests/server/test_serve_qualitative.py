@@ -88,3 +88,14 @@ def test_the_report_page_shows_them_escaped_with_the_rubric_plot(judged, server)
     assert f"<td>random-search</td><td>efficiency</td><td>0</td><td>{n}</td><td>0</td><td>{n}</td>" in page
     assert 'alt="rubric" src="data:image/png;base64,' in page
     assert "qualitative rubric was not run" not in page
+
+
+def test_the_markdown_files_carry_labels_as_text(judged, tmp_path):
+    """``diagkg report``'s Markdown tables: the judge's label escaped (no HTML, no emphasis)."""
+    from diagkg.evaluation import report
+
+    path, cid, _ = judged
+    store = KnowledgeStore.open_for_reading(path)
+    report.write_report(store, [cid], tmp_path)
+    md = (tmp_path / "cluster-labels.md").read_text()
+    assert "Replace &lt;b&gt;first&lt;/b&gt; &amp; look later" in md and "<b>" not in md

@@ -28,9 +28,20 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\`*_[]|#"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;",
+                                                                   "\n": " ", "\r": " "})
+
+
+def markdown_text(text: str) -> str:
+    """Text as it reads in a Markdown table cell: no HTML (``<``, ``>``, ``&`` as entities),
+    no emphasis, links or code (backslash escapes), no line breaks or cell separators."""
+    return text.translate(_MD_ESCAPES)
+
+
 def to_markdown(t: Table) -> str:
-    lines = [f"### {t.title}", "", "| " + " | ".join(t.columns) + " |", "|" + "---|" * len(t.columns)]
-    lines += ["| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row) + " |" for row in t.rows]
+    lines = [f"### {markdown_text(t.title)}", "", "| " + " | ".join(markdown_text(c) for c in t.columns) + " |",
+             "|" + "---|" * len(t.columns)]
+    lines += ["| " + " | ".join(markdown_text(_fmt(v)) for v in row) + " |" for row in t.rows]
     return "\n".join(lines) + "\n"
 
 

@@ -12,9 +12,11 @@ const el = (tag, attrs = {}, ...kids) => {
   return e;
 };
 
+// the token is kept for this tab only (sessionStorage), never on disk; older pages kept it in localStorage
 const tokenInput = $("#token");
-tokenInput.value = localStorage.getItem("diagkg-token") || "";
-tokenInput.addEventListener("change", () => localStorage.setItem("diagkg-token", tokenInput.value));
+localStorage.removeItem("diagkg-token");
+tokenInput.value = sessionStorage.getItem("diagkg-token") || "";
+tokenInput.addEventListener("input", () => sessionStorage.setItem("diagkg-token", tokenInput.value));
 
 async function api(path, opts = {}) {
   const headers = Object.assign({}, opts.headers || {});
