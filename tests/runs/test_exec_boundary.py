@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import textwrap
 
 import pyoxigraph as ox
 import pytest
@@ -28,66 +27,8 @@ from diagkg.runs.exec_boundary import ExecAssistant, Limits, command_of
 from diagkg.runs.runner import run_session
 
 from ..support.paths import ROOT, THREE_CUBES
+from ..support.programs import NODE_SEARCHER, SEARCHER, SH_STOPPER
 from ..support.torch import torch_memory_store
-
-SEARCHER = textwrap.dedent('''
-    """Measures the first part, then names one part after the other; logs every line it reads and writes."""
-    import json, sys
-
-    log = open(sys.argv[1], "a", encoding="utf-8")
-    mode = sys.argv[2]          # search: hypotheses after the measurement; measure: measurements only
-
-    def receive():
-        line = sys.stdin.readline()
-        log.write("in " + line)
-        log.flush()
-        return json.loads(line) if line else None
-
-    def send(message):
-        text = json.dumps(message)
-        log.write("out " + text + "\\n")
-        log.flush()
-        sys.stdout.write(text + "\\n")
-        sys.stdout.flush()
-
-    brief = receive()
-    parts = sorted(p for p, kind in brief["parts"].items() if kind not in ("enclosure", "opening"))
-    measure = {"kind": "act", "action": "measure_voltage", "targets": [parts[0]]}
-    send(dict(measure, candidates=[[p] for p in parts[:3]]))
-    while True:
-        message = receive()
-        if message is None or message["kind"] == "end":
-            break
-        if mode == "measure":
-            send(measure)
-        elif parts:
-            send({"kind": "hypothesis", "parts": [parts.pop(0)], "explanation": "the next part in line"})
-        else:
-            send({"kind": "stop"})
-''')
-
-NODE_SEARCHER = textwrap.dedent('''
-    // Names one part after the other, in name order; gives up when none is left.
-    const readline = require("readline");
-    const lines = readline.createInterface({ input: process.stdin });
-    let parts = [];
-    const send = (message) => process.stdout.write(JSON.stringify(message) + "\\n");
-    lines.on("line", (line) => {
-      const message = JSON.parse(line);
-      if (message.kind === "end") { lines.close(); return; }
-      if (message.kind === "briefing") {
-        parts = Object.keys(message.parts).filter((p) => !["enclosure", "opening"].includes(message.parts[p])).sort();
-      }
-      send(parts.length ? { kind: "hypothesis", parts: [parts.shift()] } : { kind: "stop" });
-    });
-''')
-
-SH_STOPPER = textwrap.dedent('''\
-    read -r briefing
-    printf '%s\\n' '{"kind": "stop"}'
-    read -r end
-''')
-
 
 SHIPPED = "3CC.S.1"
 
@@ -259,3 +200,20 @@ def test_commands_are_split_like_a_shell_and_checked(tmp_path):
         command_of("  ")
     with pytest.raises(InputError, match="DIAGKG_EXEC_REPLY_SECONDS"):
         Limits.from_env({"DIAGKG_EXEC_REPLY_SECONDS": "soon"})
+
+
+def test_diagkg_run_with_an_exec_program(tmp_path):
+    from ..support.cli import run_cli
+    from ..support.torch import FLAT, TORCH, scenario_text
+
+    files = [write(tmp_path, "torch.ttl", TORCH), write(tmp_path, "t1.ttl", scenario_text(**FLAT))]
+    store = ["--store", str(tmp_path / "store")]
+    assert run_cli(*store, "load", *files).returncode == 0
+    log = str(tmp_path / "log")
+    program = f"exec:{sys.executable} {write(tmp_path, 'searcher.py', SEARCHER)} {log} search"
+    r = run_cli(*store, "run", "--scenario", FLAT["id"], "--assistant", program, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["end"] == "success" and result["assistant"] == program and result["rounds"] == 2
+    r = run_cli(*store, "run", "--scenario", FLAT["id"], "--assistant", "exec:no-such-program-here --now")
+    assert r.returncode == 2 and "no program 'no-such-program-here'" in r.stderr

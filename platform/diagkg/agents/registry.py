@@ -140,6 +140,11 @@ def register(name: str, factory: Factory) -> None:
     _REGISTERED[name] = factory
 
 
+def rescan() -> None:
+    """Read the installed entry points again (a plug-in installed while this process runs)."""
+    _entry_points(fresh=True)
+
+
 def is_registered(name: str) -> bool:
     """Whether ``name`` was registered at run time in this process (:func:`register`)."""
     return name in _REGISTERED

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..errors import InputError
 from . import campaign as cp
 from . import metrics as mx
-from .tables import Table, _figure, _fmt, to_csv, to_latex, to_markdown
+from .tables import Table, _figure, _fmt, mark_privileged, to_csv, to_latex, to_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -90,6 +90,14 @@ def tables(store: KnowledgeStore, data: mx.CampaignData) -> list[Table]:
                                                                   "state", "reason", "execution ARI", "intent ARI",
                                                                   "noise floor", "notes"], conv))
     return out
+
+
+def privileged_assistants(store: KnowledgeStore, campaign_ids: Sequence[str]) -> set[str]:
+    """The assistants briefed with the answer in some session of these campaigns (their rows are marked)."""
+    import pyoxigraph as ox
+
+    return {r["assistant"] for cid in campaign_ids
+            for r in store.select("campaign-privileged", {"campaign": ox.NamedNode(cp.CAMPAIGN_BASE + cid)})}
 
 
 def convergence_rows(store: KnowledgeStore, campaign_ids: Sequence[str]) -> list[list[Any]]:
@@ -268,6 +276,7 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
 
     qualitative = rubric_report.load(store, ids)
     ts = tables(store, data) + rubric_report.tables(store, qualitative)
+    mark_privileged(ts, privileged_assistants(store, ids))
     for t in ts:
         for suffix, render in ((".md", to_markdown), (".tex", to_latex), (".csv", to_csv)):
             path = out / f"{t.name}{suffix}"

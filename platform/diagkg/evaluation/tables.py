@@ -18,6 +18,21 @@ class Table:
     rows: list[list[Any]]
 
 
+PRIVILEGED_MARK = " (privileged)"      # after an assistant briefed with the answer (dk:privileged)
+
+
+def mark_privileged(tables: list[Table], assistants: set[str]) -> None:
+    """Mark the rows (and side-by-side columns) of assistants that were briefed with the answer."""
+    for t in tables:
+        where = [i for i, c in enumerate(t.columns) if c in ("assistant", "a", "b")]
+        for row in t.rows:
+            for i in where:
+                if row[i] in assistants:
+                    row[i] = f"{row[i]}{PRIVILEGED_MARK}"
+        t.columns = [next((a + PRIVILEGED_MARK + c[len(a):] for a in assistants if c.startswith(a + " ")), c)
+                     if i not in where else c for i, c in enumerate(t.columns)]
+
+
 def _fmt(v: Any) -> str:
     if v is None:
         return ""
