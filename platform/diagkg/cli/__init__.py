@@ -140,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", action="store_true",
                    help="also store the result as SOSA observations in a simulation/… graph")
     p.add_argument("--netlist", action="store_true", help="print the SPICE netlist instead of solving")
+    p.add_argument("--engine", choices=("ngspice", "pyspice"), default="ngspice",
+                   help="ngspice (default): the fast engine, ngspice's library through ctypes; pyspice: the same "
+                        "circuit built and solved through PySpice's own API in a child process, a slower "
+                        "cross-check that prints the same output")
 
     p = add("run", sessions.cmd_run, "Run a diagnostic session: an assistant on a scenario; stores the trajectory.")
     p.add_argument("--scenario", metavar="N|ID|FILE",

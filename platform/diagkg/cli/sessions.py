@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import errors
 from ..kg import graphs, systems
@@ -58,7 +59,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if args.netlist:
             print(sim.netlist(state))
             return EXIT_OK
-        result = sim.simulate(state, random.Random(args.seed))
+        with _engine(args, sim) as sim:
+            result = sim.simulate(state, random.Random(args.seed))
         if args.record:
             graph = graphs.named("simulation", f"{args.system}-{int(time.time() * 1000)}")
             store.add_quads(result_quads(result, sim.skeleton, graph))
@@ -80,15 +82,32 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@contextlib.contextmanager
+def _engine(args: argparse.Namespace, sim: Simulator) -> Iterator[Simulator]:
+    """``sim`` itself, or with ``--engine pyspice`` a simulator of the same system on PySpice's
+    engine (its child process started first, so that a missing PySpice is said at once)."""
+    if args.engine != "pyspice":
+        yield sim
+        return
+    from ..sim.pyspice_engine import PySpiceEngine
+    from ..sim.simulator import Simulator
+
+    with PySpiceEngine() as engine:
+        engine.start()
+        yield Simulator(sim.skeleton, engine=engine)
+
+
 def _simulate_scenario(args: argparse.Namespace) -> int:
     """The state right after a scenario's faults are injected (the saboteur of a session)."""
     from ..env.service import make
 
     with open_store(args, write=True) as store:
         session = make(scenario_ref(args, store), store, notify=say)
-    session.reset(seed=args.seed)
+    with _engine(args, session.sim) as sim:
+        session.sim = sim
+        session.reset(seed=args.seed)
+        is_nominal = session.is_nominal()
     scenario, nominal, result = session.scenario, session.nominal_result, session.initial_result
-    is_nominal = session.is_nominal()
     if args.format == "json":
         data = result.to_json()
         data.update(scenario=scenario.number, scenario_id=scenario.id, nominal=is_nominal,
