@@ -224,3 +224,41 @@ def test_the_token_from_a_file_and_a_warning_for_the_command_line(store, tmp_pat
         assert "warning: a token given with --token is visible" in log
     finally:
         stop_server(proc)
+
+
+def test_a_cross_product_update_is_stopped_and_a_run_meanwhile_stores_its_trajectory(server, store):
+    """The update is worked out in a worker that is killed at --query-timeout (5 s here), with
+    nothing written; the store's write lock is not held meanwhile, so a ``run --wait 5``
+    started while it runs stores its trajectory."""
+    from ..support.cli import run_cli
+
+    graphs_before = httpx.get(server + "/api/graphs", timeout=30).json()
+    cross = ("INSERT { GRAPH <urn:x:cross> { ?a ?b ?f } } WHERE { GRAPH ?w { ?a ?b ?c } GRAPH ?x { ?d ?e ?f } "
+             "GRAPH ?y { ?g ?h ?i } GRAPH ?z { ?j ?k ?l } }")
+    answer: dict[str, httpx.Response] = {}
+    thread = threading.Thread(target=lambda: answer.setdefault("update", httpx.post(
+        server + "/sparql", data={"update": cross}, headers=AUTH, timeout=120)))
+    thread.start()
+    time.sleep(1.0)              # the update is being worked out
+    run = run_cli("--store", str(store), "--wait", "5", "run", "--scenario", "TORCH.1", "--assistant", "oracle",
+                  "--format", "json")
+    thread.join()
+    assert run.returncode == 0, run.stderr
+    r = answer["update"]
+    assert r.status_code == 503 and "update stopped" in r.text, r.text
+    ask = httpx.get(server + "/sparql", params={"query": "ASK { GRAPH <urn:x:cross> { ?s ?p ?o } }"}, timeout=30)
+    assert ask.json()["boolean"] is False
+    graphs_after = {g["graph"]: g["triples"] for g in httpx.get(server + "/api/graphs", timeout=30).json()}
+    before = {g["graph"]: g["triples"] for g in graphs_before}
+    new = set(graphs_after) - set(before)
+    assert new and all("/trajectory/" in g for g in new)            # the run's trajectory, nothing else
+    assert {g: n for g, n in graphs_after.items() if g in before} == before
+
+
+def test_load_of_something_not_rdf_is_400(server, remote):
+    _Remote.hits = []
+    load = "LOAD <http://%s/page.html> INTO GRAPH <urn:x:loaded>" % remote
+    r = httpx.post(server + "/sparql", content=load, headers={"content-type": "application/sparql-update", **AUTH},
+                   timeout=60)
+    assert r.status_code == 400, r.text
+    assert _Remote.hits == ["/page.html"]

@@ -324,6 +324,11 @@ def run(raw: ox.Store, text: str, fp: Footprint, name: str = "update") -> None:
         raise QueryError(explain_syntax_error(name, text, exc)) from None
     except ValueError as exc:
         raise QueryError(f"{name}: {exc}") from None
+    except RuntimeError as exc:     # pyoxigraph: a fetched document of a media type it cannot read, a SERVICE failed
+        if fp.loads:
+            raise NotRdfError(f"{name}: LOAD fetched a document that is not RDF (or of a media type it cannot "
+                              f"read): {' '.join(str(exc).split())[:300]}") from None
+        raise InputError(f"{name}: the update could not be evaluated: {' '.join(str(exc).split())[:300]}") from None
     except OSError as exc:
         if fp.loads:
             raise InputError(f"{name}: LOAD could not fetch its document: {' '.join(str(exc).split())[:300]}") from None
