@@ -14,8 +14,15 @@ writers take turns on the store's lock). People take part in two ways:
   or ``{"give_up": true}``).
 
 Events (``GET /api/sessions/{id}/events``, ``text/event-stream``): ``start``,
-``suggestion``, ``waiting``, ``round``, ``end``, ``error``; each has a ``seq``
+``suggestion``, ``waiting``, ``round``, ``storing``, ``end``, ``error``; each has a ``seq``
 (the SSE id: a client that reconnects with ``Last-Event-ID`` gets the rest).
+
+No finished session is lost: a session whose assistant or step raises is stored
+with end ``crashed`` (its rounds so far, then what went wrong; the ``error``
+event names its trajectory); a trajectory whose write finds another writer
+holding the store's lock tries again (``storing`` says so once) until it is
+stored, or, if the server stops meanwhile, is kept in a file
+(:mod:`diagkg.runs.keeping`).
 """
 
 from __future__ import annotations
@@ -24,8 +31,10 @@ import asyncio
 import json
 import queue
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, AsyncIterator
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
@@ -34,10 +43,12 @@ from pydantic import BaseModel, Field
 
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, Hypothesis
+from ..errors import StoreError, StoreLockedError, TrajectoryKept
 from .state import TokenFirst, check_token, state_of
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], route_class=TokenFirst)
 SERVICES = ("simulated", "human")
+SAVE_WAIT = 1.0       # seconds one try to store a trajectory waits for the lock (then it tries again)
 
 
 class _Stop(Exception):
@@ -153,9 +164,6 @@ class ServiceGate(BaseAssistant):
         super().record(outcome)
         self.inner.record(outcome)
 
-    def close(self, end: str) -> None:
-        self.inner.close(end)
-
     def suggest(self) -> Action | Hypothesis | None:
         suggestion = self.inner.suggest()
         if suggestion is None:
@@ -244,6 +252,7 @@ class Sessions:
     def __init__(self) -> None:
         self.by_id: dict[str, LiveSession] = {}
         self.threads: dict[str, threading.Thread] = {}
+        self.stopping = threading.Event()      # the server is shutting down: stop retrying to store
         self._starting = threading.Lock()
         self._warm = False
 
@@ -255,37 +264,51 @@ class Sessions:
             return self._start(app_state, req)
 
     def _start(self, app_state: Any, req: StartRequest) -> LiveSession:
-        from ..agents.trust import EXEC_PREFIX
+        from ..agents import registry
         from ..env.scenarios import ScenarioCatalog
-        from ..runs import hosting
         from ..runs.runner import run_session
 
         if req.service not in SERVICES:
             raise HTTPException(400, f"service must be one of {', '.join(SERVICES)}, not {req.service!r}")
-        if req.assistant.startswith(EXEC_PREFIX):        # a request must never run a command on this machine
-            raise HTTPException(400, "exec: assistants run a command: they are not started over HTTP (use diagkg run)")
         store = app_state.fresh()
         scenario = ScenarioCatalog.find(store, req.scenario)     # UnknownTermError: 404
         live = LiveSession(uuid.uuid4().hex[:12], scenario.id, req.assistant, req.service, req.seed)
-        # where the assistant runs (a plug-in that is not trusted: a process of its own) is hosting's to say
-        agent: BaseAssistant = WebHuman(live) if req.assistant == "human" else hosting.create(req.assistant,
-                                                                                                 req.config).agent
+        agent: BaseAssistant = WebHuman(live) if req.assistant == "human" else registry.create(req.assistant,
+                                                                                                 **req.config)
         if req.service == "human":
             agent = ServiceGate(agent, live)
 
+        played: list[dict[str, Any]] = []
+
+        def on_round(entry: dict[str, Any]) -> None:
+            played.append(entry)
+            live.emit("round", round=entry)
+
         def run() -> None:
+            from ..runs.keeping import crashed_record
+
             live.status = "running"
             live.emit("start", scenario=scenario.id, number=scenario.number, system=scenario.key,
                       symptoms=scenario.observations, assistant=agent.name, service=req.service, seed=req.seed)
+            started, t0 = datetime.now(timezone.utc), time.perf_counter()
             try:
                 result = run_session(scenario, agent, seed=req.seed, budget=req.budget, store=store,
-                                     on_round=lambda entry: live.emit("round", round=entry),
-                                     on_start=lambda session: setattr(live, "session", session))
-            except Exception as exc:      # the session failed: the page says why
+                                     on_round=on_round, on_start=lambda session: setattr(live, "session", session),
+                                     record=False)
+            except Exception as exc:      # the session failed: stored as crashed, and the page says why
+                record = crashed_record(scenario, agent.name, dict(getattr(agent, "config", {}) or {}), req.seed,
+                                        exc, rounds=played, started=started, wall_time=time.perf_counter() - t0,
+                                        budget=req.budget)
+                saved = self.save(app_state, record, live)
+                live.result = {"trajectory": record.iri, "scenario": scenario.number, "scenario_id": scenario.id,
+                               "assistant": agent.name, "end": "crashed", "cost": record.total_cost,
+                               "rounds": len(record.rounds), **saved}
                 live.status = "failed"
-                live.emit("error", message=f"{type(exc).__name__}: {exc}")
+                live.emit("error", message=f"{type(exc).__name__}: {exc}", result=live.result)
                 return
-            live.result = _plain(result.to_json())
+            assert result.record is not None
+            saved = self.save(app_state, result.record, live)
+            live.result = _plain({**result.to_json(), **saved})
             live.status = "done"
             live.emit("end", result=live.result)
 
@@ -295,6 +318,33 @@ class Sessions:
         self.threads[live.id] = thread
         thread.start()
         return live
+
+    def save(self, app_state: Any, record: Any, live: LiveSession) -> dict[str, Any]:
+        """Store a finished session's trajectory, trying again while another writer holds the lock
+        (until the server stops: then it is kept in a file). Returns what the result adds: the file
+        it was kept in, or why it could not be kept at all."""
+        from ..env.actions import action_catalogue
+        from ..kg.store import KnowledgeStore
+        from ..runs.keeping import store_or_keep
+
+        told = False
+
+        def again(exc: StoreLockedError) -> bool:
+            nonlocal told
+            if not told:
+                live.emit("storing", message="another process is writing the store; the trajectory waits its turn")
+                told = True
+            return not self.stopping.is_set()
+
+        try:
+            writer = KnowledgeStore(app_state.config.store_path, wait=SAVE_WAIT)
+            catalogue = {a: spec.iri for a, spec in action_catalogue(writer).items()}
+            store_or_keep(writer, record, catalogue, retry=again)
+        except TrajectoryKept as kept:
+            return {"kept_in": str(kept.file), "store_error": str(kept.reason)}
+        except StoreError as exc:
+            return {"store_error": str(exc)}
+        return {}
 
     def _forget_old(self) -> None:
         """Keep the last :attr:`KEEP` finished sessions (their trajectories are in the store)."""
@@ -309,6 +359,7 @@ class Sessions:
         return self.by_id[sid]
 
     def close(self) -> None:
+        self.stopping.set()
         for live in self.by_id.values():
             if not live.finished:
                 live.inbox.put({"shutdown": True})
