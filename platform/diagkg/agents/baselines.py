@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from ..env.actions import Action, Hypothesis
 from ..errors import AssistantError
@@ -31,8 +32,37 @@ class Oracle(BaseAssistant):
         if scenario is None:
             raise AssistantError("the oracle was not briefed with the answer: DIAGKG_PRIVILEGED_ASSISTANTS does not "
                                  "name it (diagkg.agents.trust)")
-        self.plan: list[Action | Hypothesis] = [Action(s.action, s.targets, s.value) for s in scenario.repair]
-        self.plan.append(Hypothesis(scenario.faulty, "the scenario's faulty components"))
+        repair: list[Action | Hypothesis] = [Action(s.action, s.targets, s.value) for s in scenario.repair]
+        repair.append(Hypothesis(scenario.faulty, "the scenario's faulty components"))
+        self.plan = repair
+        if briefing.session is not None:
+            self.plan = self.cheapest(briefing.session, repair)
+
+    @staticmethod
+    def cheapest(session: Any, repair: list[Action | Hypothesis]) -> list[Action | Hypothesis]:
+        """The cheaper of two ways the oracle knows, under the cost rule every assistant pays: the
+        scenario's ideal repair (then naming its faulty parts), or naming every faulty part at once
+        (a diagnosis; preferred at equal cost). Each is tried on the session and set back."""
+        from ..env.effects import still_broken
+
+        naming: list[Action | Hypothesis] = [Hypothesis(frozenset(still_broken(session, session.state())),
+                                                        "every part that differs from its description")]
+        tried: list[tuple[float, int, list[Action | Hypothesis]]] = []
+        for rank, plan in enumerate((naming, repair)):
+            point = session.checkpoint()
+            try:
+                cost, ended = 0.0, False
+                for step in plan:
+                    _, spent, terminated, truncated, info = session.step(step)
+                    cost += spent
+                    if terminated or truncated:
+                        ended = str(info.get("end", "")).startswith("success")
+                        break
+                if ended:
+                    tried.append((cost, rank, plan))
+            finally:
+                session.rollback(point)
+        return min(tried, key=lambda t: (t[0], t[1]))[2] if tried else repair
 
     def suggest(self) -> Action | Hypothesis | None:
         return self.plan.pop(0) if self.plan else None

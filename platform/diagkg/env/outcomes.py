@@ -32,6 +32,17 @@ class Refusal(StrEnum):
     NO_EFFECT = "no-effect"                    # the effect cannot apply here (nothing to reconnect, no slot…)
 
 
+class Verdict(StrEnum):
+    """The verdict on a hypothesis (:mod:`diagkg.env.verification`); only ``correct`` is a diagnosis
+    that ends a session in success."""
+
+    CORRECT = "correct"        # only faulty parts, every one of them, and their repair restores the system
+    PARTIAL = "partial"        # only faulty parts (repaired), but not all of them or not enough
+    WRONG = "wrong"            # no faulty part (or a whole box named instead of a part): nothing repaired
+    OVERBROAD = "overbroad"    # faulty and healthy parts: turned back, nothing repaired
+    EMPTY = "empty"            # no part of the system at all ("nothing is wrong")
+
+
 class TerminalState(StrEnum):
     """What a close look at one end of a component shows."""
 
@@ -178,16 +189,19 @@ class Outcome:
     cost: float
     executed: list[tuple[str, tuple[str, ...], float]] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
-    verdict: str | None = None
+    verdict: Verdict | None = None
     refusal: Refusal | None = None
 
+    # healthy parts this round replaced (a repair action used as a probe) or named in a hypothesis:
+    # false removals, for the trajectory's diagnosis figures (never told to the assistant as such)
+    healthy: tuple[str, ...] = ()
     def refuse(self, reason: Refusal, message: str) -> None:
         self.refusal = reason
         self.message = message
 
     def to_dict(self) -> dict[str, Any]:
         return {"round": self.round, "kind": self.kind, "intention": self.intention, "success": self.success,
-                "message": self.message, "cost": self.cost, "verdict": self.verdict,
+                "message": self.message, "cost": self.cost, "verdict": self.verdict.value if self.verdict else None,
                 "refusal": self.refusal.value if self.refusal else None,
                 "executed": [{"action": a, "targets": list(t), "cost": c} for a, t, c in self.executed],
-                "data": plain(self.data)}
+                "data": plain(self.data), "healthy": list(self.healthy)}

@@ -135,6 +135,8 @@ class Session:
         # see _reset_to_snapshot: the state kept, and the parts it depended on being repaired or not
         self.reset_cache: dict[tuple[Any, ...], tuple[frozenset[ox.Quad], frozenset[str]]] = {}
         self._snapshot_sets: dict[int, tuple[tuple[ox.Quad, ...], frozenset[ox.Quad]]] = {}
+        # see verification.access_steps
+        self.access_steps_cache: dict[tuple[Any, ...], tuple[tuple[str, tuple[str, ...], float], ...]] = {}
         self._state_key: frozenset[ox.Quad] = frozenset()   # the state graph's content as last read/written
         self._key_generation = -1
         # a session that rolls back (a model's shadow) sets its state graph lazily: the state it
@@ -420,8 +422,13 @@ class Session:
             # last reset made it: resetting again would give the same quads
             if self.store.generation != generation or len(self.repaired) != repaired or self.state_key() is not before:
                 self._reset_to_snapshot()
+        spec = self.catalogue.get(action.action)
+        # a repair of a part that did not differ from its description is a false removal
+        broken = effects.still_broken(self, self.state()) if spec is not None and spec.repair else None
         outcome.cost = sum(c for _, _, c in outcome.executed)
         return outcome
+            if broken is not None and outcome.success:
+                outcome.healthy = tuple(sorted({t.split(".", 1)[0] for t in action.targets} - broken))
 
     def _execute(self, action: Action, out: Outcome) -> None:
         spec = self.catalogue.get(action.action)

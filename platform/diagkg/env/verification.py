@@ -1,11 +1,30 @@
-"""Verifying a hypothesis: repair exactly the named parts on a copy of the
-state and see whether the system works again; the repair work it implies is
-its cost (minutes).
+"""Verifying a hypothesis: it is judged only on what it names, and costs the
+repair work it implies (minutes), access included.
 
-*correct* if the main lamps light (settled, no loose end left, and the switch
-still controls them — the bypass guard), *partial* if some named part was
-faulty (it stays repaired), *wrong* otherwise. Naming a whole box or module
-instead of a part is wrong and costs :data:`UNSPECIFIC_COST`.
+* *correct* — every named part is faulty, every part whose injected fault is
+  still present is named, and repairing the named parts makes the system work
+  (the main lamps light, settled, no loose end left, and the switch still
+  controls them — the bypass guard). Only this verdict is a diagnosis, and only
+  it ends a session in ``success``.
+* *partial* — every named part is faulty (they are repaired, for good), but
+  some faulty part is not named or the system still does not work.
+* *overbroad* — the named parts include healthy ones as well as faulty ones:
+  the hypothesis is turned back and nothing is repaired (the message does not
+  say which named parts were healthy).
+* *wrong* — no named part is faulty: nothing is repaired. Naming a whole box
+  or module instead of a part is wrong too and costs :data:`UNSPECIFIC_COST`.
+* *empty* — the hypothesis names no part of the system ("nothing is wrong").
+
+A part is *faulty* when it differs from its nominal description in the current
+state (:func:`~diagkg.env.effects.still_broken`: an injected fault still
+present, a fault the scenario declares masked, damage, a shielding enclosure
+that lets a coupling act); every other part is *healthy*.
+
+The cost rule is the one every assistant pays: the repairs the named parts
+imply (the catalogue's own costs: a replacement per component, a reconnection
+per cable end off, a move per shielding enclosure) plus the access each repair
+needs in the current state (opening a panel, turning an enclosure over — what
+a repair action would do automatically), whatever the verdict.
 """
 
 from __future__ import annotations
@@ -16,79 +35,134 @@ import pyoxigraph as ox
 
 from ..kg.vocab import DK
 from ..sim.circuit import CircuitState
-from . import effects
+from . import access, effects
 from .actions import Hypothesis
 from .effects import still_broken
-from .outcomes import Outcome
+from .outcomes import Outcome, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from .service import Session
 
-# Cost rules of hypothesis verification (minutes): the repair work it implies.
-CABLE_PORT_COST = 10          # per cable end put back on its terminal (at least one per cable)
-COMPONENT_REPAIR_COST = 120   # per component replaced
-ENCLOSURE_MOVE_COST = 10      # per shielding enclosure moved
+# Cost rules of hypothesis verification (minutes): the repair work it implies, read from the action
+# catalogue where it says (these are the values used when a catalogue lacks the action).
+CABLE_PORT_COST = 10          # per cable end put back on its terminal (at least one per cable): reconnect_cable
+COMPONENT_REPAIR_COST = 120   # per component replaced: replace_component
+ENCLOSURE_MOVE_COST = 10      # per shielding enclosure moved: rotate_enclosure
 UNSPECIFIC_COST = 120         # naming a whole box instead of a part
+REPAIR_ACTIONS = {"component": "replace_component", "cable": "reconnect_cable", "enclosure": "rotate_enclosure"}
+_DEFAULT_COSTS = {"component": COMPONENT_REPAIR_COST, "cable": CABLE_PORT_COST, "enclosure": ENCLOSURE_MOVE_COST}
 
 
 def verify(session: Session, hypothesis: Hypothesis) -> Outcome:
     out = Outcome(session.round, "hypothesis", str(hypothesis), False, "", 0.0)
     unknown = sorted(c for c in hypothesis.components if session.part_class(c) is None)
-    candidates = sorted(c.split(".", 1)[0] for c in hypothesis.components
-                        if session.part_class(c) is not None and c not in session.scenario.removed)
-    candidates = sorted(set(candidates))
+    candidates = sorted({c.split(".", 1)[0] for c in hypothesis.components
+                         if session.part_class(c) is not None and c not in session.scenario.removed})
     shielding = {el for c in session.sk.couplings for el, _ in c.blocked_when}
     enclosures = [c for c in candidates if session.parts().get(c) in ("enclosure", "module", "opening")]
     if not candidates:
-        out.verdict, out.message = "wrong", (
+        out.verdict, out.message = Verdict.EMPTY, (
             "The hypothesis names nothing that is in this system" + (f" ({', '.join(unknown)})" if unknown else "") + ".")
         out.executed.append(("verify_repair", tuple(sorted(hypothesis.components)), 0.0))
+        out.data = {"candidates": [], "verdict": Verdict.EMPTY.value}
         return out
     vague = [c for c in enclosures if c not in shielding]
     if vague:
-        out.verdict = "wrong"
+        out.verdict = Verdict.WRONG
         out.cost = UNSPECIFIC_COST
         out.executed.append(("verify_repair", tuple(candidates), UNSPECIFIC_COST))
         out.message = (f"{', '.join(vague)} is a whole box or module, not a part that can be repaired: "
                        "name the specific components you suspect.")
+        out.data = {"candidates": candidates, "verdict": Verdict.WRONG.value}
         return out
     state = session.state()
     broken = still_broken(session, state)
-    actually = sorted(set(candidates) & broken)
-    cost = sum(repair_cost(session, c, state) for c in candidates)
-    trial = repaired_state(session, candidates)
-    works = main_function_works(session, trial)
-    verdict = "correct" if works else ("partial" if actually else "wrong")
-    out.verdict = verdict
-    out.cost = cost
-    out.executed.append(("verify_repair", tuple(candidates), cost))
-    out.success = verdict == "correct"
-    if verdict in ("correct", "partial"):
-        fixed = actually + ([c for c in candidates if c in shielding] if works else [])
-        for part in fixed:
+    faulty_named = sorted(set(candidates) & broken)
+    healthy_named = sorted(set(candidates) - broken)
+    # the access each repair needs, as the actions that would get it (charged like them)
+    for part in candidates:
+        out.executed.extend(access_steps(session, part))
+    repairs = sum(repair_cost(session, c, state) for c in candidates)
+    out.executed.append(("verify_repair", tuple(candidates), float(repairs)))
+    out.cost = float(sum(c for _, _, c in out.executed))
+    if healthy_named:
+        out.healthy = tuple(healthy_named)
+        out.verdict = Verdict.OVERBROAD if faulty_named else Verdict.WRONG
+        out.message = ("Among " + ", ".join(candidates) + ", at least one part is not faulty: the hypothesis is "
+                       "turned back and nothing was replaced." if faulty_named else
+                       "Repairing " + ", ".join(candidates) + " changes nothing: none of them was faulty.")
+    else:
+        required = injected_parts(session) & broken
+        trial = repaired_state(session, candidates)
+        works = main_function_works(session, trial)
+        out.verdict = Verdict.CORRECT if works and required <= set(candidates) else Verdict.PARTIAL
+        for part in faulty_named:
             make_repair(session, part)
-        session.repaired.update(fixed)
-    texts = {
-        "correct": "Repairing " + ", ".join(candidates) + " makes the system work again: the hypothesis is correct.",
-        "partial": "Among " + ", ".join(candidates) + f", {', '.join(actually)} was indeed faulty and has been "
-                   "repaired, but the system still does not work: something else is wrong too.",
-        "wrong": "Repairing " + ", ".join(candidates) + " changes nothing: none of them was faulty.",
-    }
-    out.message = texts[verdict] + (f" (Unknown names ignored: {', '.join(unknown)}.)" if unknown else "")
-    out.data = {"candidates": candidates, "actually_faulty": actually, "verdict": verdict}
+        session.repaired.update(faulty_named)
+        if out.verdict is Verdict.CORRECT:
+            out.message = "Repairing " + ", ".join(candidates) + " makes the system work again: the hypothesis is correct."
+        elif works:
+            out.message = (", ".join(candidates) + " " + ("was" if len(candidates) == 1 else "were") + " indeed faulty and "
+                           "has been repaired, and the system works again; but something else is still faulty.")
+        else:
+            out.message = (", ".join(candidates) + " " + ("was" if len(candidates) == 1 else "were") + " indeed faulty and "
+                           "has been repaired, but the system still does not work: something else is wrong too.")
+    out.success = out.verdict is Verdict.CORRECT
+    out.message += f" (Unknown names ignored: {', '.join(unknown)}.)" if unknown else ""
+    out.data = {"candidates": candidates, "actually_faulty": faulty_named, "verdict": out.verdict.value}
     return out
+
+
+def injected_parts(session: Session) -> set[str]:
+    """The parts the scenario injected a fault into (a port's fault is its component's; a fault on a
+    coupling names no part), whatever their state now."""
+    out: set[str] = set()
+    for fault in session.scenario.faults:
+        for iri in (fault.target, fault.other):
+            if iri and iri.startswith(session.ns):
+                part = iri[len(session.ns):].split(".", 1)[0]
+                if session.part_class(part) is not None:
+                    out.add(part)
+    return out
+
+
+def access_steps(session: Session, part: str) -> list[tuple[str, tuple[str, ...], float]]:
+    """What getting at ``part`` to repair it takes in the current state: the automatic access a
+    repair action would perform (opening a panel, turning the enclosure over), as executed steps
+    with their catalogue costs; none for a part within reach or a shielding enclosure. Worked
+    out on the state and set back (nothing of it is kept), remembered per physical state."""
+    if part not in session.sk.components or access.affords(session, part, "Reachable"):
+        return []
+    key = (access.physical_key(session), part)
+    known = session.access_steps_cache.get(key)
+    if known is None:
+        before = session.state_key()
+        probe = Outcome(session.round, "hypothesis", "", False, "", 0.0)
+        try:
+            effects.gain_access(session, part, "Reachable", probe)
+        finally:
+            session.set_state(before)
+        if len(session.access_steps_cache) > 5_000:
+            session.access_steps_cache.clear()
+        known = session.access_steps_cache[key] = tuple(probe.executed)
+    return list(known)
+
+
+def _catalogue_cost(session: Session, kind: str) -> float:
+    spec = session.catalogue.get(REPAIR_ACTIONS[kind])
+    return float(spec.cost) if spec is not None else float(_DEFAULT_COSTS[kind])
 
 
 def repair_cost(session: Session, part: str, state: CircuitState) -> float:
     kind = session.parts().get(part)
     if kind in ("enclosure", "module", "opening"):
-        return ENCLOSURE_MOVE_COST
+        return _catalogue_cost(session, "enclosure")
     comp = session.sk.components[part]
     if comp.type == "Cable":
         ends = {p for c, p in state.detached if c == part} | {p for (c, p), _ in state.rewired if c == part}
         ends |= {p for (c, p), _ in state.loose if c == part}
-        return CABLE_PORT_COST * max(1, len(ends))
-    return COMPONENT_REPAIR_COST
+        return _catalogue_cost(session, "cable") * max(1, len(ends))
+    return _catalogue_cost(session, "component")
 
 
 def least_naming_cost(session: Session, parts: Iterable[str]) -> float:

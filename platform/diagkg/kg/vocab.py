@@ -109,6 +109,7 @@ class DK:
     ElectricPotential = Term(DK_NS + 'ElectricPotential')  # individual: electric potential
     ElectricPower = Term(DK_NS + 'ElectricPower')  # individual: electric power
     ElectricResistance = Term(DK_NS + 'ElectricResistance')  # individual: electric resistance
+    EmptyClaim = Term(DK_NS + 'EmptyClaim')  # individual: empty
     Enclosure = Term(DK_NS + 'Enclosure')  # class: enclosure
     EndValue = Term(DK_NS + 'EndValue')  # class: end value
     EvaluationBatch = Term(DK_NS + 'EvaluationBatch')  # class: evaluation batch
@@ -185,6 +186,7 @@ class DK:
     Openable = Term(DK_NS + 'Openable')  # individual: openable
     Opening = Term(DK_NS + 'Opening')  # class: opening
     OpticalCoupling = Term(DK_NS + 'OpticalCoupling')  # class: optical coupling
+    Overbroad = Term(DK_NS + 'Overbroad')  # individual: overbroad
     ParameterValue = Term(DK_NS + 'ParameterValue')  # class: parameter value
     Partial = Term(DK_NS + 'Partial')  # individual: partial
     Peephole = Term(DK_NS + 'Peephole')  # class: peephole
@@ -345,6 +347,8 @@ class DK:
     dependsOn = Term(DK_NS + 'dependsOn')  # object property: depends on
     designNote = Term(DK_NS + 'designNote')  # datatype property: design note
     detached = Term(DK_NS + 'detached')  # datatype property: detached
+    diagnosisPrecision = Term(DK_NS + 'diagnosisPrecision')  # datatype property: diagnosis precision
+    diagnosisRecall = Term(DK_NS + 'diagnosisRecall')  # datatype property: diagnosis recall
     dimensionRating = Term(DK_NS + 'dimensionRating')  # object property: dimension rating
     drives = Term(DK_NS + 'drives')  # object property: drives
     electricalParameter = Term(DK_NS + 'electricalParameter')  # datatype property: electrical parameter
@@ -360,6 +364,7 @@ class DK:
     explanation = Term(DK_NS + 'explanation')  # datatype property: explanation
     failsVia = Term(DK_NS + 'failsVia')  # object property: fails via
     failureCause = Term(DK_NS + 'failureCause')  # object property: failure cause
+    falseRemovals = Term(DK_NS + 'falseRemovals')  # datatype property: false removals
     faultMode = Term(DK_NS + 'faultMode')  # object property: fault mode
     faultParameter = Term(DK_NS + 'faultParameter')  # datatype property: fault parameter
     faultTarget = Term(DK_NS + 'faultTarget')  # object property: fault target
@@ -420,6 +425,7 @@ class DK:
     maxDistance = Term(DK_NS + 'maxDistance')  # datatype property: maximum distance
     maxPower = Term(DK_NS + 'maxPower')  # datatype property: maximum power
     messagesHash = Term(DK_NS + 'messagesHash')  # datatype property: messages hash
+    minutesToIsolate = Term(DK_NS + 'minutesToIsolate')  # datatype property: minutes to isolate
     model = Term(DK_NS + 'model')  # datatype property: model
     moneyCost = Term(DK_NS + 'moneyCost')  # datatype property: money cost
     moneySpent = Term(DK_NS + 'moneySpent')  # datatype property: money spent
@@ -443,6 +449,7 @@ class DK:
     partOf = Term(DK_NS + 'partOf')  # object property: part of
     permanentRepair = Term(DK_NS + 'permanentRepair')  # object property: permanent repair
     physicallyWithin = Term(DK_NS + 'physicallyWithin')  # object property: physically within
+    physicsVersion = Term(DK_NS + 'physicsVersion')  # datatype property: physics version
     portName = Term(DK_NS + 'portName')  # datatype property: port name
     portOf = Term(DK_NS + 'portOf')  # object property: port of
     position = Term(DK_NS + 'position')  # datatype property: position
@@ -480,9 +487,11 @@ class DK:
     reveals = Term(DK_NS + 'reveals')  # object property: reveals
     rewiredTo = Term(DK_NS + 'rewiredTo')  # object property: rewired to
     roundCount = Term(DK_NS + 'roundCount')  # datatype property: round count
+    roundsToIsolate = Term(DK_NS + 'roundsToIsolate')  # datatype property: rounds to isolate
     rubricDimension = Term(DK_NS + 'rubricDimension')  # object property: rubric dimension
     saturationCurrentExpression = Term(DK_NS + 'saturationCurrentExpression')  # datatype property: saturation current expression
     scenarioNumber = Term(DK_NS + 'scenarioNumber')  # datatype property: scenario number
+    scoringVersion = Term(DK_NS + 'scoringVersion')  # datatype property: scoring version
     seed = Term(DK_NS + 'seed')  # datatype property: seed
     sessionsLeft = Term(DK_NS + 'sessionsLeft')  # datatype property: sessions left
     settled = Term(DK_NS + 'settled')  # datatype property: settled

@@ -32,12 +32,13 @@ from ..env import contract
 from ..env.actions import Action
 from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
+from ..env.verification import injected_parts
 from ..env.workspace import AnswerCache, assistant_view, resolve_scenario
 from ..errors import AssistantError, InputError, LLMTruncation, UnknownTermError
 from ..kg.store import KnowledgeStore
 from ..kg.vocab import DK
 from ..llm.records import CallLog, FailureCause, recorded_calls
-from . import hosting, ledger, trajectory
+from . import hosting, ledger, scoring, trajectory
 from .trajectory import SessionRecord
 
 
@@ -56,11 +57,12 @@ class RunResult:
     hypothesis_ledger: ledger.Ledger | None = None     # the hypothesis ledger (stored with the trajectory)
     llm: CallLog | None = None                  # the language-model calls (none for most assistants)
     llm_cause: FailureCause | None = None       # why it ended with llm_truncation, when it did
+    diagnosis: scoring.DiagnosisScore | None = None   # false removals, precision, recall, rounds/minutes to isolate
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "scenario": self.scenario, "scenario_id": self.scenario_id,
                 "assistant": self.assistant, "end": self.end, "cost": self.cost, "rounds": self.rounds,
-                "wall_time": round(self.wall_time, 4)}
+                "wall_time": round(self.wall_time, 4), **(self.diagnosis.to_json() if self.diagnosis else {})}
 
 
 def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Briefing:
@@ -222,6 +224,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         seed=seed, budget=session.budget, end=end,
         total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, privileged=privileged)
     rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
+    diagnosis = scoring.score(injected_parts(session), rounds)
+    rec.extra.extend(scoring.triples(diagnosis, ox.NamedNode(rec.iri + "#session")))
     if fault is not None:
         rec.extra.append(ox.Triple(ox.NamedNode(rec.iri + "#session"), DK.protocolFault.node,
                                    ox.NamedNode(contract.FAULT_IRIS[fault])))
@@ -234,7 +238,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     if record:
         iri = trajectory.store_record(store, rec, catalogue)
     return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
-                     decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause)
+                     decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause, diagnosis=diagnosis)
 
 
 SERVICES = ("deterministic", "llm")

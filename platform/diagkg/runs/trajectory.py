@@ -54,7 +54,8 @@ RDFS_LABEL = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
 
 END_IRIS = {"success": DK.Success, "success_no_hypothesis": DK.SuccessNoHypothesis, "timeout": DK.Timeout,
             "surrender": DK.Surrender, "llm_truncation": DK.LlmTruncation, "crashed": DK.Crashed}
-VERDICT_IRIS = {"correct": DK.Correct, "partial": DK.Partial, "wrong": DK.Wrong}
+VERDICT_IRIS = {"correct": DK.Correct, "partial": DK.Partial, "wrong": DK.Wrong, "overbroad": DK.Overbroad,
+                "empty": DK.EmptyClaim}
 
 
 @dataclass

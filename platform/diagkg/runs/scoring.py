@@ -1,0 +1,93 @@
+"""How well a session diagnosed, as data: figures computed from its rounds and the scenario's
+injected faults, recorded in the trajectory (``dk:falseRemovals``, ``dk:diagnosisPrecision``…)
+and read back by the queries and the reports.
+
+* **false removals** — healthy parts replaced (a repair used as a probe) or named in a
+  hypothesis, one per part and round (:attr:`diagkg.env.outcomes.Outcome.healthy`);
+* **precision and recall of the diagnosis** against the parts the scenario injected faults
+  into: the diagnosis is every part named by a hypothesis judged *correct* or *partial*
+  (what the assistant established), else the last hypothesis it stated; precision is None
+  when it named nothing;
+* **rounds and minutes to isolate** — the round of the correct hypothesis and the minutes
+  spent up to and including it (None without one).
+
+Only a correct hypothesis is a diagnosis: ``diagnosed`` says whether the session has one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+import pyoxigraph as ox
+
+from ..env.outcomes import Verdict
+from ..kg.vocab import DK
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+ESTABLISHED = (Verdict.CORRECT.value, Verdict.PARTIAL.value)
+
+
+@dataclass(frozen=True)
+class DiagnosisScore:
+    """A session's diagnosis figures (see the module)."""
+
+    false_removals: int
+    precision: float | None
+    recall: float | None
+    rounds_to_isolate: int | None
+    minutes_to_isolate: float | None
+    diagnosed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"false_removals": self.false_removals, "precision": self.precision, "recall": self.recall,
+                "rounds_to_isolate": self.rounds_to_isolate, "minutes_to_isolate": self.minutes_to_isolate,
+                "diagnosed": self.diagnosed}
+
+
+def score(injected: Iterable[str], rounds: Iterable[Mapping[str, Any]]) -> DiagnosisScore:
+    """The figures of a session from its rounds (the runner's round entries: ``kind``,
+    ``verdict``, ``suspects``, ``cost``, ``round``, ``healthy``) and the parts the scenario
+    injected faults into."""
+    faulty = frozenset(injected)
+    false_removals = 0
+    established: set[str] = set()
+    last_named: frozenset[str] | None = None
+    spent = 0.0
+    rounds_to_isolate: int | None = None
+    minutes_to_isolate: float | None = None
+    for r in rounds:
+        spent += float(r.get("cost") or 0.0)
+        false_removals += len(r.get("healthy") or ())
+        if r.get("kind") != "hypothesis":
+            continue
+        named = frozenset(str(p).split(".", 1)[0] for p in r.get("suspects") or ())
+        last_named = named
+        if r.get("verdict") in ESTABLISHED:
+            established |= named
+        if r.get("verdict") == Verdict.CORRECT.value and rounds_to_isolate is None:
+            rounds_to_isolate, minutes_to_isolate = int(r.get("round") or 0), spent
+    diagnosis = frozenset(established) if established else (last_named or frozenset())
+    hits = len(diagnosis & faulty)
+    precision = hits / len(diagnosis) if diagnosis else None
+    recall = hits / len(faulty) if faulty else None
+    return DiagnosisScore(false_removals, precision, recall, rounds_to_isolate, minutes_to_isolate,
+                          rounds_to_isolate is not None)
+
+
+def triples(figures: DiagnosisScore, session: ox.NamedNode) -> list[ox.Triple]:
+    """The figures as statements about the trajectory's session node (absent figures are left out)."""
+    out = [ox.Triple(session, DK.falseRemovals.node, ox.Literal(str(figures.false_removals),
+                                                                  datatype=ox.NamedNode(XSD + "integer")))]
+    for prop, value, kind in ((DK.diagnosisPrecision, figures.precision, "double"),
+                              (DK.diagnosisRecall, figures.recall, "double"),
+                              (DK.roundsToIsolate, figures.rounds_to_isolate, "integer"),
+                              (DK.minutesToIsolate, figures.minutes_to_isolate, "double")):
+        if value is not None:
+            text = str(int(value)) if kind == "integer" else repr(float(value))
+            out.append(ox.Triple(session, prop.node, ox.Literal(text, datatype=ox.NamedNode(XSD + kind))))
+    return out
+
+
+__all__ = ["DiagnosisScore", "score", "triples"]
