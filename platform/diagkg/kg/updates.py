@@ -142,6 +142,8 @@ def compute(raw: ox.Store, text: str, *, everything: bool = False, name: str = "
     settled = settle(raw, delta, before, validator)
     apply_text, holders = render_change(raw, delta, before, settled)
     expected = dict(before.digests)
+    for key in delta.graphs():
+        expected.setdefault(key, "absent")        # a graph the update made (with every graph taken)
     for key in settled.read | holders:
         if key not in expected:
             expected[key] = digest(raw, key)      # not written by the update: as it was before
@@ -342,7 +344,7 @@ def _tail(log: Path) -> str:
 # applying it
 # ---------------------------------------------------------------------------
 
-def _commit(store: KnowledgeStore, change: Change) -> bool:
+def commit(store: KnowledgeStore, change: Change) -> bool:
     """Apply ``change`` under the write lock if the store still holds what it was worked out on."""
     with store.writing() as w:
         for key, want in change.expected.items():
@@ -383,7 +385,7 @@ def apply_update(store: KnowledgeStore, update: str | QueryFile, *, timeout: flo
         else:
             change = _compute_in_child(store.path, text, q.name, timeout)
         change.report.attempts = attempt
-        if not change.text or _commit(store, change):
+        if not change.text or commit(store, change):
             return change.report
     raise UpdateConflict(f"{q.name}: other processes kept changing what the update reads while it was worked "
                          f"out ({ATTEMPTS} times); nothing was written, try again")
@@ -434,5 +436,5 @@ def remove_graphs(store: KnowledgeStore, targets: Sequence[ox.NamedNode]) -> lis
     return planned
 
 
-__all__ = ["ATTEMPTS", "DEFAULT_TIMEOUT", "Change", "GraphChange", "UpdateReport", "apply_update", "compute",
+__all__ = ["ATTEMPTS", "DEFAULT_TIMEOUT", "Change", "GraphChange", "UpdateReport", "apply_update", "commit", "compute",
            "removal", "remove_graphs", "render_change"]
