@@ -96,15 +96,17 @@ async def _body_text(request: Request) -> str:
 
 @router.post("/scenarios/validate", tags=["scenarios"],
              summary="Validate a Turtle file (the request body) in the context of the store; nothing is written")
-async def validate(request: Request, name: str = Query("upload.ttl", description="file name used in messages")
-                   ) -> dict[str, Any]:
+async def validate(request: Request, name: str = Query("upload.ttl", min_length=1, max_length=255,
+                                                      description="file name used in messages")) -> dict[str, Any]:
     text = await _body_text(request)
     return await asyncio.to_thread(validation_report, request, text, name)
 
 
 @router.post("/scenarios", tags=["scenarios"], dependencies=[Depends(check_token)],
              summary="Validate and load a Turtle file (the request body); all or nothing; needs the token")
-async def load(request: Request, name: str = Query("upload.ttl"), replace: bool = False) -> Response:
+async def load(request: Request, name: str = Query("upload.ttl", min_length=1, max_length=255,
+                                                  description="file name (its graph is named after it)"),
+               replace: bool = False) -> Response:
     from ..kg.loading import load_documents
     from ..kg.rdfio import parse_text
 

@@ -106,6 +106,10 @@ async def _sparql_params(request: Request) -> dict[str, list[str]]:
     return params
 
 
+_GRAPH_PARAMS = [{"name": n, "in": "query", "required": False, "schema": {"type": "array", "items": {"type": "string"}},
+                  "style": "form", "explode": True} for n in ("default-graph-uri", "named-graph-uri")]
+
+
 def _add_sparql_routes(app: FastAPI) -> None:
     async def sparql(request: Request) -> Response:
         config = state_of(request).config
@@ -127,10 +131,16 @@ def _add_sparql_routes(app: FastAPI) -> None:
         return await run_work(request, work, remote=bool(found.remotes))
 
     app.add_api_route("/sparql", sparql, methods=["GET"], tags=["sparql"], operation_id="sparql_get",
-                      summary="SPARQL 1.1 Protocol: a query (query=…)")
+                      summary="SPARQL 1.1 Protocol: a query (query=…)", openapi_extra={"parameters": _GRAPH_PARAMS + [
+                          {"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}]})
     app.add_api_route("/sparql", sparql, methods=["POST"], tags=["sparql"], operation_id="sparql_post",
                       summary="SPARQL 1.1 Protocol: a query (form or application/sparql-query) or an update "
-                              "(form update=… or application/sparql-update; needs the token)")
+                              "(form update=… or application/sparql-update; needs the token)",
+                      openapi_extra={"parameters": _GRAPH_PARAMS, "requestBody": {"required": True, "content": {
+                          precheck.QUERY: {"schema": {"type": "string"}},
+                          precheck.UPDATE: {"schema": {"type": "string"}},
+                          precheck.FORM: {"schema": {"type": "object", "properties": {
+                              "query": {"type": "string"}, "update": {"type": "string"}}}}}}})
 
     @app.get("/rdf-graphs", tags=["sparql"], summary="Graph Store Protocol: read a named graph (?graph=IRI)")
     async def graph_store(request: Request, graph: str) -> Response:

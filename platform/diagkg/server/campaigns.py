@@ -49,4 +49,6 @@ def _with_campaign(request: Request, campaign: str) -> KnowledgeStore:
         cp.open_campaign(store, campaign)
     except InputError as exc:                    # an unknown campaign: 404 with its message
         raise HTTPException(404, str(exc)) from None
+    except ValueError:                           # characters no campaign id has (not an IRI)
+        raise HTTPException(404, f"no campaign {campaign!r} in the store") from None
     return store
