@@ -117,7 +117,7 @@ class ChangedGraph:
     now: str
 
     def __str__(self) -> str:
-        return f"<{self.graph}> (recorded {self.recorded[:12] or 'absent'}, now {self.now[:12] or 'absent'})"
+        return f"<{self.graph}> (recorded {self.recorded[:16] or 'absent'}, now {self.now[:16] or 'absent'})"
 
 
 class KnowledgeChanged(InputError):

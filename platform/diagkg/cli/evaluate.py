@@ -39,6 +39,9 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
     p.add_argument("--resume", metavar="RUN", help="continue the campaign RUN (its settings are read from the store)")
     p.add_argument("--retry-failed", action="store_true",
                    help="with --resume: run again the sessions that crashed or ended in llm_truncation")
+    p.add_argument("--allow-changed", action="store_true",
+                   help="with --resume: continue even if the campaign's scenarios or systems changed since it "
+                        "started (by default that is refused, naming each graph and both versions)")
     p.add_argument("--name", default="campaign", help="a name for a new campaign (its id starts with it)")
     p.add_argument("--cost-limit", type=float, metavar="USD",
                    help="stop scheduling sessions once the campaign's language-model calls (all its sessions, also "
@@ -94,11 +97,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     if args.retry_failed and not args.resume:
         raise errors.InputError("--retry-failed continues a campaign: give --resume RUN")
+    if args.allow_changed and not args.resume:
+        raise errors.InputError("--allow-changed continues a campaign: give --resume RUN")
     with open_store(args, write=True) as store:
         if args.resume:
             if args.assistant or args.runs or args.protocol or args.config:
                 say("--resume: the campaign's own settings are used (the other options are ignored)")
-            campaign = cp.open_campaign(store, args.resume)
+            campaign = cp.open_campaign(store, args.resume, allow_changed=args.allow_changed)
+            for changed in cp.changed_versions(store, campaign) if args.allow_changed else ():
+                say(f"--allow-changed: {changed} changed since the campaign started; resuming anyway")
             if args.cost_limit is not None:
                 check_pricing(campaign.config.config, args.cost_limit)
         else:

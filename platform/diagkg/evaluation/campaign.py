@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import pyoxigraph as ox
 
 from .. import __version__
-from ..errors import InputError, UnknownTermError
+from ..errors import ChangedGraph, InputError, KnowledgeChanged, UnknownTermError
 from ..kg import graphs
 from ..kg.vocab import DK
 
@@ -102,6 +102,7 @@ class CampaignConfig:
 class Campaign:
     id: str
     config: CampaignConfig
+    allow_changed: bool = False     # resume even if its scenarios or systems changed (see check_versions)
 
     @property
     def iri(self) -> str:
@@ -271,23 +272,35 @@ def campaigns(store: KnowledgeStore) -> list[dict[str, Any]]:
     return store.select("campaign-list")
 
 
-def open_campaign(store: KnowledgeStore, ref: str) -> Campaign:
-    """A stored campaign by id (or IRI)."""
+def open_campaign(store: KnowledgeStore, ref: str, *, allow_changed: bool = False) -> Campaign:
+    """A stored campaign by id (or IRI); ``allow_changed``: resume it even if the knowledge it
+    ran on changed (see :func:`check_versions`)."""
     cid = ref[len(CAMPAIGN_BASE):] if ref.startswith(CAMPAIGN_BASE) else ref
     rows = store.select("campaign-list", {"campaign": ox.NamedNode(CAMPAIGN_BASE + cid)})
     if not rows:
         known = [r["campaign"][len(CAMPAIGN_BASE):] for r in campaigns(store)]
         raise InputError(f"no campaign {cid!r} in the store (campaigns: {', '.join(known[-10:]) or 'none'})")
-    return Campaign(cid, CampaignConfig.from_json(rows[0]["config"]))
+    return Campaign(cid, CampaignConfig.from_json(rows[0]["config"]), allow_changed=allow_changed)
+
+
+def changed_versions(store: KnowledgeStore, campaign: Campaign) -> list[ChangedGraph]:
+    """The scenario and system graphs whose version (``dk:contentHash``, which every write to
+    them refreshes) differs from the one recorded when the campaign started."""
+    out = []
+    for r in store.select("campaign-versions", {"campaign": campaign.node}):
+        now = store.version_of(ox.NamedNode(r["graph"]))
+        if now != r["hash"]:
+            out.append(ChangedGraph(r["graph"], str(r["hash"]), now))
+    return out
 
 
 def check_versions(store: KnowledgeStore, campaign: Campaign) -> None:
-    """Refuse to resume a campaign whose scenarios or systems changed since it started."""
-    changed = [r["graph"] for r in store.select("campaign-versions", {"campaign": campaign.node})
-               if store.version_of(ox.NamedNode(r["graph"])) != r["hash"]]
-    if changed:
-        raise InputError(f"campaign {campaign.id}: these graphs changed since it started, so its trajectories would "
-                         f"not be comparable: {', '.join(changed)}; start a new campaign instead")
+    """Refuse to resume a campaign whose scenarios or systems changed since it started
+    (:class:`~diagkg.errors.KnowledgeChanged`, naming each graph and both versions), unless
+    it was opened with ``allow_changed``."""
+    changed = changed_versions(store, campaign)
+    if changed and not campaign.allow_changed:
+        raise KnowledgeChanged(campaign.id, changed)
 
 
 def recorded(store: KnowledgeStore, campaign: Campaign) -> dict[tuple[str, int, int], Recorded]:
