@@ -218,3 +218,26 @@ def test_the_trajectory_records_the_figures_and_run_prints_them(tmp_path):
     rows = json.loads(r.stdout)["results"]["bindings"]
     assert len(rows) == 1 and int(rows[0]["falseRemovals"]["value"]) == last["false_removals"]
     assert rows[0]["end"]["value"] == last["end"]
+
+
+def test_a_campaign_report_shows_success_with_and_without_a_diagnosis(torch_quads):
+    """The oracle diagnoses; the replacer repairs without a diagnosis and replaces healthy parts on the
+    way: the campaign's metrics (from its tallies and from every trajectory alike) tell them apart."""
+    from diagkg.agents.registry import register
+    from diagkg.evaluation import campaign as cp
+    from diagkg.evaluation import execution
+    from diagkg.evaluation import metrics as mx
+
+    register(ReplaceAll.name, ReplaceAll)
+    store = KnowledgeStore.memory()
+    store.add_quads(torch_quads)
+    campaign = cp.create(store, cp.CampaignConfig(assistants=("oracle", ReplaceAll.name), scenarios=(9101, 9102),
+                                                  runs=1, name="honest"))
+    execution.run(store, campaign)
+    for per_trajectory in (False, True):
+        data = mx.load(store, [campaign.id], per_trajectory=per_trajectory)
+        rows = {m.assistant: m.row() for m in mx.overall(data)}
+        assert (rows["oracle"]["diagnosed_rate"], rows["oracle"]["false_removals"]) == (1.0, 0.0)
+        replacer = rows[ReplaceAll.name]
+        assert (replacer["success_rate"], replacer["diagnosed_rate"], replacer["repaired_rate"]) == (1.0, 0.0, 1.0)
+        assert replacer["false_removals"] == 1.0       # TORCH.2: the battery and the bulb before the lead

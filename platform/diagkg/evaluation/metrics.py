@@ -2,7 +2,9 @@
 interval arithmetic here.
 
 * success rate = (success + success_no_hypothesis) / sessions not truncated,
-  with a Wilson 95 % interval; a crashed session is a failure;
+  with a Wilson 95 % interval; a crashed session is a failure; the rate of
+  success with a diagnosis (a correct hypothesis: ``success`` only) apart;
+* false removals per session (healthy parts replaced or named);
 * mean cost with a percentile-bootstrap 95 % interval; cost relative to the
   scenario's ideal repair (total cost / total ideal-repair cost);
 * rounds, actions, hypotheses and healthy parts replaced per session;
@@ -93,6 +95,8 @@ class GroupMetrics:
     hypotheses: int = 0
     correct: int = 0
     healthy: int = 0
+    diagnosed: int = 0
+    false_removals: int = 0
     cost_lo: float = math.nan
     cost_hi: float = math.nan
 
@@ -108,6 +112,8 @@ class GroupMetrics:
         self.hypotheses += int(row["hypotheses"])
         self.correct += int(row["correct"])
         self.healthy += int(row["healthy"])
+        self.diagnosed += int(row.get("diagnosed") or 0)
+        self.false_removals += int(row.get("falseRemovals") or 0)
         if ideal:
             self.ideal += ideal * int(row["n"])
             self.cost_with_ideal += float(row["cost"])
@@ -149,7 +155,9 @@ class GroupMetrics:
                 "relative_cost": self.relative_cost, "rounds": self._per(self.rounds),
                 "actions": self._per(self.actions), "hypotheses": self._per(self.hypotheses),
                 "correct_rate": self.correct_rate, "correct_lo": clo, "correct_hi": chi,
-                "healthy_replaced": self._per(self.healthy)}
+                "healthy_replaced": self._per(self.healthy),
+                "diagnosed_rate": self._per(self.diagnosed), "repaired_rate": self._per(self.successes - self.diagnosed),
+                "false_removals": self._per(self.false_removals)}
 
 
 @dataclass(frozen=True)

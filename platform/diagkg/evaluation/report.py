@@ -26,9 +26,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
 
 METRIC_COLUMNS = [("sessions", "sessions"), ("n", "n"), ("success_rate", "success"), ("success_lo", "lo"),
-                  ("success_hi", "hi"), ("mean_cost", "mean cost"), ("cost_lo", "cost lo"), ("cost_hi", "cost hi"),
+                  ("success_hi", "hi"), ("diagnosed_rate", "diagnosed"), ("repaired_rate", "no diagnosis"),
+                  ("mean_cost", "mean cost"), ("cost_lo", "cost lo"), ("cost_hi", "cost hi"),
                   ("relative_cost", "cost / ideal"), ("rounds", "rounds"), ("actions", "actions"),
                   ("hypotheses", "hypotheses"), ("correct_rate", "correct hyp."), ("healthy_replaced", "healthy repl."),
+                  ("false_removals", "false removals"),
                   ("llm_truncation", "truncated"), ("crashed", "crashed")]
 
 

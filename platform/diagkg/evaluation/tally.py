@@ -42,6 +42,7 @@ class Entry:
     hypotheses: int
     correct: int
     healthy: int
+    false_removals: int = 0      # healthy parts replaced or named (dk:falseRemovals; 0 before it was recorded)
 
     @property
     def truncated(self) -> bool:
@@ -51,14 +52,22 @@ class Entry:
     def ok(self) -> bool:
         return self.end in SUCCESS_ENDS
 
+    @property
+    def diagnosed(self) -> bool:
+        """Ended in success with a correct hypothesis (not merely repaired)."""
+        return self.end == "success"
+
     def pack(self) -> str:
         return (f"{self.seed} {self.end} {self.cost!r} {self.rounds} {self.actions} {self.hypotheses} "
-                f"{self.correct} {self.healthy}")
+                f"{self.correct} {self.healthy} {self.false_removals}")
 
     @classmethod
     def unpack(cls, text: str) -> "Entry":
-        seed, end, cost, rounds, actions, hyps, correct, healthy = text.split(" ")
-        return cls(int(seed), end, float(cost), int(rounds), int(actions), int(hyps), int(correct), int(healthy))
+        fields = text.split(" ")
+        seed, end, cost, rounds, actions, hyps, correct, healthy = fields[:8]
+        removals = int(fields[8]) if len(fields) > 8 else 0     # tallies written before false removals
+        return cls(int(seed), end, float(cost), int(rounds), int(actions), int(hyps), int(correct), int(healthy),
+                   removals)
 
 
 def unpack_all(text: str) -> list[Entry]:
@@ -103,6 +112,8 @@ class Tallies:
             (DK.tallyHypotheses, integer(sum(e.hypotheses for e in kept))),
             (DK.tallyCorrect, integer(sum(e.correct for e in kept))),
             (DK.tallyHealthy, integer(sum(e.healthy for e in kept))),
+            (DK.tallyDiagnosed, integer(sum(1 for e in kept if e.diagnosed))),
+            (DK.tallyFalseRemovals, integer(sum(e.false_removals for e in kept))),
             (DK.tallySessions, ox.Literal(";".join(e.pack() for e in entries)))]
         return [ox.Triple(node, RDF_TYPE, ox.NamedNode(DK.SlotTally)),
                 ox.Triple(node, ox.NamedNode(DK.tallyOf), self.campaign.node),
@@ -129,7 +140,7 @@ def from_rows(campaign: Campaign, rows: Iterable[dict[str, Any]]) -> Tallies:
     for r in rows:
         tallies.put(r["assistant"], int(r["scenario"]), r["scenarioIri"],
                     Entry(int(r["seed"]), r["end"], float(r["cost"]), int(r["rounds"]), int(r["actions"]),
-                          int(r["hypotheses"]), int(r["correct"]), int(r["healthy"])))
+                          int(r["hypotheses"]), int(r["correct"]), int(r["healthy"]), int(r["falseRemovals"] or 0)))
     return tallies
 
 
@@ -164,4 +175,4 @@ def entry_of(triples: Iterable[ox.Triple], seed: int, end: str) -> Entry:
 
     return Entry(seed, end, float(num(DK.costMinutes)), int(num(DK.roundCount)), int(num(DK.actionCount)),
                  int(num(DK.hypothesisCount)), int(num(DK.correctHypothesisCount)),
-                 int(num(DK.healthyReplacementCount)))
+                 int(num(DK.healthyReplacementCount)), int(values.get(str(DK.falseRemovals), "0")))

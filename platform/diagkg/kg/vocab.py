@@ -513,6 +513,8 @@ class DK:
     tallyCorrect = Term(DK_NS + 'tallyCorrect')  # datatype property: tally correct
     tallyCost = Term(DK_NS + 'tallyCost')  # datatype property: tally cost
     tallyCrashed = Term(DK_NS + 'tallyCrashed')  # datatype property: tally crashed
+    tallyDiagnosed = Term(DK_NS + 'tallyDiagnosed')  # datatype property: tally diagnosed
+    tallyFalseRemovals = Term(DK_NS + 'tallyFalseRemovals')  # datatype property: tally false removals
     tallyHealthy = Term(DK_NS + 'tallyHealthy')  # datatype property: tally healthy
     tallyHypotheses = Term(DK_NS + 'tallyHypotheses')  # datatype property: tally hypotheses
     tallyOf = Term(DK_NS + 'tallyOf')  # object property: tally of
