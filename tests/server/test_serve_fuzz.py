@@ -51,7 +51,7 @@ def test_no_route_answers_a_server_error(api, base):
                 for headers in ({}, {"authorization": f"Bearer {TOKEN}"}):
                     response = case.call(base_url=base, headers=headers, timeout=60)
                     if response.status_code >= 500:
-                        failures.append(f"{case.method} {case.formatted_path} {mode.value} token={bool(headers)}: "
+                        failures.append(f"{case.method} {case.formatted_path} token={bool(headers)}: "
                                         f"{response.status_code} {response.text[:300]!r} "
                                         f"(query {case.query!r}, body {str(case.body)[:200]!r})")
 
