@@ -89,14 +89,16 @@ def test_the_schemas_ship_and_are_draft_2020_12():
 def test_a_python_program_diagnoses_the_torch(tmp_path, torch):
     log = str(tmp_path / "log")
     name = f"exec:{sys.executable} {write(tmp_path, 'searcher.py', SEARCHER)} {log} search"
-    result = run_session("TORCH.1", name, store=torch, seed=0)
+    result = run_session("TORCH.1", name, store=torch, seed=0, config={"depth": 2})
     assert result.end == "success" and result.rounds == 2 and result.assistant == name
+    assert result.record.config == {"depth": 2}
     read, wrote = lines(log)
     assert [m["kind"] for m in read] == ["briefing", "outcome", "end"]
     assert [m["kind"] for m in wrote] == ["act", "hypothesis"]
     assert_fits_schemas(read + wrote)
     brief, outcome, end = read
     assert "bat" in brief["parts"] and brief["ports"]["bat"] and "knowledge" not in brief   # not trusted
+    assert brief["config"] == {"depth": 2} and brief["budget"] == 10
     assert {a["id"] for a in brief["actions"]} >= {"measure_voltage", "replace_component"}
     assert outcome["outcome"]["data"]["bat"]["port_voltages"]          # the measurement came back, typed
     assert end["end"] == "success" and end["outcome"]["verdict"] == "correct"   # the verdict that ended it
@@ -216,4 +218,35 @@ def test_diagkg_run_with_an_exec_program(tmp_path):
     result = json.loads(r.stdout)
     assert result["end"] == "success" and result["assistant"] == program and result["rounds"] == 2
     r = run_cli(*store, "run", "--scenario", FLAT["id"], "--assistant", "exec:no-such-program-here --now")
+    assert r.returncode == 2 and "no program 'no-such-program-here'" in r.stderr
+
+
+def test_a_trusted_program_is_sent_the_knowledge_view_and_never_the_answer(tmp_path, torch, monkeypatch):
+    from diagkg.env.workspace import assistant_view
+    from diagkg.runs.exec_host import view_of
+
+    monkeypatch.setenv("DIAGKG_TRUSTED_ASSISTANTS", "exec:*")
+    log = str(tmp_path / "log")
+    name = f"exec:{sys.executable} {write(tmp_path, 'searcher.py', SEARCHER)} {log} search"
+    assert run_session("TORCH.2", name, store=torch, seed=0, budget=2).end == "timeout"
+    brief = lines(log)[0][0]
+    knowledge = brief["knowledge"]
+    assert knowledge["format"] == "application/n-triples"
+    triples = {g: list(ox.parse(text.encode(), format=ox.RdfFormat.N_TRIPLES)) for g, text in knowledge["graphs"].items()}
+    assert any(t.object == DK.System.node for ts in triples.values() for t in ts)          # the torch is there
+    used = {t.predicate for ts in triples.values() for t in ts}
+    assert not used & {DK.faultyComponent.node, DK.injects.node, DK.faultTarget.node, DK.idealRepair.node}
+    assert not any(t.object == DK.Scenario.node and t.predicate.value.endswith("#type")
+                   for ts in triples.values() for t in ts)                                   # no scenario at all
+    # a hosted plug-in is given it back as a read-only view
+    view = view_of(knowledge, brief["system"])
+    assert view.select("sim-system", {"key": ox.Literal("torch")})
+    assert view.graphs() == assistant_view(torch, brief["system_iri"], brief["system"]).graphs()   # all of it, by graph
+
+
+def test_diagkg_evaluate_refuses_a_missing_program(tmp_path):
+    from ..support.cli import run_cli
+
+    r = run_cli("--store", str(tmp_path / "store"), "evaluate", "--assistant", "oracle,exec:no-such-program-here",
+                "--scenarios", "1")
     assert r.returncode == 2 and "no program 'no-such-program-here'" in r.stderr

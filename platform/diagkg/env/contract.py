@@ -79,10 +79,16 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
     and every other field of the dataclass as it is (so a field added to :class:`Outcome` crosses
     the boundary without a change here)."""
     data = outcome.to_dict()
-    for f in fields(outcome):
-        if f.name not in data:
-            data[f.name] = plain(getattr(outcome, f.name))
+    names = _FIELDS.get(type(outcome))
+    if names is None:
+        names = _FIELDS[type(outcome)] = tuple(f.name for f in fields(outcome))
+    for name in names:
+        if name not in data:
+            data[name] = plain(getattr(outcome, name))
     return data
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}      # an outcome class's field names, read once
 
 
 def outcome_message(turn: Turn) -> dict[str, Any]:

@@ -50,9 +50,8 @@ def view_of(knowledge: dict[str, Any], key: str) -> KnowledgeView:
     names = sorted(knowledge.get("graphs", {}))
     for name in names:
         graph = ox.NamedNode(name)
-        store.add_quads(ox.Quad(t.subject, t.predicate, t.object, graph) for t in
-                        ox.parse(knowledge["graphs"][name].encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
-                        if isinstance(t, ox.Triple))
+        store.add_quads(ox.Quad(q.subject, q.predicate, q.object, graph) for q in
+                        ox.parse(knowledge["graphs"][name].encode("utf-8"), format=ox.RdfFormat.N_TRIPLES))
     return KnowledgeView(store, key, (key, *(store.version_of(ox.NamedNode(n)) for n in names)))
 
 
