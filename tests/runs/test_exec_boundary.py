@@ -164,6 +164,9 @@ BROKEN = {
     "late": (REPLY_ONCE + "print('{\"kind\": \"act\", \"action\": \"measure_voltage\", \"targets\": [\"bat\"]}', "
              "flush=True)\nsys.stdin.readline()\ntime.sleep(60)\n", {"DIAGKG_EXEC_REPLY_SECONDS": "1"},
              ProtocolFault.LATE),
+    # two replies to the briefing, written at once
+    "out-of-turn": (REPLY_ONCE + "print('{\"kind\": \"act\", \"action\": \"measure_voltage\", \"targets\": [\"bat\"]}\\n"
+                    "{\"kind\": \"stop\"}', flush=True)\nsys.stdin.readline()\n", {}, ProtocolFault.OUT_OF_TURN),
     "exits": (REPLY_ONCE + "print('boom', file=sys.stderr)\nsys.exit(3)\n", {}, ProtocolFault.EXITED),
     "memory": (REPLY_ONCE + "hog = bytearray(1 << 30)\nprint('{\"kind\": \"stop\"}', flush=True)\n",
                {"DIAGKG_EXEC_MEMORY_MB": "200"}, ProtocolFault.EXITED),

@@ -136,6 +136,7 @@ class ProtocolFault(StrEnum):
     UNKNOWN_ACTION = "unknown_action"        # an action id that is not in the catalogue
     UNKNOWN_PART = "unknown_part"            # a part id the briefing did not name
     OVERSIZED = "oversized"                  # a reply line longer than the limit
+    OUT_OF_TURN = "out_of_turn"              # a reply before the message it would answer (one reply per message)
     LATE = "late_reply"                      # no reply (or its input not read) within the time limit
     EXITED = "exited"                        # the program ended, or closed its output, before replying
     START = "start_failed"                   # the program could not be started
@@ -143,7 +144,8 @@ class ProtocolFault(StrEnum):
 
 FAULT_IRIS = {ProtocolFault.MALFORMED: DK.FaultMalformed, ProtocolFault.SCHEMA: DK.FaultSchemaViolation,
               ProtocolFault.UNKNOWN_ACTION: DK.FaultUnknownAction, ProtocolFault.UNKNOWN_PART: DK.FaultUnknownPart,
-              ProtocolFault.OVERSIZED: DK.FaultOversized, ProtocolFault.LATE: DK.FaultLateReply,
+              ProtocolFault.OVERSIZED: DK.FaultOversized, ProtocolFault.OUT_OF_TURN: DK.FaultOutOfTurn,
+              ProtocolFault.LATE: DK.FaultLateReply,
               ProtocolFault.EXITED: DK.FaultExited, ProtocolFault.START: DK.FaultStartFailed}
 
 

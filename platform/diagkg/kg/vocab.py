@@ -123,6 +123,7 @@ class DK:
     FaultLateReply = Term(DK_NS + 'FaultLateReply')  # individual: late reply
     FaultMalformed = Term(DK_NS + 'FaultMalformed')  # individual: malformed reply
     FaultMode = Term(DK_NS + 'FaultMode')  # class: fault mode
+    FaultOutOfTurn = Term(DK_NS + 'FaultOutOfTurn')  # individual: reply out of turn
     FaultOversized = Term(DK_NS + 'FaultOversized')  # individual: oversized reply
     FaultSchemaViolation = Term(DK_NS + 'FaultSchemaViolation')  # individual: schema violation
     FaultStartFailed = Term(DK_NS + 'FaultStartFailed')  # individual: start failed

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource  # here: the child must import nothing between fork and exec
 import selectors
 import shlex
 import shutil
@@ -138,8 +139,6 @@ def known_ids(brief: Briefing) -> frozenset[str]:
 
 def _limit_memory(megabytes: int) -> None:
     """In the child before it runs the program: its address space and no core file."""
-    import resource
-
     size = megabytes * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (size, size))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -230,6 +229,17 @@ class Channel:
                 except BrokenPipeError:
                     raise self._exited(f"before reading the {message.get('kind')} message") from None
 
+    def early(self) -> bool:
+        """Whether the program has written something nobody asked for yet (a reply out of turn)."""
+        if self._buffer:
+            return True
+        try:
+            chunk = os.read(self._out, 65536)
+        except BlockingIOError:
+            return False
+        self._buffer += chunk
+        return bool(chunk)
+
     def receive(self, seconds: float, waiting_for: str) -> bytes:
         """One line, without its end; raises :class:`ProtocolError` (late, exited, oversized)."""
         deadline = time.monotonic() + seconds
@@ -305,6 +315,9 @@ class ExecAssistant(BaseAssistant):
             if self.pending is None:
                 waiting, seconds = "briefing", self.limits.start_seconds
             else:
+                if self.channel.early():
+                    raise ProtocolError(ProtocolFault.OUT_OF_TURN, "a reply came before the outcome it would answer "
+                                                                   "(exactly one reply follows each message)")
                 outcome, self.pending = self.pending, None
                 self.sent_outcomes += 1
                 budget = self.briefing.budget
