@@ -1,0 +1,31 @@
+"""Comparing two simulations of the same state (the fast engine's and PySpice's)."""
+
+from __future__ import annotations
+
+from diagkg.sim.simulator import SimulationResult
+
+VOLTS = 1e-3            # V: port voltages agree within 1 mV
+SHARE = 5e-3            # currents agree within 0.5 % of the larger...
+FLOOR = 1e-8            # A: ...or within 10 nA, for currents that are leakage (1e9-ohm contacts, reverse diodes)
+
+
+def differences(a: SimulationResult, b: SimulationResult) -> list[str]:
+    """How two results of one state differ beyond the tolerances above (empty: they agree)."""
+    out: list[str] = []
+    if (a.error is None) != (b.error is None):
+        return [f"one engine failed and the other did not: {a.error!r} / {b.error!r}"]
+    if a.converged != b.converged:
+        out.append(f"converged {a.converged} / {b.converged}")
+    if set(a.lit) != set(b.lit):
+        out.append(f"lit {sorted(a.lit)} / {sorted(b.lit)}")
+    if set(a.components) != set(b.components):
+        return [*out, f"components {sorted(a.components)} / {sorted(b.components)}"]
+    for cid in sorted(a.components):
+        x, y = a.components[cid], b.components[cid]
+        if abs(x.current - y.current) > max(FLOOR, SHARE * max(abs(x.current), abs(y.current))):
+            out.append(f"{cid} current {x.current:.9g} / {y.current:.9g} A")
+        for port in sorted(set(x.port_v) | set(y.port_v)):
+            v, w = x.port_v.get(port), y.port_v.get(port)
+            if (v is None) != (w is None) or (v is not None and w is not None and abs(v - w) > VOLTS):
+                out.append(f"{cid}.{port} at {v} / {w} V")
+    return out
