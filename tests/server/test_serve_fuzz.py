@@ -19,7 +19,7 @@ from ..support.serving import TOKEN, start_server, stop_server, torch_store
 
 pytestmark = pytest.mark.slow
 
-EXAMPLES = 6           # per route and generation mode
+EXAMPLES = 4           # per route and generation mode (keeps the test under a minute)
 
 
 @pytest.fixture(scope="module")
