@@ -89,16 +89,17 @@ def test_the_schemas_ship_and_are_draft_2020_12():
 def test_a_python_program_diagnoses_the_torch(tmp_path, torch):
     log = str(tmp_path / "log")
     name = f"exec:{sys.executable} {write(tmp_path, 'searcher.py', SEARCHER)} {log} search"
-    result = run_session("TORCH.1", name, store=torch, seed=0, config={"depth": 2})
+    config = {"depth": 2, "knowledge": True, "limits": "mine"}        # the program's own keys, whatever they are
+    result = run_session("TORCH.1", name, store=torch, seed=0, config=config)
     assert result.end == "success" and result.rounds == 2 and result.assistant == name
-    assert result.record.config == {"depth": 2}
+    assert result.record.config == config
     read, wrote = lines(log)
     assert [m["kind"] for m in read] == ["briefing", "outcome", "end"]
     assert [m["kind"] for m in wrote] == ["act", "hypothesis"]
     assert_fits_schemas(read + wrote)
     brief, outcome, end = read
     assert "bat" in brief["parts"] and brief["ports"]["bat"] and "knowledge" not in brief   # not trusted
-    assert brief["config"] == {"depth": 2} and brief["budget"] == 10
+    assert brief["config"] == config and brief["budget"] == 10 and "knowledge" not in brief
     assert {a["id"] for a in brief["actions"]} >= {"measure_voltage", "replace_component"}
     assert outcome["outcome"]["data"]["bat"]["port_voltages"]          # the measurement came back, typed
     assert end["end"] == "success" and end["outcome"]["verdict"] == "correct"   # the verdict that ended it

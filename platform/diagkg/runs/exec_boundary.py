@@ -273,12 +273,13 @@ class ExecAssistant(BaseAssistant):
     """An assistant whose decisions a separate program makes (see the module's documentation).
 
     ``argv`` is the program and its arguments; ``name`` is the assistant's name in the trajectory
-    (``exec:COMMAND``, or a hosted plug-in's name); ``knowledge`` sends it the knowledge view.
+    (``exec:COMMAND``, or a hosted plug-in's name); ``config`` goes to the program in the briefing;
+    ``knowledge`` sends it the knowledge view.
     """
 
-    def __init__(self, argv: list[str], name: str, *, limits: Limits | None = None, knowledge: bool = False,
-                 env: Mapping[str, str] | None = None, **config: Any):
-        super().__init__(**config)
+    def __init__(self, argv: list[str], name: str, *, config: Mapping[str, Any] | None = None,
+                 limits: Limits | None = None, knowledge: bool = False, env: Mapping[str, str] | None = None):
+        super().__init__(**dict(config or {}))
         self.argv, self.name, self.knowledge = list(argv), name, knowledge
         self.limits = limits or Limits.from_env()
         self.env = env

@@ -60,10 +60,10 @@ def create(name: str, config: Mapping[str, Any] | None = None, policy: Policy | 
     origin = registry.origin(name)
     if origin is Origin.PROGRAM:
         argv = command_of(name[len(EXEC_PREFIX):])
-        return Hosted(ExecAssistant(argv, name, knowledge=policy.trusts(name), **config), origin, False, False)
+        return Hosted(ExecAssistant(argv, name, config=config, knowledge=policy.trusts(name)), origin, False, False)
     if origin is Origin.PLUGIN and not policy.trusts(name):
         target = registry.entry_point(name).value.split()[0]        # MODULE:ATTR (without [extras])
-        return Hosted(ExecAssistant(host_command(target), name, env=_child_env(), **config), origin, False, False)
+        return Hosted(ExecAssistant(host_command(target), name, config=config, env=_child_env()), origin, False, False)
     return Hosted(registry.create(name, **config), origin, True, policy.may_see_answer(name, origin))
 
 
