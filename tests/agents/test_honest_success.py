@@ -35,7 +35,7 @@ LANTERN = """\
 
 :lantern a dk:System ; dk:systemKey "lantern" ; dcterms:identifier "lantern" ; rdfs:label "Lantern" ;
     dk:groundReference :cell.neg ;
-    dcterms:description "A 9 V cell lights a lamp through a switch; the lamp sits in a housing behind a lens that opens like a panel." .
+    dcterms:description "A 9 V cell lights a lamp through a switch; the lamp sits in a housing behind a lens." .
 :body a dk:Module ; dcterms:identifier "body" ; rdfs:label "Body" ; dk:partOf :lantern .
 :housing a dk:Enclosure ; dcterms:identifier "housing" ; rdfs:label "Lamp housing" ; dk:partOf :body ;
     dk:affords dk:Observable, dk:Movable .

@@ -196,7 +196,11 @@ def test_cli_run_and_transcript(tmp_path):
     r = run_cli(*store, "run", "--scenario", "5", "--assistant", "oracle", "--format", "json", "--seed", "2")
     data = json.loads(r.stdout)
     assert data["scenario"] == 5 and data["assistant"] == "oracle" and data["end"] in SUCCESS
-    assert set(data) == {"trajectory", "scenario", "scenario_id", "assistant", "end", "cost", "rounds"}
+    assert set(data) == {"trajectory", "scenario", "scenario_id", "assistant", "end", "cost", "rounds",
+                         # the diagnosis figures (diagkg.runs.scoring)
+                         "false_removals", "precision", "recall", "rounds_to_isolate", "minutes_to_isolate",
+                         "diagnosed"}
+    assert data["diagnosed"] is (data["end"] == "success") and data["false_removals"] == 0
     out = tmp_path / "t.html"
     r = run_cli(*store, "transcript", data["trajectory"], "--out", str(out))
     assert r.returncode == 0 and "<html" in out.read_text()
