@@ -153,6 +153,10 @@ class Likeness:
                 if (cid, port) not in rewired:
                     off[cid].append(port)
             positions = dict(state.positions)
+            # damage shows on inspection: what the state holds and what this simulation does (kept by the step)
+            damaged: dict[str, frozenset[str]] = {}
+            for cid, damage in (*state.damaged, *((d.component, d.state) for d in result.damage)):
+                damaged[cid] = damaged.get(cid, frozenset()) | {damage}
             shows: dict[str, tuple[int, ...]] = {}
             metered, metered_amps = self._metered, self._metered_amps
             if len(metered) + len(metered_amps) > 100_000:
@@ -176,8 +180,8 @@ class Likeness:
                     intern((AMPS, flows), len(self._interned)),
                     intern((LIGHT, None if r is None else r.lit, cid in result.flickering), len(self._interned)),
                     intern((CONTACT, result.live.get(f"closed:{cid}")), len(self._interned)),
-                    intern((SIGHT, positions.get(cid), cid in state.covered, tuple(sorted(off.get(cid, ())))),
-                           len(self._interned)))
+                    intern((SIGHT, positions.get(cid), cid in state.covered, tuple(sorted(off.get(cid, ()))),
+                            damaged.get(cid)), len(self._interned)))
             shows[""] = (intern(("", result.lit, result.flickering, result.converged), len(self._interned)),)
             out.append(shows)
         if len(self._signatures) > 50_000:

@@ -74,8 +74,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                           "scenarios": [r.to_dict() for r in reports]}, indent=2))
     else:
         for f in findings:
-            if not f.passed or args.verbose:
-                print(("" if not f.passed else "ok: ") + str(f))
+            if not f.passed or f.warning or args.verbose:
+                print(("" if not f.passed else "warning: " if f.warning else "ok: ") + str(f))
         bad = sum(1 for f in findings if not f.passed)
         print(f"{len(reports)} scenario(s) checked: {len(reports) - len(failed)} pass, {len(failed)} fail "
               f"({bad} of {len(findings)} checks failed)", file=sys.stderr)

@@ -19,6 +19,7 @@ from .output import EXIT_INPUT, EXIT_OK, EXIT_VIOLATIONS, open_store, print_tabl
 
 if TYPE_CHECKING:  # pragma: no cover
 
+    from ..env.checks import Finding
     from ..kg.queries import QueryFile
 
 
@@ -80,6 +81,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         if args.paths:
             reports.append(load_files(store, args.paths, graph=graph, replace=args.replace, progress=progress,
                                       notify=say))
+        warnings = _rating_warnings(store, [key for report in reports for key in report.inferred])
     for report in reports:
         for note in report.notes:
             say(note)
@@ -91,8 +93,26 @@ def cmd_load(args: argparse.Namespace) -> int:
             print(f"reasoned over {key} -> <{graphs.inferred(key).value}> ({n} inferred triples)")
         if report.revalidated:
             print(f"re-validated {len(report.revalidated)} stored scenario(s) against the replaced system(s)")
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"store: {store.location}", file=sys.stderr)
     return EXIT_OK
+
+
+def _rating_warnings(store: KnowledgeStore, keys: list[str]) -> list[Finding]:
+    """A located warning for each part the nominal state of a system just loaded damages (a fuse
+    past its rating: :func:`diagkg.env.checks.rating_warnings`). A system that cannot be simulated
+    here is loaded all the same: ``diagkg simulate`` says why."""
+    from ..env.checks import rating_warnings
+    from ..env.service import simulator_for
+
+    out: list[Finding] = []
+    for key in dict.fromkeys(keys):
+        try:
+            out += rating_warnings(store, simulator_for(store, key))
+        except errors.DiagkgError:
+            continue
+    return out
 
 
 def cmd_dump(args: argparse.Namespace) -> int:

@@ -71,6 +71,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print(f"system: {result.system}   converged: {'yes' if result.converged else 'NO'} "
           f"({result.iterations} solve(s))" + (f"   error: {result.error}" if result.error else ""))
     print("lit: " + (", ".join(result.lit) or "(nothing)"))
+    if state.damaged:
+        print("damaged in the state: " + ", ".join(f"{c} ({sim.skeleton.damage_labels.get(d, d)})"
+                                                  for c, d in sorted(state.damaged)))
+    if result.damage:
+        print(_damage_line(result, sim))
     if result.live:
         print("live: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in sorted(result.live.items())))
     rows = []
@@ -97,6 +102,14 @@ def _engine(args: argparse.Namespace, sim: Simulator) -> Iterator[Simulator]:
         yield Simulator(sim.skeleton, engine=engine)
 
 
+def _damage_line(result: Any, sim: Simulator) -> str:
+    """The parts the circuit damaged in a simulation, and at what current."""
+    text = "damaged by the circuit: " + ", ".join(
+        f"{d.component} ({sim.skeleton.damage_labels.get(d.state, d.state)} at {abs(d.current):.4g} A, {d.power:.4g} W)"
+        for d in result.damage)
+    return text + ("" if result.damage_settled else " (and still spreading: stopped)")
+
+
 def _simulate_scenario(args: argparse.Namespace) -> int:
     """The state right after a scenario's faults are injected (the saboteur of a session)."""
     from ..env.service import make
@@ -118,6 +131,8 @@ def _simulate_scenario(args: argparse.Namespace) -> int:
     print(f"nominal lights: {', '.join(nominal.lit) or '(none)'}")
     print(f"after the faults: {', '.join(result.lit) or '(nothing lit)'}; converged: "
           f"{'yes' if result.converged else 'NO'}; nominal: {'yes' if is_nominal else 'no'}")
+    if result.damage:
+        print(_damage_line(result, session.sim))
     return EXIT_OK
 
 

@@ -18,7 +18,15 @@ through the service agent and reports, located in the scenario's file:
   one (a part that is not faulty) is not;
 * ``symptoms`` — each symptom the scenario states as data
   (``dk:statedSymptom``: a lamp or LED lit, dark or flickering) agrees with
-  the simulation of the faulty system as found.
+  the simulation of the faulty system as found;
+* ``damage`` — what the faults damage as soon as they are injected (a shorted
+  lamp blowing a fuse: ontology/behaviour.ttl's damage rules), said as a
+  note: the part stays damaged until it is replaced, so a scenario relying on
+  it names it among its faulty components and replaces it in its ideal repair;
+* ``ratings`` — a *warning*, located at the component in the system's file,
+  for each part the system's nominal state already damages (its current or
+  power past a rating): :func:`rating_warnings`, which ``diagkg load`` runs
+  on the systems it loads.
 
 A finding carries the file and line it is about; nothing here prints.
 """
@@ -44,9 +52,9 @@ from .workspace import graph_holding
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
-    from ..sim.simulator import SimulationResult
+    from ..sim.simulator import SimulationResult, Simulator
 
-CHECKS = ("observable", "masking", "repair", "hypotheses", "symptoms")
+CHECKS = ("observable", "masking", "repair", "hypotheses", "symptoms", "damage", "ratings")
 APPEARANCES = ("Lit", "Dark", "Flickering")
 
 
@@ -60,6 +68,7 @@ class Finding:
     message: str
     file: str | None = None
     line: int | None = None
+    warning: bool = False           # passed, but worth a look (a nominal state that damages a part)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}: " if self.file and self.line else (f"{self.file}: " if self.file else "")
@@ -116,8 +125,16 @@ class _Locator:
 def scenario_file(store: "KnowledgeStore", scenario: Scenario) -> str | None:
     """The file a scenario was loaded from (a shipped one: its place in the package)."""
     graph = graph_holding(store, scenario.iri, str(DK.Scenario))
-    if graph is None:
-        return None
+    return None if graph is None else _loaded_file(store, graph)
+
+
+def system_file(store: "KnowledgeStore", system_iri: str) -> str | None:
+    """The file a system was loaded from (a shipped one: its place in the package)."""
+    graph = graph_holding(store, system_iri, str(DK.System))
+    return None if graph is None else _loaded_file(store, graph)
+
+
+def _loaded_file(store: "KnowledgeStore", graph: ox.NamedNode) -> str | None:
     for q in store.raw.quads_for_pattern(graph, DK.loadedFrom.node, None, graph):
         if not isinstance(q.object, ox.Literal):
             continue
@@ -131,6 +148,45 @@ def scenario_file(store: "KnowledgeStore", scenario: Scenario) -> str | None:
                 return str(node)
         return source
     return None
+
+
+def rating_warnings(store: "KnowledgeStore", sim: "Simulator", result: "SimulationResult | None" = None,
+                    about: str | None = None) -> list[Finding]:
+    """A warning for each part that the nominal state of ``sim``'s system (``result``: its
+    simulation, by default of the system as described) damages, located at the component in the
+    system's file; ``about`` names the finding (the system's key by default)."""
+    result = result if result is not None else sim.simulate()
+    if not result.damage:
+        return []
+    sk = sim.skeleton
+    file = system_file(store, sk.iri)
+    out = []
+    for d in result.damage:
+        comp = sk.components[d.component]
+        rules = " or ".join(r.source for r in sk.damage_rules.get(comp.type_iri, ()) if r.state == d.state)
+        line = _line_in(file, comp.iri)
+        out.append(Finding(about or sk.key, "ratings", True,
+                           f"{d.component} is {sk.damage_labels.get(d.state, d.state)} in the nominal state: at "
+                           f"{abs(d.current):.4g} A and {d.power:.4g} W, {rules} holds", file, line, warning=True))
+    return out
+
+
+def _line_in(file: str | None, iri: str) -> int | None:
+    """The first line of an RDF file where the term ``iri`` is written."""
+    from ..errors import InputError
+    from ..kg.rdfio import parse_file, to_rdflib
+
+    if not file:
+        return None
+    try:
+        return parse_file(file).line_of(to_rdflib(ox.NamedNode(iri)))
+    except (OSError, InputError):
+        return None
+
+
+def _damage_text(session: Session, result: "SimulationResult") -> str:
+    return ", ".join(f"{d.component} ({session.sk.damage_labels.get(d.state, d.state)} at {abs(d.current):.4g} A)"
+                     for d in result.damage)
 
 
 # ---------------------------------------------------------------------------
@@ -185,6 +241,12 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
         report.findings.append(Finding(scenario.id, check, passed, message, file, line or head))
 
     session, faulty = _faulty_results(store, scenario, n)
+    report.findings += rating_warnings(store, session.sim, session.nominal_result, scenario.id)
+    # what the faults damage at once (kept in the state: it stays until the part is replaced)
+    damaged = _damage_text(session, session.initial_result)
+    if damaged:
+        add("damage", True, f"the faults damage {damaged}: it stays damaged until replaced, so the scenario "
+            "names it among its faulty components and its ideal repair replaces it")
     nominal = _signature(session.nominal_result)
     faulty_signatures = {_signature(r) for r in faulty}
 
@@ -228,7 +290,9 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
     if failures:
         seed, end = failures[0]
         add("repair", False, f"the ideal repair does not bring the system back to nominal (seed {seed}: the "
-            f"session ends {end!r} after {len(scenario.repair)} step(s))", repair_line)
+            f"session ends {end!r} after {len(scenario.repair)} step(s))"
+            + (f"; the faults damage {damaged}, which stays damaged until it is replaced too" if damaged else ""),
+            repair_line)
     else:
         add("repair", True, "the ideal repair restores nominal", repair_line)
 
@@ -292,5 +356,5 @@ def scratch_with(store: "KnowledgeStore") -> "KnowledgeStore":
     return scratch
 
 
-__all__ = ["CHECKS", "Finding", "ScenarioReport", "check_scenario", "check_scenarios", "scenario_file",
-           "scratch_with"]
+__all__ = ["CHECKS", "Finding", "ScenarioReport", "check_scenario", "check_scenarios", "rating_warnings",
+           "scenario_file", "scratch_with", "system_file"]

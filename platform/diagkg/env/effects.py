@@ -1,7 +1,8 @@
 """Effects: actions applied to the session's state through their catalogue
-templates (SPARQL UPDATE), with the arguments that depend on the action, and
-the topology some effects need (LED slots of modules, the cable ends of a
-chain of modules)."""
+templates (SPARQL UPDATE), with the arguments that depend on the action, the
+damage the circuit does kept in the state (:func:`keep_damage`), and the
+topology some effects need (LED slots of modules, the cable ends of a chain of
+modules)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .actions import Action, ActionType
 from .outcomes import Outcome, Refusal
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..sim.simulator import SimulationResult
     from .service import Session
 
 # Effect templates that only undo faults of their target (a repair): on a component that does
@@ -71,6 +73,15 @@ def apply_effect(session: Session, spec: ActionType, action: Action, out: Outcom
                     value=0.01, short=f"{session.state_graph.value}#bridge-{session.short_count}")
     _update(session, spec.template, args)
     return True
+
+
+def keep_damage(session: Session, result: SimulationResult) -> None:
+    """Write the damage the circuit did in ``result`` (a fuse blown, a lamp burnt out: its damage
+    rules, ontology/behaviour.ttl) into the session's state graph, where it stays until the part
+    is replaced (effect-repair-component): it is history, not a function of the faults."""
+    for d in result.damage:
+        _update(session, "state-damage", {"state": session.state_graph, "target": session.iri_of(d.component),
+                                          "property": session.damage_iris[d.state]})
 
 
 def still_broken(session: Session, state: CircuitState) -> set[str]:

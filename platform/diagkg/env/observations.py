@@ -166,7 +166,7 @@ def observe_diode(session: Session, action: Action, result: SimulationResult, ou
         vf = number(params["forwardVoltage"])
         verdict, text = "nominal", f"forward voltage {vf:.2f} V: nominal"
     else:
-        ohms = sum(value for kind, value in elements if kind == "R")
+        ohms = session.sim.own_resistance(state, target) or 0.0
         if ohms > 1e6:
             verdict, text = "open", "no forward conduction: open"
         elif ohms < 5:
@@ -230,6 +230,9 @@ def describe_part(part: str, session: Session, result: SimulationResult, state: 
         if not result.converged:
             bits.append("it keeps going on and off")
             flickering = True
+    damage = tuple(sorted(state.damage_of(part))) or None
+    if damage:
+        bits.append("it is " + " and ".join(sk.damage_labels.get(d, d) for d in damage))
     if comp.type == "Switch":
         lever = "closed" if _lever(session, part, state) else "open"
         bits.append(f"its lever is in the {lever} position")
@@ -243,7 +246,7 @@ def describe_part(part: str, session: Session, result: SimulationResult, state: 
             bits.append("its visible end(s) " + ", ".join(ends) + " are attached")
     text = f"{part} ({comp.type.lower()}): " + ("; ".join(bits) if bits else "nothing unusual to see") + "."
     return Sighting(text, type=comp.type, covered=covered, lit=lit, flickering=flickering, lever=lever,
-                    visible_ends=visible)
+                    visible_ends=visible, damage=damage)
 
 
 def connection_of(session: Session, port: PortRef, state: CircuitState, result: SimulationResult) -> Terminal:
@@ -269,8 +272,10 @@ def continuity(session: Session, cid: str, state: CircuitState, result: Simulati
     What the component *is* under test comes from its behaviour declaration in
     the graph (:meth:`~diagkg.sim.simulator.Simulator.own_elements`): a source
     cannot be tested this way; a working diode conducts one way; anything else
-    reads the sum of its resistive elements — contacts as they are now (judged
-    against their closed resistance), sensors in the dark, a blown fuse open.
+    reads its resistive elements (:meth:`~diagkg.sim.simulator.Simulator.own_resistance`:
+    a short across a lamp in parallel with its filament) — contacts as they are now
+    (judged against their closed resistance), sensors in the dark, a blown fuse or a
+    burnt-out lamp open.
     """
     comp = session.sk.components[cid]
     closed = dict(state.forced).get(cid, result.live.get(f"closed:{cid}", _lever(session, cid, state)))
@@ -286,9 +291,10 @@ def continuity(session: Session, cid: str, state: CircuitState, result: Simulati
     reference = session.sim.own_elements(NOMINAL, cid, {f"closed:{cid}": True, f"illuminated:{cid}": False})
     if not now or not reference:
         return "not applicable (a source)", None     # nothing that conducts is declared for this type
-    ohms = sum(value for kind, value in now if kind == "R")
+    ohms = session.sim.own_resistance(state, cid, live) or 0.0
     # a diode's forward conduction has no resistance to compare with: any stamped resistance is judged against 1 Ω
-    nominal = 1.0 if any(kind == "D" for kind, _ in reference) else sum(v for k, v in reference if k == "R")
+    nominal = 1.0 if any(kind == "D" for kind, _ in reference) else \
+        (session.sim.own_resistance(NOMINAL, cid, {f"closed:{cid}": True, f"illuminated:{cid}": False}) or 0.0)
     ref = max(nominal, 1.0)
     if ohms > 1e6 and nominal < 1e6:
         return "open", ohms

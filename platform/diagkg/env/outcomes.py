@@ -92,6 +92,7 @@ class Sighting(Record):
     lever: str | None = None                      # "closed" / "open", for switches
     visible_ends: dict[str, TerminalState] | None = None   # for cables: the ends that can be seen
     states: tuple[str, ...] | None = None         # for enclosures and openings: Inverted, Rotated, Open…
+    damage: tuple[str, ...] | None = None         # damage that shows (a fuse blown, a lamp burnt out): blown, burntOut…
 
 
 @dataclass(frozen=True)
@@ -191,10 +192,10 @@ class Outcome:
     data: dict[str, Any] = field(default_factory=dict)
     verdict: Verdict | None = None
     refusal: Refusal | None = None
-
     # healthy parts this round replaced (a repair action used as a probe) or named in a hypothesis:
     # false removals, for the trajectory's diagnosis figures (never told to the assistant as such)
     healthy: tuple[str, ...] = ()
+
     def refuse(self, reason: Refusal, message: str) -> None:
         self.refusal = reason
         self.message = message

@@ -123,6 +123,9 @@ class Session:
         self.ns = graphs.namespace_of(scenario.system_iri)
         self.sim = simulator_for(self.store, scenario.key)
         self.sk = self.sim.skeleton
+        # damage states (dk:blown…): local name -> IRI, and as predicates of the state graph
+        self.damage_iris = {name: iri for iri, name in self.sk.damage_states.items()}
+        self.damage_predicates = frozenset(ox.NamedNode(iri) for iri in self.sk.damage_states)
         self.catalogue = action_catalogue(self.store)
         self.tools = frozenset(t.lower() for t in tools)
         self.budget = budget if budget is not None else scenario.budget
@@ -132,11 +135,11 @@ class Session:
         self.physical_keys: dict[int, tuple[frozenset[ox.Quad], frozenset[ox.Quad]]] = {}
         self.effect_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}   # see effects._update
         self.trial_cache: dict[tuple[Any, ...], CircuitState] = {}           # see verification.repaired_state
+        # see verification.access_steps
+        self.access_steps_cache: dict[tuple[Any, ...], tuple[tuple[str, tuple[str, ...], float], ...]] = {}
         # see _reset_to_snapshot: the state kept, and the parts it depended on being repaired or not
         self.reset_cache: dict[tuple[Any, ...], tuple[frozenset[ox.Quad], frozenset[str]]] = {}
         self._snapshot_sets: dict[int, tuple[tuple[ox.Quad, ...], frozenset[ox.Quad]]] = {}
-        # see verification.access_steps
-        self.access_steps_cache: dict[tuple[Any, ...], tuple[tuple[str, tuple[str, ...], float], ...]] = {}
         self._state_key: frozenset[ox.Quad] = frozenset()   # the state graph's content as last read/written
         self._key_generation = -1
         # a session that rolls back (a model's shadow) sets its state graph lazily: the state it
@@ -189,9 +192,10 @@ class Session:
         self.nominal_bulbs = frozenset(bulbs)
         self.main_bulbs = frozenset(c for c in bulbs if not self.sk.components[c].params.get("isIndicator"))
         inject(self.store, self.scenario, self.state_graph)
+        result = self.initial_result = self.simulate()
+        effects.keep_damage(self, result)       # what the faults damage at once belongs to the fault snapshot
         self._snapshot = tuple(state_quads(self.store, self.state_graph))
         self._snapshot_set = None
-        result = self.initial_result = self.simulate()
         obs = {
             "scenario": self.scenario.number, "scenario_id": self.scenario.id,
             "system": self.scenario.key, "budget": self.budget,
@@ -215,6 +219,7 @@ class Session:
         self.reset_reads = frozenset()
         if isinstance(act, Hypothesis):
             outcome = verification.verify(self, act)
+            effects.keep_damage(self, self.simulate())   # a part repaired into an over-current is damaged again
         else:
             outcome = self.execute(act)
         self.total_cost += outcome.cost
@@ -380,8 +385,10 @@ class Session:
         if known is None:
             owners_now = self._owners(current)
             owners_then = self._owners(self._snapshot)
+            # damage stays whatever part it is on, until the part is replaced (then it is gone from current)
             kept = frozenset([q for q in self._snapshot if owners_then.get(q) not in self.repaired]
-                             + [q for q in current if owners_now.get(q) in self.repaired])
+                             + [q for q in current if owners_now.get(q) in self.repaired
+                                or q.predicate in self.damage_predicates])
             differ = {owners_now.get(q) for q in current - self._snapshot_set} | \
                      {owners_then.get(q) for q in self._snapshot_set - current}
             if len(self.reset_cache) > 20_000:
@@ -415,20 +422,20 @@ class Session:
     def execute(self, action: Action) -> Outcome:
         outcome = Outcome(self.round, "action", str(action), False, "", 0.0)
         generation, repaired, before = self.store.generation, len(self.repaired), self.state_key()
+        spec = self.catalogue.get(action.action)
+        # a repair of a part that did not differ from its description is a false removal
+        broken = effects.still_broken(self, self.state()) if spec is not None and spec.repair else None
         try:
             self._execute(action, outcome)
+            if broken is not None and outcome.success:
+                outcome.healthy = tuple(sorted({t.split(".", 1)[0] for t in action.targets} - broken))
         finally:
             # an action that changed nothing and repaired nothing leaves the state as the
             # last reset made it: resetting again would give the same quads
             if self.store.generation != generation or len(self.repaired) != repaired or self.state_key() is not before:
                 self._reset_to_snapshot()
-        spec = self.catalogue.get(action.action)
-        # a repair of a part that did not differ from its description is a false removal
-        broken = effects.still_broken(self, self.state()) if spec is not None and spec.repair else None
         outcome.cost = sum(c for _, _, c in outcome.executed)
         return outcome
-            if broken is not None and outcome.success:
-                outcome.healthy = tuple(sorted({t.split(".", 1)[0] for t in action.targets} - broken))
 
     def _execute(self, action: Action, out: Outcome) -> None:
         spec = self.catalogue.get(action.action)
@@ -485,6 +492,7 @@ class Session:
         out.executed.append((spec.id, action.targets, spec.cost))
         out.success = True
         result = self.simulate()
+        effects.keep_damage(self, result)
         handler(self, action, result, out)
         if not out.message:
             out.message = f"Done: {spec.label} {' and '.join(action.targets)}."

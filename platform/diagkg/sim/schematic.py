@@ -63,7 +63,8 @@ def to_dot(sk: Skeleton, connections: list[tuple[str, str]], result: SimulationR
         by_module.setdefault(sk.components[cid].module or "", []).append(cid)
     detached = {f"{c}.{p}" for c, p in state.detached}
     # damaged parts (a fuse blown, a lamp burnt out): in the state, or by the circuit as simulated
-    damaged = {c for c, _ in state.damaged} | ({c for c, _ in result.damage} if result is not None and faults else set())
+    damaged = {c for c, _ in state.damaged} | ({d.component for d in result.damage} if result is not None and faults
+                                               else set())
     for n, (module, members) in enumerate(sorted(by_module.items())):
         indent = "  "
         if module:

@@ -65,6 +65,16 @@ class ComponentResult:
 
 
 @dataclass(frozen=True)
+class Damage:
+    """A part the circuit damaged (a damage rule of its type held, ontology/behaviour.ttl)."""
+
+    component: str
+    state: str                        # the damage state it is now in: "blown", "burntOut"…
+    current: float                    # its current (A) in the solve that damaged it
+    power: float                      # and its power (W)
+
+
+@dataclass(frozen=True)
 class ShortResult:
     """A short of the state (``dk:ShortCircuit``) as solved."""
 
@@ -89,7 +99,7 @@ class SimulationResult:
     shorts: tuple[ShortResult, ...] = ()
     # damage the circuit did to its parts in this state (beyond what the state says already), as
     # (component, damage state); the rest of the result is that of the damaged circuit
-    damage: tuple[tuple[str, str], ...] = ()
+    damage: tuple[Damage, ...] = ()
     damage_settled: bool = True           # False: damage was still spreading after MAX_DAMAGE_ROUNDS
 
     def is_lit(self, component: str) -> bool:
@@ -103,6 +113,9 @@ class SimulationResult:
             "lit": list(self.lit),
             "live": dict(sorted(self.live.items())),
             "error": self.error,
+            "damage": [{"component": d.component, "state": d.state, "current": _round(d.current),
+                        "power": _round(d.power)} for d in self.damage],
+            "damage_settled": self.damage_settled,
             "components": {
                 cid: {"type": c.type, "port_v": {p: _round(x) for p, x in c.port_v.items()},
                       "port_i": {p: _round(x) for p, x in c.port_i.items()},
@@ -216,7 +229,8 @@ class Simulator:
         if result.damage and result.damage_settled:
             # the damaged state solves the same, with no further damage: a session that keeps the
             # damage in its state simulates that next
-            self._results[realized.evolve(damaged=realized.damaged | set(result.damage))] = replace(result, damage=())
+            damaged = realized.damaged | {(d.component, d.state) for d in result.damage}
+            self._results[realized.evolve(damaged=damaged)] = replace(result, damage=())
         while len(self._results) > self.cache_size:
             self._results.popitem(last=False)
         return result
@@ -232,12 +246,19 @@ class Simulator:
         return [(ep.element.kind, ep.value(live or {})) for ep in plan.by_component.get(cid, [])]
 
     def own_resistance(self, state: CircuitState, cid: str, live: dict[str, bool] | None = None) -> float | None:
-        """The sum of a component's resistive elements (see :meth:`own_elements`);
-        None for a component that is not only resistors (a source, a working diode)."""
-        elements = self.own_elements(state, cid, live)
-        if not elements or any(kind != "R" for kind, _ in elements):
+        """What an ohmmeter reads across a component out of circuit: its resistive elements
+        (see :meth:`own_elements`), those that join the same two nodes in parallel (a short
+        across a lamp's filament), the groups in series (a potentiometer's two halves). None
+        for a component that is not only resistors (a source, a working diode)."""
+        plan = self._plan(state.evolve(loose=()))
+        eps = plan.by_component.get(cid, [])
+        if not eps or any(ep.element.kind != "R" for ep in eps):
             return None
-        return sum(value for _, value in elements)
+        conductance: dict[frozenset[str], float] = {}
+        for ep in eps:
+            ends = frozenset((ep.element.node_a, ep.element.node_b))
+            conductance[ends] = conductance.get(ends, 0.0) + 1.0 / ep.value(live or {})
+        return sum(1.0 / g for g in conductance.values())
 
     def clear_cache(self) -> None:
         self._results.clear()
@@ -410,17 +431,19 @@ class Simulator:
         until no further damage occurs (at most :data:`MAX_DAMAGE_ROUNDS` rounds)."""
         current = state
         settled = False
+        events: list[Damage] = []
         for _ in range(MAX_DAMAGE_ROUNDS):
             result, hits = self._solve_once(current)
-            new = hits - current.damaged
+            new = sorted(hits - current.damaged)
             if not new:
                 settled = True
                 break
-            current = current.evolve(damaged=current.damaged | new)
-        if current is state:
+            events += [Damage(cid, name, result.components[cid].current, result.components[cid].power)
+                       for cid, name in new]
+            current = current.evolve(damaged=current.damaged | set(new))
+        if not events:
             return result
-        return replace(result, damage=tuple(sorted(current.damaged - state.damaged)), damage_settled=settled,
-                       converged=result.converged and settled)
+        return replace(result, damage=tuple(events), damage_settled=settled, converged=result.converged and settled)
 
     def _solve_once(self, state: CircuitState) -> tuple[SimulationResult, frozenset[tuple[str, str]]]:
         """Solve ``state`` and its couplings; the result, and the damage its steady operating point
@@ -676,5 +699,6 @@ def result_quads(result: SimulationResult, skeleton: Skeleton, graph: ox.NamedNo
     return quads
 
 
-__all__ = ["Simulator", "SimulationResult", "ComponentResult", "result_quads", "CircuitState", "NOMINAL"]
+__all__ = ["Simulator", "SimulationResult", "ComponentResult", "Damage", "ShortResult", "result_quads", "CircuitState",
+           "NOMINAL"]
 

@@ -1,0 +1,181 @@
+"""One solution, reported as solved: every current, power and light comes from the operating
+point ngspice computed, the currents sum to zero at every node and the sources deliver what the
+rest dissipates; ratings damage parts (a fuse blows, a lamp or LED burns out) and the circuit is
+solved again. On a car rear-light system written in the test (tests/support/rear.py) and on
+every shipped system's nominal state and scenario's fault state."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import diagkg
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+from diagkg.sim.circuit import CircuitState, state_from_turtle
+from diagkg.sim.simulator import Simulator
+from diagkg.sim.spice import Element, NgspiceEngine
+
+from ..support.physics import kirchhoff_violations, power_gap
+from ..support.rear import rear_text
+from ..support.stores import shipped_store
+
+_SIMS: dict[tuple[tuple[str, object], ...], Simulator] = {}
+
+
+def rear_sim(tmp_path, **system) -> Simulator:
+    """The rear-light system with these settings (see rear_text), loaded once per module."""
+    key = tuple(sorted(system.items()))
+    if key not in _SIMS:
+        path = tmp_path / "rear.ttl"
+        path.write_text(rear_text(**system))
+        store = KnowledgeStore.memory()
+        load_files(store, [path])
+        _SIMS[key] = Simulator.from_store(store, "rear")
+    return _SIMS[key]
+
+
+def assert_laws(sim: Simulator, state: CircuitState, result, where: str = "") -> None:
+    assert kirchhoff_violations(sim.skeleton, state, result) == [], where
+    delivered, dissipated, agree = power_gap(result)
+    assert agree, f"{where}: sources deliver {delivered} W, the rest dissipates {dissipated} W"
+
+
+def close(a: float, b: float, rel: float = 0.01) -> bool:
+    return abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+# ---------------------------------------------------------------------------
+# one solution
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("vf", [2.8, 3.0, 3.3])
+def test_a_white_led_lights_and_carries_its_resistors_current(tmp_path, vf):
+    sim = rear_sim(tmp_path) if vf == 3.0 else rear_sim(tmp_path, plate_vf=vf)
+    result = sim.simulate()
+    c = result.components
+    assert set(result.lit) == {"green", "plate", "tail_l", "tail_r"} and result.damage == ()
+    assert c["plate"].current > 0.015
+    assert close(c["plate"].current, c["r_plate"].current)
+    assert close(c["green"].current, c["r_green"].current)
+    # the protection diode carries the harness's current (they are in series)
+    assert close(c["dio"].current, c["harness"].current, rel=1e-4)
+    assert close(c["dio"].current, c["tail_l"].current + c["tail_r"].current + c["r_green"].current
+                 + c["r_plate"].current, rel=1e-4)
+    assert_laws(sim, CircuitState(), result)
+
+
+def test_currents_are_ngspices_device_currents():
+    """The engine's diode current is ngspice's @d[id] (not a textbook equation: ngspice never
+    uses a saturation current below 1e-28 A), the resistors' currents its node voltages over R."""
+    engine = NgspiceEngine.shared()
+    elements = [Element("v1", "V", "a", "0"), Element("r1", "R", "a", "b"),
+                Element("d1", "D", "b", "0", (1.3e-30, 1.8))]
+    op = engine.operating_point(("test-white-led",), elements, {"v1": 12.0, "r1": 470.0, "d1": 0.0}, ["a", "b"])
+    assert op.currents["r1"] == pytest.approx((op.voltages["a"] - op.voltages["b"]) / 470.0)
+    assert op.currents["d1"] == pytest.approx(op.currents["r1"], rel=1e-6)
+    assert op.currents["v1"] == pytest.approx(-op.currents["r1"], rel=1e-6)
+    assert op.voltages["b"] < 2.9     # as ngspice solves it: IS held at 1e-28 A, not 1.3e-30
+
+
+def test_shipped_states_keep_kirchhoff_and_the_power_balance():
+    """Every shipped system's nominal state, and every third scenario's fault state."""
+    store = shipped_store()
+    catalog = ScenarioCatalog(store)
+    systems: set[str] = set()
+    for n in catalog.numbers()[::3]:
+        session = diagkg.make(n, store)
+        session.reset(seed=0)
+        if session.scenario.key not in systems:
+            systems.add(session.scenario.key)
+            assert_laws(session.sim, CircuitState(), session.sim.simulate(), f"{session.scenario.key} nominal")
+        state = session.sim.realize(session.state(), random.Random(0))
+        assert_laws(session.sim, state, session.sim.simulate(state), session.scenario.id)
+
+
+# ---------------------------------------------------------------------------
+# damage
+# ---------------------------------------------------------------------------
+
+def shorted_tail(sim: Simulator, ohms: float = 0.01) -> CircuitState:
+    return state_from_turtle(f"""
+        @prefix : <https://example.org/rear/> .
+        @prefix dk: <https://w3id.org/diagkg/ontology#> .
+        :tail_l dk:hasOverride [ a dk:ParameterValue ; dk:parameter dk:shortResistance ; dk:value {ohms} ] .
+        """, "shorted.ttl", sim.skeleton)
+
+
+def test_a_shorted_lamp_blows_the_fuse_and_everything_behind_it_is_dark(tmp_path):
+    sim = rear_sim(tmp_path)
+    state = shorted_tail(sim)
+    result = sim.simulate(state)
+    assert [(d.component, d.state) for d in result.damage] == [("fuse", "blown")]
+    assert result.damage[0].current > 5.0            # what blew it
+    assert result.converged and result.damage_settled
+    assert result.lit == ()
+    assert abs(result.components["fuse"].current) < 1e-6
+    assert abs(result.components["tail_l"].current) < 1e-6
+    damaged = state.evolve(damaged=[("fuse", "blown")])
+    assert_laws(sim, damaged, result)
+    # the damaged state is what the circuit is now: it solves the same, with no further damage
+    again = sim.simulate(damaged)
+    assert again.damage == () and again.lit == () and again.components == result.components
+
+
+def test_a_short_across_a_lamp_bypasses_its_filament(tmp_path):
+    sim = rear_sim(tmp_path, rating=1000)       # a fuse that holds
+    state = shorted_tail(sim, ohms=0.01)
+    result = sim.simulate(state)
+    assert result.damage == ()
+    c = result.components
+    assert "tail_l" not in result.lit and "tail_r" not in result.lit   # the short pulls the harness down
+    assert c["tail_l"].current > 5.0                                  # the current flows in the short…
+    assert c["fuse"].current == pytest.approx(c["tail_l"].current + c["tail_r"].current + c["r_green"].current
+                                              + c["r_plate"].current, rel=1e-4)   # …and a part in series sees it
+    assert_laws(sim, state, result)
+
+
+def test_a_lamp_or_led_past_its_rating_burns_out(tmp_path):
+    sim = rear_sim(tmp_path, plate_rating=" dk:maxCurrent 0.01 ;", tail_rating=" dk:maxPower 3 ;")
+    result = sim.simulate()
+    assert {(d.component, d.state) for d in result.damage} == {("plate", "burntOut"), ("tail_l", "burntOut")}
+    assert set(result.lit) == {"green", "tail_r"}
+    assert abs(result.components["plate"].current) < 1e-6
+    assert abs(result.components["tail_l"].current) < 1e-6
+    burnt = CircuitState.make(damaged=[("plate", "burntOut"), ("tail_l", "burntOut")])
+    assert_laws(sim, burnt, result)
+    # replaced (the damage gone from the state) they burn out again; within their ratings nothing burns
+    assert sim.simulate(CircuitState()).damage == result.damage
+    within = sim.simulate(CircuitState.make(overrides=[("tail_l", "resistance", 60.0), ("r_plate", "resistance", 1000.0)]))
+    assert within.damage == () and set(within.lit) == {"green", "plate", "tail_l", "tail_r"}
+
+
+def test_a_state_file_with_a_blown_fuse(tmp_path):
+    sim = rear_sim(tmp_path)
+    state = state_from_turtle("""
+        @prefix : <https://example.org/rear/> .
+        @prefix dk: <https://w3id.org/diagkg/ontology#> .
+        :fuse dk:blown true .
+        """, "blown.ttl", sim.skeleton)
+    assert state.damaged == frozenset({("fuse", "blown")})
+    result = sim.simulate(state)
+    assert result.lit == () and abs(result.components["fuse"].current) < 1e-6
+    assert sim.own_resistance(state, "fuse") == pytest.approx(1e9)
+
+
+def test_damage_stops_after_its_rounds_and_says_so(tmp_path, monkeypatch):
+    from diagkg.sim import simulator
+
+    monkeypatch.setattr(simulator, "MAX_DAMAGE_ROUNDS", 1)
+    sim = Simulator(rear_sim(tmp_path).skeleton)     # a simulator of its own: nothing remembered
+    result = sim.simulate(shorted_tail(sim))
+    assert not result.damage_settled and not result.converged
+    assert [(d.component, d.state) for d in result.damage] == [("fuse", "blown")]
+
+
+def test_an_ohmmeter_reads_a_short_across_a_lamp_in_parallel_with_its_filament(tmp_path):
+    sim = rear_sim(tmp_path)
+    assert sim.own_resistance(CircuitState(), "tail_l") == pytest.approx(29.0)
+    assert sim.own_resistance(shorted_tail(sim, ohms=0.5), "tail_l") == pytest.approx(1 / (1 / 29 + 1 / 0.5))
