@@ -42,9 +42,12 @@ is rewritten too (as it is), so that the node stays shared. On a remote store (a
 
 from __future__ import annotations
 
+import contextlib
+import os
 import pickle
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -302,7 +305,8 @@ def _compute_in_child(path: Path, text: str, name: str, timeout: float | None) -
         with open(work / "worker.log", "wb") as log:
             proc = subprocess.Popen(  # noqa: S603 - this Python, this module
                 [sys.executable, "-c", "from diagkg.kg.updates import worker_main; worker_main()", str(work)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log)
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
+                start_new_session=True)     # its own process group: the reasoner's Java goes with it
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], START_LIMIT)
         if not ready or proc.stdout.readline().strip() != b"started":
@@ -320,8 +324,8 @@ def _compute_in_child(path: Path, text: str, name: str, timeout: float | None) -
         kind, payload = pickle.loads(answer.read_bytes())
     finally:
         if proc is not None:
-            if proc.poll() is None:
-                proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)      # the worker and anything it started
             proc.wait()
             if proc.stdout is not None:
                 proc.stdout.close()
