@@ -1,23 +1,18 @@
 """Updates through a real ``diagkg serve`` (issues 25 and 26): the one write path.
 
-On a store holding the torch written in tests/support/torch.py with one of its scenarios, and the
-shipped three-cubes system with a scenario written here:
+On a store holding the torch written in tests/support/torch.py with one of its scenarios, and
+the shipped three-cubes system with a scenario written here: a server that served a session on
+three_cubes, then took an update of the system through its endpoint, ends its next session as a
+fresh process does (it sees the new system); an update that violates the shapes is refused (422)
+with nothing written.
 
-* a server that served a session on three_cubes, then took an update of the system through its
-  endpoint: the next session sees the new system (ends as a fresh process ends), and an update that
-  violates the shapes is refused (422) with nothing written;
-* a cross-product update is stopped at ``--query-timeout`` (503) with the store unchanged, while a
-  ``diagkg run --wait 5`` started meanwhile stores its trajectory (the update holds no lock while
-  it is worked out);
-* ``LOAD`` of a file that is not RDF answers 400 saying so; a Turtle file loads.
+(A cross-product update stopped at ``--query-timeout`` while a ``run --wait 5`` stores its
+trajectory, and ``LOAD`` of something that is not RDF: tests/server/test_serve_security.py.)
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -31,7 +26,7 @@ from diagkg.kg.store import KnowledgeStore
 
 from ..support.cli import run_cli
 from ..support.paths import THREE_CUBES
-from ..support.serving import TOKEN, free_port, start_server, stop_server
+from ..support.serving import TOKEN, start_server, stop_server
 from ..support.torch import FLAT, ON_SHIPPED, TORCH, scenario_text
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -44,10 +39,6 @@ def set_resistance(graph: str, part: str, value: str) -> str:
             f"DELETE {{ GRAPH <{graph}> {{ <{part}> dk:resistance ?r }} }}\n"
             f"INSERT {{ GRAPH <{graph}> {{ <{part}> dk:resistance {value} }} }}\n"
             f"WHERE {{ GRAPH <{graph}> {{ <{part}> dk:resistance ?r }} }}")
-
-
-CROSS = ("INSERT { GRAPH <urn:x:slow> { ?a <urn:x:p> ?z } } "
-         "WHERE { GRAPH ?g1 { ?a ?b ?c } GRAPH ?g2 { ?d ?e ?f } GRAPH ?g3 { ?g ?h ?i } GRAPH ?g4 { ?j ?k ?z } }")
 
 
 @pytest.fixture(scope="module")
@@ -109,45 +100,3 @@ def test_the_next_session_sees_a_system_changed_through_the_endpoint(store_path)
         assert r.status_code == 400 and "inferences follow" in r.text, r.text
     finally:
         stop_server(proc)
-
-
-def test_a_slow_update_is_stopped_with_nothing_written_while_a_run_stores_its_trajectory(store_path, tmp_path):
-    files = tmp_path / "files"
-    files.mkdir()
-    (files / "notes.txt").write_text("checked the bulb, all fine {\n")
-    (files / "notes.ttl").write_text("<urn:x:bulb> <urn:x:note> \"checked\" .\n")
-    port = free_port()
-    web = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=files,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    proc, base = start_server(store_path, "--query-timeout", "20", "--allow-remote", f"127.0.0.1:{port}")
-    try:
-        versions = {g: _version(store_path, g) for g in (TORCH_SYSTEM, THREE)}
-        answer: list[httpx.Response] = []
-        update = threading.Thread(target=lambda: answer.append(
-            httpx.post(f"{base}/sparql", data={"update": CROSS}, headers=AUTH, timeout=120)))
-        update.start()
-        time.sleep(1)
-        run = run_cli("--store", str(store_path), "--wait", "5", "run", "--scenario", FLAT["id"], "--assistant",
-                      "oracle", "--format", "json")
-        assert run.returncode == 0, run.stderr
-        assert update.is_alive()              # the run was stored while the update was being worked out
-        update.join(120)
-        assert answer[0].status_code == 503 and "time limit" in answer[0].text, answer[0].text
-        store = KnowledgeStore.open_for_reading(store_path)
-        trajectory = json.loads(run.stdout)["trajectory"]
-        assert any(r["trajectory"] == trajectory for r in store.select("trajectory-list"))
-        assert not store.raw.contains_named_graph(ox.NamedNode("urn:x:slow"))
-        assert {g: store.version_of(ox.NamedNode(g)) for g in versions} == versions
-
-        # LOAD: a file that is not RDF is the client's error, a Turtle file loads
-        r = httpx.post(f"{base}/sparql", data={"update": f"LOAD <http://127.0.0.1:{port}/notes.txt> INTO GRAPH <urn:x:l>"},
-                       headers=AUTH, timeout=60)
-        assert r.status_code == 400 and "not RDF" in r.text, r.text
-        r = httpx.post(f"{base}/sparql", data={"update": f"LOAD <http://127.0.0.1:{port}/notes.ttl> INTO GRAPH <urn:x:l>"},
-                       headers=AUTH, timeout=60)
-        assert r.status_code == 204, r.text
-        assert KnowledgeStore.open_for_reading(store_path).raw.contains_named_graph(ox.NamedNode("urn:x:l"))
-    finally:
-        stop_server(proc)
-        web.terminate()
-        web.wait(10)
