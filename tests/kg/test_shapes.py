@@ -250,6 +250,10 @@ CASES = [
     Case("step-target-count", SC1, lambda g: g.set((_step(g), DK.actionType.uri, DK.SwapCablePolarities.uri)),
          "dksh:PlanStepShape", ":3CC.S.1 dk:idealRepair [] dk:step []", "takes 2 target(s)"),
     # trajectories
+    Case("trajectory-two-scoring-versions", TRJ,
+         lambda g: [g.add((next(g.subjects(RDF.type, DK.Trajectory.uri)), DK.scoringVersion.uri, Literal(v)))
+                    for v in ("1", "2")],
+         "dksh:TrajectoryShape", None, "at most one scoring version"),
     Case("session-no-end", TRJ, lambda g: g.remove((_session(g), DK.endValue.uri, None)),
          "dksh:SessionShape", "t:session", "exactly one end value"),
     Case("session-round-count", TRJ, lambda g: g.set((_session(g), DK.roundCount.uri, Literal(9))),

@@ -39,6 +39,9 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
     p.add_argument("--resume", metavar="RUN", help="continue the campaign RUN (its settings are read from the store)")
     p.add_argument("--retry-failed", action="store_true",
                    help="with --resume: run again the sessions that crashed or ended in llm_truncation")
+    p.add_argument("--mix-versions", action="store_true",
+                   help="with --resume: continue even if the campaign holds trajectories made under other scoring "
+                        "or physics versions than this diagkg's")
     p.add_argument("--allow-changed", action="store_true",
                    help="with --resume: continue even if the campaign's scenarios or systems changed since it "
                         "started (by default that is refused, naming each graph and both versions)")
@@ -55,6 +58,8 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
     p.add_argument("--out", metavar="DIR", default="report", help="folder to write into (default ./report)")
     p.add_argument("--rebuild", action="store_true",
                    help="first write the campaigns' slot tallies afresh from their trajectories (one query each)")
+    p.add_argument("--mix-versions", action="store_true",
+                   help="report trajectories made under different scoring or physics versions together")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = add("qualitative", cmd_qualitative,
@@ -106,6 +111,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             campaign = cp.open_campaign(store, args.resume, allow_changed=args.allow_changed)
             for changed in cp.changed_versions(store, campaign) if args.allow_changed else ():
                 say(f"--allow-changed: {changed} changed since the campaign started; resuming anyway")
+            from ..evaluation.versions import check_resume
+
+            check_resume(store, campaign, mix=args.mix_versions)
             if args.cost_limit is not None:
                 check_pricing(campaign.config.config, args.cost_limit)
         else:
@@ -253,11 +261,14 @@ def cmd_qualitative(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ..evaluation import campaign as cp
     from ..evaluation import report
+    from ..evaluation.versions import check_report
 
     with open_store(args, write=args.rebuild) as store:
+        ids = args.runs or [r["campaign"][len(cp.CAMPAIGN_BASE):] for r in cp.campaigns(store)]
+        check_report(store, [cp.open_campaign(store, cid) for cid in ids], mix=args.mix_versions)
         if args.rebuild:
-            from ..evaluation import campaign as cp
             from ..evaluation import tally
 
             for cid in args.runs or [r["campaign"][len(cp.CAMPAIGN_BASE):] for r in cp.campaigns(store)]:

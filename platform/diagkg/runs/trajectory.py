@@ -2,6 +2,9 @@
 
 A trajectory graph ``trajectory/{id}`` holds:
 
+* the trajectory's format, scoring and physics versions (``dk:scoringVersion``,
+  ``dk:physicsVersion``: the rules it was judged and simulated under, see
+  :mod:`diagkg.env.versions`);
 * the session (``dk:DiagnosticSession``, a ``prov:Activity``) with its scenario,
   seed, end value, total cost, number of rounds, start time and wall time,
   associated with its assistant and the service agent (``prov:Agent``s, the
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 import pyoxigraph as ox
 
+from ..env.versions import PHYSICS_VERSION, SCORING_VERSION
 from ..errors import InputError, ValidationError
 from ..kg import graphs, resources
 from ..kg.vocab import DK, DK_NS
@@ -121,6 +125,8 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     assistant, service = node("assistant"), node("service-agent")
     add(traj, RDF_TYPE, DK.Trajectory)
     add(traj, DK.formatVersion, lit(FORMAT_VERSION, "positiveInteger"))
+    add(traj, DK.scoringVersion, lit(SCORING_VERSION))      # the rules it was judged and simulated under
+    add(traj, DK.physicsVersion, lit(PHYSICS_VERSION))
     add(traj, DK.recordOf, session)
     add(session, RDF_TYPE, DK.DiagnosticSession)
     add(session, DK.onScenario, record.scenario_iri)
