@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from ..sim.versions import PHYSICS_VERSION
 
-SCORING_VERSION = "1"     # 1: verification by repair on a copy of the state, costs as of this version
+# 1: a hypothesis correct when repairing what it names restores the system (naming every part succeeded),
+#    a flat 120 min a component, access not charged
+# 2: honest success — judged only on what it names (correct, partial, wrong, overbroad, empty; only
+#    correct ends in success); verifying costs the implied repairs at the catalogue's costs plus their access
+SCORING_VERSION = "2"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 
 __all__ = ["PHYSICS_VERSION", "SCORING_VERSION", "UNRECORDED"]
