@@ -91,8 +91,10 @@ def main() -> None:
         print(f"evaluate failed ({campaign.returncode}): {err.strip()[-400:]}")
         return
     summary = json.loads(out.strip().splitlines()[-1])
+    commits = (f", {summary['commits']} commits, the longest {summary['longest_commit']:.2f} s (lock waited for "
+               "and held)" if "commits" in summary else "")
     print(f"evaluate: {summary['trajectories']} trajectories in {total:.1f} s "
-          f"({summary['seconds']:.1f} s running sessions)   [{load()}]")
+          f"({summary['seconds']:.1f} s running sessions{commits})   [{load()}]")
 
 
 if __name__ == "__main__":
