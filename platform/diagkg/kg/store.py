@@ -392,7 +392,10 @@ class KnowledgeStore:
         self.write_graphs({}, drop=names)
 
     def update(self, query: str | QueryFile, **values: Any) -> None:
-        """Run a SPARQL update: a query-file name, a :class:`QueryFile`, or text."""
+        """Run a SPARQL update: a query-file name, a :class:`QueryFile`, or text, as it is, under
+        the write lock: the primitive for diagkg's own templates on graphs of its own (a session's
+        state, caches). An update a person gives goes through :func:`diagkg.kg.updates.apply_update`,
+        which validates and versions the graphs it changes."""
         q = resolve_query(query)
         self.generation += 1
         with self.writing() as w:
