@@ -396,7 +396,6 @@ def test_two_runs_on_one_store_both_succeed(tmp_path, user_files):
 HOLDER = """
 import sys, time
 import pyoxigraph as ox
-from ..support.torch import FLAT, LOOSE_LEAD, ON_SHIPPED, scenario_text, TORCH
 s = ox.Store(sys.argv[1])
 print("holding", flush=True)
 sys.stdin.readline()          # hold the write lock until told to let go (or the test ends)
