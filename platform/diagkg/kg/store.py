@@ -125,11 +125,8 @@ class RawStore(Protocol):
 
 
 def _is_lock_error(exc: OSError) -> bool:
-    """Whether opening the store for writing failed only because another writer holds its lock
-    (RocksDB says so in words: ``While lock file: …: Resource temporarily unavailable`` from another
-    process, ``lock hold by current process`` from this one). Any other failure, e.g. a ``LOCK``
-    file that cannot be opened (``while open a file for lock: …: Permission denied``), is not a
-    writer to wait for."""
+    """Whether opening for writing failed only because another writer holds the lock (RocksDB's words;
+    a ``LOCK`` file that cannot be opened, ``while open a file for lock: …``, is no writer to wait for)."""
     text = str(exc).lower()
     return "lock hold by current process" in text or (
         "while lock file" in text and "resource temporarily unavailable" in text)
@@ -261,11 +258,9 @@ class KnowledgeStore:
             self._reader = None   # the next read sees what was written
 
     def check_writable(self) -> None:
-        """Raise :class:`~diagkg.errors.StoreError` when this process can never write the store:
-        opened read-only, closed, or an on-disk store that cannot be opened for writing for any
-        reason but another writer (no permission, a read-only file system, damaged files). A
-        store that another process is writing right now passes: its writes wait their turn.
-        Takes the lock for a moment when it is free (nothing is written)."""
+        """Raise :class:`~diagkg.errors.StoreError` if this process can never write the store (read-only,
+        closed, no permission, a read-only file system, damaged files); one that another process writes
+        now passes (its writes wait their turn). Takes the lock for a moment when it is free."""
         if self.read_only:
             raise StoreError(f"the store at {self.location} is open read-only")
         if self._closed:
@@ -481,25 +476,18 @@ class KnowledgeStore:
 
     def select(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
                **template_values: Any) -> list[dict[str, Any]]:
-        """Rows of a SELECT as dicts of Python values (IRIs as str, literals converted).
-
-        On disk, a read that finds a file of its snapshot gone (another process's writer compacted
-        it away meanwhile) is tried again on a fresh snapshot."""
-        delay = 0.01
-        for attempt in range(STALE_RETRIES):
+        """Rows of a SELECT as dicts of Python values (IRIs as str, literals converted). On disk, a
+        read whose snapshot lost a file to another process's compaction is tried again afresh."""
+        for attempt in range(1, STALE_RETRIES + 1):
             try:
                 return rows_of(self.query(query, bindings, **template_values))
             except (OSError, StoreError) as exc:
-                if attempt == STALE_RETRIES - 1 or not self._snapshot_lost(exc):
+                if attempt == STALE_RETRIES or self.path is None or self._held is not None or \
+                        "no such file" not in str(exc).lower():
                     raise
             self.refresh()
-            time.sleep(delay)
-            delay *= 2
+            time.sleep(0.01 * 2 ** attempt)
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _snapshot_lost(self, exc: BaseException) -> bool:
-        """Whether ``exc`` says that this process's read-only snapshot lost a file to another writer."""
-        return self.path is not None and self._held is None and "no such file" in str(exc).lower()
 
     def graphs(self) -> list[tuple[str, int]]:
         """Named graphs with their number of triples, by name."""
