@@ -201,20 +201,19 @@ def test_validate_broken_scenario(tmp_path):
 
 
 def test_the_readme_python_examples_run_as_written_from_any_directory(tmp_path):
-    """The README's Python blocks, in order (the second uses the first's
-    store), run in a folder that is not the repository: shipped files are
-    found through the package."""
+    """The README's Python blocks, in order, run in a folder that is not the
+    repository (shipped files are found through the package) and play a round."""
     import re
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
-    assert len(blocks) >= 2
+    assert blocks
     script = tmp_path / "readme_examples.py"
-    script.write_text("\n".join(blocks))
+    script.write_text("\n".join(blocks) + "\nprint('round', info['round'], 'verdict', obs['verdict'])\n")
     r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, DIAGKG_STORE=str(tmp_path / "store")))
     assert r.returncode == 0, r.stderr
-    assert "components" in r.stdout
+    assert "round 1 verdict" in r.stdout
 
 
 def test_tables_never_cut_identifiers(tmp_path):
