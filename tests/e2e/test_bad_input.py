@@ -81,6 +81,8 @@ CASES = [
     ("evaluate --assistant oracle --scenarios TORCH.1 --cost-limit 1", EXIT_INPUT, "--cost-limit needs the model"),
     ("import {missing}", EXIT_INPUT, "missing.ttl: no such file"),
     ("serve --port 0x", EXIT_INPUT, "argument --port: invalid int value: '0x'"),
+    ("mcp --scenario 9999", EXIT_INPUT, "no scenario number 9999"),
+    ("mcp --scenario TORCH.1 --http 0", EXIT_INPUT, "--http needs a token"),
     ("llm --bogus", EXIT_INPUT, "unrecognized arguments: --bogus"),
 ]
 

@@ -22,6 +22,7 @@ from .. import __version__, errors
 from ..kg.store import DEFAULT_WAIT, default_store_path
 from . import check, evaluate, knowledge, serve, sessions
 from . import llm as llm_cli
+from . import mcp as mcp_cli
 from .output import EXIT_INPUT, EXIT_OK, EXIT_STORE, EXIT_VIOLATIONS
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_STORE", "EXIT_VIOLATIONS", "build_parser", "main"]
@@ -183,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(and optionally: faults, faulty components, ideal repair, removed components)")
     p.add_argument("--out", metavar="DIR", help="write one NNN-ID.ttl file per scenario into DIR")
     serve.add_parser(sub, _Help)
+    mcp_cli.add_parser(sub, _Help)
     evaluate.add_parsers(add)
     return parser
 

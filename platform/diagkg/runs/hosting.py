@@ -70,6 +70,6 @@ def create(name: str, config: Mapping[str, Any] | None = None, policy: Policy | 
 def privileged(agent: Any, policy: Policy | None = None) -> bool:
     """Whether an assistant object the caller made (in this process) is briefed with the answer: the
     allow-list names it; never one in a process of its own."""
-    if isinstance(agent, ExecAssistant):
-        return False
+    if isinstance(agent, ExecAssistant) or getattr(agent, "in_process", True) is False:
+        return False      # in a process of its own, or driven from outside (runs.driven): never
     return (policy or Policy.from_env()).may_see_answer(str(getattr(agent, "name", "")), Origin.REGISTERED)

@@ -1,0 +1,204 @@
+"""``diagkg mcp``: the official MCP SDK's own client drives whole diagnostic sessions.
+
+Each test starts a real ``diagkg mcp`` process (standard input/output, or streamable HTTP with the
+token) on an on-disk store and talks to it with ``mcp.Client``: a shipped scenario (number 1) and a
+scenario on the torch, a system written in the tests (its scenario file given to ``--scenario`` and
+loaded by the command), driven to success, to the end of the budget, and left half-way (the client
+goes away). The trajectories are read back from the store: the assistant is the client's declared
+name and version, never privileged, and a client that left is a surrender with its fault.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import httpx
+import pyoxigraph as ox
+import pytest
+import rdflib
+from mcp import Client, StdioServerParameters
+from mcp.types import Implementation
+
+from diagkg.kg import graphs
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.vocab import DK
+from diagkg.runs.driven import applicable_parts
+from diagkg.runs.trajectory import validate
+from diagkg.server.mcp import assistant_name
+
+from ..support.paths import ROOT, THREE_CUBES
+from ..support.torch import FLAT, TORCH, scenario_text
+
+SHIPPED = "3CC.S.1"
+TOKEN = "mcp-s3cret"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> dict[str, Path]:
+    """An on-disk store with the shipped three_cubes and its scenario 1, and the torch (no scenario yet:
+    its scenario file is given to ``diagkg mcp --scenario FILE``)."""
+    folder = tmp_path_factory.mktemp("mcp")
+    (folder / "torch.ttl").write_text(TORCH)
+    (folder / "flat.ttl").write_text(scenario_text(**FLAT))
+    (scenario,) = (ROOT / "scenarios" / "catalog").glob(f"*-{SHIPPED}.ttl")
+    store = KnowledgeStore(folder / "store")
+    load_files(store, [THREE_CUBES, scenario, folder / "torch.ttl"])
+    store.close()
+    return {"folder": folder, "store": folder / "store", "flat": folder / "flat.ttl", "shipped": scenario}
+
+
+def stdio(world: dict[str, Path], *args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "diagkg.cli", "--store", str(world["store"]),
+                                                               "mcp", *args], env=dict(os.environ))
+
+
+def data(result) -> dict:
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def trajectories(world: dict[str, Path]) -> dict[str, dict]:
+    """The store's trajectories by IRI (read after the server process ended)."""
+    store = KnowledgeStore(world["store"], read_only=True)
+    try:
+        rows = store.select("trajectory-list")
+        out = {r["trajectory"]: dict(r) for r in rows}
+        for iri, row in out.items():
+            session = ox.NamedNode(iri + "#session")
+            row["privileged"] = [q.object.value for q in store.raw.quads_for_pattern(session, DK.privileged.node, None, None)]
+            row["fault"] = [q.object.value for q in store.raw.quads_for_pattern(session, DK.protocolFault.node, None, None)]
+        return out
+    finally:
+        store.close()
+
+
+def faulty_of(path: Path) -> list[str]:
+    g = rdflib.Graph().parse(path, format="turtle")
+    return sorted(str(o).rsplit("/", 1)[-1] for o in g.objects(None, rdflib.URIRef(str(DK.faultyComponent))))
+
+
+def test_the_tool_names_a_client_and_the_parts_an_action_applies_to():
+    assert assistant_name(Implementation(name="my agent", version="2.1")) == "mcp:my agent/2.1"
+    assert assistant_name(Implementation(name="x\nstep", version="")) == "mcp:x step"
+    assert assistant_name(None) == "mcp:unnamed-client"
+    parts = {"bat": "VoltageSource", "sw": "Switch", "case": "enclosure", "lid": "opening"}
+    assert applicable_parts("component", frozenset({"Switch"}), parts) == ["sw"]
+    assert applicable_parts("component", frozenset(), parts) == ["bat", "sw"]
+    assert applicable_parts("enclosure", frozenset(), parts) == ["case"]
+    assert applicable_parts("any", frozenset(), parts) == ["bat", "case", "lid", "sw"]
+
+
+def test_an_sdk_client_diagnoses_shipped_scenario_1(world):
+    faulty = faulty_of(world["shipped"])
+
+    async def session() -> dict:
+        info = Implementation(name="sdk-script", version="1.4")
+        async with Client(stdio(world, "--scenario", "1"), client_info=info) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"briefing", "affordable_actions", "perform_action", "state_hypothesis", "observations"} <= names
+            brief = data(await client.call_tool("briefing", {}))
+            assert brief["assistant"] == "mcp:sdk-script/1.4" and brief["rounds_left"] == brief["budget"]
+            assert set(faulty) <= set(brief["parts"]) and "faulty" not in str(brief).lower()
+            actions = {a["id"]: a for a in data(await client.call_tool("affordable_actions", {}))["actions"]}
+            target = actions["observe_component"]["applies_to"][0]
+            bad = await client.call_tool("perform_action", {"action": "observe_component", "targets": ["no_such_part"]})
+            assert bad.is_error and "unknown_part" in bad.content[0].text
+            step = data(await client.call_tool("perform_action", {"action": "observe_component", "targets": [target]}))
+            assert step["round"] == 1 and step["outcome"]["cost"] == actions["observe_component"]["cost"]
+            seen = data(await client.call_tool("observations", {}))
+            assert [r["intention"] for r in seen["rounds"]] == [f"observe_component {target}"]
+            return data(await client.call_tool("state_hypothesis", {"parts": faulty, "explanation": "from the script"}))
+
+    last = anyio.run(session)
+    assert last["end"] == "success" and last["outcome"]["verdict"] == "correct" and last["trajectory"]
+    row = trajectories(world)[last["trajectory"]]
+    assert (row["assistant"], row["end"], int(row["rounds"]), row["id"]) == ("mcp:sdk-script/1.4", "success", 2, SHIPPED)
+    assert row["privileged"] == ["false"] and row["fault"] == []
+
+
+def test_a_hidden_system_to_timeout_then_to_success_over_the_handshake(world):
+    async def sessions() -> tuple[dict, dict]:
+        info = Implementation(name="legacy-client", version="0.9")
+        params = stdio(world, "--scenario", str(world["flat"]), "--budget", "2")
+        async with Client(params, client_info=info, mode="legacy") as client:
+            brief = data(await client.call_tool("briefing", {}))
+            assert brief["system"] == "torch" and brief["budget"] == 2
+            data(await client.call_tool("perform_action", {"action": "measure_voltage", "targets": ["bat"]}))
+            wrong = data(await client.call_tool("state_hypothesis", {"parts": ["lead"]}))
+            late = await client.call_tool("perform_action", {"action": "measure_voltage", "targets": ["bat"]})
+            assert late.is_error and "over" in late.content[0].text
+            assert data(await client.call_tool("affordable_actions", {}))["actions"] == []
+            fresh = data(await client.call_tool("new_session", {}))
+            assert fresh["seed"] == 1 and fresh["round"] == 0
+            right = data(await client.call_tool("state_hypothesis", {"parts": ["bat"]}))
+            return wrong, right
+
+    wrong, right = anyio.run(sessions)
+    assert wrong["end"] == "timeout" and wrong["outcome"]["verdict"] == "wrong" and wrong["rounds_left"] == 0
+    assert right["end"] == "success"
+    rows = trajectories(world)
+    assert (rows[wrong["trajectory"]]["end"], rows[wrong["trajectory"]]["id"]) == ("timeout", "TORCH.1")
+    assert (rows[right["trajectory"]]["assistant"], int(rows[right["trajectory"]]["seed"])) == ("mcp:legacy-client/0.9", 1)
+
+
+def test_a_client_that_leaves_is_stored_as_a_surrender(world):
+    # the SDK's client closes its server's input, sends SIGTERM 2 s later and SIGKILL 2 s after that: the
+    # server stores the session within that time, so the test's shape check of every trajectory (a SHACL run
+    # that takes seconds on a loaded machine) is done here, after the server has gone
+    params = stdio(world, "--scenario", str(world["flat"]))
+    params.env = dict(params.env or {}, DIAGKG_CHECK_TRAJECTORIES="never")
+
+    async def leave() -> None:
+        async with Client(params, client_info=Implementation(name="leaver", version="1")) as c:
+            data(await c.call_tool("perform_action", {"action": "observe_component", "targets": ["bulb"]}))
+
+    before = set(trajectories(world))
+    anyio.run(leave)
+    ((iri, new),) = [(iri, r) for iri, r in trajectories(world).items() if iri not in before]
+    assert (new["assistant"], new["end"], int(new["rounds"])) == ("mcp:leaver/1", "surrender", 2)
+    assert new["fault"] == [str(DK.FaultExited)]
+    store = KnowledgeStore(world["store"], read_only=True)
+    try:
+        quads = list(store.raw.quads_for_pattern(None, None, None, graphs.named("trajectory", iri.rsplit("/", 1)[-1])))
+        assert quads
+        validate(quads, iri)
+    finally:
+        store.close()
+
+
+def test_streamable_http_behind_the_guard_and_the_token(world):
+    env = dict(os.environ, DIAGKG_TOKEN=TOKEN)
+    proc = subprocess.Popen([sys.executable, "-m", "diagkg.cli", "--store", str(world["store"]), "mcp", "--scenario",
+                             "TORCH.1", "--http", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on" in line, line + (proc.stderr.read() if proc.stderr else "")
+        url = line.split()[-1]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        assert httpx.post(url, json=body).status_code == 401
+        assert httpx.post(url, json=body, headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert httpx.post(url, json=body, headers={"Host": "evil.example", "Authorization": f"Bearer {TOKEN}"}).status_code == 421
+
+        async def session() -> dict:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+                transport = streamable_http_client(url, http_client=http)
+                async with Client(transport, client_info=Implementation(name="http-agent", version="3")) as client:
+                    data(await client.call_tool("perform_action", {"action": "measure_voltage", "targets": ["bat"]}))
+                    return data(await client.call_tool("state_hypothesis", {"parts": ["bat"]}))
+
+        last = anyio.run(session)
+        assert last["end"] == "success"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)          # waits, and closes its pipes
+    row = trajectories(world)[last["trajectory"]]
+    assert (row["assistant"], row["end"]) == ("mcp:http-agent/3", "success")
