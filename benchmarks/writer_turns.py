@@ -91,8 +91,8 @@ def main() -> None:
         print(f"evaluate failed ({campaign.returncode}): {err.strip()[-400:]}")
         return
     summary = json.loads(out.strip().splitlines()[-1])
-    commits = (f", {summary['commits']} commits, the longest {summary['longest_commit']:.2f} s (lock waited for "
-               "and held)" if "commits" in summary else "")
+    commits = (f", {summary['commits']} commits: the longest {summary['longest_commit']:.2f} s with the wait for "
+               f"the lock, the lock held {summary['longest_hold']:.2f} s at most" if "longest_hold" in summary else "")
     print(f"evaluate: {summary['trajectories']} trajectories in {total:.1f} s "
           f"({summary['seconds']:.1f} s running sessions{commits})   [{load()}]")
 

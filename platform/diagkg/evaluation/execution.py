@@ -62,7 +62,8 @@ class Summary:
     cost_limit: float | None = None
     stopped: Stop | None = None       # why this run stopped before the campaign was complete
     commits: int = 0                  # the writer's transactions (each holds many trajectories)
-    longest_commit: float = 0.0       # seconds one commit waited for and held the store's lock, at most
+    longest_commit: float = 0.0       # seconds one commit took at most, waiting for the store's lock included
+    longest_hold: float = 0.0         # seconds one commit held the store's lock at most
 
     def to_json(self) -> dict[str, Any]:
         p = self.progress
@@ -71,7 +72,7 @@ class Summary:
                 "scenarios_done": p.scenarios_done, "states": dict(sorted(self.states.items())),
                 "seconds": round(p.seconds, 3), "llm_money": round(self.money, 8), "cost_limit": self.cost_limit,
                 "stopped": self.stopped.to_json() if self.stopped else None, "commits": self.commits,
-                "longest_commit": round(self.longest_commit, 3)}
+                "longest_commit": round(self.longest_commit, 3), "longest_hold": round(self.longest_hold, 3)}
 
 
 class _Inline(cf.Executor):
@@ -229,7 +230,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     for history in cp.batches(store, campaign).values():
         states[history[-1]["state"]] = states.get(history[-1]["state"], 0) + 1
     return Summary(campaign.id, prog, states, spending.spent, cost_limit, stopped, writer.commits,
-                   writer.longest_commit)
+                   writer.longest_commit, writer.longest_hold)
 
 
 def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, number: int, batch: int,

@@ -51,7 +51,8 @@ class CampaignWriter:
     clock: Callable[[], float] = time.monotonic
     commits: int = 0                  # transactions made
     committed: int = 0                # trajectories committed
-    longest_commit: float = 0.0       # seconds the lock was asked for and held, at most, for one commit
+    longest_commit: float = 0.0       # seconds one commit took at most, waiting for the lock included
+    longest_hold: float = 0.0         # seconds one commit held the lock at most (on disk)
     _graphs: dict[ox.NamedNode, list[ox.Triple]] = field(default_factory=dict)
     _drop: list[ox.NamedNode] = field(default_factory=list)
     _slots: set[tuple[str, int]] = field(default_factory=set)
@@ -140,6 +141,7 @@ class CampaignWriter:
         t0 = time.perf_counter()
         self.store.write_graphs(new, drop=self._drop, add=add, wait=wait)
         self.longest_commit = max(self.longest_commit, time.perf_counter() - t0)
+        self.longest_hold = max(self.longest_hold, self.store.last_hold)
         done = len(self._graphs)
         self.commits += 1
         self.committed += done

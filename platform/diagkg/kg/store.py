@@ -140,6 +140,8 @@ STALE_RETRIES = 5     # tries of a read whose snapshot lost a file to another pr
 class KnowledgeStore:
     """An Oxigraph store plus the conventions of diagkg."""
 
+    last_hold = 0.0          # seconds the last write through this object held the lock (on disk)
+
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False, in_memory: bool = False,
                  wait: float = DEFAULT_WAIT, on_wait: Callable[[str], None] | None = None):
@@ -248,6 +250,7 @@ class KnowledgeStore:
             yield self._held          # each update or extend is atomic by itself
             return
         writer = self._open_writer(wait)
+        t0 = time.perf_counter()
         try:
             yield writer
             writer.flush()
@@ -255,6 +258,7 @@ class KnowledgeStore:
             raise StoreError(f"cannot write the store at {self.path}: {exc}") from None
         finally:
             del writer            # releases the lock
+            self.last_hold = time.perf_counter() - t0
             self._reader = None   # the next read sees what was written
 
     def check_writable(self) -> None:
