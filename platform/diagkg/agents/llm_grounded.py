@@ -175,10 +175,12 @@ class GroundedAssistant(BaseAssistant):
                 return None
             problem: dict[str, Any] | None = None
             choice: Action | Hypothesis | None = None
+            offered = menu
             if narrowed and kind == "action":
                 data, record, messages, problem = self._pick(data, record, menu, messages)
+                offered = menu.narrowed(str(data.get("part")))       # the pick is on the part chosen
             if problem is None:
-                choice, problem = self._choice(data, menu)
+                choice, problem = self._choice(data, offered)
             grounding = False
             if problem is None:
                 failing = malformed + self.claims.check(message, self.seen)
@@ -210,7 +212,7 @@ class GroundedAssistant(BaseAssistant):
     def schema(self, menu: Menu, narrowed: bool, free: bool) -> dict[str, Any]:
         """The ``decide`` tool's parameters: the menu (or its parts, when narrowed), the
         components a hypothesis may name, the message and its claims; with free steps
-        left, suppositions and queries too."""
+        left, suppositions (any part: an enclosure turned the wrong way too) and queries."""
         kinds = ["action", "hypothesise"] + (["suppose", "query"] if free else []) + ["give_up"]
         props: dict[str, Any] = {"kind": {"type": "string", "enum": kinds}}
         if narrowed:
@@ -219,6 +221,7 @@ class GroundedAssistant(BaseAssistant):
             props["step"] = menu.schema()
         props["components"] = {"type": "array", "items": {"$ref": "#/$defs/component"}, "maxItems": 8}
         if free:
+            props["parts"] = {"type": "array", "items": {"$ref": "#/$defs/part"}, "maxItems": 8}
             props["predicts"] = {"type": "array", "maxItems": 4, "items": {
                 "type": "object", "properties": {
                     "action": {"type": "string", "enum": sorted(self.knowledge.actions)},
@@ -265,8 +268,15 @@ class GroundedAssistant(BaseAssistant):
             choice, problem = check_choice(self.knowledge, {"kind": "hypothesise", "components": _list(data.get("components"))})
         else:
             step = _dict(data.get("step"))
-            choice, problem = check_choice(self.knowledge, {"kind": kind, "action": step.get("action"),
-                                                            "targets": _list(step.get("targets")), "value": step.get("value")})
+            targets, value = _list(step.get("targets")), step.get("value")
+            offered = Action(str(step.get("action")), tuple(str(t) for t in targets),
+                             float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+            if kind == "action" and menu.offers(offered) and len(targets) == menu.counts.get(offered.action, 1) \
+                    and (offered.value is not None or not menu.parameters.get(offered.action)):
+                choice, problem = offered, None       # on the menu (modules too, which the catalogue check does not know)
+            else:
+                choice, problem = check_choice(self.knowledge, {"kind": kind, "action": step.get("action"),
+                                                                "targets": targets, "value": value})
         if problem is not None:
             return None, _context(**problem)
         if isinstance(choice, Action) and not menu.offers(choice):
@@ -305,11 +315,11 @@ class GroundedAssistant(BaseAssistant):
         return self._runner
 
     def _suppose(self, data: dict[str, Any], record: CallRecord, free: int) -> str:
-        parts = [str(c) for c in _list(data.get("components"))]
+        parts = [str(c) for c in _list(data.get("parts"))]
         problem = ""
-        if not parts or any(p not in self.components for p in parts):
-            bad = next((p for p in parts if p not in self.components), "")
-            problem = f"there is no component {bad!r} in this system" if bad else "it names no component"
+        if not parts or any(p not in self.names for p in parts):
+            bad = next((p for p in parts if p not in self.names), "")
+            problem = f"there is no part {bad!r} in this system" if bad else "it names no part"
             self._catch(record, Refusal.UNKNOWN_PART.value if bad else Refusal.TARGET_COUNT.value)
         predictions = []
         for item in _list(data.get("predicts"))[:4]:
@@ -322,6 +332,12 @@ class GroundedAssistant(BaseAssistant):
         if not problem and not predictions:
             problem = "it predicts nothing an action reports (an action, its target, a reading and a value)"
             self._catch(record, Failure.MALFORMED_CLAIM.value)
+        if not problem:          # what it rests on is checked like any message's claims
+            message, malformed = parse_message(data.get("message"))
+            failing = malformed + self.claims.check(message, self.seen)
+            if failing:
+                problem = "; ".join(f"{p.claim}: {p.failure.value} ({p.detail})" for p in failing)
+                self._catch(record, failing[0].failure.value, len(failing))
         if problem:
             return prompts.render("grounded-supposition.j2", problem=problem, free=free)
         h = self.ledger.state(parts, predictions, len(self.outcomes) + 1)
