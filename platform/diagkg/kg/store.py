@@ -360,18 +360,19 @@ class KnowledgeStore:
         triples and add the triples of ``add`` to their graphs (kept otherwise),
         in one atomic update (all of it or nothing). ``check`` runs
         first, inside the write lock, on the store opened for writing: it may
-        raise to call the write off, and returns more graphs to drop. ``wait``: as
-        :meth:`writing`'s."""
+        raise to call the write off, and returns more graphs to drop (``wait``: as :meth:`writing`'s)."""
         self.generation += 1
         drop = list(drop)
         add = add or {}
         payload = [{"name": g, "triples": [*t, *add.get(g, ())]} for g, t in new.items() if t or add.get(g)]
         payload += [{"name": g, "triples": list(t)} for g, t in add.items() if t and g not in new]
+        q = library().get("load-graphs")         # rendered before the lock is taken, unless a check adds drops
+        text = "" if check else q.render(drop=list(dict.fromkeys([*drop, *new])), graphs=payload)
         with self.writing(wait) as w:
             if check is not None:
                 drop.extend(check(w))
-            to_drop = list(dict.fromkeys([*drop, *new]))
-            self._run_update(w, library().get("load-graphs"), drop=to_drop, graphs=payload)
+                text = q.render(drop=list(dict.fromkeys([*drop, *new])), graphs=payload)
+            self._run_text(w, q.name, text)
 
     def replace_graph(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> int:
         """Make ``graph`` hold exactly ``triples`` (atomically); returns their number."""
@@ -402,13 +403,16 @@ class KnowledgeStore:
 
     @staticmethod
     def _run_update(on: RawStore, q: QueryFile, /, **values: Any) -> None:
-        text = q.render(**values) if q.is_template else q.text
+        KnowledgeStore._run_text(on, q.name, q.render(**values) if q.is_template else q.text)
+
+    @staticmethod
+    def _run_text(on: RawStore, name: str, text: str) -> None:
         try:
             on.update(text)
         except SyntaxError as exc:
-            raise QueryError(explain_syntax_error(q.name, text, exc)) from None
+            raise QueryError(explain_syntax_error(name, text, exc)) from None
         except OSError as exc:
-            raise StoreError(f"{q.name}: {exc}") from None
+            raise StoreError(f"{name}: {exc}") from None
 
     def version_of(self, graph: ox.NamedNode) -> str:
         """The version of a named graph: the content hash recorded when it was
