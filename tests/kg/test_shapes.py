@@ -322,8 +322,12 @@ def _validate(validator, base: Path, mutate, tmp_path: Path):
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_failing_example(case: Case, validator, tmp_path):
+    before = validator.by_pyshacl
     report = _validate(validator, case.base, case.mutate, tmp_path)
     assert report.error is None
+    # the compiled check could not clear the file, so pySHACL validated it whole: the report is
+    # the reference engine's own (tests/kg/test_conformance.py: batches and the catalogue)
+    assert validator.by_pyshacl == before + 1 or case.shape is None
     matching = [v for v in report.violations
                 if case.message in v.message and (case.focus is None or v.focus == case.focus)
                 and (case.shape is None or v.shape == case.shape)]

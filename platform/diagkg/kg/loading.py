@@ -304,6 +304,17 @@ def _cache_dir() -> Path:
     return Path(base) / "diagkg" / "inferred"
 
 
+def cached_inferences(digest: str) -> list[ox.Triple] | None:
+    """The inferred triples kept in the cache folder under ``digest``, if any."""
+    cached = _cache_dir() / f"{digest}.nt"
+    if not cached.is_file():
+        return None
+    try:
+        return [q.triple for q in ox.parse(input=cached.read_bytes(), format=ox.RdfFormat.N_TRIPLES)]
+    except (SyntaxError, OSError):
+        return None     # a damaged cache entry: compute again
+
+
 def inferred_triples(data: rdflib.Graph, digest: str, engine: str = "auto", use_cache: bool = True) -> list[ox.Triple]:
     """What the reasoner entails about a system description (an rdflib graph);
     kept in a cache folder under ``digest`` (derived data: the same inputs
@@ -311,12 +322,10 @@ def inferred_triples(data: rdflib.Graph, digest: str, engine: str = "auto", use_
     from .rdfio import to_oxigraph_triple
     from .reasoning import reason
 
+    found = cached_inferences(digest) if use_cache else None
+    if found is not None:
+        return found
     cached = _cache_dir() / f"{digest}.nt"
-    if use_cache and cached.is_file():
-        try:
-            return [q.triple for q in ox.parse(input=cached.read_bytes(), format=ox.RdfFormat.N_TRIPLES)]
-        except (SyntaxError, OSError):
-            pass    # a damaged cache entry: compute again
     inferred = reason(data, engine=engine)
     triples = [to_oxigraph_triple(triple) for triple in inferred]
     try:
@@ -452,7 +461,9 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
             continue
         if progress:
             progress(f"reasoning ({key})", i, len(system_entries))
-        triples = inferred_triples(e.doc.graph, digest)     # the rdflib graph validation already parsed
+        triples = cached_inferences(digest)
+        if triples is None:      # the rdflib graph is parsed only for the reasoner
+            triples = inferred_triples(e.doc.graph, digest, use_cache=False)
         new[graphs.inferred(key)] = inferred_graph(key, triples, digest)
         report.inferred[key] = len(triples)
         if progress:
@@ -491,7 +502,7 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
 
 def _validate(store: "KnowledgeStore", entries: Sequence[Entry], plan: Plan, validator: "Validator | None",
               progress: Progress | None, report: LoadReport) -> None:
-    from .validation import Validator
+    from .validation import Validator, store_resolver
 
     validator = validator or Validator()
     total = len(entries)
@@ -505,7 +516,8 @@ def _validate(store: "KnowledgeStore", entries: Sequence[Entry], plan: Plan, val
     if progress:
         progress("validating", 0, total)
     checked = [e for e in entries if not e.restored or graphs.kind_of(e.graph) in ("system", "scenario", "file")]
-    results = validator.validate_documents([e.doc for e in checked], resolve=store.system_graph, progress=tick)
+    results = validator.validate_documents([e.doc for e in checked], resolve=store_resolver(store, shipped=False),
+                                           progress=tick)
     violations: list[Violation] = [v for e in checked for v in results[e.doc.name]]
     if violations:
         raise ValidationError(violations)
@@ -525,7 +537,7 @@ def _validate(store: "KnowledgeStore", entries: Sequence[Entry], plan: Plan, val
             report.revalidated.append(r["graph"])
     if not dependents:
         return
-    context = [e.doc.graph for e in entries if e.systems]
+    context = [e.doc for e in entries if e.systems]
     results = validator.validate_documents(dependents, context=context)
     violations = [v for d in dependents for v in results[d.name]]
     if violations:

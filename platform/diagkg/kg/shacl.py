@@ -1,0 +1,311 @@
+"""pySHACL, the reference engine, on rdflib graphs: its runs and the located violations it reports.
+
+:mod:`diagkg.kg.validation` decides what pySHACL validates (every document, or
+the focus nodes :mod:`diagkg.kg.conformance` could not clear); this module runs
+it and turns each result into a :class:`~diagkg.kg.validation.Violation` that
+names the file, the line, the focus node, the path and the message. rdflib and
+pySHACL are imported here only, when a document needs them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+from functools import lru_cache
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import pyoxigraph as ox
+import pyshacl
+import rdflib
+from pyshacl.shape import Shape
+from rdflib.namespace import RDF, SH
+from rdflib.plugins.sparql import processor as _sparql_processor
+from rdflib.plugins.sparql.algebra import translateQuery
+from rdflib.plugins.sparql.parser import parseQuery
+from rdflib.plugins.sparql.sparql import Query
+
+from ..errors import ExpressionError
+from . import resources
+from .rdfio import RdfDocument, to_oxigraph_triple, to_rdflib
+from .violations import Violation
+from .vocab import DK, DK_NS
+
+
+def folder_graph(folder: str) -> rdflib.Graph:
+    g = rdflib.Graph()
+    for f in resources.files(folder):
+        g.parse(data=f.read_text(encoding="utf-8"), format="turtle")
+    return g
+
+
+@lru_cache(maxsize=1)
+def default_ontology() -> rdflib.Graph:
+    """The shipped ontology (cached; do not modify)."""
+    return folder_graph("ontology")
+
+
+@lru_cache(maxsize=1)
+def default_shapes() -> rdflib.Graph:
+    """The shipped shapes (cached; do not modify)."""
+    return folder_graph("shapes")
+
+
+@lru_cache(maxsize=16)
+def shipped_system_graph(iri: str) -> rdflib.Graph | None:
+    """The shipped description of the system with this IRI, if there is one."""
+    for f in resources.system_files():
+        text = f.read_text(encoding="utf-8")
+        if iri.rsplit("/", 1)[0] not in text:
+            continue
+        g = rdflib.Graph()
+        g.parse(data=text, format="turtle")
+        if (rdflib.URIRef(iri), RDF.type, DK.System.uri) in g:
+            return g
+    return None
+
+
+def as_graph(triples: Sequence[ox.Triple]) -> rdflib.Graph:
+    """Oxigraph triples as an rdflib graph (strings plain, as a parsed file gives them)."""
+    g = rdflib.Graph()
+    for t in triples:
+        g.add((to_rdflib(t.subject), to_rdflib(t.predicate), to_rdflib(t.object)))
+    return g
+
+
+def as_triples(graph: rdflib.Graph) -> list[ox.Triple]:
+    return [to_oxigraph_triple(t) for t in graph]
+
+
+def has_explicit_strings(graph: rdflib.Graph) -> bool:
+    """Does the graph hold a literal typed ``xsd:string`` explicitly (rdflib keeps it apart from a plain one)?"""
+    return any(isinstance(o, rdflib.Literal) and o.datatype == rdflib.XSD.string for o in graph.objects())
+
+
+def nodes_of(doc: RdfDocument) -> set[rdflib.term.Node]:
+    return {*doc.graph.subjects(), *doc.graph.objects()}
+
+
+def run(shapes: rdflib.Graph, ontology: rdflib.Graph, docs: Sequence[RdfDocument],
+        context: Sequence[rdflib.Graph], out: dict[str, list[Violation]],
+        focus: set[rdflib.term.Node] | None = None) -> None:
+    """Validate ``docs`` with pySHACL and add each violation to the list of the
+    document that wrote its focus node. The data graph is the documents plus
+    the ontology (so that class membership and the component-type metaclass
+    are visible) plus the context; only focus nodes written in a document are
+    reported, and with ``focus`` only those nodes are validated at all (each
+    focus node's results do not depend on the others')."""
+    data = rdflib.Graph()
+    for doc in docs:
+        for prefix, ns in doc.graph.namespaces():
+            data.bind(prefix, ns, override=False)
+        data += doc.graph
+    data += ontology
+    for g in context:
+        data += g
+    with _prepared_query_cache(), _focus_only(focus):
+        conforms, report, _ = pyshacl.validate(
+            data, shacl_graph=shapes, inference="none",
+            advanced=False, allow_warnings=True, abort_on_first=False, meta_shacl=False,
+        )
+    if conforms:
+        return
+    owners: dict[rdflib.term.Node, RdfDocument] = {}
+    for doc in docs:
+        for node in (*doc.graph.subjects(), *doc.graph.objects()):
+            owners.setdefault(node, doc)
+    # the report's own results; the details pySHACL nests under them (why a
+    # value failed an sh:node shape, with the value itself as focus) repeat them
+    for result in report.objects(None, SH.result):
+        node = report.value(result, SH.focusNode)
+        owner = owners.get(node)
+        if owner is not None:
+            out[owner.name].append(_violation(shapes, owner, data, report, result))
+
+
+def orphan(doc: RdfDocument, iri: str) -> Violation:
+    """The violation of a document whose system (dk:onSystem) cannot be found."""
+    subject = next(doc.graph.subjects(DK.onSystem.uri, rdflib.URIRef(iri)))
+    return Violation(
+        file=doc.name, focus=_show(doc.graph, subject), path="dk:onSystem",
+        message=f"the system {_show(doc.graph, rdflib.URIRef(iri))} is not known here: "
+                "it is neither in the store nor among the files given; load its "
+                "description first, or give it together with this file",
+        line=doc.line_of(subject), shape="system context")
+
+
+def _node_shape(shapes: rdflib.Graph, shape: rdflib.term.Node | None) -> str | None:
+    """The named node shape a result comes from (property and SPARQL
+    constraints are blank nodes hanging off it)."""
+    if shape is None:
+        return None
+    owner = _owning_shape(shapes, shape)
+    return shapes.namespace_manager.normalizeUri(owner) if isinstance(owner, rdflib.URIRef) else None
+
+
+def unknown_terms(doc: RdfDocument, known: frozenset[str]) -> list[Violation]:
+    """The dk: terms a document uses that the ontology does not define, located."""
+    out: list[Violation] = []
+    seen: set[str] = set()
+    for s, p, o in doc.graph:
+        for term, role in ((p, "property"), (o, "value")):
+            if isinstance(term, rdflib.URIRef) and str(term).startswith(DK_NS) and str(term) not in known:
+                if str(term) in seen:
+                    continue
+                seen.add(str(term))
+                out.append(Violation(
+                    file=doc.name, focus=_show(doc.graph, s), path=_show(doc.graph, p),
+                    message=f"unknown term {_show(doc.graph, term)}: it is not in the diagkg ontology "
+                            f"(used as a {role})",
+                    line=doc.line_of(term) or doc.line_of(s), shape="ontology terms",
+                ))
+    return out
+
+
+def bad_expressions(doc: RdfDocument) -> list[Violation]:
+    """Behaviour expressions that would be refused when simulating."""
+    from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, RESULT_FUNCTIONS, compile_expression
+
+    out = []
+    for prop, functions in ((DK.valueExpression, ELEMENT_FUNCTIONS), (DK.condition, ELEMENT_FUNCTIONS),
+                            (DK.saturationCurrentExpression, ELEMENT_FUNCTIONS), (DK.emitsLightWhen, RESULT_FUNCTIONS),
+                            (DK.damagedWhen, RESULT_FUNCTIONS),
+                            (DK.closedWhen, COUPLING_FUNCTIONS)):
+        for s, o in doc.graph.subject_objects(prop.uri):
+            try:
+                compile_expression(str(o), "expression", functions)
+            except ExpressionError as exc:
+                out.append(Violation(
+                    file=doc.name, focus=_describe(doc.graph, s), path=_show(doc.graph, prop.uri),
+                    message=str(exc).replace("expression: ", "", 1),
+                    line=_line_of_node(doc, doc.graph, s), shape="behaviour expressions"))
+    return out
+
+
+def _violation(shapes: rdflib.Graph, doc: RdfDocument, data: rdflib.Graph, report: rdflib.Graph,
+               result: rdflib.term.Node) -> Violation:
+    focus = report.value(result, SH.focusNode)
+    assert focus is not None   # results are reported for the document that wrote their focus node
+    path = report.value(result, SH.resultPath)
+    value = report.value(result, SH.value)
+    message = report.value(result, SH.resultMessage)
+    severity = report.value(result, SH.resultSeverity)
+    shape = report.value(result, SH.sourceShape)
+    return Violation(
+        file=doc.name,
+        focus=_describe(doc.graph, focus),
+        path=_show_path(doc.graph, report, path) if path is not None else "(the node itself)",
+        message=_shorten(str(message), doc.graph) if message else "does not conform",
+        line=_line_of_node(doc, data, focus),
+        severity=str(severity).rsplit("#", 1)[-1] if severity else "Violation",
+        value=_show(doc.graph, value) if value is not None else None,
+        shape=_node_shape(shapes, shape),
+    )
+
+
+_PATCH_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _prepared_query_cache() -> Iterator[None]:
+    """Translate each SPARQL constraint once per validation instead of once per focus node.
+
+    pySHACL hands rdflib the text of a SPARQL constraint for every focus node,
+    and rdflib parses it every time (80 % of the validation time). A translated
+    query is meant to be evaluated many times with different initial bindings
+    (that is what ``prepareQuery`` is for), so while pySHACL runs, rdflib's
+    SPARQL processor is given a cache of translated queries keyed by their text.
+    """
+    from unittest import mock  # its patch puts the method back however the block ends
+
+    original = _sparql_processor.SPARQLProcessor.query
+    cache: dict[tuple[str, str | None, tuple[tuple[str, Any], ...]], Query] = {}
+
+    def query(self: _sparql_processor.SPARQLProcessor, strOrQuery: str | Query,  # noqa: N803
+              initBindings: Mapping[str, rdflib.term.Identifier] | None = None,
+              initNs: Mapping[str, Any] | None = None, base: str | None = None,
+              DEBUG: bool = False) -> Mapping[str, Any]:
+        if isinstance(strOrQuery, str):
+            key = (strOrQuery, base, tuple(sorted((initNs or {}).items())))
+            prepared = cache.get(key)
+            if prepared is None:
+                prepared = translateQuery(parseQuery(strOrQuery), base, initNs)
+                cache[key] = prepared
+            strOrQuery = prepared
+        return original(self, strOrQuery, initBindings, initNs, base, DEBUG)
+
+    with _PATCH_LOCK, mock.patch.object(_sparql_processor.SPARQLProcessor, "query", query):
+        yield
+
+
+def _owning_shape(shapes: rdflib.Graph, shape: rdflib.term.Node) -> rdflib.term.Node:
+    for prop in (SH.property, SH.sparql):
+        for owner in shapes.subjects(prop, shape):
+            return owner
+    return shape
+
+
+_IRI_IN_TEXT = re.compile(r"https?://[^\s,;()<>\"]+")
+
+
+def _shorten(text: str, graph: rdflib.Graph) -> str:
+    """Write the full IRIs that SPARQL messages substitute as prefixed names."""
+    def short(m: re.Match[str]) -> str:
+        iri = m.group(0)
+        tail = iri[len(iri.rstrip(".:,;")):]
+        return _show(graph, rdflib.URIRef(iri[: len(iri) - len(tail)])) + tail
+    return _IRI_IN_TEXT.sub(short, text)
+
+
+def _show(graph: rdflib.Graph, term: rdflib.term.Node) -> str:
+    if isinstance(term, rdflib.URIRef):
+        try:
+            return graph.namespace_manager.normalizeUri(term)
+        except Exception:  # pragma: no cover - rdflib refuses odd IRIs
+            return f"<{term}>"
+    if isinstance(term, rdflib.Literal):
+        return term.n3(graph.namespace_manager)
+    return "[]"
+
+
+def _describe(graph: rdflib.Graph, term: rdflib.term.Node, depth: int = 0) -> str:
+    """A readable name; a blank node is described by the triple that points to it."""
+    if not isinstance(term, rdflib.BNode) or depth > 3:
+        return _show(graph, term)
+    for s, p in graph.subject_predicates(term):
+        return f"{_describe(graph, s, depth + 1)} {_show(graph, p)} []"
+    return "[]"
+
+
+def _line_of_node(doc: RdfDocument, graph: rdflib.Graph, term: rdflib.term.Node, depth: int = 0) -> int | None:
+    if isinstance(term, rdflib.BNode) and depth < 4:
+        for s in graph.subjects(None, term):
+            return _line_of_node(doc, graph, s, depth + 1)
+        return None
+    return doc.line_of(term)
+
+
+def _show_path(data: rdflib.Graph, report: rdflib.Graph, path: rdflib.term.Node) -> str:
+    if isinstance(path, rdflib.BNode):
+        inverse = report.value(path, SH.inversePath)
+        if inverse is not None:
+            return "^" + _show(data, inverse)
+        return "(complex path)"
+    return _show(data, path)
+
+
+@contextlib.contextmanager
+def _focus_only(focus: set[rdflib.term.Node] | None) -> Iterator[None]:
+    """While pySHACL runs, each shape's targets are only the nodes of ``focus`` (None: all)."""
+    if focus is None:
+        yield
+        return
+    from unittest import mock
+
+    original: Callable[..., set[rdflib.term.Node]] = Shape.focus_nodes
+
+    def focus_nodes(self: Shape, data_graph: Any, debug: bool = False) -> set[rdflib.term.Node]:
+        return {n for n in original(self, data_graph, debug) if n in focus}
+
+    with mock.patch.object(Shape, "focus_nodes", focus_nodes):
+        yield

@@ -1,0 +1,25 @@
+"""One way a file does not conform, as diagkg reports it (a SHACL result, an unknown term…)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One way a file does not conform."""
+
+    file: str
+    focus: str
+    path: str
+    message: str
+    line: int | None = None
+    severity: str = "Violation"
+    value: str | None = None
+    shape: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        shown = self.value is not None and self.value != self.focus and self.value not in self.message
+        value = f" (value: {self.value})" if shown else ""
+        return f"{where}: {self.focus} — {self.path} — {self.message}{value}"
