@@ -25,6 +25,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from typing import AbstractSet as Set
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
@@ -135,14 +136,19 @@ def _all(verdicts: Iterable[Verdict]) -> Verdict:
     return out
 
 
+_NONE: frozenset[Term] = frozenset()
+
+
 class Data:
     """A data graph (documents, ontology, context) indexed for the checks, with an
-    Oxigraph store for the SPARQL constraints."""
+    Oxigraph store for the SPARQL constraints. ``base`` is a graph indexed once
+    (the ontology) that this one adds ``triples`` to."""
 
-    def __init__(self, triples: Iterable[ox.Triple]):
+    def __init__(self, triples: Iterable[ox.Triple], base: "Data | None" = None):
+        self.base = base
         self.out: dict[Term, dict[str, set[Term]]] = {}
         self.inn: dict[Term, dict[str, set[Term]]] = {}
-        self.by_predicate: dict[str, list[tuple[Term, Term]]] = {}
+        self._by_predicate: dict[str, list[tuple[Term, Term]]] = {}
         quads = []
         for t in triples:
             s, p, o = t.subject, t.predicate.value, t.object
@@ -153,7 +159,7 @@ class Data:
                 continue
             objects.add(o)
             self.inn.setdefault(o, {}).setdefault(p, set()).add(s)
-            self.by_predicate.setdefault(p, []).append((s, o))
+            self._by_predicate.setdefault(p, []).append((s, o))
             quads.append(ox.Quad(s, t.predicate, o))
         self._quads = quads
         self._store: ox.Store | None = None
@@ -164,14 +170,25 @@ class Data:
     def store(self) -> ox.Store:
         if self._store is None:
             self._store = ox.Store()
+            if self.base is not None:
+                self._store.extend(self.base._quads)
             self._store.extend(self._quads)
         return self._store
 
-    def objects(self, s: Term, p: str) -> set[Term]:
-        return self.out.get(s, {}).get(p, set())
+    def objects(self, s: Term, p: str) -> Set[Term]:
+        mine = self.out.get(s, {}).get(p, _NONE)
+        theirs = self.base.objects(s, p) if self.base is not None else _NONE
+        return mine | theirs if mine and theirs else mine or theirs
 
-    def subjects(self, p: str, o: Term) -> set[Term]:
-        return self.inn.get(o, {}).get(p, set())
+    def subjects(self, p: str, o: Term) -> Set[Term]:
+        mine = self.inn.get(o, {}).get(p, _NONE)
+        theirs = self.base.subjects(p, o) if self.base is not None else _NONE
+        return mine | theirs if mine and theirs else mine or theirs
+
+    def pairs(self, p: str) -> list[tuple[Term, Term]]:
+        """(subject, object) of every triple with predicate ``p``."""
+        mine = self._by_predicate.get(p, [])
+        return mine + self.base.pairs(p) if self.base is not None else mine
 
     def superclasses(self, cls: Term) -> set[Term]:
         """``cls`` and every class it is a subclass of, transitively (in this graph)."""
@@ -371,16 +388,16 @@ class Checker:
         for cls in shape.target_classes:
             found |= data.instances(cls)
         for p in shape.subjects_of:
-            found.update(s for s, _ in data.by_predicate.get(p, ()))
+            found.update(s for s, _ in data.pairs(p))
         for p in shape.objects_of:
-            found.update(o for _, o in data.by_predicate.get(p, ()))
+            found.update(o for _, o in data.pairs(p))
         return found
 
     def conforms(self, data: Data, shape: Shape, focus: Term) -> Verdict:
         """Does ``focus`` conform to ``shape`` (None: cannot tell)?"""
         verdict: Verdict = True
         if shape.path is None:
-            values: set[Term] = {focus}
+            values: Set[Term] = {focus}
         else:
             p, inverse = shape.path
             values = data.subjects(p, focus) if inverse else data.objects(focus, p)
@@ -414,7 +431,7 @@ def _rows(data: Data, constraint: Sparql, focus: Term) -> bool:
     return isinstance(result, ox.QuerySolutions) and next(iter(result), None) is not None
 
 
-def _distinct_lower_bound(values: set[Term]) -> int:
+def _distinct_lower_bound(values: Set[Term]) -> int:
     """How many values rdflib sees at least: literals of one datatype whose value
     this module cannot read may be one for rdflib."""
     keys: set[Any] = set()

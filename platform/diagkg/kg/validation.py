@@ -151,6 +151,12 @@ def _default_checker() -> conformance.Checker | None:
 
 
 @lru_cache(maxsize=1)
+def _default_ontology_data() -> conformance.Data:
+    """The shipped ontology indexed once (the documents of each check are added over it)."""
+    return conformance.Data(_folder_triples("ontology")[0])
+
+
+@lru_cache(maxsize=1)
 def _known_terms() -> frozenset[str]:
     triples, _ = _folder_triples("ontology")
     return frozenset(t.subject.value for t in triples
@@ -249,6 +255,10 @@ class Validator:
 
         return shacl.as_triples(self._ontology), shacl.has_explicit_strings(self._ontology)
 
+    @cached_property
+    def _ontology_data(self) -> conformance.Data:
+        return _default_ontology_data() if self._ontology is None else conformance.Data(self._ontology_triples[0])
+
     # -- public API --------------------------------------------------------
     def validate_document(self, doc: RdfDocument, context: Sequence["rdflib.Graph | RdfDocument"] = ()
                           ) -> list[Violation]:
@@ -314,11 +324,12 @@ class Validator:
                out: dict[str, list[Violation]]) -> None:
         """The shapes on ``docs``: cleared by the compiled check where it can, else by pySHACL."""
         from_pyshacl: Sequence[RdfDocument] = docs
-        ontology, explicit = self._ontology_triples
+        explicit = self._ontology_triples[1]
         checker = self._checker
         if checker is not None and not explicit and not any(s.explicit_strings for s in (*own, *extra)):
             try:
-                data = conformance.Data(chain(*(s.triples for s in own), ontology, *(s.triples for s in extra)))
+                data = conformance.Data(chain(*(s.triples for s in own), *(s.triples for s in extra)),
+                                        base=self._ontology_data)
                 suspects = checker.suspects(data, set().union(*(s.nodes for s in own)))
                 from_pyshacl = [d for d, s in zip(docs, own, strict=True) if s.nodes & suspects]
             except conformance.Unsupported:
