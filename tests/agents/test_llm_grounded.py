@@ -121,8 +121,15 @@ HOSTILE = [
 def test_it_ends_cleanly_whatever_the_endpoint_answers_and_replays(store):
     with LLMServer() as server:
         server.script.then(*HOSTILE)
-        result = run_session("DESK.1", "llm-grounded", config=config(server), store=store, budget=4)
+        result = run_session("DESK.1", "llm-grounded", config=config(server, structured="json_schema"), store=store,
+                             budget=4)
+        first = server.script.calls[0]
     assert result.end in ENDS and result.rounds >= 1
+    # as a response format, the schema offers the same pairs as the tool's parameters do
+    schema = first["response_format"]["json_schema"]["schema"]
+    session = diagkg.make("DESK.1", store=store, budget=50)
+    session.reset(seed=0)
+    assert pairs_of(schema["properties"]["step"]) == afforded(session, sorted(set(session.sk.components) | set(session.parts())))
     assert all(isinstance(r.rejected, str) for r in result.llm.records)
     again = replay_session(store, result.trajectory, record=False)          # no endpoint now
     assert (again.end, again.rounds, again.cost) == (result.end, result.rounds, result.cost)
