@@ -241,3 +241,56 @@ def test_a_campaign_report_shows_success_with_and_without_a_diagnosis(torch_quad
         replacer = rows[ReplaceAll.name]
         assert (replacer["success_rate"], replacer["diagnosed_rate"], replacer["repaired_rate"]) == (1.0, 0.0, 1.0)
         assert replacer["false_removals"] == 1.0       # TORCH.2: the battery and the bulb before the lead
+
+
+# the same adversaries as programs of their own (the exec: boundary), in any language: here Python
+ADVERSARY_PROGRAM = """\
+import json, sys
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\\n")
+    sys.stdout.flush()
+
+kind = sys.argv[1]
+brief = json.loads(sys.stdin.readline())
+parts = sorted(p for p, k in brief["parts"].items() if k not in ("enclosure", "opening", "module"))
+size = max(2, -(-len(parts) // 3))
+turn = 0
+while True:
+    if kind == "name-all":
+        send({"kind": "hypothesis", "parts": parts})
+    elif kind == "thirds":
+        send({"kind": "hypothesis", "parts": [parts[(turn % 3 * size + j) % len(parts)] for j in range(size)]})
+    elif kind == "empty":
+        send({"kind": "hypothesis", "parts": []})
+    elif kind == "replace-all":
+        send({"kind": "act", "action": "replace_component", "targets": [parts[turn]]} if turn < len(parts)
+             else {"kind": "stop"})
+    turn += 1
+    if json.loads(sys.stdin.readline())["kind"] == "end":
+        break
+"""
+
+
+@pytest.mark.parametrize("kind", ["name-all", "thirds", "empty", "replace-all"])
+def test_the_adversaries_as_programs_of_their_own(torch, tmp_path, kind):
+    """Through the exec: boundary, on the torch and a shipped scenario: the hypothesis adversaries end in
+    no success; the replacer at most in success without a diagnosis, its healthy replacements counted."""
+    import sys
+
+    program = tmp_path / "adversary.py"
+    program.write_text(ADVERSARY_PROGRAM)
+    removals = {}
+    for store, scenario in ((torch, "TORCH.2"), (shipped_store(), "3CC.S.1")):
+        result = run_session(scenario, f"exec:{sys.executable} {program} {kind}", store=store, seed=0,
+                             budget=3 if kind != "replace-all" else 40, record=False)
+        assert result.diagnosis is not None and not result.diagnosis.diagnosed, (kind, scenario, result.end)
+        removals[scenario] = result.diagnosis.false_removals
+        if kind == "replace-all":
+            assert result.end in ("success_no_hypothesis", "surrender", "timeout"), (scenario, result.end)
+        else:
+            assert result.end not in SUCCESS, (kind, scenario, result.end)
+    if kind == "replace-all":    # TORCH.2 (the lead off): the battery and the bulb replaced before the lead
+        assert removals["TORCH.2"] == 2
+    elif kind != "empty":        # every hypothesis names healthy parts
+        assert all(n > 0 for n in removals.values()), removals
