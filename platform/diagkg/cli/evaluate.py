@@ -36,7 +36,8 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
                    help="local processes, or a Dask distributed cluster")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="dask: the scheduler (e.g. tcp://host:8786); default a LocalCluster of --workers processes")
-    p.add_argument("--resume", metavar="RUN", help="continue the campaign RUN (its settings are read from the store)")
+    p.add_argument("--resume", metavar="RUN", help="continue the campaign RUN, by id or by the name given to --name "
+                   "(its settings are read from the store)")
     p.add_argument("--retry-failed", action="store_true",
                    help="with --resume: run again the sessions that crashed or ended in llm_truncation")
     p.add_argument("--mix-versions", action="store_true",
@@ -54,8 +55,12 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
 
     p = add("report", cmd_report, "Tables (Markdown, LaTeX, CSV), plots (PNG) and one HTML report of campaigns, "
                                   "recomputed from the store.")
-    p.add_argument("runs", nargs="*", metavar="RUN", help="campaign ids (default: every campaign in the store)")
+    p.add_argument("runs", nargs="*", metavar="RUN",
+                   help="campaign ids, or the names given to --name (default: every campaign in the store)")
     p.add_argument("--out", metavar="DIR", default="report", help="folder to write into (default ./report)")
+    p.add_argument("--pool", action="store_true",
+                   help="report campaigns that repeat an (assistant, scenario, seed) together anyway (refused by "
+                        "default: the same session would count twice); the report says what it pooled")
     p.add_argument("--rebuild", action="store_true",
                    help="first write the campaigns' slot tallies afresh from their trajectories (one query each)")
     p.add_argument("--mix-versions", action="store_true",
@@ -73,7 +78,7 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
 
     p = add("export", cmd_export, "Write a campaign with its trajectories and the scenario and system versions it "
                                   "used as gzipped N-Quads (to standard output or --out).")
-    p.add_argument("campaign", metavar="CAMPAIGN", help="the campaign id")
+    p.add_argument("campaign", metavar="CAMPAIGN", help="the campaign id, or the name given to --name")
     p.add_argument("--out", metavar="FILE.nq.gz", help="write to FILE instead of standard output")
 
     p = add("import", cmd_import, "Import a campaign exported by `diagkg export` (refuses campaigns and "
@@ -92,6 +97,29 @@ def _progress_display(enabled: bool) -> Any:
                     BarColumn(), MofNCompleteColumn(), TextColumn("trajectories, {task.fields[wins]} successes"),
                     TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                     console=console(stderr=True), transient=False)
+
+
+class ProgressLines:
+    """Progress where no bar can be drawn (not a terminal): a line on standard error at most every
+    ``every`` seconds, and when the campaign is done."""
+
+    def __init__(self, every: float = 10.0):
+        import time
+
+        self.every, self.clock = every, time.monotonic
+        self.last = -every
+        self.done = -1
+
+    def show(self, p: Progress) -> None:
+        now = self.clock()
+        finished = p.planned > 0 and p.stored >= p.planned
+        if p.stored == self.done or (now - self.last < self.every and not finished):
+            return
+        self.last, self.done = now, p.stored
+        rate = p.ran / p.seconds if p.seconds > 0 and p.ran else 0.0
+        left = f", about {(p.planned - p.stored) / rate:.0f} s left" if rate > 0 and not finished else ""
+        print(f"progress: {p.stored}/{p.planned} trajectories, {p.successes} successes, scenarios "
+              f"{p.scenarios_done}/{p.scenarios}, {p.seconds:.0f} s{left}", file=sys.stderr, flush=True)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -161,10 +189,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             say(f"campaign {campaign.id}: {len(cfg.assistants)} assistant(s) × {len(cfg.scenarios)} scenario(s), "
                 f"{'adaptive' if protocol == 'adaptive' else f'{cfg.runs} run(s) each'}")
         display = _progress_display(sys.stderr.isatty() and args.format == "text")
+        lines = None if display is not None else ProgressLines()
         task_id = None
 
         def show(p: Progress) -> None:
             nonlocal task_id
+            if lines is not None:
+                lines.show(p)
             if display is None:
                 return
             fields = dict(groups=f"{p.scenarios_done}/{p.scenarios}", batches=p.batches, wins=p.successes)
@@ -274,8 +305,12 @@ def cmd_report(args: argparse.Namespace) -> int:
             for cid in args.runs or [r["campaign"][len(cp.CAMPAIGN_BASE):] for r in cp.campaigns(store)]:
                 slots = tally.rebuild(store, cp.open_campaign(store, cid))
                 print(f"campaign {cid}: {slots} slot tallies rebuilt from its trajectories", file=sys.stderr)
+        notes: list[str] = []
         with progress_bar(sys.stderr.isatty()) as progress:
-            written = report.write_report(store, args.runs, Path(args.out), progress=progress)
+            written = report.write_report(store, args.runs, Path(args.out), progress=progress, pool=args.pool,
+                                          notes=notes)
+        for note in notes:
+            say(note)
     if args.format == "json":
         print(json.dumps({"out": str(args.out), "files": [str(p) for p in written]}))
     else:

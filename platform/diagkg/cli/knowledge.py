@@ -242,8 +242,10 @@ def _graphs_to_remove(args: argparse.Namespace, store: KnowledgeStore) -> list[o
         names.append(holder or graphs.named("scenario", scenario.id))
     for tid in args.trajectory or []:      # a trajectory's IRI or its bare id
         names.append(graphs.named("trajectory", tid.removeprefix(TRAJECTORY_BASE)))
-    for cid in args.campaign or []:
-        names.append(graphs.named("evaluation", cid))
+    for cid in args.campaign or []:        # an id, or the name given to `evaluate --name` (one campaign's)
+        from ..evaluation.campaign import open_campaign
+
+        names.append(open_campaign(store, cid).graph)
     return list(dict.fromkeys(names))
 
 

@@ -273,13 +273,25 @@ def campaigns(store: KnowledgeStore) -> list[dict[str, Any]]:
 
 
 def open_campaign(store: KnowledgeStore, ref: str, *, allow_changed: bool = False) -> Campaign:
-    """A stored campaign by id (or IRI); ``allow_changed``: resume it even if the knowledge it
-    ran on changed (see :func:`check_versions`)."""
+    """A stored campaign by id (or IRI), or by the name it was given (``--name``) when one campaign
+    has it; ``allow_changed``: resume it even if the knowledge it ran on changed (see
+    :func:`check_versions`)."""
     cid = ref[len(CAMPAIGN_BASE):] if ref.startswith(CAMPAIGN_BASE) else ref
-    rows = store.select("campaign-list", {"campaign": ox.NamedNode(CAMPAIGN_BASE + cid)})
+    try:
+        rows = store.select("campaign-list", {"campaign": ox.NamedNode(CAMPAIGN_BASE + cid)})
+    except ValueError:           # characters no IRI has: no id, perhaps a name
+        rows = []
     if not rows:
-        known = [r["campaign"][len(CAMPAIGN_BASE):] for r in campaigns(store)]
-        raise InputError(f"no campaign {cid!r} in the store (campaigns: {', '.join(known[-10:]) or 'none'})")
+        every = campaigns(store)
+        named = [r for r in every if r["name"] == ref]
+        if len(named) > 1:
+            ids = [r["campaign"][len(CAMPAIGN_BASE):] for r in named]
+            raise InputError(f"{len(named)} campaigns are named {ref!r}: {', '.join(ids)}; give one of their ids")
+        if not named:
+            known = [r["campaign"][len(CAMPAIGN_BASE):] for r in every]
+            raise InputError(f"no campaign {cid!r} in the store (campaigns: {', '.join(known[-10:]) or 'none'})")
+        rows = named
+        cid = rows[0]["campaign"][len(CAMPAIGN_BASE):]
     return Campaign(cid, CampaignConfig.from_json(rows[0]["config"]), allow_changed=allow_changed)
 
 

@@ -286,7 +286,9 @@ class Paired:
 
 
 def paired(store: KnowledgeStore, data: CampaignData, a: str, b: str) -> list[Paired]:
-    """Paired comparison of assistants ``a`` and ``b`` overall and per system (pairs: same campaign, scenario, seed)."""
+    """Paired comparison of assistants ``a`` and ``b`` overall and per system (pairs: same scenario and seed;
+    when several campaigns hold the same scenario and seed, the pair of the first is taken: a session run
+    again is not a new pair)."""
     rows: list[dict[str, Any]] = []
     for cid in data.campaigns:
         if cid in data.tallied:
@@ -294,6 +296,14 @@ def paired(store: KnowledgeStore, data: CampaignData, a: str, b: str) -> list[Pa
         else:
             rows += store.select("metrics-paired", {"campaign": _campaign_node(cid), "a": ox.Literal(a),
                                                     "b": ox.Literal(b)})
+    seen: set[tuple[int, int]] = set()
+    distinct = []
+    for r in rows:
+        key = (int(r["scenario"]), int(r["seed"]))
+        if key not in seen:
+            seen.add(key)
+            distinct.append(r)
+    rows = distinct
     groups: dict[str, list[dict[str, Any]]] = {"all": rows}
     for r in rows:
         facts = data.scenarios.get(int(r["scenario"]))
@@ -309,6 +319,17 @@ def paired(store: KnowledgeStore, data: CampaignData, a: str, b: str) -> list[Pa
         out.append(Paired(a, b, g, len(rs), sum(diffs) / len(diffs) if diffs else math.nan, lo, hi, both, only_a,
                           only_b, len(rs) - both - only_a - only_b, mcnemar_exact(only_a, only_b)))
     return sorted(out, key=lambda p: (p.group != "all", p.group))
+
+
+def repeated_slots(store: KnowledgeStore, campaign_ids: Iterable[str]) -> dict[tuple[str, int, int], list[str]]:
+    """The (assistant, scenario, seed) slots that more than one of these campaigns holds, with those campaigns."""
+    from .campaign import open_campaign, recorded
+
+    where: dict[tuple[str, int, int], list[str]] = {}
+    for cid in campaign_ids:
+        for slot in recorded(store, open_campaign(store, cid)):
+            where.setdefault(slot, []).append(cid)
+    return {slot: cids for slot, cids in where.items() if len(cids) > 1}
 
 
 def _pairs(data: CampaignData, cid: str, a: str, b: str) -> list[dict[str, Any]]:

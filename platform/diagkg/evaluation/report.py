@@ -2,17 +2,20 @@
 
 Tables (Markdown, LaTeX, CSV) by scenario, system, fault category, system ×
 category, overall, the per-scenario difficulty table and paired comparisons;
-PNG plots (matplotlib, Agg): success vs cost per assistant, per-system
-success with intervals, cost distributions, convergence per batch and
-execution-cluster dendrograms (adaptive campaigns); the qualitative analysis
-(cluster labels, rubric distributions, gold match levels and their plot:
-:mod:`diagkg.evaluation.rubric_report`); ``report.html`` shows it all with the
-images inlined.
+PNG plots (:mod:`diagkg.evaluation.plots`, each stating its n): success vs
+cost relative to the ideal repair, success per scenario (and per system),
+relative cost distributions, convergence per batch and execution-cluster
+dendrograms (adaptive campaigns); the qualitative analysis (cluster labels,
+rubric distributions, gold match levels and their plot:
+:mod:`diagkg.evaluation.rubric_report`); ``report.html``
+(:mod:`diagkg.evaluation.html_report`) shows it all with a leaderboard, the
+SPARQL behind every number and a step viewer of every trajectory. Campaigns
+that repeat an (assistant, scenario, seed) are pooled only when asked
+(:func:`pooling`).
 """
 
 from __future__ import annotations
 
-import base64
 from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -82,8 +85,8 @@ def tables(store: KnowledgeStore, data: mx.CampaignData) -> list[Table]:
     for a, b in combinations(data.assistants, 2):
         paired_rows += [list(p.row().values()) for p in mx.paired(store, data, a, b)]
     if paired_rows:
-        out.append(Table("paired", "Paired comparisons (same scenario and seed): cost(a) − cost(b) with a paired "
-                         "bootstrap interval, McNemar's exact test on success",
+        out.append(Table("paired", "Paired comparisons (same scenario and seed, each pair once): cost(a) − cost(b) "
+                         "with a paired bootstrap interval, McNemar's exact test on success",
                          ["a", "b", "group", "pairs", "mean cost diff", "lo", "hi", "both succeed", "only a",
                           "only b", "neither", "McNemar p"], paired_rows))
     conv = convergence_rows(store, data.campaigns)
@@ -118,61 +121,28 @@ def convergence_rows(store: KnowledgeStore, campaign_ids: Sequence[str]) -> list
 # ---------------------------------------------------------------------------
 
 def plots(store: KnowledgeStore, data: mx.CampaignData, out: Path) -> list[Path]:
+    """Every plot (:mod:`diagkg.evaluation.plots`; convergence and dendrograms for adaptive campaigns), as PNG."""
+    from . import plots as pl
+
     plt = _figure()
     written: list[Path] = []
 
     def save(fig: Any, name: str) -> None:
         path = out / name
-        fig.tight_layout()
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
 
-    overall = mx.overall(data)
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    for m in overall:
-        lo, hi = m.success_ci
-        # an interval's end can sit a rounding error on the wrong side of its value (0 or 1 successes)
-        ax.errorbar(m.mean_cost, m.success_rate, yerr=[[max(0.0, m.success_rate - lo)], [max(0.0, hi - m.success_rate)]],
-                    xerr=[[max(0.0, m.mean_cost - m.cost_lo)], [max(0.0, m.cost_hi - m.mean_cost)]], fmt="o", capsize=4,
-                    label=m.assistant)
-        ax.annotate(m.assistant, (m.mean_cost, m.success_rate), textcoords="offset points", xytext=(6, 6))
-    ax.set_xlabel("mean cost per session (minutes)")
-    ax.set_ylabel("success rate")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title("Success vs cost (95 % intervals)")
-    save(fig, "success-vs-cost.png")
-
-    systems = mx.by_system(data)
-    names = sorted({m.group for m in systems})
-    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(names) * max(1, len(data.assistants)) / 2), 4.5))
-    width = 0.8 / max(1, len(data.assistants))
-    for i, a in enumerate(data.assistants):
-        ms = {m.group: m for m in systems if m.assistant == a}
-        xs = [j + i * width for j in range(len(names))]
-        ys = [ms[n].success_rate if n in ms else 0.0 for n in names]
-        err = [[max(0.0, ms[n].success_rate - ms[n].success_ci[0]) if n in ms else 0 for n in names],
-               [max(0.0, ms[n].success_ci[1] - ms[n].success_rate) if n in ms else 0 for n in names]]
-        ax.bar(xs, ys, width, yerr=err, capsize=3, label=a)
-    ax.set_xticks([j + width * (len(data.assistants) - 1) / 2 for j in range(len(names))], names, rotation=20)
-    ax.set_ylabel("success rate (Wilson 95 %)")
-    ax.set_ylim(0, 1.05)
-    ax.legend()
-    ax.set_title("Success per system")
-    save(fig, "success-per-system.png")
-
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    costs = [[float(s["cost"]) for s in data.sessions if s["assistant"] == a] for a in data.assistants]
-    if any(costs):
-        ax.boxplot([c or [0.0] for c in costs], tick_labels=data.assistants)
-    ax.set_ylabel("cost per session (minutes)")
-    ax.set_title("Cost distributions")
-    save(fig, "cost-distributions.png")
+    save(pl.success_vs_cost(data), "success-vs-cost.png")
+    save(pl.success_per_scenario(data), "success-per-scenario.png")
+    if len({f.system for f in data.scenarios.values()}) > 1:
+        save(pl.success_per_system(data), "success-per-system.png")
+    save(pl.relative_cost_distributions(data), "relative-cost.png")
 
     conv = convergence_rows(store, data.campaigns)
     adaptive = [r for r in conv if r[5]]
     if adaptive:
-        fig, ax = plt.subplots(figsize=(6, 4.5))
+        fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
         per_batch: dict[tuple[str, int], list[int]] = {}
         for r in adaptive:
             per_batch.setdefault((r[1], r[3]), []).append(1 if r[4] in cp.FINAL_STATES else 0)
@@ -186,8 +156,9 @@ def plots(store: KnowledgeStore, data: mx.CampaignData, out: Path) -> list[Path]
                 ax.plot([b + 1 for b, _ in pts], cum, marker="o", label=a)
         ax.set_xlabel("batch")
         ax.set_ylabel("scenarios settled (converged or capped)")
-        ax.legend()
-        ax.set_title("Convergence per batch")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8, frameon=False)
+        ax.set_title(f"Convergence per batch\nn = {len(adaptive)} finished batches", fontsize=10)
         save(fig, "convergence.png")
         written += dendrograms(store, data, out, plt)
     return written
@@ -232,7 +203,7 @@ def dendrograms(store: KnowledgeStore, data: mx.CampaignData, out: Path, plt: An
         else:
             dendrogram(linkage(squareform(d, checks=False), method="average"), ax=ax, no_labels=True)
             ax.set_ylabel("normalised edit distance")
-        ax.set_title(f"Execution clusters: {a}, scenario {n}")
+        ax.set_title(f"Execution clusters: {a}, scenario {n} (n = {k} executions)", fontsize=10)
         path = out / f"dendrogram-{a}-{n}.png"
         fig.tight_layout()
         fig.savefig(path, dpi=100)
@@ -251,16 +222,42 @@ def _scenario_iri(store: KnowledgeStore, number: int) -> str:
 # the whole report
 # ---------------------------------------------------------------------------
 
-def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
-                 progress: Callable[[str, int, int], None] | None = None) -> list[Path]:
-    """Write every table (md, tex, csv), plot (png) and ``report.html`` into ``out``; returns the files."""
-    from jinja2 import Environment, PackageLoader, select_autoescape
+def pooling(store: KnowledgeStore, ids: Sequence[str], pool: bool) -> list[str]:
+    """What reporting these campaigns together pools, said in a note; refused (:class:`InputError`) when two
+    of them hold the same (assistant, scenario, seed) and ``pool`` is false: the same session counted twice
+    makes intervals and tests look surer than they are."""
+    if len(ids) < 2:
+        return []
+    repeated = mx.repeated_slots(store, ids)
+    if not repeated:
+        return [f"{len(ids)} campaigns pooled; no (assistant, scenario, seed) appears in more than one."]
+    (a, n, seed), where = next(iter(sorted(repeated.items())))
+    said = (f"{len(repeated)} (assistant, scenario, seed) slot(s) appear in more than one of the campaigns "
+            f"{', '.join(ids)} (e.g. {a} on scenario {n} with seed {seed} in {', '.join(where)})")
+    if not pool:
+        raise InputError(f"{said}: pooling them counts those sessions twice; report the campaigns one at a time, "
+                         "or give --pool to pool them anyway")
+    return [f"pooled {len(ids)} campaigns: {said}; each is counted once per campaign in the rates and intervals; "
+            "paired comparisons count each (scenario, seed) once."]
 
-    ids = list(runs) or [r["campaign"][len(cp.CAMPAIGN_BASE):] for r in cp.campaigns(store)]
-    if not ids:
+
+def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
+                 progress: Callable[[str, int, int], None] | None = None, *, pool: bool = False,
+                 notes: list[str] | None = None) -> list[Path]:
+    """Write every table (md, tex, csv), plot (png) and ``report.html`` into ``out``; returns the files.
+
+    ``runs`` are campaign ids or the names given to ``--name`` (every campaign when empty); campaigns that
+    repeat a slot are refused unless ``pool`` (:func:`pooling`); what was pooled is appended to ``notes``.
+    """
+    from . import html_report
+
+    refs = list(runs) or [r["campaign"][len(cp.CAMPAIGN_BASE):] for r in cp.campaigns(store)]
+    if not refs:
         raise InputError("the store holds no campaign; run `diagkg evaluate` first")
-    for cid in ids:
-        cp.open_campaign(store, cid)       # a clear error for an unknown id
+    ids = list(dict.fromkeys(cp.open_campaign(store, ref).id for ref in refs))   # a clear error for an unknown one
+    said = pooling(store, ids, pool)
+    if notes is not None:
+        notes.extend(said)
     out.mkdir(parents=True, exist_ok=True)
     steps = 4
 
@@ -278,7 +275,8 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
 
     qualitative = rubric_report.load(store, ids)
     ts = tables(store, data) + rubric_report.tables(store, qualitative)
-    mark_privileged(ts, privileged_assistants(store, ids))
+    privileged = privileged_assistants(store, ids)
+    mark_privileged(ts, privileged)
     for t in ts:
         for suffix, render in ((".md", to_markdown), (".tex", to_latex), (".csv", to_csv)):
             path = out / f"{t.name}{suffix}"
@@ -288,11 +286,8 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
     images = plots(store, data, out) + rubric_report.plots(qualitative, out)
     written += images
     step(3, "HTML")
-    env = Environment(loader=PackageLoader("diagkg", "templates"), autoescape=select_autoescape(["html", "j2"]))
-    html = env.get_template("evaluation-report.html.j2").render(
-        campaigns=ids, assistants=data.assistants, notes=rubric_report.notes(qualitative),
-        tables=[(t, [[_fmt(v) for v in r] for r in t.rows]) for t in ts],
-        images=[(p.stem, base64.b64encode(p.read_bytes()).decode("ascii")) for p in images])
+    html = html_report.render(store, data, tables=ts, images=images, notes=said + rubric_report.notes(qualitative),
+                              privileged=privileged)
     page = out / "report.html"
     page.write_text(html, encoding="utf-8")
     written.append(page)

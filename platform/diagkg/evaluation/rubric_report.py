@@ -139,7 +139,7 @@ def plots(data: RubricData, out: Path) -> list[Path]:
     dims = list(Dimension)
     width = 0.8 / len(assistants)
     colours = {Level.HIGH: "#2e7d32", Level.MEDIUM: "#f9a825", Level.LOW: "#c62828"}
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(dims)), 4.0))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(dims)) + 1.5, 4.0), layout="constrained")
     for i, a in enumerate(assistants):
         mine = [r for r in rated if r.assistant == a]
         xs = [k + (i - (len(assistants) - 1) / 2) * width for k in range(len(dims))]
@@ -154,10 +154,10 @@ def plots(data: RubricData, out: Path) -> list[Path]:
     ax.set_xticks(range(len(dims)), [d.value.replace("_", "\n") for d in dims], fontsize=8)
     ax.set_ylim(0, 1.45)
     ax.set_ylabel("share of rated trajectories")
-    ax.set_title("Qualitative rubric per dimension (bars: assistants)")
-    ax.legend(loc="upper right", fontsize=8, ncol=3)
+    ax.set_title(f"Qualitative rubric per dimension (bars: assistants)\nn = {len(rated)} rated trajectories",
+                 fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8, frameon=False)
     path = out / "rubric.png"
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return [path]

@@ -27,7 +27,7 @@ router = APIRouter(prefix="/api")
             summary="A campaign's tables (by system, category, scenario, difficulty, paired…; the judge's cluster "
                     "labels, rubric levels and gold match counts when it ran), from the store")
 def campaign_tables(request: Request, campaign: str) -> list[dict[str, Any]]:
-    store = _with_campaign(request, campaign)
+    store, campaign = _with_campaign(request, campaign)
     data = mx.load(store, [campaign])
     qualitative = rubric_report.tables(store, rubric_report.load(store, [campaign]))
     return [{"name": t.name, "title": t.title, "columns": t.columns, "rows": t.rows}
@@ -37,18 +37,18 @@ def campaign_tables(request: Request, campaign: str) -> list[dict[str, Any]]:
 @router.get("/campaigns/{campaign}/report.html", tags=["evaluation"], response_class=HTMLResponse,
             summary="A campaign's report: every table and plot in one self-contained page")
 def campaign_report(request: Request, campaign: str) -> HTMLResponse:
-    store = _with_campaign(request, campaign)
+    store, campaign = _with_campaign(request, campaign)
     with tempfile.TemporaryDirectory(prefix="diagkg-report-") as folder:
         report.write_report(store, [campaign], Path(folder))
         return HTMLResponse((Path(folder) / "report.html").read_text(encoding="utf-8"))
 
 
-def _with_campaign(request: Request, campaign: str) -> KnowledgeStore:
+def _with_campaign(request: Request, campaign: str) -> tuple[KnowledgeStore, str]:
+    """The store and the campaign's id (``campaign`` is an id, or the name it was given when one campaign has it)."""
     store = state_of(request).fresh()
     try:
-        cp.open_campaign(store, campaign)
+        return store, cp.open_campaign(store, campaign).id
     except InputError as exc:                    # an unknown campaign: 404 with its message
         raise HTTPException(404, str(exc)) from None
     except ValueError:                           # characters no campaign id has (not an IRI)
         raise HTTPException(404, f"no campaign {campaign!r} in the store") from None
-    return store
