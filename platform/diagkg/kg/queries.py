@@ -364,6 +364,22 @@ def is_update_text(text: str) -> bool:
     return word is not None and word.group(0).upper() in _UPDATE_KEYWORDS
 
 
+def query_form(text: str) -> str:
+    """The form of SPARQL text: ``select``, ``ask``, ``construct``, ``describe`` (its first keyword after
+    the prologue), or ``update``."""
+    if is_update_text(text):
+        return "update"
+    pos = 0
+    while True:
+        m = _PROLOGUE.match(text, pos)
+        if not m or m.end() == pos:
+            break
+        pos = m.end()
+    word = re.match(r"[A-Za-z]+", text[pos:])
+    form = word.group(0).lower() if word else ""
+    return form if form in ("select", "ask", "construct", "describe") else "select"
+
+
 def from_text(text: str, name: str = "inline") -> QueryFile:
     """A query or update given inline (no header needed); it takes no inputs."""
     suffix = ".ru" if is_update_text(text) else ".rq"

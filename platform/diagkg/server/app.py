@@ -5,7 +5,8 @@ Routes:
 - ``/sparql``: the SPARQL 1.1 Protocol (GET, POST form, POST ``application/sparql-query``;
   updates by POST form ``update=`` or ``application/sparql-update``, with the token);
   queries run in worker processes (:mod:`diagkg.server.sparql_pool`) with a time
-  limit and a result-size limit; the default graph is the union of all graphs,
+  limit and a result-size limit, in their client's turn, except those that cannot be
+  slow (:mod:`diagkg.server.quick`); the default graph is the union of all graphs,
   as everywhere in diagkg, unless ``default-graph-uri`` names graphs;
 - ``/rdf-graphs?graph=IRI``: the Graph Store Protocol, reading a named graph;
 - ``/api/...``: the JSON API (:mod:`diagkg.server.api`, :mod:`diagkg.server.live`),
@@ -33,7 +34,7 @@ from fastapi.responses import PlainTextResponse, Response
 
 from ..errors import DiagkgError, QueryError
 from ..kg.queries import from_text
-from . import api, campaigns, live, pages, precheck
+from . import api, campaigns, describe, live, pages, precheck, quick
 from .guard import Guard
 from .sparql_pool import PoolBusy, QueryTimeout, Reply
 from .sparql_pool import Request as WorkRequest
@@ -115,6 +116,8 @@ def _add_sparql_routes(app: FastAPI) -> None:
         config = state_of(request).config
         params = await _sparql_params(request)
         queries, updates = params.get("query", []), params.get("update", [])
+        if request.method == "GET" and not queries and not updates:     # the endpoint describes itself
+            return await describe.description(request, parse_accept(request.headers.get("accept")))
         if len(queries) + len(updates) != 1:
             raise HTTPException(400, "give exactly one `query` (or `update`, by POST)")
         if updates:
@@ -123,16 +126,21 @@ def _add_sparql_routes(app: FastAPI) -> None:
             check_token(request)
             await asyncio.to_thread(precheck.check, updates[0], update=True, token=True, allowed=config.allow_remote)
             return await _update(request, updates[0])
-        found = await asyncio.to_thread(precheck.check, queries[0], update=False, token=has_token(request),
-                                        allowed=config.allow_remote)
         work = WorkRequest("query", queries[0], parse_accept(request.headers.get("accept")),
                            config.max_result_bytes,
                            tuple(params.get("default-graph-uri", [])), tuple(params.get("named-graph-uri", [])))
+        if quick.is_quick(queries[0]):       # cannot be slow: answered at once, here (server/quick.py)
+            precheck.check(queries[0], update=False, token=has_token(request), allowed=config.allow_remote)
+            return _reply_response(quick.answer_here(state_of(request), work))
+        found = await asyncio.to_thread(precheck.check, queries[0], update=False, token=has_token(request),
+                                        allowed=config.allow_remote)
         return await run_work(request, work, remote=bool(found.remotes))
 
     app.add_api_route("/sparql", sparql, methods=["GET"], tags=["sparql"], operation_id="sparql_get",
-                      summary="SPARQL 1.1 Protocol: a query (query=…)", openapi_extra={"parameters": _GRAPH_PARAMS + [
-                          {"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}]})
+                      summary="SPARQL 1.1 Protocol: a query (query=…); without one, the SPARQL 1.1 Service "
+                              "Description with VoID statistics (Turtle, N-Triples, JSON-LD or RDF/XML by Accept)",
+                      openapi_extra={"parameters": _GRAPH_PARAMS + [
+                          {"name": "query", "in": "query", "required": False, "schema": {"type": "string"}}]})
     app.add_api_route("/sparql", sparql, methods=["POST"], tags=["sparql"], operation_id="sparql_post",
                       summary="SPARQL 1.1 Protocol: a query (form or application/sparql-query) or an update "
                               "(form update=… or application/sparql-update; needs the token)",
@@ -141,6 +149,15 @@ def _add_sparql_routes(app: FastAPI) -> None:
                           precheck.UPDATE: {"schema": {"type": "string"}},
                           precheck.FORM: {"schema": {"type": "object", "properties": {
                               "query": {"type": "string"}, "update": {"type": "string"}}}}}}})
+
+    @app.get("/.well-known/void", tags=["sparql"], summary="The store's VoID description (with the Service Description)")
+    async def void_description(request: Request) -> Response:
+        return await describe.description(request, parse_accept(request.headers.get("accept")))
+
+    @app.get("/.well-known/sparql-examples", tags=["sparql"],
+             summary="Every shipped query as a SPARQL example (sh:SPARQLExecutable)")
+    async def sparql_examples(request: Request) -> Response:
+        return describe.examples_response(request, parse_accept(request.headers.get("accept")))
 
     @app.get("/rdf-graphs", tags=["sparql"], summary="Graph Store Protocol: read a named graph (?graph=IRI)")
     async def graph_store(request: Request, graph: str) -> Response:
