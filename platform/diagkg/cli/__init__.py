@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("validate", knowledge.cmd_validate, "Validate RDF files or folders against the SHACL shapes.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, or folders searched recursively")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--record", action="store_true",
+                   help="also keep the report in the store: a SHACL sh:ValidationReport with its provenance "
+                        "(files, content hashes, shapes, validator, times) in a validation/… graph")
 
     p = add("load", knowledge.cmd_load, "Validate RDF files in the context of the store, then load them (all or nothing).")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files, or folders searched recursively")

@@ -24,8 +24,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from datetime import datetime, timezone
+
     from ..kg.validation import Validator, store_resolver
 
+    if args.record and args.memory:
+        raise errors.InputError("--record keeps the report in a store: give --store (or none: the default store), "
+                                "not --memory")
+    started = datetime.now(timezone.utc)
     validator = Validator()
     fallback: list[str] = []
     stored = None
@@ -40,11 +46,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise errors.InputError("no RDF files found in " + ", ".join(args.paths))
     unreadable = [r for r in reports if r.error is not None]
     violations = [v for r in reports for v in r.violations]
+    recorded = None
+    if args.record:          # the report as SHACL's sh:ValidationReport, with provenance, in a graph of its own
+        from ..evaluation.campaign import code_version
+        from ..kg.validation_record import record
+
+        if stored is not None:
+            stored.close()
+        with open_store(args, write=True) as store:
+            recorded = record(store, reports, started=started, agent=code_version())
+        say(f"recorded the report as <{recorded.value}> (diagkg query validation-reports lists them)")
     if args.format == "json":
         print(json.dumps({
             "conforms": not unreadable and not violations,
             "context": {"store": str(stored.path) if stored is not None else None,
                         "shipped_systems": sorted(set(fallback))},
+            "recorded": recorded.value if recorded is not None else None,
             "files": [{
                 "file": r.file, "conforms": r.conforms,
                 "error": str(r.error) if r.error else None,

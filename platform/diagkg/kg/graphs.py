@@ -32,7 +32,7 @@ BASE = "https://w3id.org/diagkg/graph/"
 SYSTEM_BASE = "https://w3id.org/diagkg/system/"
 
 KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", "evaluation", "tally", "cache",
-         "file")
+         "file", "validation")
 
 ONTOLOGY = ox.NamedNode(BASE + "ontology")
 SHAPES = ox.NamedNode(BASE + "shapes")

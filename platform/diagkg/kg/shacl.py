@@ -131,7 +131,9 @@ def orphan(doc: RdfDocument, iri: str) -> Violation:
         message=f"the system {_show(doc.graph, rdflib.URIRef(iri))} is not known here: "
                 "it is neither in the store nor among the files given; load its "
                 "description first, or give it together with this file",
-        line=doc.line_of(subject), shape="system context")
+        line=doc.line_of(subject), shape="system context", focus_node=subject.n3(),
+        result_path=DK.onSystem.uri.n3(), value_term=rdflib.URIRef(iri).n3(),
+        component=DK.SystemContextConstraintComponent.uri.n3())
 
 
 def _node_shape(shapes: rdflib.Graph, shape: rdflib.term.Node | None) -> str | None:
@@ -158,6 +160,8 @@ def unknown_terms(doc: RdfDocument, known: frozenset[str]) -> list[Violation]:
                     message=f"unknown term {_show(doc.graph, term)}: it is not in the diagkg ontology "
                             f"(used as a {role})",
                     line=doc.line_of(term) or doc.line_of(s), shape="ontology terms",
+                    focus_node=s.n3(), result_path=p.n3() if isinstance(p, rdflib.URIRef) else None,
+                    value_term=term.n3(), component=DK.UnknownTermConstraintComponent.uri.n3(),
                 ))
     return out
 
@@ -178,7 +182,9 @@ def bad_expressions(doc: RdfDocument) -> list[Violation]:
                 out.append(Violation(
                     file=doc.name, focus=_describe(doc.graph, s), path=_show(doc.graph, prop.uri),
                     message=str(exc).replace("expression: ", "", 1),
-                    line=_line_of_node(doc, doc.graph, s), shape="behaviour expressions"))
+                    line=_line_of_node(doc, doc.graph, s), shape="behaviour expressions",
+                    focus_node=s.n3(), result_path=prop.uri.n3(), value_term=o.n3(),
+                    component=DK.ExpressionConstraintComponent.uri.n3()))
     return out
 
 
@@ -200,7 +206,16 @@ def _violation(shapes: rdflib.Graph, doc: RdfDocument, data: rdflib.Graph, repor
         severity=str(severity).rsplit("#", 1)[-1] if severity else "Violation",
         value=_show(doc.graph, value) if value is not None else None,
         shape=_node_shape(shapes, shape),
+        focus_node=focus.n3(),
+        result_path=path.n3() if isinstance(path, rdflib.URIRef) else None,
+        value_term=value.n3() if value is not None else None,
+        source_shape=shape.n3() if isinstance(shape, rdflib.URIRef) else None,
+        component=_n3(report.value(result, SH.sourceConstraintComponent)),
     )
+
+
+def _n3(term: rdflib.term.Node | None) -> str | None:
+    return term.n3() if isinstance(term, (rdflib.URIRef, rdflib.BNode, rdflib.Literal)) else None
 
 
 _PATCH_LOCK = threading.Lock()

@@ -17,6 +17,12 @@ class Violation:
     severity: str = "Violation"
     value: str | None = None
     shape: str | None = None
+    # the same, as RDF terms in N-Triples syntax (for a SHACL report kept in the store: validate --record)
+    focus_node: str | None = None       # the focus node
+    result_path: str | None = None      # the path, when it is one property
+    value_term: str | None = None       # the value
+    source_shape: str | None = None     # the shape (a named one)
+    component: str | None = None        # the constraint component (diagkg's own for its checks beside the shapes)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file

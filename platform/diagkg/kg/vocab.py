@@ -118,6 +118,7 @@ class DK:
     ExecutedAction = Term(DK_NS + 'ExecutedAction')  # class: executed action
     ExecutionClustering = Term(DK_NS + 'ExecutionClustering')  # individual: execution
     ExpectedObservation = Term(DK_NS + 'ExpectedObservation')  # class: expected observation
+    ExpressionConstraintComponent = Term(DK_NS + 'ExpressionConstraintComponent')  # individual: behaviour expression
     Fault = Term(DK_NS + 'Fault')  # class: fault
     FaultExited = Term(DK_NS + 'FaultExited')  # individual: program exited
     FaultLateReply = Term(DK_NS + 'FaultLateReply')  # individual: late reply
@@ -243,6 +244,7 @@ class DK:
     Switch = Term(DK_NS + 'Switch')  # class: switch
     SwitchingCoupling = Term(DK_NS + 'SwitchingCoupling')  # class: switching coupling
     System = Term(DK_NS + 'System')  # class: system
+    SystemContextConstraintComponent = Term(DK_NS + 'SystemContextConstraintComponent')  # individual: system context
     SystemPart = Term(DK_NS + 'SystemPart')  # class: system part
     TerminalConnection = Term(DK_NS + 'TerminalConnection')  # individual: terminal connection
     TerminalState = Term(DK_NS + 'TerminalState')  # class: terminal state
@@ -260,6 +262,7 @@ class DK:
     Triple = Term(DK_NS + 'Triple')  # individual: triple
     UncoverComponent = Term(DK_NS + 'UncoverComponent')  # individual: uncover
     UnforeseenInteraction = Term(DK_NS + 'UnforeseenInteraction')  # individual: unforeseen interaction
+    UnknownTermConstraintComponent = Term(DK_NS + 'UnknownTermConstraintComponent')  # individual: unknown term
     Verdict = Term(DK_NS + 'Verdict')  # class: verdict
     VerdictDegraded = Term(DK_NS + 'VerdictDegraded')  # individual: degraded
     VerdictEndOff = Term(DK_NS + 'VerdictEndOff')  # individual: end off
@@ -272,6 +275,7 @@ class DK:
     VerdictShort = Term(DK_NS + 'VerdictShort')  # individual: short
     VerdictShorted = Term(DK_NS + 'VerdictShorted')  # individual: shorted
     VoltageSource = Term(DK_NS + 'VoltageSource')  # class: battery / voltage source
+    WellFormedConstraintComponent = Term(DK_NS + 'WellFormedConstraintComponent')  # individual: well-formed RDF
     Wrong = Term(DK_NS + 'Wrong')  # individual: wrong
     about = Term(DK_NS + 'about')  # object property: about
     actionBudget = Term(DK_NS + 'actionBudget')  # datatype property: action budget
@@ -498,6 +502,8 @@ class DK:
     settled = Term(DK_NS + 'settled')  # datatype property: settled
     shortResistance = Term(DK_NS + 'shortResistance')  # datatype property: short resistance
     simulatedWorlds = Term(DK_NS + 'simulatedWorlds')  # datatype property: simulated worlds
+    sourceDocument = Term(DK_NS + 'sourceDocument')  # object property: source document
+    sourceLine = Term(DK_NS + 'sourceLine')  # datatype property: source line
     stampedAs = Term(DK_NS + 'stampedAs')  # object property: stamped as
     stateOf = Term(DK_NS + 'stateOf')  # object property: state of
     statedSymptom = Term(DK_NS + 'statedSymptom')  # object property: stated symptom
