@@ -12,9 +12,10 @@ holds nothing).
 
 A :class:`Menu` gives the schema of a choice among the pairs: one branch per action,
 whose targets are an ``enum`` of the parts it can be carried out on, so an endpoint that
-enforces schemas (llama.cpp's grammar, OpenAI's strict mode) can only produce a choice
-the graph allows. A large menu is narrowed instead of cut: a part first
-(:meth:`Menu.parts`), then an action on it (:meth:`Menu.narrowed`).
+enforces schemas (llama.cpp's grammar) can only produce a choice the graph allows
+(OpenAI's strict mode takes only schemas whose every property is required: not made here).
+A large menu is narrowed instead of cut: a part first (:meth:`Menu.parts`), then an action
+on it (:meth:`Menu.narrowed`).
 """
 
 from __future__ import annotations
