@@ -386,21 +386,23 @@ class Session:
             owners_now = self._owners(current)
             owners_then = self._owners(self._snapshot)
             # damage stays whatever part it is on, until the part is replaced (then it is gone from current)
-            kept = frozenset([q for q in self._snapshot if owners_then.get(q) not in self.repaired]
-                             + [q for q in current if owners_now.get(q) in self.repaired
+            # a triple about several parts (a short between two of them) goes with any of them repaired
+            kept = frozenset([q for q in self._snapshot if not owners_then.get(q, frozenset()) & self.repaired]
+                             + [q for q in current if owners_now.get(q, frozenset()) & self.repaired
                                 or q.predicate in self.damage_predicates])
-            differ = {owners_now.get(q) for q in current - self._snapshot_set} | \
-                     {owners_then.get(q) for q in self._snapshot_set - current}
+            differ = {p for q in current - self._snapshot_set for p in owners_now.get(q, ())} | \
+                     {p for q in self._snapshot_set - current for p in owners_then.get(q, ())}
             if len(self.reset_cache) > 20_000:
                 self.reset_cache.clear()
-            known = self.reset_cache[key] = (kept, frozenset(p for p in differ if p is not None))
+            known = self.reset_cache[key] = (kept, frozenset(differ))
         self.reset_reads = known[1]
         self.set_state(known[0])
 
-    def _owners(self, quads: Iterable[ox.Quad]) -> dict[ox.Quad, str | None]:
-        """Which part each state triple is about (a port's triples belong to its component)."""
+    def _owners(self, quads: Iterable[ox.Quad]) -> dict[ox.Quad, frozenset[str]]:
+        """Which parts each state triple is about (a port's triples belong to its component; a
+        short between two ports, to both components)."""
         ns = self.ns
-        node_owner: dict[Any, str | None] = {}
+        node_owner: dict[Any, set[str]] = {}
 
         def part_of(term: object) -> str | None:
             if isinstance(term, ox.NamedNode) and term.value.startswith(ns):
@@ -408,13 +410,21 @@ class Session:
                 return local.split(".", 1)[0]
             return None
 
-        for q in quads:   # blank nodes (overrides, loose connections, shorts) hang off a part
+        for q in quads:   # blank nodes (overrides, loose connections, shorts) hang off parts
             p = q.predicate.value
             if p == str(DK.hasOverride):
-                node_owner[q.object] = part_of(q.subject)
-            elif p in (str(DK.onPort), str(DK.between)) and q.subject not in node_owner:
-                node_owner[q.subject] = part_of(q.object)
-        return {q: part_of(q.subject) or node_owner.get(q.subject) for q in quads}
+                owner, node = part_of(q.subject), q.object
+            elif p in (str(DK.onPort), str(DK.between)):
+                owner, node = part_of(q.object), q.subject
+            else:
+                continue
+            if owner is not None:
+                node_owner.setdefault(node, set()).add(owner)
+        out: dict[ox.Quad, frozenset[str]] = {}
+        for q in quads:
+            own = part_of(q.subject)
+            out[q] = frozenset({own}) if own is not None else frozenset(node_owner.get(q.subject, ()))
+        return out
 
     # ------------------------------------------------------------------
     # actions
