@@ -19,6 +19,8 @@ def wheel(tmp_path_factory) -> Path:
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
+    # a folder of the package that setuptools would ship only by accident: a 40-line warning in every setup
+    assert "is absent from the `packages` configuration" not in r.stdout + r.stderr, r.stderr
     (whl,) = out.glob("diagkg-*.whl")
     return whl
 

@@ -126,10 +126,11 @@ def test_build_systems_check():
 
 
 def test_demo_on_disk(tmp_path):
-    r = run_cli("demo", env={"DIAGKG_STORE": str(tmp_path / "s")})
+    r = run_cli("demo", "--store", str(tmp_path / "mine"), env={"DIAGKG_STORE": str(tmp_path / "unused")})
     assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].startswith(f"demo: writing to the store at {tmp_path / 'mine'}")   # said first
     assert "three_cubes" in r.stdout and "18" in r.stdout
-    assert (tmp_path / "s").is_dir()
+    assert (tmp_path / "mine").is_dir() and not (tmp_path / "unused").exists()
 
 
 def test_simulate_json_shape():

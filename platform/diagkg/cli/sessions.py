@@ -237,6 +237,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     with open_store(args, write=True) as store:
+        print(f"demo: writing to the store at {store.location} (choose another with --store PATH)", flush=True)
         with progress_bar(sys.stderr.isatty()) as progress:
             report = load_shipped(store, validate=True, replace=args.replace, progress=progress, notify=say)
         n_sys = sum(1 for i in report.loaded if "/graph/system/" in i.graph)
