@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from .. import __version__, errors
 from ..kg.store import DEFAULT_WAIT, default_store_path
-from . import check, evaluate, knowledge, serve, sessions
+from . import check, evaluate, generation, knowledge, serve, sessions
 from . import llm as llm_cli
 from . import mcp as mcp_cli
 from .output import EXIT_INPUT, EXIT_OK, EXIT_STORE, EXIT_VIOLATIONS
@@ -124,8 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("check", check.cmd_check, "Check scenarios by simulation: the faults show, the ideal repair works, "
                                       "hypotheses are judged right, the stated symptoms agree (exit 1 if not).")
     p.add_argument("scenarios", nargs="+", metavar="SCENARIO",
-                   help="scenario files (validated and checked in a scratch copy of the store's knowledge), "
-                        "or scenarios of the store: numbers, ids, or all")
+                   help="scenario files or folders of them, searched recursively (validated and checked in a "
+                        "scratch copy of the store's knowledge), or scenarios of the store: numbers, ids, or all")
     p.add_argument("--seeds", type=int, default=8, help="seeds to try when a fault is intermittent (default 8)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--verbose", action="store_true", help="also list the checks that pass")
@@ -192,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_parser(sub, _Help)
     mcp_cli.add_parser(sub, _Help)
     evaluate.add_parsers(add)
+    generation.add_parsers(add)
     return parser
 
 

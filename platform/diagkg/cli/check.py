@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import errors
@@ -54,7 +55,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from ..env.checks import check_scenario
 
     refs: list[str] = args.scenarios
-    files = [r for r in refs if is_file_ref(r)]
+    files = [r for r in refs if is_file_ref(r) or Path(r).is_dir()]
     if files and len(files) != len(refs):
         raise errors.InputError("give scenario files, or scenarios of the store (ids, numbers or all), not both")
     if args.seeds < 1:

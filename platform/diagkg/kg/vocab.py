@@ -48,6 +48,7 @@ class DK:
     AdjustPotentiometer = Term(DK_NS + 'AdjustPotentiometer')  # individual: adjust potentiometer
     Adjustable = Term(DK_NS + 'Adjustable')  # individual: adjustable
     Affordance = Term(DK_NS + 'Affordance')  # class: affordance
+    AmbiguityGroup = Term(DK_NS + 'AmbiguityGroup')  # class: ambiguity group
     Appearance = Term(DK_NS + 'Appearance')  # class: appearance
     Attached = Term(DK_NS + 'Attached')  # individual: attached
     BehaviourCluster = Term(DK_NS + 'BehaviourCluster')  # class: behaviour cluster
@@ -96,6 +97,7 @@ class DK:
     DepletedBattery = Term(DK_NS + 'DepletedBattery')  # individual: depleted battery
     Detachable = Term(DK_NS + 'Detachable')  # individual: detachable
     DetachedEnd = Term(DK_NS + 'DetachedEnd')  # individual: detached cable end
+    DiagnosabilityReport = Term(DK_NS + 'DiagnosabilityReport')  # class: diagnosability report
     DiagnosticAction = Term(DK_NS + 'DiagnosticAction')  # class: diagnostic action
     DiagnosticAssistant = Term(DK_NS + 'DiagnosticAssistant')  # class: diagnostic assistant
     DiagnosticCoherence = Term(DK_NS + 'DiagnosticCoherence')  # individual: diagnostic coherence
@@ -221,6 +223,8 @@ class DK:
     Saboteur = Term(DK_NS + 'Saboteur')  # class: saboteur
     Scenario = Term(DK_NS + 'Scenario')  # class: scenario
     ScenarioCategory = Term(DK_NS + 'ScenarioCategory')  # class: scenario category
+    ScenarioSet = Term(DK_NS + 'ScenarioSet')  # class: scenario set
+    Separation = Term(DK_NS + 'Separation')  # class: separation
     ServiceAgent = Term(DK_NS + 'ServiceAgent')  # class: service agent
     ShortBetweenNodes = Term(DK_NS + 'ShortBetweenNodes')  # individual: short between nodes
     ShortCircuit = Term(DK_NS + 'ShortCircuit')  # class: short circuit
@@ -280,6 +284,7 @@ class DK:
     about = Term(DK_NS + 'about')  # object property: about
     actionBudget = Term(DK_NS + 'actionBudget')  # datatype property: action budget
     actionCount = Term(DK_NS + 'actionCount')  # datatype property: action count
+    actionDepth = Term(DK_NS + 'actionDepth')  # datatype property: action depth
     actionId = Term(DK_NS + 'actionId')  # datatype property: action id
     actionParameter = Term(DK_NS + 'actionParameter')  # datatype property: action parameter
     actionParameterValue = Term(DK_NS + 'actionParameterValue')  # datatype property: action parameter value
@@ -288,6 +293,7 @@ class DK:
     activeByDefault = Term(DK_NS + 'activeByDefault')  # datatype property: active by default
     affords = Term(DK_NS + 'affords')  # object property: affords
     affordsWhen = Term(DK_NS + 'affordsWhen')  # object property: affords when
+    ambiguityGroup = Term(DK_NS + 'ambiguityGroup')  # object property: ambiguity group
     answeredFrom = Term(DK_NS + 'answeredFrom')  # datatype property: answered from
     appearance = Term(DK_NS + 'appearance')  # object property: appearance
     appliesTo = Term(DK_NS + 'appliesTo')  # object property: applies to
@@ -326,6 +332,7 @@ class DK:
     coarseCost = Term(DK_NS + 'coarseCost')  # datatype property: coarse cost
     codeVersion = Term(DK_NS + 'codeVersion')  # datatype property: code version
     color = Term(DK_NS + 'color')  # datatype property: colour
+    complementOf = Term(DK_NS + 'complementOf')  # object property: complement of
     completionTokens = Term(DK_NS + 'completionTokens')  # datatype property: completion tokens
     condition = Term(DK_NS + 'condition')  # datatype property: condition
     conditionStatus = Term(DK_NS + 'conditionStatus')  # object property: condition status
@@ -370,10 +377,12 @@ class DK:
     failsVia = Term(DK_NS + 'failsVia')  # object property: fails via
     failureCause = Term(DK_NS + 'failureCause')  # object property: failure cause
     falseRemovals = Term(DK_NS + 'falseRemovals')  # datatype property: false removals
+    faultCount = Term(DK_NS + 'faultCount')  # datatype property: fault count
     faultMode = Term(DK_NS + 'faultMode')  # object property: fault mode
     faultParameter = Term(DK_NS + 'faultParameter')  # datatype property: fault parameter
     faultTarget = Term(DK_NS + 'faultTarget')  # object property: fault target
     faultValue = Term(DK_NS + 'faultValue')  # datatype property: fault value
+    faultsConsidered = Term(DK_NS + 'faultsConsidered')  # datatype property: faults considered
     faultyComponent = Term(DK_NS + 'faultyComponent')  # object property: faulty component
     forComponentType = Term(DK_NS + 'forComponentType')  # object property: for component type
     forcedClosed = Term(DK_NS + 'forcedClosed')  # datatype property: forced closed
@@ -381,10 +390,12 @@ class DK:
     forwardCurrent = Term(DK_NS + 'forwardCurrent')  # datatype property: forward current
     forwardVoltage = Term(DK_NS + 'forwardVoltage')  # datatype property: forward voltage
     fromNode = Term(DK_NS + 'fromNode')  # datatype property: from node
+    generationSeed = Term(DK_NS + 'generationSeed')  # datatype property: generation seed
     goldExplanation = Term(DK_NS + 'goldExplanation')  # datatype property: gold explanation
     goldMatch = Term(DK_NS + 'goldMatch')  # object property: gold match
     grants = Term(DK_NS + 'grants')  # object property: grants
     groundReference = Term(DK_NS + 'groundReference')  # object property: ground reference
+    groupMember = Term(DK_NS + 'groupMember')  # object property: group member
     hasCategory = Term(DK_NS + 'hasCategory')  # object property: has category
     hasCause = Term(DK_NS + 'hasCause')  # object property: has cause
     hasCondition = Term(DK_NS + 'hasCondition')  # object property: has condition
@@ -418,6 +429,9 @@ class DK:
     isIndicator = Term(DK_NS + 'isIndicator')  # datatype property: is indicator
     isIntervention = Term(DK_NS + 'isIntervention')  # datatype property: is intervention
     isRepair = Term(DK_NS + 'isRepair')  # datatype property: is repair
+    isolatedToOne = Term(DK_NS + 'isolatedToOne')  # datatype property: isolated to one part
+    isolatedToThree = Term(DK_NS + 'isolatedToThree')  # datatype property: isolated to three parts
+    isolatedToTwo = Term(DK_NS + 'isolatedToTwo')  # datatype property: isolated to two parts
     judgedIn = Term(DK_NS + 'judgedIn')  # object property: judged in
     judgementError = Term(DK_NS + 'judgementError')  # datatype property: judgement error
     labelsCluster = Term(DK_NS + 'labelsCluster')  # object property: labels cluster
@@ -443,11 +457,13 @@ class DK:
     offResistance = Term(DK_NS + 'offResistance')  # datatype property: off resistance
     onElement = Term(DK_NS + 'onElement')  # object property: on element
     onPort = Term(DK_NS + 'onPort')  # object property: on port
+    onPortsOf = Term(DK_NS + 'onPortsOf')  # object property: on ports of
     onResistance = Term(DK_NS + 'onResistance')  # datatype property: on resistance
     onScenario = Term(DK_NS + 'onScenario')  # object property: on scenario
     onSystem = Term(DK_NS + 'onSystem')  # object property: on system
     openByDesign = Term(DK_NS + 'openByDesign')  # datatype property: open by design
     otherTarget = Term(DK_NS + 'otherTarget')  # object property: other target
+    otherTargetRule = Term(DK_NS + 'otherTargetRule')  # datatype property: other target rule
     outcomeText = Term(DK_NS + 'outcomeText')  # datatype property: outcome text
     overallComment = Term(DK_NS + 'overallComment')  # datatype property: overall comment
     parameter = Term(DK_NS + 'parameter')  # object property: parameter
@@ -481,6 +497,7 @@ class DK:
     refutedAtRound = Term(DK_NS + 'refutedAtRound')  # datatype property: refuted at round
     removed = Term(DK_NS + 'removed')  # datatype property: removed
     removesComponent = Term(DK_NS + 'removesComponent')  # object property: removes component
+    replaceableParts = Term(DK_NS + 'replaceableParts')  # datatype property: replaceable parts
     representative = Term(DK_NS + 'representative')  # object property: representative
     requestMessages = Term(DK_NS + 'requestMessages')  # datatype property: request messages
     requestParameters = Term(DK_NS + 'requestParameters')  # datatype property: request parameters
@@ -489,6 +506,7 @@ class DK:
     resistance = Term(DK_NS + 'resistance')  # datatype property: resistance
     resolvedAtRound = Term(DK_NS + 'resolvedAtRound')  # datatype property: resolved at round
     responseBody = Term(DK_NS + 'responseBody')  # datatype property: response
+    revealedBy = Term(DK_NS + 'revealedBy')  # object property: revealed by
     reveals = Term(DK_NS + 'reveals')  # object property: reveals
     rewiredTo = Term(DK_NS + 'rewiredTo')  # object property: rewired to
     roundCount = Term(DK_NS + 'roundCount')  # datatype property: round count
@@ -498,12 +516,18 @@ class DK:
     scenarioNumber = Term(DK_NS + 'scenarioNumber')  # datatype property: scenario number
     scoringVersion = Term(DK_NS + 'scoringVersion')  # datatype property: scoring version
     seed = Term(DK_NS + 'seed')  # datatype property: seed
+    separates = Term(DK_NS + 'separates')  # object property: separates
+    separatingStep = Term(DK_NS + 'separatingStep')  # object property: separating step
+    separation = Term(DK_NS + 'separation')  # object property: separation
     sessionsLeft = Term(DK_NS + 'sessionsLeft')  # datatype property: sessions left
+    setMember = Term(DK_NS + 'setMember')  # object property: set member
+    setName = Term(DK_NS + 'setName')  # datatype property: set name
     settled = Term(DK_NS + 'settled')  # datatype property: settled
     shortResistance = Term(DK_NS + 'shortResistance')  # datatype property: short resistance
     simulatedWorlds = Term(DK_NS + 'simulatedWorlds')  # datatype property: simulated worlds
     sourceDocument = Term(DK_NS + 'sourceDocument')  # object property: source document
     sourceLine = Term(DK_NS + 'sourceLine')  # datatype property: source line
+    splitSeed = Term(DK_NS + 'splitSeed')  # datatype property: split seed
     stampedAs = Term(DK_NS + 'stampedAs')  # object property: stamped as
     stateOf = Term(DK_NS + 'stateOf')  # object property: state of
     statedSymptom = Term(DK_NS + 'statedSymptom')  # object property: stated symptom
@@ -512,6 +536,7 @@ class DK:
     stoppedCampaign = Term(DK_NS + 'stoppedCampaign')  # object property: stopped campaign
     strategyDescription = Term(DK_NS + 'strategyDescription')  # datatype property: strategy description
     strategyLabel = Term(DK_NS + 'strategyLabel')  # datatype property: strategy label
+    stratum = Term(DK_NS + 'stratum')  # datatype property: stratum
     succeeded = Term(DK_NS + 'succeeded')  # datatype property: succeeded
     suggestion = Term(DK_NS + 'suggestion')  # object property: suggestion
     suspects = Term(DK_NS + 'suspects')  # object property: suspects
@@ -539,6 +564,7 @@ class DK:
     toNode = Term(DK_NS + 'toNode')  # datatype property: to node
     totalResistance = Term(DK_NS + 'totalResistance')  # datatype property: total resistance
     typeDefault = Term(DK_NS + 'typeDefault')  # object property: type default
+    unnoticedFault = Term(DK_NS + 'unnoticedFault')  # object property: unnoticed fault
     updateTemplate = Term(DK_NS + 'updateTemplate')  # datatype property: update template
     usedVersion = Term(DK_NS + 'usedVersion')  # object property: used version
     value = Term(DK_NS + 'value')  # datatype property: value

@@ -1,0 +1,113 @@
+"""``diagkg generate``, ``diagkg diagnosability`` and ``diagkg split``: scenarios from the
+fault catalogue, what a system's tests tell apart, and benchmark splits
+(see :mod:`diagkg.generation`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import errors
+from ..kg import graphs
+from .output import EXIT_OK, is_file_ref, open_store, progress_bar, say
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeStore
+
+Add = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
+SIZES = {"single": 1, "double": 2, "triple": 3}
+
+
+def add_parsers(add: Add) -> None:
+    p = add("generate", cmd_generate, "Generate scenarios from the fault catalogue on a system: every placement of "
+            "a fault the catalogue allows (or of two or three, drawn by prior), simulated; those a person notices "
+            "are written as scenario files that validate and pass `diagkg check`.")
+    p.add_argument("system", metavar="SYSTEM", help="a system key of the store (a shipped one is loaded when the "
+                   "store lacks it), or a system file, validated and loaded into a scratch copy of the store")
+    p.add_argument("--faults", choices=tuple(SIZES), default="single", help="faults per scenario (default single)")
+    p.add_argument("--modes", metavar="MODE,…", help="only these fault modes, by local name (the catalogue: "
+                   "`diagkg query generation-fault-modes`)")
+    p.add_argument("--limit", type=int, metavar="N", help="try at most N placements (drawn by prior weight; "
+                   "default: every single fault, 200 placements of several)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0): the same seed writes the "
+                   "same files")
+    p.add_argument("--seeds", type=int, default=8, help="simulations of a fault that shows at random (default 8, "
+                   "as `diagkg check`)")
+    p.add_argument("--out", metavar="DIR", help="folder to write the scenario files into (default generated/SYSTEM)")
+    p.add_argument("--no-check", action="store_true", help="do not run `diagkg check`'s checks on what is written")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def system_store(store: KnowledgeStore, ref: str) -> tuple[KnowledgeStore, str]:
+    """The store a system is read from and its key: ``store`` itself when it holds the system,
+    else a scratch copy of its knowledge holding the system file (or the shipped system)."""
+    from ..env.checks import scratch_with
+    from ..kg import systems
+    from ..kg.loading import load_files, load_shipped
+
+    if is_file_ref(ref):
+        scratch = scratch_with(store)
+        with progress_bar(sys.stderr.isatty()) as progress:
+            report = load_files(scratch, [ref], progress=progress)
+        wanted = {item.graph for item in report.loaded}
+        keys = [r["value"] for r in scratch.select("graph-claims") if r["graph"] in wanted and r["kind"] == "system key"]
+        if len(keys) != 1:
+            raise errors.InputError(f"{ref}: holds {len(keys)} systems; give a file describing one system")
+        return scratch, keys[0]
+    if store.raw.contains_named_graph(graphs.system(ref)):
+        return store, ref
+    try:
+        systems.shipped_system_file(ref)
+    except errors.UnknownTermError as exc:
+        held = sorted(r["key"] for r in store.select("system-summary"))
+        raise errors.UnknownTermError(f"no system {ref!r} in the store (it holds: {', '.join(held) or 'none'}) "
+                                      f"nor among the shipped ones ({exc})") from None
+    say(f"the store does not hold {ref}: reading the shipped systems into a scratch copy")
+    scratch = scratch_with(store)
+    load_shipped(scratch)
+    return scratch, ref
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from ..generation.generate import GenerationConfig, generate
+
+    if args.limit is not None and args.limit < 1:
+        raise errors.InputError(f"--limit must be at least 1, not {args.limit}")
+    if args.seeds < 1:
+        raise errors.InputError(f"--seeds must be at least 1, not {args.seeds}")
+    modes = frozenset(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else None
+    with open_store(args, write=False) as store:
+        source, key = system_store(store, args.system)
+        config = GenerationConfig(key, SIZES[args.faults], modes, args.limit, args.seed, args.seeds, not args.no_check)
+        with progress_bar(sys.stderr.isatty()) as progress:
+            gen = generate(source, config, progress)
+    out = Path(args.out) if args.out else Path("generated") / key
+    paths = gen.write(out)
+    left = Counter(item.reason.value for item in gen.left)
+    if args.format == "json":
+        print(json.dumps({
+            "system": key, "faults": config.faults, "seed": config.seed, "tried": gen.tried, "folder": str(out),
+            "written": [_written(w, p) for w, p in zip(gen.written, paths, strict=True)],
+            "left": [{"placement": item.placement, "reason": item.reason.value, "detail": item.detail}
+                     for item in gen.left],
+            "unplaced": [{"mode": u.mode, "reason": u.reason} for u in gen.unplaced]}, indent=2))
+    else:
+        for w, path in zip(gen.written, paths, strict=True):
+            print(f"{path}: {w.look.placement.key}")
+        for u in gen.unplaced:
+            say(f"fault mode {u.mode} is not placed: {u.reason}")
+    print(f"{key}: {gen.tried} placement(s) tried, {len(gen.written)} scenario(s) written to {out}"
+          + (" (left out: " + ", ".join(f"{n} {r}" for r, n in sorted(left.items())) + ")" if left else ""),
+          file=sys.stderr)
+    return EXIT_OK
+
+
+def _written(w: Any, path: Path) -> dict[str, Any]:
+    return {"number": w.number, "id": w.id, "file": str(path), "faults": w.look.placement.key,
+            "faulty": sorted(w.look.faulty), "categories": [c.rsplit("#", 1)[-1] for c in w.categories],
+            "budget": w.budget, "repair": [[s.action, *s.targets] for s in w.repair.steps],
+            "repair_minutes": w.repair.minutes, "masked": list(w.masked)}

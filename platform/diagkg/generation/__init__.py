@@ -1,0 +1,1 @@
+"""Scenarios generated from the fault catalogue, diagnosability, benchmark splits."""
