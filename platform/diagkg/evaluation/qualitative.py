@@ -4,7 +4,7 @@ For each assistant × scenario whose last batch is final (converged, capped or
 complete):
 
 * **Clusters and labels** (adaptive campaigns): the final verdict's intent
-  clusters (when the ``embeddings`` extra is installed) and execution clusters,
+  clusters (when the sentence-embedding model's files are installed) and execution clusters,
   computed again from the store exactly as :mod:`diagkg.evaluation.adaptive`
   computed them, each stored as a ``dk:BehaviourCluster`` with its members and
   its representative (the medoid), and labelled by the judge: a short label and
@@ -229,8 +229,8 @@ def plan(store: KnowledgeStore, campaign: Campaign) -> Plan:
             rated = clusters.get(Kind.INTENT) or clusters.get(Kind.EXECUTION) or []
             out.ratings += [(c.representative, c) for c in rated]
     if cfg.protocol == "adaptive" and not _embeddings():
-        out.notes.append("intent clustering is off (the embeddings extra is not installed): the rubric rates the "
-                         "representatives of the execution clusters")
+        out.notes.append("intent clustering is off (the sentence embeddings model's files are not installed): the "
+                         "rubric rates the representatives of the execution clusters")
     return out
 
 
