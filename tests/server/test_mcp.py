@@ -202,3 +202,34 @@ def test_streamable_http_behind_the_guard_and_the_token(world):
         proc.communicate(timeout=30)          # waits, and closes its pipes
     row = trajectories(world)[last["trajectory"]]
     assert (row["assistant"], row["end"]) == ("mcp:http-agent/3", "success")
+
+
+def test_standard_output_carries_only_mcp_messages(world):
+    """A client speaking raw JSON-RPC over the pipes (the 2025 handshake): every line the server writes to its
+    standard output is a JSON-RPC message; its notes go to standard error."""
+    import json
+
+    proc = subprocess.Popen([sys.executable, "-m", "diagkg.cli", "--store", str(world["store"]), "mcp", "--scenario",
+                             str(world["flat"])], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "raw-pipes", "version": "0"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "perform_action", "arguments": {"action": "measure_voltage", "targets": ["bat"]}}},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                 "params": {"name": "state_hypothesis", "arguments": {"parts": ["bat"]}}}]
+    assert proc.stdin is not None and proc.stdout is not None
+    replies = []
+    for m in messages:                       # one call at a time, as a client awaits each (a second is refused)
+        proc.stdin.write(json.dumps(m) + "\n")
+        proc.stdin.flush()
+        if "id" in m:
+            replies.append(json.loads(proc.stdout.readline()))
+    out, err = proc.communicate(timeout=120)         # closes its input: the server ends
+    assert proc.returncode == 0, err
+    assert out == ""                                 # nothing more on standard output
+    assert [r.get("id") for r in replies] == [1, 2, 3] and all(r["jsonrpc"] == "2.0" for r in replies)
+    assert replies[0]["result"]["serverInfo"]["name"] == "diagkg"
+    assert replies[2]["result"]["structuredContent"]["end"] == "success", replies
+    assert "note: diagkg mcp: scenario 9101" in err and "session mcp:raw-pipes/0: success" in err
