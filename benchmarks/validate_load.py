@@ -110,8 +110,9 @@ def main() -> None:
             print(f"  {name:<42} {value:7.2f} s   (load {', '.join(loads)})")
         parse = med["rdflib parse (140 files)"]
         for label in envs:
-            print(f"  [{label}] validate / rdflib parse: whole command {med[f'diagkg validate scenarios/ [{label}]'] / parse:.1f}x, "
-                  f"in process {med[f'validate, in process [{label}]'] / parse:.1f}x")
+            command, inner = med[f"diagkg validate scenarios/ [{label}]"], med[f"validate, in process [{label}]"]
+            print(f"  [{label}] validate / rdflib parse: whole command {command / parse:.1f}x, "
+                  f"in process {inner / parse:.1f}x")
         if "before" in envs:
             for what in ("diagkg validate scenarios/", "validate, in process", "load --shipped, warm cache",
                          *(["load --shipped, empty cache"] if args.cold else [])):

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from diagkg.errors import QueryError
-from diagkg.kg.sparql_scan import MAX_DEPTH, host_of, scan
+from diagkg.kg.sparql_scan import MAX_DEPTH, host_of, is_quick, scan
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
@@ -220,3 +220,38 @@ def test_no_arrangement_of_fragments_hides_a_service_oxigraph_calls(remote, befo
         assert flags(text, remote), text
     except QueryError:
         pytest.fail(f"the scanner refuses a text Oxigraph runs: {text!r}")
+
+
+# -- queries that cannot be slow (answered by diagkg serve without a worker) --------------------
+
+QUICK = [
+    "ASK { ?s ?p ?o }", "ASK {}", "ask where { ?s ?p ?o . }", "ASK { ?s ?p _:b }", "ASK { ?s ?p 5 }",
+    'ASK { ?s ?p "x"@en }', 'ASK { ?s ?p "x"^^<urn:t> }', "SELECT * WHERE { ?s ?p ?o } LIMIT 10",
+    "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> SELECT ?l { ?s rdfs:label ?l } LIMIT 1000",
+    "BASE <urn:x:> SELECT ?l { <a> a ?l } LIMIT 5", "ASK { ?s ?p ?o } # a comment, not a keyword: LIMIT",
+]
+NOT_QUICK = [
+    "ASK { ?x ?x ?x }",                                          # a repeated variable scans the store
+    "ASK { _:b ?p _:b }", "SELECT * WHERE { ?s ?p ?o }",         # no LIMIT: the whole store
+    "SELECT * { ?s ?p ?o } LIMIT 1001", "SELECT ?s { ?s ?p ?o } LIMIT 5 OFFSET 100000",
+    "SELECT DISTINCT ?p { ?s ?p ?o } LIMIT 5", "SELECT REDUCED ?p { ?s ?p ?o } LIMIT 5",
+    "ASK { ?s ?p ?o . ?o ?q ?r }", "ASK { ?s ?p ?o ; ?q ?r }", "ASK { ?s ?p ?o , ?r }",
+    "SELECT ?l { ?s <urn:p>* ?l } LIMIT 5", "ASK { ?s <urn:p>/<urn:q> ?o }", "ASK { ?s ^<urn:p> ?o }",
+    "ASK { ?s ?p ?o FILTER(?o) }", "ASK { OPTIONAL { ?s ?p ?o } }", "ASK { GRAPH ?g { ?s ?p ?o } }",
+    "ASK { SERVICE <http://x/> { ?s ?p ?o } }", "ASK { ?s SERVICE:x ?o }", "ASK { << ?a ?b ?c >> ?p ?o }",
+    "SELECT (COUNT(*) AS ?n) { ?s ?p ?o } LIMIT 1", "ASK { ?s ?p -5 }", "ASK { ?s ?p ?o } LIMIT 1",
+    "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o } LIMIT 1", "DESCRIBE <urn:x>", "INSERT DATA { <a> <b> <c> }",
+    "ASK FROM <urn:g> { ?s ?p ?o }", "ASK { ?s ?p ?o } VALUES ?s { <a> }", "ASK { ?s ?p", 'ASK { ?s ?p "open }',
+    "ASK { ?s ?p ?o }" + " " * 5000,
+]
+
+
+@pytest.mark.parametrize("text", QUICK)
+def test_quick_queries(text):
+    assert is_quick(text)
+    ox.Store().query(text)          # and SPARQL that Oxigraph runs
+
+
+@pytest.mark.parametrize("text", NOT_QUICK)
+def test_queries_that_are_not_quick(text):
+    assert not is_quick(text)

@@ -33,7 +33,7 @@ from urllib.parse import urljoin, urlsplit
 
 from ..errors import QueryError
 
-__all__ = ["Remote", "Scan", "host_of", "scan"]
+__all__ = ["Remote", "Scan", "host_of", "is_quick", "scan"]
 
 # the grammar's character classes (SPARQL 1.1, section 19.8)
 _BASE = ("A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c-\u200d"
@@ -196,6 +196,90 @@ def scan(text: str) -> Scan:
     return Scan("" if st.form == "?" else st.form, tuple(st.remotes))
 
 
+QUICK_LIMIT = 1000        # the largest LIMIT of a SELECT that counts as quick
+_TERMS = frozenset({"var", "iri", "pname", "bnode", "string", "number"})
+
+
+def is_quick(text: str, limit: int = QUICK_LIMIT) -> bool:
+    """Can this query not be slow, whatever the store holds? True only for the simplest
+    shape of query, one triple pattern (or none), whose evaluation stops at its first
+    solution (``ASK``) or after at most ``limit`` of them (``SELECT`` with ``LIMIT``):
+    after any prefix and base declarations, the form (ask; or select with ``*`` or
+    variables), the optional where keyword, a group holding at most one triple
+    pattern (with or without its final dot) and, for a select, a limit of at most
+    ``limit``. Each of the pattern's three terms is a variable, an IRI, a prefixed
+    name, a blank node, a string (with its language or datatype) or a number, the
+    predicate may be ``a``, and no variable appears twice (``?x ?x ?x`` would scan
+    the store). Anything else (another keyword, a path, a second pattern, DISTINCT,
+    OFFSET, a text that :func:`scan` says would fetch) is not quick."""
+    if len(text) > 4096:
+        return False
+    try:
+        toks = [(kind, value) for kind, value, _, _ in _tokens(_State(text), everything=True)]
+    except QueryError:
+        return False
+    toks = [(k, v.upper() if k == "word" and v.isascii() else v) for k, v in toks]
+    i = 0
+    while i < len(toks) and toks[i] in (("word", "PREFIX"), ("word", "BASE")):
+        shape = [("pname",), ("iri",)] if toks[i][1] == "PREFIX" else [("iri",)]
+        part = toks[i + 1:i + 1 + len(shape)]
+        if len(part) != len(shape) or any(k not in want for (k, _), want in zip(part, shape, strict=True)):
+            return False
+        if toks[i][1] == "PREFIX" and not part[0][1].endswith(":"):
+            return False
+        i += 1 + len(shape)
+    if i >= len(toks) or toks[i] not in (("word", "ASK"), ("word", "SELECT")):
+        return False
+    ask = toks[i][1] == "ASK"
+    i += 1
+    if not ask:
+        if i < len(toks) and toks[i] == ("punct", "*"):
+            i += 1
+        else:
+            start = i
+            while i < len(toks) and toks[i][0] == "var":
+                i += 1
+            if i == start:
+                return False
+    if i < len(toks) and toks[i] == ("word", "WHERE"):
+        i += 1
+    if i >= len(toks) or toks[i] != ("punct", "{"):
+        return False
+    i += 1
+    names: list[str] = []
+    for position in range(3 if toks[i:i + 1] != [("punct", "}")] else 0):
+        if i >= len(toks):
+            return False
+        kind, value = toks[i]
+        if position == 1 and (kind, value) == ("word", "A"):
+            i += 1
+            continue
+        if kind not in _TERMS:
+            return False
+        if kind in ("var", "bnode"):
+            names.append(value[1:] if kind == "var" else value)
+        i += 1
+        if kind == "string" and i < len(toks) and (toks[i][0] == "lang" or toks[i] == ("punct", "^^")):
+            i += 1 if toks[i][0] == "lang" else 2
+            if toks[i - 1][0] not in ("lang", "iri", "pname"):
+                return False
+    if len(set(names)) != len(names):
+        return False
+    if i < len(toks) and toks[i] == ("punct", "."):
+        i += 1
+    if i >= len(toks) or toks[i] != ("punct", "}"):
+        return False
+    i += 1
+    if ask:
+        if i != len(toks):
+            return False
+    elif toks[i:i + 1] != [("word", "LIMIT")] or i + 2 != len(toks) or toks[i + 1][0] != "number" \
+            or not toks[i + 1][1].isdigit() or int(toks[i + 1][1]) > limit:
+        return False
+    found = scan(text)         # Oxigraph reads a keyword glued to a name (SERVICE:x): none may fetch
+    return found.form == "query" and not found.remotes
+
+
 def _remote(st: _State, keyword: str, target: str | None, pos: int) -> None:
     if len(st.remotes) > MAX_REMOTES:
         return
@@ -225,10 +309,11 @@ _SIMPLE = frozenset("(){}[].,;*+-/=!&|^~>`\\%")     # characters that are a toke
 _PAIRS = frozenset({"&&", "||", "^^", "!=", ">=", ">>"})
 
 
-def _tokens(st: _State) -> Iterator[tuple[str, str, int, int]]:
+def _tokens(st: _State, everything: bool = False) -> Iterator[tuple[str, str, int, int]]:
     """The tokens that matter to :func:`scan` as (kind, value, position, bracket depth):
     words, prefixed names (as written), IRIs (unescaped), variables and language tags.
-    Whitespace, comments, strings, numbers and punctuation only move the state along."""
+    Whitespace, comments, strings, numbers and punctuation only move the state along
+    (with ``everything``, they are told too: ``string``, ``number``, ``bnode``, ``punct``)."""
     text, n, pos = st.text, len(st.text), 0
     no_name_before = -1            # a run read for a prefixed name that had no ':' ends here
     frames = st.frames
@@ -236,17 +321,19 @@ def _tokens(st: _State) -> Iterator[tuple[str, str, int, int]]:
         ch = text[pos]
         if ch in _SIMPLE:
             if ch == ")" and frames[-1].kind == "term":      # a triple term closes with ')>>': an operand
+                if everything:
+                    yield "punct", ")>>", pos, len(frames)
                 frames.pop()
                 pos += 3 if text.startswith(">>", pos + 1) else 1
                 st.operand = True
                 continue
             pair = text[pos:pos + 2]
-            if pair in _PAIRS:
-                _punct(st, pair)
-                pos += 2
-            else:
-                _punct(st, ch)
-                pos += 1
+            if pair not in _PAIRS:
+                pair = ch
+            _punct(st, pair)
+            if everything:
+                yield "punct", pair, pos, len(frames)
+            pos += len(pair)
             continue
         if ch == "<":
             if frames[-1].kind == "expr" and st.operand:     # less than (or <=)
@@ -256,10 +343,14 @@ def _tokens(st: _State) -> Iterator[tuple[str, str, int, int]]:
                 raise QueryError(f"brackets nested deeper than {MAX_DEPTH} levels")
             elif text.startswith("<<(", pos):                # a triple term
                 frames.append(_Frame("term"))
+                if everything:
+                    yield "punct", "<<(", pos, len(frames)
                 pos += 3
                 st.operand = False
             elif text.startswith("<<", pos):                 # a reified triple
                 frames.append(_Frame("triple"))
+                if everything:
+                    yield "punct", "<<", pos, len(frames)
                 pos += 2
                 st.operand = False
             elif (m := _IRI.match(text, pos)) is not None:
@@ -267,6 +358,8 @@ def _tokens(st: _State) -> Iterator[tuple[str, str, int, int]]:
                 pos = m.end()
                 st.operand = True
             else:                                            # not SPARQL; the parser says so
+                if everything:
+                    yield "punct", "<", pos, len(frames)
                 pos += 1
                 st.operand = False
             continue
@@ -303,9 +396,11 @@ def _tokens(st: _State) -> Iterator[tuple[str, str, int, int]]:
             raise QueryError(f"{line}:{col}: a string opened here is never closed")
         if kind == "punct":
             _punct(st, m.group(0))
+            if everything:
+                yield "punct", m.group(0), pos, len(frames)
         elif kind not in ("ws", "comment"):
             st.operand = True
-            if kind in ("var", "lang"):
+            if kind in ("var", "lang") or everything:
                 yield kind or "", m.group(0), pos, len(frames)
         pos = m.end()
 

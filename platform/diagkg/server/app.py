@@ -36,41 +36,16 @@ from ..errors import DiagkgError, QueryError
 from ..kg.queries import from_text
 from . import api, campaigns, describe, live, pages, precheck, quick
 from .guard import Guard
-from .sparql_pool import PoolBusy, QueryTimeout, Reply
+from .sparql_pool import PoolBusy, QueryTimeout, Reply, http_of, parse_accept
 from .sparql_pool import Request as WorkRequest
 from .state import ServerConfig, ServerState, check_token, client_of, has_token, state_of, token_from_env
 
 __all__ = ["ServerConfig", "create_app", "token_from_env"]
 
 
-def parse_accept(header: str | None) -> tuple[str, ...]:
-    """Media types of an Accept header, best first (by q, then as written)."""
-    if not header:
-        return ()
-    ranked: list[tuple[float, int, str]] = []
-    for i, part in enumerate(header.split(",")):
-        bits = [b.strip() for b in part.split(";")]
-        if not bits[0]:
-            continue
-        q = 1.0
-        for b in bits[1:]:
-            if b.startswith("q="):
-                try:
-                    q = float(b[2:])
-                except ValueError:
-                    q = 0.0
-        if q > 0:
-            ranked.append((-q, i, bits[0].lower()))
-    return tuple(m for _, _, m in sorted(ranked))
-
-
 def _reply_response(reply: Reply, remote: bool = False) -> Response:
-    if reply.status == "ok":
-        return Response(reply.body, media_type=reply.media_type)
-    # a federated query that fails while it runs: the remote end failed (502), not this server
-    code = {"syntax": 400, "too-large": 413, "not-found": 404}.get(reply.status, 502 if remote else 500)
-    prefix = {"syntax": "malformed query: ", "too-large": "result too large: "}.get(reply.status, "")
-    return PlainTextResponse(prefix + reply.message, status_code=code)
+    code, media, body = http_of(reply, remote)
+    return Response(body, status_code=code, media_type=media)
 
 
 async def run_work(request: Request, work: WorkRequest, remote: bool = False) -> Response:
@@ -201,6 +176,8 @@ def create_app(config: ServerConfig) -> FastAPI:
                   description="SPARQL 1.1 endpoint, JSON API and web page on a diagkg knowledge store.",
                   lifespan=lifespan)
     app.state.diagkg = state
+    # innermost: a query that cannot be slow is answered before any routing (server/quick.py)
+    app.add_middleware(quick.QuickQueries, state=state)
     if config.cors:
         from fastapi.middleware.cors import CORSMiddleware
 

@@ -92,6 +92,37 @@ class _Limited(io.BytesIO):
         return super().write(data)
 
 
+def parse_accept(header: str | None) -> tuple[str, ...]:
+    """Media types of an Accept header, best first (by q, then as written)."""
+    if not header:
+        return ()
+    ranked: list[tuple[float, int, str]] = []
+    for i, part in enumerate(header.split(",")):
+        bits = [b.strip() for b in part.split(";")]
+        if not bits[0]:
+            continue
+        q = 1.0
+        for b in bits[1:]:
+            if b.startswith("q="):
+                try:
+                    q = float(b[2:])
+                except ValueError:
+                    q = 0.0
+        if q > 0:
+            ranked.append((-q, i, bits[0].lower()))
+    return tuple(m for _, _, m in sorted(ranked))
+
+
+def http_of(reply: Reply, remote: bool = False) -> tuple[int, str, bytes]:
+    """The HTTP status, media type and body that answer a reply."""
+    if reply.status == "ok":
+        return 200, reply.media_type, reply.body
+    # a federated query that fails while it runs: the remote end failed (502), not this server
+    code = {"syntax": 400, "too-large": 413, "not-found": 404}.get(reply.status, 502 if remote else 500)
+    prefix = {"syntax": "malformed query: ", "too-large": "result too large: "}.get(reply.status, "")
+    return code, "text/plain", (prefix + reply.message).encode("utf-8")
+
+
 def _pick(accept: tuple[str, ...], table: dict[str, Any], default: str) -> str:
     for media in accept:
         if media in table:
@@ -99,16 +130,33 @@ def _pick(accept: tuple[str, ...], table: dict[str, Any], default: str) -> str:
     return default
 
 
-def fingerprint(path: str) -> tuple[tuple[str, int, int], ...]:
-    """What changes when another process commits to the store: its files' names, sizes and times."""
-    out = []
-    for entry in os.scandir(path):
+_LOGS: dict[str, tuple[int, tuple[str, ...]]] = {}     # folder -> (its mtime when listed, its write-ahead logs)
+SETTLED_NS = 200_000_000        # a folder changed less long ago than this is listed again (coarse clocks)
+
+
+def fingerprint(path: str) -> tuple[object, ...]:
+    """What changes when another process commits to the store at ``path``.
+
+    Every commit appends to a write-ahead log (``*.log``: its size grows); flushes,
+    compactions and new logs add or remove files, which changes the folder's time.
+    So the folder is listed only when its time changed (or changed so recently that
+    a coarse clock could hide a second change), and otherwise only its logs are
+    looked at: a few ``stat`` calls a query instead of one for every file."""
+    folder = os.stat(path).st_mtime_ns
+    known = _LOGS.get(path)
+    if known is None or known[0] != folder or time.time_ns() - folder < SETTLED_NS:
+        known = (folder, tuple(sorted(e.name for e in os.scandir(path) if e.name.endswith(".log"))))
+        _LOGS[path] = known
+    out: list[object] = [folder]
+    for name in known[1]:
         try:
-            st = entry.stat()
-        except FileNotFoundError:     # a file compacted away meanwhile
+            st = os.stat(os.path.join(path, name))
+        except FileNotFoundError:     # a log removed meanwhile (the folder's time says so next time)
+            _LOGS.pop(path, None)
+            out.append((name, -1, -1))
             continue
-        out.append((entry.name, st.st_size, st.st_mtime_ns))
-    return tuple(sorted(out))
+        out.append((name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
 
 
 def answer(store: ox.Store, req: Request) -> Reply:
@@ -154,7 +202,7 @@ def answer(store: ox.Store, req: Request) -> Reply:
 
 def _serve(path: str, conn: Connection) -> None:  # pragma: no cover - runs in the worker process
     store: ox.Store | None = None
-    seen: tuple[tuple[str, int, int], ...] = ()
+    seen: tuple[object, ...] = ()
     while True:
         try:
             req = conn.recv()

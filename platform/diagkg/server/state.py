@@ -45,7 +45,7 @@ class ServerState:
         self.config = config
         self.store = KnowledgeStore(config.store_path)
         self.pool: QueryPool | None = None
-        self._seen: tuple[tuple[str, int, int], ...] = ()
+        self._seen: tuple[object, ...] = ()
         self._lock = threading.Lock()
         self.scheduler = Scheduler(self.query_pool, workers=config.workers, per_client=config.queries_per_client,
                                    wait=config.query_timeout)
