@@ -40,6 +40,7 @@ def add_parsers(add: Add) -> None:
     p.add_argument("--out", metavar="DIR", help="folder to write the scenario files into (default generated/SYSTEM)")
     p.add_argument("--no-check", action="store_true", help="do not run `diagkg check`'s checks on what is written")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    add_diagnosability(add)
 
 
 def system_store(store: KnowledgeStore, ref: str) -> tuple[KnowledgeStore, str]:
@@ -111,3 +112,55 @@ def _written(w: Any, path: Path) -> dict[str, Any]:
             "faulty": sorted(w.look.faulty), "categories": [c.rsplit("#", 1)[-1] for c in w.categories],
             "budget": w.budget, "repair": [[s.action, *s.targets] for s in w.repair.steps],
             "repair_minutes": w.repair.minutes, "masked": list(w.masked)}
+
+
+def add_diagnosability(add: Add) -> None:
+    from ..generation.diagnosability import STEP_BUDGET
+
+    p = add("diagnosability", cmd_diagnosability, "What a system's tests can tell apart among its single faults: "
+            "ambiguity groups, the cheapest actions that separate two faults, fault resolution, and the faults "
+            "nobody notices (Markdown on standard output; kept as RDF in the store).")
+    p.add_argument("system", metavar="SYSTEM", help="a system key of the store (a shipped one is read from the "
+                   "package when the store lacks it), or a system file, validated and loaded into a scratch copy")
+    p.add_argument("--depth", type=int, default=3, metavar="N",
+                   help="the longest sequence of actions tried to tell two faults apart (default 3)")
+    p.add_argument("--steps", type=int, default=STEP_BUDGET, metavar="N",
+                   help=f"simulated steps spent on sequences of two or more actions (default {STEP_BUDGET})")
+    p.add_argument("--modes", metavar="MODE,…", help="only these fault modes, by local name")
+    p.add_argument("--out", metavar="DIR", help="write diagnosability-SYSTEM.md and .html into DIR instead of "
+                   "printing the Markdown")
+
+
+def cmd_diagnosability(args: argparse.Namespace) -> int:
+    from ..generation import report as reports
+    from ..generation.diagnosability import diagnose
+
+    if args.depth < 1:
+        raise errors.InputError(f"--depth must be at least 1, not {args.depth}")
+    if args.steps < 0:
+        raise errors.InputError(f"--steps must be at least 0, not {args.steps}")
+    modes = frozenset(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else None
+    with open_store(args, write=True) as store:
+        source, key = system_store(store, args.system)
+        with progress_bar(sys.stderr.isatty()) as progress:
+            report = diagnose(source, key, args.depth, modes, args.steps, progress)
+        from ..env.actions import action_catalogue
+        from ..env.service import simulator_for
+
+        catalogue = {aid: spec.iri for aid, spec in action_catalogue(source).items()}
+        graph = reports.store(store, report, simulator_for(source, key).skeleton.iri, catalogue,
+                              source.graph_as_rdflib(graphs.system(key)))
+    text = reports.markdown(report)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"diagnosability-{key}.md").write_text(text, encoding="utf-8")
+        (out / f"diagnosability-{key}.html").write_text(reports.html(report), encoding="utf-8")
+        say(f"wrote {out / f'diagnosability-{key}.md'} and .html")
+    else:
+        sys.stdout.write(text)
+    one, two, three = report.resolution()
+    print(f"{key}: {len(report.faults)} noticed single faults, {sum(1 for g in report.groups if len(g.members) > 1)} "
+          f"ambiguity group(s), isolated to 1/2/3 parts: {one:.0%}/{two:.0%}/{three:.0%}; kept in {graph.value}",
+          file=sys.stderr)
+    return EXIT_OK

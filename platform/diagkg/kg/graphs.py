@@ -17,6 +17,8 @@ graph                       content
 ``evaluation/{id}``         one evaluation run's results
 ``tally/{id}/{a}/{n}``      one campaign slot's tally (assistant a on scenario n)
 ``cache/{name}``            answers of language models, kept by prompt hash
+``diagnosability/{key}``    what a system's tests tell apart (``diagkg diagnosability``)
+``scenarioset/{name}``      named sets of scenarios, a split's lite and held-out sets (``diagkg split``)
 ``file/{name}``             any other RDF file loaded by hand
 ==========================  ===============================================
 """
@@ -32,7 +34,7 @@ BASE = "https://w3id.org/diagkg/graph/"
 SYSTEM_BASE = "https://w3id.org/diagkg/system/"
 
 KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", "evaluation", "tally", "cache",
-         "file", "validation")
+         "file", "validation", "diagnosability", "scenarioset")
 
 ONTOLOGY = ox.NamedNode(BASE + "ontology")
 SHAPES = ox.NamedNode(BASE + "shapes")

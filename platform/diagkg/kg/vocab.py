@@ -466,6 +466,7 @@ class DK:
     otherTargetRule = Term(DK_NS + 'otherTargetRule')  # datatype property: other target rule
     outcomeText = Term(DK_NS + 'outcomeText')  # datatype property: outcome text
     overallComment = Term(DK_NS + 'overallComment')  # datatype property: overall comment
+    pairsSeenAtStart = Term(DK_NS + 'pairsSeenAtStart')  # datatype property: pairs seen at start
     parameter = Term(DK_NS + 'parameter')  # object property: parameter
     partOf = Term(DK_NS + 'partOf')  # object property: part of
     permanentRepair = Term(DK_NS + 'permanentRepair')  # object property: permanent repair
