@@ -29,8 +29,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from diagkg.evaluation import adaptive, minilm  # noqa: E402
 from tests.evaluation.test_adaptive import BATTERY_SAYS, BULB_SAYS, drifting_batch, two_mode_batch  # noqa: E402
+
+from diagkg.evaluation import adaptive, minilm  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "data" / "minilm-reference.json"
 HARD = ["Ça coûte 12,5 € — naïve café!", "日本語のテキスト and test", "x" * 150, "a " * 400,
