@@ -84,6 +84,9 @@ CASES = [
     ("mcp --scenario 9999", EXIT_INPUT, "no scenario number 9999"),
     ("mcp --scenario TORCH.1 --http 0", EXIT_INPUT, "--http needs a token"),
     ("llm --bogus", EXIT_INPUT, "unrecognized arguments: --bogus"),
+    ("optimum nosuchsystem", EXIT_INPUT, "no stored scenario on a system 'nosuchsystem'"),
+    ("optimum torch --scenarios NOPE.9", EXIT_INPUT, "no scenario 'NOPE.9' in the store"),
+    ("optimum torch --time-limit 0", EXIT_INPUT, "--time-limit must be positive"),
 ]
 
 

@@ -18,5 +18,5 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 SUBCOMMANDS = ["validate", "load", "dump", "query", "update", "remove", "graphs", "queries", "build-systems", "reason", "check",
                "simulate", "run", "transcript", "demo", "import-scenarios", "evaluate", "qualitative", "report", "export",
-               "import", "serve", "mcp",
+               "import", "serve", "mcp", "optimum",
                "llm"]

@@ -15,7 +15,7 @@ a separate package adds one without editing diagkg::
 
 The registry never imports an assistant before it is asked for. diagkg's own
 (``oracle``, ``random-search``, ``fixed-random``, ``unhelpful``, ``human``,
-``neuro-symbolic``, ``model-based``, ``llm``) are declared the same way in its ``pyproject.toml``.
+``neuro-symbolic``, ``model-based``, ``llm``, ``optimal``) are declared the same way in its ``pyproject.toml``.
 :func:`register` adds one at run time (tests, notebooks).
 
 Where an assistant runs and whether it sees the answer is configuration, never
@@ -59,6 +59,9 @@ class Briefing:
     llm: Any = None                     # the session's CallLog (diagkg.llm.records): LLM calls, and a replay's answers
     ports: dict[str, tuple[str, ...]] = field(default_factory=dict)   # component id -> its port names
     modules: tuple[str, ...] = ()       # the system's modules (targets of some actions)
+    # only for informed assistants (the allow-list of diagkg.agents.trust): a read-only view of the system's
+    # stored optimal policy (graph optimum/{key}), worked out over which scenarios there are, not the answer
+    prior: Any = None
 
 
 class Assistant(Protocol):

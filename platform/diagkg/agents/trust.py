@@ -7,6 +7,12 @@ patterns: ``*`` matches anything), read from the environment at each session:
     the assistants briefed with the answer (``Briefing.scenario`` and
     ``Briefing.session``), provided they run in diagkg's process. An
     assistant's own ``privileged = True`` grants nothing.
+``DIAGKG_INFORMED_ASSISTANTS`` (default ``optimal``)
+    the assistants briefed with the prior (``Briefing.prior``: a read-only
+    view of the system's stored optimal policy, ``optimum/{key}``, worked out
+    over which scenarios there are — never the session's answer), provided
+    they run in diagkg's process; they stay unprivileged (``dk:privileged``
+    false).
 ``DIAGKG_TRUSTED_ASSISTANTS`` (default empty)
     plug-ins of other distributions allowed to run in diagkg's process (they
     are then briefed as diagkg's own assistants are, the knowledge view
@@ -38,7 +44,9 @@ from typing import Mapping
 
 ENV_PRIVILEGED = "DIAGKG_PRIVILEGED_ASSISTANTS"
 ENV_TRUSTED = "DIAGKG_TRUSTED_ASSISTANTS"
+ENV_INFORMED = "DIAGKG_INFORMED_ASSISTANTS"
 DEFAULT_PRIVILEGED = ("oracle",)
+DEFAULT_INFORMED = ("optimal",)
 EXEC_PREFIX = "exec:"      # --assistant exec:COMMAND: a program of its own
 
 
@@ -59,15 +67,17 @@ def _names(text: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Policy:
-    """The two allow-lists (see the module's documentation)."""
+    """The allow-lists (see the module's documentation)."""
 
     privileged: tuple[str, ...] = DEFAULT_PRIVILEGED
     trusted: tuple[str, ...] = ()
+    informed: tuple[str, ...] = DEFAULT_INFORMED
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Policy":
         env = os.environ if environ is None else environ
-        return cls(_names(env.get(ENV_PRIVILEGED), DEFAULT_PRIVILEGED), _names(env.get(ENV_TRUSTED), ()))
+        return cls(_names(env.get(ENV_PRIVILEGED), DEFAULT_PRIVILEGED), _names(env.get(ENV_TRUSTED), ()),
+                   _names(env.get(ENV_INFORMED), DEFAULT_INFORMED))
 
     @staticmethod
     def _matches(name: str, patterns: tuple[str, ...]) -> bool:
@@ -85,3 +95,8 @@ class Policy:
         """Whether the assistant is briefed with the answer: named in the allow-list, and in process
         (the answer never crosses a process boundary)."""
         return self.in_process(name, origin) and self._matches(name, self.privileged)
+
+    def may_see_prior(self, name: str, origin: Origin) -> bool:
+        """Whether the assistant is briefed with the prior (the stored optimal policy): named in the
+        informed allow-list, and in process."""
+        return self.in_process(name, origin) and self._matches(name, self.informed)

@@ -23,6 +23,7 @@ from ..kg.store import DEFAULT_WAIT, default_store_path
 from . import check, evaluate, generation, knowledge, serve, sessions
 from . import llm as llm_cli
 from . import mcp as mcp_cli
+from . import optimum as optimum_cli
 from .output import EXIT_INPUT, EXIT_OK, EXIT_STORE, EXIT_VIOLATIONS
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_STORE", "EXIT_VIOLATIONS", "build_parser", "main"]
@@ -192,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_parser(sub, _Help)
     mcp_cli.add_parser(sub, _Help)
     evaluate.add_parsers(add)
+    optimum_cli.add_parsers(add)
     generation.add_parsers(add)
     return parser
 

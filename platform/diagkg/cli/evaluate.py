@@ -24,7 +24,8 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
                    help="the assistants to compare (exec:COMMAND: a program of its own, docs/assistant-protocol.md)")
     p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object (for every assistant)")
     p.add_argument("--scenarios", nargs="+", default=["all"], metavar="SEL",
-                   help="all | 1,2,5-9 | system:KEY | category:NAME | scenario ids | FILE.ttl… (default all)")
+                   help="all | 1,2,5-9 | system:KEY | category:NAME | set:NAME | scenario ids | FILE.ttl… "
+                        "(default all)")
     p.add_argument("--runs", type=int, default=None, help="runs per assistant and scenario, seeds S…S+N-1 (default 1)")
     p.add_argument("--protocol", choices=("fixed", "adaptive"), default=None,
                    help="fixed (--runs N) or adaptive (batches until behaviour converges or --max-batches)")
@@ -63,6 +64,10 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
                         "default: the same session would count twice); the report says what it pooled")
     p.add_argument("--rebuild", action="store_true",
                    help="first write the campaigns' slot tallies afresh from their trajectories (one query each)")
+    p.add_argument("--rescore", action="store_true",
+                   help="work every figure out afresh from the campaigns' trajectories (not their slot tallies): a "
+                        "figure added as a queries/figure-*.rq file shows on stored campaigns without running them "
+                        "again")
     p.add_argument("--mix-versions", action="store_true",
                    help="report trajectories made under different scoring or physics versions together")
     p.add_argument("--format", choices=("text", "json"), default="text")
@@ -308,7 +313,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         notes: list[str] = []
         with progress_bar(sys.stderr.isatty()) as progress:
             written = report.write_report(store, args.runs, Path(args.out), progress=progress, pool=args.pool,
-                                          notes=notes)
+                                          notes=notes, rescore=args.rescore)
         for note in notes:
             say(note)
     if args.format == "json":

@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Notify = Callable[[str], None]
 
-__all__ = ["AnswerCache", "KnowledgeSource", "KnowledgeView", "assistant_view", "resolve_scenario", "workspace"]
+__all__ = ["AnswerCache", "KnowledgeSource", "KnowledgeView", "assistant_view", "prior_view", "resolve_scenario",
+           "workspace"]
 
 
 def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
@@ -218,6 +219,21 @@ def assistant_view(store: "KnowledgeStore", system_iri: str, key: str) -> Knowle
             _VIEWS.popitem(last=False)
     else:
         _VIEWS.move_to_end(versions)
+    return view
+
+
+def prior_view(store: "KnowledgeStore", key: str) -> KnowledgeView | None:
+    """The read-only view of system ``key``'s stored optimal policy (graph ``optimum/{key}``) for the
+    assistants briefed with the prior (:mod:`diagkg.agents.trust`); None when none is stored."""
+    graph = graphs.named("optimum", key)
+    if not store.raw.contains_named_graph(graph):
+        return None
+    versions = (key, "optimum", store.version_of(graph))
+    view = _VIEWS.get(versions)
+    if view is None:
+        view = _VIEWS[versions] = KnowledgeView(_copy(store, [graph]), key, versions)
+        while len(_VIEWS) > _VIEW_LIMIT:
+            _VIEWS.popitem(last=False)
     return view
 
 

@@ -243,11 +243,13 @@ def pooling(store: KnowledgeStore, ids: Sequence[str], pool: bool) -> list[str]:
 
 def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
                  progress: Callable[[str, int, int], None] | None = None, *, pool: bool = False,
-                 notes: list[str] | None = None) -> list[Path]:
+                 notes: list[str] | None = None, rescore: bool = False) -> list[Path]:
     """Write every table (md, tex, csv), plot (png) and ``report.html`` into ``out``; returns the files.
 
     ``runs`` are campaign ids or the names given to ``--name`` (every campaign when empty); campaigns that
     repeat a slot are refused unless ``pool`` (:func:`pooling`); what was pooled is appended to ``notes``.
+    ``rescore`` works every figure out from the trajectories (not the slot tallies); the figures measured
+    against the optimum (:mod:`diagkg.evaluation.regret`) always are.
     """
     from . import html_report
 
@@ -266,7 +268,7 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
             progress(what, i, steps)
 
     step(0, "metric queries")
-    data = mx.load(store, ids)
+    data = mx.load(store, ids, per_trajectory=rescore)
     if not data.by_scenario:
         raise InputError(f"campaign(s) {', '.join(ids)} hold no trajectory yet")
     step(1, "tables")
@@ -274,7 +276,9 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
     from . import rubric_report
 
     qualitative = rubric_report.load(store, ids)
-    ts = tables(store, data) + rubric_report.tables(store, qualitative)
+    from . import regret
+
+    ts = tables(store, data) + regret.tables(store, ids) + rubric_report.tables(store, qualitative)
     privileged = privileged_assistants(store, ids)
     mark_privileged(ts, privileged)
     for t in ts:

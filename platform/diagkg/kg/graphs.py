@@ -17,6 +17,7 @@ graph                       content
 ``evaluation/{id}``         one evaluation run's results
 ``tally/{id}/{a}/{n}``      one campaign slot's tally (assistant a on scenario n)
 ``cache/{name}``            answers of language models, kept by prompt hash
+``optimum/{key}``           the optimal policy of a system (``diagkg optimum``)
 ``diagnosability/{key}``    what a system's tests tell apart (``diagkg diagnosability``)
 ``scenarioset/{name}``      named sets of scenarios, a split's lite and held-out sets (``diagkg split``)
 ``file/{name}``             any other RDF file loaded by hand
@@ -34,7 +35,7 @@ BASE = "https://w3id.org/diagkg/graph/"
 SYSTEM_BASE = "https://w3id.org/diagkg/system/"
 
 KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", "evaluation", "tally", "cache",
-         "file", "validation", "diagnosability", "scenarioset")
+         "file", "validation", "optimum", "diagnosability", "scenarioset")
 
 ONTOLOGY = ox.NamedNode(BASE + "ontology")
 SHAPES = ox.NamedNode(BASE + "shapes")

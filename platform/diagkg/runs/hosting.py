@@ -31,6 +31,7 @@ class Hosted:
     origin: Origin
     in_process: bool
     privileged: bool
+    informed: bool = False        # briefed with the prior (the stored optimal policy)
 
 
 def host_command(target: str) -> list[str]:
@@ -64,7 +65,8 @@ def create(name: str, config: Mapping[str, Any] | None = None, policy: Policy | 
     if origin is Origin.PLUGIN and not policy.trusts(name):
         target = registry.entry_point(name).value.split()[0]        # MODULE:ATTR (without [extras])
         return Hosted(ExecAssistant(host_command(target), name, config=config, env=_child_env()), origin, False, False)
-    return Hosted(registry.create(name, **config), origin, True, policy.may_see_answer(name, origin))
+    return Hosted(registry.create(name, **config), origin, True, policy.may_see_answer(name, origin),
+                  policy.may_see_prior(name, origin))
 
 
 def privileged(agent: Any, policy: Policy | None = None) -> bool:
@@ -73,3 +75,11 @@ def privileged(agent: Any, policy: Policy | None = None) -> bool:
     if isinstance(agent, ExecAssistant) or getattr(agent, "in_process", True) is False:
         return False      # in a process of its own, or driven from outside (runs.driven): never
     return (policy or Policy.from_env()).may_see_answer(str(getattr(agent, "name", "")), Origin.REGISTERED)
+
+
+def informed(agent: Any, policy: Policy | None = None) -> bool:
+    """Whether an assistant object the caller made (in this process) is briefed with the prior: the
+    informed allow-list names it; never one in a process of its own."""
+    if isinstance(agent, ExecAssistant) or getattr(agent, "in_process", True) is False:
+        return False
+    return (policy or Policy.from_env()).may_see_prior(str(getattr(agent, "name", "")), Origin.REGISTERED)

@@ -33,7 +33,7 @@ from ..env.actions import Action
 from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
 from ..env.verification import injected_parts
-from ..env.workspace import AnswerCache, assistant_view, resolve_scenario
+from ..env.workspace import AnswerCache, assistant_view, prior_view, resolve_scenario
 from ..errors import AssistantError, InputError, LLMTruncation, UnknownTermError
 from ..kg.store import KnowledgeStore
 from ..kg.vocab import DK
@@ -65,7 +65,7 @@ class RunResult:
                 "wall_time": round(self.wall_time, 4), **(self.diagnosis.to_json() if self.diagnosis else {})}
 
 
-def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Briefing:
+def briefing_for(session: Session, privileged: bool, seed: int, informed: bool = False) -> registry.Briefing:
     sk = session.sk
     description = sk.description
     parts: dict[str, str] = {cid: c.type for cid, c in sk.components.items() if cid not in session.scenario.removed}
@@ -81,7 +81,8 @@ def briefing_for(session: Session, privileged: bool, seed: int) -> registry.Brie
         cache=AnswerCache(session.source),
         system_iri=session.scenario.system_iri,
         scenario=session.scenario if privileged else None,
-        session=session if privileged else None, ports=ports, modules=modules)
+        session=session if privileged else None, ports=ports, modules=modules,
+        prior=prior_view(session.source, session.scenario.key) if informed else None)
 
 
 def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAssistant, *, seed: int = 0,
@@ -111,9 +112,9 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     scenario = resolve_scenario(store, scenario, notify)
     if isinstance(assistant, str):      # where it runs and whether it sees the answer: configuration (agents.trust)
         hosted = hosting.create(assistant, config)
-        agent, privileged = hosted.agent, hosted.privileged
+        agent, privileged, informed = hosted.agent, hosted.privileged, hosted.informed
     else:
-        agent, privileged = assistant, hosting.privileged(assistant)
+        agent, privileged, informed = assistant, hosting.privileged(assistant), hosting.informed(assistant)
     log = llm_log if llm_log is not None else CallLog()
     session = Session(scenario, store, budget=budget, notify=notify)
     started = datetime.now(timezone.utc)
@@ -121,7 +122,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     obs, info = session.reset(seed=seed)
     if on_start:
         on_start(session)
-    brief = briefing_for(session, privileged, seed)
+    brief = briefing_for(session, privileged, seed, informed)
     brief.visible = obs["visible"]
     brief.llm = log
     svc = _service_agent(service, config or {}, log, brief) if service == "llm" else None

@@ -1,0 +1,146 @@
+"""The optimal assistant: plays the stored optimal policy of the system (``diagkg optimum``).
+
+The policy (:mod:`diagkg.evaluation.optimum`) is a decision tree worked out over the
+system's stored scenarios as a prior: it is privileged to that prior — which
+scenarios there are — and to nothing of the session's answer. It is read from
+``Briefing.prior``, a read-only view of the graph ``optimum/{key}`` that the runner
+gives only to the assistants ``DIAGKG_INFORMED_ASSISTANTS`` names (by default this
+one; :mod:`diagkg.agents.trust`); the trajectory records ``dk:privileged false``.
+
+At the start it picks the policy's branch for what the session shows (the lights
+seen, the parts fitted, the budget); after each round it follows the branch of the
+report it got (:func:`outcome_key`: every field but the round, the message for
+people and the false-removal count). A report the policy did not foresee (a loose
+connection that fell differently in two simulations of one step) leaves the tree:
+it then names the likeliest diagnosis of the last decision it stood at that it has
+not named yet, and gives up when none is left.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import pyoxigraph as ox
+
+from ..env.actions import Action, Hypothesis
+from ..errors import AssistantError
+from .registry import BaseAssistant, Briefing
+
+IGNORED = ("round", "message", "healthy")     # what a branch is not chosen by
+
+
+def outcome_key(outcome: Mapping[str, Any]) -> str:
+    """A report as the policy's branches are keyed: its fields as canonical JSON, without the round,
+    the message (for people only) and the healthy parts (the trajectory's false removals)."""
+    return json.dumps({k: v for k, v in outcome.items() if k not in IGNORED}, sort_keys=True, default=str,
+                      separators=(",", ":"))
+
+
+@dataclass
+class Decision:
+    """One decision of the stored policy: its move, the next decision by report, and the diagnoses
+    still possible there (most likely first)."""
+
+    move: Action | Hypothesis
+    branches: dict[str, str] = field(default_factory=dict)
+    candidates: list[tuple[frozenset[str], float]] = field(default_factory=list)
+
+
+def _move(row: Mapping[str, Any]) -> Action | Hypothesis:
+    if row["action"] is None:
+        return Hypothesis((row["parts"] or "").split(), "the optimal policy's diagnosis")
+    value = float(row["value"]) if row["value"] is not None else None
+    return Action(row["action"], tuple((row["targets"] or "").split()), value)
+
+
+def read_policy(view: Any, system_iri: str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Decision]]:
+    """The stored policy of a system as its view holds it: its summary (``optimum-summary.rq``), its
+    starts (``optimum-starts.rq``) and its decisions by IRI (``optimum-decisions.rq``,
+    ``optimum-candidates.rq``). Raises :class:`AssistantError` when there is none."""
+    system = ox.NamedNode(system_iri)
+    summary = view.select("optimum-summary", {"system": system})
+    if not summary:
+        raise AssistantError(f"no stored optimal policy of <{system_iri}>: run `diagkg optimum` on the system first")
+    decisions: dict[str, Decision] = {}
+    for r in view.select("optimum-decisions", {"system": system}):
+        d = decisions.get(r["decision"])
+        if d is None:
+            d = decisions[r["decision"]] = Decision(_move(r))
+        if r["outcome"] is not None and r["next"] is not None:
+            d.branches[r["outcome"]] = r["next"]
+    for r in view.select("optimum-candidates", {"system": system}):
+        if r["decision"] in decisions:
+            decisions[r["decision"]].candidates.append((frozenset((r["parts"] or "").split()), float(r["probability"])))
+    for d in decisions.values():
+        d.candidates.sort(key=lambda c: (-c[1], sorted(c[0])))
+    return summary[0], view.select("optimum-starts", {"system": system}), decisions
+
+
+class OptimalAssistant(BaseAssistant):
+    """Plays the stored optimal policy (see the module's documentation)."""
+
+    name = "optimal"
+
+    def setup(self, briefing: Briefing) -> None:
+        super().setup(briefing)
+        if briefing.prior is None:
+            raise AssistantError("the optimal assistant was not briefed with the prior: DIAGKG_INFORMED_ASSISTANTS "
+                                 "does not name it (diagkg.agents.trust)")
+        from ..env.workspace import graph_holding
+        from ..kg import graphs
+        from ..kg.vocab import DK
+
+        summary, starts, self.decisions = read_policy(briefing.prior, briefing.system_iri)
+        if briefing.store is not None:
+            held = graph_holding(briefing.store, briefing.system_iri, str(DK.System)) or graphs.system(briefing.system)
+            if summary["systemVersion"] != briefing.store.version_of(held):
+                raise AssistantError(f"the stored optimal policy of {briefing.system} was worked out for another "
+                                     f"version of the system: run `diagkg optimum {briefing.system}` again")
+        fitted = set(briefing.parts)
+        self.node: str | None = None
+        self.last: str | None = None
+        self.named: set[frozenset[str]] = set()
+        # the start that shows these lights with this budget and whose removed parts are all missing here
+        # (the most of them: a start that removed fewer parts is another configuration)
+        fits: list[tuple[int, str]] = []
+        for s in starts:
+            gone = frozenset((s["removed"] or "").split())
+            if s["visible"] == briefing.visible and int(s["budget"]) == briefing.budget and not gone & fitted:
+                fits.append((len(gone), s["decision"]))
+        if fits:
+            self.node = max(fits)[1]
+
+    def suggest(self) -> Action | Hypothesis | None:
+        move: Action | Hypothesis | None
+        if self.node is not None and self.node in self.decisions:
+            self.last = self.node
+            move = self.decisions[self.node].move
+        else:
+            move = self._fallback()
+        if isinstance(move, Hypothesis):
+            self.named.add(move.components)
+        return move
+
+    def _fallback(self) -> Hypothesis | None:
+        """Off the tree: the likeliest diagnosis of the last decision not named yet (None: give up)."""
+        if self.last is None:
+            return None
+        for parts, _ in self.decisions[self.last].candidates:
+            if parts and parts not in self.named:
+                return Hypothesis(parts, "the likeliest diagnosis left (the report was not foreseen)")
+        return None
+
+    def record(self, outcome: dict[str, Any]) -> None:
+        super().record(outcome)
+        here = self.decisions.get(self.node) if self.node is not None else None
+        self.node = here.branches.get(outcome_key(outcome)) if here is not None else None
+
+    def ranked_candidates(self) -> list[frozenset[str]]:
+        node = self.node if self.node is not None else self.last
+        d = self.decisions.get(node) if node is not None else None
+        return [parts for parts, _ in d.candidates] if d is not None else []
+
+
+__all__ = ["Decision", "OptimalAssistant", "outcome_key", "read_policy"]

@@ -1,0 +1,243 @@
+"""Figures measured against the best possible, per assistant and system (``diagkg report``).
+
+Each figure comes from a query file of ``queries/`` run over the campaigns'
+trajectories (the arithmetic — ratios, medians, pass^k — is done here):
+
+* ``figure-optimum-cost.rq`` — cost against the system's stored optimal policy
+  (:mod:`diagkg.evaluation.optimum`): cost / optimum and the regret in minutes
+  per session, each session against the policy's expected cost in its scenario;
+* ``figure-oracle-cost.rq`` — cost / oracle, each session against the campaign's
+  oracle session on the same scenario and seed (else the oracle cost the stored
+  optimum recorded for the scenario);
+* ``figure-success-by-seed.rq`` — pass@1 (the mean success rate), pass^k (the
+  chance that k runs of a scenario all succeed, C(c, k) / C(n, k) with c
+  successes in n runs, averaged over the scenarios) and the flip rate (the share
+  of scenarios run more than once whose runs disagree);
+* ``figure-isolation.rq`` — isolation accuracy (sessions ending with a correct
+  diagnosis), false removals per session, rounds and minutes to isolate, and the
+  share isolated to the faulty parts alone (one part per fault) and with at most
+  one part more;
+* ``figure-decision-times.rq`` — the median and largest decision time;
+* ``optimum-summary.rq`` — the stored optimum of each system (or that there is
+  none, or that it was worked out for another version of the system).
+
+Any other ``queries/figure-*.rq`` whose only input is ``?campaign`` is shown as a
+table of its rows: a figure is added to stored campaigns by adding a query file,
+not by running the campaigns again (``diagkg report --rescore`` works every figure
+out afresh from the trajectories).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from math import comb
+from typing import TYPE_CHECKING, Any, Sequence
+
+import pyoxigraph as ox
+
+from . import campaign as cp
+from .tables import Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.queries import QueryLibrary
+    from ..kg.store import KnowledgeStore
+
+FIGURE_PREFIX = "figure-"
+KNOWN = ("figure-optimum-cost", "figure-oracle-cost", "figure-success-by-seed", "figure-isolation",
+         "figure-decision-times")
+PASS_K = 3          # pass^k with k = 3, or every run when a scenario has fewer
+
+
+@dataclass
+class Row:
+    """Every figure of one assistant on one system, summed over the campaigns."""
+
+    assistant: str
+    system: str
+    sessions: int = 0
+    cost: float = 0.0
+    covered: int = 0                 # sessions whose scenario has a stored optimum
+    covered_cost: float = 0.0
+    optimum: float = 0.0
+    oracle_covered: int = 0          # sessions whose oracle cost is known
+    oracle_covered_cost: float = 0.0
+    oracle: float = 0.0
+    runs: dict[int, tuple[int, int]] = field(default_factory=dict)    # scenario -> (runs, successes)
+    isolated: int = 0
+    false_removals: int = 0
+    rounds: float = 0.0
+    minutes: float = 0.0
+    to_one: int = 0
+    to_two: int = 0
+    decisions: list[float] = field(default_factory=list)
+
+    def per(self, x: float, n: int) -> float:
+        return x / n if n else math.nan
+
+    @property
+    def mean_cost(self) -> float:
+        return self.per(self.cost, self.sessions)
+
+    @property
+    def optimum_ratio(self) -> float:
+        return self.covered_cost / self.optimum if self.covered and self.optimum > 0 else math.nan
+
+    @property
+    def regret(self) -> float:
+        return self.per(self.covered_cost - self.optimum, self.covered)
+
+    @property
+    def oracle_ratio(self) -> float:
+        return self.oracle_covered_cost / self.oracle if self.oracle_covered and self.oracle > 0 else math.nan
+
+    def pass_at_1(self) -> float:
+        rates = [c / n for n, c in self.runs.values() if n]
+        return sum(rates) / len(rates) if rates else math.nan
+
+    def k(self) -> int:
+        return min([PASS_K, *(n for n, _ in self.runs.values())]) if self.runs else 0
+
+    def pass_hat_k(self) -> float:
+        """C(c, k) / C(n, k) averaged over the scenarios (k of :meth:`k`)."""
+        k = self.k()
+        if k <= 0:
+            return math.nan
+        return sum(comb(c, k) / comb(n, k) for n, c in self.runs.values()) / len(self.runs)
+
+    def flip_rate(self) -> float:
+        repeated = [(n, c) for n, c in self.runs.values() if n >= 2]
+        return sum(1 for n, c in repeated if 0 < c < n) / len(repeated) if repeated else math.nan
+
+
+def _node(cid: str) -> ox.NamedNode:
+    return ox.NamedNode(cid if cid.startswith(cp.CAMPAIGN_BASE) else cp.CAMPAIGN_BASE + cid)
+
+
+def _short(system_iri: str) -> str:
+    return system_iri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def load(store: KnowledgeStore, campaign_ids: Sequence[str]) -> dict[tuple[str, str], Row]:
+    """Every figure query over these campaigns, by (system IRI, assistant)."""
+    rows: dict[tuple[str, str], Row] = {}
+
+    def row(r: dict[str, Any]) -> Row:
+        key = (r["system"], r["assistant"])
+        if key not in rows:
+            rows[key] = Row(r["assistant"], r["system"])
+        return rows[key]
+
+    for cid in campaign_ids:
+        bound = {"campaign": _node(cid)}
+        for r in store.select("figure-optimum-cost", bound):
+            x = row(r)
+            x.sessions += int(r["sessions"])
+            x.cost += float(r["cost"])
+            x.covered += int(r["covered"])
+            x.covered_cost += float(r["coveredCost"])
+            x.optimum += float(r["optimum"])
+        for r in store.select("figure-oracle-cost", bound):
+            x = row(r)
+            x.oracle_covered += int(r["covered"])
+            x.oracle_covered_cost += float(r["coveredCost"])
+            x.oracle += float(r["oracle"])
+        for r in store.select("figure-success-by-seed", bound):
+            x = row(r)
+            n, c = x.runs.get(int(r["scenario"]), (0, 0))
+            x.runs[int(r["scenario"])] = (n + int(r["runs"]), c + int(r["successes"]))
+        for r in store.select("figure-isolation", bound):
+            x = row(r)
+            x.isolated += int(r["isolated"])
+            x.false_removals += int(r["falseRemovals"])
+            x.rounds += float(r["rounds"])
+            x.minutes += float(r["minutes"])
+            x.to_one += int(r["toOne"])
+            x.to_two += int(r["toTwo"])
+        for r in store.select("figure-decision-times", bound):
+            row(r).decisions.append(float(r["seconds"]))
+    return rows
+
+
+def optimum_table(store: KnowledgeStore, systems: Sequence[str]) -> Table:
+    """The stored optimum of each system the campaigns ran on, or why there is none to measure against."""
+    from ..env.workspace import graph_holding
+    from ..kg import graphs
+    from ..kg.vocab import DK
+
+    out: list[list[Any]] = []
+    for system in systems:
+        found = store.select("optimum-summary", {"system": ox.NamedNode(system)})
+        key = _short(system)
+        if not found:
+            out.append([key, None, None, None, None, None, None, None,
+                        f"no stored optimum: run diagkg optimum {key}"])
+            continue
+        r = found[0]
+        held = graph_holding(store, system, str(DK.System)) or graphs.system(key)
+        note = "" if r["systemVersion"] == store.version_of(held) else \
+            f"worked out for another version of the system: run diagkg optimum {key} again"
+        out.append([key, _float(r["expectedCost"]), float(r["lower"]), _float(r["upper"]), bool(r["exact"]),
+                    int(r["scenarios"]), _float(r["perfect"]), _float(r["oracle"]), note])
+    return Table("optimum", "The optimal policy of each system (diagkg optimum): expected cost of ending in success "
+                 "over its scenarios as a uniform prior, proven bounds (minutes)",
+                 ["system", "optimum", "lower", "upper", "exact", "scenarios", "perfect information", "oracle",
+                  "note"], out)
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if value is not None else None
+
+
+def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLibrary | None = None) -> list[Table]:
+    """The optimum per system, cost and regret against it, success over seeds, fault isolation, and a table
+    for each further ``figure-*.rq`` of ``queries`` (the shipped library by default; see the module's
+    documentation)."""
+    rows = sorted(load(store, campaign_ids).values(), key=lambda x: (x.system, x.assistant))
+    systems = list(dict.fromkeys(x.system for x in rows))
+    anchored, reliable, isolation = [], [], []
+    for x in rows:
+        key = _short(x.system)
+        times = sorted(x.decisions)
+        anchored.append([key, x.assistant, x.sessions, x.mean_cost, x.per(x.optimum, x.covered), x.optimum_ratio,
+                         x.regret, x.per(x.oracle, x.oracle_covered), x.oracle_ratio,
+                         statistics.median(times) * 1000 if times else math.nan, times[-1] if times else math.nan])
+        reliable.append([key, x.assistant, len(x.runs), x.k(), x.pass_at_1(), x.pass_hat_k(), x.flip_rate()])
+        isolation.append([key, x.assistant, x.sessions, x.per(x.isolated, x.sessions), x.per(x.false_removals, x.sessions),
+                          x.per(x.rounds, x.isolated), x.per(x.minutes, x.isolated), x.per(x.to_one, x.sessions),
+                          x.per(x.to_two, x.sessions)])
+    out = [optimum_table(store, systems),
+           Table("regret", "Measured against the best possible: mean cost, the optimum's expected cost in the same "
+                 "scenarios, cost / optimum, regret (minutes per session), the oracle, cost / oracle, decision times",
+                 ["system", "assistant", "sessions", "mean cost", "optimum", "cost / optimum", "regret", "oracle",
+                  "cost / oracle", "median decision ms", "max decision s"], anchored),
+           Table("reliability", "Success over seeds: pass@1 (mean success rate), pass^k (all of k runs of a scenario "
+                 "succeed), flip rate (scenarios whose runs disagree)",
+                 ["system", "assistant", "scenarios", "k", "pass@1", "pass^k", "flip rate"], reliable),
+           Table("isolation", "Fault isolation: sessions ending with a correct diagnosis, healthy parts replaced or "
+                 "named per session, rounds and minutes to isolate, isolated to the faulty parts alone and with at "
+                 "most one part more",
+                 ["system", "assistant", "sessions", "isolation accuracy", "false removals", "rounds to isolate",
+                  "minutes to isolate", "isolated to 1 part", "isolated to ≤ 2 parts"], isolation)]
+    return out + extra_tables(store, campaign_ids, queries)
+
+
+def extra_tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLibrary | None = None) -> list[Table]:
+    """A table of rows for each ``figure-*.rq`` of ``queries`` (the shipped library by default) not shown
+    above whose only input is ``?campaign``."""
+    from ..kg.queries import library
+
+    out = []
+    for q in (queries or library()).files():
+        if not q.name.startswith(FIGURE_PREFIX) or q.name in KNOWN or q.is_update or q.is_template:
+            continue
+        if [p.name for p in q.inputs] != ["campaign"]:
+            continue
+        rows = [r for cid in campaign_ids for r in store.select(q, {"campaign": _node(cid)})]
+        columns = q.outputs or (list(rows[0]) if rows else [])
+        out.append(Table(q.name, q.summary, columns, [[r.get(c) for c in columns] for r in rows]))
+    return out
+
+
+__all__ = ["FIGURE_PREFIX", "KNOWN", "PASS_K", "Row", "extra_tables", "load", "optimum_table", "tables"]

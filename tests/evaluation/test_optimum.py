@@ -1,0 +1,184 @@
+"""The optimal policy (diagkg.evaluation.optimum) on a torch written in the test: it equals an exhaustive
+enumeration of every policy over the same moves (every action of a small catalogue on every part it fits,
+every hypothesis of one or two parts), its bounds hold when the search is stopped at once, it is stored as
+RDF and played by the optimal assistant (briefed with the prior only) at the cost it promised, and
+`diagkg optimum` prints its JSON line."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from diagkg.env.actions import Action, Hypothesis
+from diagkg.env.service import Session
+from diagkg.evaluation import optimum
+from diagkg.evaluation.optimum_search import Search
+from diagkg.evaluation.optimum_worlds import Worlds
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+from tests.support.cli import run_cli
+from tests.support.torch_optimum import ACTIONS, CASES, load_into, write_files
+
+SOLVED = ("success", "success_no_hypothesis")
+
+
+@pytest.fixture(scope="module")
+def torch_store(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeStore:
+    return load_into(KnowledgeStore.memory(), tmp_path_factory.mktemp("torch-optimum"))
+
+
+class _Falls(random.Random):
+    """Every draw the same: 0.0 takes a loose connection off, 1.0 keeps it on."""
+
+    def __init__(self, value: float):
+        super().__init__(0)
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+def _report(out: dict) -> str:
+    return json.dumps({k: v for k, v in out.items() if k not in ("round", "message", "healthy")}, sort_keys=True,
+                      default=str)
+
+
+def brute_force(store: KnowledgeStore) -> float:
+    """The least expected cost of ending in success over every policy: an exhaustive expectimin over every
+    move (each action of ACTIONS on every component it fits, each hypothesis of one or two components) at
+    every belief, each session stepped for real from a checkpoint; no bound, no pruning, nothing merged."""
+    scenarios = optimum.scenarios_of(store, "torch")
+    sessions = []
+    for sc in scenarios:
+        s = Session(sc, store, budget=10**6)
+        s.reset(seed=0)
+        sessions.append(s)
+    sk = sessions[0].sk
+    comps = sorted(sk.components)
+    moves: list[Action | Hypothesis] = []
+    for aid in ACTIONS:
+        spec = sessions[0].catalogue[aid]
+        moves += [Action(aid, (c,)) for c in comps if not spec.types or sk.components[c].type in spec.types]
+    moves += [Hypothesis(set(p)) for k in (1, 2) for p in itertools.combinations(comps, k)]
+    ways = []          # each scenario's ways: (the draws' value or None, probability)
+    for s in sessions:
+        loose = s.state().loose
+        assert len(loose) <= 1
+        ways.append([(None, 1.0)] if not loose else [(0.0, loose[0][1]), (1.0, 1 - loose[0][1])])
+    steps: dict = {}
+
+    def step(n: int, point, way: int, move):
+        key = (n, point.state, point.repaired, way, str(move))
+        if key not in steps:
+            s = sessions[n]
+            s.rollback(point)
+            value = ways[n][way][0]
+            s.rng = _Falls(value) if value is not None else random.Random(0)
+            out, cost, *_ = s.step(move)
+            steps[key] = (_report(out), cost, s.end in SOLVED, s.checkpoint())
+        return steps[key]
+
+    def value(belief: tuple, depth: int) -> float:
+        best = float("inf")
+        for move in moves:
+            total, groups, feasible = 0.0, {}, True
+            for n, point, p in belief:
+                for way, (_, q) in enumerate(ways[n]):
+                    report, cost, solved, after = step(n, point, way, move)
+                    total += p * q * cost
+                    if not solved:
+                        if depth + 1 >= scenarios[n].budget:
+                            feasible = False
+                        groups.setdefault(report, []).append((n, after, p * q))
+            if not feasible:
+                continue
+            for members in groups.values():
+                total += value(tuple(members), depth + 1)
+                if total >= best:
+                    break
+            best = min(best, total)
+        return best
+
+    total = 0.0
+    starts: dict = {}
+    for n, s in enumerate(sessions):
+        root = s.checkpoint()
+        for value_, q in ways[n]:
+            s.rollback(root)
+            s.rng = _Falls(value_) if value_ is not None else random.Random(0)
+            from diagkg.env.observations import describe_visible
+
+            starts.setdefault(describe_visible(s.simulate(), s), []).append((n, root, q / len(sessions)))
+    for members in starts.values():
+        total += value(tuple(members), 0)
+    return total
+
+
+def test_the_optimum_equals_an_exhaustive_enumeration_of_every_policy(torch_store):
+    t0 = time.monotonic()
+    exhaustive = brute_force(torch_store)
+    result = optimum.solve(torch_store, "torch", actions=ACTIONS, repeats=3, time_limit=120)
+    assert result.exact and result.lower <= result.upper
+    assert result.expected_cost == pytest.approx(exhaustive, abs=1e-6)
+    # what the policy costs scenario by scenario averages to its expected cost; knowing the scenario costs no more
+    assert sum(s.expected for s in result.scenarios) / len(result.scenarios) == pytest.approx(result.expected_cost)
+    assert all(s.perfect <= s.expected + 1e-9 for s in result.scenarios)
+    assert result.perfect_information <= result.expected_cost
+    assert time.monotonic() - t0 < 120
+
+
+def test_bounds_hold_when_the_search_is_stopped_at_once(torch_store):
+    exact = optimum.solve(torch_store, "torch", actions=ACTIONS, repeats=3).expected_cost
+    worlds = Worlds(torch_store, optimum.scenarios_of(torch_store, "torch"), actions=ACTIONS)
+    search = Search(worlds, repeats=3)
+    search.run(time.monotonic())          # no time: nothing expanded
+    assert not search.solved
+    assert search.lower <= exact + 1e-9
+    search.complete(time.monotonic() + 60)
+    assert exact - 1e-9 <= search.upper < float("inf")
+
+
+def test_the_stored_policy_is_played_by_the_optimal_assistant(torch_store):
+    result = optimum.solve(torch_store, "torch", actions=ACTIONS, repeats=3)
+    graph = optimum.store_optimum(torch_store, result)
+    assert graph.value.endswith("/optimum/torch")
+    summary = optimum.stored_optimum(torch_store, result.system_iri)
+    assert summary is not None and float(summary["expectedCost"]) == pytest.approx(result.expected_cost)
+    assert int(summary["scenarios"]) == len(CASES) and summary["exact"] is True
+    promised = {s.number: s.expected for s in result.scenarios}
+    for case in CASES[:4]:                 # no chance in these: the assistant pays exactly what was promised
+        run = run_session(case["n"], "optimal", store=torch_store, record=False)
+        assert run.end in SOLVED, run.to_json()
+        assert run.cost == pytest.approx(promised[case["n"]])
+        assert run.record is not None and run.record.privileged is False
+    for seed in range(3):
+        run = run_session(CASES[4]["n"], "optimal", store=torch_store, record=False, seed=seed)
+        assert run.end in SOLVED
+
+
+def test_the_optimal_assistant_is_not_briefed_without_the_allow_list(torch_store, monkeypatch):
+    result = optimum.solve(torch_store, "torch", actions=ACTIONS, repeats=3)
+    optimum.store_optimum(torch_store, result)
+    monkeypatch.setenv("DIAGKG_INFORMED_ASSISTANTS", "nobody")
+    run = run_session(CASES[0]["n"], "optimal", store=torch_store, record=False)
+    assert run.end == "surrender"
+
+
+def test_diagkg_optimum_prints_a_json_line_and_stores_the_policy(tmp_path: Path):
+    folder = tmp_path / "files"
+    folder.mkdir()
+    write_files(folder, CASES[:3])
+    store = tmp_path / "store"
+    assert run_cli("--store", str(store), "load", str(folder)).returncode == 0
+    done = run_cli("--store", str(store), "optimum", "torch", "--time-limit", "60", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    line = json.loads(done.stdout.strip().splitlines()[-1])
+    assert line["exact"] is True and line["lower"] == line["upper"] == line["expected_cost"] > 0
+    assert line["scenarios"] == 3
+    bad = run_cli("--store", str(store), "optimum", "no_such_system")
+    assert bad.returncode == 2 and "no stored scenario on a system 'no_such_system'" in bad.stderr
