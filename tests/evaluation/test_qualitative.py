@@ -218,7 +218,7 @@ def test_qualitative_and_report_on_the_command_line(tmp_path, torch_quads, capsy
     assert main(["--store", db, "report", data["campaign"], "--out", str(tmp_path / "rep")]) == 0
     out = tmp_path / "rep"
     assert (out / "rubric.png").is_file() and (out / "gold-match.tex").is_file()
-    assert "| oracle | 2 | 0 | 0 | 0 | 0 | 2 |" in (out / "gold-match.md").read_text()
+    assert "| oracle (privileged) | 2 | 0 | 0 | 0 | 0 | 2 |" in (out / "gold-match.md").read_text()   # briefed with the answer
     page = (out / "report.html").read_text()
     assert "rubric.png" in page or 'alt="rubric"' in page
     assert "qualitative rubric was not run" not in page
