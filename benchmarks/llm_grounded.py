@@ -6,6 +6,7 @@ side by side, with a paired test.
     .venv/bin/python benchmarks/llm_grounded.py --p 0.7 --scenarios 1 26 51 --out runs.json
     .venv/bin/python benchmarks/llm_grounded.py --tables runs.json            # the tables again, nothing run
     .venv/bin/python benchmarks/llm_grounded.py --local              # the real local model, one scenario per system
+    .venv/bin/python benchmarks/llm_grounded.py --local --scenarios 1 --budget 1    # one session each, on a busy machine
 
 Systems: ``llm`` (the control), ``llm-grounded`` and ``llm-grounded+confirmed`` (with
 ``require_confirmed``: the expert then states its hypothesis with the reading a probe will show
@@ -18,9 +19,9 @@ scenario: McNemar's exact test on success, Wilcoxon's signed-rank test on minute
 deterministic; sessions of the systems are interleaved; the load average is printed beside each
 timing; progress on stderr.
 
-``--local`` runs ``llm`` and ``llm-grounded`` once per shipped system against a real endpoint
-(``diagkg llm serve-local``, the local-llm extra) and prints the share of the model's choices
-that the graph accepts.
+``--local`` runs ``llm`` and ``llm-grounded`` once per shipped system (the first scenario of
+each, or those ``--scenarios`` names) against a real endpoint (``diagkg llm serve-local``, the
+local-llm extra) and prints the share of the model's answers that were not sent back.
 """
 
 from __future__ import annotations
@@ -161,7 +162,8 @@ def local(args: argparse.Namespace) -> None:
     load_shipped(store)
     first: dict[str, Any] = {}
     for row in store.select("scenario-index"):
-        first.setdefault(row["key"], row)
+        if not args.scenarios or int(row["number"]) in args.scenarios:
+            first.setdefault(row["key"], row)
     cfg = {"base_url": args.base_url, "model": args.model, "structured": args.structured, "timeout": args.timeout,
            "max_tokens": args.max_tokens, "retries": 1, "backoff": 0.1}
     print("| system | assistant | end | calls | valid choices |\n| --- | --- | --- | --- | --- |")
