@@ -38,9 +38,13 @@ def add_parsers(add: Add) -> None:
     p.add_argument("--seeds", type=int, default=8, help="simulations of a fault that shows at random (default 8, "
                    "as `diagkg check`)")
     p.add_argument("--out", metavar="DIR", help="folder to write the scenario files into (default generated/SYSTEM)")
+    p.add_argument("--first", type=int, metavar="N", help="number the scenarios from N on (numbers in use are "
+                   "skipped; default: past every number the store and the shipped catalogue use, at the next hundred, "
+                   "10000 further for each fault beyond the first)")
     p.add_argument("--no-check", action="store_true", help="do not run `diagkg check`'s checks on what is written")
     p.add_argument("--format", choices=("text", "json"), default="text")
     add_diagnosability(add)
+    add_split(add)
 
 
 def system_store(store: KnowledgeStore, ref: str) -> tuple[KnowledgeStore, str]:
@@ -80,10 +84,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise errors.InputError(f"--limit must be at least 1, not {args.limit}")
     if args.seeds < 1:
         raise errors.InputError(f"--seeds must be at least 1, not {args.seeds}")
+    if args.first is not None and args.first < 1:
+        raise errors.InputError(f"--first must be at least 1, not {args.first}")
     modes = frozenset(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else None
     with open_store(args, write=False) as store:
         source, key = system_store(store, args.system)
-        config = GenerationConfig(key, SIZES[args.faults], modes, args.limit, args.seed, args.seeds, not args.no_check)
+        config = GenerationConfig(key, SIZES[args.faults], modes, args.limit, args.seed, args.seeds, not args.no_check,
+                                  args.first)
         with progress_bar(sys.stderr.isatty()) as progress:
             gen = generate(source, config, progress)
     out = Path(args.out) if args.out else Path("generated") / key
@@ -163,4 +170,50 @@ def cmd_diagnosability(args: argparse.Namespace) -> int:
     print(f"{key}: {len(report.faults)} noticed single faults, {sum(1 for g in report.groups if len(g.members) > 1)} "
           f"ambiguity group(s), isolated to 1/2/3 parts: {one:.0%}/{two:.0%}/{three:.0%}; kept in {graph.value}",
           file=sys.stderr)
+    return EXIT_OK
+
+
+def add_split(add: Add) -> None:
+    p = add("split", cmd_split, "Pick a stratified lite set of scenarios (about N per system) and the held-out "
+            "rest, and keep both in the store as named sets that `evaluate --scenarios set:NAME-lite` runs.")
+    p.add_argument("--scenarios", nargs="+", default=["all"], metavar="SEL",
+                   help="the scenarios to split, as evaluate takes them (default all): all | 1,2,5-9 | system:KEY | "
+                        "category:NAME | set:NAME | scenario ids")
+    p.add_argument("--name", required=True, help="the split's name: the sets are NAME-lite and NAME-held-out")
+    p.add_argument("--per-system", type=int, default=20, metavar="N", help="lite scenarios per system (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the picks within each stratum (default 0)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def cmd_split(args: argparse.Namespace) -> int:
+    from ..env.scenarios import ScenarioCatalog
+    from ..evaluation.campaign import select_scenarios
+    from ..generation.splits import graph_of, split, store
+
+    if args.per_system < 1:
+        raise errors.InputError(f"--per-system must be at least 1, not {args.per_system}")
+    with open_store(args, write=True) as held:
+        numbers = select_scenarios(held, args.scenarios)
+        if not numbers:
+            raise errors.InputError("--scenarios selects no scenario")
+        catalog = ScenarioCatalog(held)
+        scenarios = [catalog.resolve(n) for n in numbers]
+        result = split(scenarios, args.name, args.per_system, args.seed)
+        taken = {str(r["name"]): str(r["graph"]) for r in held.select("scenario-sets")}
+        clash = [n for n in (result.lite_name, result.held_out_name)
+                 if n in taken and taken[n] != graph_of(args.name).value]
+        if clash:
+            raise errors.InputError(f"the store already holds a set named {clash[0]} (in {taken[clash[0]]}); "
+                                    "choose another --name")
+        graph = store(held, result, {s.number: s.iri for s in scenarios})
+    if args.format == "json":
+        print(json.dumps({"name": args.name, "seed": args.seed, "graph": graph.value,
+                          "sets": {result.lite_name: list(result.lite), result.held_out_name: list(result.held_out)},
+                          "strata": [{"system": k[0], "faults": k[1], "chance": k[2], "scenarios": n, "lite": m}
+                                     for k, (n, m) in sorted(result.strata.items())]}, indent=2))
+    else:
+        for (system, faults, chance), (n, m) in sorted(result.strata.items()):
+            print(f"{system}: {faults} fault(s){', left to chance' if chance else ''}: {m} of {n}")
+    print(f"{result.lite_name}: {len(result.lite)} scenario(s), {result.held_out_name}: {len(result.held_out)}; "
+          f"kept in {graph.value} (evaluate --scenarios set:{result.lite_name})", file=sys.stderr)
     return EXIT_OK

@@ -163,8 +163,9 @@ def new_campaign_id(name: str) -> str:
 
 def select_scenarios(store: KnowledgeStore, items: Iterable[str],
                      load: Callable[[list[str]], list[str]] | None = None) -> list[int]:
-    """Scenario numbers for ``all``, ``1,2,5-9``, ``system:KEY``, ``category:NAME``,
-    identifiers and scenario files (loaded through ``load``, which returns their identifiers)."""
+    """Scenario numbers for ``all``, ``1,2,5-9``, ``system:KEY``, ``category:NAME``, ``set:NAME``
+    (a named set, see ``diagkg split``), identifiers and scenario files (loaded through ``load``,
+    which returns their identifiers)."""
     from ..env.scenarios import ScenarioCatalog
 
     catalog = ScenarioCatalog(store)
@@ -187,6 +188,8 @@ def select_scenarios(store: KnowledgeStore, items: Iterable[str],
                     raise InputError(f"--scenarios {item}: no scenario on a system {key!r} "
                                      f"(systems with scenarios: {', '.join(keys) or 'none'})")
                 chosen.extend(found)
+            elif low.startswith("set:"):
+                chosen.extend(set_members(store, item.split(":", 1)[1]))
             elif low.startswith("category:"):
                 name = item.split(":", 1)[1].lower()
                 found = [s.number for s in _all(store, catalog) if name in {c.lower() for c in s.categories}]
@@ -216,6 +219,20 @@ def select_scenarios(store: KnowledgeStore, items: Iterable[str],
         catalog = ScenarioCatalog(store)           # after the load: it lists the new scenarios
         chosen.extend(catalog.resolve(sid).number for sid in ids)
     return list(dict.fromkeys(chosen))
+
+
+def set_members(store: KnowledgeStore, name: str) -> list[int]:
+    """The numbers of the scenarios of a named set (``diagkg split``), all held by the store."""
+    rows = store.select("scenario-set-members", {"name": ox.Literal(name)})
+    if not rows:
+        sets = sorted({str(r["name"]) for r in store.select("scenario-sets")})
+        raise InputError(f"--scenarios set:{name}: no scenario set {name!r} in the store "
+                         f"(sets: {', '.join(sets) or 'none'}; diagkg split makes them)")
+    missing = [r["scenario"] for r in rows if r["number"] is None]
+    if missing:
+        raise InputError(f"--scenarios set:{name}: {len(missing)} of its scenarios are not in the store "
+                         f"(e.g. {missing[0]}); load them first")
+    return [int(r["number"]) for r in rows]
 
 
 def _all(store: KnowledgeStore, catalog: Any) -> list[Scenario]:

@@ -72,10 +72,15 @@ def taken(store: KnowledgeSource) -> Taken:
     return Taken(frozenset(numbers), frozenset(ids))
 
 
-def first_number(used: Taken) -> int:
-    """Where generated numbers start: past every number in use, at the next hundred."""
+SIZE_BLOCK = 10_000        # numbers between the first scenarios of one, two and three faults
+
+
+def first_number(used: Taken, size: int = 1) -> int:
+    """Where generated numbers start: past every number in use, at the next hundred, then
+    :data:`SIZE_BLOCK` further for each fault beyond the first (so that single, double and
+    triple faults generated one after another without loading them in between do not meet)."""
     top = max(used.numbers, default=0)
-    return (top // 100 + 1) * 100 + 1
+    return (top // 100 + 1) * 100 + 1 + SIZE_BLOCK * (size - 1)
 
 
 @dataclass(frozen=True)
@@ -240,5 +245,5 @@ def file_name(number: int, sid: str) -> str:
     return f"{number:03d}-{sid}.ttl"
 
 
-__all__ = ["SCENARIO_BASE", "Taken", "Written", "budget", "categories", "category_counts", "description",
+__all__ = ["SCENARIO_BASE", "SIZE_BLOCK", "Taken", "Written", "budget", "categories", "category_counts", "description",
            "file_name", "first_number", "identifier", "observations", "scenario_graph", "taken", "turtle"]

@@ -68,6 +68,7 @@ class GenerationConfig:
     seed: int = 0
     seeds: int = 8                           # simulations of a fault left to chance
     check: bool = True                       # run diagkg check's checks on what is written
+    first: int | None = None                 # the first number to give (default: see files.first_number)
 
 
 @dataclass
@@ -148,7 +149,7 @@ def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress
             continue
         kept.append((look, repair, bench.masked(look)))
     used = taken(store)
-    start = first_number(used)
+    start = config.first if config.first is not None else first_number(used, config.faults)
     written = _written(bench, config, kept, used.next_free(start, len(kept), config.key, config.faults), comments,
                        defaults, coupling_modes, by_count, gen.singles_noticed)
     if config.check:

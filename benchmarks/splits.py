@@ -1,0 +1,145 @@
+"""Does a lite set rank assistants as the full set does? The study behind ``diagkg split``.
+
+    .venv/bin/python benchmarks/splits.py [--systems KEY,…] [--doubles N] [--per-system 20] [--split-seed 0]
+        [--seeds 0,1,2] [--assistants oracle,model-based,neuro-symbolic,random-search,fixed-random]
+        [--results FILE.json] [--max-scenarios N]
+
+For each system: every single fault the catalogue allows that a person notices, plus ``--doubles``
+double faults drawn by prior (``diagkg generate``), loaded into an in-memory store with the shipped
+catalogue: the *full* set. ``diagkg split``'s stratified lite set (``--per-system`` per system) is
+drawn from it. Every assistant runs every scenario of the full set with each seed (the lite set's
+sessions are among them). Per seed and on the mean over the seeds, the assistants are ranked by
+success rate and by mean cost (minutes) on the full set and on the lite set; printed: each
+assistant's figures, Kendall's tau-b between the two rankings, and whether the lite set ranks them
+*exactly as the full set does, ties allowed* (no pair of assistants ordered one way on one set and
+the other way on the other). Sessions are kept in ``--results`` (JSON) as they finish, so a run
+that is stopped continues where it was. The load average is printed beside each figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from statistics import mean
+
+from scipy.stats import kendalltau
+
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.generation.generate import GenerationConfig, generate
+from diagkg.generation.splits import split
+from diagkg.kg.loading import load_files, load_shipped
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+
+ASSISTANTS = "oracle,model-based,neuro-symbolic,random-search,fixed-random"
+SOLVED = ("success", "success_no_hypothesis")
+
+
+def load() -> str:
+    return "load %.2f" % os.getloadavg()[0]
+
+
+def catalogue(store: KnowledgeStore, keys: list[str], doubles: int, folder: Path) -> list[int]:
+    """Generate and load the full set; returns its scenario numbers."""
+    for key in keys:
+        t0 = time.perf_counter()
+        single = generate(store, GenerationConfig(key))
+        single.write(folder / key / "single")
+        made = len(single.written)
+        if doubles:
+            double = generate(store, GenerationConfig(key, faults=2, limit=doubles, seed=0))
+            double.write(folder / key / "double")
+            made += len(double.written)
+        print(f"generated {key}: {made} scenarios in {time.perf_counter() - t0:.0f} s ({load()})", flush=True)
+    load_files(store, [folder])
+    catalog = ScenarioCatalog(store)
+    return [n for n in catalog.numbers() if catalog.resolve(n).id.startswith("GEN-") and catalog.resolve(n).key in keys]
+
+
+def ranking_agrees(full: dict[str, float], lite: dict[str, float]) -> bool:
+    """No pair ordered one way on one set and the other way on the other (ties allowed)."""
+    def sign(x: float) -> int:
+        return (x > 1e-9) - (x < -1e-9)
+    return all(sign(full[a] - full[b]) * sign(lite[a] - lite[b]) >= 0 for a, b in itertools.combinations(full, 2))
+
+
+def tau(full: dict[str, float], lite: dict[str, float]) -> float:
+    names = sorted(full)
+    value = kendalltau([full[n] for n in names], [lite[n] for n in names]).statistic
+    return float(value) if value == value else 1.0       # NaN when a side is all ties
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--systems", default="three_cubes,current_sensor")
+    parser.add_argument("--doubles", type=int, default=40, help="double faults per system (default 40)")
+    parser.add_argument("--per-system", type=int, default=20)
+    parser.add_argument("--split-seed", type=int, default=0)
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--assistants", default=ASSISTANTS)
+    parser.add_argument("--results", type=Path, default=Path("splits-results.json"))
+    parser.add_argument("--max-scenarios", type=int, default=None, help="only the first N of the full set (a try-out)")
+    args = parser.parse_args()
+    keys = args.systems.split(",")
+    seeds = [int(s) for s in args.seeds.split(",")]
+    assistants = args.assistants.split(",")
+    store = KnowledgeStore.memory()
+    load_shipped(store)
+    numbers = catalogue(store, keys, args.doubles, Path(tempfile.mkdtemp(prefix="diagkg-splits-")))
+    catalog = ScenarioCatalog(store)
+    scenarios = [catalog.resolve(n) for n in numbers][: args.max_scenarios]
+    lite = split(scenarios, "study", per_system=args.per_system, seed=args.split_seed)
+    print(f"full set: {len(scenarios)} scenarios on {', '.join(keys)}; lite set: {len(lite.lite)} ({load()})")
+    for (system, faults, chance), (n, m) in sorted(lite.strata.items()):
+        print(f"  stratum {system}, {faults} fault(s){', chance' if chance else ''}: {m} of {n}")
+    done: dict[str, dict[str, float | str]] = json.loads(args.results.read_text()) if args.results.exists() else {}
+    # identifiers (not numbers) name the sessions: the same seed generates the same scenarios
+    total = len(assistants) * len(seeds) * len(scenarios)
+    t0, ran = time.perf_counter(), 0
+    for assistant in assistants:
+        spent = time.perf_counter()
+        for seed in seeds:
+            for s in scenarios:
+                ident = f"{assistant}|{s.id}|{seed}"
+                if ident in done:
+                    continue
+                r = run_session(s, assistant, seed=seed, store=store, record=False, keep_ledger=False)
+                done[ident] = {"end": r.end, "cost": r.cost}
+                ran += 1
+                if ran % 25 == 0:
+                    args.results.write_text(json.dumps(done))
+                    print(f"  {len(done)}/{total} sessions, {time.perf_counter() - t0:.0f} s ({load()})", flush=True)
+        args.results.write_text(json.dumps(done))
+        print(f"{assistant}: {time.perf_counter() - spent:.0f} s for its sessions ({load()})", flush=True)
+
+    def figures(members: set[str], seed_list: list[int]) -> tuple[dict[str, float], dict[str, float]]:
+        success, cost = {}, {}
+        for a in assistants:
+            rows = [done[f"{a}|{sid}|{seed}"] for sid in members for seed in seed_list]
+            success[a] = mean(1.0 if r["end"] in SOLVED else 0.0 for r in rows)
+            cost[a] = mean(float(r["cost"]) for r in rows)
+        return success, cost
+
+    full_ids = {s.id for s in scenarios}
+    lite_ids = {s.id for s in scenarios if s.number in set(lite.lite)}
+    print(f"\n| seeds | metric | {' | '.join(assistants)} | Kendall tau-b | same ranking (ties allowed) |")
+    print("| --- | --- | " + " | ".join("---" for _ in assistants) + " | --- | --- |")
+    for seed_list in [[s] for s in seeds] + [seeds]:
+        fs, fc = figures(full_ids, seed_list)
+        ls, lc = figures(lite_ids, seed_list)
+        label = ",".join(map(str, seed_list))
+        for metric, full, small in (("success", fs, ls), ("cost", fc, lc)):
+            cells = " | ".join(f"{full[a]:.3f} / {small[a]:.3f}" if metric == "success" else f"{full[a]:.0f} / {small[a]:.0f}"
+                               for a in assistants)
+            print(f"| {label} | {metric} (full / lite) | {cells} | {tau(full, small):.2f} | "
+                  f"{'yes' if ranking_agrees(full, small) else 'NO'} |")
+    print(f"\n({load()}; {ran} sessions run now, {len(done)} kept in {args.results})")
+
+
+if __name__ == "__main__":
+    main()
