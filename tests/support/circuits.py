@@ -322,8 +322,11 @@ def invariant_failures(result: SimulationResult, sim: Simulator, blocked: frozen
         params = sk.params_of(comp)
         env: dict[str, Any] = dict(params)
         # a generated part is never shorted or faulted: all of a lamp's current and power are its filament's
-        env.update(power=c.power, current=c.current, voltage=across(cid), stated=params.__contains__,
-                   elementPower=lambda _name, c=c: c.power, elementCurrent=lambda _name, c=c: c.current)
+        # (each named element's as <name>Power and <name>Current)
+        env.update(power=c.power, current=c.current, voltage=across(cid))
+        for decl in sk.mapping[comp.type_iri]:
+            if decl.name:
+                env.update({f"{decl.name}Power": c.power, f"{decl.name}Current": c.current})
         expected = bool(rule(env))
         if c.lit is not expected:
             out.append(f"{cid} is {'lit' if c.lit else 'dark'}, but its emission rule says {'lit' if expected else 'dark'} "

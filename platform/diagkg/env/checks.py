@@ -163,7 +163,7 @@ def rating_warnings(store: "KnowledgeStore", sim: "Simulator", result: "Simulati
     out = []
     for d in result.damage:
         comp = sk.components[d.component]
-        rules = " or ".join(r.source for r in sk.damage_rules.get(comp.type_iri, ()) if r.state == d.state)
+        rules = " or ".join(r.source for r in sk.damage_rules_for(comp) if r.state == d.state)
         line = _line_in(file, comp.iri)
         out.append(Finding(about or sk.key, "ratings", True,
                            f"{d.component} is {sk.damage_labels.get(d.state, d.state)} in the nominal state: at "

@@ -27,8 +27,9 @@ _ALLOWED = (
 # the functions each kind of expression may call (given values by the simulator)
 ELEMENT_FUNCTIONS = ("has",)                                        # element values, conditions
 COUPLING_FUNCTIONS = ("current", "lit", "illuminated", "voltage")   # couplings' closedWhen
-# emission and damage rules, after a solve: a named element's power or current, whether a parameter is given
-RESULT_FUNCTIONS = ("elementPower", "elementCurrent", "stated")
+# emission and damage rules, after a solve: no functions (they read the component's power, current,
+# voltage, and each named element's as <name>Power and <name>Current, e.g. filamentPower)
+RESULT_FUNCTIONS: tuple[str, ...] = ()
 
 MATH = {"min": min, "max": max, "abs": abs, "exp": math.exp, "log": math.log, "sqrt": math.sqrt}
 

@@ -135,6 +135,23 @@ class Skeleton:
         except KeyError:
             raise UnknownTermError(f"{iri} is not a part of system {self.key}") from None
 
+    def element_values(self, type_iri: str) -> dict[str, float]:
+        """What emission and damage rules read of a type's named elements, each at 0 until a
+        solve says: ``<name>Power`` and ``<name>Current`` for each element with a dk:elementName."""
+        return {f"{decl.name}{what}": 0.0 for decl in self.mapping.get(type_iri, ()) if decl.name
+                for what in ("Power", "Current")}
+
+    def damage_rules_for(self, comp: Component, params: dict[str, object] | None = None) -> tuple[DamageRule, ...]:
+        """The damage rules that apply to a component: those of its type that read only what it
+        has (its parameters, with ``params`` in place of its nominal ones, its named elements'
+        values, and power, current and voltage). A lamp that states no maximum is not rated."""
+        rules = self.damage_rules.get(comp.type_iri, ())
+        if not rules:
+            return ()
+        readable = (params if params is not None else self.params_of(comp)).keys() \
+            | self.element_values(comp.type_iri).keys() | {"power", "current", "voltage"}
+        return tuple(r for r in rules if r.condition.names <= readable)
+
     def params_of(self, comp: Component) -> dict[str, object]:
         """Nominal parameters with defaults filled in (property default < type default < stated)."""
         out = dict(self.defaults.get("", {}))

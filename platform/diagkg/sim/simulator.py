@@ -26,18 +26,14 @@ from __future__ import annotations
 
 import math
 import random
-import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
-
-import pyoxigraph as ox
 
 from ..errors import ExpressionError, SimulationError, UnknownTermError
 from ..kg.expressions import THERMAL_VOLTAGE
-from ..kg.vocab import DK
-from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
+from .circuit import NOMINAL, CircuitState, Component, DamageRule, PortRef, Skeleton, load_skeleton
+from .results import ComponentResult, Damage, ShortResult, SimulationResult, result_quads
 from .spice import Element, NgspiceEngine, OperatingPoint, SolverEngine, topology_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,79 +47,6 @@ CONTACT_OHMS = 1e-4          # a port's end on its node
 OPEN_CONTACT_OHMS = 1e9      # a detached end (as open as a switch; keeps the matrix well conditioned)
 POSITIVE_PORTS = ("pos", "p", "anode")
 PROBE_VOLTS = 1e-3           # an ohmmeter's test voltage
-
-
-@dataclass(frozen=True)
-class ComponentResult:
-    type: str
-    port_v: dict[str, float | None]
-    current: float
-    power: float
-    lit: bool | None = None           # None for components that cannot emit light
-    # the current entering the component at each port (A); None for a port that floats
-    port_i: dict[str, float | None] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Damage:
-    """A part the circuit damaged (a damage rule of its type held, ontology/behaviour.ttl)."""
-
-    component: str
-    state: str                        # the damage state it is now in: "blown", "burntOut"…
-    current: float                    # its current (A) in the solve that damaged it
-    power: float                      # and its power (W)
-
-
-@dataclass(frozen=True)
-class ShortResult:
-    """A short of the state (``dk:ShortCircuit``) as solved."""
-
-    between: tuple[PortRef, PortRef]
-    current: float                    # from the first port's node to the second's (A)
-    power: float                      # dissipated in the short (W)
-
-
-@dataclass(frozen=True)
-class SimulationResult:
-    system: str
-    converged: bool
-    iterations: int
-    lit: tuple[str, ...]
-    components: dict[str, ComponentResult]
-    live: dict[str, bool] = field(default_factory=dict)   # relay contacts and sensors after the last solve
-    error: str | None = None
-    probe_current: float | None = None                    # through an ohmmeter probe, if the state has one
-    # lamps and LEDs that go on and off while the state does not settle (couplings
-    # that keep switching): lit in some of the last solves and dark in others
-    flickering: tuple[str, ...] = ()
-    shorts: tuple[ShortResult, ...] = ()
-    # damage the circuit did to its parts in this state (beyond what the state says already), as
-    # (component, damage state); the rest of the result is that of the damaged circuit
-    damage: tuple[Damage, ...] = ()
-    damage_settled: bool = True           # False: damage was still spreading after MAX_DAMAGE_ROUNDS
-
-    def is_lit(self, component: str) -> bool:
-        return component in self.lit
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "system": self.system,
-            "converged": self.converged,
-            "iterations": self.iterations,
-            "lit": list(self.lit),
-            "live": dict(sorted(self.live.items())),
-            "error": self.error,
-            "damage": [{"component": d.component, "state": d.state, "current": _round(d.current),
-                        "power": _round(d.power)} for d in self.damage],
-            "damage_settled": self.damage_settled,
-            "components": {
-                cid: {"type": c.type, "port_v": {p: _round(x) for p, x in c.port_v.items()},
-                      "port_i": {p: _round(x) for p, x in c.port_i.items()},
-                      "current": _round(c.current), "power": _round(c.power),
-                      **({"lit": c.lit} if c.lit is not None else {})}
-                for cid, c in sorted(self.components.items())
-            },
-        }
 
 
 @dataclass
@@ -156,15 +79,34 @@ class _Plan:
     params: dict[str, dict[str, Any]]     # component -> effective parameters
     by_component: dict[str, list[_ElementPlan]]
     dynamic: list[_ElementPlan]
-    spice_nodes: dict[str, dict[str, str]]   # component -> port -> SPICE node of its elements
+    readers: list[_Reader]                   # how to read each component's results off a solve
     short_elements: list[Element]            # the state's shorts, in order
+
+
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """How to read one component's results off a solved operating point: built once per
+    component signature (with its part), so that a solve only looks values up."""
+
+    cid: str
+    type: str
+    elements: tuple[tuple[str, str, str, str], ...]   # (element, node_a, node_b, dk:elementName)
+    positive: str                                     # the SPICE node of its positive-side port
+    ports: tuple[tuple[str, str | None, str], ...]    # (port, its net's node or None when floating, SPICE node)
+    emit: Expression | None                           # its type's emission rule
+    rules: tuple[DamageRule, ...]                     # damage rules that apply: it has every parameter they read
+    env: dict[str, Any] | None                        # its parameters (and 0 for named elements), for its rules
+    named: frozenset[str]                             # the dk:elementName of elements whose values rules read
+    simple: bool                                      # one element, from one of its two ports to the other
 
 
 # a component's share of a state: (id, overrides, detached ports, rewired ports, covered, damage states)
 _Signature = tuple[str, tuple[tuple[str, float], ...], frozenset[str], tuple[tuple[str, PortRef], ...], bool,
                    frozenset[str]]
-# what it contributes to a plan: (elements, port -> node, parameters, port -> SPICE node)
-_Part = tuple[list[_ElementPlan], dict[PortRef, str], dict[str, Any], dict[str, str]]
+# what it contributes to a plan: (elements, port -> node, parameters, its reader)
+_Part = tuple[list[_ElementPlan], dict[PortRef, str], dict[str, Any], _Reader]
 
 
 def _has(overrides: dict[str, float]) -> Callable[[str], bool]:
@@ -189,8 +131,7 @@ class Simulator:
                               for cid, c in skeleton.components.items()}
         self._type = {cid: c.type for cid, c in skeleton.components.items()}
         self._type_iri = {cid: c.type_iri for cid, c in skeleton.components.items()}
-        self._emits = skeleton.emits
-        self._damage_rules = skeleton.damage_rules
+        self._undamaged = dict.fromkeys(skeleton.damage_labels, False)
         self.stats = {"solves": 0, "cache_hits": 0}
         # the physical states (a box opened, turned over) a solve reads: those that block a coupling
         self._blocking = frozenset(pair for c in skeleton.couplings for pair in c.blocked_when)
@@ -291,7 +232,7 @@ class Simulator:
         elements: list[_ElementPlan] = []
         port_node: dict[PortRef, str] = {}
         params_all: dict[str, dict[str, Any]] = {}
-        spice_nodes: dict[str, dict[str, str]] = {}
+        readers: list[_Reader] = []
         damaged_by: dict[str, set[str]] = {}
         for cid, damage in state.damaged:
             damaged_by.setdefault(cid, set()).add(damage)
@@ -309,11 +250,11 @@ class Simulator:
             part = self._parts.get(signature)
             if part is None:
                 part = self._parts[signature] = self._component_part(cid, signature)
-            comp_elements, comp_ports, params, comp_nodes = part
+            comp_elements, comp_ports, params, reader = part
             elements.extend(comp_elements)
             port_node.update(comp_ports)
             params_all[cid] = params
-            spice_nodes[cid] = comp_nodes
+            readers.append(reader)
         short_elements = []
         for m, (pa, pb, ohms) in enumerate(state.shorts):
             short_elements.append(Element(f"rs{m}", "R", self._net_node(pa, rewired), self._net_node(pb, rewired)))
@@ -329,7 +270,7 @@ class Simulator:
                 by_component.setdefault(ep.component, []).append(ep)
         topology = (sk.key, topology_id(tuple(ep.element for ep in elements)))
         plan = _Plan(topology, elements, nodes, port_node, params_all, by_component,
-                     [ep for ep in elements if ep.static_value is None], spice_nodes, short_elements)
+                     [ep for ep in elements if ep.static_value is None], readers, short_elements)
         self._plans[state] = plan
         if len(self._plans) > self.cache_size:
             self._plans.popitem(last=False)
@@ -361,7 +302,8 @@ class Simulator:
         env = dict(params)
         env.update(has=_has(own), thermalVoltage=THERMAL_VOLTAGE, closed=True, illuminated=False,
                    covered=covered)
-        env.update((name, name in damage) for name in sk.damage_labels)   # blown, burntOut…
+        env.update(self._undamaged)                # blown, burntOut… false, but those it is in
+        env.update(dict.fromkeys(damage, True))
         elements: list[_ElementPlan] = []
         ports: dict[PortRef, str] = {}
         spice_node: dict[str, str] = {}   # port name -> the SPICE node its element ends use
@@ -402,7 +344,31 @@ class Simulator:
                 raise
             except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError) as exc:
                 raise ExpressionError(f"{where}: {exc}") from None
-        return elements, ports, params, spice_node
+        return elements, ports, params, self._reader(cid, elements, ports, params, spice_node)
+
+    def _reader(self, cid: str, elements: list[_ElementPlan], ports: dict[PortRef, str], params: dict[str, Any],
+                spice_node: dict[str, str]) -> _Reader:
+        sk = self.skeleton
+        type_iri = self._type_iri[cid]
+        emit = sk.emits.get(type_iri)
+        # each named element of the type, stamped in this state or not, as <name>Power and <name>Current
+        values = sk.element_values(type_iri)
+        rules = sk.damage_rules_for(sk.components[cid], params)
+        reads: set[str] = set()
+        for expression in ([emit] if emit is not None else []) + [r.condition for r in rules]:
+            reads |= expression.names
+        own = []
+        for ep in elements:
+            el = ep.element
+            if not el.name.startswith("rc"):      # not a contact of one of its ends
+                read = ep.label and (f"{ep.label}Power" in reads or f"{ep.label}Current" in reads)
+                own.append((el.name, el.node_a, el.node_b, ep.label if read else ""))
+        single = len(own) == 1 and len(spice_node) == 2 and own[0][1] != own[0][2] \
+            and {own[0][1], own[0][2]} == set(spice_node.values())
+        return _Reader(cid, self._type[cid], tuple(own), spice_node[self.positive_port[cid]],
+                       tuple((name, ports.get((cid, name)), spice_node[name]) for name in self._port_names[cid]),
+                       emit, rules, {**params, **values} if emit is not None or rules else None,
+                       frozenset(label for *_, label in own if label), single)
 
     @staticmethod
     def _node_name(comp: Component, k: int, spice_node: dict[str, str], name: str, where: str) -> str:
@@ -503,54 +469,65 @@ class Simulator:
         """Each component's port voltages, port currents, power and light, from the solved
         operating point alone (its elements' currents as the engine gives them), and the damage
         (component, damage state) its damage rules call for."""
-        v = op.voltages
+        v = dict(op.voltages)
+        v["0"] = 0.0
         currents = op.currents
         out: dict[str, ComponentResult] = {}
         hits: list[tuple[str, str]] = []
-        emits = self._emits
-        damage_rules = self._damage_rules
-        types = self._type_iri
-        port_node = plan.port_node
-        for cid, params in plan.params.items():
-            own_nodes = plan.spice_nodes[cid]
-            leaving: dict[str, float] = {}      # SPICE node -> current from it into the component's elements
-            power = 0.0
-            by_name: dict[str, tuple[float, float]] = {}   # element name (dk:elementName) -> (current, power)
-            for ep in plan.by_component.get(cid, ()):
-                el = ep.element
-                i = currents[el.name]
-                p = ((0.0 if el.node_a == "0" else v[el.node_a]) - (0.0 if el.node_b == "0" else v[el.node_b])) * i
-                power += p
-                leaving[el.node_a] = leaving.get(el.node_a, 0.0) + i
-                leaving[el.node_b] = leaving.get(el.node_b, 0.0) - i
-                if ep.label:
-                    by_name[ep.label] = (i, p)
-            power = abs(power)
-            current_in = leaving.get(own_nodes[self.positive_port[cid]], 0.0)
+        for r in plan.readers:
+            # <name>Power, <name>Current of the elements whose values its rules read
+            named: dict[str, float] | None = {} if r.named else None
             port_v: dict[str, float | None] = {}
             port_i: dict[str, float | None] = {}
-            for name in self._port_names[cid]:
-                node = port_node.get((cid, name))
-                if node is None:
-                    port_v[name] = port_i[name] = None
-                else:
-                    port_v[name] = 0.0 if node == "0" else v[node]
-                    port_i[name] = _clean(leaving.get(own_nodes[name], 0.0))
+            if r.simple:
+                # one element between its two ports (most parts): read it straight
+                name, a, b, label = r.elements[0]
+                i = currents[name]
+                p = (v[a] - v[b]) * i
+                power = p if p >= 0.0 else -p
+                current_in = i if r.positive == a else -i
+                if label and named is not None:
+                    named[label + "Power"], named[label + "Current"] = p, i
+                for port, net, own in r.ports:
+                    if net is None:
+                        port_v[port] = port_i[port] = None
+                    else:
+                        port_v[port] = v[net]
+                        x = i if own == a else -i
+                        port_i[port] = x if x >= 1e-9 or x <= -1e-9 else 0.0
+            else:
+                leaving: dict[str, float] = {}      # SPICE node -> current from it into the component's elements
+                power = 0.0
+                for name, a, b, label in r.elements:
+                    i = currents[name]
+                    p = (v[a] - v[b]) * i
+                    power += p
+                    leaving[a] = leaving.get(a, 0.0) + i
+                    leaving[b] = leaving.get(b, 0.0) - i
+                    if label and named is not None:
+                        named[label + "Power"], named[label + "Current"] = p, i
+                power = abs(power)
+                current_in = leaving.get(r.positive, 0.0)
+                for port, net, own in r.ports:
+                    if net is None:
+                        port_v[port] = port_i[port] = None
+                    else:
+                        port_v[port] = v[net]
+                        port_i[port] = _clean(leaving.get(own, 0.0))
             lit = None
-            rule = emits.get(types[cid])
-            rules = damage_rules.get(types[cid])
-            if rule is not None or rules:
-                names = self._port_names[cid]
-                voltage = (port_v[names[0]] or 0.0) - (port_v[names[-1]] or 0.0)
-                env = dict(params)
-                env.update(power=power, current=current_in, voltage=voltage, stated=params.__contains__,
-                           elementPower=_reader(by_name, 1), elementCurrent=_reader(by_name, 0))
-                if rule is not None:
-                    lit = bool(rule(env))
-                for damage in rules or ():
-                    if damage.condition(env):
-                        hits.append((cid, damage.state))
-            out[cid] = ComponentResult(self._type[cid], port_v, _clean(current_in), _clean(power), lit, port_i)
+            if r.env is not None:
+                first, last = r.ports[0][0], r.ports[-1][0]
+                env = r.env.copy()
+                env["power"], env["current"] = power, current_in
+                env["voltage"] = (port_v[first] or 0.0) - (port_v[last] or 0.0)
+                if named:
+                    env.update(named)
+                if r.emit is not None:
+                    lit = bool(r.emit(env))
+                for rule in r.rules:
+                    if rule.condition(env):
+                        hits.append((r.cid, rule.state))
+            out[r.cid] = ComponentResult(r.type, port_v, _clean(current_in), _clean(power), lit, port_i)
         return out, frozenset(hits)
 
     def _couplings(self, state: CircuitState, plan: _Plan, components: dict[str, ComponentResult],
@@ -626,77 +603,9 @@ def _power(op: OperatingPoint, el: Element) -> float:
     return (va - vb) * op.currents[el.name]
 
 
-def _reader(by_name: dict[str, tuple[float, float]], index: int) -> Callable[[str], float]:
-    """``elementPower('filament')`` / ``elementCurrent('filament')`` of an emission or damage rule:
-    a named element's power or current (0 when the element is not stamped in this state)."""
-    def read(name: str) -> float:
-        known = by_name.get(name)
-        return 0.0 if known is None else known[index]
-    return read
-
-
 def _clean(x: float) -> float:
     """Drop the numerical noise of the solver (below a nanoampere/nanowatt)."""
     return 0.0 if -1e-9 < x < 1e-9 else x
-
-
-def _round(x: float | None) -> float | None:
-    """Nine significant digits, for output."""
-    return None if x is None else (0.0 if -1e-9 < x < 1e-9 else float(f"{x:.9g}"))
-
-
-# ---------------------------------------------------------------------------
-# results as SOSA observations
-# ---------------------------------------------------------------------------
-
-def result_quads(result: SimulationResult, skeleton: Skeleton, graph: ox.NamedNode,
-                 activity: ox.NamedNode | None = None) -> list[ox.Quad]:
-    """The result as SOSA observations (values as QUDT quantity values) in ``graph``."""
-    sosa = "http://www.w3.org/ns/sosa/"
-    qudt = "http://qudt.org/schema/qudt/"
-    unit = "http://qudt.org/vocab/unit/"
-    rdf_type = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
-    xsd = "http://www.w3.org/2001/XMLSchema#"
-    activity = activity or ox.NamedNode(f"urn:uuid:{uuid.uuid4()}")
-    now = ox.Literal(datetime.now(timezone.utc).isoformat(), datatype=ox.NamedNode(xsd + "dateTime"))
-    quads: list[ox.Quad] = []
-
-    def add(s: ox.NamedNode | ox.BlankNode, p: str | ox.NamedNode, o: ox.NamedNode | ox.BlankNode | ox.Literal) -> None:
-        quads.append(ox.Quad(s, ox.NamedNode(p) if isinstance(p, str) else p, o, graph))
-
-    add(activity, rdf_type, ox.NamedNode(str(DK.Simulation)))
-    add(activity, str(DK.onSystem), ox.NamedNode(skeleton.iri))
-    add(activity, str(DK.converged), ox.Literal(result.converged))
-    add(activity, "http://www.w3.org/ns/prov#endedAtTime", now)
-
-    def observe(feature: str, prop: str, simple: bool | None = None, value: float | None = None,
-                unit_name: str | None = None) -> None:
-        obs = ox.BlankNode()
-        add(obs, rdf_type, ox.NamedNode(sosa + "Observation"))
-        add(obs, sosa + "hasFeatureOfInterest", ox.NamedNode(feature))
-        add(obs, sosa + "observedProperty", ox.NamedNode(str(prop)))
-        add(obs, sosa + "resultTime", now)
-        add(obs, "http://www.w3.org/ns/prov#wasGeneratedBy", activity)
-        if simple is not None:
-            add(obs, sosa + "hasSimpleResult", ox.Literal(simple))
-        else:
-            assert value is not None and unit_name is not None
-            res = ox.BlankNode()
-            add(obs, sosa + "hasResult", res)
-            add(res, rdf_type, ox.NamedNode(qudt + "QuantityValue"))
-            add(res, qudt + "numericValue", ox.Literal(float(value)))
-            add(res, qudt + "hasUnit", ox.NamedNode(unit + unit_name))
-
-    for cid, c in result.components.items():
-        comp = skeleton.components[cid]
-        observe(comp.iri, DK.ElectricCurrent, value=c.current, unit_name="A")
-        observe(comp.iri, DK.ElectricPower, value=c.power, unit_name="W")
-        if c.lit is not None:
-            observe(comp.iri, DK.LightEmission, simple=c.lit)
-        for port, volts in c.port_v.items():
-            if volts is not None:
-                observe(comp.ports[port], DK.ElectricPotential, value=volts, unit_name="V")
-    return quads
 
 
 __all__ = ["Simulator", "SimulationResult", "ComponentResult", "Damage", "ShortResult", "result_quads", "CircuitState",

@@ -153,6 +153,25 @@ def _open_library() -> ctypes.CDLL:
         "libngspice0-dev (scripts/setup.sh does) or set NGSPICE_LIBRARY_PATH")
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """What to read of a solved circuit: every node's voltage (vector names as ngspice takes them),
+    each V's branch current and each D's device current, and each R's nodes (its current is
+    computed from them)."""
+
+    nodes: tuple[tuple[str, bytes], ...]
+    read: tuple[tuple[str, bytes], ...]               # element -> its current's vector (V and D)
+    resistors: tuple[tuple[str, str, str], ...]       # (element, node_a, node_b)
+
+    @staticmethod
+    def of(elements: list[Element]) -> "_Layout":
+        nodes = sorted({n for el in elements for n in (el.node_a, el.node_b) if n != "0"})
+        return _Layout(tuple((n, n.encode("ascii")) for n in nodes),
+                       tuple((el.name, (f"{el.name}#branch" if el.kind == "V" else f"@{el.name}[id]").encode("ascii"))
+                             for el in elements if el.kind in ("V", "D")),
+                       tuple((el.name, el.node_a, el.node_b) for el in elements if el.kind == "R"))
+
+
 class NgspiceEngine:
     """Solves netlists with the ngspice shared library; keeps parsed circuits."""
 
@@ -168,6 +187,7 @@ class NgspiceEngine:
         lib.ngSpice_Circ.argtypes = [ctypes.POINTER(ctypes.c_char_p)]
         lib.ngGet_Vec_Info.argtypes = [ctypes.c_char_p]
         lib.ngGet_Vec_Info.restype = ctypes.POINTER(_VectorInfo)
+        self._get_vector = lib.ngGet_Vec_Info
         lib.ngSpice_CurPlot.restype = ctypes.c_char_p
         # the last lines ngspice printed (its notes and errors), for messages
         self.messages: deque[str] = deque(maxlen=40)
@@ -181,8 +201,7 @@ class NgspiceEngine:
         self._current: Topology | None = None
         self.parses = 0
         self.solves = 0
-        self._diodes: dict[Topology, list[str]] = {}   # topology -> its D elements
-        self._nodes: dict[Topology, list[str]] = {}    # topology -> every node but ground
+        self._layouts: dict[Topology, _Layout] = {}      # topology -> what to read after a solve
         self._solving = threading.Lock()        # one solve at a time in this process
 
     def _on_print(self, text: bytes | None, _id: int, _user: object) -> int:
@@ -215,8 +234,7 @@ class NgspiceEngine:
             self._order.clear()
             self._index.clear()
             self._values.clear()
-            self._diodes.clear()
-            self._nodes.clear()
+            self._layouts.clear()
         lines = [f"diagkg circuit {len(self._order) + 1}"]
         models = []
         for el in elements:
@@ -237,8 +255,7 @@ class NgspiceEngine:
         self._index[topology] = len(self._order)
         self._order.append(topology)
         self._values[topology] = dict(values)
-        self._diodes[topology] = diodes
-        self._nodes[topology] = sorted({n for el in elements for n in (el.node_a, el.node_b) if n != "0"})
+        self._layouts[topology] = _Layout.of(elements)
         self._current = topology
 
     def _select(self, topology: Topology) -> None:
@@ -249,11 +266,19 @@ class NgspiceEngine:
         self._command(f"setcirc {number}")
         self._current = topology
 
-    def _vector(self, name: str) -> float:
-        info = self._lib.ngGet_Vec_Info(name.encode("ascii"))
-        if not info or info.contents.v_length < 1 or not info.contents.v_realdata:
-            raise SimulationError(f"ngspice returned no value for {name} ({self._last_message()})")
-        return float(info.contents.v_realdata[0])
+    def _vector(self, name: bytes) -> float:
+        """The first real value of a vector of the current plot (read with as few ctypes
+        accesses as can be: a solve reads one per node and element current)."""
+        info = self._get_vector(name)
+        if info:
+            vector = info.contents
+            if vector.v_length > 0:
+                try:
+                    value: float = vector.v_realdata[0]
+                    return value
+                except ValueError:     # no real data (a NULL pointer)
+                    pass
+        raise SimulationError(f"ngspice returned no value for {name.decode()} ({self._last_message()})")
 
     def _release(self) -> None:
         """Free every result plot: ngspice keeps them all, and each solve slows
@@ -289,16 +314,13 @@ class NgspiceEngine:
         if self._lib.ngSpice_CurPlot() == b"const":
             # no new plot: the operating point failed (e.g. a singular matrix)
             raise SimulationError("ngspice found no operating point for this circuit")
+        layout = self._layouts[topology]
+        vector = self._vector
         try:
-            voltages = {n: self._vector(n) for n in self._nodes[topology]}
-            voltages.update((n, self._vector(n)) for n in nodes if n not in voltages)
-            currents = {el.name: self._vector(f"{el.name}#branch") for el in elements if el.kind == "V"}
-            currents.update((name, self._vector(f"@{name}[id]")) for name in self._diodes[topology])
+            voltages = {n: vector(key) for n, key in layout.nodes}
+            currents = {name: vector(key) for name, key in layout.read}
         finally:
             self._release()
-        for el in elements:
-            if el.kind == "R":
-                va = 0.0 if el.node_a == "0" else voltages[el.node_a]
-                vb = 0.0 if el.node_b == "0" else voltages[el.node_b]
-                currents[el.name] = (va - vb) / values[el.name]
+        v = {"0": 0.0, **voltages}
+        currents.update({name: (v[a] - v[b]) / values[name] for name, a, b in layout.resistors})
         return OperatingPoint(voltages, currents)
