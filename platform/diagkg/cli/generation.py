@@ -42,6 +42,12 @@ def add_parsers(add: Add) -> None:
                    "skipped; default: past every number the store and the shipped catalogue use, at the next hundred, "
                    "10000 further for each fault beyond the first)")
     p.add_argument("--no-check", action="store_true", help="do not run `diagkg check`'s checks on what is written")
+    p.add_argument("--words", choices=("template", "llm"), default="template",
+                   help="where the description and initial observations come from: templates (default), or a "
+                        "language model (DIAGKG_LLM_* or --config), its words kept only when they agree with the "
+                        "stated symptoms")
+    p.add_argument("--config", metavar="JSON", help="with --words llm: the model's settings as a JSON object "
+                   '(e.g. {"base_url": …, "model": …})')
     p.add_argument("--format", choices=("text", "json"), default="text")
     add_diagnosability(add)
     add_split(add)
@@ -87,12 +93,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.first is not None and args.first < 1:
         raise errors.InputError(f"--first must be at least 1, not {args.first}")
     modes = frozenset(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else None
+    wording = _wording(args)
     with open_store(args, write=False) as store:
         source, key = system_store(store, args.system)
         config = GenerationConfig(key, SIZES[args.faults], modes, args.limit, args.seed, args.seeds, not args.no_check,
                                   args.first)
         with progress_bar(sys.stderr.isatty()) as progress:
-            gen = generate(source, config, progress)
+            gen = generate(source, config, progress, wording)
     out = Path(args.out) if args.out else Path("generated") / key
     paths = gen.write(out)
     left = Counter(item.reason.value for item in gen.left)
@@ -102,16 +109,32 @@ def cmd_generate(args: argparse.Namespace) -> int:
             "written": [_written(w, p) for w, p in zip(gen.written, paths, strict=True)],
             "left": [{"placement": item.placement, "reason": item.reason.value, "detail": item.detail}
                      for item in gen.left],
-            "unplaced": [{"mode": u.mode, "reason": u.reason} for u in gen.unplaced]}, indent=2))
+            "unplaced": [{"mode": u.mode, "reason": u.reason} for u in gen.unplaced],
+            "words": _words(gen)}, indent=2))
     else:
         for w, path in zip(gen.written, paths, strict=True):
             print(f"{path}: {w.look.placement.key}")
         for u in gen.unplaced:
             say(f"fault mode {u.mode} is not placed: {u.reason}")
+        for placement, said in sorted(gen.words.items()):
+            if said.problem:
+                say(f"{placement}: the template's words are kept: {said.problem}")
     print(f"{key}: {gen.tried} placement(s) tried, {len(gen.written)} scenario(s) written to {out}"
           + (" (left out: " + ", ".join(f"{n} {r}" for r, n in sorted(left.items())) + ")" if left else ""),
           file=sys.stderr)
     return EXIT_OK
+
+
+def _wording(args: argparse.Namespace) -> Any:
+    from ..generation.wording import Wording
+    from ..llm.settings import LLMSettings
+    from .output import json_config
+
+    if args.words != "llm":
+        if args.config:
+            raise errors.InputError("--config is for --words llm")
+        return Wording()
+    return Wording(LLMSettings.from_config(json_config(args.config)))
 
 
 def _written(w: Any, path: Path) -> dict[str, Any]:
@@ -119,6 +142,10 @@ def _written(w: Any, path: Path) -> dict[str, Any]:
             "faulty": sorted(w.look.faulty), "categories": [c.rsplit("#", 1)[-1] for c in w.categories],
             "budget": w.budget, "repair": [[s.action, *s.targets] for s in w.repair.steps],
             "repair_minutes": w.repair.minutes, "masked": list(w.masked)}
+
+
+def _words(gen: Any) -> dict[str, Any]:
+    return {key: {"by_model": said.by_model, "problem": said.problem} for key, said in sorted(gen.words.items())}
 
 
 def add_diagnosability(add: Add) -> None:

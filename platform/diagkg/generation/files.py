@@ -163,9 +163,10 @@ def label(bench: Bench, look: Look) -> str:
 
 
 def scenario_graph(bench: Bench, look: Look, repair: Repair, masked: tuple[bool, ...], number: int, sid: str,
-                   cats: tuple[str, ...], rounds: int, comments: dict[str, str], defaults: dict[str, float | None],
-                   seed: int) -> rdflib.Graph:
-    """The scenario as RDF."""
+                   cats: tuple[str, ...], rounds: int, words: tuple[str, str], defaults: dict[str, float | None],
+                   seed: int, note: str | None = None) -> rdflib.Graph:
+    """The scenario as RDF (``words``: its description and initial observations; ``note``: one
+    more design note)."""
     g = rdflib.Graph(bind_namespaces="none")
     g.bind("", SCENARIO_BASE)
     g.bind("sys", bench.ns)
@@ -186,7 +187,7 @@ def scenario_graph(bench: Bench, look: Look, repair: Repair, masked: tuple[bool,
     g.add((s, _D.scenarioNumber, rdflib.Literal(number, datatype=XSD.integer)))
     g.add((s, DCTERMS.identifier, rdflib.Literal(sid)))
     g.add((s, RDFS.label, rdflib.Literal(label(bench, look))))
-    g.add((s, DCTERMS.description, rdflib.Literal(description(bench, look, comments))))
+    g.add((s, DCTERMS.description, rdflib.Literal(words[0])))
     g.add((s, _D.onSystem, rdflib.URIRef(bench.sk.iri)))
     for c in cats:
         g.add((s, _D.hasCategory, rdflib.URIRef(c)))
@@ -204,7 +205,7 @@ def scenario_graph(bench: Bench, look: Look, repair: Repair, masked: tuple[bool,
             g.add((node, _D.faultValue, rdflib.Literal(f.value, datatype=XSD.double)))
         if hidden:
             g.add((node, _D.masked, rdflib.Literal(True)))
-    g.add((s, _D.initialObservations, rdflib.Literal(observations(bench, look))))
+    g.add((s, _D.initialObservations, rdflib.Literal(words[1])))
     for cid, seen in look.appearances:
         node = blank()
         g.add((s, _D.statedSymptom, node))
@@ -233,6 +234,8 @@ def scenario_graph(bench: Bench, look: Look, repair: Repair, masked: tuple[bool,
         "faulty components are the parts that differ from their description once the faults are injected (what "
         "they damage included), the ideal repair is the cheapest sequence of repairs found by search that "
         "clears every fault, and a fault is declared masked when the others hide it.")))
+    if note:
+        g.add((s, _D.designNote, rdflib.Literal(note)))
     return g
 
 

@@ -26,13 +26,16 @@ from .files import (
     budget,
     categories,
     category_counts,
+    description,
     file_name,
     first_number,
     identifier,
+    observations,
     scenario_graph,
     taken,
     turtle,
 )
+from .wording import Wording, Words
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -81,6 +84,7 @@ class Generation:
     written: list[Written] = field(default_factory=list)
     left: list[Left] = field(default_factory=list)
     unplaced: list[Unplaced] = field(default_factory=list)
+    words: dict[str, Words] = field(default_factory=dict)      # placement key -> the words written
 
     def write(self, folder: str | Path) -> list[Path]:
         """Write every scenario into ``folder`` (made if needed); returns the files."""
@@ -109,8 +113,10 @@ def candidates(bench: Bench, config: GenerationConfig, singles: list[Placement],
                         config.seed)
 
 
-def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress | None = None) -> Generation:
-    """Generate scenarios on system ``config.key`` of ``store`` (nothing is written to the store)."""
+def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress | None = None,
+             wording: Wording | None = None) -> Generation:
+    """Generate scenarios on system ``config.key`` of ``store`` (nothing is written to the store);
+    ``wording``: where their words come from (the templates by default)."""
     if config.faults not in (1, 2, 3):
         from ..errors import InputError
 
@@ -148,29 +154,39 @@ def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress
             gen.left.append(Left(p.key, Dropped.NO_REPAIR, "faulty: " + ", ".join(sorted(look.faulty))))
             continue
         kept.append((look, repair, bench.masked(look)))
+    wording = wording or Wording()
+    for i, (look, _, _) in enumerate(kept, 1):
+        gen.words[look.placement.key] = wording.words(bench, look, description(bench, look, comments),
+                                                      observations(bench, look))
+        if progress and wording.client is not None:
+            progress("wording", i, len(kept))
     used = taken(store)
     start = config.first if config.first is not None else first_number(used, config.faults)
-    written = _written(bench, config, kept, used.next_free(start, len(kept), config.key, config.faults), comments,
+    written = _written(bench, config, kept, used.next_free(start, len(kept), config.key, config.faults), gen.words,
                        defaults, coupling_modes, by_count, gen.singles_noticed)
     if config.check:
         written = _checked(store, config, written, gen, progress)
         # numbered again without the gaps the checks left (the number changes nothing a check reads)
         again = used.next_free(start, len(written), config.key, config.faults)
         by_key = {w.look.placement.key: (w.look, w.repair, w.masked) for w in written}
-        written = _written(bench, config, [by_key[w.look.placement.key] for w in written], again, comments,
+        written = _written(bench, config, [by_key[w.look.placement.key] for w in written], again, gen.words,
                            defaults, coupling_modes, by_count, gen.singles_noticed)
     gen.written = written
     return gen
 
 
 def _written(bench: Bench, config: GenerationConfig, kept: list[tuple[Look, Repair, tuple[bool, ...]]],
-             numbers: list[tuple[int, str]], comments: dict[str, str], defaults: dict[str, float | None],
+             numbers: list[tuple[int, str]], words: dict[str, Words], defaults: dict[str, float | None],
              coupling_modes: frozenset[str], by_count: dict[int, str], noticed: int) -> list[Written]:
     out = []
     for (look, repair, masked), (number, sid) in zip(kept, numbers, strict=True):
         cats = categories(look, masked, by_count, coupling_modes)
         rounds = budget(noticed, repair, look.intermittent)
-        g = scenario_graph(bench, look, repair, masked, number, sid, cats, rounds, comments, defaults, config.seed)
+        said = words[look.placement.key]
+        note = ("The description and the initial observations were written by a language model and checked "
+                "against the stated symptoms.") if said.by_model else None
+        g = scenario_graph(bench, look, repair, masked, number, sid, cats, rounds, (said.description, said.observations),
+                           defaults, config.seed, note)
         text = turtle(g, number, sid, look.placement.key)
         out.append(Written(number, sid, file_name(number, sid), text, look, repair, masked, cats, rounds))
     return out
