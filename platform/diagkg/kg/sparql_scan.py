@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterator
 from urllib.parse import urljoin, urlsplit
 
@@ -200,6 +201,7 @@ QUICK_LIMIT = 1000        # the largest LIMIT of a SELECT that counts as quick
 _TERMS = frozenset({"var", "iri", "pname", "bnode", "string", "number"})
 
 
+@lru_cache(maxsize=4096)       # clients send the same texts again and again (pages, dashboards)
 def is_quick(text: str, limit: int = QUICK_LIMIT) -> bool:
     """Can this query not be slow, whatever the store holds? True only for the simplest
     shape of query, one triple pattern (or none), whose evaluation stops at its first
