@@ -45,7 +45,7 @@ def load() -> str:
 
 
 def catalogue(store: KnowledgeStore, keys: list[str], doubles: int, folder: Path) -> list[int]:
-    """Generate and load the full set; returns its scenario numbers."""
+    """Generate and load the full set, system after system; returns its scenario numbers."""
     for key in keys:
         t0 = time.perf_counter()
         single = generate(store, GenerationConfig(key))
@@ -55,8 +55,8 @@ def catalogue(store: KnowledgeStore, keys: list[str], doubles: int, folder: Path
             double = generate(store, GenerationConfig(key, faults=2, limit=doubles, seed=0))
             double.write(folder / key / "double")
             made += len(double.written)
+        load_files(store, [folder / key])          # before the next system: its numbers start past these
         print(f"generated {key}: {made} scenarios in {time.perf_counter() - t0:.0f} s ({load()})", flush=True)
-    load_files(store, [folder])
     catalog = ScenarioCatalog(store)
     return [n for n in catalog.numbers() if catalog.resolve(n).id.startswith("GEN-") and catalog.resolve(n).key in keys]
 
