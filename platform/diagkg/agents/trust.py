@@ -1,6 +1,6 @@
 """Who is briefed with the answer, and who runs in diagkg's own process: configuration, never self-declaration.
 
-Two settings, each a comma-separated list of assistant names (shell-style
+Three settings, each a comma-separated list of assistant names (shell-style
 patterns: ``*`` matches anything), read from the environment at each session:
 
 ``DIAGKG_PRIVILEGED_ASSISTANTS`` (default ``oracle``)

@@ -186,7 +186,10 @@ def solve(store: KnowledgeStore, key: str, *, scenarios: Sequence[Scenario] | No
                                        worlds.bound(worlds.root_world(n)), oracle))
     system_iri = chosen[0].system_iri
     held = graph_holding(store, system_iri, str(DK.System)) or graphs.system(key)
-    result = Optimum(key, system_iri, store.version_of(held), search.lower, search.upper, search.solved, figures,
+    # the upper bound is what the stored policy costs, scenario by scenario (the search's own figure, recomputed)
+    upper = sum(f.expected for f in figures) / len(figures)
+    exact = search.solved and upper - search.lower <= 1e-6 * max(1.0, search.lower)
+    result = Optimum(key, system_iri, store.version_of(held), min(search.lower, upper), upper, exact, figures,
                      time.monotonic() - started, time_limit, seed, search.stats.expanded, search.stats.nodes,
                      worlds.steps_taken, len(worlds.base), len(search.roots))
     result.triples = policy_triples(result, search)

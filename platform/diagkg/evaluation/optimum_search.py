@@ -59,6 +59,9 @@ class Node:
 
     @property
     def solved(self) -> bool:
+        """The bounds meet (a node no policy can end, both infinite, counts as settled)."""
+        if self.lower == INF:
+            return True
         return self.upper - self.lower <= TOLERANCE * max(1.0, abs(self.lower))
 
 
@@ -121,9 +124,11 @@ class Search:
             self.stats.nodes += 1
             if len(worlds) == 1 and lower < INF:
                 w = worlds[0][0]
-                if len(self.w.ways[self.w.scenario_of(w)]) == 1 and \
-                        0 <= self.w.bound_rounds(w) <= self.w.budget_of(w) - depth:
-                    known.upper = lower       # one world, no chance: its perfect-information path is a policy
+                if len(self.w.ways[self.w.scenario_of(w)]) == 1 and self.w.bound_rounds(w) == 1 and \
+                        depth < self.w.budget_of(w):
+                    # one world, no chance, and one move ends it at the least cost: that move is the policy
+                    # (a longer perfect-information path repairs on the way, which repairs-are-terminal forbids)
+                    known.upper = lower
         return known
 
     def candidates(self, node: Node) -> list[int]:
