@@ -1,8 +1,9 @@
 """The baseline assistants: bounds and references for the others.
 
 ========================  ==========================================================
-``oracle``                executes the scenario's ideal repair, then names the faulty
-                          parts (a sanity bound; the only assistant that sees the answer)
+``oracle``                executes the scenario's ideal repair (its steps in the cheapest
+                          order), then names the faulty parts, or names every faulty part
+                          (a sanity bound; the only assistant that sees the answer)
 ``random-search``         names one part per round, in a random order, without repeats
 ``fixed-random``          one of five fixed random action sequences of the system,
                           chosen by the seed, then gives up
@@ -12,12 +13,15 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
 from ..errors import AssistantError
 from .registry import BaseAssistant, Briefing
+
+MAX_ORDERED = 4        # ideal repairs of at most this many steps are tried in every order
 
 
 class Oracle(BaseAssistant):
@@ -40,15 +44,20 @@ class Oracle(BaseAssistant):
 
     @staticmethod
     def cheapest(session: Any, repair: list[Action | Hypothesis]) -> list[Action | Hypothesis]:
-        """The cheaper of two ways the oracle knows, under the cost rule every assistant pays: the
-        scenario's ideal repair (then naming its faulty parts), or naming every faulty part at once
-        (a diagnosis; preferred at equal cost). Each is tried on the session and set back."""
+        """The cheapest of the ways the oracle knows, under the cost rule every assistant pays: the
+        scenario's ideal repair, its steps in any order (then naming its faulty parts: the session ends
+        as soon as the system works, so a step that makes it work first saves the others), or naming
+        every faulty part at once (a diagnosis; preferred at equal cost, then the ideal repair's own
+        order). Each is tried on the session and set back."""
         from ..env.effects import still_broken
 
         naming: list[Action | Hypothesis] = [Hypothesis(frozenset(still_broken(session, session.state())),
                                                         "every part that differs from its description")]
+        steps = [s for s in repair if isinstance(s, Action)]
+        tail = [s for s in repair if not isinstance(s, Action)]
+        orders = [list(p) for p in itertools.permutations(steps)] if len(steps) <= MAX_ORDERED else [steps]
         tried: list[tuple[float, int, list[Action | Hypothesis]]] = []
-        for rank, plan in enumerate((naming, repair)):
+        for rank, plan in enumerate((naming, *(order + tail for order in orders))):
             point = session.checkpoint()
             try:
                 cost, ended = 0.0, False
