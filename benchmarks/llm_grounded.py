@@ -168,14 +168,16 @@ def local(args: argparse.Namespace) -> None:
            "max_tokens": args.max_tokens, "retries": 1, "backoff": 0.1}
     print("| system | assistant | end | calls | valid choices |\n| --- | --- | --- | --- | --- |")
     for key, row in sorted(first.items()):
-        for name in ("llm", "llm-grounded"):
+        for system in args.systems or ["llm", "llm-grounded"]:
+            name, extra = SYSTEMS[system]
             t0 = time.perf_counter()
-            r = run_session(row["number"], name, config=cfg, store=store, budget=args.budget, record=False,
+            r = run_session(row["number"], name, config={**cfg, **extra}, store=store, budget=args.budget, record=False,
                             keep_ledger=False)
             records = r.llm.records if r.llm else []
             answered = [c for c in records if c.cause is None and c.response is not None]
             valid = [c for c in answered if not c.rejected]
-            print(f"| {key} | {name} | {r.end} | {len(records)} | {len(valid)}/{len(answered)} |"
+            end = r.end + (f" ({r.llm_cause.value})" if r.llm_cause else "")
+            print(f"| {key} | {system} | {end} | {len(records)} | {len(valid)}/{len(answered)} |"
                   f"  ({time.perf_counter() - t0:.0f} s, load {load()})", flush=True)
 
 
@@ -184,7 +186,8 @@ def main() -> None:
     parser.add_argument("--p", type=float, nargs="+", default=[0.9, 0.7, 0.5])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scenarios", type=int, nargs="*", help="scenario numbers (default: all)")
-    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=list(SYSTEMS))
+    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS),
+                        help="default: all three (the noisy expert), llm and llm-grounded (--local)")
     parser.add_argument("--out", help="write every run as JSON")
     parser.add_argument("--tables", metavar="FILE", help="print the tables of the runs --out wrote, running nothing")
     parser.add_argument("--local", action="store_true", help="the real local model instead of the noisy expert")
@@ -198,6 +201,7 @@ def main() -> None:
     if args.local:
         local(args)
     else:
+        args.systems = args.systems or list(SYSTEMS)
         benchmark(args)
 
 

@@ -60,7 +60,7 @@ OWN_KEYS = frozenset({"corrections", "schematic", "steps", "require_confirmed", 
                       "query_timeout", "query_rows"})
 NOT_AFFORDED = Refusal.NOT_AFFORDED.value
 NOT_CONFIRMED = "not-confirmed"
-QUERY_MAX = 1200
+QUERY_MAX = 600        # longer bounds make a grammar llama.cpp refuses (it parses maxLength as a repetition)
 
 
 def _dict(value: Any) -> dict[str, Any]:
