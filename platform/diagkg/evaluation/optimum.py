@@ -13,8 +13,9 @@ Every outcome is read from the real session machinery on shadow sessions
 (:mod:`~diagkg.evaluation.optimum_worlds`), and the policy is found by AO* over
 belief sets with the perfect-information cost as an admissible heuristic
 (:mod:`~diagkg.evaluation.optimum_search`). Within the time limit it is exact;
-where the limit stops the search, the policy found is completed and a proven
-lower bound and the completed policy's cost (an upper bound) are reported.
+where the limit stops the search, the search's best options are completed with
+hypotheses where it did not go (``Search.settle``), and a proven
+lower bound and the cost of the policy stored (an upper bound) are reported.
 
 What the policy conditions on at the start is what a session shows in typed form:
 the lights seen (``Briefing.visible``, as the session derives them), the parts
@@ -175,9 +176,9 @@ def solve(store: KnowledgeStore, key: str, *, scenarios: Sequence[Scenario] | No
         f"perfect-information bound {search.lower:.1f} min")
     search.run(deadline - reserve)
     if not search.solved:
-        say(f"time limit: bounds {search.lower:.1f}–{search.upper:.1f} min after {search.stats.expanded} "
-            "expansions; completing the best policy")
-        search.complete(deadline - reserve / 2)
+        say(f"time limit: lower bound {search.lower:.1f} min after {search.stats.expanded} expansions; "
+            "settling a complete policy")
+    search.settle(deadline - reserve / 2)
     costs = search.scenario_costs()
     figures = []
     for n, scenario in enumerate(chosen):

@@ -11,11 +11,13 @@ expected cost, over the options, of the option's minutes plus its children's val
 Every node carries two bounds: ``lower`` (admissible: an unexpanded node's is the
 perfect-information bound of its worlds, :meth:`Worlds.bound`) and ``upper`` (the
 value of a complete policy below it: infinite until one is known; a node of one
-world without chance knows one at once, its perfect-information path). AO* expands,
-again and again, an unsolved tip of the best partial policy (by lower bound), where
-the most probability and the widest gap meet, and backs the bounds up; a node is
-solved when its bounds meet. With time left over at the end of a time limit, the best
-partial policy is completed (by lower bound) so that the upper bound is a policy.
+world without chance that one move ends at its perfect-information cost knows one at
+once). AO* expands, again and again, an unsolved tip of the best partial policy (by
+lower bound), where the most probability and the widest gap meet, and backs the bounds
+up; a node is solved when its bounds meet. An expansion stops when the deadline passes.
+Then :meth:`Search.settle` fixes the policy that is stored: the search's best options
+where it went, hypotheses alone where it did not (so a time limit always leaves a
+complete policy, whose expected cost is the upper bound).
 
 Reductions (each keeps the optimum of the moves considered, but the one said):
 
@@ -45,6 +47,11 @@ from .optimum_worlds import Worlds
 
 INF = math.inf
 TOLERANCE = 1e-7          # bounds this close (relative) are equal: the node is solved
+CHECK_EVERY = 16          # moves tried between two looks at the clock
+
+
+class OutOfTime(Exception):
+    """The deadline passed in the middle of an expansion (the node is left unexpanded)."""
 
 
 @dataclass(eq=False)
@@ -84,7 +91,6 @@ class Option:
 class Stats:
     expanded: int = 0
     nodes: int = 0
-    completed: int = 0           # nodes expanded to complete the policy at the end
 
 
 class Search:
@@ -95,6 +101,7 @@ class Search:
         self.repeats = repeats
         self.nodes: dict[tuple[int, int, tuple[tuple[int, float], ...]], Node] = {}
         self.stats = Stats()
+        self._final: dict[int, tuple[float, Option | None]] = {}     # see settle
         self.roots: list[tuple[float, Node]] = []
         self.starts = worlds.starts()
         for start in self.starts:
@@ -139,12 +146,14 @@ class Search:
         namings = sorted({m for w, _ in node.worlds for m in self.w.namings(w)})
         return moves + namings
 
-    def expand(self, node: Node) -> None:
-        """Work out the options of ``node`` (see the module's documentation for what is dropped)."""
-        self.stats.expanded += 1
+    def expand(self, node: Node, deadline: float = INF) -> None:
+        """Work out the options of ``node`` (see the module's documentation for what is dropped);
+        :class:`OutOfTime` when ``deadline`` passes meanwhile (the node stays unexpanded)."""
         here = set(w for w, _ in node.worlds)
         best: dict[tuple[float, tuple[tuple[float, int], ...]], Option] = {}
-        for move in self.candidates(node):
+        for n, move in enumerate(self.candidates(node)):
+            if n % CHECK_EVERY == 0 and time.monotonic() > deadline:
+                raise OutOfTime
             option = self._option(node, move, here)
             if option is None:
                 continue
@@ -152,6 +161,7 @@ class Search:
             kept = best.get(signature)
             if kept is None or option.cost < kept.cost:
                 best[signature] = option
+        self.stats.expanded += 1
         node.options = list(best.values())
         for option in node.options:
             for _, _, child in option.children:
@@ -217,11 +227,14 @@ class Search:
     # -- the search ------------------------------------------------------------
     def run(self, deadline: float) -> None:
         """Expand until the optimum is proven or ``deadline`` (``time.monotonic``) passes."""
-        while not self.solved and time.monotonic() < deadline:
-            tip = self._tip()
-            if tip is None:
-                break
-            self.expand(tip)
+        try:
+            while not self.solved and time.monotonic() < deadline:
+                tip = self._tip()
+                if tip is None:
+                    break
+                self.expand(tip, deadline)
+        except OutOfTime:
+            pass
 
     def _tip(self) -> Node | None:
         """An unexpanded node of the best partial policy: from the class with the most to gain, down
@@ -235,47 +248,85 @@ class Search:
             node = _heaviest([(p, c) for p, _, c in option.children if not c.solved])
         return node
 
-    def complete(self, deadline: float) -> None:
-        """Make the upper bound a policy: below each class, follow the options best by lower bound,
-        expanding what is not expanded, until every branch ends (the next option where one cannot)."""
-        for _, root in self.roots:
-            self._complete(root, deadline)
+    def settle(self, deadline: float = INF) -> float:
+        """Fix the policy that is stored, and return its expected cost (an upper bound of the optimum;
+        infinite when no complete policy was found by ``deadline``). At each node it takes the best of a
+        few options of the search (the best by upper bound, and by lower bound) and, where the search did
+        not go, a policy of hypotheses only: the one that ends the most probability per expected minute,
+        again and again. Nothing is expanded, so this is quick; where the optimum was proven, it is the
+        search's own policy."""
+        self._final = {}
+        try:
+            return sum(p * self._settle(root, deadline) for p, root in self.roots)
+        except OutOfTime:
+            self._final = {}
+            return INF
 
-    def _complete(self, node: Node, deadline: float) -> None:
-        if node.upper < INF or time.monotonic() >= deadline:
-            return
-        if node.options is None:
-            self.expand(node)
-            self.stats.completed += 1
-        for option in sorted(node.options or [], key=lambda o: (o.lower, o.move)):
-            for _, _, child in option.children:
-                if child.upper == INF:
-                    self._complete(child, deadline)
-            option.evaluate()
-            if option.upper < INF:
-                break
-        self._update(node)
+    def _settle(self, node: Node, deadline: float) -> float:
+        known = self._final.get(id(node))
+        if known is not None:
+            return known[0]
+        if time.monotonic() > deadline:
+            raise OutOfTime
+        self._final[id(node)] = (INF, None)
+        candidates: list[Option] = []
+        if node.options is None and node.upper < INF:
+            shortcut = self._shortcut(node)
+            if shortcut is not None:
+                candidates.append(shortcut)
+        if node.options:
+            by_upper = min(node.options, key=lambda o: (o.upper, o.lower, o.move))
+            by_lower = min(node.options, key=lambda o: (o.lower, o.upper, o.move))
+            candidates += [by_upper] if by_upper is by_lower else [by_upper, by_lower]
+        if not node.solved:
+            naming = self._naming(node)
+            if naming is not None:
+                candidates.append(naming)
+        best: tuple[float, Option | None] = (INF, None)
+        for option in candidates:
+            value = option.cost + sum(p * self._settle(child, deadline) for p, _, child in option.children)
+            if value < best[0]:
+                best = (value, option)
+        self._final[id(node)] = best
+        return best[0]
+
+    def _shortcut(self, node: Node) -> Option | None:
+        """The one move that ends the single world of a node settled by its perfect-information path."""
+        world = node.worlds[0][0]
+        move = self.w.bound_move(world)
+        if move is None:
+            return None
+        step = self.w.step(world, 0, move)
+        return Option(node, move, step.cost, 1.0, []) if step.solved else None
+
+    def _naming(self, node: Node) -> Option | None:
+        """The hypothesis of the node's worlds that ends the most probability per expected minute."""
+        here = set(w for w, _ in node.worlds)
+        best: tuple[float, float, int, Option | None] = (0.0, 0.0, 0, None)
+        for move in sorted({m for w, _ in node.worlds for m in self.w.namings(w)}):
+            option = self._option(node, move, here)
+            if option is not None and option.ended > 0:
+                rate = option.ended / max(option.cost, 1e-9)
+                if best[3] is None or (rate, -option.cost, -move) > best[:3]:
+                    best = (rate, -option.cost, -move, option)
+        return best[3]
 
     # -- the policy found ------------------------------------------------------
-    @staticmethod
-    def chosen(node: Node) -> Option | None:
-        """The option the policy takes at ``node``: the best by upper bound (a complete policy)."""
-        options = [o for o in node.options or [] if o.upper < INF]
-        return min(options, key=lambda o: (o.upper, o.lower, o.move), default=None)
+    def chosen(self, node: Node) -> Option | None:
+        """The option the stored policy takes at ``node`` (see :meth:`settle`, which fixes it)."""
+        known = self._final.get(id(node))
+        return known[1] if known is not None else None
 
     def policy_nodes(self) -> list[Node]:
-        """Every node of the best complete policy, from the classes down (each once), expanding the
-        nodes of one world that were solved by their perfect-information path."""
+        """Every node of the stored policy (:meth:`settle`), from the classes down, each once."""
         seen: dict[int, Node] = {}
         stack = [n for _, n in self.roots]
         while stack:
             node = stack.pop()
-            if id(node) in seen or node.upper == INF:
+            option = self.chosen(node)
+            if id(node) in seen or option is None:
                 continue
             seen[id(node)] = node
-            if node.options is None:
-                self.expand(node)
-            option = self.chosen(node)
             if option is not None:
                 stack.extend(c for _, _, c in option.children)
         return list(seen.values())
@@ -292,8 +343,6 @@ class Search:
         return out
 
     def _cost(self, node: Node, world: int) -> float:
-        if node.options is None and node.upper < INF:
-            self.expand(node)          # solved by its perfect-information path: its options show the path
         option = self.chosen(node)
         if option is None:
             return INF

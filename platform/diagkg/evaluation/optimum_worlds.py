@@ -110,6 +110,7 @@ class Worlds:
         self._namings: dict[int, tuple[int, ...]] = {}
         self._broken: dict[int, frozenset[str]] = {}
         self._bounds: dict[int, tuple[float, int]] = {}
+        self._first_moves: dict[int, int] = {}
         self.steps_taken = 0
         for scenario in self.scenarios:
             session = Session(scenario, store, budget=10**6)
@@ -369,6 +370,7 @@ class Worlds:
         queue: list[tuple[float, int, int]] = [(0.0, 0, world)]
         result: tuple[float, int] = (INF, 0)
         expanded = 0
+        first: int | None = None          # the move of a one-move path
         while queue:
             cost, rounds, here = heapq.heappop(queue)
             if cost > best.get(here, INF) or cost >= result[0]:
@@ -385,12 +387,22 @@ class Worlds:
                         continue
                     total = cost + s.cost
                     if s.solved:
-                        result = min(result, (total, rounds + 1))
+                        if (total, rounds + 1) < result:
+                            result = (total, rounds + 1)
+                            first = move if here == world else None
                     elif s.world != here and total < best.get(s.world, INF) and total < result[0]:
                         best[s.world] = total
                         heapq.heappush(queue, (total, rounds + 1, s.world))
         self._bounds[world] = result
+        if first is not None and result[1] == 1:
+            self._first_moves[world] = first
         return result[0]
+
+    def bound_move(self, world: int) -> int | None:
+        """The move that ends ``world`` at its perfect-information cost in one round (None when no one
+        move does)."""
+        self.bound(world)
+        return self._first_moves.get(world)
 
     def bound_rounds(self, world: int) -> int:
         """The rounds of the path :meth:`bound` found (-1 when it stopped before it found the best path)."""
