@@ -209,7 +209,8 @@ def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLib
                           x.per(x.to_two, x.sessions)])
     out = [optimum_table(store, systems),
            Table("regret", "Measured against the best possible: mean cost, the optimum's expected cost in the same "
-                 "scenarios, cost / optimum, regret (minutes per session), the oracle, cost / oracle, decision times",
+                 "scenarios, cost / optimum, regret (minutes per session), the oracle, cost / oracle, decision times "
+                 "(the optimal assistant knows which scenarios there are, the oracle knows the answer)",
                  ["system", "assistant", "sessions", "mean cost", "optimum", "cost / optimum", "regret", "oracle",
                   "cost / oracle", "median decision ms", "max decision s"], anchored),
            Table("reliability", "Success over seeds: pass@1 (mean success rate), pass^k (all of k runs of a scenario "
