@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ExpressionError, SimulationError, UnknownTermError
 from ..kg.expressions import THERMAL_VOLTAGE
-from .circuit import NOMINAL, CircuitState, Component, DamageRule, PortRef, Skeleton, load_skeleton
+from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
+from .readout import Reader, read
 from .results import ComponentResult, Damage, ShortResult, SimulationResult, result_quads
 from .spice import Element, NgspiceEngine, OperatingPoint, SolverEngine, topology_id
 
@@ -79,34 +80,17 @@ class _Plan:
     params: dict[str, dict[str, Any]]     # component -> effective parameters
     by_component: dict[str, list[_ElementPlan]]
     dynamic: list[_ElementPlan]
-    readers: list[_Reader]                   # how to read each component's results off a solve
+    readers: list[Reader]                    # how to read each component's results off a solve
     short_elements: list[Element]            # the state's shorts, in order
 
 
-
-
-@dataclass(frozen=True)
-class _Reader:
-    """How to read one component's results off a solved operating point: built once per
-    component signature (with its part), so that a solve only looks values up."""
-
-    cid: str
-    type: str
-    elements: tuple[tuple[str, str, str, str], ...]   # (element, node_a, node_b, dk:elementName)
-    positive: str                                     # the SPICE node of its positive-side port
-    ports: tuple[tuple[str, str | None, str], ...]    # (port, its net's node or None when floating, SPICE node)
-    emit: Expression | None                           # its type's emission rule
-    rules: tuple[DamageRule, ...]                     # damage rules that apply: it has every parameter they read
-    env: dict[str, Any] | None                        # its parameters (and 0 for named elements), for its rules
-    named: frozenset[str]                             # the dk:elementName of elements whose values rules read
-    simple: bool                                      # one element, from one of its two ports to the other
 
 
 # a component's share of a state: (id, overrides, detached ports, rewired ports, covered, damage states)
 _Signature = tuple[str, tuple[tuple[str, float], ...], frozenset[str], tuple[tuple[str, PortRef], ...], bool,
                    frozenset[str]]
 # what it contributes to a plan: (elements, port -> node, parameters, its reader)
-_Part = tuple[list[_ElementPlan], dict[PortRef, str], dict[str, Any], _Reader]
+_Part = tuple[list[_ElementPlan], dict[PortRef, str], dict[str, Any], Reader]
 
 
 def _has(overrides: dict[str, float]) -> Callable[[str], bool]:
@@ -232,7 +216,7 @@ class Simulator:
         elements: list[_ElementPlan] = []
         port_node: dict[PortRef, str] = {}
         params_all: dict[str, dict[str, Any]] = {}
-        readers: list[_Reader] = []
+        readers: list[Reader] = []
         damaged_by: dict[str, set[str]] = {}
         for cid, damage in state.damaged:
             damaged_by.setdefault(cid, set()).add(damage)
@@ -347,7 +331,7 @@ class Simulator:
         return elements, ports, params, self._reader(cid, elements, ports, params, spice_node)
 
     def _reader(self, cid: str, elements: list[_ElementPlan], ports: dict[PortRef, str], params: dict[str, Any],
-                spice_node: dict[str, str]) -> _Reader:
+                spice_node: dict[str, str]) -> Reader:
         sk = self.skeleton
         type_iri = self._type_iri[cid]
         emit = sk.emits.get(type_iri)
@@ -365,7 +349,7 @@ class Simulator:
                 own.append((el.name, el.node_a, el.node_b, ep.label if read else ""))
         single = len(own) == 1 and len(spice_node) == 2 and own[0][1] != own[0][2] \
             and {own[0][1], own[0][2]} == set(spice_node.values())
-        return _Reader(cid, self._type[cid], tuple(own), spice_node[self.positive_port[cid]],
+        return Reader(cid, self._type[cid], tuple(own), spice_node[self.positive_port[cid]],
                        tuple((name, ports.get((cid, name)), spice_node[name]) for name in self._port_names[cid]),
                        emit, rules, {**params, **values} if emit is not None or rules else None,
                        frozenset(label for *_, label in own if label), single)
@@ -466,69 +450,8 @@ class Simulator:
 
     def _components(self, plan: _Plan,
                     op: OperatingPoint) -> tuple[dict[str, ComponentResult], frozenset[tuple[str, str]]]:
-        """Each component's port voltages, port currents, power and light, from the solved
-        operating point alone (its elements' currents as the engine gives them), and the damage
-        (component, damage state) its damage rules call for."""
-        v = dict(op.voltages)
-        v["0"] = 0.0
-        currents = op.currents
-        out: dict[str, ComponentResult] = {}
-        hits: list[tuple[str, str]] = []
-        for r in plan.readers:
-            # <name>Power, <name>Current of the elements whose values its rules read
-            named: dict[str, float] | None = {} if r.named else None
-            port_v: dict[str, float | None] = {}
-            port_i: dict[str, float | None] = {}
-            if r.simple:
-                # one element between its two ports (most parts): read it straight
-                name, a, b, label = r.elements[0]
-                i = currents[name]
-                p = (v[a] - v[b]) * i
-                power = p if p >= 0.0 else -p
-                current_in = i if r.positive == a else -i
-                if label and named is not None:
-                    named[label + "Power"], named[label + "Current"] = p, i
-                for port, net, own in r.ports:
-                    if net is None:
-                        port_v[port] = port_i[port] = None
-                    else:
-                        port_v[port] = v[net]
-                        x = i if own == a else -i
-                        port_i[port] = x if x >= 1e-9 or x <= -1e-9 else 0.0
-            else:
-                leaving: dict[str, float] = {}      # SPICE node -> current from it into the component's elements
-                power = 0.0
-                for name, a, b, label in r.elements:
-                    i = currents[name]
-                    p = (v[a] - v[b]) * i
-                    power += p
-                    leaving[a] = leaving.get(a, 0.0) + i
-                    leaving[b] = leaving.get(b, 0.0) - i
-                    if label and named is not None:
-                        named[label + "Power"], named[label + "Current"] = p, i
-                power = abs(power)
-                current_in = leaving.get(r.positive, 0.0)
-                for port, net, own in r.ports:
-                    if net is None:
-                        port_v[port] = port_i[port] = None
-                    else:
-                        port_v[port] = v[net]
-                        port_i[port] = _clean(leaving.get(own, 0.0))
-            lit = None
-            if r.env is not None:
-                first, last = r.ports[0][0], r.ports[-1][0]
-                env = r.env.copy()
-                env["power"], env["current"] = power, current_in
-                env["voltage"] = (port_v[first] or 0.0) - (port_v[last] or 0.0)
-                if named:
-                    env.update(named)
-                if r.emit is not None:
-                    lit = bool(r.emit(env))
-                for rule in r.rules:
-                    if rule.condition(env):
-                        hits.append((r.cid, rule.state))
-            out[r.cid] = ComponentResult(r.type, port_v, _clean(current_in), _clean(power), lit, port_i)
-        return out, frozenset(hits)
+        """Each component's results, and the damage its rules call for (:func:`~.readout.read`)."""
+        return read(plan.readers, op)
 
     def _couplings(self, state: CircuitState, plan: _Plan, components: dict[str, ComponentResult],
                    live: dict[str, bool]) -> dict[str, bool]:
@@ -601,11 +524,6 @@ def _power(op: OperatingPoint, el: Element) -> float:
     va = 0.0 if el.node_a == "0" else op.voltages[el.node_a]
     vb = 0.0 if el.node_b == "0" else op.voltages[el.node_b]
     return (va - vb) * op.currents[el.name]
-
-
-def _clean(x: float) -> float:
-    """Drop the numerical noise of the solver (below a nanoampere/nanowatt)."""
-    return 0.0 if -1e-9 < x < 1e-9 else x
 
 
 __all__ = ["Simulator", "SimulationResult", "ComponentResult", "Damage", "ShortResult", "result_quads", "CircuitState",

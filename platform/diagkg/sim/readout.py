@@ -1,0 +1,107 @@
+"""Reading one solve: each component's port voltages, port currents, power and light, and the
+damage its rules call for, from the solved operating point alone (its elements' currents as the
+engine gives them, ``diagkg.sim.spice``). A :class:`Reader` per component says where to look; it
+is built once per component signature (with the component's part of a plan), so that a solve only
+looks values up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .results import ComponentResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.expressions import Expression
+    from .circuit import DamageRule
+    from .spice import OperatingPoint
+
+
+@dataclass(frozen=True)
+class Reader:
+    """How to read one component's results off a solved operating point: built once per
+    component signature (with its part), so that a solve only looks values up."""
+
+    cid: str
+    type: str
+    elements: tuple[tuple[str, str, str, str], ...]   # (element, node_a, node_b, dk:elementName)
+    positive: str                                     # the SPICE node of its positive-side port
+    ports: tuple[tuple[str, str | None, str], ...]    # (port, its net's node or None when floating, SPICE node)
+    emit: Expression | None                           # its type's emission rule
+    rules: tuple[DamageRule, ...]                     # damage rules that apply: it has every parameter they read
+    env: dict[str, Any] | None                        # its parameters (and 0 for named elements), for its rules
+    named: frozenset[str]                             # the dk:elementName of elements whose values rules read
+    simple: bool                                      # one element, from one of its two ports to the other
+
+
+def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, ComponentResult], frozenset[tuple[str, str]]]:
+    """Each component's results at ``op``, and the damage (component, damage state) its damage
+    rules call for."""
+    v = dict(op.voltages)
+    v["0"] = 0.0
+    currents = op.currents
+    out: dict[str, ComponentResult] = {}
+    hits: list[tuple[str, str]] = []
+    for r in readers:
+        # <name>Power, <name>Current of the elements whose values its rules read
+        named: dict[str, float] | None = {} if r.named else None
+        port_v: dict[str, float | None] = {}
+        port_i: dict[str, float | None] = {}
+        if r.simple:
+            # one element between its two ports (most parts): read it straight
+            name, a, b, label = r.elements[0]
+            i = currents[name]
+            p = (v[a] - v[b]) * i
+            power = p if p >= 0.0 else -p
+            current_in = i if r.positive == a else -i
+            if label and named is not None:
+                named[label + "Power"], named[label + "Current"] = p, i
+            for port, net, own in r.ports:
+                if net is None:
+                    port_v[port] = port_i[port] = None
+                else:
+                    port_v[port] = v[net]
+                    x = i if own == a else -i
+                    port_i[port] = x if x >= 1e-9 or x <= -1e-9 else 0.0
+        else:
+            leaving: dict[str, float] = {}      # SPICE node -> current from it into the component's elements
+            power = 0.0
+            for name, a, b, label in r.elements:
+                i = currents[name]
+                p = (v[a] - v[b]) * i
+                power += p
+                leaving[a] = leaving.get(a, 0.0) + i
+                leaving[b] = leaving.get(b, 0.0) - i
+                if label and named is not None:
+                    named[label + "Power"], named[label + "Current"] = p, i
+            power = abs(power)
+            current_in = leaving.get(r.positive, 0.0)
+            for port, net, own in r.ports:
+                if net is None:
+                    port_v[port] = port_i[port] = None
+                else:
+                    port_v[port] = v[net]
+                    port_i[port] = _clean(leaving.get(own, 0.0))
+        lit = None
+        if r.env is not None:
+            first, last = r.ports[0][0], r.ports[-1][0]
+            env = r.env.copy()
+            env["power"], env["current"] = power, current_in
+            env["voltage"] = (port_v[first] or 0.0) - (port_v[last] or 0.0)
+            if named:
+                env.update(named)
+            if r.emit is not None:
+                lit = bool(r.emit(env))
+            for rule in r.rules:
+                if rule.condition(env):
+                    hits.append((r.cid, rule.state))
+        out[r.cid] = ComponentResult(r.type, port_v, _clean(current_in), _clean(power), lit, port_i)
+    return out, frozenset(hits)
+
+
+def _clean(x: float) -> float:
+    """Drop the numerical noise of the solver (below a nanoampere/nanowatt)."""
+    return 0.0 if -1e-9 < x < 1e-9 else x
+
+
+__all__ = ["Reader", "read"]
