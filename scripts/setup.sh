@@ -52,7 +52,9 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 py=.venv/bin/python
-$py -m pip install -q --upgrade pip >/dev/null
+# setuptools too: a fresh Python 3.11 venv carries setuptools 65, which builds no wheel without the `wheel`
+# package (tests build plug-in packages written in the test with --no-build-isolation)
+$py -m pip install -q --upgrade pip "setuptools>=77" >/dev/null
 extras=()
 [ "$dev" = 1 ] && extras+=(dev)
 [ "$local_llm" = 1 ] && extras+=(local-llm)

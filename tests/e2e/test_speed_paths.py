@@ -137,7 +137,8 @@ def test_every_assistant_writes_trajectories_that_conform(torch_store, name, mon
 
     monkeypatch.setattr(trajectory, "validate", counting)
     with contextlib.ExitStack() as stack:
-        if name == "llm":              # a language model: a scripted local endpoint that looks, then gives up
+        if name in ("llm", "llm-grounded"):      # a language model: a scripted local endpoint that looks, then
+            # gives up (llm-grounded reads neither as its decision: it ends in llm_truncation, recorded too)
             server = stack.enter_context(LLMServer())
             server.script.content = '{"kind": "give_up", "instruction": "Stop."}'
             server.script.then(Reply(tool={"name": "choose", "arguments": {
@@ -159,7 +160,7 @@ def test_the_default_policy_checks_the_first_of_each_kind_and_a_sample(torch_sto
     checked: list[str] = []
     monkeypatch.setattr(trajectory, "validate", lambda quads, label: checked.append(label))
     ends = [run_session("TORCH.1", "oracle", store=torch_store).end for _ in range(8)]
-    assert set(ends) == {"success_no_hypothesis"}   # the oracle repairs without hypothesising
+    assert set(ends) == {"success"}   # the oracle names the faulty part (honest scoring)
     assert len(checked) == 3            # the first oracle × torch run, then the 4th and the 8th …
     run_session("TORCH.1", "unhelpful", store=torch_store)
     assert len(checked) == 4            # … and the first of another kind (the 9th written)

@@ -142,23 +142,28 @@ def _values(name: str, kind: str, trajectory: str, query: str = "") -> Any:
         "systemGraph": graphs.system("torch").value, "affordance": str(DK.Measurable),
         "graph": "https://example.org/test/scratch", "entry": "https://example.org/test/entry",
         "subject": T + "bulb", "predicate": "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
-        "campaign": "https://w3id.org/diagkg/evaluation/none-such",
+        "campaign": "https://w3id.org/diagkg/evaluation/none-such", "ontology": "https://w3id.org/diagkg/ontology",
+        "property": str(DK.ratedCurrent), "term": T + "bulb", "object": T + "led",
     }
     literal = {"value": 4.7, "covered": True, "closed": False, "probability": 0.5, "hash": "abc", "key": "torch",
-               "number": 9101, "id": "TORCH.1", "assistant": "oracle", "model": "m", "label": "Spare bulb",
+               "number": 9101, "id": "TORCH.1", "name": "torch-lite", "assistant": "oracle", "model": "m", "label": "Spare bulb",
                "raw": 'say "hi"\nback\\slash', "response": '{"a": "é \\"q\\""}', "a": "oracle", "b": "random-search",
                "k": 2,
                "format": ox.Literal("1", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#positiveInteger"))}
     if kind == "list of iri":
         return {"types": [str(DK.Bulb), str(DK.VoltageSource)], "add": [str(DK.Inverted)], "remove": [str(DK.Rotated)],
-                "anomalous": [T + "bulb"], "nominal": [T + "led"], "drop": ["https://example.org/test/gone"]}[name]
+                "anomalous": [T + "bulb"], "nominal": [T + "led"], "drop": ["https://example.org/test/gone"],
+                "create": ["https://example.org/test/created"], "clear": ["https://example.org/test/state"]}[name]
     if kind == "flag":
         return True
-    if name == "object":
+    if name == "object" and kind == "term":
         return None                     # an open position of a pattern
     if kind == "list of graph" and query == "store-add-quads":      # the default graph too
         default = [ox.Triple(ox.NamedNode(T + "x"), ox.NamedNode(T + "p"), ox.Literal("default"))]
         return [*_values(name, kind, trajectory), {"name": None, "triples": default}]
+    if kind == "list of graph" and name == "remove":         # DELETE DATA takes no blank node
+        g = ox.NamedNode("https://example.org/test/loaded")
+        return [{"name": g, "triples": [ox.Triple(ox.NamedNode(T + "bulb"), ox.NamedNode(str(DK.voltage)), ox.Literal(6))]}]
     if kind == "list of graph":
         g = ox.NamedNode("https://example.org/test/loaded")
         return [{"name": g, "triples": [ox.Triple(ox.NamedNode(T + "bulb"), ox.NamedNode(str(DK.voltage)), ox.Literal(6)),

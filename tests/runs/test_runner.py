@@ -229,5 +229,5 @@ def test_end_values_have_one_spelling_everywhere():
     assert all(notations[str(iri)] == code for code, iri in END_IRIS.items())
     result = run_session(1, "oracle", store=store)
     listed = [r["end"] for r in store.select("trajectory-list") if r["trajectory"] == result.trajectory]
-    assert listed == [result.end] == ["success_no_hypothesis"]
+    assert listed == [result.end] == ["success"]      # the oracle names the faulty part (honest scoring)
     assert transcript.load(store, result.trajectory)["end"] == result.end

@@ -16,7 +16,7 @@ reason it is not —
 
 The ontology is read from the graph with ``queries/ontology-declarations.rq`` and
 ``ontology-subclasses.rq`` (once per version of the ontology graph); the terms of the
-RDF, RDFS, OWL and XSD vocabularies count as declared. Queries may use the usual
+RDF, RDFS, OWL, XSD, SHACL and PROV-O vocabularies count as declared. Queries may use the usual
 prefixes without declaring them (:data:`PREFIXES`). Running an accepted query, bounded in
 time and size, is :mod:`.grounding_bounded`'s job.
 """
@@ -147,12 +147,13 @@ def ontology_of(source: KnowledgeSource) -> Ontology:
 
 
 def _standard(iri: str) -> bool:
-    """A term of the RDF, RDFS, OWL or XSD vocabularies (as their closed namespaces list them)."""
-    from rdflib.namespace import OWL, RDF, RDFS, XSD
+    """A term of the RDF, RDFS, OWL, XSD, SHACL or PROV-O vocabularies (as their closed namespaces list
+    them: validation records are SHACL's own reports with PROV-O provenance)."""
+    from rdflib.namespace import OWL, PROV, RDF, RDFS, SH, XSD
     from rdflib.term import URIRef
 
-    for ns, closed in ((RDF_NS, RDF), (RDFS_NS, RDFS), (OWL_NS, OWL), (XSD_NS, XSD)):
-        if iri.startswith(ns):
+    for closed in (RDF, RDFS, OWL, XSD, SH, PROV):
+        if iri.startswith(str(closed)):
             return URIRef(iri) in closed
     return False
 

@@ -295,7 +295,9 @@ class NeuroSymbolic(BaseAssistant):
         self.current_module = bool(config.get("current_module", True))   # a wrong current speaks of its module
         self.current_module_all = bool(config.get("current_module_all", True))
         self.comes_and_goes = bool(config.get("comes_and_goes", False))   # "from time to time" in a report
-        self.repair_probe = bool(config.get("repair_probe", True))   # repair cheap suspects together
+        # name cheap suspects together as a probe: off, since naming healthy parts with a faulty one is
+        # overbroad (turned back, nothing repaired) under the honest success rule
+        self.repair_probe = bool(config.get("repair_probe", False))
         self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
 
     # ------------------------------------------------------------------

@@ -149,7 +149,7 @@ def _words(gen: Any) -> dict[str, Any]:
 
 
 def add_diagnosability(add: Add) -> None:
-    from ..generation.diagnosability import STEP_BUDGET
+    from ..generation import STEP_BUDGET  # the package alone: --help imports nothing heavy
 
     p = add("diagnosability", cmd_diagnosability, "What a system's tests can tell apart among its single faults: "
             "ambiguity groups, the cheapest actions that separate two faults, fault resolution, and the faults "

@@ -14,7 +14,8 @@ through the service agent and reports, located in the scenario's file:
 * ``repair`` — the ideal repair, action by action, brings the system back to
   nominal (as the service agent judges it, over several seeds when a fault is
   intermittent);
-* ``hypotheses`` — the correct hypothesis is verified as correct, and a wrong
+* ``hypotheses`` — the correct hypothesis (the stated faulty components and any
+  other part whose injected fault is present) is verified as correct, and a wrong
   one (a part that is not faulty) is not;
 * ``symptoms`` — each symptom the scenario states as data
   (``dk:statedSymptom``: a lamp or LED lit, dark or flickering) agrees with
@@ -46,8 +47,10 @@ from ..kg import graphs, resources
 from ..kg.loading import SHIPPED_PREFIX
 from ..kg.vocab import DK
 from .actions import Action
+from .effects import still_broken
 from .scenarios import Scenario
 from .service import Hypothesis, Session
+from .verification import injected_parts
 from .workspace import graph_holding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -300,12 +303,17 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
     faulty_line = where.line(r"dk:faultyComponent")
     s = Session(scenario, store)
     s.reset(seed=0)
-    outcome, *_ = s.step(Hypothesis(scenario.faulty))
+    # the complete diagnosis: the stated faulty components and every other part whose injected fault is
+    # present at the start (a broken indicator the scenario does not count as faulty still needs naming)
+    also = sorted(injected_parts(s) & still_broken(s, s.state()) - scenario.faulty)
+    complete = frozenset(scenario.faulty | set(also))
+    outcome, *_ = s.step(Hypothesis(complete))
+    named = ", ".join(sorted(complete))
     if outcome["verdict"] != "correct":
-        add("hypotheses", False, f"the correct hypothesis ({', '.join(sorted(scenario.faulty))}) is verified as "
-            f"{outcome['verdict']}", faulty_line)
+        add("hypotheses", False, f"the correct hypothesis ({named}) is verified as {outcome['verdict']}", faulty_line)
     else:
-        add("hypotheses", True, "the correct hypothesis is verified as correct", faulty_line)
+        add("hypotheses", True, "the correct hypothesis is verified as correct"
+            + (f" (with {', '.join(also)}, which has an injected fault of its own)" if also else ""), faulty_line)
     decoy = next((c for c in sorted(s.sk.components) if c not in scenario.faulty and c not in scenario.removed
                   and s.sk.components[c].type != "Cable"), None)
     if decoy is not None:

@@ -2,7 +2,9 @@
 repair work it implies (minutes), access included.
 
 * *correct* — every named part is faulty, every part whose injected fault is
-  still present is named, and repairing the named parts makes the system work
+  still present is named or cleared by repairing what is named (a short between
+  two parts belongs to both: either end's repair clears it), and repairing the
+  named parts makes the system work
   (the main lamps light, settled, no loose end left, and the switch still
   controls them — the bypass guard). Only this verdict is a diagnosis, and only
   it ends a session in ``success``.
@@ -92,10 +94,12 @@ def verify(session: Session, hypothesis: Hypothesis) -> Outcome:
                        "turned back and nothing was replaced." if faulty_named else
                        "Repairing " + ", ".join(candidates) + " changes nothing: none of them was faulty.")
     else:
-        required = injected_parts(session) & broken
         trial = repaired_state(session, candidates)
         works = main_function_works(session, trial)
-        out.verdict = Verdict.CORRECT if works and required <= set(candidates) else Verdict.PARTIAL
+        # every part with a fault of its own must be named, or be cleared by what is: a short between
+        # two parts belongs to both, so repairing either end clears it
+        left = injected_parts(session) & still_broken(session, trial) - set(candidates)
+        out.verdict = Verdict.CORRECT if works and not left else Verdict.PARTIAL
         for part in faulty_named:
             make_repair(session, part)
         session.repaired.update(faulty_named)

@@ -11,3 +11,5 @@ benchmark splits (a layer beside :mod:`diagkg.agents`: it reads env, sim and kg)
   :mod:`~diagkg.generation.report` — ``diagkg diagnosability``;
 * :mod:`~diagkg.generation.splits` — ``diagkg split``.
 """
+
+STEP_BUDGET = 50_000           # simulated steps ``diagkg diagnosability`` spends on sequences of two or three probes

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from ..env.actions import Action
+from . import STEP_BUDGET
 from .bench import Bench, Look
 from .catalogue import Placement, Unplaced, single_placements
 from .generate import Dropped
@@ -44,7 +45,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Progress = Callable[[str, int, int], None]
 HEALTHY = "(working system)"
-STEP_BUDGET = 50_000           # simulated steps spent on sequences of two or three probes
 
 
 @dataclass(frozen=True)
