@@ -35,6 +35,8 @@ from pathlib import Path
 
 import httpx
 
+from revisions import checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = {
     "ask": "ASK { ?s ?p ?o }",
@@ -125,11 +127,7 @@ def main() -> None:
         wait_for(port, proc)
         checkouts = {"diagkg serve": env}
         if args.before:
-            (base / "before").mkdir()
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.before, "platform"], check=True,
-                                     capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(base / "before")], input=archive, check=True)
-            checkouts[f"diagkg serve ({args.before})"] = dict(env, PYTHONPATH=str(base / "before" / "platform"))
+            checkouts[f"diagkg serve ({args.before})"] = dict(env, PYTHONPATH=str(checkout(args.before, base / "before")))
             shutil.copytree(store, base / "store-before")
         try:
             for name, server_env in checkouts.items():

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from revisions import checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
 
@@ -63,13 +65,6 @@ def whole(args: list[str], env: dict[str, str]) -> float:
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "diagkg.cli", *args], check=True, capture_output=True, env=env)
     return time.perf_counter() - t0
-
-
-def checkout(rev: str, into: Path) -> Path:
-    into.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "platform"], check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into / "platform"
 
 
 def main() -> None:

@@ -181,10 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scenario", default="3CC.S.3", metavar="N|ID", help="the scenario to run (default 3CC.S.3)")
     p.add_argument("--replace", action="store_true", help="replace what other files loaded under the shipped names")
     p.add_argument("--seed", type=int, default=0)
-
     p.add_argument("--store", metavar="PATH|URL", default=argparse.SUPPRESS,
                    help=f"the store to write (as diagkg --store; default: $DIAGKG_STORE or {default_store_path()}); "
                         "the demo says which one it writes before it does")
+
     p = add("import-scenarios", knowledge.cmd_import_scenarios,
             "Import scenarios from a spreadsheet (CSV) with the RML mapping; validate; write one Turtle file each.")
     p.add_argument("file", metavar="FILE.csv", help="a scenario table with the columns of SCENARIOS_MASTER.csv "

@@ -207,7 +207,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                 task = inflight.pop(fut)
                 outcome = fut.result()        # a worker that died outright (not a session error) stops the campaign
                 previous = done[task.slot].end if task.replaces else ""
-                _store(writer, outcome, done, tallies, spending)
+                store_outcome(writer, outcome, done, tallies, spending)
                 prog.ran += 1
                 if previous:
                     prog.ends[previous] -= 1
@@ -254,10 +254,12 @@ def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, numb
     return missing
 
 
-def _store(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str, int, int], cp.Recorded],
-           tallies: tl.Tallies, spending: Spending) -> None:
+def store_outcome(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str, int, int], cp.Recorded],
+                  tallies: tl.Tallies, spending: Spending) -> None:
     """Hand the writer one transaction's worth: the trajectory (with its campaign entry and what the
-    failed session it replaces spent) and its slot's tally in, the failed one it replaces out."""
+    failed session it replaces spent) and its slot's tally in, the failed one it replaces out. The
+    worker read what the tally and the money need off the trajectory; its N-Quads are only parsed
+    (by pyoxigraph: nothing a worker sends reaches the store's update as text)."""
     graph = ox.NamedNode(outcome.graph)
     triples = [q.triple for q in ox.parse(outcome.nquads, format=ox.RdfFormat.N_QUADS)]
     replaced: ox.NamedNode | None = None
@@ -266,9 +268,14 @@ def _store(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str, int, 
         from ..kg import graphs
 
         replaced = graphs.named("trajectory", task.replaces.rsplit("/", 1)[1])
-    scenario_iri = next(t.object.value for t in triples if t.predicate.value == str(DK.onScenario))
-    slot = tallies.put(task.assistant, task.scenario, scenario_iri, tl.entry_of(triples, task.seed, outcome.end))
-    triples += spending.store_entry(_trajectory_iri(outcome.graph), triples, task.replaces)
+    if outcome.entry is None:       # an outcome made elsewhere: read it here
+        scenario_iri = next(t.object.value for t in triples if t.predicate.value == str(DK.onScenario))
+        entry = tl.entry_of(triples, task.seed, outcome.end)
+        triples += spending.store_entry(_trajectory_iri(outcome.graph), triples, task.replaces)
+    else:
+        scenario_iri, entry = outcome.scenario_iri, outcome.entry
+        triples += spending.count(_trajectory_iri(outcome.graph), outcome.money, outcome.cause, task.replaces)
+    slot = tallies.put(task.assistant, task.scenario, scenario_iri, entry)
     writer.trajectory(graph, triples, slot, replaced)
     done[task.slot] = cp.Recorded(_trajectory_iri(outcome.graph), task.batch, outcome.end)
 

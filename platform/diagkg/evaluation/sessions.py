@@ -21,7 +21,10 @@ import pyoxigraph as ox
 
 from ..kg import graphs
 from ..kg.vocab import DK
+from ..llm.records import FailureCause
+from .budget import session_money
 from .campaign import XSD, Task
+from .tally import Entry, entry_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..env.scenarios import Scenario
@@ -31,13 +34,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a worker sends back: the slot, its trajectory graph as N-Quads, and headline values."""
+    """What a worker sends back: the slot, its trajectory graph as N-Quads, headline values, and
+    what the campaign's writer keeps of it, read off its triples here (the writer never reads
+    them: it hands them to the store)."""
 
     task: Task
     graph: str
     nquads: bytes
     end: str
     cost: float
+    scenario_iri: str = ""
+    entry: Entry | None = None               # the session as its slot's tally keeps it
+    money: float = 0.0                       # what the session spent on language models
+    cause: FailureCause | None = None        # why a language model stopped it, if one did
 
 
 def knowledge_graphs(store: KnowledgeStore, numbers: Iterable[int]) -> list[ox.NamedNode]:
@@ -146,7 +155,10 @@ def run_task(store: KnowledgeStore, task: Task) -> Outcome:
         _CHECKED.add((task.assistant, scenario.key))
         trajectory.validate(quads, f"trajectory {record.trajectory_id}")
     data = ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b""
-    return Outcome(task, record.graph.value, data, record.end, float(record.total_cost))
+    triples = [q.triple for q in quads]
+    money, cause = session_money(trajectory.BASE + record.graph.value.rsplit("/", 1)[1], triples)
+    return Outcome(task, record.graph.value, data, record.end, float(record.total_cost), scenario.iri,
+                   entry_of(triples, task.seed, record.end), money, cause)
 
 
 _CHECKED: set[tuple[str, str]] = set()

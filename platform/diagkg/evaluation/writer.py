@@ -4,9 +4,11 @@ Sessions finish one by one; the writer gathers what they bring and commits it in
 transaction each: every trajectory graph of the batch (each carries its own campaign entry), the
 slot tallies they changed (written once per batch, from the tallies in memory), the failed
 trajectories they replace (dropped), and the campaign records made meanwhile (closed batches, a
-stop at the cost limit). A batch is committed when it holds :data:`MAX_BATCH` trajectories, when
-its oldest one has waited :data:`LATENCY` seconds, before anything reads what it holds (an adaptive
-batch's assessment) and at the end.
+stop at the cost limit). A batch is committed when it holds :data:`MAX_BATCH` trajectories or
+:data:`MAX_TRIPLES` triples, when its oldest one has waited :data:`LATENCY` seconds, before
+anything reads what it holds (an adaptive batch's assessment) and at the end. A commit costs a
+fixed part (opening the store for writing, flushing it) and a part per triple: when sessions
+finish quickly, batches grow to keep the fixed part small, and the lock is held about as long.
 
 The write lock is taken for each commit and released after it: between commits any other writer
 (``diagkg run``, ``load``, a server's session) takes its turn. When another writer keeps the lock,
@@ -32,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
     from .tally import Tallies
 
-MAX_BATCH = 64           # trajectories in one commit at most
+MAX_BATCH = 1024         # trajectories in one commit at most
+MAX_TRIPLES = 40_000     # and triples: a commit holds the lock about 1 s on a loaded 2-core machine
 LATENCY = 1.0            # seconds a finished trajectory waits at most before its commit is due
 PATIENCE = 1.0           # seconds a due commit waits for another writer before trying again later
 BACKLOG = 4              # batches' worth of trajectories after which a due commit waits as the store says
@@ -46,6 +49,7 @@ class CampaignWriter:
     store: KnowledgeStore
     tallies: Tallies
     max_batch: int = MAX_BATCH
+    max_triples: int = MAX_TRIPLES
     latency: float = LATENCY
     notify: Callable[[str], None] | None = None
     clock: Callable[[], float] = time.monotonic
@@ -59,6 +63,7 @@ class CampaignWriter:
     _records: list[ox.Quad] = field(default_factory=list)
     _since: float | None = None
     _told: bool = False
+    _triples: int = 0
 
     # -- gathering ----------------------------------------------------------
     def trajectory(self, graph: ox.NamedNode, triples: list[ox.Triple], slot: tuple[str, int],
@@ -66,6 +71,7 @@ class CampaignWriter:
         """A finished session's trajectory graph (with its campaign entry); its slot's tally is
         already updated in :attr:`tallies`; ``replaces``: a failed trajectory's graph to drop."""
         self._graphs[graph] = triples
+        self._triples += len(triples)
         self._slots.add(slot)
         if replaces is not None:
             self._drop.append(replaces)
@@ -94,7 +100,8 @@ class CampaignWriter:
         if self.empty:
             return False
         assert self._since is not None
-        return self.pending >= self.max_batch or self.clock() - self._since >= self.latency
+        return (self.pending >= self.max_batch or self._triples >= self.max_triples
+                or self.clock() - self._since >= self.latency)
 
     def time_left(self) -> float | None:
         """Seconds until a commit is due by latency (None when nothing waits)."""
@@ -108,7 +115,7 @@ class CampaignWriter:
         large: then wait as the store says). Returns the trajectories committed."""
         if not self.due():
             return 0
-        patient = self.pending >= BACKLOG * self.max_batch
+        patient = self.pending >= BACKLOG * self.max_batch or self._triples >= BACKLOG * self.max_triples
         try:
             return self._commit(None if patient else min(PATIENCE, self.store.wait))
         except StoreLockedError:
@@ -145,7 +152,7 @@ class CampaignWriter:
         done = len(self._graphs)
         self.commits += 1
         self.committed += done
-        self._graphs, self._drop, self._slots, self._records = {}, [], set(), []
+        self._graphs, self._drop, self._slots, self._records, self._triples = {}, [], set(), [], 0
         self._since, self._told = None, False
         return done
 

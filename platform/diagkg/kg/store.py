@@ -356,22 +356,25 @@ class KnowledgeStore:
                      check: Callable[[RawStore], Iterable[ox.NamedNode]] | None = None,
                      add: Mapping[ox.NamedNode, Sequence[ox.Triple]] | None = None,
                      wait: float | None = None) -> None:
-        """Drop the graphs ``drop``, make each graph of ``new`` hold exactly its
-        triples and add the triples of ``add`` to their graphs (kept otherwise),
-        in one atomic update (all of it or nothing). ``check`` runs
-        first, inside the write lock, on the store opened for writing: it may
-        raise to call the write off, and returns more graphs to drop (``wait``: as :meth:`writing`'s)."""
+        """Drop the graphs ``drop``, make each graph of ``new`` hold exactly its triples and add those of ``add``
+        to their graphs, in one atomic update (all or nothing). ``check`` runs first, under the write lock, on the
+        store opened for writing: it may raise to call the write off, and returns more graphs to drop."""
         self.generation += 1
-        drop = list(drop)
         add = add or {}
         payload = [{"name": g, "triples": [*t, *add.get(g, ())]} for g, t in new.items() if t or add.get(g)]
         payload += [{"name": g, "triples": list(t)} for g, t in add.items() if t and g not in new]
-        q = library().get("load-graphs")         # rendered before the lock is taken, unless a check adds drops
-        text = "" if check else q.render(drop=list(dict.fromkeys([*drop, *new])), graphs=payload)
+        q = library().get("load-graphs")       # rendered before the lock (again under it, if a check adds drops)
+        written = {g for g, t in [*new.items(), *add.items()] if t or add.get(g)}     # emptied, not dropped
+        absent = {g for g in written if isinstance(self.raw, ox.Store) and not self.raw.contains_named_graph(g)}
+        old = dict.fromkeys([*drop, *new])       # each operation costs ~1 ms: one empties them all
+        def render(skip: set[ox.NamedNode]) -> str:
+            return q.render(drop=[g for g in old if g not in written], clear=[g for g in old if g in written - skip],
+                            graphs=payload)
+        text = "" if check else render(absent)
         with self.writing(wait) as w:
-            if check is not None:
-                drop.extend(check(w))
-                text = q.render(drop=list(dict.fromkeys([*drop, *new])), graphs=payload)
+            if check is not None or any(w.contains_named_graph(g) for g in absent):     # or one appeared meanwhile
+                old.update(dict.fromkeys(check(w) if check is not None else ()))
+                text = render(set())
             self._run_text(w, q.name, text)
 
     def replace_graph(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> int:

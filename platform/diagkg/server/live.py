@@ -164,6 +164,9 @@ class ServiceGate(BaseAssistant):
         super().record(outcome)
         self.inner.record(outcome)
 
+    def close(self, end: str) -> None:
+        self.inner.close(end)
+
     def suggest(self) -> Action | Hypothesis | None:
         suggestion = self.inner.suggest()
         if suggestion is None:
@@ -264,17 +267,21 @@ class Sessions:
             return self._start(app_state, req)
 
     def _start(self, app_state: Any, req: StartRequest) -> LiveSession:
-        from ..agents import registry
+        from ..agents.trust import EXEC_PREFIX
         from ..env.scenarios import ScenarioCatalog
+        from ..runs import hosting
         from ..runs.runner import run_session
 
         if req.service not in SERVICES:
             raise HTTPException(400, f"service must be one of {', '.join(SERVICES)}, not {req.service!r}")
+        if req.assistant.startswith(EXEC_PREFIX):        # a request must never run a command on this machine
+            raise HTTPException(400, "exec: assistants run a command: they are not started over HTTP (use diagkg run)")
         store = app_state.fresh()
         scenario = ScenarioCatalog.find(store, req.scenario)     # UnknownTermError: 404
         live = LiveSession(uuid.uuid4().hex[:12], scenario.id, req.assistant, req.service, req.seed)
-        agent: BaseAssistant = WebHuman(live) if req.assistant == "human" else registry.create(req.assistant,
-                                                                                                 **req.config)
+        # where the assistant runs (a plug-in that is not trusted: a process of its own) is hosting's to say
+        agent: BaseAssistant = WebHuman(live) if req.assistant == "human" else hosting.create(req.assistant,
+                                                                                                 req.config).agent
         if req.service == "human":
             agent = ServiceGate(agent, live)
 
