@@ -10,4 +10,8 @@ trajectories of different versions together unless told (``--mix-versions``).
 
 from __future__ import annotations
 
-PHYSICS_VERSION = "1"     # 1: ngspice operating point with the behaviour declarations as of this version
+# 1: ngspice operating point, diode and LED currents recomputed from node voltages
+# 2: every current read off the operating point ngspice solved (its device currents), reltol 1e-4,
+#    ratings and damage as data (fuses open, lamps and LEDs burn open), a short across a lamp
+#    bypasses its filament
+PHYSICS_VERSION = "2"
