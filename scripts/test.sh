@@ -18,4 +18,4 @@ echo "test: mypy (strict on the package)"
 echo "test: documentation site (mkdocs build --strict: warnings are errors)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
 echo "test: pytest (2 workers; slow end-to-end tests included)"
-exec .venv/bin/python -m pytest -n 2 "$@"
+exec .venv/bin/python -m pytest -n 2 --dist worksteal "$@"

@@ -80,6 +80,7 @@ def _state_graphs(memory: KnowledgeStore) -> list[str]:
 
 
 def test_a_working_memory_is_reused_empty_of_the_earlier_session(torch_store):
+    gc.collect()        # sessions of earlier tests go back to the pool now, not between the two below
     first = diagkg.make("TORCH.1", torch_store)
     first.reset(seed=0)
     first.step(diagkg.Action("replace_component", ("bat",)))

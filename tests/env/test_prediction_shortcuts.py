@@ -63,7 +63,7 @@ def test_a_rolled_back_session_answers_as_a_fresh_one(torch_store, scenario):
         shadow.step(first)
         if shadow.end is None:
             points.append(([first], shadow.checkpoint()))
-    sequences = [[s] for s in steps] + [[r, s] for r in repairs for s in steps[::3]]
+    sequences = [[s] for s in steps] + [[r, s] for r in repairs for s in steps[::5]]
     assert len(sequences) > 20 and len(points) > 1
     checked = 0
     for sequence in sequences:

@@ -73,10 +73,12 @@ def test_same_seed_same_trajectory(store):
     assert rounds(first) == rounds(again) and first.end == again.end and first.cost == again.cost
 
 
-def test_neuro_symbolic_runs_on_every_scenario(store):
-    results = [run_session(n, "neuro-symbolic", store=store) for n in ALL]
+def test_neuro_symbolic_runs_on_every_third_scenario(store):
+    # every third scenario (all five systems, every category); the whole catalogue over seeds is
+    # benchmarks/honest_scoring.py's
+    results = [run_session(n, "neuro-symbolic", store=store) for n in ALL[::3]]
     assert all(r.end in ("success", "success_no_hypothesis", "timeout", "surrender") for r in results)
-    assert sum(r.end in SUCCESS for r in results) >= 50, "the neuro-symbolic assistant got worse"
+    assert sum(r.end in SUCCESS for r in results) >= len(results) // 3, "the neuro-symbolic assistant got worse"
 
 
 @pytest.mark.parametrize("number,faulty", [(1, ["battery"]), (4, ["ctrl_cable_out_pos"])])
