@@ -120,6 +120,22 @@ def schematic_part(path: Path) -> dict[str, Any]:
     return image_part(path.read_bytes(), media)
 
 
+def open_client(config: dict[str, Any], briefing: Briefing, own_keys: frozenset[str]
+                ) -> tuple[CallLog, LLMClient, dict[str, Any] | None]:
+    """What a language-model assistant's setup opens: the session's call log (made when the
+    briefing has none), a client configured from ``config`` without the assistant's own keys
+    (an endpoint needed unless the log replays), and the schematic as a message part when the
+    model sees images and ``config`` names one."""
+    if briefing.llm is None:
+        briefing.llm = CallLog()
+    log = briefing.llm
+    settings = LLMSettings.from_config({k: v for k, v in config.items() if k not in own_keys},
+                                       need_endpoint=not log.replaying)
+    schematic = config.get("schematic")
+    image = schematic_part(Path(str(schematic))) if settings.vision and schematic else None
+    return log, LLMClient(settings, log, role="assistant"), image
+
+
 def system_context(k: Knowledge) -> dict[str, Any]:
     """What the system templates say about a system."""
     parts = sorted(k.parts.values(), key=lambda p: (p.kind != "component", p.id))
@@ -141,15 +157,7 @@ class LLMAssistant(BaseAssistant):
 
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
-        if briefing.llm is None:
-            briefing.llm = CallLog()
-        self.log: CallLog = briefing.llm
-        settings = LLMSettings.from_config({k: v for k, v in self.config.items() if k not in OWN_KEYS},
-                                           need_endpoint=not self.log.replaying)
-        schematic = self.config.get("schematic")
-        if settings.vision and schematic:
-            self.image = schematic_part(Path(str(schematic)))
-        self.client = LLMClient(settings, self.log, role="assistant")
+        self.log, self.client, self.image = open_client(self.config, briefing, OWN_KEYS)
         self.knowledge = prompts.knowledge(briefing.store, briefing.system_iri)
         self.schema = choice_schema(self.knowledge)
         self.system_prompt = prompts.render("assistant-system.j2", **system_context(self.knowledge),

@@ -35,23 +35,20 @@ carries the code of what was caught (``dk:choiceRejected``: a refusal code such 
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
 from ..env.outcomes import Refusal
 from ..kg import graphs
 from ..llm import prompting as prompts
-from ..llm.client import LLMClient
-from ..llm.records import CallLog, CallRecord
-from ..llm.settings import LLMSettings
+from ..llm.records import CallRecord
 from .grounding_bounded import BoundedQueries
 from .grounding_claims import ClaimChecker, Failure, Message, Problem, Relation, parse_message
 from .grounding_conditions import ConditionLedger, Prediction
 from .grounding_menus import Menu, affordable
 from .grounding_observed import Reading, Tolerance, plain_value, readings
 from .grounding_sparql_check import PREFIXES, QueryChecker
-from .llm_assistant import INSTRUCTION_MAX, NAME_MAX, NO_ACTION, check_choice, schematic_part, system_context
+from .llm_assistant import INSTRUCTION_MAX, NAME_MAX, NO_ACTION, check_choice, open_client, system_context
 from .registry import BaseAssistant, Briefing
 
 TOOL = "decide"
@@ -105,15 +102,7 @@ class GroundedAssistant(BaseAssistant):
     # -- the session -----------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
-        if briefing.llm is None:
-            briefing.llm = CallLog()
-        self.log: CallLog = briefing.llm
-        settings = LLMSettings.from_config({k: v for k, v in self.config.items() if k not in OWN_KEYS},
-                                           need_endpoint=not self.log.replaying)
-        schematic = self.config.get("schematic")
-        if settings.vision and schematic:
-            self.image = schematic_part(Path(str(schematic)))
-        self.client = LLMClient(settings, self.log, role="assistant")
+        self.log, self.client, self.image = open_client(self.config, briefing, OWN_KEYS)
         view = briefing.store
         self.knowledge = k = prompts.knowledge(view, briefing.system_iri)
         self.namespace = graphs.namespace_of(briefing.system_iri)

@@ -55,8 +55,10 @@ def grid(value: float, absolute: float, relative: float) -> int:
 UNKNOWN = Reading("?")        # what a world that cannot take an action reports
 
 
-def reading(outcome: dict[str, Any]) -> Reading:
-    """What a report says (its round number aside), as a :class:`Reading`."""
+def masked_values(node: Any) -> tuple[Any, tuple[tuple[float, float, float], ...]]:
+    """``node`` (a report's data) with every value measured in a unit of :data:`TOLERANCE` set apart:
+    the node with ``"#"`` in its place, and the values in order with their absolute and relative
+    tolerance."""
     values: list[tuple[float, float, float]] = []
 
     def mask(node: Any, unit: str | None) -> Any:
@@ -70,11 +72,16 @@ def reading(outcome: dict[str, Any]) -> Reading:
             return "#"
         return node
 
+    return mask(node, None), tuple(values)
+
+
+def reading(outcome: dict[str, Any]) -> Reading:
+    """What a report says (its round number aside), as a :class:`Reading`."""
     body = {k: v for k, v in outcome.items() if k not in ("round", "data", "message")}
-    body["data"] = mask(outcome.get("data"), None)
+    body["data"], values = masked_values(outcome.get("data"))
     body["message"] = _NUMBER.sub("#", str(outcome.get("message", ""))) if values else outcome.get("message")
     masked = json.dumps(body, sort_keys=True, default=str)
-    return Reading(masked, tuple(values), outcome.get("verdict"), bool(outcome.get("success")))
+    return Reading(masked, values, outcome.get("verdict"), bool(outcome.get("success")))
 
 
 def lamps_of(visible: str) -> dict[str, str]:
@@ -87,4 +94,4 @@ def lamps_of(visible: str) -> dict[str, str]:
     return out
 
 
-__all__ = ["TOLERANCE", "UNKNOWN", "Reading", "lamps_of", "reading"]
+__all__ = ["TOLERANCE", "UNKNOWN", "Reading", "lamps_of", "masked_values", "reading"]

@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..agents.readings import TOLERANCE, Reading
+from ..agents.readings import Reading, masked_values
 from ..env.actions import Action, ActionType
 from ..errors import SessionError, SimulationError
 
@@ -35,24 +35,11 @@ IGNORED = ("round", "message", "healthy", "intention")
 def reading_of(outcome: dict[str, Any], works: bool | None) -> Reading:
     """What a report says (not its wording), as a comparable reading; ``works``: whether the
     system works again after it (a person sees that; None: left out)."""
-    values: list[tuple[float, float, float]] = []
-
-    def mask(node: Any, unit: str | None) -> Any:
-        if isinstance(node, dict):
-            unit = node.get("unit", unit)
-            return {k: mask(v, unit) for k, v in node.items()}
-        if isinstance(node, list):
-            return [mask(v, unit) for v in node]
-        if isinstance(node, float) and unit in TOLERANCE:
-            values.append((node, *TOLERANCE[unit]))
-            return "#"
-        return node
-
     body = {k: v for k, v in outcome.items() if k not in IGNORED and k != "data"}
-    body["data"] = mask(outcome.get("data"), None)
+    body["data"], values = masked_values(outcome.get("data"))
     if works is not None:
         body["works"] = works
-    return Reading(json.dumps(body, sort_keys=True, default=str), tuple(values), outcome.get("verdict"),
+    return Reading(json.dumps(body, sort_keys=True, default=str), values, outcome.get("verdict"),
                    bool(outcome.get("success")))
 
 
