@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 
+import jsonschema
 import pyoxigraph as ox
 import pytest
 
@@ -130,6 +131,15 @@ def test_it_ends_cleanly_whatever_the_endpoint_answers_and_replays(store):
     session = diagkg.make("DESK.1", store=store, budget=50)
     session.reset(seed=0)
     assert pairs_of(schema["properties"]["step"]) == afforded(session, sorted(set(session.sk.components) | set(session.parts())))
+    # one branch per kind, so that a grammar built from the schema cannot leave out what a kind needs
+    validator = jsonschema.Draft202012Validator(schema)
+    message = {"text": "Measure the cell."}
+    step = {"action": "measure_voltage", "targets": ["cell"]}
+    assert validator.is_valid({"kind": "action", "message": message, "step": step})
+    assert not validator.is_valid({"kind": "action", "message": message})                # an action without its step
+    assert not validator.is_valid({"kind": "hypothesise", "message": message, "step": step, "components": []})
+    assert validator.is_valid({"kind": "hypothesise", "message": message, "step": step, "components": ["cell"]})
+    assert validator.is_valid({"kind": "give_up", "message": message})
     assert all(isinstance(r.rejected, str) for r in result.llm.records)
     again = replay_session(store, result.trajectory, record=False)          # no endpoint now
     assert (again.end, again.rounds, again.cost) == (result.end, result.rounds, result.cost)

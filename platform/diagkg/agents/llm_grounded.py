@@ -230,9 +230,28 @@ class GroundedAssistant(BaseAssistant):
                 "subject": {"$ref": "#/$defs/part"}, "object": {"$ref": "#/$defs/part"}},
                 "required": ["relation", "subject", "object"]}}},
             "required": ["text"]}
-        return {"type": "object", "properties": props, "required": ["kind", "message"],
-                "$defs": {"part": {"type": "string", "enum": self.names},
-                          "component": {"type": "string", "enum": self.components}}}
+        schema: dict[str, Any] = {"type": "object", "properties": props, "required": ["kind", "message"],
+                                  "$defs": {"part": {"type": "string", "enum": self.names},
+                                            "component": {"type": "string", "enum": self.components}}}
+        if self.client.mode != "tools":
+            schema["anyOf"] = self._branches(props, kinds, "part" if narrowed else "step")
+        return schema
+
+    @staticmethod
+    def _branches(props: dict[str, Any], kinds: list[str], step: str) -> list[dict[str, Any]]:
+        """One branch per kind of choice, with what that kind needs required (an action its step or
+        part, a hypothesis a component at least), for an endpoint that enforces the schema as a
+        grammar (llama.cpp: an object's properties not required are optional, so without the branches
+        SmolLM2 answered actions with no part). Only with a response format: function calling leaves
+        the choice of a schema's root to the provider."""
+        def branch(kind: str, required: list[str], **changed: Any) -> dict[str, Any]:
+            return {"type": "object", "properties": {**props, "kind": {"type": "string", "enum": [kind]}, **changed},
+                    "required": ["kind", "message", *required]}
+
+        out = [branch("action", [step]),
+               branch("hypothesise", ["components"], components={**props["components"], "minItems": 1})]
+        needs = {"suppose": ["parts", "predicts"], "query": ["query"], "give_up": []}
+        return out + [branch(k, needs[k]) for k in kinds if k in needs]
 
     def _pick(self, data: dict[str, Any], record: CallRecord, menu: Menu, messages: list[dict[str, Any]]
               ) -> tuple[dict[str, Any], CallRecord, list[dict[str, Any]], dict[str, Any] | None]:
