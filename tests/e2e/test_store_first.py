@@ -114,16 +114,46 @@ def test_user_journey_in_python(tmp_path, user_files):
         assert not [g for g, _ in store.graphs() if "/graph/state/" in g]
 
 
+# a scenario as a user writes one, on a shipped system: the supply's positive lead off at the control cube
+USER_SCENARIO = """\
+@prefix :        <https://w3id.org/diagkg/scenario/> .
+@prefix sys:     <https://w3id.org/diagkg/system/three_cubes/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:MINE.1 a dk:Scenario ;
+    dk:scenarioNumber 9801 ;
+    dcterms:identifier "MINE.1" ;
+    rdfs:label "Supply lead off at the control cube" ;
+    dcterms:description "The positive lead from the power supply cube hangs loose at the control cube." ;
+    dk:onSystem sys:three_cubes ;
+    dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:psu_cable_pos.n ] ;
+    dk:initialObservations "Nothing lights when the switch is closed." ;
+    dk:idealDiagnosis "The supply works but nothing reaches the control cube: its positive lead is off." ;
+    dk:faultyComponent sys:psu_cable_pos ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReconnectCable ; dk:target sys:psu_cable_pos ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
 def test_example_scenario_runs_like_a_shipped_one(tmp_path):
-    example = ROOT.parent / "shared" / "examples" / "user-scenario.ttl"
-    if not example.is_file():
-        pytest.skip("shared/examples is not beside the checkout")
+    """A scenario written here, and the team's shared example when it lies beside the checkout."""
+    mine = tmp_path / "mine.ttl"
+    mine.write_text(USER_SCENARIO)
+    examples = [(mine, "MINE.1")]
+    shared = ROOT.parent / "shared" / "examples" / "user-scenario.ttl"
+    if shared.is_file():
+        examples.append((shared, "EXAMPLE.1"))
     store = tmp_path / "store"
-    for step in (["load", str(THREE_CUBES)], ["load", str(example)],
-                 ["run", "--scenario", "EXAMPLE.1", "--assistant", "oracle", "--format", "json"]):
-        r = cli(store, *step)
-        assert r.returncode == 0, (step, r.stderr)
-    assert json.loads(r.stdout)["end"] in ("success", "success_no_hypothesis")
+    assert cli(store, "load", str(THREE_CUBES)).returncode == 0
+    for path, sid in examples:
+        for step in (["load", str(path)], ["run", "--scenario", sid, "--assistant", "oracle", "--format", "json"]):
+            r = cli(store, *step)
+            assert r.returncode == 0, (step, r.stderr)
+        assert json.loads(r.stdout)["end"] in ("success", "success_no_hypothesis"), sid
 
 
 def test_run_a_scenario_file_directly(tmp_path, user_files):
