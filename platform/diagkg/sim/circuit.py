@@ -114,6 +114,9 @@ class Skeleton:
     # what a state graph's content reads as (see read_state): derived, per skeleton
     read_states: "OrderedDict[frozenset[ox.Quad], CircuitState]" = field(
         default_factory=OrderedDict, repr=False, compare=False)
+    _element_values: dict[str, dict[str, float]] = field(default_factory=dict, repr=False, compare=False)
+    _rules_for: dict[tuple[str, frozenset[str]], tuple["DamageRule", ...]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     @functools.cached_property
     def ports_on_net(self) -> dict[int, tuple[PortRef, ...]]:
@@ -137,9 +140,14 @@ class Skeleton:
 
     def element_values(self, type_iri: str) -> dict[str, float]:
         """What emission and damage rules read of a type's named elements, each at 0 until a
-        solve says: ``<name>Power`` and ``<name>Current`` for each element with a dk:elementName."""
-        return {f"{decl.name}{what}": 0.0 for decl in self.mapping.get(type_iri, ()) if decl.name
-                for what in ("Power", "Current")}
+        solve says: ``<name>Power`` and ``<name>Current`` for each element with a dk:elementName.
+        Worked out once per type (a part whose values change is planned again at every solve): do not
+        change the dict returned."""
+        known = self._element_values.get(type_iri)
+        if known is None:
+            known = self._element_values[type_iri] = {f"{decl.name}{what}": 0.0 for decl in self.mapping.get(type_iri, ())
+                                                      if decl.name for what in ("Power", "Current")}
+        return known
 
     def damage_rules_for(self, comp: Component, params: dict[str, object] | None = None) -> tuple[DamageRule, ...]:
         """The damage rules that apply to a component: those of its type that read only what it
@@ -148,9 +156,12 @@ class Skeleton:
         rules = self.damage_rules.get(comp.type_iri, ())
         if not rules:
             return ()
-        readable = (params if params is not None else self.params_of(comp)).keys() \
-            | self.element_values(comp.type_iri).keys() | {"power", "current", "voltage"}
-        return tuple(r for r in rules if r.condition.names <= readable)
+        names = frozenset((params if params is not None else self.params_of(comp)).keys())
+        known = self._rules_for.get((comp.type_iri, names))
+        if known is None:
+            readable = names | self.element_values(comp.type_iri).keys() | {"power", "current", "voltage"}
+            known = self._rules_for[(comp.type_iri, names)] = tuple(r for r in rules if r.condition.names <= readable)
+        return known
 
     def params_of(self, comp: Component) -> dict[str, object]:
         """Nominal parameters with defaults filled in (property default < type default < stated)."""
