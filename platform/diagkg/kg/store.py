@@ -278,9 +278,7 @@ class KnowledgeStore:
                 return
             raise StoreError(f"the store at {self.path} cannot be written: {exc}") from None
         del writer                 # releases the lock
-        # opening for writing may have turned the write-ahead log into a new file and removed files a
-        # read handle opened before still expects (the next read failed: "No such file" of an .sst)
-        self._reader = None
+        self._reader = None        # opening for writing may have removed files an older read handle expects
 
     def _open_writer(self, wait: float | None = None) -> ox.Store:
         """Open the on-disk store for writing, waiting up to ``wait`` (by default :attr:`wait`) seconds for the lock."""
