@@ -146,6 +146,7 @@ def test_every_assistant_writes_trajectories_that_conform(torch_store, name, mon
                 "kind": "action", "action": "observe_component", "targets": ["bulb"], "instruction": "Look."}}))
             monkeypatch.setenv("DIAGKG_LLM_BASE_URL", server.base_url)
             monkeypatch.setenv("DIAGKG_LLM_MODEL", "stub-model")
+            monkeypatch.setenv("DIAGKG_LLM_BACKOFF", "0.01")        # a malformed reply is asked again at once
         for scenario in ("TORCH.1", "TORCH.2"):
             result = run_session(scenario, name, store=torch_store, seed=1)
             assert torch_store.raw.contains_named_graph(result.record.graph)
