@@ -180,3 +180,26 @@ def test_an_ohmmeter_reads_a_short_across_a_lamp_in_parallel_with_its_filament(t
     sim = rear_sim(tmp_path)
     assert sim.own_resistance(CircuitState(), "tail_l") == pytest.approx(29.0)
     assert sim.own_resistance(shorted_tail(sim, ohms=0.5), "tail_l") == pytest.approx(1 / (1 / 29 + 1 / 0.5))
+
+
+@pytest.mark.parametrize("reversed_rule", [False, True])
+def test_a_rule_reads_voltage_from_the_positive_side(tmp_path, reversed_rule):
+    """`voltage` in an emission rule is read from a part's positive-side port (p, pos, anode) to its
+    other port, as `current` enters there: a bulb with ports p and n, and an LED with anode and
+    cathode, both forward-biased in the rear-light system."""
+    from diagkg.kg.expressions import compile_expression
+    from diagkg.kg.vocab import DK
+
+    path = tmp_path / "rear.ttl"
+    path.write_text(rear_text())
+    store = KnowledgeStore.memory()
+    load_files(store, [path])
+    sim = Simulator.from_store(store, "rear")          # a simulator of its own: its rules change below
+    rule = "voltage <= -1" if reversed_rule else "voltage >= 1"
+    for kind in (DK.Bulb, DK.LED):
+        sim.skeleton.emits[str(kind)] = compile_expression(rule, "a rule written in the test")
+    result = sim.simulate(CircuitState())
+    forward = {"tail_l", "tail_r", "green", "plate"}
+    assert set(result.lit) & forward == (set() if reversed_rule else forward)
+    c = result.components
+    assert c["tail_l"].port_v["p"] - c["tail_l"].port_v["n"] > 1 and c["green"].current > 0

@@ -32,6 +32,10 @@ class Reader:
     env: dict[str, Any] | None                        # its parameters (and 0 for named elements), for its rules
     named: frozenset[str]                             # the dk:elementName of elements whose values rules read
     simple: bool                                      # one element, from one of its two ports to the other
+    # the ports its rules' `voltage` is read across: its positive-side port minus the first other one,
+    # as `current` enters at the positive side (it was the alphabetically first port minus the last:
+    # v(n) - v(p) for a part with ports p and n)
+    across: tuple[str, str] = ("", "")
 
 
 def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, ComponentResult], frozenset[tuple[str, str]]]:
@@ -84,10 +88,10 @@ def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, Component
                     port_i[port] = _clean(leaving.get(own, 0.0))
         lit = None
         if r.env is not None:
-            first, last = r.ports[0][0], r.ports[-1][0]
             env = r.env.copy()
             env["power"], env["current"] = power, current_in
-            env["voltage"] = (port_v[first] or 0.0) - (port_v[last] or 0.0)
+            positive, other = r.across
+            env["voltage"] = (port_v[positive] or 0.0) - (port_v[other] or 0.0)
             if named:
                 env.update(named)
             if r.emit is not None:

@@ -349,10 +349,12 @@ class Simulator:
                 own.append((el.name, el.node_a, el.node_b, ep.label if read else ""))
         single = len(own) == 1 and len(spice_node) == 2 and own[0][1] != own[0][2] \
             and {own[0][1], own[0][2]} == set(spice_node.values())
-        return Reader(cid, self._type[cid], tuple(own), spice_node[self.positive_port[cid]],
+        positive = self.positive_port[cid]
+        other = next((name for name in self._port_names[cid] if name != positive), positive)
+        return Reader(cid, self._type[cid], tuple(own), spice_node[positive],
                        tuple((name, ports.get((cid, name)), spice_node[name]) for name in self._port_names[cid]),
                        emit, rules, {**params, **values} if emit is not None or rules else None,
-                       frozenset(label for *_, label in own if label), single)
+                       frozenset(label for *_, label in own if label), single, (positive, other))
 
     @staticmethod
     def _node_name(comp: Component, k: int, spice_node: dict[str, str], name: str, where: str) -> str:
