@@ -38,6 +38,7 @@ from ..llm import prompting as prompts
 from ..llm.client import LLMClient, image_part
 from ..llm.prompting import Knowledge
 from ..llm.records import CallLog
+from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from ..llm.settings import LLMSettings
 from .registry import BaseAssistant, Briefing
 
@@ -148,6 +149,7 @@ class LLMAssistant(BaseAssistant):
     """A language model through any OpenAI-compatible endpoint (see the module)."""
 
     name = "llm"
+    config_keys = OWN_KEYS | {"corrections"} | LLM_KEYS
 
     def __init__(self, corrections: int = 2, **config: Any):
         super().__init__(corrections=corrections, **config)

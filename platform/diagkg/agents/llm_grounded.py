@@ -42,6 +42,7 @@ from ..env.outcomes import Refusal
 from ..kg import graphs
 from ..llm import prompting as prompts
 from ..llm.records import CallRecord
+from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from .grounding_bounded import BoundedQueries
 from .grounding_claims import ClaimChecker, Failure, Message, Problem, Relation, parse_message
 from .grounding_conditions import ConditionLedger, Prediction
@@ -80,6 +81,7 @@ class GroundedAssistant(BaseAssistant):
     """A language model whose every choice, query, message and hypothesis is checked (see the module)."""
 
     name = "llm-grounded"
+    config_keys = OWN_KEYS | LLM_KEYS
 
     def __init__(self, corrections: int = 2, steps: int = 3, require_confirmed: bool = False, menu_limit: int = 60,
                  tolerance: float = 0.01, query_timeout: float = 5.0, query_rows: int = 20, **config: Any):

@@ -67,6 +67,11 @@ def _weighed(c: Candidate, likelihood: float) -> Candidate:
 
 class ModelBasedAssistant(Probes, Likeness, Scoring, Combinations, BaseAssistant):
     name = "model-based"
+    config_keys = frozenset({
+        "anchor_belief", "certain", "certain_cables", "chance", "confident", "confirm", "confirm_after_wrong",
+        "fail_minutes", "last_probe", "max_pairs", "max_widenings", "minimal_first", "named_options", "pair_pool",
+        "prior_rank", "probe_last", "quick", "role_depth", "round_minutes", "sample", "screen", "shortlist",
+        "terminal_prior", "triple_pool", "unexplained"})
 
     def __init__(self, **config: Any):
         super().__init__(**config)

@@ -63,6 +63,7 @@ from ..env.service import Action, Hypothesis, simulator_for
 from ..errors import AssistantError
 from ..kg import graphs
 from ..kg.store import KnowledgeSource
+from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from .registry import BaseAssistant, Briefing
 
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
@@ -262,6 +263,12 @@ class NeuroSymbolic(BaseAssistant):
     """Evidence, dense candidates and information gain over the knowledge graph."""
 
     name = "neuro-symbolic"
+    # its own, and a language model's when the symptoms are classified by one (classifier "llm")
+    config_keys = frozenset({
+        "classifier", "access", "blind_looks", "chain_modules", "comes_and_goes", "coordinate", "coupling_flicker",
+        "couplings", "current_module", "current_module_all", "intermittent_weight", "lit_modules", "port_potentials",
+        "priors", "rebase", "reinspect", "repair_probe", "round_minutes", "source_local", "split", "tiebreak",
+        "trust_seen", "unsettled_flicker", "weights"}) | LLM_KEYS
 
     def __init__(self, classifier: str = "keywords", **config: Any):
         super().__init__(classifier=classifier, **config)

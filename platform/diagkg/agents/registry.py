@@ -32,7 +32,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Protocol
 
 from ..env.actions import Action, ActionType, Hypothesis
-from ..errors import AssistantError, UnknownTermError
+from ..errors import AssistantError, InputError, UnknownTermError
 from .trust import EXEC_PREFIX, Origin, Policy
 
 GROUP = "diagkg.assistants"
@@ -81,8 +81,18 @@ class BaseAssistant:
     # whether it needs the answer (the oracle). Not a grant: the runner briefs an assistant with the answer
     # only when the configuration's allow-list names it (diagkg.agents.trust), whatever this says
     privileged = False
+    # the keys its configuration may hold; None: not declared (a plug-in written before it could say),
+    # then any key is taken. A key outside them is refused, naming the nearest ones (exit 2 on the CLI)
+    config_keys: frozenset[str] | None = None
 
     def __init__(self, **config: Any):
+        known = type(self).config_keys
+        unknown = sorted(set(config) - known) if known is not None else []
+        if unknown:
+            near = {k: difflib.get_close_matches(k, sorted(known or ()), n=1, cutoff=0.6) for k in unknown}
+            raise InputError(f"{self.name} takes no configuration key " + ", ".join(
+                repr(k) + (f" (did you mean {near[k][0]!r}?)" if near[k] else "") for k in unknown)
+                + f"; it takes {', '.join(sorted(known or ())) or 'none'}")
         self.config = dict(config)
         self.briefing: Briefing | None = None
         self.outcomes: list[dict[str, Any]] = []

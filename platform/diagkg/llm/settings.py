@@ -26,6 +26,9 @@ from typing import Any, Mapping
 from ..errors import InputError
 
 STRUCTURED_MODES = ("tools", "json_schema", "json_object")
+# the configuration keys LLMSettings.from_config reads (an assistant that talks to a model accepts them)
+CONFIG_KEYS = frozenset({"base_url", "model", "api_key", "timeout", "retries", "backoff", "temperature", "max_tokens",
+                         "concurrency", "structured", "pricing", "cost_limit", "vision"})
 
 
 @dataclass(frozen=True)

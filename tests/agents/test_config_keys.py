@@ -1,0 +1,75 @@
+"""An assistant's configuration is checked against the keys it declares: a misspelt key is refused,
+naming the nearest one (exit 2 on the command line), instead of running silently with the default;
+every key an assistant's module reads is declared; a plug-in that declares nothing takes anything."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from diagkg.agents import registry
+from diagkg.agents.llm_assistant import LLMAssistant
+from diagkg.agents.llm_grounded import GroundedAssistant
+from diagkg.agents.modelbased import ModelBasedAssistant
+from diagkg.agents.neurosymbolic import NeuroSymbolic
+from diagkg.agents.registry import BaseAssistant
+from diagkg.errors import InputError
+from diagkg.llm.settings import CONFIG_KEYS as LLM_KEYS
+
+from ..support.torch import FLAT, TORCH, scenario_text
+
+DECLARED = [ModelBasedAssistant, NeuroSymbolic, LLMAssistant, GroundedAssistant]
+READ = re.compile(r"""config(?:\.get\(|\[)\s*["']([a-z_]+)["']""")
+
+
+@pytest.mark.parametrize("cls", DECLARED, ids=[c.name for c in DECLARED])
+def test_every_key_its_module_reads_is_declared(cls):
+    source = Path(sys.modules[cls.__module__].__file__ or "").read_text()
+    named = {p.name for p in inspect.signature(cls.__init__).parameters.values()
+             if p.name != "self" and p.kind is not p.VAR_KEYWORD}
+    read = set(READ.findall(source)) | named
+    assert read, "the keys the module reads and the constructor's named parameters"
+    assert cls.config_keys is not None and read <= cls.config_keys, sorted(read - (cls.config_keys or set()))
+
+
+@pytest.mark.parametrize("name, typo, meant", [("model-based", "minimal_frist", "minimal_first"),
+                                               ("neuro-symbolic", "repair_prob", "repair_probe"),
+                                               ("llm", "base_ulr", "base_url"),
+                                               ("llm-grounded", "require_confirm", "require_confirmed")])
+def test_a_misspelt_key_is_refused_naming_the_nearest(name, typo, meant):
+    with pytest.raises(InputError, match=rf"takes no configuration key '{typo}' \(did you mean '{meant}'\?\)"):
+        registry.create(name, **{typo: True})
+
+
+def test_declared_keys_are_taken():
+    assert registry.create("model-based", minimal_first=False).config == {"minimal_first": False}
+    assert registry.create("neuro-symbolic", classifier="keywords", rebase=False).config["rebase"] is False
+    assert set(LLM_KEYS) <= GroundedAssistant.config_keys and set(LLM_KEYS) <= NeuroSymbolic.config_keys
+
+
+def test_an_assistant_that_declares_nothing_takes_anything():
+    class Undeclared(BaseAssistant):
+        name = "undeclared"
+
+        def suggest(self):
+            return None
+
+    assert Undeclared(anything=1).config == {"anything": 1}
+
+
+def test_the_command_line_exits_2_and_says_why(tmp_path):
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    (tmp_path / "t1.ttl").write_text(scenario_text(**FLAT))
+    cli = [sys.executable, "-m", "diagkg.cli", "--store", str(tmp_path / "store")]
+    loaded = subprocess.run([*cli, "load", str(tmp_path / "torch.ttl"), str(tmp_path / "t1.ttl")], capture_output=True,
+                            text=True, timeout=300)
+    assert loaded.returncode == 0, loaded.stderr
+    r = subprocess.run([*cli, "run", "--scenario", "TORCH.1", "--assistant", "neuro-symbolic",
+                        "--config", json.dumps({"repair_prob": True})], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "did you mean 'repair_probe'" in r.stderr, r.stderr
