@@ -41,8 +41,7 @@ class Reader:
 def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, ComponentResult], frozenset[tuple[str, str]]]:
     """Each component's results at ``op``, and the damage (component, damage state) its damage
     rules call for."""
-    v = dict(op.voltages)
-    v["0"] = 0.0
+    v = op.grounded if op.grounded is not None else {**op.voltages, "0": 0.0}
     currents = op.currents
     out: dict[str, ComponentResult] = {}
     hits: list[tuple[str, str]] = []

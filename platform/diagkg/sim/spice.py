@@ -110,6 +110,7 @@ class OperatingPoint:
 
     voltages: dict[str, float]
     currents: dict[str, float]
+    grounded: dict[str, float] | None = None      # the voltages with ground ("0": 0.0), when the engine made it
 
 
 class SolverEngine(Protocol):
@@ -326,4 +327,4 @@ class NgspiceEngine:
             self._release()
         v = {"0": 0.0, **voltages}
         currents.update({name: (v[a] - v[b]) / values[name] for name, a, b in layout.resistors})
-        return OperatingPoint(voltages, currents)
+        return OperatingPoint(voltages, currents, v)
