@@ -176,6 +176,32 @@ def test_naming_a_part_costs_its_repair_with_its_access_and_the_oracle_pays_no_m
     assert (oracle.end, oracle.cost) == ("success", cost)
 
 
+def test_the_oracle_repairs_each_part_the_cheapest_way_when_its_ideal_repair_costs_more(tmp_path):
+    """The bulb lead is off and the power LED is open; the scenario's ideal repair replaces both
+    (240 min) and naming both costs 130 (the LED is an injected fault of its own). Putting the lead
+    back (10 min) makes the torch work, which ends the session: the oracle takes that way, and the
+    model-based assistant, which finds it too, pays no less."""
+    from ..support.torch import LOOSE_LEAD, TORCH, scenario_text
+
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    text = scenario_text(**dict(LOOSE_LEAD, id="TORCH.8", number=9108, repair="ReplaceComponent")).replace(
+        "dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:lead.n ]",
+        "dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:lead.n ] , "
+        "[ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:led ]").replace(
+        "dk:target sys:lead ] ]",
+        "dk:target sys:lead ] , [ a dk:DiagnosticAction ; dk:position 2 ; dk:actionType dk:ReplaceComponent ; "
+        "dk:target sys:led ] ]")
+    (tmp_path / "t8.ttl").write_text(text)
+    store = KnowledgeStore.memory()
+    load_files(store, [tmp_path / "torch.ttl"])
+    load_files(store, [tmp_path / "t8.ttl"])
+    oracle = run_session("TORCH.8", "oracle", store=store, seed=0, record=False)
+    assert (oracle.end, oracle.cost) == ("success_no_hypothesis", 10.0), oracle.record.rounds
+    assert [r["action"]["action"] for r in oracle.record.rounds] == ["reconnect_cable"]
+    model = run_session("TORCH.8", "model-based", store=store, seed=0, record=False)
+    assert model.end not in SUCCESS or model.cost >= oracle.cost
+
+
 @pytest.mark.parametrize("scenario", SHIPPED)
 def test_the_oracle_is_a_lower_bound_of_the_honest_assistants(scenario):
     store = shipped_store()

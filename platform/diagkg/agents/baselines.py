@@ -46,18 +46,24 @@ class Oracle(BaseAssistant):
     def cheapest(session: Any, repair: list[Action | Hypothesis]) -> list[Action | Hypothesis]:
         """The cheapest of the ways the oracle knows, under the cost rule every assistant pays: the
         scenario's ideal repair, its steps in any order (then naming its faulty parts: the session ends
-        as soon as the system works, so a step that makes it work first saves the others), or naming
-        every faulty part at once (a diagnosis; preferred at equal cost, then the ideal repair's own
-        order). Each is tried on the session and set back."""
+        as soon as the system works, so a step that makes it work first saves the others), each faulty
+        part's own cheapest repair in the catalogue in any order, or naming every faulty part at once (a
+        diagnosis; preferred at equal cost, then the ideal repair, then its own order). Each is tried on
+        the session and set back."""
         from ..env.effects import still_broken
 
         naming: list[Action | Hypothesis] = [Hypothesis(frozenset(still_broken(session, session.state())),
                                                         "every part that differs from its description")]
         steps = [s for s in repair if isinstance(s, Action)]
         tail = [s for s in repair if not isinstance(s, Action)]
-        orders = [list(p) for p in itertools.permutations(steps)] if len(steps) <= MAX_ORDERED else [steps]
+        plans = [naming, *(order + tail for order in _orders(steps))]
+        # each faulty part's own cheapest repair in the catalogue: the ideal repair may take a dearer
+        # action (swapping two crossed cables, 40 min, where putting each back costs 10)
+        own = [fix for part in sorted(still_broken(session, session.state())) if (fix := _cheapest_repair(session, part))]
+        if own and own != steps:
+            plans += [order + tail for order in _orders(own)]
         tried: list[tuple[float, int, list[Action | Hypothesis]]] = []
-        for rank, plan in enumerate((naming, *(order + tail for order in orders))):
+        for rank, plan in enumerate(plans):
             point = session.checkpoint()
             try:
                 cost, ended = 0.0, False
@@ -75,6 +81,22 @@ class Oracle(BaseAssistant):
 
     def suggest(self) -> Action | Hypothesis | None:
         return self.plan.pop(0) if self.plan else None
+
+
+def _orders(steps: list[Action]) -> list[list[Action]]:
+    """The steps in every order (at most :data:`MAX_ORDERED` of them), else as they are."""
+    return [list(p) for p in itertools.permutations(steps)] if len(steps) <= MAX_ORDERED else [steps]
+
+
+def _cheapest_repair(session: Any, part: str) -> Action | None:
+    """The catalogue's cheapest repair of one component that fits its type (None: none does, or
+    ``part`` is not a component)."""
+    comp = session.sk.components.get(part)
+    if comp is None:
+        return None
+    fitting = [a for a in session.catalogue.values() if a.repair and a.target_count == 1 and a.target_kind == "component"
+               and (not a.types or comp.type in a.types)]
+    return Action(min(fitting, key=lambda a: (a.cost, a.id)).id, (part,)) if fitting else None
 
 
 class RandomSearch(BaseAssistant):
