@@ -17,7 +17,7 @@ import itertools
 import random
 from typing import Any
 
-from ..env.actions import Action, Hypothesis
+from ..env.actions import Action, Hypothesis, repairs_fitting
 from ..errors import AssistantError
 from .registry import BaseAssistant, Briefing
 
@@ -94,9 +94,8 @@ def _cheapest_repair(session: Any, part: str) -> Action | None:
     comp = session.sk.components.get(part)
     if comp is None:
         return None
-    fitting = [a for a in session.catalogue.values() if a.repair and a.target_count == 1 and a.target_kind == "component"
-               and (not a.types or comp.type in a.types)]
-    return Action(min(fitting, key=lambda a: (a.cost, a.id)).id, (part,)) if fitting else None
+    fitting = repairs_fitting(session.catalogue, comp.type, "component")
+    return Action(fitting[0].id, (part,)) if fitting else None
 
 
 class RandomSearch(BaseAssistant):

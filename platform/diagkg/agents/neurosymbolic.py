@@ -58,6 +58,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from ..env.actions import repairs_fitting
 from ..env.outcomes import Refusal, TerminalState
 from ..env.service import Action, Hypothesis, simulator_for
 from ..errors import AssistantError
@@ -507,10 +508,8 @@ class NeuroSymbolic(BaseAssistant):
 
     def _repair_cost(self, part: str) -> float:
         """What repairing a part costs: the cheapest repair action of the catalogue for its type."""
-        kind = self.part_types.get(part, "")
-        costs = [spec.cost for spec in self.catalogue.values() if spec.repair and spec.target_count == 1
-                 and spec.target_kind == "component" and (not spec.types or kind in spec.types)]
-        return min(costs, default=math.inf)
+        fitting = repairs_fitting(self.catalogue, self.part_types.get(part, ""), "component")
+        return fitting[0].cost if fitting else math.inf
 
     def _cheap_repairs(self) -> Hypothesis | None:
         """Repair as a probe: the candidates cheaper to repair than to test (a cable is put

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..env.actions import Action, Hypothesis
+from ..env.actions import Action, Hypothesis, repairs_fitting
 from ..env.service import Checkpoint
 from .combinations import Candidate
 from .likeness import OBSERVATIONS
@@ -125,8 +125,7 @@ class Probes:
     def _repairs_fitting(self, kind: str) -> list[Any]:
         """The catalogue's repairs of one part that fit a part of type ``kind``, cheapest first."""
         assert self.briefing is not None
-        return sorted((spec for spec in self.briefing.catalogue.values() if spec.repair and spec.target_count == 1
-                       and (not spec.types or kind in spec.types)), key=lambda spec: (spec.cost, spec.id))
+        return repairs_fitting(self.briefing.catalogue, kind)
 
     def _probe_repair(self) -> Action | None:
         """Nothing explains the reports, not even pairs or triples: repair, as a probe (IRS), the

@@ -89,6 +89,14 @@ class ActionType:
     types: frozenset[str] = frozenset()     # component types it applies to (empty: any)
 
 
+def repairs_fitting(catalogue: dict[str, ActionType], kind: str, target_kind: str | None = None) -> list[ActionType]:
+    """The catalogue's one-target repairs that fit a part of type ``kind`` (and take a target of
+    ``target_kind``, when given), cheapest first, then by id."""
+    return sorted((a for a in catalogue.values() if a.repair and a.target_count == 1
+                   and (target_kind is None or a.target_kind == target_kind) and (not a.types or kind in a.types)),
+                  key=lambda a: (a.cost, a.id))
+
+
 # derived data, keyed by the versions of the graphs it is read from
 _CATALOGUES: dict[str, dict[str, ActionType]] = {}
 

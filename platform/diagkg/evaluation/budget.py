@@ -129,13 +129,10 @@ class Spending:
             return task
         return replace(task, config=dict(task.config, cost_limit=round(left, 8)))
 
-    def store_entry(self, trajectory: str, triples: list[ox.Triple], replaces: str = "") -> list[ox.Triple]:
-        """Count a trajectory about to be stored; returns the triples to add to its graph (what the failed
-        session it replaces had spent, so the campaign keeps counting it)."""
-        return self.count(trajectory, *session_money(trajectory, triples), replaces=replaces)
-
     def count(self, trajectory: str, money: float, cause: FailureCause | None, replaces: str = "") -> list[ox.Triple]:
-        """:meth:`store_entry` for a session whose money and truncation cause are known already."""
+        """Count a trajectory about to be stored, whose money and truncation cause its worker read
+        (:func:`session_money`); returns the triples to add to its graph (what the failed session it
+        replaces had spent, so the campaign keeps counting it)."""
         old = self.by_trajectory.pop(replaces, (0.0, 0.0)) if replaces else (0.0, 0.0)
         prior = old[0] + old[1]
         self.by_trajectory[trajectory] = (money, prior)

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Callable
 import pyoxigraph as ox
 
 from ..errors import InputError
-from ..kg.vocab import DK
 from . import campaign as cp
 from . import tally as tl
 from .budget import Spending, Stop, stop_quads
@@ -268,14 +267,8 @@ def store_outcome(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str
         from ..kg import graphs
 
         replaced = graphs.named("trajectory", task.replaces.rsplit("/", 1)[1])
-    if outcome.entry is None:       # an outcome made elsewhere: read it here
-        scenario_iri = next(t.object.value for t in triples if t.predicate.value == str(DK.onScenario))
-        entry = tl.entry_of(triples, task.seed, outcome.end)
-        triples += spending.store_entry(_trajectory_iri(outcome.graph), triples, task.replaces)
-    else:
-        scenario_iri, entry = outcome.scenario_iri, outcome.entry
-        triples += spending.count(_trajectory_iri(outcome.graph), outcome.money, outcome.cause, task.replaces)
-    slot = tallies.put(task.assistant, task.scenario, scenario_iri, entry)
+    triples += spending.count(_trajectory_iri(outcome.graph), outcome.money, outcome.cause, task.replaces)
+    slot = tallies.put(task.assistant, task.scenario, outcome.scenario_iri, outcome.entry)
     writer.trajectory(graph, triples, slot, replaced)
     done[task.slot] = cp.Recorded(_trajectory_iri(outcome.graph), task.batch, outcome.end)
 

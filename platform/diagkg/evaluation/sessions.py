@@ -43,8 +43,8 @@ class Outcome:
     nquads: bytes
     end: str
     cost: float
-    scenario_iri: str = ""
-    entry: Entry | None = None               # the session as its slot's tally keeps it
+    scenario_iri: str
+    entry: Entry                             # the session as its slot's tally keeps it
     money: float = 0.0                       # what the session spent on language models
     cause: FailureCause | None = None        # why a language model stopped it, if one did
 
