@@ -52,14 +52,14 @@ class Oracle(BaseAssistant):
         the session and set back."""
         from ..env.effects import still_broken
 
-        naming: list[Action | Hypothesis] = [Hypothesis(frozenset(still_broken(session, session.state())),
-                                                        "every part that differs from its description")]
+        broken = still_broken(session, session.state())
+        naming: list[Action | Hypothesis] = [Hypothesis(frozenset(broken), "every part that differs from its description")]
         steps = [s for s in repair if isinstance(s, Action)]
         tail = [s for s in repair if not isinstance(s, Action)]
         plans = [naming, *(order + tail for order in _orders(steps))]
         # each faulty part's own cheapest repair in the catalogue: the ideal repair may take a dearer
         # action (swapping two crossed cables, 40 min, where putting each back costs 10)
-        own = [fix for part in sorted(still_broken(session, session.state())) if (fix := _cheapest_repair(session, part))]
+        own = [fix for part in sorted(broken) if (fix := _cheapest_repair(session, part))]
         if own and own != steps:
             plans += [order + tail for order in _orders(own)]
         tried: list[tuple[float, int, list[Action | Hypothesis]]] = []
