@@ -243,7 +243,7 @@ def test_holding_keeps_one_writer_for_many_writes(tmp_path):
         assert store.raw.contains_named_graph(first.record.graph)       # a read sees the write at once
         other = subprocess.run([sys.executable, "-c", COUNT_GRAPHS, str(path), "0.3"],
                                capture_output=True, text=True, timeout=120)
-        assert other.stdout.strip() == "StoreLockedError"                # another writer waits, then gives up
+        assert other.stdout.strip() == "StoreLockedError", other.stderr  # another writer waits, then gives up
         store.renew_writer()                                             # saved; a fresh writer, still ours
         assert subprocess.run([sys.executable, "-c", COUNT_GRAPHS, str(path), "0.3"], capture_output=True,
                               text=True, timeout=120).stdout.strip() == "StoreLockedError"

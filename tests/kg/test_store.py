@@ -112,6 +112,25 @@ def test_second_writer_gets_a_clear_message(locked_store):
     assert str(locked_store) in str(info.value) and "Nothing was written" in str(info.value)
 
 
+def test_opening_while_another_writer_compacts_neither_fails_nor_waits_for_the_lock(locked_store, monkeypatch):
+    # a read handle opened while the writer's compaction replaces a file meets "No such file":
+    # the store is complete, so opening tries the read again instead of taking the write lock
+    # (which the other process holds: the constructor used to raise StoreLockedError)
+    real, calls = ox.Store.read_only, []
+
+    def flaky(path):
+        calls.append(path)
+        if len(calls) == 1:
+            raise OSError("IO error: No such file or directory: 000123.sst")
+        return real(path)
+
+    monkeypatch.setattr(ox.Store, "read_only", flaky)
+    store = KnowledgeStore(locked_store, wait=0.2)
+    assert len(calls) == 2 and graphs.system("three_cubes").value in dict(store.graphs())
+    with pytest.raises(StoreLockedError):
+        load_files(store, [THREE_CUBES])
+
+
 def test_reading_keeps_working_while_locked(locked_store):
     with KnowledgeStore.open_for_reading(locked_store) as s:
         assert s.read_only

@@ -172,12 +172,15 @@ class KnowledgeStore:
                 pass      # creates the database files
         elif not read_only:
             try:
-                self._reader = ox.Store.read_only(str(self.path))
-            except (OSError, RuntimeError):
+                self._reader = open_read_only(self.path)      # tries again while a writer compacts
+            except StoreError:
                 # a process killed while it created the store left it unfinished:
                 # opening it for writing completes it (nothing was ever written)
-                with self.writing():
-                    pass
+                try:
+                    with self.writing():
+                        pass
+                except StoreLockedError:
+                    pass    # another process writes it, which completes it too; reads open when needed
 
     # -- construction ------------------------------------------------------
     @classmethod
