@@ -173,10 +173,15 @@ def speed(base: Path, new: Path, rounds: int) -> None:
                 figures[side].setdefault(f"scenario_ms.{key}", []).append(value)
     print(f"base: {base}  new: {new}  ({rounds} rounds, medians; load averages "
           f"base {min(loads['base']):.2f}–{max(loads['base']):.2f}, new {min(loads['new']):.2f}–{max(loads['new']):.2f})")
-    print(f"{'path':38s} {'base':>9s} {'new':>9s} {'new/base':>9s}")
+    # this machine's speed drifts between rounds by more than 10 %: beside the ratio of the medians,
+    # the median of each round's own ratio (base and new measured back to back) and the ratio of the
+    # best rounds (the least disturbed), which move less with the machine
+    print(f"{'path':38s} {'base':>9s} {'new':>9s} {'new/base':>9s} {'paired':>8s} {'best':>7s}")
     for key in figures["base"]:
-        a, b = statistics.median(figures["base"][key]), statistics.median(figures["new"].get(key, [float("nan")]))
-        print(f"{key:38s} {a:9.3f} {b:9.3f} {b / a:8.2f}x")
+        xs, ys = figures["base"][key], figures["new"].get(key, [float("nan")] * len(figures["base"][key]))
+        a, b = statistics.median(xs), statistics.median(ys)
+        paired = statistics.median(y / x for x, y in zip(xs, ys))
+        print(f"{key:38s} {a:9.3f} {b:9.3f} {b / a:8.2f}x {paired:7.2f}x {min(ys) / min(xs):6.2f}x")
 
 
 def main() -> None:

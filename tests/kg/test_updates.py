@@ -303,3 +303,21 @@ def test_diagkg_update_refuses_a_negative_resistance_stops_at_its_timeout_and_ap
     assert r.returncode == 0, r.stderr
     assert f"<{SYSTEM.value}>: 1 triple(s) added, 1 removed" in r.stdout and "reasoned over torch" in r.stdout
     assert KnowledgeStore.open_for_reading(path).version_of(SYSTEM) not in ("", old)
+
+
+def test_what_parts_afford_is_shared_between_sessions_and_follows_the_version(torch):
+    # the affordance answers are remembered for every session of the process by the system
+    # graph's version: an update that takes the bulb's dk:Observable away is seen by the next session
+    from diagkg import make
+    from diagkg.env import access
+
+    def observable(store: KnowledgeStore) -> frozenset[str]:
+        session = make("TORCH.1", store)
+        session.reset(seed=0)
+        return access.affording(session, "Observable")
+
+    assert BULB in observable(torch)
+    assert BULB in observable(torch)                     # answered from the shared memo
+    apply_update(torch, "PREFIX dk: <https://w3id.org/diagkg/ontology#> "
+                        f"DELETE DATA {{ GRAPH <{SYSTEM.value}> {{ <{BULB}> dk:affords dk:Observable }} }}")
+    assert BULB not in observable(torch)

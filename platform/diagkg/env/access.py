@@ -5,6 +5,7 @@ actions they are."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
@@ -43,35 +44,74 @@ def physical_of(session: Session, state: frozenset[ox.Quad]) -> frozenset[ox.Qua
     return known[1]
 
 
+# What the two affordance queries answered, for every session of the process: they read the
+# system graph and the state graph's dk:hasPhysicalState facts only, so an answer holds for any
+# session whose system graph has the same version and whose state has the same physical facts
+# (a fresh session on a system starts where the last one did: its first observation asks again
+# otherwise). Keyed by the version (kg.store.KnowledgeStore.version_of), which every change of
+# the graph changes; bounded (least recently used first out).
+_SHARED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+SHARED_SIZE = 50_000
+
+
+def _shared_key(session: Session, *rest: str) -> tuple[Any, ...]:
+    facts = frozenset((q.subject, q.object) for q in physical_key(session))
+    return (session.system_version, facts, *rest)
+
+
+def _remembered(key: tuple[Any, ...]) -> Any:
+    known = _SHARED.get(key)
+    if known is not None:
+        _SHARED.move_to_end(key)
+    return known
+
+
+def _remember(key: tuple[Any, ...], value: Any) -> None:
+    _SHARED[key] = value
+    if len(_SHARED) > SHARED_SIZE:
+        _SHARED.popitem(last=False)
+
+
 def affords(session: Session, part: str, affordance: str) -> bool:
     """ASK (SPARQL template) whether a part affords something in the current
-    state (remembered per physical state, see :func:`physical_key`)."""
+    state, by design or through a physical-state condition (remembered per
+    physical state and system version)."""
     key = (physical_key(session), part, affordance)
     known = session.afford_cache.get(key)
     if known is None:
         if len(session.afford_cache) > 20_000:
             session.afford_cache.clear()
-        session.sync()
-        known = session.afford_cache[key] = bool(session.store.query(
-            "precondition-affords", part=session.iri_of(part), affordance=str(getattr(DK, affordance)),
-            system=session.system_graph, state=session.state_graph))
+        shared = _shared_key(session, part, affordance)
+        known = _remembered(shared)
+        if known is None:
+            session.sync()
+            known = bool(session.store.query(
+                "precondition-affords", part=session.iri_of(part), affordance=str(getattr(DK, affordance)),
+                system=session.system_graph, state=session.state_graph))
+            _remember(shared, known)
+        session.afford_cache[key] = known
     return known
 
 
 def affording(session: Session, affordance: str) -> frozenset[str]:
     """The IRIs of every part that affords ``affordance`` in the current state
     (what :func:`affords` answers for one part, for all of them at once;
-    remembered per physical state as well)."""
+    remembered per physical state and system version as well)."""
     key = (physical_key(session), "*", affordance)
     known = session.affording_cache.get(key)
     if known is None:
         if len(session.affording_cache) > 5_000:
             session.affording_cache.clear()
-        session.sync()
-        rows = session.store.select("parts-affording", {
-            "systemGraph": session.system_graph, "stateGraph": session.state_graph,
-            "affordance": getattr(DK, affordance).node})
-        known = session.affording_cache[key] = frozenset(r["part"] for r in rows)
+        shared = _shared_key(session, "*", affordance)
+        known = _remembered(shared)
+        if known is None:
+            session.sync()
+            rows = session.store.select("parts-affording", {
+                "systemGraph": session.system_graph, "stateGraph": session.state_graph,
+                "affordance": getattr(DK, affordance).node})
+            known = frozenset(r["part"] for r in rows)
+            _remember(shared, known)
+        session.affording_cache[key] = known
     return known
 
 

@@ -127,6 +127,8 @@ class Session:
         self.damage_iris = {name: iri for iri, name in self.sk.damage_states.items()}
         self.damage_predicates = frozenset(ox.NamedNode(iri) for iri in self.sk.damage_states)
         self.catalogue = action_catalogue(self.store)
+        # the version of the system graph the session reads (what answers shared between sessions key on)
+        self.system_version = self.store.version_of(self.system_graph)
         self.tools = frozenset(t.lower() for t in tools)
         self.budget = budget if budget is not None else scenario.budget
         self.access_cache: dict[str, list[dict[str, Any]]] = {}

@@ -82,15 +82,30 @@ class _Plan:
     dynamic: list[_ElementPlan]
     readers: list[Reader]                    # how to read each component's results off a solve
     short_elements: list[Element]            # the state's shorts, in order
-
-
+    spice: list[Element]                     # the elements, as the engine takes them
+    static: dict[str, float]                 # the values that no live state changes
 
 
 # a component's share of a state: (id, overrides, detached ports, rewired ports, covered, damage states)
 _Signature = tuple[str, tuple[tuple[str, float], ...], frozenset[str], tuple[tuple[str, PortRef], ...], bool,
                    frozenset[str]]
-# what it contributes to a plan: (elements, port -> node, parameters, its reader)
-_Part = tuple[list[_ElementPlan], dict[PortRef, str], dict[str, Any], Reader]
+
+
+class _Part:
+    """What a component contributes to a plan under its share of a state: its elements, the
+    nodes of its ports, its parameters and its reader, with what a plan gathers from them worked
+    out once: its elements' ``shape`` (the elements alone, no values; one object for equal shapes,
+    see :meth:`Simulator._intern`), those read per component (not the contacts of its ends), those
+    whose value follows live contacts and sensors, and the values that do not."""
+
+    __slots__ = ("elements", "ports", "params", "reader", "shape", "own", "dynamic", "static")
+
+    def __init__(self, elements: list[_ElementPlan], ports: dict[PortRef, str], params: dict[str, Any],
+                 reader: Reader, shape: tuple[Element, ...]):
+        self.elements, self.ports, self.params, self.reader, self.shape = elements, ports, params, reader, shape
+        self.own = [ep for ep in elements if not ep.element.name.startswith("rc")]
+        self.dynamic = [ep for ep in elements if ep.static_value is None]
+        self.static = {ep.element.name: ep.static_value for ep in elements if ep.static_value is not None}
 
 
 def _has(overrides: dict[str, float]) -> Callable[[str], bool]:
@@ -109,6 +124,11 @@ class Simulator:
         self._index = {cid: i for i, cid in enumerate(sorted(skeleton.components))}
         self._ground_net = skeleton.net_of_port[skeleton.ground]
         self._parts: dict[_Signature, _Part] = {}
+        self._plain: dict[str, _Part] = {}     # each component's part where a state leaves it as it is
+        # element shapes, one object per distinct shape, and the nodes and topology of each sequence of
+        # them (by identity: a state that changes values only is planned without hashing its elements)
+        self._shapes: dict[tuple[Element, ...], tuple[Element, ...]] = {}
+        self._structures: dict[tuple[Any, ...], tuple[list[str], tuple[str, int]]] = {}
         self._port_names = {cid: sorted(c.ports) for cid, c in skeleton.components.items()}
         # the port a component's current is measured into (pos, p, anode…)
         self.positive_port = {cid: next((p for p in POSITIVE_PORTS if p in c.ports), min(c.ports))
@@ -189,6 +209,9 @@ class Simulator:
         self._results.clear()
         self._plans.clear()
         self._parts.clear()
+        self._plain.clear()
+        self._shapes.clear()
+        self._structures.clear()
 
     # ------------------------------------------------------------------
     def _check(self, state: CircuitState) -> None:
@@ -217,6 +240,10 @@ class Simulator:
         port_node: dict[PortRef, str] = {}
         params_all: dict[str, dict[str, Any]] = {}
         readers: list[Reader] = []
+        shapes: list[int] = []          # the identities of the parts' shapes (interned: see _intern)
+        by_component: dict[str, list[_ElementPlan]] = {}
+        dynamic: list[_ElementPlan] = []
+        static: dict[str, float] = {}
         damaged_by: dict[str, set[str]] = {}
         for cid, damage in state.damaged:
             damaged_by.setdefault(cid, set()).add(damage)
@@ -229,32 +256,49 @@ class Simulator:
                 signature = (cid, tuple(sorted(overrides.get(cid, {}).items())),
                              frozenset(detached_by.get(cid, ())), tuple(sorted(rewired_by.get(cid, ()))),
                              cid in state.covered, frozenset(damaged_by.get(cid, ())))
+                part = self._parts.get(signature)
+                if part is None:
+                    if len(self._parts) > 50_000:       # bounded: each new parameter value makes one
+                        self._forget_parts()
+                    part = self._parts[signature] = self._component_part(cid, signature)
             else:
-                signature = (cid, (), frozenset(), (), False, frozenset())
-            part = self._parts.get(signature)
-            if part is None:
-                part = self._parts[signature] = self._component_part(cid, signature)
-            comp_elements, comp_ports, params, reader = part
-            elements.extend(comp_elements)
-            port_node.update(comp_ports)
-            params_all[cid] = params
-            readers.append(reader)
+                part = self._plain.get(cid)        # most components of most states: no signature to hash
+                if part is None:
+                    signature = (cid, (), frozenset(), (), False, frozenset())
+                    part = self._plain[cid] = self._parts.get(signature) or self._component_part(cid, signature)
+            elements.extend(part.elements)
+            port_node.update(part.ports)
+            params_all[cid] = part.params
+            readers.append(part.reader)
+            shapes.append(id(part.shape))
+            if part.own:
+                by_component[cid] = part.own
+            if part.dynamic:
+                dynamic.extend(part.dynamic)
+            static.update(part.static)
         short_elements = []
+        extra: list[Element] = []
         for m, (pa, pb, ohms) in enumerate(state.shorts):
             short_elements.append(Element(f"rs{m}", "R", self._net_node(pa, rewired), self._net_node(pb, rewired)))
             elements.append(_ElementPlan(short_elements[-1], "", float(ohms)))
+            extra.append(short_elements[-1])
+            static[short_elements[-1].name] = float(ohms)
         if state.probe:
             pa, pb = state.probe
-            elements.append(_ElementPlan(Element("vprobe", "V", self._probe_node(pa, port_node, rewired),
-                                                 self._probe_node(pb, port_node, rewired)), "", PROBE_VOLTS))
-        nodes = sorted({n for ep in elements for n in (ep.element.node_a, ep.element.node_b) if n != "0"})
-        by_component: dict[str, list[_ElementPlan]] = {}
-        for ep in elements:
-            if ep.component and not ep.element.name.startswith("rc"):
-                by_component.setdefault(ep.component, []).append(ep)
-        topology = (sk.key, topology_id(tuple(ep.element for ep in elements)))
-        plan = _Plan(topology, elements, nodes, port_node, params_all, by_component,
-                     [ep for ep in elements if ep.static_value is None], readers, short_elements)
+            probe = Element("vprobe", "V", self._probe_node(pa, port_node, rewired),
+                            self._probe_node(pb, port_node, rewired))
+            elements.append(_ElementPlan(probe, "", PROBE_VOLTS))
+            extra.append(probe)
+            static[probe.name] = PROBE_VOLTS
+        spice = [ep.element for ep in elements]
+        structure = (tuple(shapes), *extra)
+        known = self._structures.get(structure)
+        if known is None:
+            nodes = sorted({n for e in spice for n in (e.node_a, e.node_b) if n != "0"})
+            known = self._structures[structure] = (nodes, (sk.key, topology_id(tuple(spice))))
+        nodes, topology = known
+        plan = _Plan(topology, elements, nodes, port_node, params_all, by_component, dynamic, readers,
+                     short_elements, spice, static)
         self._plans[state] = plan
         if len(self._plans) > self.cache_size:
             self._plans.popitem(last=False)
@@ -328,7 +372,21 @@ class Simulator:
                 raise
             except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError) as exc:
                 raise ExpressionError(f"{where}: {exc}") from None
-        return elements, ports, params, self._reader(cid, elements, ports, params, spice_node)
+        return _Part(elements, ports, params, self._reader(cid, elements, ports, params, spice_node),
+                     self._intern(tuple(ep.element for ep in elements)))
+
+    def _intern(self, shape: tuple[Element, ...]) -> tuple[Element, ...]:
+        """One object for each distinct shape: the structure cache of :meth:`_plan` keys on their
+        identities, which stay unique while the parts holding them live."""
+        return self._shapes.setdefault(shape, shape)
+
+    def _forget_parts(self) -> None:
+        """Drop every part with the shapes and structures keyed on them (an identity is unique only
+        while its object lives: no structure may outlive the parts whose shapes it names)."""
+        self._parts.clear()
+        self._plain.clear()
+        self._shapes.clear()
+        self._structures.clear()
 
     def _reader(self, cid: str, elements: list[_ElementPlan], ports: dict[PortRef, str], params: dict[str, Any],
                 spice_node: dict[str, str]) -> Reader:
@@ -386,7 +444,7 @@ class Simulator:
         events: list[Damage] = []
         for _ in range(MAX_DAMAGE_ROUNDS):
             result, hits = self._solve_once(current)
-            new = sorted(hits - current.damaged)
+            new = sorted(hits - current.damaged) if hits else []
             if not new:
                 settled = True
                 break
@@ -403,7 +461,7 @@ class Simulator:
         not settle (:data:`FLICKER_WINDOW`)."""
         plan = self._plan(state)
         live = self._contact_state(state, plan)
-        values = {ep.element.name: ep.static_value for ep in plan.elements if ep.static_value is not None}
+        values = plan.static.copy()
         components: dict[str, ComponentResult] = {}
         converged = False
         error = None
@@ -415,8 +473,7 @@ class Simulator:
             for ep in plan.dynamic:
                 values[ep.element.name] = ep.value(live)
             try:
-                op = self.engine.operating_point(plan.topology, [ep.element for ep in plan.elements], values,
-                                                 plan.nodes)
+                op = self.engine.operating_point(plan.topology, plan.spice, values, plan.nodes)
             except SimulationError as exc:
                 error = str(exc)
                 components = {}
