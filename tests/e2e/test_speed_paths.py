@@ -27,7 +27,7 @@ import pytest
 
 import diagkg
 from diagkg.agents import registry
-from diagkg.errors import InputError, SimulationError
+from diagkg.errors import InputError, SessionError, SimulationError
 from diagkg.kg.loading import load_files, load_shipped
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.vocab import DK, DK_NS
@@ -80,21 +80,39 @@ def _state_graphs(memory: KnowledgeStore) -> list[str]:
 
 
 def test_a_working_memory_is_reused_empty_of_the_earlier_session(torch_store):
-    gc.collect()        # sessions of earlier tests go back to the pool now, not between the two below
     first = diagkg.make("TORCH.1", torch_store)
     first.reset(seed=0)
     first.step(diagkg.Action("replace_component", ("bat",)))
     memory = first.store
     assert _state_graphs(memory) == [first.state_graph.value]
-    del first
-    gc.collect()
+    first.close()                                      # released explicitly …
     second = diagkg.make("TORCH.2", torch_store)
-    assert second.store is memory                      # reused …
+    assert second.store is memory                      # … and reused …
     assert _state_graphs(memory) == []                 # … without the first session's state
     scenarios = [r["id"] for r in second.store.select("scenario-index")]
     assert scenarios == ["TORCH.2"]                    # nor its scenario
     obs, _ = second.reset(seed=0)
     assert obs["scenario_id"] == "TORCH.2"
+    with pytest.raises(SessionError, match="closed"):
+        first.step(diagkg.Action("replace_component", ("bat",)))     # a closed session cannot go on
+    with pytest.raises(SessionError, match="closed"):
+        first.reset(seed=0)
+
+
+def test_a_working_memory_is_never_released_by_the_garbage_collector(torch_store):
+    held = [diagkg.make("TORCH.1", torch_store) for _ in range(5)]     # takes what the pool held of this knowledge
+    held[0].close()
+    pooled = held[0].store
+    dropped = diagkg.make("TORCH.1", torch_store)
+    assert dropped.store is pooled                         # the one memory released
+    del dropped
+    gc.collect()                                           # never closed: its memory is not given back
+    again = diagkg.make("TORCH.1", torch_store)
+    assert again.store is not pooled
+    again.close()
+    again.close()                                          # closing twice releases once
+    a, b = diagkg.make("TORCH.1", torch_store), diagkg.make("TORCH.1", torch_store)
+    assert a.store is again.store and b.store is not a.store
 
 
 def test_live_sessions_never_share_a_working_memory(torch_store):

@@ -264,7 +264,8 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
     if len(scenario.faults) > 1:
         for fault in scenario.faults:
             others = dataclasses.replace(scenario, faults=tuple(f for f in scenario.faults if f is not fault))
-            _, without = _faulty_results(store, others, n)
+            shadow, without = _faulty_results(store, others, n)
+            shadow.close()
             hidden = {_signature(r) for r in without} == faulty_signatures
             target = fault.target.rsplit("/", 1)[-1]
             line = where.naming("dk:faultTarget", target)
@@ -290,6 +291,7 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
                 break
         if s.end != "success_no_hypothesis":
             failures.append((seed, s.end or "still running"))
+        s.close()
     if failures:
         seed, end = failures[0]
         add("repair", False, f"the ideal repair does not bring the system back to nominal (seed {seed}: the "
@@ -316,10 +318,12 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
             + (f" (with {', '.join(also)}, which has an injected fault of its own)" if also else ""), faulty_line)
     decoy = next((c for c in sorted(s.sk.components) if c not in scenario.faulty and c not in scenario.removed
                   and s.sk.components[c].type != "Cable"), None)
+    s.close()
     if decoy is not None:
         s = Session(scenario, store)
         s.reset(seed=0)
         outcome, *_ = s.step(Hypothesis(frozenset({decoy})))
+        s.close()
         if outcome["verdict"] == "correct":
             add("hypotheses", False, f"a wrong hypothesis ({decoy}, not faulty) is verified as correct", faulty_line)
         else:
@@ -334,6 +338,7 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
                 f"{simulated.lower()}" + (f" (over {n} seeds)" if n > 1 else ""), line)
         else:
             add("symptoms", True, f"{cid} is {stated.lower()}, as stated", line)
+    session.close()
     return report
 
 

@@ -7,6 +7,7 @@
     obs, info = session.reset(seed=0)
     obs, cost, terminated, truncated, info = session.step(diagkg.Action("measure_voltage", ("battery",)))
     obs, cost, terminated, truncated, info = session.step(diagkg.Hypothesis({"battery"}))
+    session.close()          # its working memory goes back to the pool (or: with diagkg.make(...) as session)
 
 A session works on the store in use: the scenario, the system, its inferences
 and the catalogues are read from it into the session's working memory
@@ -116,7 +117,9 @@ class Session:
 
         self.scenario = scenario
         self.source = store                                   # the store in use (read from, never written)
-        self.store = workspace(store, scenario, notify, owner=self)   # working memory: knowledge + circuit state
+        self.memory = workspace(store, scenario, notify)    # working memory: knowledge + circuit state
+        self.store = self.memory.store
+        self.closed = False
         self.id = session_id or uuid.uuid4().hex[:12]
         self.state_graph = graphs.named("state", self.id)
         self.system_graph = scenario.system_graph
@@ -180,6 +183,8 @@ class Session:
         accepted for compatibility and must be empty."""
         if options:
             raise SessionError(f"reset() takes no options, got {', '.join(sorted(options))}")
+        if self.closed:
+            raise SessionError("reset() on a closed session: make a new one")
         self._reset_fields()
         self._started = True
         self._pending = None                  # configure starts the state graph afresh
@@ -208,6 +213,8 @@ class Session:
 
     def step(self, act: Action | Hypothesis | None) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """One round: execute an action, verify a hypothesis, or (None) give up."""
+        if self.closed:
+            raise SessionError("step() on a closed session: make a new one")
         if not self._started:
             raise SessionError("step() before reset(): call reset() first")
         if self.end is not None:
@@ -246,6 +253,8 @@ class Session:
 
     def rollback(self, point: "Checkpoint") -> None:
         """Back to a :meth:`checkpoint` of this session (its scenario included)."""
+        if self.closed:
+            raise SessionError("rollback() on a closed session: make a new one")
         self.scenario = point.scenario
         self._lazy = True
         self.set_state(point.state)
@@ -295,6 +304,21 @@ class Session:
             restore(self.store, self.state_graph, quads, holds=current)
             # the state graph now holds exactly these quads: no need to read it again
             self._state_key, self._key_generation = quads, self.store.generation
+
+    def close(self) -> None:
+        """Release the working memory (to the pool, for a later session on the same knowledge;
+        Gymnasium's ``close``). The session can then neither be reset nor stepped; closing again does
+        nothing. ``with diagkg.make(...) as session:`` closes it at the end of the block; a session
+        never closed leaves its memory to be dropped with it, not reused."""
+        if not self.closed:
+            self.closed = True
+            self.memory.release()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def abort(self, end: str) -> None:
         """End the session from outside (e.g. ``llm_truncation`` when a model's reply is unusable)."""

@@ -19,7 +19,6 @@ and inference comes from the store the user chose (``--store``,
 
 from __future__ import annotations
 
-import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -37,8 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Notify = Callable[[str], None]
 
-__all__ = ["AnswerCache", "KnowledgeSource", "KnowledgeView", "assistant_view", "prior_view", "resolve_scenario",
-           "workspace"]
+__all__ = ["AnswerCache", "KnowledgeSource", "KnowledgeView", "WorkingMemory", "assistant_view", "prior_view",
+           "resolve_scenario", "workspace"]
 
 
 def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
@@ -116,28 +115,44 @@ class _Pool:
 _POOL = _Pool()
 
 
-def workspace(store: "KnowledgeStore", scenario: "Scenario", notify: Notify | None = None,
-              owner: object | None = None) -> "KnowledgeStore":
-    """A session's working memory for ``scenario``, seeded from ``store``.
+class WorkingMemory:
+    """A session's working memory (:attr:`store`) and the one way to give it back:
+    :meth:`release`, called by its session's ``close`` (never by the garbage collector: a
+    memory nobody releases is simply dropped with its session, not reused)."""
 
-    With an ``owner`` (the session), the memory goes back to a pool when the
-    owner is garbage-collected and is reused, emptied of everything but its
-    seed, by a later session on the same versions of the same knowledge; do not
-    keep a reference to it beyond its owner's life.
-    """
+    __slots__ = ("store", "_versions", "_seed", "_pooled")
+
+    def __init__(self, store: "KnowledgeStore", versions: tuple[str, ...], seed: frozenset[ox.NamedNode],
+                 pooled: bool):
+        self.store = store
+        self._versions, self._seed, self._pooled = versions, seed, pooled
+
+    def release(self) -> bool:
+        """Return the memory to the pool, emptied of everything but its seed, for a later session on
+        the same versions of the same knowledge; the holder must not use it afterwards. Only the
+        first call does anything; returns whether this one did."""
+        if not self._pooled:
+            return False
+        self._pooled = False
+        _POOL.give_back(self._versions, self.store, self._seed)
+        return True
+
+
+def workspace(store: "KnowledgeStore", scenario: "Scenario", notify: Notify | None = None,
+              pooled: bool = True) -> WorkingMemory:
+    """A session's working memory for ``scenario``, seeded from ``store`` (taken from the pool
+    of released memories on the same versions of the same knowledge when ``pooled``)."""
     from ..kg.loading import ensure_inferences
 
     ensure_inferences(store, scenario.key, notify)
     names = _knowledge_graphs(store, scenario.system_iri, scenario.key)
     versions = tuple(store.version_of(n) for n in names)
-    memory = _POOL.take(versions) if owner is not None else None
+    memory = _POOL.take(versions) if pooled else None
     if memory is None:
         memory = _copy(store, names)
     scenario_graph = graph_holding(store, scenario.iri, str(DK.Scenario)) or graphs.named("scenario", scenario.id)
     memory.raw.extend(store.raw.quads_for_pattern(None, None, None, scenario_graph))
-    if owner is not None:
-        weakref.finalize(owner, _POOL.give_back, versions, memory, frozenset(names))
-    return memory
+    return WorkingMemory(memory, versions, frozenset(names), pooled)
 
 
 class KnowledgeView:

@@ -142,15 +142,15 @@ def oracle_cost(store: KnowledgeStore, scenario: Scenario, seed: int) -> float |
     from ..agents.baselines import Oracle
     from ..env.service import Session
 
-    session = Session(scenario, store)
-    session.reset(seed=seed)
-    repair: list[Action | Hypothesis] = [Action(s.action, s.targets, s.value) for s in scenario.repair]
-    repair.append(Hypothesis(scenario.faulty))
-    for step in Oracle.cheapest(session, repair):
-        _, _, terminated, truncated, _ = session.step(step)
-        if terminated or truncated:
-            break
-    return session.total_cost if (session.end or "").startswith("success") else None
+    with Session(scenario, store) as session:
+        session.reset(seed=seed)
+        repair: list[Action | Hypothesis] = [Action(s.action, s.targets, s.value) for s in scenario.repair]
+        repair.append(Hypothesis(scenario.faulty))
+        for step in Oracle.cheapest(session, repair):
+            _, _, terminated, truncated, _ = session.step(step)
+            if terminated or truncated:
+                break
+        return session.total_cost if (session.end or "").startswith("success") else None
 
 
 def solve(store: KnowledgeStore, key: str, *, scenarios: Sequence[Scenario] | None = None,
@@ -180,6 +180,7 @@ def solve(store: KnowledgeStore, key: str, *, scenarios: Sequence[Scenario] | No
             "settling a complete policy")
     search.settle(deadline - reserve / 2)
     costs = search.scenario_costs()
+    worlds.close()
     figures = []
     for n, scenario in enumerate(chosen):
         oracle = oracle_cost(store, scenario, seed) if time.monotonic() < deadline - 1 else None

@@ -138,6 +138,11 @@ class Worlds:
         self.base = [self.intern_move(m) for m in self.base_moves()]
 
     # -- moves ---------------------------------------------------------------
+    def close(self) -> None:
+        """Release the shadow sessions' working memories (the search is over)."""
+        for session in self.sessions:
+            session.close()
+
     def intern_move(self, move: Move) -> int:
         known = self._move_ids.get(move)
         if known is None:

@@ -110,6 +110,10 @@ class Bench:
                         description=None, categories=(), faulty=frozenset(), removed=frozenset(),
                         permanent=permanent, notes=(), faults=placement.faults)
 
+    def close(self) -> None:
+        """Release the shadow session's working memory (nothing more is simulated)."""
+        self.session.close()
+
     def _start(self, scenario: Scenario) -> Session:
         self.session.scenario = scenario
         self.session.reset(seed=0)

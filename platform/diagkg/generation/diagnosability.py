@@ -125,6 +125,7 @@ def diagnose(store: KnowledgeStore, key: str, depth: int = 3, modes: frozenset[s
         _sequences(report, worlds, tried, after, depth, budget, progress)
     _group(report)
     report.steps = worlds.steps
+    bench.close()
     return report
 
 

@@ -172,6 +172,7 @@ def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress
         written = _written(bench, config, [by_key[w.look.placement.key] for w in written], again, gen.words,
                            defaults, coupling_modes, by_count, gen.singles_noticed)
     gen.written = written
+    bench.close()
     return gen
 
 

@@ -21,6 +21,7 @@ Loading files (validation, collisions, provenance, inferences) is :mod:`diagkg.k
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -173,14 +174,9 @@ class KnowledgeStore:
         elif not read_only:
             try:
                 self._reader = open_read_only(self.path)      # tries again while a writer compacts
-            except StoreError:
-                # a process killed while it created the store left it unfinished:
-                # opening it for writing completes it (nothing was ever written)
-                try:
-                    with self.writing():
-                        pass
-                except StoreLockedError:
-                    pass    # another process writes it, which completes it too; reads open when needed
+            except StoreError:      # unfinished (its creator was killed): opening it for writing completes it,
+                with contextlib.suppress(StoreLockedError), self.writing():   # as does another writer, now
+                    pass
 
     # -- construction ------------------------------------------------------
     @classmethod

@@ -451,8 +451,12 @@ def build(session: Session, rounds: list[dict[str, Any]], visible: str, end: str
         elif r["kind"] == "hypothesis":
             steps.append((r["round"], None))
     worlds = _Worlds(session, steps, seed, visible, [key for _, key, _ in real])
-    entries = [_entry(session, worlds, r, real, visible)
-               for r in rounds if r["kind"] == "hypothesis"]
+    try:
+        entries = [_entry(session, worlds, r, real, visible)
+                   for r in rounds if r["kind"] == "hypothesis"]
+    finally:
+        if worlds.shadow is not None:
+            worlds.shadow.close()          # its working memory goes back to the pool
     return Ledger(entries, _interventions(session, rounds, entries))
 
 

@@ -116,130 +116,130 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     else:
         agent, privileged, informed = assistant, hosting.privileged(assistant), hosting.informed(assistant)
     log = llm_log if llm_log is not None else CallLog()
-    session = Session(scenario, store, budget=budget, notify=notify)
-    started = datetime.now(timezone.utc)
-    t0 = time.perf_counter()
-    obs, info = session.reset(seed=seed)
-    if on_start:
-        on_start(session)
-    brief = briefing_for(session, privileged, seed, informed)
-    brief.visible = obs["visible"]
-    brief.llm = log
-    svc = _service_agent(service, config or {}, log, brief) if service == "llm" else None
-    rounds: list[dict[str, Any]] = []
-    decisions: list[float] = []
-    ranked: dict[int, list[frozenset[str]]] = {}      # the assistant's candidates at each decision
-    terminated = truncated = False
-    cause: FailureCause | None = None
-    fault: contract.ProtocolFault | None = None     # why an assistant in its own process was stopped
-    try:
-        agent.setup(brief)
-    except LLMTruncation as exc:   # the model's reading of the symptoms was unusable
-        session.abort("llm_truncation")
-        terminated = True
-        cause = getattr(exc, "cause", None)
-        rounds.append({"round": 1, "kind": "none", "intention": "(no usable reply)",
-                       "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
-                       "success": False, "executed": []})
-    except AssistantError as exc:      # e.g. the oracle without a privileged briefing
-        session.abort("surrender")
-        terminated = True
-        rounds.append({"round": 1, "kind": "none", "intention": "(failed)", "message": f"The assistant failed: {exc}",
-                       "cost": 0.0, "success": False, "executed": []})
-    while not (terminated or truncated):
-        d0 = time.perf_counter()
-        instruction, mapped_by = "", 0
+    with Session(scenario, store, budget=budget, notify=notify) as session:    # closed: its memory is reused
+        started = datetime.now(timezone.utc)
+        t0 = time.perf_counter()
+        obs, info = session.reset(seed=seed)
+        if on_start:
+            on_start(session)
+        brief = briefing_for(session, privileged, seed, informed)
+        brief.visible = obs["visible"]
+        brief.llm = log
+        svc = _service_agent(service, config or {}, log, brief) if service == "llm" else None
+        rounds: list[dict[str, Any]] = []
+        decisions: list[float] = []
+        ranked: dict[int, list[frozenset[str]]] = {}      # the assistant's candidates at each decision
+        terminated = truncated = False
+        cause: FailureCause | None = None
+        fault: contract.ProtocolFault | None = None     # why an assistant in its own process was stopped
         try:
-            suggestion = agent.suggest()
-            if isinstance(suggestion, Action):
-                instruction = str(getattr(agent, "instruction", "") or "")
-                if svc is not None:    # the service agent reads the instruction, not the structured action
-                    instruction = instruction or svc.instruction_for(suggestion)
-                    suggestion, mapping = svc.map(instruction)
-                    mapped_by = mapping.position
-            elif isinstance(suggestion, Hypothesis):
-                instruction = str(getattr(agent, "instruction", "") or "")
-        except LLMTruncation as exc:
+            agent.setup(brief)
+        except LLMTruncation as exc:   # the model's reading of the symptoms was unusable
             session.abort("llm_truncation")
+            terminated = True
             cause = getattr(exc, "cause", None)
-            rounds.append({"round": session.round + 1, "kind": "none", "intention": "(no usable reply)",
+            rounds.append({"round": 1, "kind": "none", "intention": "(no usable reply)",
                            "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
                            "success": False, "executed": []})
-            break
-        except AssistantError as exc:
-            if isinstance(exc, contract.ProtocolError):
-                fault = exc.fault
+        except AssistantError as exc:      # e.g. the oracle without a privileged briefing
             session.abort("surrender")
-            rounds.append({"round": session.round + 1, "kind": "none", "intention": "(failed)",
-                           "message": f"The assistant failed: {exc}", "cost": 0.0, "success": False,
-                           "executed": []})
-            break
-        decisions.append(time.perf_counter() - d0)
-        candidates = getattr(agent, "ranked_candidates", None)
-        if keep_ledger and candidates is not None and suggestion is not None:
-            listed = candidates()
-            if listed:
-                ranked[session.round + 1] = list(listed[:ledger.MAX_CANDIDATES])
-        turn = contract.play(session, suggestion)
-        outcome, terminated, truncated = contract.outcome_json(turn.outcome), turn.terminated, turn.truncated
-        if suggestion is None:
-            break
-        entry = dict(outcome)
-        entry["decision_seconds"] = decisions[-1]
-        if isinstance(suggestion, Hypothesis):
-            entry["suspects"] = sorted(suggestion.components)
-            entry["explanation"] = suggestion.explanation
-        else:
-            entry["action"] = suggestion.to_dict()
-        if instruction:
-            entry["instruction"] = instruction
-        if mapped_by:
-            entry["mapped_by"] = mapped_by
-        if svc is not None:
+            terminated = True
+            rounds.append({"round": 1, "kind": "none", "intention": "(failed)", "message": f"The assistant failed: {exc}",
+                           "cost": 0.0, "success": False, "executed": []})
+        while not (terminated or truncated):
+            d0 = time.perf_counter()
+            instruction, mapped_by = "", 0
             try:
-                entry["message"] = svc.verbalise(outcome)
+                suggestion = agent.suggest()
+                if isinstance(suggestion, Action):
+                    instruction = str(getattr(agent, "instruction", "") or "")
+                    if svc is not None:    # the service agent reads the instruction, not the structured action
+                        instruction = instruction or svc.instruction_for(suggestion)
+                        suggestion, mapping = svc.map(instruction)
+                        mapped_by = mapping.position
+                elif isinstance(suggestion, Hypothesis):
+                    instruction = str(getattr(agent, "instruction", "") or "")
             except LLMTruncation as exc:
-                rounds.append(entry)
-                if not (terminated or truncated):    # a session that had ended keeps its end value
-                    session.abort("llm_truncation")
-                    cause = getattr(exc, "cause", None)
+                session.abort("llm_truncation")
+                cause = getattr(exc, "cause", None)
+                rounds.append({"round": session.round + 1, "kind": "none", "intention": "(no usable reply)",
+                               "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
+                               "success": False, "executed": []})
                 break
-        rounds.append(entry)
-        r0 = time.perf_counter()
-        agent.record(outcome)
-        # digesting what an action showed is part of deciding: it counts with the round's decision
-        decisions[-1] += time.perf_counter() - r0
-        entry["decision_seconds"] = decisions[-1]
-        if on_round:
-            on_round(entry)
-    wall = time.perf_counter() - t0
-    end = session.end or "surrender"
-    closing = getattr(agent, "close", None)
-    if closing is not None:
-        closing(end)               # an assistant in its own process is told the end and stopped
-    rec = trajectory.SessionRecord(
-        trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
-        scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
-        assistant=agent.name,
-        config={k: v for k, v in (getattr(agent, "config", {}) or {}).items() if k not in SECRET_KEYS},
-        seed=seed, budget=session.budget, end=end,
-        total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, privileged=privileged)
-    rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
-    diagnosis = scoring.score(injected_parts(session), rounds)
-    rec.extra.extend(scoring.triples(diagnosis, ox.NamedNode(rec.iri + "#session")))
-    if fault is not None:
-        rec.extra.append(ox.Triple(ox.NamedNode(rec.iri + "#session"), DK.protocolFault.node,
-                                   ox.NamedNode(contract.FAULT_IRIS[fault])))
-    iri = rec.iri
-    book = None
-    catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
-    if keep_ledger:      # in the record even when it is not stored here (a campaign's writer stores it)
-        book = ledger.build(session, rounds, brief.visible, end, seed)
-        rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
-    if record:
-        iri = trajectory.store_record(store, rec, catalogue)
-    return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
-                     decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause, diagnosis=diagnosis)
+            except AssistantError as exc:
+                if isinstance(exc, contract.ProtocolError):
+                    fault = exc.fault
+                session.abort("surrender")
+                rounds.append({"round": session.round + 1, "kind": "none", "intention": "(failed)",
+                               "message": f"The assistant failed: {exc}", "cost": 0.0, "success": False,
+                               "executed": []})
+                break
+            decisions.append(time.perf_counter() - d0)
+            candidates = getattr(agent, "ranked_candidates", None)
+            if keep_ledger and candidates is not None and suggestion is not None:
+                listed = candidates()
+                if listed:
+                    ranked[session.round + 1] = list(listed[:ledger.MAX_CANDIDATES])
+            turn = contract.play(session, suggestion)
+            outcome, terminated, truncated = contract.outcome_json(turn.outcome), turn.terminated, turn.truncated
+            if suggestion is None:
+                break
+            entry = dict(outcome)
+            entry["decision_seconds"] = decisions[-1]
+            if isinstance(suggestion, Hypothesis):
+                entry["suspects"] = sorted(suggestion.components)
+                entry["explanation"] = suggestion.explanation
+            else:
+                entry["action"] = suggestion.to_dict()
+            if instruction:
+                entry["instruction"] = instruction
+            if mapped_by:
+                entry["mapped_by"] = mapped_by
+            if svc is not None:
+                try:
+                    entry["message"] = svc.verbalise(outcome)
+                except LLMTruncation as exc:
+                    rounds.append(entry)
+                    if not (terminated or truncated):    # a session that had ended keeps its end value
+                        session.abort("llm_truncation")
+                        cause = getattr(exc, "cause", None)
+                    break
+            rounds.append(entry)
+            r0 = time.perf_counter()
+            agent.record(outcome)
+            # digesting what an action showed is part of deciding: it counts with the round's decision
+            decisions[-1] += time.perf_counter() - r0
+            entry["decision_seconds"] = decisions[-1]
+            if on_round:
+                on_round(entry)
+        wall = time.perf_counter() - t0
+        end = session.end or "surrender"
+        closing = getattr(agent, "close", None)
+        if closing is not None:
+            closing(end)               # an assistant in its own process is told the end and stopped
+        rec = trajectory.SessionRecord(
+            trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
+            scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
+            assistant=agent.name,
+            config={k: v for k, v in (getattr(agent, "config", {}) or {}).items() if k not in SECRET_KEYS},
+            seed=seed, budget=session.budget, end=end,
+            total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, privileged=privileged)
+        rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
+        diagnosis = scoring.score(injected_parts(session), rounds)
+        rec.extra.extend(scoring.triples(diagnosis, ox.NamedNode(rec.iri + "#session")))
+        if fault is not None:
+            rec.extra.append(ox.Triple(ox.NamedNode(rec.iri + "#session"), DK.protocolFault.node,
+                                       ox.NamedNode(contract.FAULT_IRIS[fault])))
+        iri = rec.iri
+        book = None
+        catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
+        if keep_ledger:      # in the record even when it is not stored here (a campaign's writer stores it)
+            book = ledger.build(session, rounds, brief.visible, end, seed)
+            rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
+        if record:
+            iri = trajectory.store_record(store, rec, catalogue)
+        return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
+                         decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause, diagnosis=diagnosis)
 
 
 SERVICES = ("deterministic", "llm")

@@ -204,7 +204,7 @@ def schematic(request: Request, key: str, fmt: str, scenario: str | None = None,
     found = ScenarioCatalog.find(store, scenario)
     if found.key != key:
         raise HTTPException(400, f"scenario {found.id} runs on {found.key}, not {key}")
-    session = make(found, store)
-    session.reset(seed=seed)
-    return Response(render(store, key, state=session.state(), result=session.initial_result, fmt=fmt, faults=faults),
-                    media_type=FORMATS[fmt])
+    with make(found, store) as session:
+        session.reset(seed=seed)
+        state, result = session.state(), session.initial_result
+    return Response(render(store, key, state=state, result=result, fmt=fmt, faults=faults), media_type=FORMATS[fmt])
