@@ -267,3 +267,31 @@ def test_move_led_into_an_empty_slot_and_as_a_swap():
     s = session_for(scenario("ten_cubes", [det], {"ctrl6_cable_in_pos"}))
     obs, *_ = s.step(Action("move_led", ("ctrl5_green_led", "cube_ctrl6")))
     assert obs["data"]["lit"] is False and "ctrl6_green_led took its place and is lit" in obs["message"]
+
+
+def test_making_a_session_never_writes_the_store(tmp_path):
+    # a store without current inferences for its system (an older store): the session works
+    # them out for its working memory; the store is written only by the explicit step
+    from diagkg.kg import graphs
+    from diagkg.kg.loading import ensure_inferences
+    from diagkg.runs.runner import run_session
+
+    from ..support.torch import torch_memory_store
+
+    store = torch_memory_store(tmp_path)
+    with_inferences = run_session("TORCH.1", "neuro-symbolic", store=store, record=False)
+    inferred = set(store.raw.quads_for_pattern(None, None, None, graphs.inferred("torch")))
+    assert inferred
+    store.remove_graphs([graphs.inferred("torch")])
+    before = set(store.raw.quads_for_pattern(None, None, None, None))
+    told: list[str] = []
+    with diagkg.make("TORCH.1", store, notify=told.append) as session:
+        session.reset(seed=0)
+        assert set(session.store.raw.quads_for_pattern(None, None, None, graphs.inferred("torch"))) == inferred
+    assert set(store.raw.quads_for_pattern(None, None, None, None)) == before          # nothing written
+    assert any("no current inferences" in t for t in told)
+    without = run_session("TORCH.1", "neuro-symbolic", store=store, record=False)
+    assert (without.end, without.cost, without.rounds) == (with_inferences.end, with_inferences.cost,
+                                                           with_inferences.rounds)
+    ensure_inferences(store, "torch")                                                   # the explicit write
+    assert set(store.raw.quads_for_pattern(None, None, None, graphs.inferred("torch"))) == inferred

@@ -68,6 +68,31 @@ def _knowledge_graphs(store: "KnowledgeStore", system_iri: str, key: str) -> lis
     return [graphs.ONTOLOGY, system, graphs.inferred(key)]
 
 
+def _knowledge(store: "KnowledgeStore", system_iri: str,
+               key: str) -> tuple[list[ox.NamedNode], tuple[str, ...], list[ox.Triple] | None]:
+    """The graphs a session or a view of system ``key`` is seeded with, their versions, and the
+    inferences the store lacks (an older store), worked out without writing the store (None when it
+    holds current ones; their version is then the digest they follow from)."""
+    from ..kg.loading import missing_inferences
+
+    names = _knowledge_graphs(store, system_iri, key)
+    inferred = missing_inferences(store, key)
+    versions = tuple(store.version_of(n) for n in names)
+    if inferred is not None:
+        versions = (*versions[:-1], "computed:" + str(inferred[-1].object.value))
+    return names, versions, inferred
+
+
+def _seed(store: "KnowledgeStore", names: list[ox.NamedNode], inferred: list[ox.Triple] | None) -> "KnowledgeStore":
+    """A fresh in-memory store holding ``names`` of ``store``, the last one (the inferences) from
+    ``inferred`` when given."""
+    if inferred is None:
+        return _copy(store, names)
+    memory = _copy(store, names[:-1])
+    memory.raw.extend(ox.Quad(t.subject, t.predicate, t.object, names[-1]) for t in inferred)
+    return memory
+
+
 def _copy(store: "KnowledgeStore", names: list[ox.NamedNode]) -> "KnowledgeStore":
     from ..kg.store import KnowledgeStore
 
@@ -142,14 +167,13 @@ def workspace(store: "KnowledgeStore", scenario: "Scenario", notify: Notify | No
               pooled: bool = True) -> WorkingMemory:
     """A session's working memory for ``scenario``, seeded from ``store`` (taken from the pool
     of released memories on the same versions of the same knowledge when ``pooled``)."""
-    from ..kg.loading import ensure_inferences
-
-    ensure_inferences(store, scenario.key, notify)
-    names = _knowledge_graphs(store, scenario.system_iri, scenario.key)
-    versions = tuple(store.version_of(n) for n in names)
+    names, versions, inferred = _knowledge(store, scenario.system_iri, scenario.key)
     memory = _POOL.take(versions) if pooled else None
     if memory is None:
-        memory = _copy(store, names)
+        if inferred is not None and notify:
+            notify(f"the store has no current inferences for system {scenario.key}; worked out for this "
+                   "session (diagkg load --replace, or any update of the system, stores them)")
+        memory = _seed(store, names, inferred)
     scenario_graph = graph_holding(store, scenario.iri, str(DK.Scenario)) or graphs.named("scenario", scenario.id)
     memory.raw.extend(store.raw.quads_for_pattern(None, None, None, scenario_graph))
     return WorkingMemory(memory, versions, frozenset(names), pooled)
@@ -225,11 +249,11 @@ _VIEW_LIMIT = 16
 def assistant_view(store: "KnowledgeStore", system_iri: str, key: str) -> KnowledgeView:
     """The read-only view of one system for non-privileged assistants (shared
     between sessions while the graphs it copies are unchanged)."""
-    names = _knowledge_graphs(store, system_iri, key)
-    versions = (key, *(store.version_of(n) for n in names))
+    names, seeded, inferred = _knowledge(store, system_iri, key)
+    versions = (key, *seeded)
     view = _VIEWS.get(versions)
     if view is None:
-        view = _VIEWS[versions] = KnowledgeView(_copy(store, names), key, versions)
+        view = _VIEWS[versions] = KnowledgeView(_seed(store, names, inferred), key, versions)
         while len(_VIEWS) > _VIEW_LIMIT:
             _VIEWS.popitem(last=False)
     else:

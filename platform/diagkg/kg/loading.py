@@ -369,14 +369,28 @@ def infer_system(store: "KnowledgeStore", key: str, engine: str = "auto", use_ca
     return len(triples)
 
 
+def missing_inferences(store: "KnowledgeStore", key: str) -> list[ox.Triple] | None:
+    """None when the store holds current inferences for system ``key`` (a load computes them);
+    else what ``inferred/{key}`` should hold (from the cache folder, or reasoned now), written
+    nowhere: a session's working memory takes them without the store being written."""
+    digest = inference_digest(store.version_of(graphs.system(key)))
+    if stored_inference_digest(store, key) == digest:
+        return None
+    data = store.graph_as_rdflib(graphs.system(key))
+    if len(data) == 0:
+        raise InputError(f"no system {key!r} in the store; load its description first")
+    return inferred_graph(key, inferred_triples(data, digest, use_cache=True), digest)
+
+
 def ensure_inferences(store: "KnowledgeStore", key: str, notify: Notify | None = None) -> None:
-    """Make sure the store holds current inferences for system ``key`` (computed
-    when it was loaded; an older store may lack them)."""
-    if stored_inference_digest(store, key) == inference_digest(store.version_of(graphs.system(key))):
+    """Store current inferences for system ``key`` if it lacks them (computed when it was loaded;
+    an older store may lack them): an explicit write, for the commands that store results."""
+    triples = missing_inferences(store, key)
+    if triples is None:
         return
     if notify:
         notify(f"the store has no current inferences for system {key}; reasoning once and storing them…")
-    infer_system(store, key, use_cache=True)
+    store.write_graphs({graphs.inferred(key): triples})
 
 
 # ---------------------------------------------------------------------------
