@@ -180,7 +180,7 @@ def speed(base: Path, new: Path, rounds: int) -> None:
     for key in figures["base"]:
         xs, ys = figures["base"][key], figures["new"].get(key, [float("nan")] * len(figures["base"][key]))
         a, b = statistics.median(xs), statistics.median(ys)
-        paired = statistics.median(y / x for x, y in zip(xs, ys))
+        paired = statistics.median(y / x for x, y in zip(xs, ys, strict=True))
         print(f"{key:38s} {a:9.3f} {b:9.3f} {b / a:8.2f}x {paired:7.2f}x {min(ys) / min(xs):6.2f}x")
 
 
