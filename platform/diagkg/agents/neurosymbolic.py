@@ -47,220 +47,39 @@ The session goes as follows:
 Switching couplings (a relay opened and closed by what flows through it) make
 the relay depend on what its current feeds; optical couplings are problems of
 the element that would block them.
+
+The assistant is split over four modules: this one holds the session (setup,
+the symptoms as evidence, the decision loop and how outcomes update the state);
+:mod:`~diagkg.agents.neurosymbolic_symptoms` reads the symptom report,
+:mod:`~diagkg.agents.neurosymbolic_knowledge` reads the knowledge from the store
+and holds the candidate rule, and :mod:`~diagkg.agents.neurosymbolic_ranking`
+weighs the problems and chooses the next test.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from dataclasses import dataclass
 from typing import Any
 
-import pyoxigraph as ox
-
-from ..env.actions import repairs_fitting
 from ..env.outcomes import Refusal, TerminalState
 from ..env.service import Action, Hypothesis, simulator_for
 from ..errors import AssistantError
-from ..kg import graphs
-from ..kg.store import KnowledgeSource
 from ..llm.settings import CONFIG_KEYS as LLM_KEYS
+from .neurosymbolic_knowledge import Knowledge, Test, dense_candidates
+from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
+from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
 from .registry import BaseAssistant, Briefing
 
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
-SUSPECT_WEIGHT = 1.5                # prior weight of the problems of a component seen misbehaving
 ROUND_MINUTES = 20.0         # what a round is worth in minutes (the budget counts rounds)
-SPLITTING = {"voltages", "current"}   # observations whose outcome depends on what the part depends on
 
-NEGATIONS = {"not", "no", "never", "neither", "nor", "n't", "doesn't", "don't", "isn't", "won't", "cannot",
-             "can't", "without", "nothing"}
-ON_WORDS = {"lit", "on", "lights", "light", "glows", "glow", "shines", "bright", "works", "lighting"}
-OFF_WORDS = {"off", "dark", "out", "unlit", "dead", "extinguished", "dim"}
-INTERMITTENT = {"flicker", "flickers", "flickering", "toggles", "occasionally", "intermittently", "sometimes",
-                "blinks", "blinking", "oscillates", "oscillating"}
-# said of a whole report: something goes and comes back
-COMES_AND_GOES = re.compile(r"\bevery so often\b|\bfrom time to time\b|\bnow and then\b|\bcomes? back\b|"
-                            r"\bon and off\b|\boff and on\b")
+# what other code imports from here, wherever it lives now
+__all__ = ["CURRENT_TOLERANCE", "LOCAL_TESTS", "ROUND_MINUTES", "SPLITTING", "SUSPECT_WEIGHT", "VOLTAGE_TOLERANCE",
+           "Knowledge", "KeywordClassifier", "NeuroSymbolic", "Test", "dense_candidates"]
 
 
-@dataclass(frozen=True)
-class Test:
-    action: str
-    component: str
-    cost: float
-    modes: frozenset[str]
-
-
-class KeywordClassifier:
-    """Finds components in a symptom report by their names and reads whether
-    each is said to be lit, dark or flickering (with negation)."""
-
-    def __init__(self, names: dict[str, list[str]], coordinate: bool = False):
-        self.coordinate = coordinate      # a name joined by "and" to a clause that says a state shares it
-        self.phrases: list[tuple[tuple[str, ...], str]] = []
-        for comp, aliases in sorted(names.items()):
-            for alias in sorted(set(aliases) | {comp}):
-                toks = tuple(_tokens(alias.replace("_", " "))) if alias != comp else (comp.lower(),)
-                if toks:
-                    self.phrases.append((toks, comp))
-        self.phrases.sort(key=lambda p: (-len(p[0]), p))   # longest first, then a fixed order
-        # numbered families ("control 3 LED", "LED of control 3"): a name with one number in
-        # it, by the words around the number, for reports that give a range ("3 to 8")
-        self.families: dict[frozenset[str], dict[int, str]] = {}
-        for toks, comp in self.phrases:
-            numbers = [t for t in toks if t.isdigit()]
-            if len(numbers) == 1 and len(toks) > 1:
-                words = frozenset(_singular(t) for t in toks if not t.isdigit())
-                self.families.setdefault(words, {}).setdefault(int(numbers[0]), comp)
-
-    def mentions(self, text: str) -> list[tuple[str, str]]:
-        """(component, state) pairs; state is "on", "off" or "intermittent"."""
-        parts = re.split(r"([.;:]|,\s*(?:and|but)\s|\band\b|\bbut\b|\bwhile\b|\bwhereas\b)", text.lower())
-        clauses: list[tuple[list[str], list[str], str | None, str]] = []   # tokens, parts, own state, joint after
-        for i in range(0, len(parts), 2):
-            toks = _tokens(parts[i])
-            if toks:
-                found, free = self._found(parts[i], toks)
-                clauses.append((toks, found, _state(free), parts[i + 1].strip() if i + 1 < len(parts) else ""))
-        out: list[tuple[str, str]] = []
-        previous = None
-        for k, (toks, found, own, joint) in enumerate(clauses):
-            state = own or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
-            following = clauses[k + 1][2] if k + 1 < len(clauses) else None
-            if state is None and found and self.coordinate and joint == "and" and following:
-                state = following     # "lamp 2 and all five LEDs stay lit": what follows says it
-            if state is None and found and previous and len(toks) <= 6:
-                state = previous
-            for comp in found:
-                if state:
-                    out.append((comp, state))
-            if state:
-                previous = state
-        return out
-
-    def _found(self, clause: str, toks: list[str]) -> tuple[list[str], list[str]]:
-        """The components a clause names (longest names first, numbered ranges too) and
-        the words left over."""
-        used = [False] * len(toks)
-        found: list[str] = []
-        for phrase, comp in self.phrases:
-            n = len(phrase)
-            for i in range(len(toks) - n + 1):
-                if tuple(toks[i:i + n]) == phrase and not any(used[i:i + n]):
-                    for j in range(i, i + n):
-                        used[j] = True
-                    if comp not in found:
-                        found.append(comp)
-        for low, high in re.findall(r"\b(\d+)\s+(?:to|through)\s+(\d+)\b", clause):
-            words = {_singular(t) for t in toks if not t.isdigit()}
-            for family in [f for f in sorted(self.families, key=sorted) if f <= words]:
-                members = self.families[family]
-                found += [members[n] for n in range(int(low), int(high) + 1)
-                          if n in members and members[n] not in found]
-        return found, [tok for tok, u in zip(toks, used, strict=True) if not u]
-
-
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def _tokens(text: str) -> list[str]:
-    return re.findall(r"n't|[a-z0-9_]+", text.lower().replace("’", "'"))
-
-
-ARTICLES = {"the", "a", "an", "top", "its", "each", "one", "both", "either", "this", "that"}
-
-
-def _state(toks: list[str]) -> str | None:
-    if INTERMITTENT & set(toks) or ("on" in toks and "off" in toks and "and" in toks):
-        return "intermittent"
-    # "on" before an article is a preposition ("the LED on the control cube"), not a state
-    toks = [t for i, t in enumerate(toks) if not (t == "on" and i + 1 < len(toks) and toks[i + 1] in ARTICLES)]
-    negated = bool(NEGATIONS & set(toks))
-    if OFF_WORDS & set(toks):
-        return "on" if negated and not (ON_WORDS & set(toks)) else "off"
-    if ON_WORDS & set(toks):
-        return "off" if negated else "on"
-    return None
-
-
-def dense_candidates(components: set[str], evidence: list[frozenset[str]]) -> set[str]:
-    """The minimum open dense set: components whose support is inclusion-maximal."""
-    if not evidence:
-        return set(components)
-    support = {c: frozenset(i for i, e in enumerate(evidence) if c in e) for c in components}
-    patterns = set(support.values())
-    maximal = {p for p in patterns if not any(p < q for q in patterns)}
-    return {c for c, p in support.items() if p in maximal}
-
-
-@dataclass(frozen=True)
-class Knowledge:
-    """What the graph says about one system, read once per store (the ns-* queries).
-
-    Shared between sessions: read it, never change it.
-    """
-
-    deps: dict[str, set[str]]
-    names: dict[str, list[str]]
-    problems: dict[str, set[str]]
-    tests: dict[tuple[str, str], Test]
-    enclosed: frozenset[str] = frozenset()        # components inside an enclosure (access costs a step)
-    # couplings an element can block: (emitter, receiver, element, test) — a coupling that
-    # acts when it should not is a problem of the element that would block it
-    couplings: tuple[tuple[str | None, str | None, str, Test], ...] = ()
-    priors: dict[str, float] | None = None        # fault mode -> dk:priorWeight of the fault catalogue
-    intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
-    driven: frozenset[str] = frozenset()          # parts a switching coupling opens and closes (relays)
-    port_modes: frozenset[str] = frozenset()      # fault modes of a part's ends (dk:targetKind "port")
-
-    @classmethod
-    def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
-        """The knowledge of system ``key`` (cached by the versions of the graphs it is read from)."""
-        version = (key, *(store.version_of(g) for g in (graphs.ONTOLOGY, graphs.system(key), graphs.inferred(key))))
-        if version not in _KNOWLEDGE:
-            if not version[3]:
-                raise AssistantError(f"the store holds no inferences for system {key}; load the system "
-                                     "again (inferences are computed when a system is loaded) or run "
-                                     f"`diagkg reason {key}`")
-            system = ox.NamedNode(store.select("sim-system", {"key": ox.Literal(key)})[0]["system"])
-            deps: dict[str, set[str]] = {}
-            for r in store.select("ns-dependencies", {"system": system}):
-                deps.setdefault(r["component"], set()).add(r["dependency"])
-            names: dict[str, list[str]] = {}
-            for r in store.select("ns-labels", {"system": system}):
-                names.setdefault(r["component"], []).append(r["name"])
-            problems: dict[str, set[str]] = {}
-            for r in store.select("ns-problems", {"system": system}):
-                problems.setdefault(r["component"], set()).add(r["mode"])
-            found: dict[tuple[str, str], dict[str, Any]] = {}
-            for r in store.select("ns-tests", {"system": system}):
-                t = found.setdefault((r["action"], r["component"]), {"cost": float(r["cost"]), "modes": set()})
-                t["modes"].add(r["mode"])
-            tests = {k: Test(k[0], k[1], v["cost"], frozenset(v["modes"])) for k, v in found.items()}
-            ns = graphs.namespace_of(system.value)
-            enclosed = frozenset(c for c in names if store.select("part-access", {"part": ox.NamedNode(ns + c)}))
-            couplings = tuple((r["emitter"], r["receiver"], r["element"],
-                               Test(r["action"], r["element"], float(r["cost"]), frozenset({r["mode"]})))
-                              for r in store.select("ns-coupling-tests", {"system": system}))
-            modes = store.select("fault-modes")
-            priors = {r["mode"]: float(r["prior"]) for r in modes if r["prior"] is not None}
-            intermittent = frozenset(r["mode"] for r in modes if r["parameter"] == "probability")
-            if len(_KNOWLEDGE) >= 32:
-                _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
-            driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
-            port_modes = frozenset(r["mode"] for r in modes if r["targetKind"] == "port")
-            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent, driven,
-                                      port_modes)
-        return _KNOWLEDGE[version]
-
-
-_KNOWLEDGE: dict[tuple[str, ...], Knowledge] = {}
-
-
-class NeuroSymbolic(BaseAssistant):
+class NeuroSymbolic(Ranking, BaseAssistant):
     """Evidence, dense candidates and information gain over the knowledge graph."""
 
     name = "neuro-symbolic"
@@ -494,154 +313,6 @@ class NeuroSymbolic(BaseAssistant):
                 return Hypothesis(key, "the only remaining explanation of the anomalies seen")
         return self._cheap_repairs()
 
-    def _weights(self) -> dict[tuple[str, str], float]:
-        """Each problem of the plan weighted by how suspect its part is and its mode's prior."""
-        suspect = {c: (SUSPECT_WEIGHT if c in self.suspicious else 1.0) for c, _ in self.plan}
-        if self.weights == "candidates":        # each candidate weighs the same, shared among its problems
-            count: dict[str, int] = {}
-            for c, _ in self.plan:
-                count[c] = count.get(c, 0) + 1
-            suspect = {c: w / count[c] for c, w in suspect.items()}
-        boost = self.intermittent_weight if self.flickering else 1.0
-        return {(c, m): suspect[c] * self.priors.get(m, 1.0) * (boost if m in self.intermittent_modes else 1.0)
-                for c, m in self.plan}
-
-    def _repair_cost(self, part: str) -> float:
-        """What repairing a part costs: the cheapest repair action of the catalogue for its type."""
-        fitting = repairs_fitting(self.catalogue, self.part_types.get(part, ""), "component")
-        return fitting[0].cost if fitting else math.inf
-
-    def _cheap_repairs(self) -> Hypothesis | None:
-        """Repair as a probe: the candidates cheaper to repair than to test (a cable is put
-        back on its terminals for less than an inspection costs), repaired together when
-        that costs less in expectation than finding the fault among the candidates by
-        tests (about log2(n + 1) tests for n candidates, each at the best test's cost)."""
-        if not self.repair_probe or not self.plan:
-            return None
-        owners = {c for c, _ in self.plan} & self.candidates
-        cheap = {c for c in owners
-                 if self._repair_cost(c) <= min((t.cost for (a, p), t in self.tests.items() if p == c), default=0.0)}
-        if not cheap or frozenset(cheap) in self.tried:
-            return None
-        test = self._best_test()
-        per_test = self._expected_cost(test) if test is not None else math.inf
-        weight = self._weights()
-        total = sum(weight.values())
-        p = sum(w for (c, _), w in weight.items() if c in cheap) / total if total else 0.0
-        repair = sum(self._repair_cost(c) for c in cheap) + self.round_minutes
-        by_tests = math.log2(len(owners) + 1) * per_test
-        rest = math.log2(len(owners - cheap) + 1) * per_test
-        if repair + (1 - p) * rest < by_tests:
-            self.tried.add(frozenset(cheap))
-            return Hypothesis(frozenset(cheap), "the suspects that cost less to repair than to test")
-        return None
-
-    def _best_test(self) -> Test | None:
-        """The test with the best information gain per minute over the remaining
-        problems, each problem weighted by how suspect its component is (a
-        component seen misbehaving weighs :data:`SUSPECT_WEIGHT` times more)."""
-        weight = self._weights()
-        total = sum(weight.values())
-        if total == 0:
-            return None
-        best, best_gain = None, -1.0
-        # in a fixed order (action, component), so that ties never depend on the store's row order
-        for (action, comp), test in sorted(self.tests.items()):
-            if comp not in self.candidates or (action, comp) in self.executed:
-                continue
-            if not self.blind_looks and self.catalogue[action].observes == "visual" and not test.modes & self.coupling_modes \
-                    and comp not in self.lamps and comp not in self.cables:
-                continue           # a look shows a light or a cable's ends, nothing of other parts
-            covered = sum(weight[p] for p in self._anomalous_if(test))
-            if covered == 0:
-                continue
-            a, b = covered, total - covered
-            split = 0.0 if b <= 1e-9 else (a / total) * math.log2(total / a) + (b / total) * math.log2(total / b)
-            # a test that covers everything still tells something when only one problem is left
-            gain = (split if split > 0 else 1e-3) / max(self._expected_cost(test), 1.0)
-            if gain > best_gain + 1e-12 or (abs(gain - best_gain) <= 1e-12 and best and self._before(test, best)):
-                best, best_gain = test, gain
-        return best
-
-    def ranked_candidates(self) -> list[frozenset[str]]:
-        """Its candidates, one part each, the heaviest first: the summed weight of
-        each one's remaining problems (suspicion × prior), then by name."""
-        weight: dict[str, float] = {c: 0.0 for c in self.candidates}
-        boost = self.intermittent_weight if self.flickering else 1.0
-        for c, m in self.plan:
-            if c in weight:
-                weight[c] += (SUSPECT_WEIGHT if c in self.suspicious else 1.0) * self.priors.get(m, 1.0) \
-                    * (boost if m in self.intermittent_modes else 1.0)
-        return [frozenset({c}) for c in sorted(weight, key=lambda c: (-weight[c], c))]
-
-    def _before(self, test: Test, other: Test) -> bool:
-        """Between two tests of equal gain: the cheaper, then (``tiebreak="upstream"``)
-        the one on the part more others depend on; otherwise the first in (action, part) order."""
-        if test.cost != other.cost:
-            return test.cost < other.cost
-        if self.tiebreak == "upstream":
-            return self.dependents.get(test.component, 0) > self.dependents.get(other.component, 0)
-        return False
-
-    def _sides(self) -> dict[str, frozenset[str]]:
-        """The side of the supply each part sits on in the nominal state: "high" for
-        ports near the supply's potential, "low" for ports near 0 V (a lamp has both)."""
-        volts = [v for c in self.nominal.components.values() for v in c.port_v.values() if v is not None]
-        top = max((abs(v) for v in volts), default=0.0)
-        sides: dict[str, frozenset[str]] = {}
-        for cid, comp in self.nominal.components.items():
-            found = {"high" if abs(v) > top / 2 else "low" for v in comp.port_v.values() if v is not None}
-            sides[cid] = frozenset(found or {"high", "low"})
-        return sides
-
-    def _reach(self, test: Test, working: bool = False) -> set[str]:
-        """The parts whose faults the outcome of ``test`` speaks of: its own part, and for an
-        observation that splits the candidates the parts the observed one depends on. With
-        ``working``, those a nominal outcome shows working: the graph orders dependencies
-        between modules, not among the parts of one module (a module's function depends on
-        all its cables), so a nominal reading clears nothing of its own module but its part."""
-        comp, kind = test.component, self.catalogue[test.action].observes
-        deps = self.deps.get(comp, set()) & self.components
-        if self.split == "dependencies" and kind in SPLITTING:
-            return {comp} | deps
-        if self.split != "sides":
-            return {comp}
-        if kind == "visual" and comp in self.lamps and comp in self.nominal.lit:
-            found = {comp} | deps     # a lamp lights only when everything it depends on works
-        elif kind == "voltages" and len({self.module_of.get(c) for c in self.candidates}) >= self.chain_modules:
-            # among candidates spread over a chain of modules, a potential shows breaks
-            # between it and the supply's pole on its side
-            side = self.sides.get(comp, frozenset({"high", "low"}))
-            found = {comp} | {d for d in deps if self.sides.get(d, side) & side}
-        else:
-            return {comp}
-        if working:
-            module = self.module_of.get(comp)
-            found = {d for d in found if d == comp or module is None or self.module_of.get(d) != module}
-        return found
-
-    def _anomalous_if(self, test: Test) -> set[tuple[str, str]]:
-        """The problems of the plan under which ``test`` would show an anomaly: its own
-        part's modes it reveals, and every problem of the other parts in its reach (the
-        evidence an outcome adds narrows the candidates to its reach, or away from it)."""
-        own = {(test.component, m) for m in test.modes if (test.component, m) in self.plan}
-        reach = self._reach(test) - {test.component}
-        return own | {(c, m) for c, m in self.plan if c in reach}
-
-    def _shown_working(self, test: Test) -> set[tuple[str, str]]:
-        """The problems a nominal outcome of ``test`` rules out: the modes it reveals, on its
-        own part and on the parts in its reach."""
-        modes = self.revealed.get(test.action, set())
-        return {(c, m) for c in self._reach(test, working=True) - {test.component}
-                for m in self.problems.get(c, ()) if m in modes}
-
-    def _expected_cost(self, test: Test) -> float:
-        """Its minutes, getting at the part when it is inside an enclosure, and the round it takes."""
-        access = 0.0
-        if self.access and test.component in self.enclosed and \
-                self.catalogue[test.action].requires & {"Observable", "Reachable"}:
-            access = min((spec.cost for aid, spec in self.catalogue.items() if aid == "open_opening"), default=0.0)
-        return test.cost + access + self.round_minutes
 
     # ------------------------------------------------------------------
     def record(self, outcome: dict[str, Any]) -> None:

@@ -1,0 +1,100 @@
+"""The neuro-symbolic assistant's knowledge of a system (:mod:`diagkg.agents.neurosymbolic`):
+the tests (:class:`Test`) and :class:`Knowledge` read from the store through the
+``ns-*`` queries (dependencies, labels, problems, tests, couplings, the fault
+catalogue's priors), cached per version of the graphs they come from, and the
+dense-set candidate rule (:func:`dense_candidates`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyoxigraph as ox
+
+from ..errors import AssistantError
+from ..kg import graphs
+from ..kg.store import KnowledgeSource
+
+
+@dataclass(frozen=True)
+class Test:
+    action: str
+    component: str
+    cost: float
+    modes: frozenset[str]
+
+
+
+def dense_candidates(components: set[str], evidence: list[frozenset[str]]) -> set[str]:
+    """The minimum open dense set: components whose support is inclusion-maximal."""
+    if not evidence:
+        return set(components)
+    support = {c: frozenset(i for i, e in enumerate(evidence) if c in e) for c in components}
+    patterns = set(support.values())
+    maximal = {p for p in patterns if not any(p < q for q in patterns)}
+    return {c for c, p in support.items() if p in maximal}
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """What the graph says about one system, read once per store (the ns-* queries).
+
+    Shared between sessions: read it, never change it.
+    """
+
+    deps: dict[str, set[str]]
+    names: dict[str, list[str]]
+    problems: dict[str, set[str]]
+    tests: dict[tuple[str, str], Test]
+    enclosed: frozenset[str] = frozenset()        # components inside an enclosure (access costs a step)
+    # couplings an element can block: (emitter, receiver, element, test) — a coupling that
+    # acts when it should not is a problem of the element that would block it
+    couplings: tuple[tuple[str | None, str | None, str, Test], ...] = ()
+    priors: dict[str, float] | None = None        # fault mode -> dk:priorWeight of the fault catalogue
+    intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
+    driven: frozenset[str] = frozenset()          # parts a switching coupling opens and closes (relays)
+    port_modes: frozenset[str] = frozenset()      # fault modes of a part's ends (dk:targetKind "port")
+
+    @classmethod
+    def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
+        """The knowledge of system ``key`` (cached by the versions of the graphs it is read from)."""
+        version = (key, *(store.version_of(g) for g in (graphs.ONTOLOGY, graphs.system(key), graphs.inferred(key))))
+        if version not in _KNOWLEDGE:
+            if not version[3]:
+                raise AssistantError(f"the store holds no inferences for system {key}; load the system "
+                                     "again (inferences are computed when a system is loaded) or run "
+                                     f"`diagkg reason {key}`")
+            system = ox.NamedNode(store.select("sim-system", {"key": ox.Literal(key)})[0]["system"])
+            deps: dict[str, set[str]] = {}
+            for r in store.select("ns-dependencies", {"system": system}):
+                deps.setdefault(r["component"], set()).add(r["dependency"])
+            names: dict[str, list[str]] = {}
+            for r in store.select("ns-labels", {"system": system}):
+                names.setdefault(r["component"], []).append(r["name"])
+            problems: dict[str, set[str]] = {}
+            for r in store.select("ns-problems", {"system": system}):
+                problems.setdefault(r["component"], set()).add(r["mode"])
+            found: dict[tuple[str, str], dict[str, Any]] = {}
+            for r in store.select("ns-tests", {"system": system}):
+                t = found.setdefault((r["action"], r["component"]), {"cost": float(r["cost"]), "modes": set()})
+                t["modes"].add(r["mode"])
+            tests = {k: Test(k[0], k[1], v["cost"], frozenset(v["modes"])) for k, v in found.items()}
+            ns = graphs.namespace_of(system.value)
+            enclosed = frozenset(c for c in names if store.select("part-access", {"part": ox.NamedNode(ns + c)}))
+            couplings = tuple((r["emitter"], r["receiver"], r["element"],
+                               Test(r["action"], r["element"], float(r["cost"]), frozenset({r["mode"]})))
+                              for r in store.select("ns-coupling-tests", {"system": system}))
+            modes = store.select("fault-modes")
+            priors = {r["mode"]: float(r["prior"]) for r in modes if r["prior"] is not None}
+            intermittent = frozenset(r["mode"] for r in modes if r["parameter"] == "probability")
+            if len(_KNOWLEDGE) >= 32:
+                _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
+            driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
+            port_modes = frozenset(r["mode"] for r in modes if r["targetKind"] == "port")
+            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent, driven,
+                                      port_modes)
+        return _KNOWLEDGE[version]
+
+
+_KNOWLEDGE: dict[tuple[str, ...], Knowledge] = {}
