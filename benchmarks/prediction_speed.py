@@ -1,5 +1,5 @@
 """What one prediction of the model-based assistant costs: the assistant runs on a fixed set
-of shipped scenarios (seed 0), each ``_predict`` call (rollback + step on the shadow
+of shipped scenarios (seed 0), each ``Worlds.predict`` call (rollback + step on the shadow
 session) is timed by the kind of its step, and the mean per kind, the total and the
 median decision time are printed.
 
@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from diagkg.agents.modelbased import ModelBasedAssistant
+from diagkg.agents.worlds import Worlds
 from diagkg.env.actions import Hypothesis
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
@@ -37,11 +37,11 @@ def main() -> None:
     store = KnowledgeStore.memory()
     load_shipped(store)
     times: dict[str, list[float]] = defaultdict(list)
-    original = ModelBasedAssistant._predict
+    original = Worlds.predict
 
     profiler = cProfile.Profile() if args.profile else None
 
-    def timed(self: ModelBasedAssistant, point: Any, step: Any) -> Any:
+    def timed(self: Worlds, point: Any, step: Any) -> Any:
         if profiler is not None and measuring:
             profiler.enable()
         t0 = time.process_time()     # CPU time: steadier than the wall clock on a shared machine
@@ -54,7 +54,7 @@ def main() -> None:
             times[kind].append(time.process_time() - t0)
 
     measuring = False
-    ModelBasedAssistant._predict = timed  # type: ignore[method-assign]
+    Worlds.predict = timed  # type: ignore[method-assign]
     run_session(SCENARIOS[0], "model-based", seed=0, store=store, record=False)   # warm-up (simulators, caches)
     times.clear()
     decisions: list[float] = []
@@ -66,7 +66,7 @@ def main() -> None:
         decisions.extend(result.decision_times)
         ends.append(f"{name}:{result.end}/{result.cost:g}")
     wall = time.perf_counter() - t0
-    ModelBasedAssistant._predict = original  # type: ignore[method-assign]
+    Worlds.predict = original  # type: ignore[method-assign]
     table = Table(title="Predictions (rollback + step) by kind of step, CPU time")
     for col in ("kind", "calls", "mean ms", "total s"):
         table.add_column(col, justify="right" if col != "kind" else "left")

@@ -4,6 +4,7 @@ every key an assistant's module reads is declared; a plug-in that declares nothi
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import re
@@ -17,6 +18,7 @@ from diagkg.agents import registry
 from diagkg.agents.llm_assistant import LLMAssistant
 from diagkg.agents.llm_grounded import GroundedAssistant
 from diagkg.agents.modelbased import ModelBasedAssistant
+from diagkg.agents.modelbased_config import ModelBasedConfig
 from diagkg.agents.neurosymbolic import NeuroSymbolic
 from diagkg.agents.registry import BaseAssistant
 from diagkg.errors import InputError
@@ -34,6 +36,8 @@ def test_every_key_its_module_reads_is_declared(cls):
     named = {p.name for p in inspect.signature(cls.__init__).parameters.values()
              if p.name != "self" and p.kind is not p.VAR_KEYWORD}
     read = set(READ.findall(source)) | named
+    if cls is ModelBasedAssistant:      # its configuration is a dataclass: every field is a key
+        read |= {f.name for f in dataclasses.fields(ModelBasedConfig)}
     assert read, "the keys the module reads and the constructor's named parameters"
     assert cls.config_keys is not None and read <= cls.config_keys, sorted(read - (cls.config_keys or set()))
 
@@ -51,6 +55,24 @@ def test_declared_keys_are_taken():
     assert registry.create("model-based", minimal_first=False).config == {"minimal_first": False}
     assert registry.create("neuro-symbolic", classifier="keywords", rebase=False).config["rebase"] is False
     assert set(LLM_KEYS) <= GroundedAssistant.config_keys and set(LLM_KEYS) <= NeuroSymbolic.config_keys
+
+
+def test_the_model_based_configuration_is_checked_when_built():
+    """Every key of the model-based assistant is a field of its frozen configuration, typed and
+    range-checked: a wrong type or a value out of range is refused, naming the key."""
+    assert ModelBasedAssistant.config_keys == {f.name for f in dataclasses.fields(ModelBasedConfig)}
+    settings = registry.create("model-based", confident=1, quick=2, chance=False).settings
+    assert (settings.confident, settings.quick, settings.chance) == (1.0, 2, False)
+    assert isinstance(settings.confident, float) and settings.round_minutes == 20.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.quick = 3          # type: ignore[misc]
+    for key, value, said in [("sample", 0, "sample takes a value at least 1"), ("sample", 2.5, "sample takes a whole number"),
+                             ("chance", 1, "chance takes true or false"), ("confident", "high", "confident takes a number"),
+                             ("confident", 1.5, "confident takes a value from 0.0 to 1.0"),
+                             ("unexplained", 0.95, "unexplained takes a value from 0.0 to 0.9"),
+                             ("max_pairs", True, "max_pairs takes a whole number")]:
+        with pytest.raises(InputError, match=said):
+            registry.create("model-based", **{key: value})
 
 
 def test_an_assistant_that_declares_nothing_takes_anything():

@@ -40,9 +40,9 @@ def test_it_diagnoses_a_users_own_system(torch_store, scenario):
     assert result.end in ("success", "success_no_hypothesis"), result.record.rounds if result.record else None
     assert assistant.briefing is not None and assistant.briefing.scenario is None     # never sees the answer
     # its candidates came from the fault catalogue applied to the torch's parts
-    modes = {c.faults[0].mode for c in assistant.singles}
+    modes = {c.faults[0].mode for c in assistant.space.singles}
     assert {"DepletedBattery", "OpenComponent", "DetachedEnd"} <= modes
-    assert {p for c in assistant.singles for p in c.faulty} <= set(assistant.briefing.parts)
+    assert {p for c in assistant.space.singles for p in c.faulty} <= set(assistant.briefing.parts)
 
 
 def test_it_pairs_single_faults_when_none_explains_the_reports():
@@ -51,7 +51,7 @@ def test_it_pairs_single_faults_when_none_explains_the_reports():
     result = run_session("3CC.M.4", assistant, store=store, seed=0)    # open lamp + open power LED
     # naming both, or replacing the lamp (which alone makes the system work: an LED is no main lamp)
     assert result.end in ("success", "success_no_hypothesis")
-    assert assistant.widened
+    assert assistant.space.widened
     assert assistant.candidates()[0][0] == frozenset({"main_bulb", "psu_green_led"})
 
 
@@ -133,7 +133,7 @@ def test_a_redundant_pair_that_no_single_fault_explains_is_found(tmp_path):
     load_files(store, [tmp_path / "twin.ttl", tmp_path / "twin-1.ttl"])
     assistant = ModelBasedAssistant()
     result = run_session("TWIN.1", assistant, store=store, seed=0)
-    symmetric = {frozenset(f.target.rsplit("/", 1)[-1] for c in pair for f in c.faults) for pair in assistant.symmetric}
+    symmetric = {frozenset(f.target.rsplit("/", 1)[-1] for c in pair for f in c.faults) for pair in assistant.space.symmetric}
     assert frozenset({"bat1", "bat2"}) in symmetric and frozenset({"d1", "d2"}) in symmetric
     assert result.end in ("success", "success_no_hypothesis"), result.record.rounds if result.record else None
 
@@ -207,14 +207,15 @@ def test_a_loose_connection_answers_either_way(tmp_path):
     # the truth's world, before anything is done: looking at the bulb shows it lit or dark
     assistant = ModelBasedAssistant()
     run_session("TORCH.L", assistant, store=store, seed=0, budget=1, record=False)
-    truth = next(c for c in assistant.singles if c.faults[0].probability is not None and c.faults[0].target.endswith("lead.n"))
-    assistant.steps.clear()
-    assistant.since = 0
-    started = assistant._start(truth)
+    truth = next(c for c in assistant.space.singles
+                 if c.faults[0].probability is not None and c.faults[0].target.endswith("lead.n"))
+    assistant.worlds.steps.clear()
+    assistant.worlds.since = 0
+    started = assistant.worlds.start(truth)
     assert started is not None, "the loose lead's world agrees with the first look, open or closed"
     point, likelihood = started
     assert likelihood == 0.5          # the first look is what the lead shows one way only (lit or dark)
-    outcomes = assistant._outcomes(truth, point, diagkg.Action("observe_component", ("bulb",)))
+    outcomes = assistant.likeness.outcomes(truth, point, diagkg.Action("observe_component", ("bulb",)))
     assert [w for w, _, _ in outcomes] == [0.5, 0.5]
     assert len({key.group() for _, key, _ in outcomes}) == 2          # dark when open, lit when closed
     assert OPEN.random() == 0.0 and CLOSED.random() == 1.0
@@ -229,16 +230,17 @@ def test_a_cable_nearly_every_candidate_names_is_reconnected(torch_store, reconn
     assistant = set_up_worlds(torch_store, "TORCH.1", certain_cables=reconnect)
 
     def single(mode: str, target: str) -> Candidate:
-        return next(c for c in assistant.pairable if c.faults[0].mode == mode and c.faults[0].target.endswith(target))
+        return next(c for c in assistant.space.pairable
+                    if c.faults[0].mode == mode and c.faults[0].target.endswith(target))
 
     lead, bulb, ret = single("DetachedEnd", "/lead.n"), single("OpenComponent", "/bulb"), single("DetachedEnd", "/ret.p")
     both = Candidate(lead.faults + bulb.faults, lead.faulty | bulb.faulty, 0.45)
-    assistant.live = []
+    assistant.space.live = []
     for c, prior in ((lead, 0.5), (both, 0.45), (ret, 0.05)):
-        started = assistant._start(c)
+        started = assistant.worlds.start(c)
         assert started is not None
-        assistant.live.append((dataclasses.replace(c, prior=prior), started[0]))
-    choice = assistant._choose()
+        assistant.space.live.append((dataclasses.replace(c, prior=prior), started[0]))
+    choice = assistant.choose()
     if reconnect:                      # the cheapest repair of the catalogue that fits a cable
         assert choice == diagkg.Action("reconnect_cable", ("lead",))
     else:
@@ -250,10 +252,11 @@ def test_when_nothing_explains_a_repair_is_tried_as_a_probe(torch_store):
     of what was seen is repaired as a probe, and that repair counts as having fixed something."""
     assistant = ModelBasedAssistant()
     run_session("TORCH.1", assistant, store=torch_store, seed=0, budget=1, record=False)
-    assistant.live = []
-    assistant.widenings = assistant.max_widenings
-    assistant.tripled = assistant.terminals = True
-    assistant.rebased = set(range(len(assistant.steps)))
+    space = assistant.space
+    space.live = []
+    space.widenings = assistant.settings.max_widenings
+    space.tripled = space.terminals = True
+    assistant.rebased = set(range(len(assistant.worlds.steps)))
     probe = assistant.suggest()
     assert isinstance(probe, diagkg.Action)
     assert assistant.briefing.catalogue[probe.action].repair
@@ -261,8 +264,9 @@ def test_when_nothing_explains_a_repair_is_tried_as_a_probe(torch_store):
     assert probe.targets == ("bat",)
     quiet = ModelBasedAssistant(last_probe=False)
     run_session("TORCH.1", quiet, store=torch_store, seed=0, budget=1, record=False)
-    quiet.live, quiet.widenings, quiet.rebased = [], quiet.max_widenings, set(range(len(quiet.steps)))
-    quiet.tripled = quiet.terminals = True
+    quiet.space.live, quiet.space.widenings = [], quiet.settings.max_widenings
+    quiet.rebased = set(range(len(quiet.worlds.steps)))
+    quiet.space.tripled = quiet.space.terminals = True
     assert quiet.suggest() is None
 
 
@@ -288,33 +292,34 @@ def test_a_costly_diagnosis_is_checked_against_something_else_first(torch_store,
     of the battery that tells it from the likeliest fault elsewhere (a lead off: the battery then
     reads its full voltage) comes first, once; with ``confirm`` 0 the battery is named at once."""
     assistant = set_up_worlds(torch_store, "TORCH.1", confirm=confirm, confirm_after_wrong=False)
-    flat = next(c for c in assistant.pairable if c.faults[0].mode == "DepletedBattery")
-    started = assistant._start(flat)
+    flat = next(c for c in assistant.space.pairable if c.faults[0].mode == "DepletedBattery")
+    started = assistant.worlds.start(flat)
     assert started is not None
-    assistant.live = [(flat, started[0])]
-    choice = assistant._choose()
+    assistant.space.live = [(flat, started[0])]
+    choice = assistant.choose()
     if confirm:
         assert isinstance(choice, diagkg.Action) and choice.targets == ("bat",)
         assert not assistant.briefing.catalogue[choice.action].repair
-        assert isinstance(assistant._choose(), (diagkg.Hypothesis, diagkg.Action))   # once only: then it names
-        assert assistant._confirming(frozenset({"bat"}), assistant._sample()) is None
+        assert isinstance(assistant.choose(), (diagkg.Hypothesis, diagkg.Action))   # once only: then it names
+        assert assistant.prober.confirming(frozenset({"bat"}), assistant.space.sample()) is None
     else:
         assert not (isinstance(choice, diagkg.Action) and not assistant.briefing.catalogue[choice.action].repair)
 
 
 def test_by_default_a_check_comes_only_once_a_naming_was_wrong(torch_store):
     assistant = set_up_worlds(torch_store, "TORCH.1")
-    flat = next(c for c in assistant.pairable if c.faults[0].mode == "DepletedBattery")
-    started = assistant._start(flat)
+    worlds, prober = assistant.worlds, assistant.prober
+    flat = next(c for c in assistant.space.pairable if c.faults[0].mode == "DepletedBattery")
+    started = worlds.start(flat)
     assert started is not None
-    assistant.live = [(flat, started[0])]
-    assert assistant._confirming(frozenset({"bat"}), assistant._sample()) is None     # nothing named wrong yet
+    assistant.space.live = [(flat, started[0])]
+    assert prober.confirming(frozenset({"bat"}), assistant.space.sample()) is None     # nothing named wrong yet
     wrong = diagkg.Hypothesis({"bulb"})
-    assistant.steps.append((wrong, dataclasses.replace(assistant._predicted(flat, started[0], wrong)[0], verdict="wrong")))
-    assistant.since = len(assistant.steps)      # a repair since fixed something: the candidates started again
-    assert assistant._confirming(frozenset({"bat"}), assistant._sample()) is None
-    assistant.since = 0
-    check = assistant._confirming(frozenset({"bat"}), assistant._sample())
+    worlds.steps.append((wrong, dataclasses.replace(worlds.predicted(flat, started[0], wrong)[0], verdict="wrong")))
+    worlds.since = len(worlds.steps)      # a repair since fixed something: the candidates started again
+    assert prober.confirming(frozenset({"bat"}), assistant.space.sample()) is None
+    worlds.since = 0
+    check = prober.confirming(frozenset({"bat"}), assistant.space.sample())
     assert isinstance(check, diagkg.Action) and check.targets == ("bat",)
 
 
@@ -326,12 +331,13 @@ def test_a_part_with_a_fault_of_its_own_is_needed_where_the_system_works_without
     from diagkg.agents.combinations import Candidate
 
     assistant = set_up_worlds(torch_store, "TORCH.1")
-    led = next(c for c in assistant.pairable if c.faulty == {"led"} and c.faults[0].probability is None)
-    lead = next(c for c in assistant.pairable if c.faulty == {"lead"} and c.faults[0].probability is None
-                and assistant._start(c) is not None)
+    pairable, worlds = assistant.space.pairable, assistant.worlds
+    led = next(c for c in pairable if c.faulty == {"led"} and c.faults[0].probability is None)
+    lead = next(c for c in pairable if c.faulty == {"lead"} and c.faults[0].probability is None
+                and worlds.start(c) is not None)
     both = Candidate(led.faults + lead.faults, frozenset({"led", "lead"}), led.prior * lead.prior)
     for c in (both, led):
-        started = assistant._start(c)
+        started = worlds.start(c)
         assert started is not None
-        assistant.live = [(c, started[0])]
-        assert assistant._needed("led")
+        assistant.space.live = [(c, started[0])]
+        assert assistant.prober.needed("led")

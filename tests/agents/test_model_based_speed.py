@@ -41,22 +41,12 @@ def torch_store(tmp_path_factory) -> KnowledgeStore:
     return torch_memory_store(tmp_path_factory.mktemp("model-based-speed"))
 
 
-class Counting(ModelBasedAssistant):
-    """The model-based assistant, counting the actions it tries in its worlds."""
-
-    def __init__(self, **config):
-        super().__init__(**config)
-        self.predictions = 0
-
-    def _predict(self, point, step):
-        self.predictions += 1
-        return super()._predict(point, step)
-
-
 def _run(store: KnowledgeStore, scenario: str, **config) -> tuple[tuple[str, float, list[str]], int]:
-    assistant = Counting(**config)
+    """How a session went (end, cost, steps), and how many actions the assistant tried in its worlds."""
+    assistant = ModelBasedAssistant(**config)
     result = run_session(scenario, assistant, store=store, seed=0, record=False)
-    return (result.end, result.cost, [str(step) for step, _ in assistant.steps]), assistant.predictions
+    worlds = assistant.worlds
+    return (result.end, result.cost, [str(step) for step, _ in worlds.steps]), worlds.predictions
 
 
 @pytest.mark.parametrize("scenario", ["TORCH.1", "TORCH.2"])
@@ -81,9 +71,9 @@ def _every_world(store: KnowledgeStore, scenario: str) -> tuple[ModelBasedAssist
     single fault without chance."""
     assistant = set_up_worlds(store, scenario)
     worlds = []
-    for c in assistant.singles:
+    for c in assistant.space.singles:
         if c.faults[0].probability is None:
-            started = assistant._start(c)
+            started = assistant.worlds.start(c)
             assert started is not None
             worlds.append((c, started[0]))
     return assistant, worlds
@@ -94,8 +84,9 @@ def test_worlds_in_one_class_report_alike(torch_store):
     report (on the grid readings are split by) at the same cost, so one prediction serves them."""
     assistant, worlds = _every_world(torch_store, "TORCH.1")
     catalogue = assistant.briefing.catalogue
+    likeness, predicted = assistant.likeness, assistant.worlds.predicted
     shared_across_faults = set()
-    for part, comp in sorted(assistant.sk.components.items()):
+    for part, comp in sorted(assistant.worlds.sk.components.items()):
         for action in OBSERVATIONS:
             spec = catalogue.get(action)
             if spec is None or (spec.types and comp.type not in spec.types):
@@ -103,14 +94,14 @@ def test_worlds_in_one_class_report_alike(torch_store):
             step = diagkg.Action(action, (part,))
             classes: dict = {}
             for c, point in worlds:
-                key = assistant._alike(c, point, step, 0)
+                key = likeness.alike(c, point, step, 0)
                 assert key is not None
                 classes.setdefault(key, []).append((c, point))
             for members in classes.values():
                 reports = {(report.group(), minutes)
-                           for report, minutes, _ in (assistant._predicted(c, point, step) for c, point in members)}
+                           for report, minutes, _ in (predicted(c, point, step) for c, point in members)}
                 assert len(reports) == 1, (step, [c.label for c, _ in members])
-                touched = {bool(assistant._touched(c) & assistant.near[part]) for c, _ in members}
+                touched = {bool(likeness.touched(c) & likeness.near[part]) for c, _ in members}
                 if len(touched) > 1:
                     shared_across_faults.add(spec.observes)
             assert len(classes) < len(worlds) or action != "measure_voltage"
@@ -119,8 +110,8 @@ def test_worlds_in_one_class_report_alike(torch_store):
     assert "voltages" in shared_across_faults
     c, point = worlds[0]
     # a verdict is about the whole system, and a repair changes it: never shared
-    assert assistant._alike(c, point, Hypothesis({"bulb"}), 0) is None
-    assert assistant._alike(c, point, diagkg.Action("replace_component", ("bulb",)), 0) is None
+    assert likeness.alike(c, point, Hypothesis({"bulb"}), 0) is None
+    assert likeness.alike(c, point, diagkg.Action("replace_component", ("bulb",)), 0) is None
 
 
 def test_signatures_sit_on_the_grid_of_what_the_meter_shows():
@@ -142,16 +133,17 @@ def test_one_pass_finds_the_best_option_on_the_whole_sample():
         run_session("10CC.D.1", assistant, store=store, seed=0, budget=budget, record=False)
         if len(assistant.candidates()) < 2:
             continue
-        sample = assistant._sample()
-        options = assistant._screened(assistant._options(sample), sample)
-        pruned = assistant._scored(options, sample)
-        every = assistant._scored(options, sample, keep=len(options))
+        likeness, scorer = assistant.likeness, assistant.scorer
+        sample = assistant.space.sample()
+        options = likeness.screened(likeness.options(sample), sample)
+        pruned = scorer.scored(options, sample)
+        every = scorer.scored(options, sample, keep=len(options))
         assert len(pruned) < len(every)
         best = max(every, key=lambda o: o.rate).step
         assert max(pruned, key=lambda o: o.rate).step == best
         # whatever comes first (the options best last time are scored first: here the worst)
-        assistant._last_rates = {str(o.step): -o.rate for o in every}
-        assert max(assistant._scored(options, sample), key=lambda o: o.rate).step == best
+        scorer.last_rates = {str(o.step): -o.rate for o in every}
+        assert max(scorer.scored(options, sample), key=lambda o: o.rate).step == best
         checked += 1
     assert checked
 
@@ -161,21 +153,22 @@ def test_an_option_is_dropped_while_its_reports_are_predicted(torch_store):
     way through the sample (their bound falls below the best rate found), and the choice is the
     one scoring every option on every world makes."""
     assistant = set_up_worlds(torch_store, "TORCH.1")
-    assistant.live = [(c, started[0]) for c in assistant.singles if (started := assistant._start(c)) is not None]
-    sample = assistant._sample()
-    options = assistant._screened(assistant._options(sample), sample)
-    every = assistant._scored(options, sample, keep=len(options))
+    likeness, scorer, space = assistant.likeness, assistant.scorer, assistant.space
+    space.live = [(c, started[0]) for c in space.singles if (started := assistant.worlds.start(c)) is not None]
+    sample = space.sample()
+    options = likeness.screened(likeness.options(sample), sample)
+    every = scorer.scored(options, sample, keep=len(options))
     best = max(every, key=lambda o: o.rate)
     asked: list[str] = []
-    outcomes = assistant._outcomes
+    outcomes = likeness.outcomes
 
     def counting(c, point, step):
         asked.append(str(step))
         return outcomes(c, point, step)
 
-    assistant._outcomes = counting            # type: ignore[method-assign]
-    assistant._last_rates = {str(best.step): best.rate}
-    pruned = assistant._scored(options, sample)
+    likeness.outcomes = counting            # type: ignore[method-assign]
+    scorer.last_rates = {str(best.step): best.rate}
+    pruned = scorer.scored(options, sample)
     assert max(pruned, key=lambda o: o.rate).step == best.step
     partly = [o for o in set(asked) if 0 < asked.count(o) < len(sample)]
     assert len(sample) > 2 and partly
@@ -265,17 +258,23 @@ class Checking(ModelBasedAssistant):
 
     refuted = 0
 
-    def _refuted(self, c, point, step, seen):
-        out = super()._refuted(c, point, step, seen)
-        if out:
-            self.shadow.rollback(point)
-            try:
-                likelihood = self._take(step, seen, self._chance(c))
-            except SessionError:        # a world that cannot take the step is dropped too
-                likelihood = 0.0
-            assert likelihood == 0.0, (c.label, str(step))
-            Checking.refuted += 1
-        return out
+    def setup(self, briefing):
+        super().setup(briefing)
+        refuted, worlds = self.likeness.refuted, self.worlds
+
+        def checked(c, point, step, seen):
+            out = refuted(c, point, step, seen)
+            if out:
+                worlds.shadow.rollback(point)
+                try:
+                    likelihood = worlds.take(step, seen, worlds.chance(c))
+                except SessionError:        # a world that cannot take the step is dropped too
+                    likelihood = 0.0
+                assert likelihood == 0.0, (c.label, str(step))
+                Checking.refuted += 1
+            return out
+
+        self.likeness.refuted = checked         # type: ignore[method-assign]
 
 
 @pytest.mark.parametrize("scenario", ["3CC.L.1", "10CC.D.1"])      # a loose connection; a double fault
@@ -326,12 +325,14 @@ def test_two_parts_are_swapped_only_where_one_fault_is_on_both():
     store = catalog_store()
     assistant = ModelBasedAssistant()
     run_session("3CC.S.1", assistant, store=store, seed=0, budget=1, record=False)
-    crossed = next(c for c in assistant.singles if len(c.faulty) == 2)
+    singles, options = assistant.space.singles, assistant.likeness.options
+    crossed = next(c for c in singles if len(c.faulty) == 2)
     first, second = sorted(crossed.faulty)
-    apart = [next(c for c in assistant.singles if c.faulty == {part} and c.faults[0].probability is None)
+    apart = [next(c for c in singles if c.faulty == {part} and c.faults[0].probability is None)
              for part in (first, second)]
     pair = Candidate(apart[0].faults + apart[1].faults, frozenset({first, second}))
-    point = assistant.live[0][1] if assistant.live else None
-    swaps = [o for o in assistant._options([(crossed, point)]) if isinstance(o, diagkg.Action) and len(o.targets) == 2]
+    live = assistant.space.live
+    point = live[0][1] if live else None
+    swaps = [o for o in options([(crossed, point)]) if isinstance(o, diagkg.Action) and len(o.targets) == 2]
     assert swaps and all(o.targets == (first, second) for o in swaps)
-    assert not [o for o in assistant._options([(pair, point)]) if isinstance(o, diagkg.Action) and len(o.targets) == 2]
+    assert not [o for o in options([(pair, point)]) if isinstance(o, diagkg.Action) and len(o.targets) == 2]

@@ -124,9 +124,10 @@ def _fault_worlds(store: KnowledgeStore):
     from ..support.worlds import set_up_worlds
 
     assistant = set_up_worlds(store, "TORCH.1")
-    points = [started[0] for c in assistant.singles if (started := assistant._start(c)) is not None]
-    assert assistant.shadow is not None and len(points) > 5
-    return assistant.shadow, points
+    worlds = assistant.worlds
+    points = [started[0] for c in assistant.space.singles if (started := worlds.start(c)) is not None]
+    assert worlds.shadow is not None and len(points) > 5
+    return worlds.shadow, points
 
 
 def test_an_undoing_template_on_a_part_as_new_changes_nothing(torch_store):

@@ -13,7 +13,7 @@ def set_up_worlds(store: KnowledgeStore, scenario: str, **config) -> ModelBasedA
     """An assistant set up on ``scenario`` whose candidate worlds all start (whatever was seen)."""
     assistant = ModelBasedAssistant(**config)
     run_session(scenario, assistant, store=store, seed=0, budget=1, record=False)
-    assistant.steps.clear()
-    assistant.since = 1
+    assistant.worlds.steps.clear()
+    assistant.worlds.since = 1
     assistant.briefing = dataclasses.replace(assistant.briefing, budget=10)     # rounds to spare
     return assistant

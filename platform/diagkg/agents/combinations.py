@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..env.scenarios import Fault
-from .readings import Reading
 
 
 @dataclass(frozen=True)
@@ -28,19 +27,23 @@ class Candidate:
 
 
 class Combinations:
-    """What :class:`~diagkg.agents.modelbased.ModelBasedAssistant` uses to pair single faults
-    (a mixin: it reads the assistant's system, candidates and steps)."""
+    """How :class:`~diagkg.agents.modelbased.ModelBasedAssistant` pairs the single faults
+    ``pairable`` of system ``sk`` (its parts named in namespace ``ns``). ``role_depth``: connections
+    deep that parts' roles compare; ``prior_rank``: the weight of the priors in ranking pairs;
+    ``minimal_first``: pairs whose faults explain the lights only together first;
+    ``triple_pool``: best pairs extended to triples (and thirds per pair)."""
 
-    sk: Any
-    pairable: list[Candidate]
-    steps: list[tuple[Any, Reading]]
-    role_depth: int
-    prior_rank: float
-    minimal_first: bool
-    triple_pool: int
-    ns: str
+    def __init__(self, sk: Any, ns: str, pairable: list[Candidate], *, role_depth: int = 2, prior_rank: float = 1.0,
+                 minimal_first: bool = True, triple_pool: int = 40):
+        self.sk = sk
+        self.ns = ns
+        self.pairable = pairable
+        self.role_depth = role_depth
+        self.prior_rank = prior_rank
+        self.minimal_first = minimal_first
+        self.triple_pool = triple_pool
 
-    def _roles(self) -> dict[str, int]:
+    def roles(self) -> dict[str, int]:
         """Each part's structural role: parts alike in type, parameters and what they connect to,
         a few connections deep (colour refinement over the circuit's nets), share a role, as the
         supplies of a redundant design or the same part of two identical modules do."""
@@ -59,12 +62,12 @@ class Combinations:
                       for cid, c in sk.components.items()}
         return colour
 
-    def _symmetric_pairs(self) -> list[tuple[Candidate, Candidate]]:
-        """Pairs of the same fault on two parts with the same role (see :meth:`_roles`): in a
+    def symmetric_pairs(self) -> list[tuple[Candidate, Candidate]]:
+        """Pairs of the same fault on two parts with the same role (see :meth:`roles`): in a
         redundant design one such fault shows nothing, both together do, so no single explains
-        any of it and the ranking of :meth:`_widen` (what each fault explains alone) cannot find
+        any of it and the ranking of :meth:`CandidateSpace.widen` (what each fault explains alone) cannot find
         them; they are few, and tried first."""
-        role = self._roles()
+        role = self.roles()
         groups: dict[tuple[Any, ...], list[Candidate]] = defaultdict(list)
         for c in self.pairable:
             f = c.faults[0]
@@ -74,7 +77,8 @@ class Combinations:
                 groups[(f.mode, role[cid], port)].append(c)
         return [pair for group in groups.values() if len(group) <= 8 for pair in itertools.combinations(group, 2)]
 
-    def _explained(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]]) -> tuple[Any, Any, Any]:
+    def explained(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
+                  steps_done: int) -> tuple[Any, Any, Any]:
         """Per single: which lamps seen lit it leaves lit, which lamps seen dark (or flickering)
         it makes so, and which later reports it gives alike (0/1 matrices, one row a single)."""
         import numpy as np
@@ -83,18 +87,19 @@ class Combinations:
         off = [(lamp, state) for lamp, state in seen.items() if state != "on"]
         a_on = np.array([[lamps.get(x) == "on" for x in on] for lamps, _ in runs], dtype=np.int32).reshape(len(runs), -1)
         a_off = np.array([[lamps.get(x) == st for x, st in off] for lamps, _ in runs], dtype=np.int32).reshape(len(runs), -1)
-        steps = np.zeros((len(runs), max(len(self.steps), 1)), dtype=np.int32)
+        steps = np.zeros((len(runs), max(steps_done, 1)), dtype=np.int32)
         for row, (_, alike) in enumerate(runs):
             steps[row, list(alike)] = 1
         return a_on, a_off, steps
 
-    def _ranked_pairs(self, seen: dict[str, str],
-                      runs: list[tuple[dict[str, str], frozenset[int]]]) -> list[tuple[Candidate, ...]]:
+    def ranked_pairs(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
+                     steps_done: int) -> list[tuple[Candidate, ...]]:
         """Pairs of singles, best first: the lamps the two explain together, then the later
-        reports either explains, then the better of the two alone."""
+        reports either explains, then the better of the two alone. ``runs``: each of
+        :attr:`pairable` run through the ``steps_done`` steps (see ``Worlds.run_through``)."""
         import numpy as np
 
-        a_on, a_off, steps = self._explained(seen, runs)
+        a_on, a_off, steps = self.explained(seen, runs, steps_done)
         # a lamp seen lit stays lit under both, or one of the two puts that lamp itself in
         # backwards (its two ends swapped: it lights again when the supply is reversed too; an
         # open or shorted lamp never lights)
@@ -128,12 +133,12 @@ class Combinations:
             order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -lamps[i, j]))
         return [(self.pairable[i[k]], self.pairable[j[k]]) for k in order.tolist()]
 
-    def _ranked_triples(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
-                        pairs: list[tuple[Candidate, ...]]) -> list[tuple[Candidate, ...]]:
+    def ranked_triples(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
+                       pairs: list[tuple[Candidate, ...]], steps_done: int) -> list[tuple[Candidate, ...]]:
         """The best pairs, each with a third single, scored as pairs are (all three together)."""
         import numpy as np
 
-        a_on, a_off, steps = self._explained(seen, runs)
+        a_on, a_off, steps = self.explained(seen, runs, steps_done)
         row = {id(c): n for n, c in enumerate(self.pairable)}
         targets = [c.faults[0].target for c in self.pairable]
         scored: list[tuple[int, int, int, int, tuple[Candidate, ...]]] = []

@@ -9,17 +9,17 @@ model-based diagnosis way: probe only where the predictions differ)."""
 from __future__ import annotations
 
 import math
-import random
 from collections import defaultdict
 from typing import Any
 
 from ..env import access
 from ..env.actions import Action, Hypothesis
 from ..env.observations import amps, volts
-from ..env.service import Checkpoint, Session
+from ..env.service import Checkpoint
 from ..errors import SimulationError
 from .combinations import Candidate
 from .readings import TOLERANCE, Reading, grid
+from .worlds import CLOSED, OPEN, Coin, Worlds, coins
 
 # the actions that only look (an observation's report depends on the part it looks at)
 OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",
@@ -41,26 +41,7 @@ READS: dict[str, tuple[tuple[int, ...], str]] = {
     "diode": ((), "own"),                     # what the part is declared to be now
 }
 EVERYTHING: tuple[tuple[int, ...], str] = ((VOLTS, AMPS, LIGHT, CONTACT, SIGHT), "near")
-
-
-class Coin(random.Random):
-    """A coin that always falls the same way, for a world's loose connections: 0.0 opens every
-    one of them (``random() < probability``), 1.0 keeps every one closed."""
-
-    def __init__(self, value: float):
-        super().__init__(0)
-        self.value = value
-
-    def random(self) -> float:
-        return self.value
-
-
-OPEN, CLOSED = Coin(0.0), Coin(1.0)
-
-
-def coins(chance: float) -> tuple[tuple[Coin, float], ...]:
-    """The two ways a loose connection may fall, each with its probability."""
-    return (OPEN, chance), (CLOSED, 1.0 - chance)
+Outcomes = list[tuple[float, Reading, float]]    # (probability, report, minutes), one per way a world may answer
 
 
 def entropy(weights: list[float]) -> float:
@@ -77,76 +58,87 @@ def cell(value: float | None, unit: str) -> int | None:
 
 class Likeness:
     """What :class:`~diagkg.agents.modelbased.ModelBasedAssistant` uses to tell which worlds an
-    action cannot tell apart (a mixin: it reads the assistant's system, shadow session and anchor)."""
+    action cannot tell apart, and to predict an action's reports once per class of worlds alike.
+    ``screen``: observations are tried only on parts where the worlds' simulations differ, and
+    worlds alike share a prediction; ``named_options``: hypotheses tried as probes (the likeliest)."""
 
-    sk: Any
-    ns: str
-    shadow: Session | None
-    anchor: tuple[Any, ...]
-    screen: bool
-    named_options: int
-    near: dict[str, frozenset[str]]
-    _component_terms: frozenset[str]
-    _signatures: dict[tuple[Any, ...], tuple[dict[str, tuple[int, ...]], ...]]
-    _interned: dict[tuple[Any, ...], int]
-    _metered: dict[float | None, int | None]
-    _metered_amps: dict[float, int | None]
-    _fault_index: dict[tuple[Any, ...], tuple[tuple[str, str], ...]]
-    _looks: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None]
-    _worlds: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]]
-    removed: frozenset[str]
-    briefing: Any
-    _memo: dict[tuple[Any, ...], tuple[frozenset[str], dict[frozenset[str], tuple[Reading, float, bool]]]]
-    _shared: dict[tuple[Any, ...], tuple[Reading, float]]
-    steps: list[tuple[Any, Any]]
+    def __init__(self, worlds: Worlds, *, screen: bool = True, named_options: int = 3):
+        self.worlds = worlds
+        self.screen = screen
+        self.named_options = named_options
+        self.near = self.nearby()
+        # what faults of components (and their ports) are on, as the fault catalogue names them
+        self.component_terms = frozenset(worlds.ns + cid for cid in worlds.sk.components) | frozenset(
+            f"{worlds.ns}{cid}.{port}" for cid, comp in worlds.sk.components.items() for port in comp.ports)
+        self.signatures: dict[tuple[Any, ...], tuple[dict[str, tuple[int, ...]], ...]] = {}
+        self.interned: dict[tuple[Any, ...], int] = {}
+        self.metered: dict[float | None, int | None] = {}     # see signature
+        self.metered_amps: dict[float, int | None] = {}
+        self.looks: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None] = {}
+        self.world_keys: dict[int, tuple[Checkpoint, Candidate, tuple[Any, ...] | None]] = {}
+        self.shared: dict[tuple[Any, ...], tuple[Reading, float]] = {}
+        self.fault_index: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}
 
-    def _chance(self, c: Candidate) -> float | None:   # pragma: no cover - the assistant's
-        raise NotImplementedError
+    def outcomes(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> Outcomes:
+        """The reports ``step`` may give in ``c``'s world, each with its probability and minutes.
+        Worlds alike where ``step`` looks share one prediction (see :meth:`alike`)."""
+        out = []
+        for n, (coin, weight) in enumerate(self.ways(c)):
+            key = self.alike(c, point, step, n)
+            known = self.shared.get(key) if key is not None else None
+            if known is None:
+                known = self.worlds.predicted(c, point, step, coin)[:2]
+                if key is not None:
+                    if len(self.shared) > 200_000:
+                        self.shared.clear()
+                    self.shared[key] = known
+            out.append((weight, *known))
+        return out
 
-    def _nearby(self) -> dict[str, frozenset[str]]:
+    def nearby(self) -> dict[str, frozenset[str]]:
         """Each component with those it shares a net with: where a fault can show on inspection."""
         by_net: dict[int, set[str]] = defaultdict(set)
-        for (cid, _), net in self.sk.net_of_port.items():
+        for (cid, _), net in self.worlds.sk.net_of_port.items():
             by_net[net].add(cid)
-        near: dict[str, set[str]] = {cid: {cid} for cid in self.sk.components}
+        near: dict[str, set[str]] = {cid: {cid} for cid in self.worlds.sk.components}
         for members in by_net.values():
             for cid in members:
                 near[cid] |= members
         return {cid: frozenset(parts) for cid, parts in near.items()}
 
-    def _touched(self, c: Candidate) -> frozenset[str]:
+    def touched(self, c: Candidate) -> frozenset[str]:
         """The components ``c``'s faults are on (a port's component; the parts its repair names)."""
         out = set(c.faulty)
         for f in c.faults:
             for term in (f.target, f.other):
-                if term is not None and term.startswith(self.ns):
-                    out.add(term[len(self.ns):].split(".", 1)[0])
+                if term is not None and term.startswith(self.worlds.ns):
+                    out.add(term[len(self.worlds.ns):].split(".", 1)[0])
         return frozenset(out)
 
-    def _signature(self, c: Candidate, point: Checkpoint) -> tuple[dict[str, tuple[int, ...]], ...]:
+    def signature(self, c: Candidate, point: Checkpoint) -> tuple[dict[str, tuple[int, ...]], ...]:
         """What one simulation of ``c``'s world (each way its loose connections may fall) shows of
         every component, aspect by aspect (:data:`VOLTS`, :data:`AMPS`, :data:`LIGHT`,
         :data:`CONTACT`, :data:`SIGHT`), and of the whole system (key ``""``: its lights, and whether it settles)."""
-        assert self.shadow is not None
-        chance = self._chance(c)
+        assert self.worlds.shadow is not None
+        chance = self.worlds.chance(c)
         ways: tuple[Coin | None, ...] = (None,) if chance is None else (OPEN, CLOSED)
-        key = self._signature_key(c, point)
-        known = self._signatures.get(key)
+        key = self.signature_key(c, point)
+        known = self.signatures.get(key)
         if known is not None:
             return known
         out: list[dict[str, tuple[int, ...]]] = []
-        intern = self._interned.setdefault
+        intern = self.interned.setdefault
         for coin in ways:
-            self.shadow.rollback(point)
+            self.worlds.shadow.rollback(point)
             if coin is not None:
-                self.shadow.rng = coin
+                self.worlds.shadow.rng = coin
             try:
-                result = self.shadow.simulate()
+                result = self.worlds.shadow.simulate()
             except SimulationError:
                 out.append({})
                 continue
             # each aspect as a small number (the same for the same value), quick to compare and hash
-            state = self.shadow.state()
+            state = self.worlds.shadow.state()
             off: dict[str, list[str]] = defaultdict(list)
             rewired = dict(state.rewired)
             for cid, port in state.detached:
@@ -158,11 +150,11 @@ class Likeness:
             for cid, damage in (*state.damaged, *((d.component, d.state) for d in result.damage)):
                 damaged[cid] = damaged.get(cid, frozenset()) | {damage}
             shows: dict[str, tuple[int, ...]] = {}
-            metered, metered_amps = self._metered, self._metered_amps
+            metered, metered_amps = self.metered, self.metered_amps
             if len(metered) + len(metered_amps) > 100_000:
                 metered.clear()
                 metered_amps.clear()
-            for cid in self.sk.components:
+            for cid in self.worlds.sk.components:
                 r = result.components.get(cid)
                 # what a meter shows of a value, on the grid, worked out once per value
                 shown = []
@@ -176,31 +168,31 @@ class Likeness:
                 if flows is None:
                     flows = metered_amps[current] = cell(amps(current), "A")
                 shows[cid] = (
-                    intern((VOLTS, None if r is None else tuple(shown)), len(self._interned)),
-                    intern((AMPS, flows), len(self._interned)),
-                    intern((LIGHT, None if r is None else r.lit, cid in result.flickering), len(self._interned)),
-                    intern((CONTACT, result.live.get(f"closed:{cid}")), len(self._interned)),
+                    intern((VOLTS, None if r is None else tuple(shown)), len(self.interned)),
+                    intern((AMPS, flows), len(self.interned)),
+                    intern((LIGHT, None if r is None else r.lit, cid in result.flickering), len(self.interned)),
+                    intern((CONTACT, result.live.get(f"closed:{cid}")), len(self.interned)),
                     intern((SIGHT, positions.get(cid), cid in state.covered, tuple(sorted(off.get(cid, ()))),
-                            damaged.get(cid)), len(self._interned)))
-            shows[""] = (intern(("", result.lit, result.flickering, result.converged), len(self._interned)),)
+                            damaged.get(cid)), len(self.interned)))
+            shows[""] = (intern(("", result.lit, result.flickering, result.converged), len(self.interned)),)
             out.append(shows)
-        if len(self._signatures) > 50_000:
-            self._signatures.clear()
-        self._signatures[key] = known = tuple(out)
+        if len(self.signatures) > 50_000:
+            self.signatures.clear()
+        self.signatures[key] = known = tuple(out)
         return known
 
-    def _ways(self, c: Candidate) -> tuple[tuple[Coin | None, float], ...]:
+    def ways(self, c: Candidate) -> tuple[tuple[Coin | None, float], ...]:
         """The ways ``c``'s world may answer, each with its probability: one (no coin) without
         chance, else each way its loose connection may fall."""
-        chance = self._chance(c)
+        chance = self.worlds.chance(c)
         return ((None, 1.0),) if chance is None else coins(chance)
 
-    def _signature_key(self, c: Candidate, point: Checkpoint) -> tuple[Any, ...]:
+    def signature_key(self, c: Candidate, point: Checkpoint) -> tuple[Any, ...]:
         """What a signature is remembered by: the world's faults and state, and whether chance is
         in it (a simulation of the state reads nothing else: what was repaired is not read)."""
-        return self.anchor + c.faults, point.state, self._chance(c) is None
+        return self.worlds.anchor + c.faults, point.state, self.worlds.chance(c) is None
 
-    def _screened(self, options: list[Action | Hypothesis],
+    def screened(self, options: list[Action | Hypothesis],
                   sample: list[tuple[Candidate, Checkpoint]]) -> list[Action | Hypothesis]:
         """Drop the observations that cannot tell ``sample`` apart (the model-based diagnosis
         way: probe only where the candidates' predictions differ). An observation of a part
@@ -210,9 +202,9 @@ class Likeness:
         likeliest diagnoses only (:attr:`named_options`)."""
         if not self.screen or len(sample) < 2:
             return options
-        distant = any(self._at_a_distance(c) for c, _ in sample)
-        signatures = [self._signature(c, point) for c, point in sample]
-        touched = [self._touched(c) for c, _ in sample]
+        distant = any(self.at_a_distance(c) for c, _ in sample)
+        signatures = [self.signature(c, point) for c, point in sample]
+        touched = [self.touched(c) for c, _ in sample]
         weights: dict[frozenset[str], float] = defaultdict(float)
         for c, _ in sample:
             weights[c.faulty] += c.prior
@@ -237,7 +229,7 @@ class Likeness:
                 out.append(o)
         return out
 
-    def _alike(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: int) -> tuple[Any, ...] | None:
+    def alike(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: int) -> tuple[Any, ...] | None:
         """What ``step``'s report in ``c``'s world depends on (the ``coin``-th way its loose
         connections fall): what one simulation shows of the parts it looks at (only what its
         kind of observation reads, :data:`READS`) and of the whole system (does it work?), the
@@ -250,8 +242,8 @@ class Likeness:
         if not self.screen or isinstance(step, Hypothesis):
             return None         # a verdict is about the whole system: every world answers for itself
         where = (step.action, step.targets)
-        look = self._looks[where] if where in self._looks else self._looks.setdefault(where, self._look(step))
-        world = self._world(c, point)
+        look = self.looks[where] if where in self.looks else self.looks.setdefault(where, self.look(step))
+        world = self.world_key(c, point)
         if look is None or world is None:
             return None
         parts, aspects, seen = look
@@ -260,14 +252,14 @@ class Likeness:
         return (step.action, step.targets, step.value, shows.get(""),
                 tuple([(shows[p][a] if p in shows else None) for p in parts for a in aspects]),
                 tuple([f for part, f in faults if part in seen]) if seen else (), chancy, physical,
-                frozenset(p for p in point.repaired if p not in self.sk.components), len(self.anchor))
+                frozenset(p for p in point.repaired if p not in self.worlds.sk.components), len(self.worlds.anchor))
 
-    def _look(self, step: Action) -> tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None:
+    def look(self, step: Action) -> tuple[tuple[str, ...], tuple[int, ...], frozenset[str] | None] | None:
         """Where ``step`` looks: its parts, the aspects of their signatures its report reads and
         the parts whose faults it can see (None: ``step`` has no class: it changes the world,
         or it looks at something that is not a component)."""
         comps = tuple(sorted({p.split(".", 1)[0] for p in step.targets}))
-        spec = self.briefing.catalogue.get(step.action)
+        spec = self.worlds.briefing.catalogue.get(step.action)
         if spec is None or any(p not in self.near for p in comps):
             return None
         if step.action not in OBSERVATIONS or spec.template:
@@ -277,80 +269,55 @@ class Likeness:
             frozenset().union(*(self.near[p] for p in comps))
         return comps, aspects, seen
 
-    def _memo_key(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None) -> tuple[Any, ...]:
-        """What a world's own prediction of ``step`` is remembered by (its faults, anchor
-        included, its state, and the coin its loose connections fall by); what was repaired is
-        read by :meth:`_remembered`."""
-        return self.anchor + c.faults, point.state, str(step), coin.value if coin is not None else None
-
-    def _remembered(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis,
-                    coin: Coin | None) -> tuple[Reading, float, bool] | None:
-        """A world's own prediction of ``step``, if it was made: in the same world and state,
-        with the same parts repaired among those the step's end depended on (the session's
-        ``reset_reads``: a repair that changed nothing in this world leaves its predictions
-        standing)."""
-        known = self._memo.get(self._memo_key(c, point, step, coin))
-        return None if known is None else known[1].get(point.repaired & known[0])
-
-    def _remember(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None,
-                  reads: frozenset[str], answer: tuple[Reading, float, bool]) -> None:
-        key = self._memo_key(c, point, step, coin)
-        known = self._memo.get(key)
-        if known is None:
-            if len(self._memo) > 200_000:
-                self._memo.clear()
-            known = self._memo[key] = (reads, {})
-        known[1][point.repaired & known[0]] = answer
-
-    def _refuted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, seen: Reading) -> bool:
+    def refuted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, seen: Reading) -> bool:
         """Whether what ``c``'s world was predicted to report (its own prediction, or its class's:
-        see :meth:`_alike`) already says it cannot agree with ``seen``, each way its loose
+        see :meth:`alike`) already says it cannot agree with ``seen``, each way its loose
         connections may fall; False when nothing was predicted (the step is then taken). A world
         whose class is not known yet (it was not in the sample) is not simulated to find it:
         taking the step costs less."""
-        for n, (coin, _) in enumerate(self._ways(c)):
-            own = self._remembered(c, point, step, coin)
+        for n, (coin, _) in enumerate(self.ways(c)):
+            own = self.worlds.remembered(c, point, step, coin)
             if own is not None:
                 if own[0].agrees(seen):
                     return False
                 continue
-            if self._signature_key(c, point) not in self._signatures:
+            if self.signature_key(c, point) not in self.signatures:
                 return False
-            key = self._alike(c, point, step, n)
-            shared = self._shared.get(key) if key is not None else None
+            key = self.alike(c, point, step, n)
+            shared = self.shared.get(key) if key is not None else None
             if shared is None or not shared[0].apart(seen):
                 return False
         return True
 
-    def _at_a_distance(self, c: Candidate) -> bool:
+    def at_a_distance(self, c: Candidate) -> bool:
         """Whether a fault of ``c`` is a coupling's: it acts at a distance (and may show only once
         a box is opened or turned), so what a part shows does not say what it would report."""
-        return any(f.target not in self._component_terms for f in c.faults)
+        return any(f.target not in self.component_terms for f in c.faults)
 
-    def _world(self, c: Candidate, point: Checkpoint) -> tuple[Any, ...] | None:
-        """What :meth:`_alike` reads of a world (remembered while the world stands where it is);
+    def world_key(self, c: Candidate, point: Checkpoint) -> tuple[Any, ...] | None:
+        """What :meth:`alike` reads of a world (remembered while the world stands where it is);
         None for a world with a fault of a coupling, which acts at a distance (and may show only
         once a box is opened or turned): that world answers for itself."""
-        known = self._worlds.get(id(point))
+        known = self.world_keys.get(id(point))
         if known is not None and known[0] is point and known[1] is c:
             return known[2]
-        if self._at_a_distance(c):
+        if self.at_a_distance(c):
             world = None
         else:
-            world = (self._signature(c, point), self._fault_parts(c), self._chance(c) is not None,
-                     self._physical(point.state))
-        if len(self._worlds) > 20_000:
-            self._worlds.clear()
-        self._worlds[id(point)] = (point, c, world)
+            world = (self.signature(c, point), self.fault_parts(c), self.worlds.chance(c) is not None,
+                     self.physical(point.state))
+        if len(self.world_keys) > 20_000:
+            self.world_keys.clear()
+        self.world_keys[id(point)] = (point, c, world)
         return world
 
-    def _bounds(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]]) -> list[float]:
+    def bounds(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]]) -> list[float]:
         """For each option, the most information its reports can carry about ``sample``: the
-        information in the classes of :meth:`_alike` (a report is one per class, so it tells
+        information in the classes of :meth:`alike` (a report is one per class, so it tells
         no more than the class does), less what chance alone adds. Worlds without a class count
         as a class each."""
         total = sum(c.prior for c, _ in sample) or 1.0
-        ways = [self._ways(c) for c, _ in sample]
+        ways = [self.ways(c) for c, _ in sample]
         out = []
         for step in options:
             groups: dict[Any, float] = defaultdict(float)
@@ -358,7 +325,7 @@ class Likeness:
             for n, ((c, point), chances) in enumerate(zip(sample, ways, strict=True)):
                 own: dict[Any, float] = defaultdict(float)
                 for m, (_, weight) in enumerate(chances):
-                    key = self._alike(c, point, step, m) or (n, m)
+                    key = self.alike(c, point, step, m) or (n, m)
                     groups[key] += c.prior * weight
                     own[key] += weight
                 if len(own) > 1:
@@ -366,32 +333,31 @@ class Likeness:
             out.append(entropy(list(groups.values())) - noise / total)
         return out
 
-    def _fault_parts(self, c: Candidate) -> tuple[tuple[str, str], ...]:
+    def fault_parts(self, c: Candidate) -> tuple[tuple[str, str], ...]:
         """Each component ``c``'s faults are on (or its repair names), with the fault."""
-        known = self._fault_index.get(c.faults)
+        known = self.fault_index.get(c.faults)
         if known is None:
             out = set()
             for f in c.faults:
                 ident = f"{f.mode}:{f.target}:{f.other}:{f.value}:{f.probability}"
-                for part in self._touched(Candidate((f,), c.faulty)):
+                for part in self.touched(Candidate((f,), c.faulty)):
                     out.add((part, ident))
-            known = self._fault_index[c.faults] = tuple(sorted(out))
+            known = self.fault_index[c.faults] = tuple(sorted(out))
         return known
 
-    def _physical(self, state: frozenset[Any]) -> frozenset[Any]:
+    def physical(self, state: frozenset[Any]) -> frozenset[Any]:
         """The quads of a state that say how parts are reached (openings, enclosures)."""
-        assert self.shadow is not None
-        return access.physical_of(self.shadow, state)
+        assert self.worlds.shadow is not None
+        return access.physical_of(self.worlds.shadow, state)
 
-    def _options(self, sample: list[tuple[Candidate, Checkpoint]]) -> list[Action | Hypothesis]:
+    def options(self, sample: list[tuple[Candidate, Checkpoint]]) -> list[Action | Hypothesis]:
         """Tests on the parts the candidates name (and the lamps), repairs as probes, and hypotheses."""
-        sk = self.sk
+        sk = self.worlds.sk
         parts: set[str] = set()
         for c, _ in sample:
             parts |= {p for p in c.faulty if p in sk.components}
-        lamps = {cid for cid, c in sk.components.items() if c.type in ("Bulb", "LED") and cid not in self.removed}
-        assert self.briefing is not None
-        catalogue = self.briefing.catalogue
+        lamps = {cid for cid, c in sk.components.items() if c.type in ("Bulb", "LED") and cid not in self.worlds.removed}
+        catalogue = self.worlds.briefing.catalogue
         options: list[Action | Hypothesis] = []
         for cid in sorted(parts | lamps):
             kind = sk.components[cid].type
@@ -409,15 +375,15 @@ class Likeness:
                 if spec.target_count == 1 and (not spec.types or kind in spec.types):
                     options.append(Action(spec.id, (cid,)))
         on_both = {tuple(sorted(c.faulty)) for c, _ in sample
-                   if len(c.faulty) == 2 and any(len(self._touched(Candidate((f,), frozenset()))) == 2 for f in c.faults)}
+                   if len(c.faulty) == 2 and any(len(self.touched(Candidate((f,), frozenset()))) == 2 for f in c.faults)}
         for named in sorted(on_both):
             if all(p in sk.components for p in named):
                 for spec in repairs:
                     if spec.target_count == 2 and (not spec.types or {sk.components[p].type for p in named} <= spec.types):
                         options.append(Action(spec.id, named))
         options.extend(Hypothesis(s) for s in sorted({c.faulty for c, _ in sample}, key=sorted))
-        done = {str(s) for s, _ in self.steps}
+        done = {str(s) for s, _ in self.worlds.steps}
         return [o for o in options if str(o) not in done]
 
 
-__all__ = ["CLOSED", "OBSERVATIONS", "OPEN", "Coin", "Likeness", "cell", "coins", "entropy"]
+__all__ = ["CLOSED", "EVERYTHING", "OBSERVATIONS", "OPEN", "READS", "Outcomes", "Coin", "Likeness", "cell", "coins", "entropy"]

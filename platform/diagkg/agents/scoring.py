@@ -3,7 +3,7 @@ expected information gain per minute of each option over a sample of candidate
 worlds, found exactly while predicting as few reports as possible.
 
 An option's rate is bounded before any prediction (the classes of worlds that
-report alike, :meth:`Likeness._bounds`, over the option's least minutes), and
+report alike, :meth:`Likeness.bounds`, over the option's least minutes), and
 again after each world predicted: the worlds predicted so far are known, and the
 rest can at best each give a report of their own, at the option's least
 minutes. An option is dropped as soon as its bound is below the best rate found,
@@ -15,16 +15,12 @@ import heapq
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable
 
 from ..env.actions import Action, Hypothesis
-from ..env.service import Checkpoint, Session
+from ..env.service import Checkpoint
 from ..env.verification import least_naming_cost
 from .combinations import Candidate
-from .likeness import entropy
-from .readings import Reading
-
-Outcomes = list[tuple[float, Reading, float]]    # (probability, report, minutes), one per way a world may answer
+from .likeness import Likeness, entropy
 
 
 @dataclass
@@ -43,45 +39,42 @@ def _share(mass: float, total: float) -> float:
     return -mass / total * math.log2(mass / total) if mass > 0 else 0.0
 
 
-class Scoring:
-    """A mixin: it reads the assistant's catalogue (in its briefing) and predicts through it."""
+class Scorer:
+    """Scores options over a sample of worlds, predicting through ``likeness`` (a report once
+    per class of worlds alike); a round is worth ``round_minutes`` besides the option's own."""
 
-    briefing: Any
-    shadow: Session | None
-    round_minutes: float
-    ahead: int = 6                      # options best at the last decision scored first
-    _last_rates: dict[str, float]       # each option's rate at the last decision
-    # the bound of each option before any prediction (see Likeness._bounds)
-    _bounds: Callable[[list[Action | Hypothesis], list[tuple[Candidate, Checkpoint]]], list[float]]
-    _ways: Callable[[Candidate], tuple[tuple[Any, float], ...]]      # see Likeness._ways
+    ahead = 6                           # options best at the last decision scored first
 
-    def _outcomes(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis) -> Outcomes:   # pragma: no cover
-        raise NotImplementedError
+    def __init__(self, likeness: Likeness, *, round_minutes: float = 20.0):
+        self.likeness = likeness
+        self.round_minutes = round_minutes
+        self.last_rates: dict[str, float] = {}     # each option's rate at the last decision
 
-    def _scored(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]],
+    def scored(self, options: list[Action | Hypothesis], sample: list[tuple[Candidate, Checkpoint]],
                 keep: int = 1) -> list[Scored]:
         """Expected information gain per minute of the options that tell some of ``sample`` apart:
         the entropy of their reports less what chance alone adds (a loose connection's world may
         answer either way whatever the diagnosis). At least the ``keep`` best are scored, in the
         order given; an option that cannot be among them (its bound is below the ``keep``-th best
         rate found, before or while its reports are predicted) is not scored to the end."""
-        assert self.briefing is not None and self.shadow is not None
-        bounds = self._bounds(options, sample)
-        catalogue = self.briefing.catalogue
+        worlds = self.likeness.worlds
+        assert worlds.shadow is not None
+        bounds = self.likeness.bounds(options, sample)
+        catalogue = worlds.briefing.catalogue
         # the least minutes of each option: the catalogue's for an action (access aside), the repair
         # rules' for naming parts
-        least = [least_naming_cost(self.shadow, o.components) if isinstance(o, Hypothesis) else
+        least = [least_naming_cost(worlds.shadow, o.components) if isinstance(o, Hypothesis) else
                  catalogue[o.action].cost if o.action in catalogue else 0.0 for o in options]
         order = sorted((i for i in range(len(options)) if bounds[i] > 1e-9),
                        key=lambda i: -bounds[i] / (least[i] + self.round_minutes))
         # the options that were best last time first: a good rate found early drops more options
-        last = self._last_rates
+        last = self.last_rates
         ahead = sorted((i for i in order if str(options[i]) in last), key=lambda i: -last[str(options[i])])[:self.ahead]
         order = ahead + [i for i in order if i not in ahead]
         total = sum(c.prior for c, _ in sample)
         # what each world may add to the entropy of the reports at most (each way it may answer a
         # report of its own), summed over the worlds after it
-        pieces = [[c.prior * w for _, w in self._ways(c)] for c, _ in sample]
+        pieces = [[c.prior * w for _, w in self.likeness.ways(c)] for c, _ in sample]
         after = [0.0] * (len(sample) + 1)
         for n in range(len(sample) - 1, -1, -1):
             after[n] = after[n + 1] + sum(_share(m, total) for m in pieces[n])
@@ -91,16 +84,16 @@ class Scoring:
             floor = rates[0] - 1e-12 if len(rates) >= keep else None
             if floor is not None and bounds[i] / (least[i] + self.round_minutes) < floor:
                 continue        # (those that were best last time come first, out of this order)
-            scored = self._score(options[i], sample, total, bounds[i], least[i], after, floor)
+            scored = self.score(options[i], sample, total, bounds[i], least[i], after, floor)
             if scored is not None:
                 found[i] = scored
                 heapq.heappush(rates, scored.rate)
                 if len(rates) > keep:
                     heapq.heappop(rates)
-        self._last_rates = {str(s.step): s.rate for s in found.values()}
+        self.last_rates = {str(s.step): s.rate for s in found.values()}
         return [found[i] for i in sorted(found)]
 
-    def _score(self, step: Action | Hypothesis, sample: list[tuple[Candidate, Checkpoint]], total: float,
+    def score(self, step: Action | Hypothesis, sample: list[tuple[Candidate, Checkpoint]], total: float,
                bound: float, least: float, after: list[float], floor: float | None) -> Scored | None:
         """``step``'s rate over ``sample``, its reports predicted world by world; None when it tells
         nothing, or as soon as its rate is bound to be below ``floor``: the information is at most
@@ -112,7 +105,7 @@ class Scoring:
         known = noise = cost = mass = 0.0      # the entropy of the reports so far, chance, minutes, weight
         for n, (c, point) in enumerate(sample):
             own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
-            for weight, key, minutes in self._outcomes(c, point, step):
+            for weight, key, minutes in self.likeness.outcomes(c, point, step):
                 group = key.group()
                 groups[group][c.faulty] += c.prior * weight
                 own[group] += weight
@@ -133,4 +126,4 @@ class Scoring:
         return Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups)
 
 
-__all__ = ["Scored", "Scoring"]
+__all__ = ["Scored", "Scorer"]

@@ -1,0 +1,248 @@
+"""The model-based assistant's candidate space (:mod:`diagkg.agents.modelbased`):
+fault modes of the catalogue (``fault-modes.rq``: what each mode applies to, its
+template and default value) applied to the system's parts — every component of
+a type a mode applies to, every cable end, pairs of same-side cable ends
+(crossed), the two ends of a diode or LED (reversed), every coupling — and the
+candidates still standing, each with its world where it stands
+(:attr:`CandidateSpace.live`). Pairs of faults, then triples, are added only
+when no single fault explains what has been observed (:meth:`CandidateSpace.widen`).
+
+Priors are data: each fault mode's ``dk:priorWeight`` in the fault catalogue (a
+pair weighs the product, times :data:`PAIR_PRIOR`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from ..env.scenarios import Fault
+from ..env.service import Checkpoint
+from ..kg.vocab import DK_NS
+from .combinations import Candidate, Combinations
+from .modelbased_config import ModelBasedConfig
+from .readings import lamps_of
+from .worlds import Worlds
+
+PAIR_PRIOR = 0.1       # a pair of faults against a single one
+Live = list[tuple[Candidate, Checkpoint]]      # candidates standing, each with its world where it stands
+
+
+def weighed(c: Candidate, likelihood: float) -> Candidate:
+    """``c`` with its weight times how likely its world gave what was seen."""
+    return c if likelihood == 1.0 else dataclasses.replace(c, prior=c.prior * likelihood)
+
+
+class CandidateSpace:
+    """The candidates of one session on ``worlds``' system, as ``config`` says (``rng``: how a
+    sample of them is drawn). :meth:`begin` admits the first ones."""
+
+    def __init__(self, worlds: Worlds, config: ModelBasedConfig, rng: random.Random):
+        self.worlds = worlds
+        self.config = config
+        self.rng = rng
+        self.singles = self.single_candidates()
+        # what pairs are made of: a component's own loose terminal is a single fault only (pairing
+        # every terminal of every component would bury the likelier pairs)
+        self.pairable = [c for c in self.singles if not self.own_terminal(c)]
+        self.combinations = Combinations(worlds.sk, worlds.ns, self.pairable, role_depth=config.role_depth,
+                                         prior_rank=config.prior_rank, minimal_first=config.minimal_first,
+                                         triple_pool=config.triple_pool)
+        self.symmetric = self.combinations.symmetric_pairs()
+        self.live: Live = []
+        self.widened = False
+        self.tried_pairs: set[tuple[str, ...]] = set()
+        self.widenings = 0
+        self.tripled = False
+        # whether components' own loose terminals are candidates yet: from the start (weighted by
+        # terminal_prior) or, with terminal_prior 0, only once nothing else explains the reports
+        self.terminals = config.terminal_prior > 0
+        if self.terminals:
+            self.singles = [dataclasses.replace(c, prior=c.prior * config.terminal_prior) if self.own_terminal(c) else c
+                            for c in self.singles]
+
+    def begin(self) -> None:
+        """Admit the single faults whose worlds agree with what was seen (pairs when none does)."""
+        self.admit(self.singles if self.terminals else self.pairable)
+        if not self.live:
+            self.widen()
+
+    # -- the single faults -------------------------------------------------
+    def modes(self) -> dict[str, dict[str, Any]]:
+        """The fault modes of the catalogue (by IRI): label, target kind, template, the types they
+        apply to, parameters, default value and prior."""
+        modes: dict[str, dict[str, Any]] = {}
+        for r in self.worlds.graph.select("fault-modes"):
+            m = modes.setdefault(r["mode"], {"label": r["label"], "kind": r["targetKind"], "template": r["template"],
+                                             "types": set(), "parameters": set(), "default": r["default"],
+                                             "prior": float(r["prior"]) if r["prior"] is not None else 1.0})
+            m["types"].add(r["appliesTo"][len(DK_NS):])
+            if r["parameter"]:
+                m["parameters"].add(r["parameter"])
+        return modes
+
+    def fault(self, mode: str, m: dict[str, Any], target: str, other: str | None = None) -> Fault:
+        """A fault of ``mode`` (described by ``m``) on ``target`` (and ``other``), at its default value."""
+        ns = self.worlds.ns
+        default = float(m["default"]) if m["default"] is not None else None
+        probability = default if "probability" in m["parameters"] else None
+        value = default if probability is None else None
+        return Fault(mode=mode.rsplit("#", 1)[-1], label=m["label"], template=m["template"], target=ns + target,
+                     other=ns + other if other else None, value=value, probability=probability)
+
+    def single_candidates(self) -> list[Candidate]:
+        """Every fault mode applied to every part it fits (one fault each)."""
+        sk, out = self.worlds.sk, []
+        comps = {cid: c for cid, c in sorted(sk.components.items()) if cid not in self.worlds.removed}
+        for mode, m in sorted(self.modes().items()):
+            if "other" in m["parameters"] and "value" in m["parameters"]:
+                continue            # shorts between any two nodes: too many to enumerate blindly
+            if ("value" in m["parameters"] or "probability" in m["parameters"]) and m["default"] is None:
+                continue            # a degradation of unknown size (no default value to simulate)
+            if m["kind"] == "component":
+                for cid, c in comps.items():
+                    if c.type in m["types"]:
+                        out.append(Candidate((self.fault(mode, m, cid),), frozenset({cid}), m["prior"]))
+            elif m["kind"] == "coupling":
+                for cp in sk.couplings:
+                    # the repair of a coupling that should not act: moving what blocks it into place
+                    movers = sorted({element for element, _ in cp.blocked_when}) or [cp.id]
+                    for mover in movers:
+                        out.append(Candidate((self.fault(mode, m, cp.id),), frozenset({mover}), m["prior"]))
+            elif m["kind"] == "port" and "other" not in m["parameters"]:
+                # an end that comes off (or off and on, at random): a cable's end, reconnected; a
+                # chance fault (a loose end) may also be a component's own terminal, replaced with it
+                chance = "probability" in m["parameters"]
+                for cid, c in comps.items():
+                    if c.type == "Cable" or (chance and c.type not in ("Enclosure", "Opening")):
+                        for port in sorted(c.ports):
+                            out.append(Candidate((self.fault(mode, m, f"{cid}.{port}"),), frozenset({cid}),
+                                                 m["prior"]))
+            elif m["kind"] == "port":
+                out.extend(self.port_pairs(mode, m, comps))
+        return out
+
+    def own_terminal(self, c: Candidate) -> bool:
+        """A component's own terminal coming off (a single end, not a part put in backwards)."""
+        if c.faults[0].other is not None:
+            return False
+        sk = self.worlds.sk
+        target = c.faults[0].target[len(self.worlds.ns):]
+        cid = target.split(".", 1)[0]
+        return "." in target and cid in sk.components and sk.components[cid].type != "Cable"
+
+    def port_pairs(self, mode: str, m: dict[str, Any], comps: dict[str, Any]) -> list[Candidate]:
+        """A fault between two ports: same-side ends of two cables crossed, or a two-ended part reversed."""
+        out = []
+        if "Cable" in m.get("types", set()) or mode.endswith("CrossedCables"):
+            cables = [cid for cid, c in comps.items() if c.type == "Cable"]
+            for a, b in itertools.combinations(cables, 2):
+                if comps[a].module != comps[b].module:
+                    continue
+                for port in sorted(set(comps[a].ports) & set(comps[b].ports)):
+                    out.append(Candidate((self.fault(mode, m, f"{a}.{port}", f"{b}.{port}"),), frozenset({a, b}),
+                                         m["prior"]))
+        else:        # a component's own two ends, swapped (a diode or LED put in backwards)
+            for cid, c in comps.items():
+                if c.type in ("LED", "Diode") and len(c.ports) == 2:
+                    p, q = sorted(c.ports)
+                    out.append(Candidate((self.fault(mode, m, f"{cid}.{p}", f"{cid}.{q}"),), frozenset({cid}),
+                                         m["prior"]))
+        return out
+
+    # -- admitting ---------------------------------------------------------
+    def admit(self, candidates: list[Candidate]) -> None:
+        """Keep, among ``candidates``, those whose worlds agree with everything seen so far (a
+        world with a loose connection weighed by how likely its coin gave what was seen)."""
+        for c in candidates:
+            started = self.worlds.start(c)
+            if started is not None:
+                point, likelihood = started
+                self.live.append((weighed(c, likelihood), point))
+
+    def widen(self, size: int = 2) -> None:
+        """No single fault explains the reports: pairs (``size`` 2), or, when no pair does
+        either, triples (``size`` 3: the best pairs, each with one more single). Each single
+        fault is run through what was seen without stopping at a disagreement; a combination is
+        scored by what its faults would explain together — a lamp seen lit must stay lit under
+        all of them, a lamp seen dark (or flickering) needs one of them to make it so, a later
+        report needs one of them to give it — and combinations are tried best first."""
+        self.widened = True
+        self.widenings += 1
+        worlds = self.worlds
+        # after a rebase the lights seen at the start no longer tell anything
+        seen = {} if worlds.since else lamps_of(worlds.briefing.visible)
+        runs = [worlds.run_through(c) for c in self.pairable]
+        ranked = self.combinations.ranked_pairs(seen, runs, len(worlds.steps))
+        if size == 3:
+            ranked = self.combinations.ranked_triples(seen, runs, ranked[: self.config.triple_pool], len(worlds.steps))
+        if size == 2 and self.widenings == 1:
+            self.admit_combos(self.symmetric, len(self.symmetric), settle=False)
+        self.admit_combos(ranked, self.config.max_pairs)
+
+    def admit_combos(self, ranked: Sequence[tuple[Candidate, ...]], most: int, settle: bool = True) -> None:
+        """Admit combinations of singles not tried yet, in order: ``most`` at most (with
+        ``settle``, a quarter of that once some agree with everything seen)."""
+        tried = 0
+        for combo in ranked:
+            faults = tuple(f for c in combo for f in c.faults)
+            ident = tuple(sorted(f"{f.mode}:{f.target}:{f.other}" for f in faults))
+            if ident in self.tried_pairs:
+                continue
+            self.tried_pairs.add(ident)
+            prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
+            c = Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)
+            self.admit([c])
+            tried += 1
+            if tried >= most or (settle and self.live and tried >= most // 4):
+                break
+
+    def more_singles(self) -> bool:
+        """A component's own terminal coming loose is a candidate only when no cable end or
+        other single fault explains the reports (the more common place for an end to come off
+        is tried first, as pairs are only when no single fault explains)."""
+        if self.terminals:
+            return False
+        self.terminals = True
+        self.admit([c for c in self.singles if self.own_terminal(c)])
+        return bool(self.live)
+
+    def restart(self) -> None:
+        """Start again from the single faults (none on a part the anchor's faults are on), judged
+        on what the worlds must explain now (after a rebase)."""
+        self.tried_pairs.clear()
+        self.widenings = 0
+        self.tripled = False
+        self.worlds.through.clear()
+        anchored = {f.target for f in self.worlds.anchor}
+        pool = self.singles if self.terminals else self.pairable
+        self.admit([c for c in pool if not any(f.target in anchored for f in c.faults)])
+
+    # -- what stands ---------------------------------------------------------
+    def distribution(self) -> list[tuple[frozenset[str], float]]:
+        """The remaining diagnoses (sets of parts) with their probability, most likely first."""
+        weight: dict[frozenset[str], float] = defaultdict(float)
+        for c, _ in self.live:
+            weight[c.faulty] += c.prior
+        total = sum(weight.values()) or 1.0
+        return sorted(((s, w / total) for s, w in weight.items()), key=lambda x: (-x[1], sorted(x[0])))
+
+    def sample(self) -> Live:
+        """The candidates a decision looks at: all of them, or (more than ``config.sample``) one
+        world per diagnosis, drawn at random when there are still too many."""
+        if len(self.live) <= self.config.sample:
+            return list(self.live)
+        by_set: dict[frozenset[str], Live] = defaultdict(list)
+        for entry in self.live:
+            by_set[entry[0].faulty].append(entry)
+        picked = [group[0] for group in by_set.values()]          # every diagnosis once …
+        if len(picked) > self.config.sample:
+            picked = self.rng.sample(picked, self.config.sample)
+        return picked
+
+
+__all__ = ["PAIR_PRIOR", "CandidateSpace", "Live", "weighed"]

@@ -1,0 +1,109 @@
+"""The model-based assistant's configuration (:mod:`diagkg.agents.modelbased`): one
+frozen value, every key typed and range-checked when it is built from the
+configuration mapping (an :class:`~diagkg.errors.InputError` naming the key and
+what it takes). Unknown keys are refused before, by
+:class:`~diagkg.agents.registry.BaseAssistant` against
+:data:`ModelBasedConfig.keys`."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InputError
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class ModelBasedConfig:
+    """What the model-based assistant is told to do; the defaults are what it does unconfigured."""
+
+    max_pairs: int = 600            # combinations admitted per widening at most
+    pair_pool: int = 16             # (declared for older configurations; not read)
+    sample: int = 24                # candidates a decision looks at
+    confident: float = 0.8          # hypothesise when one set of parts is this likely
+    # candidates of a first pass over the options, whose best (shortlist) are scored on all of the
+    # sample; 0: one pass over the whole sample, exact (the bounds prune what cannot be best)
+    quick: int = 0
+    # a round is worth minutes too: the budget counts rounds, so a cheap test that tells little is not free
+    round_minutes: float = 20.0
+    certain: float = 0.9            # repair a part that this share of candidates names
+    max_widenings: int = 4          # rounds of pairs tried when none is left
+    shortlist: int = 8              # options of the second pass
+    fail_minutes: float = 600.0     # what running out of rounds is worth
+    triple_pool: int = 40           # best pairs extended to triples (and thirds per pair)
+    role_depth: int = 2             # connections deep that parts' roles compare
+    # a component's own terminal against a cable's end (the likelier place for an end to come off)
+    terminal_prior: float = 0.0
+    anchor_belief: float = 0.5      # a repair of parts at least this share of candidates named anchors a rebase
+    prior_rank: float = 1.0         # weight of the priors in ranking pairs
+    # a loose connection's report as what it shows open (with its probability) or closed, rather
+    # than what the real session's next draw happens to be
+    chance: bool = True
+    screen: bool = True             # observations are tried only on parts where the worlds' simulations differ
+    named_options: int = 3          # hypotheses tried as probes: the likeliest
+    # the chance that no candidate is the truth (more faults than they have), in the cost of naming them
+    unexplained: float = 0.0
+    # a repair tried as a probe is taken to have fixed something only once pairs explain nothing either
+    probe_last: bool = False
+    minimal_first: bool = True      # pairs whose faults explain the lights only together first
+    certain_cables: bool = True     # a cable nearly all candidates name is reconnected
+    last_probe: bool = True         # nothing explains the reports: repair as a probe
+    confirm: float = 0.3            # the chance a diagnosis about to be named is wrong, for a check first
+    confirm_after_wrong: bool = True   # a check only once a naming was judged wrong
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            kind = _KINDS[f.type if isinstance(f.type, str) else f.type.__name__]
+            if kind is bool:
+                ok = isinstance(value, bool)
+            elif kind is int:
+                ok = isinstance(value, int) and not isinstance(value, bool)
+            else:
+                ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            if not ok:
+                raise InputError(f"model-based: {f.name} takes {_WORDS[kind]}, not {value!r}")
+            low, high = RANGES.get(f.name, (None, None))
+            if low is not None and not low <= value <= high:
+                within = f"at least {low}" if high == INF else f"from {low} to {high}"
+                raise InputError(f"model-based: {f.name} takes a value {within}, not {value!r}")
+
+    @classmethod
+    def keys(cls) -> frozenset[str]:
+        """The configuration keys (one per field)."""
+        return frozenset(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_mapping(cls, config: Mapping[str, Any]) -> ModelBasedConfig:
+        """The configuration ``config`` gives (keys it leaves out keep their default); a key that
+        is not one of :meth:`keys` is an :class:`InputError`."""
+        unknown = sorted(set(config) - cls.keys())
+        if unknown:
+            raise InputError(f"model-based takes no configuration key {', '.join(map(repr, unknown))}")
+        values: dict[str, Any] = {k: float(v) if _is_float_field(k) and isinstance(v, int) and not isinstance(v, bool) else v
+                  for k, v in config.items()}
+        return cls(**values)
+
+
+_KINDS: dict[str, type] = {"int": int, "float": float, "bool": bool}
+_WORDS = {int: "a whole number", float: "a number", bool: "true or false"}
+
+# (least, most) of each number; a count of at least 0 where none is given
+RANGES: dict[str, tuple[float, float]] = {
+    "max_pairs": (0, INF), "pair_pool": (0, INF), "sample": (1, INF), "confident": (0.0, 1.0), "quick": (0, INF),
+    "round_minutes": (0.0, INF), "certain": (0.0, 1.0), "max_widenings": (0, INF), "shortlist": (1, INF),
+    "fail_minutes": (0.0, INF), "triple_pool": (0, INF), "role_depth": (0, INF), "terminal_prior": (0.0, INF),
+    "anchor_belief": (0.0, 1.0), "prior_rank": (0.0, INF), "named_options": (0, INF), "unexplained": (0.0, 0.9),
+    "confirm": (0.0, 1.0)}
+
+
+def _is_float_field(name: str) -> bool:
+    return any(f.name == name and f.type in ("float", float) for f in dataclasses.fields(ModelBasedConfig))
+
+
+__all__ = ["RANGES", "ModelBasedConfig"]

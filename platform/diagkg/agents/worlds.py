@@ -1,0 +1,307 @@
+"""The model-based assistant's worlds (:mod:`diagkg.agents.modelbased`): each
+candidate is a world it simulates itself — a private copy of its view of the
+knowledge graph, a hypothetical scenario injecting the candidate's faults, and
+a service-agent session on it (the *shadow*, the same code as the real one, so
+the same action gives the same report when the candidate is the truth). A
+world is started, taken through what was done, and asked what an action would
+report, rolled back after each try.
+
+:class:`Worlds` holds what the worlds share: the system, the steps done and
+what each showed (:attr:`Worlds.steps`), from which step on reports need
+explaining (:attr:`Worlds.since`), and the faults repairs have shown and fixed
+(:attr:`Worlds.anchor`), which every world carries."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..env.actions import Action, Hypothesis
+from ..env.observations import describe_visible
+from ..env.scenarios import Fault, Scenario
+from ..env.service import Checkpoint, Session, simulator_for
+from ..errors import AssistantError, SessionError, SimulationError
+from ..kg import graphs
+from .combinations import Candidate
+from .readings import UNKNOWN, Reading
+from .readings import lamps_of as lamps
+from .readings import reading as key_of
+from .registry import Briefing
+
+SOLVED = ("success", "success_no_hypothesis")
+Prediction = tuple[Reading, float, bool]       # a report (as a key), its minutes, whether the system works again
+
+
+class Coin(random.Random):
+    """A coin that always falls the same way, for a world's loose connections: 0.0 opens every
+    one of them (``random() < probability``), 1.0 keeps every one closed."""
+
+    def __init__(self, value: float):
+        super().__init__(0)
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+OPEN, CLOSED = Coin(0.0), Coin(1.0)
+
+
+def coins(chance: float) -> tuple[tuple[Coin, float], ...]:
+    """The two ways a loose connection may fall, each with its probability."""
+    return (OPEN, chance), (CLOSED, 1.0 - chance)
+
+
+class Worlds:
+    """The candidates' worlds on one system, for one session: started, taken through the
+    steps done, asked for predictions (remembered), all on one shadow session rolled back
+    between them. ``chance``: a loose connection's world is tried open and closed (weighed
+    by its probability) rather than as the real session's next draw falls."""
+
+    def __init__(self, briefing: Briefing, *, chance: bool = True):
+        if briefing.store is None:
+            raise AssistantError("the model-based assistant needs the knowledge graph (briefing.store)")
+        self.briefing = briefing
+        self.chance_in_worlds = chance
+        self.graph = briefing.store.private_copy()
+        self.sk = simulator_for(self.graph, briefing.system).skeleton
+        self.ns = graphs.namespace_of(self.sk.iri)
+        self.removed = frozenset(c for c in self.sk.components if c not in briefing.parts)
+        self.steps: list[tuple[Action | Hypothesis, Reading]] = []     # what was done, and what it showed
+        self.since = 0            # reports before this step need not be explained (see the assistant's rebase)
+        self.anchor: tuple[Fault, ...] = ()  # faults that repairs done so far have shown and fixed
+        self.shadow: Session | None = None
+        self.predictions = 0      # predictions simulated (not remembered)
+        # a single fault run through the steps: lamps at the start, steps alike, where it got to, steps done
+        self.through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]] = {}
+        self.first_lamps: dict[int, tuple[Candidate, tuple[Fault, ...], str]] = {}   # see lamps_at_start
+        self.memo: dict[tuple[Any, ...], tuple[frozenset[str], dict[frozenset[str], Prediction]]] = {}
+
+    # -- a world -----------------------------------------------------------
+    def scenario(self, c: Candidate, anchored: bool = True) -> Scenario:
+        """The hypothetical scenario of ``c``'s world (with the anchor's faults unless not ``anchored``)."""
+        faults = self.anchor + c.faults if anchored else c.faults
+        permanent = frozenset({"rotate_enclosure"}) if any(f.mode == "CouplingEnabled" for f in faults) \
+            else frozenset()
+        return Scenario(iri=f"urn:diagkg:model-based:{id(c)}", number=0, id="model", label=c.label,
+                        system_iri=self.sk.iri, key=self.briefing.system, budget=10**6, observations="",
+                        diagnosis=None, description=None, categories=(), faulty=c.faulty, removed=self.removed,
+                        permanent=permanent, notes=(), faults=faults)
+
+    def start(self, c: Candidate) -> tuple[Checkpoint, float] | None:
+        """A world for ``c``, run through everything done so far, and how likely it gave what was
+        seen (1 without chance); None as soon as it disagrees."""
+        briefing = self.briefing
+        scenario = self.scenario(c)
+        if self.shadow is None:
+            self.shadow = Session(scenario, self.graph, budget=10**6)
+        self.shadow.scenario = scenario
+        chance = self.chance(c)
+        likelihood = 1.0
+        try:
+            obs, _ = self.shadow.reset(seed=briefing.seed)
+            if len(self.first_lamps) > 20_000:
+                self.first_lamps.clear()
+            self.first_lamps[id(c)] = (c, self.anchor, obs["visible"])
+            if not self.since:
+                if chance is not None:
+                    likelihood = sum(w for coin, w in coins(chance) if self.visible(coin) == briefing.visible)
+                if likelihood <= 0 or (chance is None and obs["visible"] != briefing.visible):
+                    return None
+            for n, (step, seen) in enumerate(self.steps):
+                if n < self.since:
+                    self.shadow.step(step)
+                    continue
+                likelihood *= self.take(step, seen, chance)
+                if likelihood <= 0:
+                    return None
+        except (SessionError, SimulationError):
+            return None
+        return self.shadow.checkpoint(), likelihood
+
+    def chance(self, c: Candidate) -> float | None:
+        """The probability of ``c``'s loose connection (None for a world without chance)."""
+        if not self.chance_in_worlds:
+            return None
+        return next((f.probability for f in c.faults if f.probability is not None), None)
+
+    def visible(self, coin: random.Random) -> str:
+        """The lights the world where the shadow stands shows with its loose connections as ``coin`` says."""
+        assert self.shadow is not None
+        self.shadow.rng = coin
+        return describe_visible(self.shadow.simulate(), self.shadow)
+
+    def take(self, step: Action | Hypothesis, seen: Reading, chance: float | None) -> float:
+        """Take ``step`` in the world where the shadow stands: how likely it gives ``seen`` (0
+        when it disagrees). A world without chance answers one way (1 or 0); one with a loose
+        connection is tried open (probability ``chance``) and closed, and moves on as one that
+        agrees (the same state either way)."""
+        assert self.shadow is not None
+        if chance is None:
+            out, *_ = self.shadow.step(step)
+            return 1.0 if key_of(out).agrees(seen) else 0.0
+        point = self.shadow.checkpoint()
+        agreed: list[tuple[float, Checkpoint]] = []
+        for coin, weight in coins(chance):
+            self.shadow.rng = coin
+            self.shadow.rollback(point)
+            out, *_ = self.shadow.step(step)
+            if key_of(out).agrees(seen):
+                agreed.append((weight, self.shadow.checkpoint()))
+        if len(agreed) == 1:
+            self.shadow.rollback(agreed[0][1])
+        return sum(w for w, _ in agreed)
+
+    def follow(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis,
+               seen: Reading) -> tuple[float, Checkpoint] | None:
+        """``c``'s world at ``point`` after ``step``: how likely it gave ``seen``, and where it
+        stands then; None when it cannot take the step or disagrees."""
+        assert self.shadow is not None
+        self.shadow.rollback(point)
+        try:
+            likelihood = self.take(step, seen, self.chance(c))
+        except (SessionError, SimulationError):
+            return None
+        return (likelihood, self.shadow.checkpoint()) if likelihood > 0 else None
+
+    # -- predictions -------------------------------------------------------
+    def predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis,
+                  coin: Coin | None = None) -> Prediction:
+        """The report ``step`` would give in ``c``'s world (as a key), its cost, and whether the
+        system would work again; with ``coin``, its loose connections fall as the coin says.
+        A world answers the same action the same way in the same state (a loose connection's
+        world, for the same coin) with the same parts repaired among those the answer reads (see
+        :meth:`remembered`), so that is remembered across decisions and across the candidates
+        that are the same world (the same faults, anchor included)."""
+        remember = coin is not None or not any(f.probability is not None for f in c.faults)
+        if remember:
+            known = self.remembered(c, point, step, coin)
+            if known is not None:
+                return known
+        assert self.shadow is not None
+        if coin is not None:
+            self.shadow.rng = coin
+        out = self.predict(point, step)
+        answer = (key_of(out), float(out["cost"]), self.shadow.end in SOLVED) if out is not None else (UNKNOWN, 0.0, False)
+        if remember:
+            self.remember(c, point, step, coin, self.shadow.reset_reads, answer)
+        return answer
+
+    def predict(self, point: Checkpoint, step: Action | Hypothesis) -> dict[str, Any] | None:
+        """The report of ``step`` taken at ``point`` (simulated; None when the world cannot take it)."""
+        assert self.shadow is not None
+        self.predictions += 1
+        self.shadow.rollback(point)
+        try:
+            out, *_ = self.shadow.step(step)
+        except (SessionError, SimulationError):
+            return None
+        return out
+
+    def memo_key(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None) -> tuple[Any, ...]:
+        """What a world's own prediction of ``step`` is remembered by (its faults, anchor
+        included, its state, and the coin its loose connections fall by); what was repaired is
+        read by :meth:`remembered`."""
+        return self.anchor + c.faults, point.state, str(step), coin.value if coin is not None else None
+
+    def remembered(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis,
+                   coin: Coin | None) -> Prediction | None:
+        """A world's own prediction of ``step``, if it was made: in the same world and state,
+        with the same parts repaired among those the step's end depended on (the session's
+        ``reset_reads``: a repair that changed nothing in this world leaves its predictions
+        standing)."""
+        known = self.memo.get(self.memo_key(c, point, step, coin))
+        return None if known is None else known[1].get(point.repaired & known[0])
+
+    def remember(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None,
+                 reads: frozenset[str], answer: Prediction) -> None:
+        key = self.memo_key(c, point, step, coin)
+        known = self.memo.get(key)
+        if known is None:
+            if len(self.memo) > 200_000:
+                self.memo.clear()
+            known = self.memo[key] = (reads, {})
+        known[1][point.repaired & known[0]] = answer
+
+    # -- a single fault through every step ----------------------------------
+    def run_through(self, c: Candidate) -> tuple[dict[str, str], frozenset[int]]:
+        """A single fault run through what was done without stopping at a
+        disagreement: the lamps it shows at the start, and the reports it gives alike.
+        Each single keeps where its run got to, so a later widening only runs the new steps."""
+        assert self.shadow is not None
+        known = self.through.get(id(c))
+        if known is None:
+            self.shadow.scenario = self.scenario(c)
+            try:
+                obs, _ = self.shadow.reset(seed=self.briefing.seed)
+            except (SessionError, SimulationError):
+                self.through[id(c)] = known = ({}, frozenset(), None, 0)
+            else:
+                known = (lamps(obs["visible"]), frozenset(), self.shadow.checkpoint(), 0)
+        seen_lamps, alike, point, done = known
+        if point is not None and done < len(self.steps):
+            self.shadow.rollback(point)
+            seen = set(alike)
+            try:
+                for n in range(done, len(self.steps)):
+                    step, report = self.steps[n]
+                    out, *_ = self.shadow.step(step)
+                    if key_of(out).agrees(report):
+                        seen.add(n)
+                point = self.shadow.checkpoint()
+            except (SessionError, SimulationError):
+                point = None
+            alike = frozenset(seen)
+        self.through[id(c)] = (seen_lamps, alike, point, len(self.steps))
+        return seen_lamps, alike
+
+    def through_point(self, c: Candidate) -> Checkpoint | None:
+        """Where ``c``'s world stands after :meth:`run_through` (None: it could not take a step)."""
+        self.run_through(c)
+        return self.through[id(c)][2]
+
+    def standing(self, c: Candidate) -> bool:
+        """Whether ``c``'s world, taken through every step (see :meth:`run_through`), still has a fault."""
+        point = self.through_point(c)
+        return point is not None and point.end is None
+
+    def lamps_at_start(self, c: Candidate) -> dict[str, str]:
+        """The lamps ``c``'s world shows at the start: as its world showed them when it was started
+        (with the same anchor), else as :meth:`run_through` finds them."""
+        known = self.first_lamps.get(id(c))
+        if known is not None and known[0] is c and known[1] == self.anchor:
+            return lamps(known[2])
+        return self.run_through(c)[0]
+
+    # -- repairs -------------------------------------------------------------
+    def fixed_by(self, step: Action, singles: list[Candidate]) -> tuple[Fault, ...]:
+        """The single fault (of ``singles``) on ``step``'s parts that ``step`` repairs on its own
+        (the likeliest), found by trying it in each such fault's world; none when no fault of the
+        catalogue is."""
+        targets = frozenset(step.targets)
+        for c in sorted((c for c in singles if c.faulty <= targets and (len(targets) == 1 or c.faulty == targets)),
+                        key=lambda c: -c.prior):
+            assert self.shadow is not None
+            self.shadow.scenario = self.scenario(c, anchored=False)
+            try:
+                self.shadow.reset(seed=self.briefing.seed)
+                self.shadow.step(step)
+            except (SessionError, SimulationError):
+                continue
+            if self.shadow.end in SOLVED:
+                return c.faults
+        return ()
+
+    def repaired(self) -> set[str]:
+        """Parts already replaced or reconnected, by an action or a hypothesis's repair."""
+        out: set[str] = set()
+        catalogue = self.briefing.catalogue
+        for step, _ in self.steps:
+            if isinstance(step, Hypothesis):
+                out |= set(step.components)
+            elif step.action in catalogue and catalogue[step.action].repair:
+                out |= set(step.targets)
+        return out
+
+
+__all__ = ["CLOSED", "OPEN", "SOLVED", "Coin", "Prediction", "Worlds", "coins"]
