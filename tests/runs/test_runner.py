@@ -229,6 +229,15 @@ def test_end_values_have_one_spelling_everywhere():
         "SELECT ?iri ?code WHERE { ?iri a dk:EndValue ; skos:notation ?code }")}
     assert set(notations.values()) == set(END_VALUES) == set(END_IRIS)
     assert all(notations[str(iri)] == code for code, iri in END_IRIS.items())
+    # the typed values (enums) are those strings, and each verdict is one individual labelled with it
+    from diagkg.env.outcomes import End, Verdict
+    from diagkg.runs.trajectory import VERDICT_IRIS
+
+    assert [e.value for e in End] == list(END_VALUES) and set(VERDICT_IRIS) == set(Verdict)
+    labels = {r["iri"]: r["label"] for r in store.select(
+        "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> PREFIX dk: <https://w3id.org/diagkg/ontology#> "
+        "SELECT ?iri ?label WHERE { ?iri a dk:Verdict ; rdfs:label ?label }")}
+    assert {labels[str(iri)] for iri in VERDICT_IRIS.values()} == {v.value for v in Verdict}
     result = run_session(1, "oracle", store=store)
     listed = [r["end"] for r in store.select("trajectory-list") if r["trajectory"] == result.trajectory]
     assert listed == [result.end] == ["success"]      # the oracle names the faulty part (honest scoring)

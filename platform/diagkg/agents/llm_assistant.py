@@ -160,7 +160,7 @@ class LLMAssistant(BaseAssistant):
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
         self.log, self.client, self.image = open_client(self.config, briefing, OWN_KEYS)
-        self.knowledge = prompts.knowledge(briefing.store, briefing.system_iri)
+        self.knowledge = prompts.knowledge(briefing.view, briefing.system_iri)
         self.schema = choice_schema(self.knowledge)
         self.system_prompt = prompts.render("assistant-system.j2", **system_context(self.knowledge),
                                             budget=briefing.budget, symptoms=briefing.symptoms,

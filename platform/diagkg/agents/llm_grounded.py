@@ -105,7 +105,7 @@ class GroundedAssistant(BaseAssistant):
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
         self.log, self.client, self.image = open_client(self.config, briefing, OWN_KEYS)
-        view = briefing.store
+        view = briefing.view
         self.knowledge = k = prompts.knowledge(view, briefing.system_iri)
         self.namespace = graphs.namespace_of(briefing.system_iri)
         self.prefixes = dict(PREFIXES, sys=self.namespace)
@@ -142,7 +142,7 @@ class GroundedAssistant(BaseAssistant):
     # -- one round -------------------------------------------------------------
     def suggest(self) -> Action | Hypothesis | None:
         assert self.briefing is not None
-        menu = affordable(self.briefing.store, self.briefing.system_iri, self.knowledge, self.names)
+        menu = affordable(self.briefing.view, self.briefing.system_iri, self.knowledge, self.names)
         narrowed = len(menu) > self.menu_limit
         turn = prompts.render("grounded-turn.j2", round=len(self.outcomes) + 1, budget=self.briefing.budget,
                               spent=self.spent, history=self.outcomes,

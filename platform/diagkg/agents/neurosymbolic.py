@@ -131,7 +131,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
         self.catalogue = briefing.catalogue
-        knowledge = Knowledge.of(briefing.store, briefing.system)
+        knowledge = Knowledge.of(briefing.view, briefing.system)
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
         self.port_modes = knowledge.port_modes
         names = knowledge.names
@@ -150,7 +150,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             self._couple(knowledge, briefing)
         if self.couplings_on and knowledge.driven:
             self._switched(knowledge.driven)
-        self.simulator = simulator_for(briefing.store, briefing.system)
+        self.simulator = simulator_for(briefing.view, briefing.system)
         self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port

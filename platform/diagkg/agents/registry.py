@@ -29,11 +29,17 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..env.actions import Action, ActionType, Hypothesis
 from ..errors import AssistantError, InputError, UnknownTermError
 from .trust import EXEC_PREFIX, Origin, Policy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..env.scenarios import Scenario
+    from ..env.service import Session
+    from ..env.workspace import AnswerCache, KnowledgeView
+    from ..llm.records import CallLog
 
 GROUP = "diagkg.assistants"
 
@@ -51,17 +57,24 @@ class Briefing:
     catalogue: dict[str, ActionType]
     budget: int
     seed: int
-    store: Any = None                   # a read-only KnowledgeView: ontology, system, inferences (no answer)
-    cache: Any = None                   # an AnswerCache: where answers worth keeping go (LLM replies)
-    scenario: Any = None                # only for privileged assistants (the allow-list of diagkg.agents.trust)
-    session: Any = None                 # only for privileged assistants
+    store: KnowledgeView | None = None  # a read-only view: ontology, system, inferences (no answer)
+    cache: AnswerCache | None = None    # where answers worth keeping go (LLM replies)
+    scenario: Scenario | None = None    # only for privileged assistants (the allow-list of diagkg.agents.trust)
+    session: Session | None = None      # only for privileged assistants
     system_iri: str = ""                # the system's IRI (its parts are named in its namespace)
-    llm: Any = None                     # the session's CallLog (diagkg.llm.records): LLM calls, and a replay's answers
+    llm: CallLog | None = None          # the session's LLM calls, and a replay's answers
     ports: dict[str, tuple[str, ...]] = field(default_factory=dict)   # component id -> its port names
     modules: tuple[str, ...] = ()       # the system's modules (targets of some actions)
     # only for informed assistants (the allow-list of diagkg.agents.trust): a read-only view of the system's
     # stored optimal policy (graph optimum/{key}), worked out over which scenarios there are, not the answer
-    prior: Any = None
+    prior: KnowledgeView | None = None
+
+    @property
+    def view(self) -> KnowledgeView:
+        """:attr:`store`, which every session's briefing carries (one made by hand may leave it out)."""
+        if self.store is None:
+            raise AssistantError("this briefing carries no view of the knowledge graph (store)")
+        return self.store
 
 
 class Assistant(Protocol):

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Collection, Mapping, Union
 from ..errors import AssistantError
 from ..kg.vocab import DK
 from .actions import Action, Hypothesis
-from .outcomes import Outcome, plain
+from .outcomes import End, Outcome, plain
 
 if TYPE_CHECKING:  # pragma: no cover
     from .service import Session
@@ -52,7 +52,7 @@ class Turn:
     outcome: Outcome
     terminated: bool          # the session ended on its own terms (success, surrender)
     truncated: bool           # the budget ran out
-    end: str | None           # the end value once the session has ended
+    end: End | None           # the end value once the session has ended
     round: int                # rounds played so far
     budget: int
     total_cost: float

@@ -43,6 +43,31 @@ class Verdict(StrEnum):
     EMPTY = "empty"            # no part of the system at all ("nothing is wrong")
 
 
+class End(StrEnum):
+    """How a session ended (the trajectory's ``dk:endValue``: one ontology individual each,
+    :data:`diagkg.runs.trajectory.END_IRIS`). The values are the strings JSON carries."""
+
+    SUCCESS = "success"                              # a correct hypothesis: a diagnosis
+    SUCCESS_NO_HYPOTHESIS = "success_no_hypothesis"  # an action made the system work again, nothing diagnosed
+    TIMEOUT = "timeout"                              # the budget of rounds ran out
+    SURRENDER = "surrender"                          # the assistant gave up (or failed)
+    LLM_TRUNCATION = "llm_truncation"                # a language model's reply could not be used
+    CRASHED = "crashed"                              # the session stopped on an error (stored, not lost)
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the system works at the end (with or without a diagnosis)."""
+        return self in (End.SUCCESS, End.SUCCESS_NO_HYPOTHESIS)
+
+
+class Kind(StrEnum):
+    """What a round was."""
+
+    ACTION = "action"
+    HYPOTHESIS = "hypothesis"
+    NONE = "none"              # nothing suggested: the assistant gave up
+
+
 class TerminalState(StrEnum):
     """What a close look at one end of a component shows."""
 
@@ -183,7 +208,7 @@ class Outcome:
     """The result of one round: an executed action, a verified hypothesis, or nothing."""
 
     round: int
-    kind: str                                   # "action" | "hypothesis" | "none"
+    kind: Kind
     intention: str
     success: bool
     message: str                                # for people; never read by code
@@ -201,7 +226,7 @@ class Outcome:
         self.message = message
 
     def to_dict(self) -> dict[str, Any]:
-        return {"round": self.round, "kind": self.kind, "intention": self.intention, "success": self.success,
+        return {"round": self.round, "kind": self.kind.value, "intention": self.intention, "success": self.success,
                 "message": self.message, "cost": self.cost, "verdict": self.verdict.value if self.verdict else None,
                 "refusal": self.refusal.value if self.refusal else None,
                 "executed": [{"action": a, "targets": list(t), "cost": c} for a, t, c in self.executed],

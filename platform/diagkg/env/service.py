@@ -48,15 +48,15 @@ from ..sim.simulator import SimulationResult, Simulator
 from . import access, effects, verification
 from .actions import Action, Hypothesis, action_catalogue
 from .observations import OBSERVERS, describe_visible
-from .outcomes import Outcome, Refusal
+from .outcomes import End, Kind, Outcome, Refusal, Verdict
 from .scenarios import Scenario, configure, inject, restore, state_quads
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeSource, KnowledgeStore
 
 # "crashed": a session that raised; a campaign records it as a failure (never a dropped sample)
-END_VALUES = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation", "crashed")
-VERDICTS = ("correct", "partial", "wrong")
+END_VALUES = tuple(e.value for e in End)          # the end values, as JSON carries them
+VERDICTS = tuple(v.value for v in Verdict)
 
 _SIMULATORS: "OrderedDict[tuple[str, str, str], Simulator]" = OrderedDict()
 _SIMULATOR_LIMIT = 16
@@ -101,7 +101,7 @@ class Checkpoint:
     rng: Any
     round: int
     total_cost: float
-    end: str | None
+    end: End | None
     history: int
     repaired: frozenset[str]
     short_count: int
@@ -158,7 +158,7 @@ class Session:
         self.rng = random.Random(0)
         self.round = 0
         self.total_cost = 0.0
-        self.end: str | None = None
+        self.end: End | None = None
         self.history: list[Outcome] = []
         self.repaired: set[str] = set()
         self.nominal_lit: tuple[str, ...] = ()
@@ -220,8 +220,8 @@ class Session:
         if self.end is not None:
             raise SessionError(f"the session has ended ({self.end}); call reset()")
         if act is None:
-            self.end = "surrender"
-            outcome = Outcome(self.round, "none", "nothing", True, "The assistant had nothing more to suggest.", 0.0)
+            self.end = End.SURRENDER
+            outcome = Outcome(self.round, Kind.NONE, "nothing", True, "The assistant had nothing more to suggest.", 0.0)
             self.history.append(outcome)
             return outcome.to_dict(), 0.0, True, False, self._info()
         self.round += 1
@@ -235,13 +235,13 @@ class Session:
         self.history.append(outcome)
         terminated = False
         if outcome.verdict == "correct":
-            self.end, terminated = "success", True
+            self.end, terminated = End.SUCCESS, True
         elif outcome.kind == "action" and self.is_nominal():
-            self.end, terminated = "success_no_hypothesis", True
+            self.end, terminated = End.SUCCESS_NO_HYPOTHESIS, True
             outcome.message += " The system works again."
         truncated = not terminated and self.round >= self.budget
         if truncated:
-            self.end = "timeout"
+            self.end = End.TIMEOUT
         return outcome.to_dict(), outcome.cost, terminated, truncated, self._info()
 
     def checkpoint(self) -> "Checkpoint":
@@ -320,11 +320,11 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def abort(self, end: str) -> None:
+    def abort(self, end: End | str) -> None:
         """End the session from outside (e.g. ``llm_truncation`` when a model's reply is unusable)."""
         if end not in END_VALUES:
             raise ValueError(f"unknown end value {end!r}")
-        self.end = end
+        self.end = End(end)
 
     def _info(self, result: SimulationResult | None = None) -> dict[str, Any]:
         info = {"end": self.end, "round": self.round, "budget": self.budget, "total_cost": self.total_cost,
@@ -456,7 +456,7 @@ class Session:
     # actions
     # ------------------------------------------------------------------
     def execute(self, action: Action) -> Outcome:
-        outcome = Outcome(self.round, "action", str(action), False, "", 0.0)
+        outcome = Outcome(self.round, Kind.ACTION, str(action), False, "", 0.0)
         generation, repaired, before = self.store.generation, len(self.repaired), self.state_key()
         spec = self.catalogue.get(action.action)
         # a repair of a part that did not differ from its description is a false removal

@@ -40,7 +40,7 @@ from ..sim.circuit import CircuitState
 from . import access, effects
 from .actions import Hypothesis
 from .effects import still_broken
-from .outcomes import Outcome, Verdict
+from .outcomes import Kind, Outcome, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from .service import Session
@@ -56,7 +56,7 @@ _DEFAULT_COSTS = {"component": COMPONENT_REPAIR_COST, "cable": CABLE_PORT_COST, 
 
 
 def verify(session: Session, hypothesis: Hypothesis) -> Outcome:
-    out = Outcome(session.round, "hypothesis", str(hypothesis), False, "", 0.0)
+    out = Outcome(session.round, Kind.HYPOTHESIS, str(hypothesis), False, "", 0.0)
     unknown = sorted(c for c in hypothesis.components if session.part_class(c) is None)
     candidates = sorted({c.split(".", 1)[0] for c in hypothesis.components
                          if session.part_class(c) is not None and c not in session.scenario.removed})
@@ -141,7 +141,7 @@ def access_steps(session: Session, part: str) -> list[tuple[str, tuple[str, ...]
     known = session.access_steps_cache.get(key)
     if known is None:
         before = session.state_key()
-        probe = Outcome(session.round, "hypothesis", "", False, "", 0.0)
+        probe = Outcome(session.round, Kind.HYPOTHESIS, "", False, "", 0.0)
         try:
             effects.gain_access(session, part, "Reachable", probe)
         finally:

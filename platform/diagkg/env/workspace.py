@@ -73,13 +73,13 @@ def _knowledge(store: "KnowledgeStore", system_iri: str,
     """The graphs a session or a view of system ``key`` is seeded with, their versions, and the
     inferences the store lacks (an older store), worked out without writing the store (None when it
     holds current ones; their version is then the digest they follow from)."""
-    from ..kg.loading import missing_inferences
+    from ..kg.loading import missing_inferences, recorded_inference_digest
 
     names = _knowledge_graphs(store, system_iri, key)
     inferred = missing_inferences(store, key)
     versions = tuple(store.version_of(n) for n in names)
     if inferred is not None:
-        versions = (*versions[:-1], "computed:" + str(inferred[-1].object.value))
+        versions = (*versions[:-1], f"computed:{recorded_inference_digest(inferred)}")
     return names, versions, inferred
 
 

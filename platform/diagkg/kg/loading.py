@@ -31,8 +31,6 @@ way (:func:`load_shipped`, :func:`ensure_shipped`), with files known as
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -42,11 +40,11 @@ import pyoxigraph as ox
 
 from ..errors import InputError, ValidationError
 from . import graphs, resources
+from .inference_cache import cached_inferences, inferred_triples
 from .rdfio import RdfDocument, expand_paths, parse_file, parse_text, value_of
 from .vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
-    import rdflib
 
     from .store import KnowledgeStore, RawStore
     from .validation import Validator, Violation
@@ -297,45 +295,6 @@ def plan_against(entries: Sequence[Entry], held: Sequence[Held], replace: bool,
 
 def inference_digest(system_version: str) -> str:
     return hashlib.sha256(f"{system_version}\n{ontology_version()}".encode("utf-8")).hexdigest()
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "diagkg" / "inferred"
-
-
-def cached_inferences(digest: str) -> list[ox.Triple] | None:
-    """The inferred triples kept in the cache folder under ``digest``, if any."""
-    cached = _cache_dir() / f"{digest}.nt"
-    if not cached.is_file():
-        return None
-    try:
-        return [q.triple for q in ox.parse(input=cached.read_bytes(), format=ox.RdfFormat.N_TRIPLES)]
-    except (SyntaxError, OSError):
-        return None     # a damaged cache entry: compute again
-
-
-def inferred_triples(data: rdflib.Graph, digest: str, engine: str = "auto", use_cache: bool = True) -> list[ox.Triple]:
-    """What the reasoner entails about a system description (an rdflib graph);
-    kept in a cache folder under ``digest`` (derived data: the same inputs
-    always give the same triples)."""
-    from .rdfio import to_oxigraph_triple
-    from .reasoning import reason
-
-    found = cached_inferences(digest) if use_cache else None
-    if found is not None:
-        return found
-    cached = _cache_dir() / f"{digest}.nt"
-    inferred = reason(data, engine=engine)
-    triples = [to_oxigraph_triple(triple) for triple in inferred]
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("wb", dir=cached.parent, delete=False, suffix=".tmp") as fh:
-            fh.write(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
-        os.replace(fh.name, cached)
-    except OSError:   # pragma: no cover - an unwritable cache only costs time
-        pass
-    return triples
 
 
 def inferred_graph(key: str, triples: list[ox.Triple], digest: str) -> list[ox.Triple]:

@@ -41,6 +41,7 @@ import pyoxigraph as ox
 from ..errors import UpdateRefused, ValidationError
 from . import graphs
 from .deltas import DEFAULT, Delta, Snapshot
+from .inference_cache import inferred_triples
 from .loading import (
     CONTENT_HASH,
     LOADED_FROM,
@@ -49,7 +50,6 @@ from .loading import (
     held_claims,
     inference_digest,
     inferred_graph,
-    inferred_triples,
     shown,
 )
 from .rdfio import RdfDocument, parse_text, value_of

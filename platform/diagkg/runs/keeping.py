@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import pyoxigraph as ox
 
+from ..env.outcomes import End
 from ..errors import StoreError, StoreLockedError, TrajectoryKept
 from . import trajectory
 from .trajectory import SessionRecord
@@ -110,6 +111,6 @@ def crashed_record(scenario: Scenario, assistant: str, config: dict[str, Any], s
         trajectory_id=trajectory.new_id(scenario.number, assistant, seed), scenario_iri=scenario.iri,
         scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
         assistant=assistant, config={k: v for k, v in config.items() if k not in SECRET_KEYS}, seed=seed,
-        budget=scenario.budget if budget is None else budget, end="crashed",
+        budget=scenario.budget if budget is None else budget, end=End.CRASHED,
         total_cost=float(sum(float(r.get("cost", 0.0)) for r in played)), rounds=played,
         started=started or datetime.now(timezone.utc), wall_time=wall_time)

@@ -30,6 +30,7 @@ import pyoxigraph as ox
 from ..agents import registry
 from ..env import contract
 from ..env.actions import Action
+from ..env.outcomes import End
 from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
 from ..env.verification import injected_parts
@@ -48,7 +49,7 @@ class RunResult:
     scenario: int
     scenario_id: str
     assistant: str
-    end: str
+    end: End
     cost: float
     rounds: int
     wall_time: float
@@ -213,7 +214,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             if on_round:
                 on_round(entry)
         wall = time.perf_counter() - t0
-        end = session.end or "surrender"
+        end = session.end or End.SURRENDER
         closing = getattr(agent, "close", None)
         if closing is not None:
             closing(end)               # an assistant in its own process is told the end and stopped
@@ -253,7 +254,7 @@ def _service_agent(service: str, config: dict[str, Any], log: CallLog, brief: re
 
     settings = LLMSettings.from_config({k: v for k, v in config.items() if k not in ("corrections", "schematic")},
                                        need_endpoint=not log.replaying)
-    return LLMServiceAgent(settings, log, prompts.knowledge(brief.store, brief.system_iri),
+    return LLMServiceAgent(settings, log, prompts.knowledge(brief.view, brief.system_iri),
                            corrections=int(config.get("corrections", 2)))
 
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 import pyoxigraph as ox
 
+from ..env.outcomes import End, Verdict
 from ..env.versions import PHYSICS_VERSION, SCORING_VERSION
 from ..errors import InputError, ValidationError
 from ..kg import graphs, resources
@@ -56,10 +57,11 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 RDFS_LABEL = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
 
-END_IRIS = {"success": DK.Success, "success_no_hypothesis": DK.SuccessNoHypothesis, "timeout": DK.Timeout,
-            "surrender": DK.Surrender, "llm_truncation": DK.LlmTruncation, "crashed": DK.Crashed}
-VERDICT_IRIS = {"correct": DK.Correct, "partial": DK.Partial, "wrong": DK.Wrong, "overbroad": DK.Overbroad,
-                "empty": DK.EmptyClaim}
+# one ontology individual per value, one to one (a dict keyed by the enums also answers their strings)
+END_IRIS = {End.SUCCESS: DK.Success, End.SUCCESS_NO_HYPOTHESIS: DK.SuccessNoHypothesis, End.TIMEOUT: DK.Timeout,
+            End.SURRENDER: DK.Surrender, End.LLM_TRUNCATION: DK.LlmTruncation, End.CRASHED: DK.Crashed}
+VERDICT_IRIS = {Verdict.CORRECT: DK.Correct, Verdict.PARTIAL: DK.Partial, Verdict.WRONG: DK.Wrong,
+                Verdict.OVERBROAD: DK.Overbroad, Verdict.EMPTY: DK.EmptyClaim}
 
 
 @dataclass
@@ -74,7 +76,7 @@ class SessionRecord:
     config: dict[str, Any]
     seed: int
     budget: int
-    end: str
+    end: End
     total_cost: float
     rounds: list[dict[str, Any]]
     started: datetime
@@ -134,7 +136,7 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     add(session, PROV + "wasAssociatedWith", service)
     add(session, DK.seed, lit(record.seed, "integer"))
     add(session, DK.actionBudget, lit(record.budget, "integer"))
-    add(session, DK.endValue, END_IRIS[record.end])
+    add(session, DK.endValue, END_IRIS[End(record.end)])
     add(session, DK.costMinutes, lit(float(record.total_cost)))
     add(session, DK.roundCount, lit(len(record.rounds), "integer"))
     add(session, PROV + "startedAtTime", lit(record.started.isoformat(), "dateTime"))
@@ -187,7 +189,7 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
                 add(hyp, DK.explanation, lit(r["explanation"]))
             if r.get("instruction"):
                 add(hyp, DK.instruction, lit(r["instruction"]))
-            add(hyp, DK.verdict, VERDICT_IRIS[r["verdict"]])
+            add(hyp, DK.verdict, VERDICT_IRIS[Verdict(r["verdict"])])
             add(hyp, DK.costMinutes, lit(float(r["cost"])))
         if r.get("mapped_by"):    # the service agent's mapping of the instruction (a recorded LLM call)
             add(rnd, DK.mappedBy, node(f"llm-call-{r['mapped_by']}"))
