@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from diagkg.cli import build_parser
+from diagkg.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -238,7 +238,7 @@ def test_the_record_is_valid_for_the_shapes(server, store):
 
 
 def test_run_and_replay_on_the_command_line(tmp_path, torch_quads, capsys):
-    from diagkg.cli import main as cli_main
+    from diagkg.cli.main import main as cli_main
 
     from ..support.cli import run_cli
 

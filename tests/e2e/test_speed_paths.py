@@ -201,7 +201,7 @@ HEAVY = ("rdflib", "pyshacl", "owlready2", "PySpice", "numpy", "morph_kgc", "jin
 PROBE = """
 import atexit, json, sys
 atexit.register(lambda: print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & set(%r)))))
-from diagkg.cli import main
+from diagkg.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

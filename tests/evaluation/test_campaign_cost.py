@@ -66,7 +66,7 @@ def test_a_campaign_stops_at_its_cost_limit_and_resumes_with_a_higher_one(store)
 
 
 def test_evaluate_cost_limit_on_the_command_line(tmp_path, torch_quads, capsys):  # noqa: F811
-    from diagkg.cli import main
+    from diagkg.cli.main import main
 
     db = str(tmp_path / "db")
     disk = KnowledgeStore(db)

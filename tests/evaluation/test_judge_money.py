@@ -28,7 +28,7 @@ def judgements(store, campaign) -> int:
 
 
 def test_the_judges_money_counts_in_the_limit_and_the_total(tmp_path, torch_quads, capsys):  # noqa: F811
-    from diagkg.cli import main
+    from diagkg.cli.main import main
 
     db = str(tmp_path / "db")
     store = KnowledgeStore(db)

@@ -134,7 +134,7 @@ def disk_store_without_llm_settings(tmp_path, quads, monkeypatch) -> str:
 
 
 def test_no_llm_skips_with_one_clear_message(tmp_path, torch_quads, capsys, monkeypatch):  # noqa: F811
-    from diagkg.cli import main
+    from diagkg.cli.main import main
 
     db = disk_store_without_llm_settings(tmp_path, torch_quads, monkeypatch)
     assert main(["--store", db, "evaluate", "--assistant", "oracle", "--scenarios", "TORCH.1", "--format", "json"]) == 0
@@ -201,7 +201,7 @@ def test_report_tables_from_hand_made_ratings(store, tmp_path):
 
 
 def test_qualitative_and_report_on_the_command_line(tmp_path, torch_quads, capsys, monkeypatch):  # noqa: F811
-    from diagkg.cli import main
+    from diagkg.cli.main import main
 
     db = disk_store_without_llm_settings(tmp_path, torch_quads, monkeypatch)
     with LLMServer() as server:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from diagkg.cli import main
+from diagkg.cli.main import main
 from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import metrics as mx
 from diagkg.evaluation import plots, steps

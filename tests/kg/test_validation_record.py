@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 import pyoxigraph as ox
 import pytest
 
-from diagkg.cli import main
+from diagkg.cli.main import main
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.validation import Validator
 from diagkg.kg.validation_record import record

@@ -14,10 +14,10 @@ from ..kg.vocab import DK
 from ..sim.circuit import CircuitState
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .service import Session
+    from .roles import Workbench
 
 
-def access_rows(session: Session, iri: str) -> list[dict[str, Any]]:
+def access_rows(session: Workbench, iri: str) -> list[dict[str, Any]]:
     """The enclosure holding a part or port and its openings (part-access.rq, read once per part)."""
     rows = session.access_cache.get(iri)
     if rows is None:
@@ -25,14 +25,14 @@ def access_rows(session: Session, iri: str) -> list[dict[str, Any]]:
     return rows
 
 
-def physical_key(session: Session) -> frozenset[ox.Quad]:
+def physical_key(session: Workbench) -> frozenset[ox.Quad]:
     """The part of the state graph that the affordance queries read (``precondition-affords.rq.j2``
     and ``parts-affording.rq`` ask the state graph only for ``dk:hasPhysicalState``): what their
     answers are remembered by, so that states differing elsewhere (a fault) share them."""
     return physical_of(session, session.state_key())
 
 
-def physical_of(session: Session, state: frozenset[ox.Quad]) -> frozenset[ox.Quad]:
+def physical_of(session: Workbench, state: frozenset[ox.Quad]) -> frozenset[ox.Quad]:
     """The ``dk:hasPhysicalState`` quads of a state of ``session`` (a :meth:`Session.state_key`,
     the current one or a checkpoint's), remembered per state."""
     known = session.physical_keys.get(id(state))
@@ -54,7 +54,7 @@ _SHARED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 SHARED_SIZE = 50_000
 
 
-def _shared_key(session: Session, *rest: str) -> tuple[Any, ...]:
+def _shared_key(session: Workbench, *rest: str) -> tuple[Any, ...]:
     facts = frozenset((q.subject, q.object) for q in physical_key(session))
     return (session.system_version, facts, *rest)
 
@@ -72,7 +72,7 @@ def _remember(key: tuple[Any, ...], value: Any) -> None:
         _SHARED.popitem(last=False)
 
 
-def affords(session: Session, part: str, affordance: str) -> bool:
+def affords(session: Workbench, part: str, affordance: str) -> bool:
     """ASK (SPARQL template) whether a part affords something in the current
     state, by design or through a physical-state condition (remembered per
     physical state and system version)."""
@@ -93,7 +93,7 @@ def affords(session: Session, part: str, affordance: str) -> bool:
     return known
 
 
-def affording(session: Session, affordance: str) -> frozenset[str]:
+def affording(session: Workbench, affordance: str) -> frozenset[str]:
     """The IRIs of every part that affords ``affordance`` in the current state
     (what :func:`affords` answers for one part, for all of them at once;
     remembered per physical state and system version as well)."""
@@ -115,7 +115,7 @@ def affording(session: Session, affordance: str) -> frozenset[str]:
     return known
 
 
-def visible_ends(session: Session, cid: str, state: CircuitState) -> list[str]:
+def visible_ends(session: Workbench, cid: str, state: CircuitState) -> list[str]:
     out = []
     for port, iri in sorted(session.sk.components[cid].ports.items()):
         inside = [r for r in access_rows(session, iri) if r["part"] == iri]
@@ -129,5 +129,5 @@ def visible_ends(session: Session, cid: str, state: CircuitState) -> list[str]:
     return out
 
 
-def inside(session: Session, port_iri: str) -> bool:
+def inside(session: Workbench, port_iri: str) -> bool:
     return any(r["part"] == port_iri for r in access_rows(session, port_iri))

@@ -16,7 +16,7 @@ from .outcomes import Outcome, Refusal
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..sim.simulator import SimulationResult
-    from .service import Session
+    from .roles import Workbench
 
 # Effect templates that only undo faults of their target (a repair): on a component that does
 # not differ from its nominal description (:func:`still_broken`) they change nothing that is read
@@ -38,7 +38,7 @@ EFFECT_ARGUMENTS: dict[str, dict[str, Any]] = {
 }
 
 
-def apply_effect(session: Session, spec: ActionType, action: Action, out: Outcome) -> bool:
+def apply_effect(session: Workbench, spec: ActionType, action: Action, out: Outcome) -> bool:
     args: dict[str, Any] = {"state": session.state_graph, "system": session.system_graph,
                             "target": session.iri_of(action.targets[0])}
     args.update(EFFECT_ARGUMENTS.get(spec.id, {}))
@@ -71,20 +71,20 @@ def apply_effect(session: Session, spec: ActionType, action: Action, out: Outcom
         session.short_count += 1
         args.update(target=session.iri_of(f"{pa[0]}.{pa[1]}"), other=session.iri_of(f"{pb[0]}.{pb[1]}"),
                     value=0.01, short=f"{session.state_graph.value}#bridge-{session.short_count}")
-    _update(session, spec.template, args)
+    apply_template(session, spec.template, args)
     return True
 
 
-def keep_damage(session: Session, result: SimulationResult) -> None:
+def keep_damage(session: Workbench, result: SimulationResult) -> None:
     """Write the damage the circuit did in ``result`` (a fuse blown, a lamp burnt out: its damage
     rules, ontology/behaviour.ttl) into the session's state graph, where it stays until the part
     is replaced (effect-repair-component): it is history, not a function of the faults."""
     for d in result.damage:
-        _update(session, "state-damage", {"state": session.state_graph, "target": session.iri_of(d.component),
+        apply_template(session, "state-damage", {"state": session.state_graph, "target": session.iri_of(d.component),
                                           "property": session.damage_iris[d.state]})
 
 
-def still_broken(session: Session, state: CircuitState) -> set[str]:
+def still_broken(session: Workbench, state: CircuitState) -> set[str]:
     """Parts that differ from their nominal description in this state."""
     broken = {c for c, _, _ in state.overrides} | {c for c, _ in state.forced} | {c for c, _ in state.damaged}
     broken |= {c for c, _ in state.detached} | {c for (c, _), _ in state.rewired}
@@ -98,7 +98,7 @@ def still_broken(session: Session, state: CircuitState) -> set[str]:
     return broken - set(state.removed)
 
 
-def _update(session: Session, template: str, args: dict[str, Any]) -> None:
+def apply_template(session: Workbench, template: str, args: dict[str, Any]) -> None:
     """Run an effect's template on the state graph. The same effect on the same state always
     writes the same state (the template reads only the system and the state graph), so the
     state it led to is remembered and set again directly the next time."""
@@ -115,7 +115,7 @@ def _update(session: Session, template: str, args: dict[str, Any]) -> None:
         session.set_state(after)
 
 
-def module_of(session: Session, part: str) -> str | None:
+def module_of(session: Workbench, part: str) -> str | None:
     """The module a component, enclosure or opening belongs to."""
     session.parts()
     if part in session.sk.components:
@@ -126,7 +126,7 @@ def module_of(session: Session, part: str) -> str | None:
     return seen
 
 
-def led_and_resistor(session: Session, module: str) -> tuple[str, str] | None:
+def led_and_resistor(session: Workbench, module: str) -> tuple[str, str] | None:
     """A module's indicator LED and the resistor in series with it (from the wiring)."""
     net = session.sk.net_of_port
     for cid in sorted(session.sk.components):
@@ -141,7 +141,7 @@ def led_and_resistor(session: Session, module: str) -> tuple[str, str] | None:
     return None
 
 
-def led_slot(session: Session, module: str) -> tuple[str, str, str, str] | None:
+def led_slot(session: Workbench, module: str) -> tuple[str, str, str, str] | None:
     """(LED, resistor, resistor's far end, LED cathode) of a module's LED slot."""
     pair = led_and_resistor(session, module)
     if pair is None:
@@ -152,7 +152,7 @@ def led_slot(session: Session, module: str) -> tuple[str, str, str, str] | None:
     return led, res, f"{res}.{far}", f"{led}.cathode"
 
 
-def led_moves(session: Session, led: str, destination: str, out: Outcome) -> list[tuple[str, str]] | None:
+def led_moves(session: Workbench, led: str, destination: str, out: Outcome) -> list[tuple[str, str]] | None:
     if led not in session.sk.components or session.sk.components[led].type != "LED":
         out.refuse(Refusal.COMPONENT_TYPE, f"{led} is not an LED.")
         return None
@@ -169,7 +169,7 @@ def led_moves(session: Session, led: str, destination: str, out: Outcome) -> lis
     return moves
 
 
-def chain_ends(session: Session, module: str, nearest: bool) -> list[PortRef]:
+def chain_ends(session: Workbench, module: str, nearest: bool) -> list[PortRef]:
     """The two outer cable ends of a module nearest to (or farthest from) the supply,
     as (+ line, - line) by their nominal voltage."""
     distance = distances(session, )
@@ -191,7 +191,7 @@ def chain_ends(session: Session, module: str, nearest: bool) -> list[PortRef]:
     return [pick(ends[:half], key=key), pick(ends[half:], key=key)]
 
 
-def distances(session: Session) -> dict[int, int]:
+def distances(session: Workbench) -> dict[int, int]:
     """Breadth-first distance of every electrical node from the supply's nodes."""
     from collections import deque
 
@@ -214,7 +214,7 @@ def distances(session: Session) -> dict[int, int]:
     return dist
 
 
-def port_of(session: Session, target: str) -> PortRef:
+def port_of(session: Workbench, target: str) -> PortRef:
     if "." in target:
         cid, port = target.split(".", 1)
         return cid, port
@@ -222,7 +222,7 @@ def port_of(session: Session, target: str) -> PortRef:
     return target, session.sim.positive_port.get(target, min(comp.ports))
 
 
-def swap_ends(session: Session, a: str, b: str) -> tuple[str, str]:
+def swap_ends(session: Workbench, a: str, b: str) -> tuple[str, str]:
     """The ends of two cables to exchange: the rewired ones, else their p ends."""
     state = session.state()
     rewired = dict(state.rewired)
@@ -233,7 +233,7 @@ def swap_ends(session: Session, a: str, b: str) -> tuple[str, str]:
     return ends[0], ends[1]
 
 
-def gain_access(session: Session, part: str, needed: str, out: Outcome) -> None:
+def gain_access(session: Workbench, part: str, needed: str, out: Outcome) -> None:
     """Open a panel or peephole of the part's enclosure, else turn the enclosure over."""
     rows = access.access_rows(session, session.iri_of(part))
     if not rows:
@@ -250,7 +250,7 @@ def gain_access(session: Session, part: str, needed: str, out: Outcome) -> None:
     automatic(session, "invert_enclosure", enclosure, out)
 
 
-def automatic(session: Session, action_id: str, target: str, out: Outcome) -> None:
+def automatic(session: Workbench, action_id: str, target: str, out: Outcome) -> None:
     spec = session.catalogue[action_id]
     apply_effect(session, spec, Action(action_id, (target,)), out)
     out.executed.append((action_id, (target,), spec.cost))

@@ -33,9 +33,9 @@ from .outcomes import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .service import Session
+    from .roles import Workbench
 
-Observer = Callable[["Session", Action, SimulationResult, Outcome], None]
+Observer = Callable[["Workbench", Action, SimulationResult, Outcome], None]
 
 
 def volts(v: float) -> float:
@@ -55,11 +55,11 @@ def number(value: object) -> float:
     raise TypeError(f"not a number: {value!r}")
 
 
-def observe_nothing(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_nothing(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     """Actions whose effect is the point (open a panel, replace a part): nothing to report."""
 
 
-def observe_moved_led(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_moved_led(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     led = action.targets[0]
     lit = led in result.lit
     module = effects.module_of(session, action.targets[1])
@@ -71,7 +71,7 @@ def observe_moved_led(session: Session, action: Action, result: SimulationResult
     out.message = text
 
 
-def observe_subchain(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_subchain(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     first, last = (effects.module_of(session, t) for t in action.targets)
     supply = next((c.module for c in session.sk.components.values() if c.type == "VoltageSource"), None)
     load = next((session.sk.components[b].module for b in sorted(session.main_bulbs)), None)
@@ -99,7 +99,7 @@ def observe_subchain(session: Session, action: Action, result: SimulationResult,
                    + ("" if test.converged else " (and keeps flickering)") + ".")
 
 
-def observe_visual(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_visual(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     state = session.state()
     notes = []
     for target in action.targets:
@@ -109,7 +109,7 @@ def observe_visual(session: Session, action: Action, result: SimulationResult, o
     out.message = " ".join(notes)
 
 
-def observe_connections(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_connections(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     state = session.state()
     texts = []
     for target in action.targets:
@@ -122,7 +122,7 @@ def observe_connections(session: Session, action: Action, result: SimulationResu
     out.message = " ".join(texts) if texts else "Nothing to inspect."
 
 
-def observe_voltages(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_voltages(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
     comp = result.components.get(target)
     if comp is None:      # not in the circuit as simulated (every end off): nothing attached anywhere
@@ -136,7 +136,7 @@ def observe_voltages(session: Session, action: Action, result: SimulationResult,
         out.message += " The readings keep changing."
 
 
-def observe_current(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_current(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
     comp = result.components.get(target)
     current = comp.current if comp is not None else 0.0      # not in the circuit as simulated: no current
@@ -146,7 +146,7 @@ def observe_current(session: Session, action: Action, result: SimulationResult, 
         out.message += " The reading keeps changing."
 
 
-def observe_continuity(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_continuity(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
     verdict, ohms = continuity(session, target, session.state(), result)
     out.data[target] = Continuity(verdict, ohms)
@@ -154,7 +154,7 @@ def observe_continuity(session: Session, action: Action, result: SimulationResul
     out.message = f"Continuity of {target}: {reading}, {verdict}."
 
 
-def observe_diode(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_diode(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     """A diode test reads what the component is declared to be now: a diode
     (forward voltage) or, with a fault, the resistor it has become."""
     target = action.targets[0]   # a diode or an LED (dk:forComponentType)
@@ -177,7 +177,7 @@ def observe_diode(session: Session, action: Action, result: SimulationResult, ou
     out.message = f"Diode test of {target}: {text}."
 
 
-def observe_path_continuity(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_path_continuity(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     a, b = action.targets
     pa, pb = effects.port_of(session, a), effects.port_of(session, b)
     if pa[0] == pb[0] and "." not in a and "." not in b:
@@ -190,7 +190,7 @@ def observe_path_continuity(session: Session, action: Action, result: Simulation
                    f"{'over 1 MΩ' if ohms >= 1e6 else f'{ohms:.4g} Ω'} ({verdict}).")
 
 
-def observe_switch_test(session: Session, action: Action, result: SimulationResult, out: Outcome) -> None:
+def observe_switch_test(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
     state = session.state()
     readings = {}
@@ -203,12 +203,12 @@ def observe_switch_test(session: Session, action: Action, result: SimulationResu
                    f"{readings['open']}: {'PASS' if passed else 'FAIL'}.")
 
 
-def _lever(session: Session, cid: str, state: CircuitState) -> bool:
+def _lever(session: Workbench, cid: str, state: CircuitState) -> bool:
     params = session.sk.params_of(session.sk.components[cid])
     return dict(state.positions).get(cid, bool(params.get("normallyClosed", True)))
 
 
-def describe_part(part: str, session: Session, result: SimulationResult, state: CircuitState) -> Sighting:
+def describe_part(part: str, session: Workbench, result: SimulationResult, state: CircuitState) -> Sighting:
     """What a person sees when looking at a part (never its hidden fault)."""
     sk = session.sk
     if part not in sk.components:
@@ -249,7 +249,7 @@ def describe_part(part: str, session: Session, result: SimulationResult, state: 
                     visible_ends=visible, damage=damage)
 
 
-def connection_of(session: Session, port: PortRef, state: CircuitState, result: SimulationResult) -> Terminal:
+def connection_of(session: Workbench, port: PortRef, state: CircuitState, result: SimulationResult) -> Terminal:
     """What a close inspection shows at one terminal."""
     sk = session.sk
     rewired = dict(state.rewired)
@@ -266,7 +266,7 @@ def connection_of(session: Session, port: PortRef, state: CircuitState, result: 
     return Terminal(port[1], TerminalState.LOOSE if port in loose else TerminalState.ATTACHED, tuple(others))
 
 
-def continuity(session: Session, cid: str, state: CircuitState, result: SimulationResult) -> tuple[str, float | None]:
+def continuity(session: Workbench, cid: str, state: CircuitState, result: SimulationResult) -> tuple[str, float | None]:
     """A component's own resistance out of circuit, classified against its nominal value.
 
     What the component *is* under test comes from its behaviour declaration in
@@ -305,7 +305,7 @@ def continuity(session: Session, cid: str, state: CircuitState, result: Simulati
     return "degraded", ohms
 
 
-def path_resistance(session: Session, a: PortRef, b: PortRef) -> float:
+def path_resistance(session: Workbench, a: PortRef, b: PortRef) -> float:
     """Ohmmeter between two ports: every source set to 0 V, 1 mV applied, R = V / I."""
     state = session.state()
     zero = [o for o in state.overrides if o[1] != "voltage"]
@@ -316,7 +316,7 @@ def path_resistance(session: Session, a: PortRef, b: PortRef) -> float:
     return math.inf if current < 1e-12 else 1e-3 / current
 
 
-def describe_visible(result: SimulationResult, session: Session) -> str:
+def describe_visible(result: SimulationResult, session: Workbench) -> str:
     """The lights a person sees from outside (derived from the simulation)."""
     sk = session.sk
     seen = []

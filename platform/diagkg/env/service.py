@@ -138,7 +138,7 @@ class Session:
         self.afford_cache: dict[tuple[frozenset[ox.Quad], str, str], bool] = {}
         self.affording_cache: dict[tuple[frozenset[ox.Quad], str, str], frozenset[str]] = {}
         self.physical_keys: dict[int, tuple[frozenset[ox.Quad], frozenset[ox.Quad]]] = {}
-        self.effect_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}   # see effects._update
+        self.effect_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}   # see effects.apply_template
         self.trial_cache: dict[tuple[Any, ...], CircuitState] = {}           # see verification.repaired_state
         # see verification.access_steps
         self.access_steps_cache: dict[tuple[Any, ...], tuple[tuple[str, tuple[str, ...], float], ...]] = {}

@@ -43,7 +43,7 @@ from .effects import still_broken
 from .outcomes import Kind, Outcome, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .service import Session
+    from .roles import Workbench
 
 # Cost rules of hypothesis verification (minutes): the repair work it implies, read from the action
 # catalogue where it says (these are the values used when a catalogue lacks the action).
@@ -55,7 +55,7 @@ REPAIR_ACTIONS = {"component": "replace_component", "cable": "reconnect_cable", 
 _DEFAULT_COSTS = {"component": COMPONENT_REPAIR_COST, "cable": CABLE_PORT_COST, "enclosure": ENCLOSURE_MOVE_COST}
 
 
-def verify(session: Session, hypothesis: Hypothesis) -> Outcome:
+def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
     out = Outcome(session.round, Kind.HYPOTHESIS, str(hypothesis), False, "", 0.0)
     unknown = sorted(c for c in hypothesis.components if session.part_class(c) is None)
     candidates = sorted({c.split(".", 1)[0] for c in hypothesis.components
@@ -117,7 +117,7 @@ def verify(session: Session, hypothesis: Hypothesis) -> Outcome:
     return out
 
 
-def injected_parts(session: Session) -> set[str]:
+def injected_parts(session: Workbench) -> set[str]:
     """The parts the scenario injected a fault into (a port's fault is its component's; a fault on a
     coupling names no part), whatever their state now."""
     out: set[str] = set()
@@ -130,7 +130,7 @@ def injected_parts(session: Session) -> set[str]:
     return out
 
 
-def access_steps(session: Session, part: str) -> list[tuple[str, tuple[str, ...], float]]:
+def access_steps(session: Workbench, part: str) -> list[tuple[str, tuple[str, ...], float]]:
     """What getting at ``part`` to repair it takes in the current state: the automatic access a
     repair action would perform (opening a panel, turning the enclosure over), as executed steps
     with their catalogue costs; none for a part within reach or a shielding enclosure. Worked
@@ -152,12 +152,12 @@ def access_steps(session: Session, part: str) -> list[tuple[str, tuple[str, ...]
     return list(known)
 
 
-def _catalogue_cost(session: Session, kind: str) -> float:
+def _catalogue_cost(session: Workbench, kind: str) -> float:
     spec = session.catalogue.get(REPAIR_ACTIONS[kind])
     return float(spec.cost) if spec is not None else float(_DEFAULT_COSTS[kind])
 
 
-def repair_cost(session: Session, part: str, state: CircuitState) -> float:
+def repair_cost(session: Workbench, part: str, state: CircuitState) -> float:
     kind = session.parts().get(part)
     if kind in ("enclosure", "module", "opening"):
         return _catalogue_cost(session, "enclosure")
@@ -169,7 +169,7 @@ def repair_cost(session: Session, part: str, state: CircuitState) -> float:
     return _catalogue_cost(session, "component")
 
 
-def least_naming_cost(session: Session, parts: Iterable[str]) -> float:
+def least_naming_cost(session: Workbench, parts: Iterable[str]) -> float:
     """The least that naming ``parts`` can cost, whatever the state: each component's repair with
     no cable end off (:func:`repair_cost`); 0 when a part is not a component of the system as it
     stands (a box, a port, an unknown or removed part is judged otherwise)."""
@@ -180,7 +180,7 @@ def least_naming_cost(session: Session, parts: Iterable[str]) -> float:
     return float(sum(repair_cost(session, p, nominal) for p in parts))
 
 
-def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
+def repaired_state(session: Workbench, parts: Iterable[str]) -> CircuitState:
     """The current state with these parts repaired, tried with the same repair templates as a
     real repair on the session's state graph, which is then set back (nothing of it is kept).
     The templates read only the system and the state graph: the same parts repaired in the same
@@ -201,7 +201,7 @@ def repaired_state(session: Session, parts: Iterable[str]) -> CircuitState:
     return known
 
 
-def _tried(session: Session, parts: tuple[str, ...]) -> CircuitState:
+def _tried(session: Workbench, parts: tuple[str, ...]) -> CircuitState:
     before = session.state_key()
     try:
         for part in parts:
@@ -211,7 +211,7 @@ def _tried(session: Session, parts: tuple[str, ...]) -> CircuitState:
         session.set_state(before)
 
 
-def main_function_works(session: Session, state: CircuitState) -> bool:
+def main_function_works(session: Workbench, state: CircuitState) -> bool:
     """The test_repair check: main lamps lit, settled, no loose end, and no bypass."""
     if state.loose or not session.main_bulbs:
         return False
@@ -236,7 +236,7 @@ def main_function_works(session: Session, state: CircuitState) -> bool:
     return True
 
 
-def make_repair(session: Session, part: str, graph: ox.NamedNode | None = None) -> None:
+def make_repair(session: Workbench, part: str, graph: ox.NamedNode | None = None) -> None:
     """Repair a part for good in ``graph`` (the session's state by default): a
     shielding enclosure is moved, a component is made as new."""
     if session.parts().get(part) == "enclosure":
@@ -247,6 +247,6 @@ def make_repair(session: Session, part: str, graph: ox.NamedNode | None = None) 
         args = {"system": session.system_graph, "target": session.iri_of(part)}
     if graph is None:
         # the session's own state: the same repair of the same state gives the same state (remembered)
-        effects._update(session, template, {"state": session.state_graph, **args})
+        effects.apply_template(session, template, {"state": session.state_graph, **args})
     else:
         session.store.update(template, state=graph, **args)

@@ -29,7 +29,7 @@ from ..kg.vocab import DK
 from .optimum_search import Node, Search
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .optimum import Optimum
+    from .optimum_result import Optimum
 
 BASE = "https://w3id.org/diagkg/optimum/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
