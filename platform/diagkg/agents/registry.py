@@ -22,6 +22,26 @@ Where an assistant runs and whether it sees the answer is configuration, never
 the assistant's own say (:mod:`diagkg.agents.trust`): a plug-in of another
 distribution runs in a process of its own unless it is trusted, and only the
 assistants of the allow-list (by default the oracle) are briefed with the answer.
+
+The plug-in API carries a version, :data:`API_VERSION`. A plug-in states the
+version it was written for as the class attribute ``api_version``; one that
+states none was written for version 1, and :func:`adapt` wraps it in a shim
+(:class:`Api1Shim`) so that the runner always talks the current contract. A
+plug-in stating a version newer than this diagkg speaks is refused
+(:class:`~diagkg.errors.AssistantError` naming both versions; exit 2 on the
+command line). ``diagkg check-assistant NAME`` runs any assistant through the
+contract's edge cases (:mod:`diagkg.runs.conformance`).
+
+=======  ====================================================================
+version  ``record(outcome)`` receives
+=======  ====================================================================
+1        the outcome's fields of the first plug-in API: ``round``, ``kind``,
+         ``intention``, ``success``, ``message``, ``cost``, ``verdict``
+         (``correct``, ``partial`` or ``wrong`` only), ``executed``, ``data``
+2        the outcome as :func:`diagkg.env.contract.outcome_json` gives it:
+         also ``refusal`` (why an action was not carried out), ``healthy``,
+         the verdicts ``overbroad`` and ``empty``, and any field added later
+=======  ====================================================================
 """
 
 from __future__ import annotations
@@ -42,6 +62,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..llm.records import CallLog
 
 GROUP = "diagkg.assistants"
+
+# the plug-in API: what record() receives (see the module's documentation); a plug-in that states no
+# api_version was written for version 1 and runs through Api1Shim
+API_VERSION = 2
+FIRST_API_VERSION = 1
+API1_FIELDS = ("round", "kind", "intention", "success", "message", "cost", "verdict", "executed", "data")
+# the verdicts API 1 knew said what repairing the named parts did; overbroad and empty repair nothing
+API1_VERDICTS = {"correct": "correct", "partial": "partial", "wrong": "wrong", "overbroad": "wrong", "empty": "wrong"}
 
 
 @dataclass
@@ -97,6 +125,9 @@ class BaseAssistant:
     # the keys its configuration may hold; None: not declared (a plug-in written before it could say),
     # then any key is taken. A key outside them is refused, naming the nearest ones (exit 2 on the CLI)
     config_keys: frozenset[str] | None = None
+    # the plug-in API version it was written for (API_VERSION). A subclass outside diagkg that does not
+    # state it (in its own class or a base of its own) was written for version 1 (declared_api_version)
+    api_version: int = API_VERSION
 
     def __init__(self, **config: Any):
         known = type(self).config_keys
@@ -226,5 +257,102 @@ def factory(name: str) -> Factory:
 
 
 def create(name: str, **config: Any) -> BaseAssistant:
-    """An assistant by name, with its configuration."""
-    return factory(name)(**config)
+    """An assistant by name, with its configuration, speaking the current API (:func:`adapt`)."""
+    return adapt(factory(name)(**config))
+
+
+def declared_api_version(agent: Any) -> int | None:
+    """The plug-in API version ``agent`` (an assistant or its class) states, or None when it states none:
+    ``api_version`` set in its class or a base of its own, not inherited from :class:`BaseAssistant`.
+    diagkg's own assistants follow the current API."""
+    cls = agent if isinstance(agent, type) else type(agent)
+    own = {} if isinstance(agent, type) else getattr(agent, "__dict__", {})
+    if "api_version" in own:            # set on the object itself
+        return own["api_version"]  # type: ignore[no-any-return]
+    for klass in cls.__mro__:
+        if klass is BaseAssistant:
+            break
+        if "api_version" in vars(klass):
+            return vars(klass)["api_version"]  # type: ignore[no-any-return]
+    if cls.__module__.split(".")[0] == "diagkg":
+        return API_VERSION
+    return None
+
+
+def api_version_of(agent: Any) -> int:
+    """The plug-in API version ``agent`` was written for (:data:`FIRST_API_VERSION` when it states none)."""
+    if isinstance(agent, Api1Shim):
+        return FIRST_API_VERSION
+    version = declared_api_version(agent)
+    return FIRST_API_VERSION if version is None else version
+
+
+def adapt(agent: Any) -> BaseAssistant:
+    """``agent`` speaking the current API: as it is when written for :data:`API_VERSION`, wrapped in
+    :class:`Api1Shim` when written for version 1; a version this diagkg does not know is refused."""
+    if isinstance(agent, Api1Shim):
+        return agent
+    version = api_version_of(agent)
+    name = getattr(agent, "name", type(agent).__name__)
+    if isinstance(version, bool) or not isinstance(version, int) or version < FIRST_API_VERSION:
+        raise AssistantError(f"the assistant {name!r} states api_version {version!r}; diagkg speaks plug-in API "
+                             f"versions {FIRST_API_VERSION} to {API_VERSION}")
+    if version > API_VERSION:
+        raise AssistantError(f"the assistant {name!r} was written for plug-in API version {version}, newer than "
+                             f"this diagkg's version {API_VERSION}: upgrade diagkg, or use a release of the "
+                             f"plug-in written for version {API_VERSION}")
+    if version == FIRST_API_VERSION:
+        return Api1Shim(agent)
+    return agent  # type: ignore[no-any-return]
+
+
+def api1_outcome(outcome: dict[str, Any]) -> dict[str, Any]:
+    """An outcome as plug-in API version 1 told it: its first fields only, the later verdicts as the one
+    of version 1 that says the same of the system (nothing was repaired: ``wrong``). A refusal is told
+    by ``success`` false and the message, as then."""
+    out = {k: outcome[k] for k in API1_FIELDS if k in outcome}
+    verdict = out.get("verdict")
+    if verdict is not None:
+        out["verdict"] = API1_VERDICTS.get(str(verdict), "wrong")
+    data = out.get("data")
+    if isinstance(data, dict) and data.get("verdict") in API1_VERDICTS:
+        out["data"] = dict(data, verdict=API1_VERDICTS[data["verdict"]])
+    return out
+
+
+class Api1Shim(BaseAssistant):
+    """A plug-in written for API version 1 behind the current contract: every call passes through, and
+    :meth:`record` gives it the outcome as version 1 told it (:func:`api1_outcome`). Its other
+    attributes (``instruction``, ``briefing``, ``outcomes``…) are read from the plug-in."""
+
+    api_version = API_VERSION
+
+    def __init__(self, inner: Any):     # no BaseAssistant.__init__: the plug-in holds its configuration
+        self.inner = inner
+        self.name = str(getattr(inner, "name", type(inner).__name__))
+        self.config = dict(getattr(inner, "config", {}) or {})
+        self.privileged = bool(getattr(inner, "privileged", False))
+        self.config_keys = getattr(inner, "config_keys", None)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "inner":             # not set yet (copying, unpickling)
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)
+
+    def setup(self, briefing: Briefing) -> None:
+        self.inner.setup(briefing)
+
+    def suggest(self) -> Action | Hypothesis | None:
+        return self.inner.suggest()  # type: ignore[no-any-return]
+
+    def record(self, outcome: dict[str, Any]) -> None:
+        self.inner.record(api1_outcome(outcome))
+
+    def ranked_candidates(self) -> list[frozenset[str]]:
+        ranked = getattr(self.inner, "ranked_candidates", None)
+        return list(ranked()) if ranked is not None else []
+
+    def close(self, end: str) -> None:
+        closing = getattr(self.inner, "close", None)
+        if closing is not None:
+            closing(end)
