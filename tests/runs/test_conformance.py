@@ -210,3 +210,25 @@ def test_the_command_exits_0_1_and_2(capsys: pytest.CaptureFixture[str]) -> None
     assert "no assistant named" in capsys.readouterr().err
     with pytest.raises(UnknownTermError):
         check_assistant("no-such-assistant")
+
+
+def test_a_plugin_hosted_in_its_own_process_goes_through_the_version_check(capsys):
+    # exec_host.serve makes the plug-in in the child process: a newer API version is refused
+    # there (the parent sees the child stop, with the reason on its stderr), an older one adapted
+    import io
+    import json
+
+    from diagkg.agents.registry import Api1Shim, BaseAssistant, adapt
+    from diagkg.runs.exec_host import serve
+
+    class Newer(BaseAssistant):
+        name, api_version = "newer", 99
+
+    class Older(BaseAssistant):
+        name = "older"
+
+    briefing = io.BytesIO((json.dumps({"kind": "briefing"}) + "\n").encode())
+    assert serve(Newer, briefing, io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert "version 99" in err and "'newer'" in err
+    assert isinstance(adapt(Older()), Api1Shim)

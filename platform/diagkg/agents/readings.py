@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,8 +76,10 @@ def masked_values(node: Any) -> tuple[Any, tuple[tuple[float, float, float], ...
     return mask(node, None), tuple(values)
 
 
-def reading(outcome: dict[str, Any]) -> Reading:
-    """What a report says (its round number aside), as a :class:`Reading`."""
+def reading(report: Mapping[str, Any]) -> Reading:
+    """What a report says (its round number aside), as a :class:`Reading` (``report``: a step's
+    :class:`~diagkg.env.outcomes.Outcome`, or a round as a trajectory holds it)."""
+    outcome = dict(report)       # each field made plain once
     body = {k: v for k, v in outcome.items() if k not in ("round", "data", "message")}
     body["data"], values = masked_values(outcome.get("data"))
     body["message"] = _NUMBER.sub("#", str(outcome.get("message", ""))) if values else outcome.get("message")

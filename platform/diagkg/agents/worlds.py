@@ -18,6 +18,7 @@ from typing import Any
 
 from ..env.actions import Action, Hypothesis
 from ..env.observations import describe_visible
+from ..env.outcomes import Outcome
 from ..env.scenarios import Fault, Scenario
 from ..env.service import Checkpoint, Session, simulator_for
 from ..errors import AssistantError, SessionError, SimulationError
@@ -187,7 +188,7 @@ class Worlds:
             self.remember(c, point, step, coin, self.shadow.reset_reads, answer)
         return answer
 
-    def predict(self, point: Checkpoint, step: Action | Hypothesis) -> dict[str, Any] | None:
+    def predict(self, point: Checkpoint, step: Action | Hypothesis) -> Outcome | None:
         """The report of ``step`` taken at ``point`` (simulated; None when the world cannot take it)."""
         assert self.shadow is not None
         self.predictions += 1

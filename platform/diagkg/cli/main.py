@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from .. import __version__, errors
 from ..kg.store import DEFAULT_WAIT, default_store_path
-from . import check, evaluate, generation, knowledge, serve, sessions
+from . import check, check_assistant, evaluate, generation, knowledge, serve, sessions
 from . import llm as llm_cli
 from . import mcp as mcp_cli
 from . import optimum as optimum_cli
@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_parsers(add)
     optimum_cli.add_parsers(add)
     generation.add_parsers(add)
+    check_assistant.add_parsers(add)
     return parser
 
 

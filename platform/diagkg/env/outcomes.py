@@ -12,6 +12,7 @@ changes).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
@@ -203,9 +204,13 @@ def plain(value: Any) -> Any:
     return value
 
 
-@dataclass
-class Outcome:
-    """The result of one round: an executed action, a verified hypothesis, or nothing."""
+@dataclass(eq=False)
+class Outcome(Mapping[str, Any]):
+    """The result of one round: an executed action, a verified hypothesis, or nothing.
+
+    What :meth:`~diagkg.env.service.Session.step` returns. Read its fields (``outcome.verdict``,
+    an enum); it also reads as the plain mapping :meth:`to_dict` gives (``outcome["verdict"]``, the
+    string), as a step's outcome did before it was typed."""
 
     round: int
     kind: Kind
@@ -225,9 +230,35 @@ class Outcome:
         self.refusal = reason
         self.message = message
 
+    # as a mapping: the keys of to_dict, each read on its own (predictions compare a few of them)
+    def __getitem__(self, key: str) -> Any:
+        if key in _AS_IS:
+            return getattr(self, key)
+        if key in ("kind", "verdict", "refusal"):
+            value = getattr(self, key)
+            return value.value if value is not None else None
+        if key == "executed":
+            return [{"action": a, "targets": list(t), "cost": c} for a, t, c in self.executed]
+        if key == "data":
+            return plain(self.data)
+        if key == "healthy":
+            return list(self.healthy)
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(OUTCOME_KEYS)
+
+    def __len__(self) -> int:
+        return len(OUTCOME_KEYS)
+
     def to_dict(self) -> dict[str, Any]:
         return {"round": self.round, "kind": self.kind.value, "intention": self.intention, "success": self.success,
                 "message": self.message, "cost": self.cost, "verdict": self.verdict.value if self.verdict else None,
                 "refusal": self.refusal.value if self.refusal else None,
                 "executed": [{"action": a, "targets": list(t), "cost": c} for a, t, c in self.executed],
                 "data": plain(self.data), "healthy": list(self.healthy)}
+
+
+OUTCOME_KEYS = ("round", "kind", "intention", "success", "message", "cost", "verdict", "refusal", "executed", "data",
+                "healthy")
+_AS_IS = frozenset({"round", "intention", "success", "message", "cost"})

@@ -211,8 +211,9 @@ class Session:
         }
         return obs, self._info(result=result)
 
-    def step(self, act: Action | Hypothesis | None) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """One round: execute an action, verify a hypothesis, or (None) give up."""
+    def step(self, act: Action | Hypothesis | None) -> tuple[Outcome, float, bool, bool, dict[str, Any]]:
+        """One round: execute an action, verify a hypothesis, or (None) give up; the round's typed
+        :class:`~diagkg.env.outcomes.Outcome` comes back as Gymnasium's observation."""
         if self.closed:
             raise SessionError("step() on a closed session: make a new one")
         if not self._started:
@@ -223,7 +224,7 @@ class Session:
             self.end = End.SURRENDER
             outcome = Outcome(self.round, Kind.NONE, "nothing", True, "The assistant had nothing more to suggest.", 0.0)
             self.history.append(outcome)
-            return outcome.to_dict(), 0.0, True, False, self._info()
+            return outcome, 0.0, True, False, self._info()
         self.round += 1
         self.reset_reads = frozenset()
         if isinstance(act, Hypothesis):
@@ -242,7 +243,7 @@ class Session:
         truncated = not terminated and self.round >= self.budget
         if truncated:
             self.end = End.TIMEOUT
-        return outcome.to_dict(), outcome.cost, terminated, truncated, self._info()
+        return outcome, outcome.cost, terminated, truncated, self._info()
 
     def checkpoint(self) -> "Checkpoint":
         """Everything a step can change, to come back to with :meth:`rollback`

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +33,10 @@ DRAWS = 4                 # draws of a world where a fault shows at random
 IGNORED = ("round", "message", "healthy", "intention")
 
 
-def reading_of(outcome: dict[str, Any], works: bool | None) -> Reading:
+def reading_of(report: Mapping[str, Any], works: bool | None) -> Reading:
     """What a report says (not its wording), as a comparable reading; ``works``: whether the
     system works again after it (a person sees that; None: left out)."""
+    outcome = dict(report)       # each field made plain once
     body = {k: v for k, v in outcome.items() if k not in IGNORED and k != "data"}
     body["data"], values = masked_values(outcome.get("data"))
     if works is not None:

@@ -20,10 +20,11 @@ import os
 import sys
 from typing import IO, Any
 
-from ..agents.registry import BaseAssistant, Briefing
+from ..agents.registry import BaseAssistant, Briefing, adapt
 from ..env.actions import ActionType
 from ..env.contract import move_message
 from ..env.workspace import KnowledgeView
+from ..errors import AssistantError
 from ..llm.records import CallLog
 
 
@@ -89,7 +90,11 @@ def serve(factory: Any, read: IO[bytes], write: IO[str]) -> int:
     if message.get("kind") != "briefing":
         print(f"exec_host: expected a briefing, got {message.get('kind')!r}", file=sys.stderr)
         return 2
-    agent: BaseAssistant = factory(**message.get("config", {}))
+    try:      # the plug-in API version it states: adapted (an older one) or refused (a newer one)
+        agent: BaseAssistant = adapt(factory(**message.get("config", {})))
+    except AssistantError as exc:
+        print(f"exec_host: {exc}", file=sys.stderr)
+        return 2
     brief = briefing_of(message)
     known = set(brief.parts) | set(brief.modules) | {f"{c}.{p}" for c, ps in brief.ports.items() for p in ps}
     agent.setup(brief)
