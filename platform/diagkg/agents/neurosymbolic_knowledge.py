@@ -14,6 +14,7 @@ import pyoxigraph as ox
 
 from ..errors import AssistantError
 from ..kg import graphs
+from ..kg.memo import Memo
 from ..kg.store import KnowledgeSource
 
 
@@ -60,7 +61,8 @@ class Knowledge:
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
         """The knowledge of system ``key`` (cached by the versions of the graphs it is read from)."""
         version = (key, *(store.version_of(g) for g in (graphs.ONTOLOGY, graphs.system(key), graphs.inferred(key))))
-        if version not in _KNOWLEDGE:
+        known = _KNOWLEDGE.get(version)
+        if known is None:
             if not version[3]:
                 raise AssistantError(f"the store holds no inferences for system {key}; load the system "
                                      "again (inferences are computed when a system is loaded) or run "
@@ -88,13 +90,11 @@ class Knowledge:
             modes = store.select("fault-modes")
             priors = {r["mode"]: float(r["prior"]) for r in modes if r["prior"] is not None}
             intermittent = frozenset(r["mode"] for r in modes if r["parameter"] == "probability")
-            if len(_KNOWLEDGE) >= 32:
-                _KNOWLEDGE.pop(next(iter(_KNOWLEDGE)))
             driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
             port_modes = frozenset(r["mode"] for r in modes if r["targetKind"] == "port")
-            _KNOWLEDGE[version] = cls(deps, names, problems, tests, enclosed, couplings, priors, intermittent, driven,
-                                      port_modes)
-        return _KNOWLEDGE[version]
+            known = _KNOWLEDGE.put(version, cls(deps, names, problems, tests, enclosed, couplings, priors,
+                                                intermittent, driven, port_modes))
+        return known
 
 
-_KNOWLEDGE: dict[tuple[str, ...], Knowledge] = {}
+_KNOWLEDGE: Memo[Knowledge] = Memo("neuro-symbolic knowledge", 32)    # by the versions it is read from

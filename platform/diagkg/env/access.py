@@ -5,11 +5,11 @@ actions they are."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
+from ..kg.memo import Memo
 from ..kg.vocab import DK
 from ..sim.circuit import CircuitState
 
@@ -50,26 +50,12 @@ def physical_of(session: Workbench, state: frozenset[ox.Quad]) -> frozenset[ox.Q
 # (a fresh session on a system starts where the last one did: its first observation asks again
 # otherwise). Keyed by the version (kg.store.KnowledgeStore.version_of), which every change of
 # the graph changes; bounded (least recently used first out).
-_SHARED: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-SHARED_SIZE = 50_000
+_SHARED: Memo[Any] = Memo("affordances", 50_000)
 
 
 def _shared_key(session: Workbench, *rest: str) -> tuple[Any, ...]:
     facts = frozenset((q.subject, q.object) for q in physical_key(session))
     return (session.system_version, facts, *rest)
-
-
-def _remembered(key: tuple[Any, ...]) -> Any:
-    known = _SHARED.get(key)
-    if known is not None:
-        _SHARED.move_to_end(key)
-    return known
-
-
-def _remember(key: tuple[Any, ...], value: Any) -> None:
-    _SHARED[key] = value
-    if len(_SHARED) > SHARED_SIZE:
-        _SHARED.popitem(last=False)
 
 
 def affords(session: Workbench, part: str, affordance: str) -> bool:
@@ -82,13 +68,13 @@ def affords(session: Workbench, part: str, affordance: str) -> bool:
         if len(session.afford_cache) > 20_000:
             session.afford_cache.clear()
         shared = _shared_key(session, part, affordance)
-        known = _remembered(shared)
+        known = _SHARED.get(shared)
         if known is None:
             session.sync()
             known = bool(session.store.query(
                 "precondition-affords", part=session.iri_of(part), affordance=str(getattr(DK, affordance)),
                 system=session.system_graph, state=session.state_graph))
-            _remember(shared, known)
+            _SHARED.put(shared, known)
         session.afford_cache[key] = known
     return known
 
@@ -103,14 +89,14 @@ def affording(session: Workbench, affordance: str) -> frozenset[str]:
         if len(session.affording_cache) > 5_000:
             session.affording_cache.clear()
         shared = _shared_key(session, "*", affordance)
-        known = _remembered(shared)
+        known = _SHARED.get(shared)
         if known is None:
             session.sync()
             rows = session.store.select("parts-affording", {
                 "systemGraph": session.system_graph, "stateGraph": session.state_graph,
                 "affordance": getattr(DK, affordance).node})
             known = frozenset(r["part"] for r in rows)
-            _remember(shared, known)
+            _SHARED.put(shared, known)
         session.affording_cache[key] = known
     return known
 

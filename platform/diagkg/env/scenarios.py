@@ -18,6 +18,7 @@ import pyoxigraph as ox
 
 from ..errors import UnknownTermError
 from ..kg import graphs
+from ..kg.memo import Memo
 from ..kg.vocab import DK
 
 XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
@@ -72,7 +73,7 @@ class Scenario:
         return graphs.system(self.key)
 
 
-_SCENARIOS: dict[tuple[str, ...], Scenario] = {}   # derived: by the versions of the graphs read
+_SCENARIOS: Memo[Scenario] = Memo("scenarios", 1024)   # derived: by the versions of the graphs read
 
 
 class ScenarioCatalog:
@@ -107,12 +108,7 @@ class ScenarioCatalog:
         # a scenario reads its graph, its system's graph and the fault catalogue (in the ontology)
         key = (row["scenario"], *(store.version_of(g) for g in (
             ox.NamedNode(holder[0]["graph"]), graphs.system(row["key"]), graphs.ONTOLOGY)))
-        scenario = _SCENARIOS.get(key)
-        if scenario is None:
-            scenario = _SCENARIOS[key] = _read_scenario(store, row)
-            if len(_SCENARIOS) > 1024:
-                _SCENARIOS.pop(next(iter(_SCENARIOS)))
-        return scenario
+        return _SCENARIOS.get_or(key, lambda: _read_scenario(store, row))
 
     def numbers(self) -> list[int]:
         return sorted(self._rows)

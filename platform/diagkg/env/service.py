@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -42,6 +41,7 @@ import pyoxigraph as ox
 
 from ..errors import ActionError, SessionError
 from ..kg import graphs
+from ..kg.memo import Memo
 from ..kg.vocab import DK, DK_NS
 from ..sim.circuit import CircuitState, read_state
 from ..sim.simulator import SimulationResult, Simulator
@@ -58,8 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
 END_VALUES = tuple(e.value for e in End)          # the end values, as JSON carries them
 VERDICTS = tuple(v.value for v in Verdict)
 
-_SIMULATORS: "OrderedDict[tuple[str, str, str], Simulator]" = OrderedDict()
-_SIMULATOR_LIMIT = 16
+_SIMULATORS: Memo[Simulator] = Memo("simulators", 16)     # by system key and the versions they are built from
 
 
 def simulator_for(store: KnowledgeSource, key: str) -> Simulator:
@@ -67,14 +66,7 @@ def simulator_for(store: KnowledgeSource, key: str) -> Simulator:
     version of the system description and the ontology (any store, view or
     session working memory holding the same versions shares it)."""
     version = (key, store.version_of(graphs.system(key)), store.version_of(graphs.ONTOLOGY))
-    sim = _SIMULATORS.get(version)
-    if sim is None:
-        sim = _SIMULATORS[version] = Simulator.from_store(store, key)
-        while len(_SIMULATORS) > _SIMULATOR_LIMIT:
-            _SIMULATORS.popitem(last=False)
-    else:
-        _SIMULATORS.move_to_end(version)
-    return sim
+    return _SIMULATORS.get_or(version, lambda: Simulator.from_store(store, key))
 
 
 def make(scenario: str | int | Scenario, store: KnowledgeStore | None = None, *,

@@ -19,13 +19,13 @@ and inference comes from the store the user chose (``--store``,
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import pyoxigraph as ox
 
 from ..errors import QueryError, UnknownTermError
 from ..kg import graphs
+from ..kg.memo import Memo
 from ..kg.queries import QueryFile
 from ..kg.store import KnowledgeSource
 from ..kg.vocab import DK
@@ -242,8 +242,7 @@ class KnowledgeView:
         return f"<KnowledgeView of system {self.key}>"
 
 
-_VIEWS: "OrderedDict[tuple[str, ...], KnowledgeView]" = OrderedDict()
-_VIEW_LIMIT = 16
+_VIEWS: Memo[KnowledgeView] = Memo("views", 16)        # by the versions of the graphs each copies
 
 
 def assistant_view(store: "KnowledgeStore", system_iri: str, key: str) -> KnowledgeView:
@@ -251,14 +250,7 @@ def assistant_view(store: "KnowledgeStore", system_iri: str, key: str) -> Knowle
     between sessions while the graphs it copies are unchanged)."""
     names, seeded, inferred = _knowledge(store, system_iri, key)
     versions = (key, *seeded)
-    view = _VIEWS.get(versions)
-    if view is None:
-        view = _VIEWS[versions] = KnowledgeView(_seed(store, names, inferred), key, versions)
-        while len(_VIEWS) > _VIEW_LIMIT:
-            _VIEWS.popitem(last=False)
-    else:
-        _VIEWS.move_to_end(versions)
-    return view
+    return _VIEWS.get_or(versions, lambda: KnowledgeView(_seed(store, names, inferred), key, versions))
 
 
 def prior_view(store: "KnowledgeStore", key: str) -> KnowledgeView | None:
@@ -268,12 +260,7 @@ def prior_view(store: "KnowledgeStore", key: str) -> KnowledgeView | None:
     if not store.raw.contains_named_graph(graph):
         return None
     versions = (key, "optimum", store.version_of(graph))
-    view = _VIEWS.get(versions)
-    if view is None:
-        view = _VIEWS[versions] = KnowledgeView(_copy(store, [graph]), key, versions)
-        while len(_VIEWS) > _VIEW_LIMIT:
-            _VIEWS.popitem(last=False)
-    return view
+    return _VIEWS.get_or(versions, lambda: KnowledgeView(_copy(store, [graph]), key, versions))
 
 
 class AnswerCache:

@@ -43,7 +43,6 @@ import dataclasses
 import enum
 import itertools
 import json
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
@@ -54,6 +53,7 @@ from ..env.scenarios import Fault, Scenario
 from ..env.service import Checkpoint, Session
 from ..errors import SessionError, SimulationError
 from ..kg import graphs
+from ..kg.memo import Memo
 from ..kg.vocab import DK, DK_NS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -228,17 +228,10 @@ def report_key(outcome: Mapping[str, Any], fixed: bool = False) -> str:
 # with the same actions): the lights at the start by world (system and ontology
 # versions, configuration, faults and, for faults that act at random, seed), the
 # report of each action after the same actions, and what a test would have shown
-_OPENINGS: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
-_REPORTS: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
-_PROBES: "OrderedDict[tuple[Any, ...], str]" = OrderedDict()
 MEMO_LIMIT = 20_000          # entries per memo (each a few hundred bytes)
-
-
-def _remember(memo: "OrderedDict[tuple[Any, ...], str]", key: tuple[Any, ...], value: str) -> str:
-    memo[key] = value
-    if len(memo) > MEMO_LIMIT:
-        memo.popitem(last=False)
-    return value
+_OPENINGS: Memo[str] = Memo("ledger openings", MEMO_LIMIT)
+_REPORTS: Memo[str] = Memo("ledger reports", MEMO_LIMIT)
+_PROBES: Memo[str] = Memo("ledger probes", MEMO_LIMIT)
 
 
 @dataclass
@@ -307,7 +300,7 @@ class _Worlds:
         prefix: tuple[str, ...] = ()
         try:
             obs, _ = shadow.reset(seed=self.seed)
-            visible = _remember(_OPENINGS, opening, obs["visible"])
+            visible = _OPENINGS.put(opening, obs["visible"])
             agrees = visible == self.visible
             for n, step in self.steps:
                 if not agrees:
@@ -321,7 +314,7 @@ class _Worlds:
                     out, *_ = shadow.step(step)
                     keys.append(report_key(out, shadow.end == "success_no_hypothesis"))
                 prefix += (str(step),)
-                _remember(_REPORTS, (opening, prefix), keys[-1])
+                _REPORTS.put((opening, prefix), keys[-1])
                 agrees = keys[-1] == self.reports[len(keys) - 1]
         except (SessionError, SimulationError):
             pass
@@ -393,7 +386,7 @@ class _Worlds:
         known = _REPORTS.get(memo)
         if known is not None:
             return known
-        return _remember(_REPORTS, memo, self.healthy(self.action_index[i]).keys[i])
+        return _REPORTS.put(memo, self.healthy(self.action_index[i]).keys[i])
 
     def probe(self, faults: tuple[Fault, ...], round_: int, action: Action) -> str:
         """What ``action`` would report in the world of ``faults`` just before round ``round_``."""
@@ -413,7 +406,7 @@ class _Worlds:
             out, *_ = self.shadow.step(action)
         except (SessionError, SimulationError):
             return "?"
-        return _remember(_PROBES, memo, report_key(out, self.shadow.end == "success_no_hypothesis"))
+        return _PROBES.put(memo, report_key(out, self.shadow.end == "success_no_hypothesis"))
 
 
 def _probes(session: Session, suspects: frozenset[str]) -> list[Action]:
