@@ -5,6 +5,7 @@ user). A file starts with a header comment::
 
     # One line saying what the query answers.
     #
+    # complexity: one system: O(its parts)
     # inputs:
     #   ?system   (iri)      the system to describe
     # outputs:
@@ -23,6 +24,11 @@ Two kinds of files:
     through the ``iri``, ``literal``, ``term`` or ``triple`` filter: printing anything else
     raises :class:`~diagkg.errors.QueryError`. Those filters emit escaped RDF
     terms, so a value can only ever be data.
+
+The ``complexity:`` line states what the query reads as the store grows: a
+scope from :data:`SCOPES` (what its inputs narrow it to), a colon, and a
+bound (``one trajectory: O(its rounds)``, ``all trajectories: O(T), for export
+only``). :func:`complexity_scope` reads the scope back.
 """
 
 from __future__ import annotations
@@ -180,6 +186,37 @@ def _finalize(value: Any) -> str:
     )
 
 
+# the scopes a query's ``complexity:`` line may state, and whether the query then reads every
+# trajectory of the store (or of a campaign, which may hold them all)
+SCOPES: dict[str, bool] = {
+    "constant": False,           # a key looked up, a graph's presence: O(1) index reads
+    "the catalogue": False,      # the ontology and catalogues: O(catalogue), whatever the store holds
+    "one system": False,         # one system's graph (its parts, ports, connections)
+    "one scenario": False,       # one scenario's statements
+    "one part": False,           # one part and its neighbours (ports, enclosure, affordances)
+    "one resource": False,       # one IRI's statements (its types, its graphs)
+    "one graph": False,          # one named graph's triples (a state, the ontology)
+    "one trajectory": False,     # one trajectory's graph (its rounds, calls)
+    "one slot": False,           # one assistant on one scenario: O(the trajectories on that scenario)
+    "one campaign": False,       # one campaign's own graph, slot tallies or records: O(slots), not O(trajectories)
+    "all campaigns": False,      # every campaign's own node: O(campaigns)
+    "all systems": False,        # every system: O(systems × parts)
+    "all scenarios": False,      # every scenario: O(scenarios)
+    "all loaded graphs": False,  # the graphs loaded from files (ontology, systems, scenarios): O(those graphs)
+    "the graphs written": False,  # an update's own graphs: O(the triples written or replaced)
+    "a campaign's trajectories": True,   # every trajectory of one campaign: O(its trajectories)
+    "all trajectories": True,    # every trajectory in the store: O(T)
+    "all graphs": True,          # every named graph, each trajectory's among them: O(graphs) >= O(T)
+    "the whole store": True,     # every quad: O(quads)
+}
+
+
+def complexity_scope(statement: str) -> str | None:
+    """The scope a ``complexity:`` statement names (``None`` when it names none of :data:`SCOPES`)."""
+    head = statement.split(":", 1)[0].strip().lower()
+    return head if head in SCOPES else None
+
+
 @dataclass(frozen=True)
 class Param:
     """One input declared in a query's header."""
@@ -200,6 +237,7 @@ class QueryFile:
     summary: str
     inputs: list[Param] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
+    complexity: str = ""      # the header's ``complexity:`` statement ("" when it states none)
 
     @property
     def is_template(self) -> bool:
@@ -283,6 +321,7 @@ def parse_header(name: str, source: str, text: str) -> QueryFile:
     summary_lines: list[str] = []
     inputs: list[Param] = []
     outputs: list[str] = []
+    complexity: list[str] = []
     section = "summary"
     for raw in text.splitlines():
         if not raw.startswith("#"):
@@ -295,10 +334,14 @@ def parse_header(name: str, source: str, text: str) -> QueryFile:
             section, line = "inputs", line[7:].strip()
         elif low.startswith("outputs:"):
             section, line = "outputs", line[8:].strip()
+        elif low.startswith("complexity:"):
+            section, line = "complexity", line[11:].strip()
         if not line or line == "(none)":
             continue
         if section == "summary":
             summary_lines.append(line)
+        elif section == "complexity":
+            complexity.append(line)
         elif section == "inputs":
             m = (_TEMPLATE_PARAM if source.endswith(".j2") and not line.startswith("?") else _PARAM).match(line)
             if m:
@@ -309,7 +352,7 @@ def parse_header(name: str, source: str, text: str) -> QueryFile:
             outputs.extend(tok.lstrip("?") for tok in line.split() if tok.startswith("?"))
     if not summary_lines:
         raise QueryError(f"{source}: a query file must start with a comment saying what it does")
-    return QueryFile(name, source, text, " ".join(summary_lines), inputs, outputs)
+    return QueryFile(name, source, text, " ".join(summary_lines), inputs, outputs, " ".join(complexity))
 
 
 def _query_name(filename: str) -> str | None:
