@@ -68,17 +68,27 @@ def main() -> None:
         print(f"reusing campaign {campaign.id} of {path} ({len(store)} quads)")
         time_queries(store, campaign)
         return
+    campaign = build_synthetic(store, args.trajectories, path)
+    store.refresh()
+    time_queries(store, campaign)
+
+
+def build_synthetic(store: KnowledgeStore, count: int, where: str, progress_every: int = 0) -> cp.Campaign:
+    """Load the shipped catalogue into ``store`` and write about ``count`` synthetic trajectories of
+    :data:`ASSISTANTS` over every shipped scenario into a campaign named ``synthetic`` (progress every
+    ``progress_every`` trajectories when given); returns the campaign."""
     t0 = time.perf_counter()
     load_shipped(store)
     catalog = ScenarioCatalog(store)
     numbers = catalog.numbers()
     scenarios = {n: catalog.resolve(n) for n in numbers}
     catalogue = {a: spec.iri for a, spec in action_catalogue(store).items()}
-    runs = max(1, args.trajectories // (len(ASSISTANTS) * len(numbers)))
+    runs = max(1, count // (len(ASSISTANTS) * len(numbers)))
     campaign = cp.create(store, cp.CampaignConfig(assistants=ASSISTANTS, scenarios=tuple(numbers), runs=runs,
                                                   name="synthetic"))
-    print(f"store ready in {time.perf_counter() - t0:.1f} s at {path}; writing "
-          f"{runs * len(ASSISTANTS) * len(numbers)} synthetic trajectories…", flush=True)
+    total = runs * len(ASSISTANTS) * len(numbers)
+    print(f"store ready in {time.perf_counter() - t0:.1f} s at {where}; writing {total} synthetic trajectories…",
+          flush=True)
     rng = random.Random(0)
     t0 = time.perf_counter()
     written = 0
@@ -101,11 +111,14 @@ def main() -> None:
                         store.add_quads(chunk)
                         chunk = []
                         store.renew_writer()
+                    if progress_every and (written % progress_every == 0 or written == total):
+                        spent = time.perf_counter() - t0
+                        print(f"  {written:>7}/{total} trajectories  {spent:6.0f} s  "
+                              f"(about {spent / written * (total - written):.0f} s left)", flush=True)
         store.add_quads(chunk)
     print(f"{written} trajectories written in {time.perf_counter() - t0:.1f} s ({len(store)} quads in the store)",
           flush=True)
-    store.refresh()
-    time_queries(store, campaign)
+    return campaign
 
 
 def time_queries(store: KnowledgeStore, campaign: cp.Campaign) -> None:

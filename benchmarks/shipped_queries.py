@@ -20,24 +20,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
 import tempfile
 import time
-from datetime import datetime, timezone
 from typing import Any
 
 import pyoxigraph as ox
 
-from diagkg.env.actions import action_catalogue
-from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.evaluation import campaign as cp
-from diagkg.evaluation import sessions, tally
-from diagkg.kg.loading import load_shipped
+from diagkg.evaluation import tally
 from diagkg.kg.queries import SCOPES, QueryFile, complexity_scope, library, query_form
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs import trajectory
-from metrics_queries import ASSISTANTS, synthetic_rounds
+from metrics_queries import build_synthetic
 
 CAMPAIGN_NAME = "synthetic"          # the name metrics_queries.py gives its campaign too
 
@@ -45,47 +40,8 @@ CAMPAIGN_NAME = "synthetic"          # the name metrics_queries.py gives its cam
 def build(path: str, count: int) -> cp.Campaign:
     """A fresh store at ``path`` with the shipped graphs and ``count`` synthetic trajectories."""
     store = KnowledgeStore(path)
-    t0 = time.perf_counter()
-    load_shipped(store)
-    catalog = ScenarioCatalog(store)
-    numbers = catalog.numbers()
-    scenarios = {n: catalog.resolve(n) for n in numbers}
-    catalogue = {a: spec.iri for a, spec in action_catalogue(store).items()}
-    runs = max(1, count // (len(ASSISTANTS) * len(numbers)))
-    campaign = cp.create(store, cp.CampaignConfig(assistants=ASSISTANTS, scenarios=tuple(numbers), runs=runs,
-                                                  name=CAMPAIGN_NAME))
-    total = runs * len(ASSISTANTS) * len(numbers)
-    print(f"store ready in {time.perf_counter() - t0:.1f} s at {path}; writing {total} synthetic trajectories…",
-          flush=True)
-    rng = random.Random(0)
-    t0 = time.perf_counter()
-    written = 0
-    with store.holding():
-        chunk: list[ox.Quad] = []
-        for a in ASSISTANTS:
-            for n in numbers:
-                s = scenarios[n]
-                target = sorted(s.faulty)[0].rsplit("/", 1)[-1] if s.faulty else "x"
-                for seed in range(runs):
-                    end, cost, rounds = synthetic_rounds(rng, target)
-                    rec = trajectory.SessionRecord(
-                        trajectory_id=f"syn-{a}-{n}-{seed}", scenario_iri=s.iri, scenario_number=n, system_key=s.key,
-                        system_iri=s.system_iri, assistant=a, config={}, seed=seed, budget=s.budget, end=end,
-                        total_cost=cost, rounds=rounds, started=datetime.now(timezone.utc), wall_time=0.01)
-                    rec.extra.extend(sessions.summary_triples(rec, s, cp.Task(campaign.iri, a, {}, n, seed, 0)))
-                    chunk.extend(trajectory.to_quads(rec, catalogue))
-                    written += 1
-                    if len(chunk) > 200_000:
-                        store.add_quads(chunk)
-                        chunk = []
-                        store.renew_writer()
-                    if written % 5000 == 0 or written == total:
-                        spent = time.perf_counter() - t0
-                        print(f"  {written:>7}/{total} trajectories  {spent:6.0f} s  "
-                              f"(about {spent / written * (total - written):.0f} s left)", flush=True)
-        store.add_quads(chunk)
+    campaign = build_synthetic(store, count, path, progress_every=5000)
     store.refresh()
-    print(f"{written} trajectories written in {time.perf_counter() - t0:.1f} s ({len(store)} quads)", flush=True)
     t0 = time.perf_counter()
     slots = tally.rebuild(store, campaign)
     store.refresh()
