@@ -68,15 +68,15 @@ def test_a_rolled_back_session_answers_as_a_fresh_one(torch_store, scenario):
     checked = 0
     for sequence in sequences:
         for prefix, point in points:
-            fresh = diagkg.make(scenario, store=torch_store, budget=10**6)
-            fresh.reset(seed=0)
-            for step in prefix:
-                fresh.step(step)
-            expected = []
-            for step in sequence:
-                if fresh.end is not None:
-                    break
-                expected.append(_report(fresh, step))
+            with diagkg.make(scenario, store=torch_store, budget=10**6) as fresh:     # closed: memory reused
+                fresh.reset(seed=0)
+                for step in prefix:
+                    fresh.step(step)
+                expected = []
+                for step in sequence:
+                    if fresh.end is not None:
+                        break
+                    expected.append(_report(fresh, step))
             for _ in range(2):                # the second time, from what was remembered
                 shadow.rollback(point)
                 got = [_report(shadow, step) for step in sequence[:len(expected)]]
