@@ -232,3 +232,29 @@ def test_a_plugin_hosted_in_its_own_process_goes_through_the_version_check(capsy
     err = capsys.readouterr().err
     assert "version 99" in err and "'newer'" in err
     assert isinstance(adapt(Older()), Api1Shim)
+
+
+USER_SCENARIO = """\
+@prefix :        <https://example.org/mine/> .
+@prefix sys:     <https://w3id.org/diagkg/system/three_cubes/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:MINE.1 a dk:Scenario ; dk:scenarioNumber 9901 ; dcterms:identifier "MINE.1" ; rdfs:label "Main bulb burnt" ;
+    dk:onSystem sys:three_cubes ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:main_bulb ] ;
+    dk:initialObservations "The switch is closed but the main lamp stays dark." ;
+    dk:faultyComponent sys:main_bulb ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:main_bulb ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
+def test_a_users_scenario_file_never_collides_with_the_torchs_numbers(tmp_path, capsys):
+    # the torch's scenarios are numbered 9901-9903, as a user's file may be (the shared example is 9901)
+    path = tmp_path / "mine.ttl"
+    path.write_text(USER_SCENARIO)
+    assert cli.main(["random-search", "--scenario", str(path)]) == 0, capsys.readouterr().err
+    assert "[MINE.1]" in capsys.readouterr().out

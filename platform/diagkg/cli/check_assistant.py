@@ -47,7 +47,7 @@ def _check(args: argparse.Namespace, config: dict[str, object]) -> Report:
     if args.scenario is None:
         return check_assistant(args.assistant, config, notify=say)
     if is_file_ref(args.scenario):
-        own = fixture_store(shared=False)
+        own = fixture_store(shared=False, with_torch=False)     # the user's file only: no number of the torch's
         return check_assistant(args.assistant, config, scenario=scenario_ref(args, own), store=own, notify=say)
     try:                                    # a shipped scenario: the check's own store holds it
         return check_assistant(args.assistant, config, scenario=args.scenario, notify=say)

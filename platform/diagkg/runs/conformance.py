@@ -120,17 +120,19 @@ class Report:
 _SHARED: list[KnowledgeStore] = []
 
 
-def fixture_store(shared: bool = True) -> KnowledgeStore:
+def fixture_store(shared: bool = True, with_torch: bool = True) -> KnowledgeStore:
     """An in-memory store holding the shipped system of :data:`DEFAULT_SCENARIO` with that scenario, and
     the check's torch: one for the process (sessions read their store, never write it), or a new one to
-    load more into (``shared`` false). Another shipped scenario is found by loading them all."""
+    load more into (``shared`` false; ``with_torch`` false leaves the torch out, so that a user's file
+    never collides with the torch's scenario numbers). Another shipped scenario is found by loading them all."""
     from ..kg.loading import load_files, shipped_files
 
     if shared and _SHARED:
         return _SHARED[0]
     store = KnowledgeStore.memory()
     load_files(store, [f for f in shipped_files() if f.name in SHIPPED_FILES], validate=False)
-    torch.load_torch(store)
+    if with_torch or shared:
+        torch.load_torch(store)
     if shared:
         _SHARED.append(store)
     return store
