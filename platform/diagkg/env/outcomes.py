@@ -252,11 +252,8 @@ class Outcome(Mapping[str, Any]):
         return len(OUTCOME_KEYS)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"round": self.round, "kind": self.kind.value, "intention": self.intention, "success": self.success,
-                "message": self.message, "cost": self.cost, "verdict": self.verdict.value if self.verdict else None,
-                "refusal": self.refusal.value if self.refusal else None,
-                "executed": [{"action": a, "targets": list(t), "cost": c} for a, t, c in self.executed],
-                "data": plain(self.data), "healthy": list(self.healthy)}
+        """The outcome as plain data: each key of :data:`OUTCOME_KEYS` as the mapping reads it."""
+        return {key: self[key] for key in OUTCOME_KEYS}
 
 
 OUTCOME_KEYS = ("round", "kind", "intention", "success", "message", "cost", "verdict", "refusal", "executed", "data",
