@@ -173,8 +173,10 @@ def test_a_client_that_leaves_is_stored_as_a_surrender(world):
 
 def test_streamable_http_behind_the_guard_and_the_token(world):
     env = dict(os.environ, DIAGKG_TOKEN=TOKEN)
+    # the scenario file, not its id: the store holds TORCH.1 only once a test has loaded it (order-independent)
     proc = subprocess.Popen([sys.executable, "-m", "diagkg.cli", "--store", str(world["store"]), "mcp", "--scenario",
-                             "TORCH.1", "--http", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             str(world["flat"]), "--http", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
