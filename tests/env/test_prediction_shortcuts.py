@@ -156,7 +156,7 @@ def test_an_undoing_template_on_a_part_as_new_changes_nothing(torch_store):
 
 
 def test_a_step_ends_alike_whatever_else_was_repaired(torch_store):
-    """Session.reset_reads: a step's report, end and state are the same for every set of repaired
+    """Shadow.reads: a step's report, end and state are the same for every set of repaired
     parts with the same ones among those it names (a model remembers predictions by them)."""
     shadow, points = _fault_worlds(torch_store)
     steps = _steps(shadow)
@@ -165,7 +165,7 @@ def test_a_step_ends_alike_whatever_else_was_repaired(torch_store):
         for step in steps:
             shadow.rollback(point)
             expected = _report(shadow, step)
-            end, reads = shadow.end, shadow.reset_reads
+            end, reads = shadow.end, shadow.reads
             read += bool(reads)
             for part in sorted(set(shadow.sk.components) - reads - point.repaired):
                 shadow.rollback(dataclasses.replace(point, repaired=point.repaired | {part}))

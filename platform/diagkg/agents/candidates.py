@@ -22,7 +22,7 @@ from typing import Any
 
 from ..env.scenarios import Fault
 from ..env.service import Checkpoint
-from ..kg.vocab import DK_NS
+from ..env.worlds import FaultMode, fault_modes
 from .combinations import Candidate, Combinations
 from .modelbased_config import ModelBasedConfig
 from .readings import lamps_of
@@ -72,58 +72,40 @@ class CandidateSpace:
             self.widen()
 
     # -- the single faults -------------------------------------------------
-    def modes(self) -> dict[str, dict[str, Any]]:
-        """The fault modes of the catalogue (by IRI): label, target kind, template, the types they
-        apply to, parameters, default value and prior."""
-        modes: dict[str, dict[str, Any]] = {}
-        for r in self.worlds.graph.select("fault-modes"):
-            m = modes.setdefault(r["mode"], {"label": r["label"], "kind": r["targetKind"], "template": r["template"],
-                                             "types": set(), "parameters": set(), "default": r["default"],
-                                             "prior": float(r["prior"]) if r["prior"] is not None else 1.0})
-            m["types"].add(r["appliesTo"][len(DK_NS):])
-            if r["parameter"]:
-                m["parameters"].add(r["parameter"])
-        return modes
+    def modes(self) -> dict[str, FaultMode]:
+        """The fault modes of the catalogue (by IRI), as the what-if service reads them."""
+        return fault_modes(self.worlds.graph)
 
-    def fault(self, mode: str, m: dict[str, Any], target: str, other: str | None = None) -> Fault:
-        """A fault of ``mode`` (described by ``m``) on ``target`` (and ``other``), at its default value."""
-        ns = self.worlds.ns
-        default = float(m["default"]) if m["default"] is not None else None
-        probability = default if "probability" in m["parameters"] else None
-        value = default if probability is None else None
-        return Fault(mode=mode.rsplit("#", 1)[-1], label=m["label"], template=m["template"], target=ns + target,
-                     other=ns + other if other else None, value=value, probability=probability)
+    def fault(self, mode: FaultMode, target: str, other: str | None = None) -> Fault:
+        """A fault of ``mode`` on ``target`` (and ``other``), at its default value."""
+        return mode.fault(self.worlds.ns, target, other)
 
     def single_candidates(self) -> list[Candidate]:
         """Every fault mode applied to every part it fits (one fault each)."""
         sk, out = self.worlds.sk, []
         comps = {cid: c for cid, c in sorted(sk.components.items()) if cid not in self.worlds.removed}
-        for mode, m in sorted(self.modes().items()):
-            if "other" in m["parameters"] and "value" in m["parameters"]:
-                continue            # shorts between any two nodes: too many to enumerate blindly
-            if ("value" in m["parameters"] or "probability" in m["parameters"]) and m["default"] is None:
-                continue            # a degradation of unknown size (no default value to simulate)
-            if m["kind"] == "component":
+        for m in self.modes().values():
+            if not m.enumerable:
+                continue            # shorts between any two nodes, degradations of unknown size
+            if m.kind == "component":
                 for cid, c in comps.items():
-                    if c.type in m["types"]:
-                        out.append(Candidate((self.fault(mode, m, cid),), frozenset({cid}), m["prior"]))
-            elif m["kind"] == "coupling":
+                    if c.type in m.types:
+                        out.append(Candidate((self.fault(m, cid),), frozenset({cid}), m.prior))
+            elif m.kind == "coupling":
                 for cp in sk.couplings:
                     # the repair of a coupling that should not act: moving what blocks it into place
                     movers = sorted({element for element, _ in cp.blocked_when}) or [cp.id]
                     for mover in movers:
-                        out.append(Candidate((self.fault(mode, m, cp.id),), frozenset({mover}), m["prior"]))
-            elif m["kind"] == "port" and "other" not in m["parameters"]:
+                        out.append(Candidate((self.fault(m, cp.id),), frozenset({mover}), m.prior))
+            elif m.kind == "port" and "other" not in m.parameters:
                 # an end that comes off (or off and on, at random): a cable's end, reconnected; a
                 # chance fault (a loose end) may also be a component's own terminal, replaced with it
-                chance = "probability" in m["parameters"]
                 for cid, c in comps.items():
-                    if c.type == "Cable" or (chance and c.type not in ("Enclosure", "Opening")):
+                    if c.type == "Cable" or (m.chance and c.type not in ("Enclosure", "Opening")):
                         for port in sorted(c.ports):
-                            out.append(Candidate((self.fault(mode, m, f"{cid}.{port}"),), frozenset({cid}),
-                                                 m["prior"]))
-            elif m["kind"] == "port":
-                out.extend(self.port_pairs(mode, m, comps))
+                            out.append(Candidate((self.fault(m, f"{cid}.{port}"),), frozenset({cid}), m.prior))
+            elif m.kind == "port":
+                out.extend(self.port_pairs(m, comps))
         return out
 
     def own_terminal(self, c: Candidate) -> bool:
@@ -135,23 +117,23 @@ class CandidateSpace:
         cid = target.split(".", 1)[0]
         return "." in target and cid in sk.components and sk.components[cid].type != "Cable"
 
-    def port_pairs(self, mode: str, m: dict[str, Any], comps: dict[str, Any]) -> list[Candidate]:
+    def port_pairs(self, m: FaultMode, comps: dict[str, Any]) -> list[Candidate]:
         """A fault between two ports: same-side ends of two cables crossed, or a two-ended part reversed."""
         out = []
-        if "Cable" in m.get("types", set()) or mode.endswith("CrossedCables"):
+        if "Cable" in m.types or m.iri.endswith("CrossedCables"):
             cables = [cid for cid, c in comps.items() if c.type == "Cable"]
             for a, b in itertools.combinations(cables, 2):
                 if comps[a].module != comps[b].module:
                     continue
                 for port in sorted(set(comps[a].ports) & set(comps[b].ports)):
-                    out.append(Candidate((self.fault(mode, m, f"{a}.{port}", f"{b}.{port}"),), frozenset({a, b}),
-                                         m["prior"]))
+                    out.append(Candidate((self.fault(m, f"{a}.{port}", f"{b}.{port}"),), frozenset({a, b}),
+                                         m.prior))
         else:        # a component's own two ends, swapped (a diode or LED put in backwards)
             for cid, c in comps.items():
                 if c.type in ("LED", "Diode") and len(c.ports) == 2:
                     p, q = sorted(c.ports)
-                    out.append(Candidate((self.fault(mode, m, f"{cid}.{p}", f"{cid}.{q}"),), frozenset({cid}),
-                                         m["prior"]))
+                    out.append(Candidate((self.fault(m, f"{cid}.{p}", f"{cid}.{q}"),), frozenset({cid}),
+                                         m.prior))
         return out
 
     # -- admitting ---------------------------------------------------------

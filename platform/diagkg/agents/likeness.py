@@ -236,7 +236,7 @@ class Likeness:
         faults it can see (on the parts, or next to them), whether chance is in the world, how
         the parts are reached (openings and enclosures) and which of those were repaired for
         good (an observation changes nothing else, and the reset after it keeps a repaired
-        part as the step left it: see ``Session.reset_reads``). Worlds that differ only in
+        part as the step left it: see ``Shadow.reads``). Worlds that differ only in
         what the report does not read give the same report, so a prediction is made once per
         class (None: no class, predict in this world)."""
         if not self.screen or isinstance(step, Hypothesis):

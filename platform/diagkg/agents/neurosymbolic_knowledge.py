@@ -12,6 +12,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from ..env.worlds import fault_modes
 from ..errors import AssistantError
 from ..kg import graphs
 from ..kg.memo import Memo
@@ -87,11 +88,11 @@ class Knowledge:
             couplings = tuple((r["emitter"], r["receiver"], r["element"],
                                Test(r["action"], r["element"], float(r["cost"]), frozenset({r["mode"]})))
                               for r in store.select("ns-coupling-tests", {"system": system}))
-            modes = store.select("fault-modes")
-            priors = {r["mode"]: float(r["prior"]) for r in modes if r["prior"] is not None}
-            intermittent = frozenset(r["mode"] for r in modes if r["parameter"] == "probability")
+            modes = fault_modes(store)
+            priors = {iri: m.prior for iri, m in modes.items()}
+            intermittent = frozenset(iri for iri, m in modes.items() if m.chance)
             driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
-            port_modes = frozenset(r["mode"] for r in modes if r["targetKind"] == "port")
+            port_modes = frozenset(iri for iri, m in modes.items() if m.kind == "port")
             known = _KNOWLEDGE.put(version, cls(deps, names, problems, tests, enclosed, couplings, priors,
                                                 intermittent, driven, port_modes))
         return known

@@ -20,7 +20,8 @@ from ..env.actions import Action, Hypothesis
 from ..env.observations import describe_visible
 from ..env.outcomes import Outcome
 from ..env.scenarios import Fault, Scenario
-from ..env.service import Checkpoint, Session, simulator_for
+from ..env.service import Checkpoint, simulator_for
+from ..env.worlds import Shadow, hypothetical
 from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
 from .combinations import Candidate
@@ -71,7 +72,7 @@ class Worlds:
         self.steps: list[tuple[Action | Hypothesis, Reading]] = []     # what was done, and what it showed
         self.since = 0            # reports before this step need not be explained (see the assistant's rebase)
         self.anchor: tuple[Fault, ...] = ()  # faults that repairs done so far have shown and fixed
-        self.shadow: Session | None = None
+        self.shadow: Shadow | None = None
         self.predictions = 0      # predictions simulated (not remembered)
         # a single fault run through the steps: lamps at the start, steps alike, where it got to, steps done
         self.through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]] = {}
@@ -84,10 +85,9 @@ class Worlds:
         faults = self.anchor + c.faults if anchored else c.faults
         permanent = frozenset({"rotate_enclosure"}) if any(f.mode == "CouplingEnabled" for f in faults) \
             else frozenset()
-        return Scenario(iri=f"urn:diagkg:model-based:{id(c)}", number=0, id="model", label=c.label,
-                        system_iri=self.sk.iri, key=self.briefing.system, budget=10**6, observations="",
-                        diagnosis=None, description=None, categories=(), faulty=c.faulty, removed=self.removed,
-                        permanent=permanent, notes=(), faults=faults)
+        return hypothetical(faults, iri=f"urn:diagkg:model-based:{id(c)}", system_iri=self.sk.iri,
+                            key=self.briefing.system, label=c.label, faulty=c.faulty, removed=self.removed,
+                            permanent=permanent)
 
     def start(self, c: Candidate) -> tuple[Checkpoint, float] | None:
         """A world for ``c``, run through everything done so far, and how likely it gave what was
@@ -95,12 +95,11 @@ class Worlds:
         briefing = self.briefing
         scenario = self.scenario(c)
         if self.shadow is None:
-            self.shadow = Session(scenario, self.graph, budget=10**6)
-        self.shadow.scenario = scenario
+            self.shadow = Shadow(scenario, self.graph)
         chance = self.chance(c)
         likelihood = 1.0
         try:
-            obs, _ = self.shadow.reset(seed=briefing.seed)
+            obs = self.shadow.start(scenario, briefing.seed)
             if len(self.first_lamps) > 20_000:
                 self.first_lamps.clear()
             self.first_lamps[id(c)] = (c, self.anchor, obs["visible"])
@@ -185,19 +184,14 @@ class Worlds:
         out = self.predict(point, step)
         answer = (key_of(out), float(out["cost"]), self.shadow.end in SOLVED) if out is not None else (UNKNOWN, 0.0, False)
         if remember:
-            self.remember(c, point, step, coin, self.shadow.reset_reads, answer)
+            self.remember(c, point, step, coin, self.shadow.reads, answer)
         return answer
 
     def predict(self, point: Checkpoint, step: Action | Hypothesis) -> Outcome | None:
         """The report of ``step`` taken at ``point`` (simulated; None when the world cannot take it)."""
         assert self.shadow is not None
         self.predictions += 1
-        self.shadow.rollback(point)
-        try:
-            out, *_ = self.shadow.step(step)
-        except (SessionError, SimulationError):
-            return None
-        return out
+        return self.shadow.trial(point, step)
 
     def memo_key(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None) -> tuple[Any, ...]:
         """What a world's own prediction of ``step`` is remembered by (its faults, anchor
@@ -209,7 +203,7 @@ class Worlds:
                    coin: Coin | None) -> Prediction | None:
         """A world's own prediction of ``step``, if it was made: in the same world and state,
         with the same parts repaired among those the step's end depended on (the session's
-        ``reset_reads``: a repair that changed nothing in this world leaves its predictions
+        ``reads``: a repair that changed nothing in this world leaves its predictions
         standing)."""
         known = self.memo.get(self.memo_key(c, point, step, coin))
         return None if known is None else known[1].get(point.repaired & known[0])
@@ -232,9 +226,8 @@ class Worlds:
         assert self.shadow is not None
         known = self.through.get(id(c))
         if known is None:
-            self.shadow.scenario = self.scenario(c)
             try:
-                obs, _ = self.shadow.reset(seed=self.briefing.seed)
+                obs = self.shadow.start(self.scenario(c), self.briefing.seed)
             except (SessionError, SimulationError):
                 self.through[id(c)] = known = ({}, frozenset(), None, 0)
             else:
@@ -283,9 +276,8 @@ class Worlds:
         for c in sorted((c for c in singles if c.faulty <= targets and (len(targets) == 1 or c.faulty == targets)),
                         key=lambda c: -c.prior):
             assert self.shadow is not None
-            self.shadow.scenario = self.scenario(c, anchored=False)
             try:
-                self.shadow.reset(seed=self.briefing.seed)
+                self.shadow.start(self.scenario(c, anchored=False), self.briefing.seed)
                 self.shadow.step(step)
             except (SessionError, SimulationError):
                 continue

@@ -100,17 +100,21 @@ def still_broken(session: Workbench, state: CircuitState) -> set[str]:
 
 def apply_template(session: Workbench, template: str, args: dict[str, Any]) -> None:
     """Run an effect's template on the state graph. The same effect on the same state always
-    writes the same state (the template reads only the system and the state graph), so the
-    state it led to is remembered and set again directly the next time."""
+    writes the same state (the template reads only the system and the state graph), so a
+    session that remembers (a what-if shadow: :class:`~diagkg.env.roles.Recall`) keeps the state
+    it led to and sets it again directly the next time."""
+    recall = session.recall
+    if recall is None:             # a real session: each effect is applied once
+        session.sync()
+        session.store.update(template, **args)
+        return
     key = (session.state_key(), template,
            tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in args.items())))
-    after = session.effect_cache.get(key)
+    after = recall.effects.get(key)
     if after is None:
         session.sync()
         session.store.update(template, **args)
-        if len(session.effect_cache) > 20_000:
-            session.effect_cache.clear()
-        session.effect_cache[key] = session.state_key()
+        recall.effects.put(key, session.state_key())
     else:
         session.set_state(after)
 

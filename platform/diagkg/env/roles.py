@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyoxigraph as ox
 
+from ..kg.memo import Memo
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
     from ..sim.circuit import CircuitState, Skeleton
@@ -53,9 +55,8 @@ class Workbench(Protocol):
     afford_cache: dict[tuple[frozenset[ox.Quad], str, str], bool]
     affording_cache: dict[tuple[frozenset[ox.Quad], str, str], frozenset[str]]
     physical_keys: dict[int, tuple[frozenset[ox.Quad], frozenset[ox.Quad]]]
-    effect_cache: dict[tuple[Any, ...], frozenset[ox.Quad]]
-    trial_cache: dict[tuple[Any, ...], CircuitState]
-    access_steps_cache: dict[tuple[Any, ...], tuple[tuple[str, tuple[str, ...], float], ...]]
+    # what a session that tries steps again and again remembers (a what-if shadow: None otherwise)
+    recall: Recall | None
 
     def state_key(self) -> frozenset[ox.Quad]: ...
 
@@ -72,4 +73,25 @@ class Workbench(Protocol):
     def parts(self) -> dict[str, str]: ...
 
 
-__all__ = ["Workbench"]
+class Recall:
+    """What a session that tries the same steps again and again remembers (a what-if shadow,
+    :class:`~diagkg.env.worlds.Shadow`): the state an effect led to, a hypothesis's trial repair,
+    the access a repair needs, the state a reset keeps, each keyed by the state it started from
+    (derived data: bounded :class:`~diagkg.kg.memo.Memo` instances). A real session, stepped once a
+    round, has none (``Workbench.recall`` is None) and works each out afresh.
+
+    :attr:`reads` are the parts whose being repaired (or not) the last step's resulting state
+    depended on: those the step left differing from the fault snapshot before the reset. A step
+    ends the same way for every set of repaired parts with the same ones among these (a model of
+    the system remembers predictions by it)."""
+
+    def __init__(self) -> None:
+        self.effects: Memo[frozenset[ox.Quad]] = Memo("shadow effects", 20_000)
+        self.trials: Memo[CircuitState] = Memo("shadow trial repairs", 20_000)
+        self.access_steps: Memo[tuple[tuple[str, tuple[str, ...], float], ...]] = Memo("shadow access steps", 5_000)
+        self.resets: Memo[tuple[frozenset[ox.Quad], frozenset[str]]] = Memo("shadow resets", 20_000)
+        self.snapshots: Memo[tuple[tuple[ox.Quad, ...], frozenset[ox.Quad]]] = Memo("shadow snapshots", 1_000)
+        self.reads: frozenset[str] = frozenset()
+
+
+__all__ = ["Recall", "Workbench"]

@@ -49,6 +49,7 @@ from . import access, effects, verification
 from .actions import Action, Hypothesis, action_catalogue
 from .observations import OBSERVERS, describe_visible
 from .outcomes import End, Kind, Outcome, Refusal, Verdict
+from .roles import Recall
 from .scenarios import Scenario, configure, inject, restore, state_quads
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,6 +103,10 @@ class Checkpoint:
 class Session:
     """One diagnostic session: the saboteur's faults, the service agent, the budget."""
 
+    # what a session that tries the same steps again and again remembers: a what-if shadow
+    # (:class:`~diagkg.env.worlds.Shadow`) has one; a real session works each step out afresh
+    recall: Recall | None = None
+
     def __init__(self, scenario: Scenario, store: KnowledgeStore, session_id: str | None = None,
                  tools: Iterable[str] = ("multimeter",), budget: int | None = None,
                  notify: Callable[[str], None] | None = None):
@@ -130,13 +135,6 @@ class Session:
         self.afford_cache: dict[tuple[frozenset[ox.Quad], str, str], bool] = {}
         self.affording_cache: dict[tuple[frozenset[ox.Quad], str, str], frozenset[str]] = {}
         self.physical_keys: dict[int, tuple[frozenset[ox.Quad], frozenset[ox.Quad]]] = {}
-        self.effect_cache: dict[tuple[Any, ...], frozenset[ox.Quad]] = {}   # see effects.apply_template
-        self.trial_cache: dict[tuple[Any, ...], CircuitState] = {}           # see verification.repaired_state
-        # see verification.access_steps
-        self.access_steps_cache: dict[tuple[Any, ...], tuple[tuple[str, tuple[str, ...], float], ...]] = {}
-        # see _reset_to_snapshot: the state kept, and the parts it depended on being repaired or not
-        self.reset_cache: dict[tuple[Any, ...], tuple[frozenset[ox.Quad], frozenset[str]]] = {}
-        self._snapshot_sets: dict[int, tuple[tuple[ox.Quad, ...], frozenset[ox.Quad]]] = {}
         self._state_key: frozenset[ox.Quad] = frozenset()   # the state graph's content as last read/written
         self._key_generation = -1
         # a session that rolls back (a model's shadow) sets its state graph lazily: the state it
@@ -159,11 +157,6 @@ class Session:
         self._snapshot: tuple[ox.Quad, ...] = ()
         self._snapshot_set: frozenset[ox.Quad] | None = None
         self.short_count = 0
-        # the parts whose being repaired (or not) the last step's resulting state depended on:
-        # those the step left differing from the fault snapshot before the reset (see
-        # _reset_to_snapshot). A step ends the same way for every set of repaired parts that
-        # has the same ones among these (a model of the system remembers predictions by it).
-        self.reset_reads: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------
     # Gymnasium-style API
@@ -218,7 +211,8 @@ class Session:
             self.history.append(outcome)
             return outcome, 0.0, True, False, self._info()
         self.round += 1
-        self.reset_reads = frozenset()
+        if self.recall is not None:
+            self.recall.reads = frozenset()
         if isinstance(act, Hypothesis):
             outcome = verification.verify(self, act)
             effects.keep_damage(self, self.simulate())   # a part repaired into an over-current is damaged again
@@ -252,11 +246,12 @@ class Session:
         self._lazy = True
         self.set_state(point.state)
         self._snapshot = point.snapshot          # a tuple, never changed in place
-        known = self._snapshot_sets.get(id(point.snapshot))
+        recall = self.recall
+        known = recall.snapshots.get(id(point.snapshot)) if recall is not None else None
         if known is None or known[0] is not point.snapshot:
-            if len(self._snapshot_sets) > 1_000:
-                self._snapshot_sets.clear()
-            known = self._snapshot_sets[id(point.snapshot)] = (point.snapshot, frozenset(point.snapshot))
+            known = (point.snapshot, frozenset(point.snapshot))
+            if recall is not None:
+                recall.snapshots.put(id(point.snapshot), known)
         self._snapshot_set = known[1]
         self.rng.setstate(point.rng)
         self.round, self.total_cost, self.end = point.round, point.total_cost, point.end
@@ -393,14 +388,16 @@ class Session:
     def _reset_to_snapshot(self) -> None:
         """Back to the fault snapshot, keeping the current state of repaired parts. What it
         keeps depends only on the state graph's content, the snapshot and the repaired parts,
-        so it is remembered by them and the state graph is set to it (not written when it
-        already holds it). It depends on the repaired parts only through those whose current
-        state differs from the snapshot (:attr:`reset_reads`)."""
+        so a session that remembers (a what-if shadow) keeps it by them; the state graph is set
+        to it (not written when it already holds it). It depends on the repaired parts only
+        through those whose current state differs from the snapshot (the shadow's
+        :attr:`~diagkg.env.roles.Recall.reads`)."""
         if self._snapshot_set is None:
             self._snapshot_set = frozenset(self._snapshot)
         current = self.state_key()
+        recall = self.recall
         key = (current, self._snapshot_set, frozenset(self.repaired))
-        known = self.reset_cache.get(key)
+        known = recall.resets.get(key) if recall is not None else None
         if known is None:
             owners_now = self._owners(current)
             owners_then = self._owners(self._snapshot)
@@ -411,10 +408,11 @@ class Session:
                                 or q.predicate in self.damage_predicates])
             differ = {p for q in current - self._snapshot_set for p in owners_now.get(q, ())} | \
                      {p for q in self._snapshot_set - current for p in owners_then.get(q, ())}
-            if len(self.reset_cache) > 20_000:
-                self.reset_cache.clear()
-            known = self.reset_cache[key] = (kept, frozenset(differ))
-        self.reset_reads = known[1]
+            known = (kept, frozenset(differ))
+            if recall is not None:
+                recall.resets.put(key, known)
+        if recall is not None:
+            recall.reads = known[1]
         self.set_state(known[0])
 
     def _owners(self, quads: Iterable[ox.Quad]) -> dict[ox.Quad, frozenset[str]]:

@@ -137,8 +137,9 @@ def access_steps(session: Workbench, part: str) -> list[tuple[str, tuple[str, ..
     out on the state and set back (nothing of it is kept), remembered per physical state."""
     if part not in session.sk.components or access.affords(session, part, "Reachable"):
         return []
+    recall = session.recall
     key = (access.physical_key(session), part)
-    known = session.access_steps_cache.get(key)
+    known = recall.access_steps.get(key) if recall is not None else None
     if known is None:
         before = session.state_key()
         probe = Outcome(session.round, Kind.HYPOTHESIS, "", False, "", 0.0)
@@ -146,9 +147,9 @@ def access_steps(session: Workbench, part: str) -> list[tuple[str, tuple[str, ..
             effects.gain_access(session, part, "Reachable", probe)
         finally:
             session.set_state(before)
-        if len(session.access_steps_cache) > 5_000:
-            session.access_steps_cache.clear()
-        known = session.access_steps_cache[key] = tuple(probe.executed)
+        known = tuple(probe.executed)
+        if recall is not None:
+            recall.access_steps.put(key, known)
     return list(known)
 
 
@@ -186,8 +187,9 @@ def repaired_state(session: Workbench, parts: Iterable[str]) -> CircuitState:
     The templates read only the system and the state graph: the same parts repaired in the same
     state give the same state, which is remembered (and each repair on the way, as an effect)."""
     parts = tuple(parts)
+    recall = session.recall
     key = (session.state_key(), parts)
-    known = session.trial_cache.get(key)
+    known = recall.trials.get(key) if recall is not None else None
     if known is None:
         state = session.state()
         broken = still_broken(session, state)
@@ -195,9 +197,8 @@ def repaired_state(session: Workbench, parts: Iterable[str]) -> CircuitState:
         # repair template deletes only what still_broken reads, so it would write nothing
         writing = tuple(p for p in parts if p not in session.sk.components or p in broken)
         known = _tried(session, writing) if writing else state
-        if len(session.trial_cache) > 20_000:
-            session.trial_cache.clear()
-        session.trial_cache[key] = known
+        if recall is not None:
+            recall.trials.put(key, known)
     return known
 
 

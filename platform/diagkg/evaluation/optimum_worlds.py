@@ -2,7 +2,7 @@
 
 A *world* is one scenario standing in one state: the circuit state graph's
 content, the parts repaired for good and the shorts made so far. Each scenario
-has a shadow :class:`~diagkg.env.service.Session` of its own (the real session
+has a what-if :class:`~diagkg.env.worlds.Shadow` of its own (the real session
 machinery: observations, automatic access, verdicts and costs are exactly what a
 real session gives); a move is tried in a world by rolling the shadow back to the
 world and stepping it, and what it gives is remembered by (world, way, move).
@@ -34,6 +34,7 @@ from ..env.observations import describe_visible
 from ..env.scenarios import Scenario
 from ..env.service import Checkpoint, Session
 from ..env.verification import injected_parts
+from ..env.worlds import Shadow
 from ..errors import ActionError, SessionError, SimulationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -113,7 +114,7 @@ class Worlds:
         self._first_moves: dict[int, int] = {}
         self.steps_taken = 0
         for scenario in self.scenarios:
-            session = Session(scenario, store, budget=10**6)
+            session = Shadow(scenario, store)
             session.reset(seed=seed)
             self.sessions.append(session)
             self.roots.append(session.checkpoint())

@@ -25,6 +25,7 @@ from ..env.actions import Action, action_catalogue
 from ..env.effects import still_broken
 from ..env.scenarios import RepairStep, Scenario
 from ..env.service import Checkpoint, Session, simulator_for
+from ..env.worlds import UNBOUNDED, Shadow
 from ..errors import SessionError, SimulationError
 from ..kg.vocab import DK
 from .catalogue import Placement, local
@@ -95,7 +96,7 @@ class Bench:
         self.ns = self.sk.iri[: max(self.sk.iri.rfind("/"), self.sk.iri.rfind("#")) + 1]
         self.lamps = tuple(sorted(cid for cid, c in self.sk.components.items() if c.type_iri in LIGHTS))
         self.labels = {r["id"]: r["label"] or r["id"] for r in self.sk.parts}
-        self.session = Session(self.scenario(Placement((), 1.0, frozenset())), store, budget=10**6)
+        self.session: Session = Shadow(self.scenario(Placement((), 1.0, frozenset())), store)
         self.catalogue = action_catalogue(self.session.store)
         self.interventions = frozenset(r["id"] for r in self.session.store.select("intervention-actions"))
         self.session.reset(seed=0)
@@ -103,7 +104,7 @@ class Bench:
         self.nominal_signature = signature(self.nominal)
         self.nominal_look = tuple((cid, appearance([self.nominal], cid)) for cid in self.lamps)
 
-    def scenario(self, placement: Placement, permanent: frozenset[str] = frozenset(), budget: int = 10**6) -> Scenario:
+    def scenario(self, placement: Placement, permanent: frozenset[str] = frozenset(), budget: int = UNBOUNDED) -> Scenario:
         """A hypothetical scenario injecting ``placement``'s faults (no configuration change)."""
         return Scenario(iri=f"urn:diagkg:generation:{placement.key}", number=0, id="generated", label=placement.key,
                         system_iri=self.sk.iri, key=self.key, budget=budget, observations="", diagnosis=None,

@@ -51,10 +51,11 @@ import pyoxigraph as ox
 from ..env.actions import Action
 from ..env.scenarios import Fault, Scenario
 from ..env.service import Checkpoint, Session
+from ..env.worlds import Shadow, fault_modes, hypothetical, opening_key
 from ..errors import SessionError, SimulationError
 from ..kg import graphs
 from ..kg.memo import Memo
-from ..kg.vocab import DK, DK_NS
+from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
     from .trajectory import SessionRecord
@@ -146,67 +147,40 @@ class Ledger:
 
 
 # ---------------------------------------------------------------------------
-# catalogue data (per version of the ontology)
+# catalogue data (the what-if service's fault catalogue; the interventions per version of the ontology)
 # ---------------------------------------------------------------------------
-_MODES: dict[str, dict[str, dict[str, Any]]] = {}
-_INTERVENTIONS: dict[str, frozenset[str]] = {}
-
-
-def fault_modes(session: Session) -> dict[str, dict[str, Any]]:
-    key = session.store.version_of(graphs.ONTOLOGY)
-    if key not in _MODES:
-        modes: dict[str, dict[str, Any]] = {}
-        for r in session.store.select("fault-modes"):
-            m = modes.setdefault(r["mode"], {"label": r["label"], "kind": r["targetKind"], "template": r["template"],
-                                             "types": set(), "parameters": set(), "default": r["default"]})
-            m["types"].add(r["appliesTo"][len(DK_NS):])
-            if r["parameter"]:
-                m["parameters"].add(r["parameter"])
-        _MODES[key] = modes
-    return _MODES[key]
+_INTERVENTIONS: Memo[frozenset[str]] = Memo("ledger interventions", 16)
 
 
 def interventions(session: Session) -> frozenset[str]:
     """The ids of the actions that mend the system (``dk:isIntervention``)."""
-    key = session.store.version_of(graphs.ONTOLOGY)
-    if key not in _INTERVENTIONS:
-        _INTERVENTIONS[key] = frozenset(r["id"] for r in session.store.select("intervention-actions"))
-    return _INTERVENTIONS[key]
+    return _INTERVENTIONS.get_or(session.store.version_of(graphs.ONTOLOGY), lambda: frozenset(
+        r["id"] for r in session.store.select("intervention-actions")))
 
 
 # ---------------------------------------------------------------------------
 # worlds
 # ---------------------------------------------------------------------------
-def _fault(session: Session, mode: str, m: dict[str, Any], target: str, other: str | None = None) -> Fault:
-    default = float(m["default"]) if m["default"] is not None else None
-    probability = default if "probability" in m["parameters"] else None
-    return Fault(mode=mode.rsplit("#", 1)[-1], label=m["label"], template=m["template"], target=session.ns + target,
-                 other=session.ns + other if other else None,
-                 value=default if probability is None else None, probability=probability)
-
-
 def part_faults(session: Session, part: str) -> list[tuple[Fault, ...]]:
     """The catalogue's fault modes that can make ``part`` faulty, one world each."""
-    sk = session.sk
+    sk, ns = session.sk, session.ns
     out: list[tuple[Fault, ...]] = []
     comp = sk.components.get(part)
-    for mode, m in sorted(fault_modes(session).items()):
-        if "other" in m["parameters"] and "value" in m["parameters"]:
-            continue                 # a short to some other node: not a fault of this part alone
-        if ("value" in m["parameters"] or "probability" in m["parameters"]) and m["default"] is None:
-            continue                 # a degradation of unknown size
-        if m["kind"] == "component" and comp is not None and comp.type in m["types"]:
-            out.append((_fault(session, mode, m, part),))
-        elif m["kind"] == "port" and comp is not None and comp.type in m["types"]:
+    for m in fault_modes(session.store).values():
+        if not m.enumerable:
+            continue                 # a short to some other node, a degradation of unknown size
+        if m.kind == "component" and comp is not None and comp.type in m.types:
+            out.append((m.fault(ns, part),))
+        elif m.kind == "port" and comp is not None and comp.type in m.types:
             ports = sorted(comp.ports)
-            if "other" not in m["parameters"]:
-                out.extend((_fault(session, mode, m, f"{part}.{p}"),) for p in ports)
+            if "other" not in m.parameters:
+                out.extend((m.fault(ns, f"{part}.{p}"),) for p in ports)
             elif comp.type != "Cable" and len(ports) == 2:      # its own two ends swapped
-                out.append((_fault(session, mode, m, f"{part}.{ports[0]}", f"{part}.{ports[1]}"),))
-        elif m["kind"] == "coupling":
+                out.append((m.fault(ns, f"{part}.{ports[0]}", f"{part}.{ports[1]}"),))
+        elif m.kind == "coupling":
             for cp in sk.couplings:
                 if part == cp.id or part in {element for element, _ in cp.blocked_when}:
-                    out.append((_fault(session, mode, m, cp.id),))
+                    out.append((m.fault(ns, cp.id),))
     return out
 
 
@@ -243,13 +217,14 @@ class _Replay:
 
 
 class _Worlds:
-    """One shadow session that plays the real session's actions in hypothetical worlds."""
+    """The real session's actions played in hypothetical worlds, on one what-if shadow
+    (:class:`~diagkg.env.worlds.Shadow`)."""
 
     def __init__(self, session: Session, steps: list[tuple[int, Action | None]], seed: int,
                  visible: str, reports: list[str]):
         self.session, self.steps, self.seed = session, steps, seed
         self.visible, self.reports = visible, reports      # what the real session showed
-        self.shadow: Session | None = None
+        self.shadow: Shadow | None = None
         self.replays: dict[tuple[Fault, ...], _Replay] = {}
         self._healthy: tuple[_Replay, list[Any]] | None = None       # the healthy world, and how far it was played
         self.step_index = {n: k for k, (n, _) in enumerate(steps)}
@@ -259,20 +234,15 @@ class _Worlds:
                                 if a in catalogue and catalogue[a].target_kind == "enclosure")
 
     def scenario(self, faults: tuple[Fault, ...]) -> Scenario:
-        real = self.session.scenario
-        permanent = real.permanent | (self.movers if any(f.template == "fault-enable-coupling" for f in faults)
-                                      else frozenset())
-        return dataclasses.replace(real, iri=f"urn:diagkg:ledger:{abs(hash(faults))}", faults=faults,
-                                   faulty=frozenset(), repair=(), permanent=permanent, budget=10**6)
+        coupling = any(f.template == "fault-enable-coupling" for f in faults)
+        return hypothetical(faults, iri=f"urn:diagkg:ledger:{abs(hash(faults))}", base=self.session.scenario,
+                            permanent=self.movers if coupling else ())
 
     def _opening(self, faults: tuple[Fault, ...]) -> tuple[Any, ...]:
-        """What a world's reports depend on besides the actions: the system and
-        ontology versions, the configuration, the faults, and the seed when a
-        fault acts at random."""
+        """What a world's reports depend on besides the actions (:func:`~diagkg.env.worlds.opening_key`
+        of the real session's configuration with ``faults``)."""
         real = self.session
-        return (real.store.version_of(real.system_graph), real.store.version_of(graphs.ONTOLOGY),
-                real.scenario.removed, real.scenario.permanent, faults,
-                self.seed if any(f.probability is not None for f in faults) else None)
+        return opening_key(real.store, dataclasses.replace(real.scenario, faults=faults), self.seed)
 
     def replay(self, faults: tuple[Fault, ...], simulate: bool = False) -> _Replay:
         """The world of ``faults`` through the real session's actions, only until
@@ -290,16 +260,13 @@ class _Worlds:
                 result = self.replays[faults] = remembered
                 return result
         scenario = self.scenario(faults)
-        if self.shadow is None:
-            self.shadow = Session(scenario, self.session.source, budget=10**6)
-        shadow = self.shadow
-        shadow.scenario = scenario
+        shadow = self.shade(scenario)
         keys: list[str] = []
         points: dict[int, Checkpoint] = {}
         visible = "?"
         prefix: tuple[str, ...] = ()
         try:
-            obs, _ = shadow.reset(seed=self.seed)
+            obs = shadow.start(scenario, self.seed)
             visible = _OPENINGS.put(opening, obs["visible"])
             agrees = visible == self.visible
             for n, step in self.steps:
@@ -348,15 +315,12 @@ class _Worlds:
         session's steps (it is compared only while some hypothesis's world agrees)."""
         state = self._healthy
         if state is None:
-            if self.shadow is None:
-                self.shadow = Session(self.scenario(()), self.session.source, budget=10**6)
-            self.shadow.scenario = self.scenario(())
+            shadow = self.shade(self.scenario(()))
             try:
-                obs, _ = self.shadow.reset(seed=self.seed)
-                visible = obs["visible"]
+                visible = shadow.start(self.scenario(()), self.seed)["visible"]
             except (SessionError, SimulationError):
                 visible = "?"
-            state = self._healthy = (_Replay(visible, [], {}), [0, self.shadow.checkpoint()])
+            state = self._healthy = (_Replay(visible, [], {}), [0, shadow.checkpoint()])
         replay, progress = state
         position, point = progress
         if position > upto or position >= len(self.steps):
@@ -401,12 +365,16 @@ class _Worlds:
             point = self.replay(faults, simulate=True).points.get(round_)
         if point is None or self.shadow is None:
             return "?"
-        self.shadow.rollback(point)
-        try:
-            out, *_ = self.shadow.step(action)
-        except (SessionError, SimulationError):
+        out = self.shadow.trial(point, action)
+        if out is None:
             return "?"
         return _PROBES.put(memo, report_key(out, self.shadow.end == "success_no_hypothesis"))
+
+    def shade(self, scenario: Scenario) -> Shadow:
+        """The what-if shadow these worlds are played on (made on first need)."""
+        if self.shadow is None:
+            self.shadow = Shadow(scenario, self.session.source)
+        return self.shadow
 
 
 def _probes(session: Session, suspects: frozenset[str]) -> list[Action]:

@@ -1,0 +1,103 @@
+"""The what-if service (diagkg.env.worlds): the fault catalogue it reads matches what it
+understands, a shadow answers as a real session would, and a real session keeps nothing only
+shadows need."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagkg.env import worlds
+from diagkg.env.actions import Action, Hypothesis
+from diagkg.env.service import Session
+from diagkg.env.workspace import resolve_scenario
+from diagkg.kg.queries import library
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs import ledger
+
+from ..support.stores import shipped_store
+from ..support.torch import torch_memory_store
+
+
+@pytest.fixture(scope="module")
+def torch_store(tmp_path_factory) -> KnowledgeStore:
+    return torch_memory_store(tmp_path_factory.mktemp("worlds"))
+
+
+# the registry covers the catalogue (as the observers' does, tests/env/test_typed_session.py)
+def test_every_fault_mode_of_the_catalogue_is_one_the_service_understands():
+    modes = worlds.fault_modes(shipped_store())
+    assert len(modes) >= 8
+    kinds = {m.kind for m in modes.values()}
+    parameters = set().union(*(m.parameters for m in modes.values()))
+    assert kinds - worlds.TARGET_KINDS == set(), "a fault mode targets something no world can inject"
+    assert worlds.TARGET_KINDS - kinds == set(), "the service handles a kind of target the catalogue never uses"
+    assert parameters - worlds.PARAMETERS == set()
+    assert worlds.PARAMETERS - parameters == set()
+    names = library().names()
+    for m in modes.values():
+        assert m.template in names, f"{m.name}: no update template {m.template}"
+        assert library().get(m.template).is_update
+        assert m.types and m.prior > 0
+    # read once per version of the ontology
+    assert worlds.fault_modes(shipped_store()) is modes
+
+
+def test_a_fault_mode_turns_a_target_into_the_fault_the_catalogue_describes():
+    modes = worlds.fault_modes(shipped_store())
+    depleted = next(m for m in modes.values() if m.name == "DepletedBattery")
+    fault = depleted.fault("https://example.org/x/", "bat")
+    assert (fault.mode, fault.target, fault.value, fault.probability) == (
+        "DepletedBattery", "https://example.org/x/bat", depleted.default, None)
+    loose = next(m for m in modes.values() if m.chance)
+    assert loose.fault("urn:x:", "lead.n").probability == loose.default
+    assert not any(m.enumerable for m in modes.values() if m.to_any_node)
+
+
+def _single_faults(session: Session) -> list[tuple]:
+    return [faults for part in sorted(session.sk.components) for faults in ledger.part_faults(session, part)]
+
+
+def test_a_shadow_answers_every_step_as_a_real_session_on_the_same_faults(torch_store):
+    """On the torch (written in the tests): every single fault of the catalogue on every part,
+    every one-target test and repair, tried on one shadow rolled back between tries, reports
+    exactly what a fresh real session with those faults reports."""
+    real = resolve_scenario(torch_store, "TORCH.1")
+    with Session(real, torch_store) as probe:
+        probe.reset(seed=0)
+        fault_sets = _single_faults(probe)
+        steps: list[Action | Hypothesis] = [
+            Action(spec.id, (cid,)) for cid in sorted(probe.sk.components)
+            for spec in sorted(probe.catalogue.values(), key=lambda s: s.id)
+            if spec.target_count == 1 and not spec.parameter and spec.target_kind in ("component", "any")]
+        steps.append(Hypothesis({"bat"}))
+    assert len(fault_sets) > 8 and len(steps) > 10
+    compared = 0
+    first = worlds.hypothetical(fault_sets[0], iri="urn:test:0", base=real)
+    with worlds.Shadow(first, torch_store) as shadow:
+        assert shadow.recall is not None and shadow.budget == worlds.UNBOUNDED
+        for n, faults in enumerate(fault_sets[:8]):
+            scenario = worlds.hypothetical(faults, iri=f"urn:test:{n}", base=real)
+            assert scenario.faulty == frozenset() and scenario.repair == () and scenario.removed == real.removed
+            shadow.start(scenario, 0)
+            point = shadow.checkpoint()
+            for step in steps[::3]:
+                got = shadow.trial(point, step)
+                with Session(scenario, torch_store, budget=10) as fresh:
+                    fresh.reset(seed=0)
+                    try:
+                        want, *_ = fresh.step(step)
+                    except Exception:        # noqa: BLE001 - a step the real session refuses
+                        want = None
+                assert (got.to_dict() if got else None) == (want.to_dict() if want else None), (faults, step)
+                assert shadow.end == fresh.end
+                compared += 1
+    assert compared > 30
+
+
+def test_a_real_session_keeps_nothing_only_shadows_need(torch_store):
+    with Session(resolve_scenario(torch_store, "TORCH.1"), torch_store) as session:
+        session.reset(seed=0)
+        session.step(Action("replace_component", ("bat",)))
+        assert session.recall is None
+        for name in ("trial_cache", "reset_cache", "effect_cache", "access_steps_cache", "reset_reads"):
+            assert not hasattr(session, name), name
