@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from diagkg.agents import registry
-from diagkg.agents.registry import API1_FIELDS, API_VERSION, Api1Shim, BaseAssistant, Briefing
+from diagkg.agents.registry import API1_FIELDS, API_VERSION, Api1Shim, Api2Shim, BaseAssistant, Briefing
 from diagkg.cli import check_assistant as cli
 from diagkg.env.actions import Action, Hypothesis
 from diagkg.errors import AssistantError, UnknownTermError
@@ -108,7 +108,19 @@ class Old(BaseAssistant):
         return None
 
 
-ADVERSARIES = (Stringly, Strict, Endless, Meddler, Future, Old)
+class Second(Old):
+    """Written for version 2: told plain JSON outcomes (through the shim), keys of a later diagkg included."""
+
+    name = "conf-second"
+    api_version = 2
+    seen: list[dict[str, Any]] = []
+
+    def record(self, outcome: dict[str, Any]) -> None:
+        BaseAssistant.record(self, outcome)  # type: ignore[arg-type]
+        Second.seen.append(outcome)
+
+
+ADVERSARIES = (Stringly, Strict, Endless, Meddler, Future, Old, Second)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -193,6 +205,16 @@ def test_a_version_1_plugin_runs_a_session_through_the_shim() -> None:
     assert [o["verdict"] for o in Old.seen] == ["wrong", "partial", "correct"]   # overbroad told as wrong
     assert all(set(o) <= set(API1_FIELDS) for o in Old.seen)                 # no refusal, no healthy
     assert result.record is not None and result.record.assistant == "conf-old"
+
+
+def test_a_version_2_plugin_is_checked_through_its_shim_and_told_json() -> None:
+    assert isinstance(registry.create("conf-second"), Api2Shim)
+    Second.seen.clear()
+    report = check_assistant("conf-second")
+    assert report.passed, "\n".join(map(str, report.failures))
+    assert report.api_version == 2 and "shim for version 2" in report.of("api-version")[0].reason
+    assert Second.seen and all(type(o) is dict for o in Second.seen)
+    assert any({"x_later_field", "x_note"} <= set(o) for o in Second.seen)     # the unknown-keys probe, as JSON
 
 
 def test_the_shim_tells_a_refusal_by_its_message() -> None:

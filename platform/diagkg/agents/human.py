@@ -6,6 +6,7 @@ import sys
 from typing import Any, TextIO
 
 from ..env.actions import Action, Hypothesis
+from ..env.outcomes import Outcome
 from ..errors import AssistantError
 from .registry import BaseAssistant, Briefing
 
@@ -47,7 +48,7 @@ class Human(BaseAssistant):
         self._say(f"System: {briefing.system}\n{briefing.description}\n")
         self._say(f"Reported: {briefing.symptoms}\nYou see: {briefing.visible}\nBudget: {briefing.budget} rounds\n")
 
-    def record(self, outcome: dict[str, Any]) -> None:
+    def record(self, outcome: Outcome) -> None:
         super().record(outcome)
         self._say(f"→ {outcome['message']} (cost {outcome['cost']:g} min)\n")
 

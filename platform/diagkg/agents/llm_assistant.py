@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
-from ..env.outcomes import Refusal
+from ..env.outcomes import Outcome, Refusal
 from ..errors import InputError
 from ..llm import prompting as prompts
 from ..llm.client import LLMClient, image_part
@@ -167,7 +167,7 @@ class LLMAssistant(BaseAssistant):
                                             visible=briefing.visible, tool=TOOL)
         self.spent = 0.0
 
-    def record(self, outcome: dict[str, Any]) -> None:
+    def record(self, outcome: Outcome) -> None:
         super().record(outcome)
         self.spent += float(outcome.get("cost") or 0.0)
 

@@ -38,7 +38,7 @@ from collections import Counter
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
-from ..env.outcomes import Refusal
+from ..env.outcomes import Outcome, Refusal
 from ..kg import graphs
 from ..llm import prompting as prompts
 from ..llm.records import CallRecord
@@ -125,7 +125,7 @@ class GroundedAssistant(BaseAssistant):
             visible=briefing.visible, tool=TOOL, free=self.steps, require_confirmed=self.require_confirmed,
             prefixes=sorted(f"{p}:" for p in self.prefixes))
 
-    def record(self, outcome: dict[str, Any]) -> None:
+    def record(self, outcome: Outcome) -> None:
         super().record(outcome)
         self.spent += float(outcome.get("cost") or 0.0)
         self.seen.extend(readings(outcome))

@@ -48,6 +48,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
+from ..env.outcomes import Outcome
 from ..env.service import Checkpoint
 from .candidates import PAIR_PRIOR, CandidateSpace, weighed
 from .combinations import Candidate
@@ -94,7 +95,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.space.begin()
 
     # -- the loop ------------------------------------------------------------
-    def record(self, outcome: dict[str, Any]) -> None:
+    def record(self, outcome: Outcome) -> None:
         super().record(outcome)
         step, self.pending = self.pending, None
         if step is None:
@@ -312,6 +313,10 @@ class ModelBasedAssistant(BaseAssistant):
             expected += left * costs[s]
             left -= weights[s] / total
         return expected, order[0]
+
+    def applied_config(self) -> dict[str, Any]:
+        """Every key of :class:`ModelBasedConfig` as applied, defaults included (what the trajectory records)."""
+        return dict(vars(self.settings))      # a frozen dataclass of plain values, one per key
 
 
 __all__ = ["PAIR_PRIOR", "Candidate", "ModelBasedAssistant", "ModelBasedConfig"]

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..env.outcomes import Refusal, TerminalState
+from ..env.outcomes import Outcome, Refusal, TerminalState
 from ..env.service import Action, Hypothesis, simulator_for
 from ..errors import AssistantError
 from ..llm.settings import CONFIG_KEYS as LLM_KEYS
@@ -315,7 +315,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
 
 
     # ------------------------------------------------------------------
-    def record(self, outcome: dict[str, Any]) -> None:
+    def record(self, outcome: Outcome) -> None:
         super().record(outcome)
         if outcome["kind"] == "hypothesis":
             named = set(outcome.get("data", {}).get("candidates", [])) or set(getattr(self.last, "components", ()))
@@ -388,7 +388,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                     return
         self._replan()
 
-    def _verdict(self, test: Test, outcome: dict[str, Any]) -> bool | None:
+    def _verdict(self, test: Test, outcome: Outcome) -> bool | None:
         """True if the outcome shows an anomaly, False if it looks nominal, None if it says nothing."""
         data = outcome.get("data") or {}
         d = data.get(test.component)

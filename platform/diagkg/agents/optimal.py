@@ -25,6 +25,7 @@ from typing import Any, Mapping
 import pyoxigraph as ox
 
 from ..env.actions import Action, Hypothesis
+from ..env.outcomes import Outcome
 from ..errors import AssistantError
 from .registry import BaseAssistant, Briefing
 
@@ -132,7 +133,7 @@ class OptimalAssistant(BaseAssistant):
                 return Hypothesis(parts, "the likeliest diagnosis left (the report was not foreseen)")
         return None
 
-    def record(self, outcome: dict[str, Any]) -> None:
+    def record(self, outcome: Outcome) -> None:
         super().record(outcome)
         here = self.decisions.get(self.node) if self.node is not None else None
         self.node = here.branches.get(outcome_key(outcome)) if here is not None else None

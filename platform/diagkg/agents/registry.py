@@ -25,8 +25,9 @@ assistants of the allow-list (by default the oracle) are briefed with the answer
 
 The plug-in API carries a version, :data:`API_VERSION`. A plug-in states the
 version it was written for as the class attribute ``api_version``; one that
-states none was written for version 1, and :func:`adapt` wraps it in a shim
-(:class:`Api1Shim`) so that the runner always talks the current contract. A
+states none was written for version 1. :func:`adapt` wraps a plug-in written
+for an older version in a shim (:class:`Api2Shim`, :class:`Api1Shim`) so that
+the runner always talks the current contract. A
 plug-in stating a version newer than this diagkg speaks is refused
 (:class:`~diagkg.errors.AssistantError` naming both versions; exit 2 on the
 command line). ``diagkg check-assistant NAME`` runs any assistant through the
@@ -41,7 +42,14 @@ version  ``record(outcome)`` receives
 2        the outcome as :func:`diagkg.env.contract.outcome_json` gives it:
          also ``refusal`` (why an action was not carried out), ``healthy``,
          the verdicts ``overbroad`` and ``empty``, and any field added later
+3        the typed :class:`~diagkg.env.outcomes.Outcome` (``outcome.verdict``
+         is a :class:`~diagkg.env.outcomes.Verdict`); it also reads as the
+         mapping of version 2 (``outcome["verdict"]``, the string)
 =======  ====================================================================
+
+:meth:`BaseAssistant.applied_config` is the configuration as applied (defaults
+included, :data:`SECRET_KEYS` left out): what the trajectory records, and what
+a replay runs with.
 """
 
 from __future__ import annotations
@@ -49,9 +57,11 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from ..env.actions import Action, ActionType, Hypothesis
+from ..env.contract import outcome_json
+from ..env.outcomes import Outcome
 from ..errors import AssistantError, InputError, UnknownTermError
 from .trust import EXEC_PREFIX, Origin, Policy
 
@@ -64,12 +74,13 @@ if TYPE_CHECKING:  # pragma: no cover
 GROUP = "diagkg.assistants"
 
 # the plug-in API: what record() receives (see the module's documentation); a plug-in that states no
-# api_version was written for version 1 and runs through Api1Shim
-API_VERSION = 2
+# api_version was written for version 1 and runs through Api1Shim, one stating 2 through Api2Shim
+API_VERSION = 3
 FIRST_API_VERSION = 1
 API1_FIELDS = ("round", "kind", "intention", "success", "message", "cost", "verdict", "executed", "data")
 # the verdicts API 1 knew said what repairing the named parts did; overbroad and empty repair nothing
 API1_VERDICTS = {"correct": "correct", "partial": "partial", "wrong": "wrong", "overbroad": "wrong", "empty": "wrong"}
+SECRET_KEYS = frozenset({"api_key"})      # configuration never recorded in a trajectory
 
 
 @dataclass
@@ -112,7 +123,7 @@ class Assistant(Protocol):
 
     def suggest(self) -> Action | Hypothesis | None: ...
 
-    def record(self, outcome: dict[str, Any]) -> None: ...
+    def record(self, outcome: Outcome) -> None: ...
 
 
 class BaseAssistant:
@@ -139,17 +150,24 @@ class BaseAssistant:
                 + f"; it takes {', '.join(sorted(known or ())) or 'none'}")
         self.config = dict(config)
         self.briefing: Briefing | None = None
-        self.outcomes: list[dict[str, Any]] = []
+        self.outcomes: list[dict[str, Any]] = []     # what it was told, as plain data (outcome_json)
 
     def setup(self, briefing: Briefing) -> None:
         self.briefing = briefing
         self.outcomes = []
 
-    def record(self, outcome: dict[str, Any]) -> None:
-        self.outcomes.append(outcome)
+    def record(self, outcome: Outcome) -> None:
+        """Told a round's outcome (typed; it also reads as a mapping): kept in :attr:`outcomes` as plain data."""
+        self.outcomes.append(plain_outcome(outcome))
 
     def suggest(self) -> Action | Hypothesis | None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def applied_config(self) -> dict[str, Any]:
+        """The configuration as applied, what the trajectory records and a replay runs with: by default the
+        configuration it was given; an assistant whose keys have defaults gives them too. Never a secret
+        (:data:`SECRET_KEYS`)."""
+        return {k: v for k, v in (getattr(self, "config", {}) or {}).items() if k not in SECRET_KEYS}
 
     def ranked_candidates(self) -> list[frozenset[str]]:
         """The candidate diagnoses (sets of parts) it holds now, most likely
@@ -280,17 +298,19 @@ def declared_api_version(agent: Any) -> int | None:
 
 
 def api_version_of(agent: Any) -> int:
-    """The plug-in API version ``agent`` was written for (:data:`FIRST_API_VERSION` when it states none)."""
-    if isinstance(agent, Api1Shim):
-        return FIRST_API_VERSION
+    """The plug-in API version ``agent`` was written for (:data:`FIRST_API_VERSION` when it states none;
+    the wrapped plug-in's for a shim)."""
+    if isinstance(agent, ApiShim):
+        return agent.wraps_version
     version = declared_api_version(agent)
     return FIRST_API_VERSION if version is None else version
 
 
 def adapt(agent: Any) -> BaseAssistant:
     """``agent`` speaking the current API: as it is when written for :data:`API_VERSION`, wrapped in
-    :class:`Api1Shim` when written for version 1; a version this diagkg does not know is refused."""
-    if isinstance(agent, Api1Shim):
+    :class:`Api2Shim` or :class:`Api1Shim` when written for version 2 or 1; a version this diagkg does not
+    know is refused."""
+    if isinstance(agent, ApiShim):
         return agent
     version = api_version_of(agent)
     name = getattr(agent, "name", type(agent).__name__)
@@ -303,10 +323,18 @@ def adapt(agent: Any) -> BaseAssistant:
                              f"plug-in written for version {API_VERSION}")
     if version == FIRST_API_VERSION:
         return Api1Shim(agent)
+    if version == 2:
+        return Api2Shim(agent)
     return agent  # type: ignore[no-any-return]
 
 
-def api1_outcome(outcome: dict[str, Any]) -> dict[str, Any]:
+def plain_outcome(outcome: Outcome | Mapping[str, Any]) -> dict[str, Any]:
+    """An outcome as plain JSON data (:func:`~diagkg.env.contract.outcome_json`); a mapping (what a caller
+    of the version 2 API passed) as a new dict."""
+    return outcome_json(outcome) if isinstance(outcome, Outcome) else dict(outcome)
+
+
+def api1_outcome(outcome: Mapping[str, Any]) -> dict[str, Any]:
     """An outcome as plug-in API version 1 told it: its first fields only, the later verdicts as the one
     of version 1 that says the same of the system (nothing was repaired: ``wrong``). A refusal is told
     by ``success`` false and the message, as then."""
@@ -320,12 +348,13 @@ def api1_outcome(outcome: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class Api1Shim(BaseAssistant):
-    """A plug-in written for API version 1 behind the current contract: every call passes through, and
-    :meth:`record` gives it the outcome as version 1 told it (:func:`api1_outcome`). Its other
-    attributes (``instruction``, ``briefing``, ``outcomes``…) are read from the plug-in."""
+class ApiShim(BaseAssistant):
+    """A plug-in written for an older API version behind the current contract: every call passes through,
+    and :meth:`record` gives it the outcome as its version told it (:meth:`told`). Its other attributes
+    (``instruction``, ``briefing``, ``outcomes``…) are read from the plug-in."""
 
     api_version = API_VERSION
+    wraps_version = API_VERSION         # the version of the plug-in it wraps
 
     def __init__(self, inner: Any):     # no BaseAssistant.__init__: the plug-in holds its configuration
         self.inner = inner
@@ -339,14 +368,22 @@ class Api1Shim(BaseAssistant):
             raise AttributeError(attr)
         return getattr(self.inner, attr)
 
+    def told(self, outcome: Outcome) -> Any:  # pragma: no cover - each shim says
+        raise NotImplementedError
+
     def setup(self, briefing: Briefing) -> None:
         self.inner.setup(briefing)
 
     def suggest(self) -> Action | Hypothesis | None:
         return self.inner.suggest()  # type: ignore[no-any-return]
 
-    def record(self, outcome: dict[str, Any]) -> None:
-        self.inner.record(api1_outcome(outcome))
+    def record(self, outcome: Outcome) -> None:
+        self.inner.record(self.told(outcome))
+
+    def applied_config(self) -> dict[str, Any]:
+        applied = getattr(self.inner, "applied_config", None)
+        config = applied() if callable(applied) else self.config
+        return {k: v for k, v in dict(config).items() if k not in SECRET_KEYS}
 
     def ranked_candidates(self) -> list[frozenset[str]]:
         ranked = getattr(self.inner, "ranked_candidates", None)
@@ -356,3 +393,23 @@ class Api1Shim(BaseAssistant):
         closing = getattr(self.inner, "close", None)
         if closing is not None:
             closing(end)
+
+
+class Api2Shim(ApiShim):
+    """A plug-in written for API version 2: :meth:`record` gives it the outcome as plain JSON data
+    (:func:`diagkg.env.contract.outcome_json`), a new dict each time."""
+
+    wraps_version = 2
+
+    def told(self, outcome: Outcome) -> Any:
+        return plain_outcome(outcome)
+
+
+class Api1Shim(Api2Shim):
+    """A plug-in written for API version 1: :meth:`record` gives it the outcome as version 1 told it
+    (:func:`api1_outcome` of what version 2 is told)."""
+
+    wraps_version = FIRST_API_VERSION
+
+    def told(self, outcome: Outcome) -> Any:
+        return api1_outcome(super().told(outcome))

@@ -16,6 +16,7 @@ from ..kg.store import KnowledgeStore
 from .output import EXIT_OK, json_config, open_store, print_table, progress_bar, say, scenario_ref
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..runs.rounds import Round
     from ..runs.runner import RunResult
     from ..sim.simulator import Simulator
 
@@ -144,16 +145,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     config = json_config(args.config)
 
-    def show(entry: dict[str, Any]) -> None:
+    def show(entry: Round) -> None:
         if args.format != "text":
             return
-        executed = ", ".join(f"{e['action']} {' '.join(e['targets'])} ({e['cost']:g})" for e in entry["executed"])
-        verdict = f" [{entry['verdict']}]" if entry.get("verdict") else ""
-        print(f"round {entry['round']:2d}: {entry['intention']}{verdict}")
+        executed = ", ".join(f"{action} {' '.join(targets)} ({cost:g})" for action, targets, cost in entry.executed)
+        verdict = f" [{entry.verdict.value}]" if entry.verdict else ""
+        print(f"round {entry.number:2d}: {entry.intention}{verdict}")
         if executed:
             print(f"          executed: {executed}")
-        print(f"          outcome:  {entry['message']}")
-        print(f"          cost:     {entry['cost']:g} min")
+        print(f"          outcome:  {entry.message}")
+        print(f"          cost:     {entry.cost:g} min")
 
     if args.budget is not None and args.budget < 1:
         raise errors.InputError(f"--budget must be at least 1 round, got {args.budget}")
@@ -256,8 +257,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                      title="systems in the store")
         print(f"\nscenario {scenario.number} ({scenario.id}): {scenario.label}\nreported: {scenario.observations}\n")
         for name in ("neuro-symbolic", "oracle"):
-            def on_round(e: dict[str, Any], n: str = name) -> None:
-                print(f"  [{n}] round {e['round']}: {e['intention']} → {e['message']} ({e['cost']:g} min)")
+            def on_round(e: Round, n: str = name) -> None:
+                print(f"  [{n}] round {e.number}: {e.intention} → {e.message} ({e.cost:g} min)")
 
             result = run_session(scenario, name, seed=args.seed, store=store, notify=say, on_round=on_round)
             print(f"  [{name}] end: {result.end}, cost {result.cost:g} min, {result.rounds} rounds\n"

@@ -498,6 +498,7 @@ class DK:
     permanentRepair = Term(DK_NS + 'permanentRepair')  # object property: permanent repair
     physicallyWithin = Term(DK_NS + 'physicallyWithin')  # object property: physically within
     physicsVersion = Term(DK_NS + 'physicsVersion')  # datatype property: physics version
+    pluginApiVersion = Term(DK_NS + 'pluginApiVersion')  # datatype property: plug-in API version
     policyOf = Term(DK_NS + 'policyOf')  # object property: policy of
     portName = Term(DK_NS + 'portName')  # datatype property: port name
     portOf = Term(DK_NS + 'portOf')  # object property: port of

@@ -21,13 +21,14 @@ check                     what passes
 ``known-actions``         every action it names is in the catalogue
 ``known-targets``         every part, module or port it names is in the briefing
 ``suggest-time``          every suggestion within the time limit (:class:`Limits`)
-``record``                ``record(outcome)`` takes every outcome of its moves
+``record``                ``record(outcome)`` takes every outcome of its moves (typed, or as its
+                          plug-in API version told them: through the shim)
 ``ends-within-budget``    it gives up or solves within the budget (warning off the torch)
 ``briefing-unchanged``    the briefing is as it was given
 ``close``                 ``close(end)`` returns
 ``refused-action``        it goes on after an outcome whose action was refused
 ``verdict-…``             it goes on after a hypothesis judged wrong, overbroad, partial
-``unknown-keys``          it goes on when outcomes carry keys it does not know
+``unknown-keys``          it goes on when outcomes carry keys it does not know (a later diagkg's)
 ``empty-visible``         it suggests when nothing is visible from outside
 ========================  ===========================================================
 """
@@ -36,13 +37,14 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
 from ..agents import registry
 from ..agents.trust import EXEC_PREFIX, Origin, Policy
 from ..env import contract
 from ..env.actions import Action, Hypothesis
+from ..env.outcomes import Outcome
 from ..env.scenarios import Scenario
 from ..env.service import Session
 from ..env.workspace import resolve_scenario
@@ -52,6 +54,7 @@ from ..llm.records import CallLog
 from . import conformance_torch as torch
 from . import hosting
 from .exec_boundary import known_ids
+from .rounds import LaterOutcome
 from .runner import briefing_for
 
 DEFAULT_SCENARIO = "3CC.S.1"      # the shipped scenario checked besides the torch
@@ -196,9 +199,9 @@ class _Probe:
             self.problems.setdefault(check, problem)
         return move
 
-    def play(self, move: Any) -> tuple[contract.Turn, dict[str, Any]]:
+    def play(self, move: Any) -> tuple[contract.Turn, Outcome]:
         turn = contract.play(self.session, move)
-        return turn, contract.outcome_json(turn.outcome)
+        return turn, turn.outcome
 
     def changed(self) -> list[str]:
         return [k for k in BRIEFING_FIELDS if getattr(self.brief, k) != self.before[k]]
@@ -267,7 +270,7 @@ def _whole_session(probe: _Probe, required_end: bool) -> list[Finding]:
     return out
 
 
-def _goes_on(probe: _Probe, check: str, outcomes: Callable[[Any], list[dict[str, Any]]], what: str) -> Finding:
+def _goes_on(probe: _Probe, check: str, outcomes: Callable[[Any], list[Outcome]], what: str) -> Finding:
     """Set up, suggest, be told ``outcomes(first move)`` (real outcomes of the probe's session), suggest again."""
     sid = probe.scenario.id
     try:
@@ -288,16 +291,16 @@ def _goes_on(probe: _Probe, check: str, outcomes: Callable[[Any], list[dict[str,
         probe.close(str(probe.session.end or "surrender"))
 
 
-def _refused(probe: _Probe) -> Callable[[Any], list[dict[str, Any]]]:
-    def outcomes(move: Any) -> list[dict[str, Any]]:
+def _refused(probe: _Probe) -> Callable[[Any], list[Outcome]]:
+    def outcomes(move: Any) -> list[Outcome]:
         action = move.action if isinstance(move, Action) else sorted(probe.brief.catalogue)[0]
         _, outcome = probe.play(Action(action, ("no-such-part",)))
         return [outcome]
     return outcomes
 
 
-def _hypothesis(probe: _Probe, parts: set[str], verdict: str) -> Callable[[Any], list[dict[str, Any]]]:
-    def outcomes(move: Any) -> list[dict[str, Any]]:
+def _hypothesis(probe: _Probe, parts: set[str], verdict: str) -> Callable[[Any], list[Outcome]]:
+    def outcomes(move: Any) -> list[Outcome]:
         _, outcome = probe.play(Hypothesis(frozenset(parts), "the conformance check's hypothesis"))
         if outcome.get("verdict") != verdict:     # the torch no longer gives it: say so rather than pass
             raise AssertionError(f"the check's own hypothesis was judged {outcome.get('verdict')}, not {verdict}")
@@ -305,19 +308,28 @@ def _hypothesis(probe: _Probe, parts: set[str], verdict: str) -> Callable[[Any],
     return outcomes
 
 
-def _with_extra_keys(probe: _Probe, told: list[int]) -> Callable[[Any], list[dict[str, Any]]]:
-    def outcomes(move: Any) -> list[dict[str, Any]]:
+def _with_extra_keys(probe: _Probe, told: list[int]) -> Callable[[Any], list[Outcome]]:
+    def outcomes(move: Any) -> list[Outcome]:
         for _ in range(3):          # its own moves, each outcome told with keys it cannot know
             if move is None or not isinstance(move, (Action, Hypothesis)):
                 break
             turn, outcome = probe.play(move)
             if turn.over:
                 break
-            probe.agent.record(dict(outcome, **copy.deepcopy(EXTRA_KEYS)))
+            probe.agent.record(later(outcome))
             told.append(turn.round)
             move = probe.suggest()
         return []
     return outcomes
+
+
+def later(outcome: Outcome) -> LaterOutcome:
+    """``outcome`` as a later diagkg might tell it: with the keys :data:`EXTRA_KEYS` (read through the mapping,
+    and in its JSON)."""
+    return LaterOutcome(**{f: getattr(outcome, f) for f in _OUTCOME_FIELDS}, later=copy.deepcopy(EXTRA_KEYS))
+
+
+_OUTCOME_FIELDS = tuple(f.name for f in fields(Outcome))
 
 
 def _declarations(name: str, report: Report) -> bool:

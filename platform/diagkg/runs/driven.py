@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, Hypothesis
 from ..env.contract import PROTOCOL_VERSION, Move, ProtocolError, ProtocolFault, read_reply
+from ..env.outcomes import Outcome
 from ..errors import InputError, SessionError
 from .exec_boundary import action_json, known_ids
 
@@ -74,10 +75,16 @@ class DrivenAssistant(BaseAssistant):
         self.name = name
         self.owner = owner
         self.candidates: list[frozenset[str]] = []
+        self.told: list[Outcome] = []       # the outcomes, typed (``outcomes``: as the client is sent them)
 
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
+        self.told = []
         self.owner._briefed(briefing)
+
+    def record(self, outcome: Outcome) -> None:
+        self.told.append(outcome)
+        super().record(outcome)
 
     def suggest(self) -> Action | Hypothesis | None:
         move, self.candidates = self.owner._next_move()
@@ -207,9 +214,10 @@ class DrivenSession:
 
     def step(self, outcome: dict[str, Any] | None = None) -> Step:
         """Where the session stands now (with ``outcome`` as the last round's)."""
-        rounds = len(self.agent.outcomes)
+        told = list(self.agent.told)
+        rounds = len(told)
         budget = self.briefing.budget if self.briefing is not None else 0
-        total = sum(float(o.get("cost", 0.0)) for o in self.agent.outcomes)
+        total = sum(o.cost for o in told)
         left = 0 if self.over else max(0, budget - rounds)
         return Step(outcome, rounds, left, total, self.end,
                     self.result.trajectory if self.result is not None else None)

@@ -37,7 +37,8 @@ from typing import IO, Any, Mapping
 
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, ActionType, Hypothesis
-from ..env.contract import PROTOCOL_VERSION, ProtocolError, ProtocolFault, end_message, read_reply
+from ..env.contract import PROTOCOL_VERSION, ProtocolError, ProtocolFault, end_message, outcome_json, read_reply
+from ..env.outcomes import Outcome
 from ..errors import InputError
 
 ENV_START = "DIAGKG_EXEC_START_SECONDS"
@@ -304,9 +305,10 @@ class ExecAssistant(BaseAssistant):
         except ProtocolError as exc:       # told at the first suggestion: the runner ends the session there
             self.failure = exc
 
-    def record(self, outcome: dict[str, Any]) -> None:
+    def record(self, outcome: Outcome) -> None:
         super().record(outcome)
-        self.pending = outcome        # sent when the next reply is asked for; the end message carries the last
+        self.pending = outcome_json(outcome)   # JSON across the boundary, sent when the next reply is asked for;
+        # the end message carries the last
 
     def suggest(self) -> Action | Hypothesis | None:
         try:

@@ -8,7 +8,11 @@ diagkg starts this for a plug-in of another distribution that is not trusted
 (:mod:`diagkg.agents.trust`): the plug-in is imported here only, is briefed
 from the ``briefing`` message (no answer, no session, no store: what crosses
 the process boundary is JSON), and each of its suggestions goes back as a
-reply. Whatever the plug-in prints goes to standard error; standard output
+reply. Each ``outcome`` message is told to it as an
+:class:`~diagkg.env.outcomes.Outcome` rebuilt from the JSON
+(:func:`~diagkg.runs.rounds.outcome_from_json`: its observations stay plain
+data), and as JSON again to a plug-in written for version 2 or 1 of the
+plug-in API (through its shim). Whatever the plug-in prints goes to standard error; standard output
 carries the protocol alone.
 """
 
@@ -26,6 +30,7 @@ from ..env.contract import move_message
 from ..env.workspace import KnowledgeView
 from ..errors import AssistantError
 from ..llm.records import CallLog
+from .rounds import outcome_from_json
 
 
 def catalogue_of(actions: list[dict[str, Any]]) -> dict[str, ActionType]:
@@ -112,7 +117,7 @@ def serve(factory: Any, read: IO[bytes], write: IO[str]) -> int:
             if close is not None:
                 close(message.get("end", ""))
             return 0
-        agent.record(message["outcome"])
+        agent.record(outcome_from_json(message["outcome"]))
 
 
 def main(argv: list[str] | None = None) -> int:

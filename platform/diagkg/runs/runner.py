@@ -21,9 +21,9 @@ contract (:func:`diagkg.env.contract.play`).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import pyoxigraph as ox
 
@@ -40,6 +40,8 @@ from ..kg.store import KnowledgeStore
 from ..kg.vocab import DK
 from ..llm.records import CallLog, FailureCause, recorded_calls
 from . import hosting, ledger, scoring, trajectory
+from .exec_boundary import ExecAssistant
+from .rounds import Round
 from .trajectory import SessionRecord
 
 
@@ -88,13 +90,14 @@ def briefing_for(session: Session, privileged: bool, seed: int, informed: bool =
 
 def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAssistant, *, seed: int = 0,
                 budget: int | None = None, config: dict[str, Any] | None = None, store: KnowledgeStore | None = None,
-                on_round: Callable[[dict[str, Any]], None] | None = None, record: bool = True,
+                on_round: Callable[[Round], None] | None = None, record: bool = True,
                 notify: Callable[[str], None] | None = None,
                 on_start: Callable[[Session], None] | None = None, keep_ledger: bool = True,
                 service: str = "deterministic", llm_log: CallLog | None = None) -> RunResult:
     """Run one session on a scenario of ``store`` and (by default) store its trajectory there.
 
-    ``on_start`` is given the session once its faults are injected (e.g. to draw its state meanwhile).
+    ``on_start`` is given the session once its faults are injected (e.g. to draw its state meanwhile);
+    ``on_round`` each played :class:`~diagkg.runs.rounds.Round` (``Round.to_dict`` for JSON).
 
     ``store`` defaults to the on-disk store; a store that has never held the
     shipped catalogue gets it first (said through ``notify``). The trajectory
@@ -127,7 +130,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         brief.visible = obs["visible"]
         brief.llm = log
         svc = _service_agent(service, config or {}, log, brief) if service == "llm" else None
-        rounds: list[dict[str, Any]] = []
+        rounds: list[Round] = []
         decisions: list[float] = []
         ranked: dict[int, list[frozenset[str]]] = {}      # the assistant's candidates at each decision
         terminated = truncated = False
@@ -139,14 +142,11 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             session.abort("llm_truncation")
             terminated = True
             cause = getattr(exc, "cause", None)
-            rounds.append({"round": 1, "kind": "none", "intention": "(no usable reply)",
-                           "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
-                           "success": False, "executed": []})
+            rounds.append(Round.failed(1, "(no usable reply)", f"The assistant's reply could not be used: {exc}"))
         except AssistantError as exc:      # e.g. the oracle without a privileged briefing
             session.abort("surrender")
             terminated = True
-            rounds.append({"round": 1, "kind": "none", "intention": "(failed)", "message": f"The assistant failed: {exc}",
-                           "cost": 0.0, "success": False, "executed": []})
+            rounds.append(Round.failed(1, "(failed)", f"The assistant failed: {exc}"))
         while not (terminated or truncated):
             d0 = time.perf_counter()
             instruction, mapped_by = "", 0
@@ -163,17 +163,14 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             except LLMTruncation as exc:
                 session.abort("llm_truncation")
                 cause = getattr(exc, "cause", None)
-                rounds.append({"round": session.round + 1, "kind": "none", "intention": "(no usable reply)",
-                               "message": f"The assistant's reply could not be used: {exc}", "cost": 0.0,
-                               "success": False, "executed": []})
+                rounds.append(Round.failed(session.round + 1, "(no usable reply)",
+                                           f"The assistant's reply could not be used: {exc}"))
                 break
             except AssistantError as exc:
                 if isinstance(exc, contract.ProtocolError):
                     fault = exc.fault
                 session.abort("surrender")
-                rounds.append({"round": session.round + 1, "kind": "none", "intention": "(failed)",
-                               "message": f"The assistant failed: {exc}", "cost": 0.0, "success": False,
-                               "executed": []})
+                rounds.append(Round.failed(session.round + 1, "(failed)", f"The assistant failed: {exc}"))
                 break
             decisions.append(time.perf_counter() - d0)
             candidates = getattr(agent, "ranked_candidates", None)
@@ -182,37 +179,31 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                 if listed:
                     ranked[session.round + 1] = list(listed[:ledger.MAX_CANDIDATES])
             turn = contract.play(session, suggestion)
-            outcome, terminated, truncated = contract.outcome_json(turn.outcome), turn.terminated, turn.truncated
+            terminated, truncated = turn.terminated, turn.truncated
             if suggestion is None:
                 break
-            entry = dict(outcome)
-            entry["decision_seconds"] = decisions[-1]
-            if isinstance(suggestion, Hypothesis):
-                entry["suspects"] = sorted(suggestion.components)
-                entry["explanation"] = suggestion.explanation
-            else:
-                entry["action"] = suggestion.to_dict()
-            if instruction:
-                entry["instruction"] = instruction
-            if mapped_by:
-                entry["mapped_by"] = mapped_by
+            hypothesis = suggestion if isinstance(suggestion, Hypothesis) else None
+            played = Round(turn.outcome, decisions[-1], action=suggestion if isinstance(suggestion, Action) else None,
+                           suspects=tuple(sorted(hypothesis.components)) if hypothesis is not None else None,
+                           explanation=hypothesis.explanation if hypothesis is not None else None,
+                           instruction=instruction, mapped_by=mapped_by)
             if svc is not None:
                 try:
-                    entry["message"] = svc.verbalise(outcome)
+                    played = replace(played, message_override=svc.verbalise(contract.outcome_json(turn.outcome)))
                 except LLMTruncation as exc:
-                    rounds.append(entry)
+                    rounds.append(played)
                     if not (terminated or truncated):    # a session that had ended keeps its end value
                         session.abort("llm_truncation")
                         cause = getattr(exc, "cause", None)
                     break
-            rounds.append(entry)
             r0 = time.perf_counter()
-            agent.record(outcome)
+            agent.record(turn.outcome)        # typed (plug-in API 3); a shim tells an older plug-in JSON
             # digesting what an action showed is part of deciding: it counts with the round's decision
             decisions[-1] += time.perf_counter() - r0
-            entry["decision_seconds"] = decisions[-1]
+            played = replace(played, decision_seconds=decisions[-1])
+            rounds.append(played)
             if on_round:
-                on_round(entry)
+                on_round(played)
         wall = time.perf_counter() - t0
         end = session.end or End.SURRENDER
         closing = getattr(agent, "close", None)
@@ -221,8 +212,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         rec = trajectory.SessionRecord(
             trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
             scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
-            assistant=agent.name,
-            config={k: v for k, v in (getattr(agent, "config", {}) or {}).items() if k not in SECRET_KEYS},
+            assistant=agent.name, config=applied_config(agent), api_version=plugin_api_version(agent),
             seed=seed, budget=session.budget, end=end,
             total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, privileged=privileged)
         rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
@@ -235,7 +225,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         book = None
         catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
         if keep_ledger:      # in the record even when it is not stored here (a campaign's writer stores it)
-            book = ledger.build(session, rounds, brief.visible, end, seed)
+            # a Round reads as the plain entry the ledger reads (Mapping)
+            book = ledger.build(session, cast("list[dict[str, Any]]", rounds), brief.visible, end, seed)
             rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
         if record:
             iri = trajectory.store_record(store, rec, catalogue)
@@ -244,7 +235,27 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
 
 
 SERVICES = ("deterministic", "llm")
-SECRET_KEYS = frozenset({"api_key"})      # never recorded in a trajectory
+SECRET_KEYS = registry.SECRET_KEYS      # never recorded in a trajectory
+
+
+def applied_config(agent: Any) -> dict[str, Any]:
+    """The configuration ``agent`` ran with, as applied (``applied_config()``: defaults included), no secret:
+    what its trajectory records and a replay runs with."""
+    applied = getattr(agent, "applied_config", None)
+    config = applied() if callable(applied) else (getattr(agent, "config", {}) or {})
+    return {k: v for k, v in dict(config).items() if k not in SECRET_KEYS}
+
+
+def plugin_api_version(agent: Any) -> int | None:
+    """The plug-in API version ``agent`` was written for; None for one whose decisions come from another
+    process (an ``exec:`` program, a plug-in hosted in a process of its own, a driven session): it speaks
+    the assistant protocol."""
+    if isinstance(agent, ExecAssistant) or getattr(agent, "in_process", True) is False:
+        return None
+    inner = getattr(agent, "inner", None)
+    if isinstance(inner, registry.BaseAssistant) and not isinstance(agent, registry.ApiShim):
+        return plugin_api_version(inner)      # a wrapper of diagkg's (the server's service gate): its assistant's
+    return registry.api_version_of(agent)
 
 
 def _service_agent(service: str, config: dict[str, Any], log: CallLog, brief: registry.Briefing) -> Any:
@@ -259,7 +270,7 @@ def _service_agent(service: str, config: dict[str, Any], log: CallLog, brief: re
 
 
 def replay_session(store: KnowledgeStore, trajectory_ref: str, *, record: bool = True,
-                   on_round: Callable[[dict[str, Any]], None] | None = None,
+                   on_round: Callable[[Round], None] | None = None,
                    notify: Callable[[str], None] | None = None) -> RunResult:
     """Run a stored session again, answering every language-model call from its
     record (no endpoint needed): the same scenario, assistant, configuration,

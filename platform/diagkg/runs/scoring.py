@@ -21,12 +21,13 @@ from typing import Any, Iterable, Mapping
 
 import pyoxigraph as ox
 
-from ..env.outcomes import Verdict
+from ..env.outcomes import Kind, Verdict
 from ..kg.vocab import DK
+from .rounds import Round
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
-ESTABLISHED = (Verdict.CORRECT.value, Verdict.PARTIAL.value)
+ESTABLISHED = (Verdict.CORRECT, Verdict.PARTIAL)
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,9 @@ class DiagnosisScore:
 
 
 def score(injected: Iterable[str], rounds: Iterable[Mapping[str, Any]]) -> DiagnosisScore:
-    """The figures of a session from its rounds (the runner's round entries: ``kind``,
-    ``verdict``, ``suspects``, ``cost``, ``round``, ``healthy``) and the parts the scenario
-    injected faults into."""
+    """The figures of a session from its rounds (the runner's :class:`~diagkg.runs.rounds.Round` records, or
+    plain entries read as rounds: their ``kind``, ``verdict``, ``suspects``, ``cost``, ``round`` and
+    ``healthy``) and the parts the scenario injected faults into."""
     faulty = frozenset(injected)
     false_removals = 0
     established: set[str] = set()
@@ -57,17 +58,17 @@ def score(injected: Iterable[str], rounds: Iterable[Mapping[str, Any]]) -> Diagn
     spent = 0.0
     rounds_to_isolate: int | None = None
     minutes_to_isolate: float | None = None
-    for r in rounds:
-        spent += float(r.get("cost") or 0.0)
-        false_removals += len(r.get("healthy") or ())
-        if r.get("kind") != "hypothesis":
+    for r in map(Round.of, rounds):
+        spent += r.cost
+        false_removals += len(r.healthy)
+        if r.kind is not Kind.HYPOTHESIS:
             continue
-        named = frozenset(str(p).split(".", 1)[0] for p in r.get("suspects") or ())
+        named = frozenset(p.split(".", 1)[0] for p in r.suspects or ())
         last_named = named
-        if r.get("verdict") in ESTABLISHED:
+        if r.verdict in ESTABLISHED:
             established |= named
-        if r.get("verdict") == Verdict.CORRECT.value and rounds_to_isolate is None:
-            rounds_to_isolate, minutes_to_isolate = int(r.get("round") or 0), spent
+        if r.verdict is Verdict.CORRECT and rounds_to_isolate is None:
+            rounds_to_isolate, minutes_to_isolate = r.number, spent
     diagnosis = frozenset(established) if established else (last_named or frozenset())
     hits = len(diagnosis & faulty)
     precision = hits / len(diagnosis) if diagnosis else None

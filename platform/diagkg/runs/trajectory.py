@@ -31,15 +31,17 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
 
 import pyoxigraph as ox
 
-from ..env.outcomes import End, Verdict
+from ..env.actions import Action
+from ..env.outcomes import End, Kind, Verdict
 from ..env.versions import PHYSICS_VERSION, SCORING_VERSION
 from ..errors import InputError, ValidationError
 from ..kg import graphs, resources
 from ..kg.vocab import DK, DK_NS
+from .rounds import Round
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -78,11 +80,15 @@ class SessionRecord:
     budget: int
     end: End
     total_cost: float
-    rounds: list[dict[str, Any]]
+    # the played rounds (the runner's Rounds; plain entries as Round.to_dict writes them are read as Rounds)
+    rounds: Sequence[Mapping[str, Any]]
     started: datetime
     wall_time: float
     system_iri: str = ""          # the system's IRI (its parts are named in its namespace)
     privileged: bool = False      # the assistant was briefed with the answer (dk:privileged)
+    # the plug-in API version the assistant was written for (dk:pluginApiVersion); None: not known here
+    # (an assistant in a process of its own speaks the assistant protocol)
+    api_version: int | None = None
     # more statements for the trajectory's own graph, made by other parts of the
     # platform (call records, the hypothesis ledger, a campaign's summary…)
     extra: list[ox.Triple] = field(default_factory=list)
@@ -148,53 +154,55 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     add(assistant, RDF_TYPE, PROV + "SoftwareAgent")
     add(assistant, RDFS_LABEL, lit(record.assistant))
     add(assistant, DK.assistantConfiguration, lit(json.dumps(record.config, sort_keys=True)))
+    if record.api_version is not None:
+        add(assistant, DK.pluginApiVersion, lit(record.api_version, "positiveInteger"))
     add(service, RDF_TYPE, DK.ServiceAgent)
     add(service, RDFS_LABEL, lit("simulator-backed service agent"))
 
-    for r in record.rounds:
-        n = r["round"] or len(record.rounds)
+    for r in map(Round.of, record.rounds):
+        n = r.number or len(record.rounds)
         rnd = node(f"round-{n}")
         add(rnd, RDF_TYPE, DK.Round)
         add(rnd, DK.inSession, session)
         add(rnd, DK.position, lit(n, "integer"))
-        add(rnd, DK.intention, lit(r["intention"]))
-        add(rnd, DK.outcomeText, lit(r["message"]))
-        add(rnd, DK.costMinutes, lit(float(r["cost"])))
-        if "decision_seconds" in r:
-            add(rnd, DK.wallTimeSeconds, lit(round(r["decision_seconds"], 6)))
+        add(rnd, DK.intention, lit(r.intention))
+        add(rnd, DK.outcomeText, lit(r.message))
+        add(rnd, DK.costMinutes, lit(float(r.cost)))
+        if r.decision_seconds is not None:
+            add(rnd, DK.wallTimeSeconds, lit(round(r.decision_seconds, 6)))
         step = None
-        if r["kind"] == "action" and r["action"]["action"] in catalogue_iris:
+        action = r.action
+        if r.kind is Kind.ACTION and action is not None and action.action in catalogue_iris:
             step = node(f"step-{n}")
             add(rnd, DK.suggestion, step)
             add(step, RDF_TYPE, DK.DiagnosticAction)
             add(step, PPLAN + "isStepOfPlan", plan)
             add(step, DK.position, lit(n, "integer"))
-            action = r["action"]
-            if action["action"] in catalogue_iris:
-                add(step, DK.actionType, catalogue_iris[action["action"]])
-            for t in action["targets"]:
+            add(step, DK.actionType, catalogue_iris[action.action])
+            for t in action.targets:
                 add(step, DK.target, sys_ns + t)
-            if action.get("value") is not None:
-                add(step, DK.actionParameterValue, lit(float(action["value"])))
-            if r.get("instruction"):
-                add(step, DK.instruction, lit(r["instruction"]))
-        elif r["kind"] == "hypothesis":
+            if action.value is not None:
+                add(step, DK.actionParameterValue, lit(float(action.value)))
+            if r.instruction:
+                add(step, DK.instruction, lit(r.instruction))
+        elif r.kind is Kind.HYPOTHESIS:
             hyp = node(f"hypothesis-{n}")
             add(rnd, DK.suggestion, hyp)
             add(hyp, RDF_TYPE, DK.Hypothesis)
             add(hyp, PROV + "wasAttributedTo", assistant)
-            for c in r.get("suspects", []):
+            for c in r.suspects or ():
                 add(hyp, DK.suspects, sys_ns + c)
-            if r.get("explanation"):
-                add(hyp, DK.explanation, lit(r["explanation"]))
-            if r.get("instruction"):
-                add(hyp, DK.instruction, lit(r["instruction"]))
-            add(hyp, DK.verdict, VERDICT_IRIS[Verdict(r["verdict"])])
-            add(hyp, DK.costMinutes, lit(float(r["cost"])))
-        if r.get("mapped_by"):    # the service agent's mapping of the instruction (a recorded LLM call)
-            add(rnd, DK.mappedBy, node(f"llm-call-{r['mapped_by']}"))
-        for k, (action_id, targets, cost) in enumerate(
-                [(e["action"], e["targets"], e["cost"]) for e in r.get("executed", [])], 1):
+            if r.explanation:
+                add(hyp, DK.explanation, lit(r.explanation))
+            if r.instruction:
+                add(hyp, DK.instruction, lit(r.instruction))
+            if r.verdict is None:
+                raise InputError(f"round {n} states a hypothesis without a verdict")
+            add(hyp, DK.verdict, VERDICT_IRIS[r.verdict])
+            add(hyp, DK.costMinutes, lit(float(r.cost)))
+        if r.mapped_by:    # the service agent's mapping of the instruction (a recorded LLM call)
+            add(rnd, DK.mappedBy, node(f"llm-call-{r.mapped_by}"))
+        for k, (action_id, targets, cost) in enumerate(r.executed, 1):
             if action_id not in catalogue_iris:
                 continue   # verify_repair (a hypothesis) or an unknown action: nothing was executed
             ex = node(f"round-{n}-executed-{k}")
@@ -205,13 +213,13 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
             for t in targets:
                 add(ex, DK.target, sys_ns + t)
             add(ex, DK.costMinutes, lit(float(cost)))
-            add(ex, DK.succeeded, lit(bool(r["success"]) or cost > 0))
+            add(ex, DK.succeeded, lit(bool(r.success) or cost > 0))
             add(ex, PROV + "wasAssociatedWith", service)
             if step is not None:
                 add(ex, PPLAN + "correspondsToStep", step)
-        if r["kind"] == "action" and r["success"]:
-            last = node(f"round-{n}-executed-{len(r.get('executed', []))}")
-            _observations(r, last, node, add, lit, sys_ns)
+        if r.kind is Kind.ACTION and r.success and action is not None:
+            last = node(f"round-{n}-executed-{len(r.executed)}")
+            _observations(r, action, last, node, add, lit, sys_ns)
     quads.extend(ox.Quad(t.subject, t.predicate, t.object, g) for t in record.extra)
     return quads
 
@@ -224,7 +232,7 @@ VERDICTS = {"nominal": DK.VerdictNominal, "open": DK.VerdictOpen, "short": DK.Ve
             "not applicable (a source)": DK.VerdictNotApplicable, "one end is off its terminal": DK.VerdictEndOff}
 
 
-def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str], ox.NamedNode],
+def _observations(r: Round, action: Action, activity: ox.NamedNode, node: Callable[[str], ox.NamedNode],
                   add: Callable[[ox.NamedNode, str | ox.NamedNode, Term], None],
                   lit: Callable[..., ox.Literal], sys_ns: str) -> None:
     """SOSA observations for what an executed action measured or saw."""
@@ -235,7 +243,7 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str
                 settled: bool | None = None) -> None:
         nonlocal count
         count += 1
-        obs = node(f"round-{r['round']}-observation-{count}")
+        obs = node(f"round-{r.number}-observation-{count}")
         add(obs, RDF_TYPE, SOSA + "Observation")
         add(obs, SOSA + "hasFeatureOfInterest", sys_ns + feature)
         add(obs, SOSA + "observedProperty", prop)
@@ -247,21 +255,21 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str
         elif verdict is not None:
             add(obs, SOSA + "hasResult", verdict)
         elif terminal is not None:
-            res = node(f"round-{r['round']}-observation-{count}-result")
+            res = node(f"round-{r.number}-observation-{count}-result")
             add(obs, SOSA + "hasResult", res)
             add(res, RDF_TYPE, SOSA + "Result")
             add(res, DK.terminalState, TERMINAL_STATES[terminal["state"]])
             for other in terminal.get("attached_to", ()):
                 add(res, DK.attachedTo, sys_ns + other)
         elif value is not None:
-            res = node(f"round-{r['round']}-observation-{count}-result")
+            res = node(f"round-{r.number}-observation-{count}-result")
             add(obs, SOSA + "hasResult", res)
             add(res, RDF_TYPE, QUDT + "QuantityValue")
             add(res, QUDT + "numericValue", lit(float(value)))
             add(res, QUDT + "hasUnit", UNIT + unit)
 
-    data = r.get("data") or {}
-    for target in r["action"]["targets"]:
+    data = r.data
+    for target in action.targets:
         d = data.get(target)
         if not isinstance(d, dict):
             continue
@@ -289,7 +297,7 @@ def _observations(r: dict[str, Any], activity: ox.NamedNode, node: Callable[[str
     if isinstance(path, dict) and isinstance(path.get("resistance"), (int, float)) and path["resistance"] < 1e300:
         observe(path["from"], DK.ElectricResistance, path["resistance"], "OHM")
     if count == 0:
-        observe(r["action"]["targets"][0], DK.InspectionResult, simple=r["message"])
+        observe(action.targets[0], DK.InspectionResult, simple=r.message)
 
 
 @lru_cache(maxsize=1)

@@ -35,7 +35,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import Response, StreamingResponse
@@ -43,8 +43,12 @@ from pydantic import BaseModel, Field
 
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, Hypothesis
+from ..env.outcomes import Outcome
 from ..errors import StoreError, StoreLockedError, TrajectoryKept
 from .state import TokenFirst, check_token, state_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..runs.rounds import Round
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], route_class=TokenFirst)
 SERVICES = ("simulated", "human")
@@ -160,9 +164,12 @@ class ServiceGate(BaseAssistant):
         super().setup(briefing)
         self.inner.setup(briefing)
 
-    def record(self, outcome: dict[str, Any]) -> None:
+    def record(self, outcome: Outcome) -> None:
         super().record(outcome)
         self.inner.record(outcome)
+
+    def applied_config(self) -> dict[str, Any]:
+        return self.inner.applied_config()
 
     def close(self, end: str) -> None:
         self.inner.close(end)
@@ -287,9 +294,10 @@ class Sessions:
 
         played: list[dict[str, Any]] = []
 
-        def on_round(entry: dict[str, Any]) -> None:
-            played.append(entry)
-            live.emit("round", round=entry)
+        def on_round(entry: Round) -> None:
+            data = entry.to_dict()         # what the page is sent, and a crashed session's record keeps
+            played.append(data)
+            live.emit("round", round=data)
 
         def run() -> None:
             from ..runs.keeping import crashed_record
