@@ -33,7 +33,7 @@ from diagkg.sim.circuit import CircuitState
 
 from ..support.stores import catalog_store
 from ..support.torch import torch_memory_store
-from ..support.worlds import set_up_worlds
+from ..support.worlds import KeptOpen, set_up_worlds
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +129,7 @@ def test_one_pass_finds_the_best_option_on_the_whole_sample():
     store = catalog_store()
     checked = 0
     for budget in (1, 2, 3):
-        assistant = ModelBasedAssistant()
+        assistant = KeptOpen()
         run_session("10CC.D.1", assistant, store=store, seed=0, budget=budget, record=False)
         if len(assistant.candidates()) < 2:
             continue
@@ -207,20 +207,24 @@ def _updates(session) -> list:
 
 
 def test_an_effect_on_the_same_state_is_set_again(torch_store):
-    session = diagkg.make("TORCH.2", torch_store)         # the bulb lead is off: reconnecting it writes
-    session.reset(seed=0)
-    point = session.checkpoint()
-    calls = _updates(session)
-    measure = diagkg.Action("reconnect_cable", ("lead",))
-    first, *_ = session.step(measure)
-    after_first = session.state_key()
-    assert calls, "reconnecting runs an effect"
-    runs = len(calls)
-    session.rollback(point)
-    second, *_ = session.step(measure)
-    assert len(calls) == runs               # the same effect on the same state: set again, not run
-    assert session.state_key() == after_first
-    assert {k: v for k, v in first.items() if k != "round"} == {k: v for k, v in second.items() if k != "round"}
+    """A what-if shadow (a real session applies each effect once, remembering nothing)."""
+    from diagkg.env.workspace import resolve_scenario
+    from diagkg.env.worlds import Shadow
+
+    with Shadow(resolve_scenario(torch_store, "TORCH.2"), torch_store) as session:   # the bulb lead is off
+        session.reset(seed=0)
+        point = session.checkpoint()
+        calls = _updates(session)
+        measure = diagkg.Action("reconnect_cable", ("lead",))
+        first, *_ = session.step(measure)
+        after_first = session.state_key()
+        assert calls, "reconnecting runs an effect"
+        runs = len(calls)
+        session.rollback(point)
+        second, *_ = session.step(measure)
+        assert len(calls) == runs               # the same effect on the same state: set again, not run
+        assert session.state_key() == after_first
+        assert {k: v for k, v in first.items() if k != "round"} == {k: v for k, v in second.items() if k != "round"}
 
 
 def test_a_repair_of_a_part_as_new_runs_no_effect(torch_store):

@@ -101,3 +101,15 @@ def test_a_real_session_keeps_nothing_only_shadows_need(torch_store):
         assert session.recall is None
         for name in ("trial_cache", "reset_cache", "effect_cache", "access_steps_cache", "reset_reads"):
             assert not hasattr(session, name), name
+
+
+def test_the_model_based_shadow_is_released_when_its_session_ends(torch_store):
+    from diagkg.agents.modelbased import ModelBasedAssistant
+    from diagkg.runs.runner import run_session
+
+    assistant = ModelBasedAssistant()
+    held: list[worlds.Shadow] = []
+    run_session("TORCH.1", assistant, store=torch_store, seed=0, record=False,
+                on_round=lambda _r: held.append(assistant.worlds.shadow))
+    assert held and all(s is held[0] for s in held) and not isinstance(held[0], type(None))
+    assert held[0].closed and assistant.worlds.shadow is None     # its working memory went back

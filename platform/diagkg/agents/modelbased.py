@@ -94,6 +94,10 @@ class ModelBasedAssistant(BaseAssistant):
         self.belief: dict[int, float] = {}  # step -> share of the candidates that named what it repaired
         self.space.begin()
 
+    def close(self, end: str) -> None:
+        """The session is over: the worlds' shadow session gives its working memory back."""
+        self.worlds.close()
+
     # -- the loop ------------------------------------------------------------
     def record(self, outcome: Outcome) -> None:
         super().record(outcome)

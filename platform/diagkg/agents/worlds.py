@@ -94,12 +94,11 @@ class Worlds:
         seen (1 without chance); None as soon as it disagrees."""
         briefing = self.briefing
         scenario = self.scenario(c)
-        if self.shadow is None:
-            self.shadow = Shadow(scenario, self.graph)
+        shadow = self.shade(scenario)
         chance = self.chance(c)
         likelihood = 1.0
         try:
-            obs = self.shadow.start(scenario, briefing.seed)
+            obs = shadow.start(scenario, briefing.seed)
             if len(self.first_lamps) > 20_000:
                 self.first_lamps.clear()
             self.first_lamps[id(c)] = (c, self.anchor, obs["visible"])
@@ -110,14 +109,14 @@ class Worlds:
                     return None
             for n, (step, seen) in enumerate(self.steps):
                 if n < self.since:
-                    self.shadow.step(step)
+                    shadow.step(step)
                     continue
                 likelihood *= self.take(step, seen, chance)
                 if likelihood <= 0:
                     return None
         except (SessionError, SimulationError):
             return None
-        return self.shadow.checkpoint(), likelihood
+        return shadow.checkpoint(), likelihood
 
     def chance(self, c: Candidate) -> float | None:
         """The probability of ``c``'s loose connection (None for a world without chance)."""
@@ -223,26 +222,26 @@ class Worlds:
         """A single fault run through what was done without stopping at a
         disagreement: the lamps it shows at the start, and the reports it gives alike.
         Each single keeps where its run got to, so a later widening only runs the new steps."""
-        assert self.shadow is not None
+        shadow = self.shadow if self.shadow is not None else self.shade(self.scenario(c))
         known = self.through.get(id(c))
         if known is None:
             try:
-                obs = self.shadow.start(self.scenario(c), self.briefing.seed)
+                obs = shadow.start(self.scenario(c), self.briefing.seed)
             except (SessionError, SimulationError):
                 self.through[id(c)] = known = ({}, frozenset(), None, 0)
             else:
-                known = (lamps(obs["visible"]), frozenset(), self.shadow.checkpoint(), 0)
+                known = (lamps(obs["visible"]), frozenset(), shadow.checkpoint(), 0)
         seen_lamps, alike, point, done = known
         if point is not None and done < len(self.steps):
-            self.shadow.rollback(point)
+            shadow.rollback(point)
             seen = set(alike)
             try:
                 for n in range(done, len(self.steps)):
                     step, report = self.steps[n]
-                    out, *_ = self.shadow.step(step)
+                    out, *_ = shadow.step(step)
                     if key_of(out).agrees(report):
                         seen.add(n)
-                point = self.shadow.checkpoint()
+                point = shadow.checkpoint()
             except (SessionError, SimulationError):
                 point = None
             alike = frozenset(seen)
@@ -267,6 +266,21 @@ class Worlds:
             return lamps(known[2])
         return self.run_through(c)[0]
 
+    def shade(self, scenario: Scenario) -> Shadow:
+        """The shadow the worlds are tried on (made on first need, and again after :meth:`close`)."""
+        if self.shadow is None:
+            self.shadow = Shadow(scenario, self.graph)
+        return self.shadow
+
+    def close(self) -> None:
+        """Release the shadow's working memory (the session is over). Worlds started afterwards
+        (a test looking into the assistant) get a new shadow; points taken on the old one are
+        still valid on it, once a world has been started."""
+        if self.shadow is not None:
+            self.shadow.close()
+            self.shadow = None
+        self.through.clear()          # where singles' runs got to: points on the old shadow's run
+
     # -- repairs -------------------------------------------------------------
     def fixed_by(self, step: Action, singles: list[Candidate]) -> tuple[Fault, ...]:
         """The single fault (of ``singles``) on ``step``'s parts that ``step`` repairs on its own
@@ -275,13 +289,13 @@ class Worlds:
         targets = frozenset(step.targets)
         for c in sorted((c for c in singles if c.faulty <= targets and (len(targets) == 1 or c.faulty == targets)),
                         key=lambda c: -c.prior):
-            assert self.shadow is not None
+            shadow = self.shade(self.scenario(c, anchored=False))
             try:
-                self.shadow.start(self.scenario(c, anchored=False), self.briefing.seed)
-                self.shadow.step(step)
+                shadow.start(self.scenario(c, anchored=False), self.briefing.seed)
+                shadow.step(step)
             except (SessionError, SimulationError):
                 continue
-            if self.shadow.end in SOLVED:
+            if shadow.end in SOLVED:
                 return c.faults
         return ()
 
