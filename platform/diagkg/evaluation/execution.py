@@ -258,18 +258,22 @@ def store_outcome(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str
     """Hand the writer one transaction's worth: the trajectory (with its campaign entry and what the
     failed session it replaces spent) and its slot's tally in, the failed one it replaces out. The
     worker read what the tally and the money need off the trajectory; its N-Quads are only parsed
-    (by pyoxigraph: nothing a worker sends reaches the store's update as text)."""
+    (by pyoxigraph: nothing a worker sends reaches the store's update as text), and all go into the
+    trajectory's graph."""
     graph = ox.NamedNode(outcome.graph)
-    triples = [q.triple for q in ox.parse(outcome.nquads, format=ox.RdfFormat.N_QUADS)]
+    quads = list(ox.parse(outcome.nquads, format=ox.RdfFormat.N_QUADS))
+    if not all(q.graph_name == graph for q in quads):
+        quads = [ox.Quad(q.subject, q.predicate, q.object, graph) for q in quads]
     replaced: ox.NamedNode | None = None
     task = outcome.task
     if task.replaces:
         from ..kg import graphs
 
         replaced = graphs.named("trajectory", task.replaces.rsplit("/", 1)[1])
-    triples += spending.count(_trajectory_iri(outcome.graph), outcome.money, outcome.cause, task.replaces)
+    quads += (ox.Quad(t.subject, t.predicate, t.object, graph)
+              for t in spending.count(_trajectory_iri(outcome.graph), outcome.money, outcome.cause, task.replaces))
     slot = tallies.put(task.assistant, task.scenario, outcome.scenario_iri, outcome.entry)
-    writer.trajectory(graph, triples, slot, replaced)
+    writer.trajectory(graph, quads, slot, replaced)
     done[task.slot] = cp.Recorded(_trajectory_iri(outcome.graph), task.batch, outcome.end)
 
 

@@ -1,10 +1,12 @@
 """The campaign's writer: group commit, the store's lock taken per commit only.
 
-Sessions finish one by one; the writer gathers what they bring and commits it in batches, one
-transaction each: every trajectory graph of the batch (each carries its own campaign entry), the
-slot tallies they changed (written once per batch, from the tallies in memory), the failed
-trajectories they replace (dropped), and the campaign records made meanwhile (closed batches, a
-stop at the cost limit). A batch is committed when it holds :data:`MAX_BATCH` trajectories or
+Sessions finish one by one; the writer gathers what they bring and commits it in batches, under
+one hold of the lock each: every new trajectory graph of the batch (each carries its own campaign
+entry) in one atomic step (Oxigraph's bulk load, a third of a transaction's cost per quad, once the
+batch's new trajectories hold :data:`BULK_FROM` quads; a smaller batch is all one transaction), then one
+transaction with the slot tallies they changed (written once per batch, from the tallies in memory),
+the trajectories that replace failed ones with the failed ones (dropped), and the campaign records
+made meanwhile (closed batches, a stop at the cost limit). A batch is committed when it holds :data:`MAX_BATCH` trajectories or
 :data:`MAX_TRIPLES` triples, when its oldest one has waited :data:`LATENCY` seconds, before
 anything reads what it holds (an adaptive batch's assessment) and at the end. A commit costs a
 fixed part (opening the store for writing, flushing it) and a part per triple: when sessions
@@ -16,8 +18,11 @@ a batch that is merely due waits for the next try (sessions go on; after :data:`
 worth the campaign waits as long as the store's ``wait``), and a batch that must be committed
 (before a read, at the end) waits for as long as it takes, saying so.
 
-Killed at any moment, the store holds whole batches: never a trajectory without its campaign
-entry or its tally; what was not committed yet is run again on resume, never twice.
+Killed at any moment, the store holds whole trajectories, each with its campaign entry, and never
+a failed trajectory beside the one replacing it; killed between a batch's two steps, it holds the
+batch's new trajectories but not yet their tallies nor its records (the tallies lag behind until the
+campaign resumes, which writes every tally afresh, or ``diagkg report --rebuild``). What was not
+committed yet is run again on resume, never twice.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ LATENCY = 1.0            # seconds a finished trajectory waits at most before it
 PATIENCE = 1.0           # seconds a due commit waits for another writer before trying again later
 BACKLOG = 4              # batches' worth of trajectories after which a due commit waits as the store says
 RETRY_PAUSE = 1.0        # seconds between two tries of a commit that must go through
+BULK_FROM = 5_000        # quads of new trajectories from which a batch adds them by a bulk load (fixed cost, more files)
 
 
 @dataclass
@@ -51,13 +57,15 @@ class CampaignWriter:
     max_batch: int = MAX_BATCH
     max_triples: int = MAX_TRIPLES
     latency: float = LATENCY
+    bulk_from: int = BULK_FROM
     notify: Callable[[str], None] | None = None
     clock: Callable[[], float] = time.monotonic
     commits: int = 0                  # transactions made
     committed: int = 0                # trajectories committed
     longest_commit: float = 0.0       # seconds one commit took at most, waiting for the lock included
     longest_hold: float = 0.0         # seconds one commit held the lock at most (on disk)
-    _graphs: dict[ox.NamedNode, list[ox.Triple]] = field(default_factory=dict)
+    _graphs: dict[ox.NamedNode, list[ox.Triple]] = field(default_factory=dict)     # replacing failed ones
+    _fresh: dict[ox.NamedNode, list[ox.Quad]] = field(default_factory=dict)        # new ones
     _drop: list[ox.NamedNode] = field(default_factory=list)
     _slots: set[tuple[str, int]] = field(default_factory=set)
     _records: list[ox.Quad] = field(default_factory=list)
@@ -66,15 +74,17 @@ class CampaignWriter:
     _triples: int = 0
 
     # -- gathering ----------------------------------------------------------
-    def trajectory(self, graph: ox.NamedNode, triples: list[ox.Triple], slot: tuple[str, int],
+    def trajectory(self, graph: ox.NamedNode, quads: list[ox.Quad], slot: tuple[str, int],
                    replaces: ox.NamedNode | None = None) -> None:
-        """A finished session's trajectory graph (with its campaign entry); its slot's tally is
-        already updated in :attr:`tallies`; ``replaces``: a failed trajectory's graph to drop."""
-        self._graphs[graph] = triples
-        self._triples += len(triples)
-        self._slots.add(slot)
-        if replaces is not None:
+        """A finished session's trajectory graph (its quads, all in ``graph``, with its campaign entry); its
+        slot's tally is already updated in :attr:`tallies`; ``replaces``: a failed trajectory's graph to drop."""
+        if replaces is None:
+            self._fresh[graph] = quads
+        else:
+            self._graphs[graph] = [q.triple for q in quads]
             self._drop.append(replaces)
+        self._triples += len(quads)
+        self._slots.add(slot)
         self._started()
 
     def records(self, quads: Iterable[ox.Quad]) -> None:
@@ -89,11 +99,11 @@ class CampaignWriter:
     @property
     def pending(self) -> int:
         """Trajectories not committed yet."""
-        return len(self._graphs)
+        return len(self._graphs) + len(self._fresh)
 
     @property
     def empty(self) -> bool:
-        return not (self._graphs or self._records or self._drop)
+        return not (self._graphs or self._fresh or self._records or self._drop)
 
     def due(self) -> bool:
         """Whether a commit is due (full batch, or the oldest write has waited long enough)."""
@@ -139,20 +149,23 @@ class CampaignWriter:
     def _commit(self, wait: float | None) -> int:
         if self.empty:
             return 0
-        new = dict(self._graphs)
+        new, fresh = dict(self._graphs), self._fresh
+        if sum(len(qs) for qs in fresh.values()) < self.bulk_from:      # small: all in the one transaction
+            new.update({g: [q.triple for q in qs] for g, qs in fresh.items()})
+            fresh = {}
         new.update({self.tallies.graph(s): self.tallies.triples(s) for s in sorted(self._slots)})
         add: dict[ox.NamedNode, list[ox.Triple]] = {}
         for q in self._records:
             assert isinstance(q.graph_name, ox.NamedNode)
             add.setdefault(q.graph_name, []).append(q.triple)
         t0 = time.perf_counter()
-        self.store.write_graphs(new, drop=self._drop, add=add, wait=wait)
+        self.store.write_graphs(new, drop=self._drop, add=add, wait=wait, fresh=fresh)
         self.longest_commit = max(self.longest_commit, time.perf_counter() - t0)
         self.longest_hold = max(self.longest_hold, self.store.last_hold)
-        done = len(self._graphs)
+        done = self.pending
         self.commits += 1
         self.committed += done
-        self._graphs, self._drop, self._slots, self._records, self._triples = {}, [], set(), [], 0
+        self._graphs, self._fresh, self._drop, self._slots, self._records, self._triples = {}, {}, [], set(), [], 0
         self._since, self._told = None, False
         return done
 
