@@ -44,11 +44,12 @@ import enum
 import itertools
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
 
 from ..env.actions import Action
+from ..env.outcomes import Kind
 from ..env.scenarios import Fault, Scenario
 from ..env.service import Checkpoint, Session
 from ..env.worlds import Shadow, fault_modes, hypothetical, opening_key
@@ -58,6 +59,7 @@ from ..kg.memo import Memo
 from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .rounds import Round
     from .trajectory import SessionRecord
 
 MAX_WORLDS = 24          # fault worlds simulated per hypothesis (combinations of the parts' modes)
@@ -397,34 +399,32 @@ def _data(key: str) -> str:
 # ---------------------------------------------------------------------------
 # the ledger of a session
 # ---------------------------------------------------------------------------
-def build(session: Session, rounds: list[dict[str, Any]], visible: str, end: str, seed: int) -> Ledger:
-    """The ledger of a finished session: ``rounds`` as the runner records them,
+def build(session: Session, rounds: Sequence[Round], visible: str, end: str, seed: int) -> Ledger:
+    """The ledger of a finished session: ``rounds`` as the runner played them,
     ``visible`` the lights described at the start, ``end`` its end value."""
     steps: list[tuple[int, Action | None]] = []
     real: list[tuple[int, str, Action]] = []        # the action rounds: number, report, action
-    last = rounds[-1]["round"] if rounds else 0
+    last = rounds[-1].number if rounds else 0
     for r in rounds:
-        if r["kind"] == "action" and "action" in r:
-            a = r["action"]
-            action = Action(a["action"], tuple(a["targets"]), a.get("value"))
-            steps.append((r["round"], action))
-            real.append((r["round"], report_key(r, r["round"] == last and end == "success_no_hypothesis"), action))
-        elif r["kind"] == "hypothesis":
-            steps.append((r["round"], None))
+        if r.kind is Kind.ACTION and r.action is not None:
+            steps.append((r.number, r.action))
+            real.append((r.number, report_key(r, r.number == last and end == "success_no_hypothesis"), r.action))
+        elif r.kind is Kind.HYPOTHESIS:
+            steps.append((r.number, None))
     worlds = _Worlds(session, steps, seed, visible, [key for _, key, _ in real])
     try:
         entries = [_entry(session, worlds, r, real, visible)
-                   for r in rounds if r["kind"] == "hypothesis"]
+                   for r in rounds if r.kind is Kind.HYPOTHESIS]
     finally:
         if worlds.shadow is not None:
             worlds.shadow.close()          # its working memory goes back to the pool
     return Ledger(entries, _interventions(session, rounds, entries))
 
 
-def _entry(session: Session, worlds: _Worlds, r: dict[str, Any], real: list[tuple[int, str, Action]],
+def _entry(session: Session, worlds: _Worlds, r: Round, real: list[tuple[int, str, Action]],
            visible: str) -> Entry:
-    h = r["round"]
-    suspects = frozenset(r.get("suspects", ()))
+    h = r.number
+    suspects = frozenset(r.suspects or ())
     faults = worlds_of(session, suspects)
     entry = Entry(h, suspects, len(faults))
     if not faults:
@@ -469,7 +469,7 @@ def _entry(session: Session, worlds: _Worlds, r: dict[str, Any], real: list[tupl
     return entry
 
 
-def _interventions(session: Session, rounds: list[dict[str, Any]], entries: list[Entry]) -> list[Intervention]:
+def _interventions(session: Session, rounds: Sequence[Round], entries: list[Entry]) -> list[Intervention]:
     mending = interventions(session)
 
     def backers(parts: frozenset[str], at: int) -> tuple[int, ...]:
@@ -481,17 +481,17 @@ def _interventions(session: Session, rounds: list[dict[str, Any]], entries: list
 
     out = []
     for r in rounds:
-        n = r["round"]
-        if r["kind"] == "hypothesis":
-            parts = frozenset(r.get("suspects", ()))
+        n = r.number
+        if r.kind is Kind.HYPOTHESIS:
+            parts = frozenset(r.suspects or ())
             out.append(Intervention(n, 0, "verify_repair", parts, backers(parts, n)))
             continue
-        if r["kind"] != "action" or not r.get("success"):
+        if r.kind is not Kind.ACTION or not r.success:
             continue
-        for k, e in enumerate(r.get("executed", []), 1):
-            if e["action"] in mending:
-                parts = frozenset(t.split(".", 1)[0] for t in e["targets"])
-                out.append(Intervention(n, k, e["action"], parts, backers(parts, n)))
+        for k, (action, targets, _) in enumerate(r.executed, 1):
+            if action in mending:
+                parts = frozenset(t.split(".", 1)[0] for t in targets)
+                out.append(Intervention(n, k, action, parts, backers(parts, n)))
     return out
 
 

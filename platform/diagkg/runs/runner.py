@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 import pyoxigraph as ox
 
@@ -226,7 +226,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
         if keep_ledger:      # in the record even when it is not stored here (a campaign's writer stores it)
             # a Round reads as the plain entry the ledger reads (Mapping)
-            book = ledger.build(session, cast("list[dict[str, Any]]", rounds), brief.visible, end, seed)
+            book = ledger.build(session, rounds, brief.visible, end, seed)
             rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
         if record:
             iri = trajectory.store_record(store, rec, catalogue)
