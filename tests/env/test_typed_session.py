@@ -8,7 +8,7 @@ import pytest
 
 import diagkg
 from diagkg.env.observations import OBSERVERS
-from diagkg.env.outcomes import Outcome, Refusal, Terminal, TerminalState
+from diagkg.env.outcomes import Refusal, Terminal, TerminalState
 from diagkg.env.scenarios import Fault, Scenario
 from diagkg.errors import SessionError
 from diagkg.kg.loading import load_files
@@ -93,14 +93,15 @@ def _decisions(store, number: int) -> list[str]:
 def test_rewording_every_message_changes_no_decision(monkeypatch):
     store = catalog_store()
     before = {n: _decisions(store, n) for n in REWORDED_SCENARIOS}
-    plain_to_dict = Outcome.to_dict
+    plain_step = diagkg.Session.step
 
-    def reworded(self):
-        d = plain_to_dict(self)
-        d["message"] = "Zzz " + d["message"][::-1].upper() + " (reworded)"
-        return d
+    def reworded(self, act):
+        # at the source: the typed outcome an assistant is given, its JSON and the stored round
+        outcome, *rest = plain_step(self, act)
+        outcome.message = "Zzz " + outcome.message[::-1].upper() + " (reworded)"
+        return (outcome, *rest)
 
-    monkeypatch.setattr(Outcome, "to_dict", reworded)
+    monkeypatch.setattr(diagkg.Session, "step", reworded)
     seen = []
     run_session(3, "neuro-symbolic", store=store, record=False, on_round=lambda e: seen.append(e["message"]))
     assert seen and all(m.startswith("Zzz ") for m in seen)      # the assistant really got reworded messages
