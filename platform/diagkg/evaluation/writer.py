@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tally import Tallies
 
 MAX_BATCH = 1024         # trajectories in one commit at most
-MAX_TRIPLES = 40_000     # and triples: a commit holds the lock about 1 s on a loaded 2-core machine
+MAX_TRIPLES = 80_000     # and triples: a commit holds the lock about 1 s on a loaded 2-core machine (bulk load)
 LATENCY = 1.0            # seconds a finished trajectory waits at most before its commit is due
 PATIENCE = 1.0           # seconds a due commit waits for another writer before trying again later
 BACKLOG = 4              # batches' worth of trajectories after which a due commit waits as the store says
