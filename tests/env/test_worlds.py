@@ -113,3 +113,25 @@ def test_the_model_based_shadow_is_released_when_its_session_ends(torch_store):
                 on_round=lambda _r: held.append(assistant.worlds.shadow))
     assert held and all(s is held[0] for s in held) and not isinstance(held[0], type(None))
     assert held[0].closed and assistant.worlds.shadow is None     # its working memory went back
+
+
+def test_the_model_based_assistant_reads_the_lights_not_their_wording(torch_store, monkeypatch):
+    """The lights at the start reach assistants lamp by lamp (obs["lights"], Briefing.lights); the
+    words are for people: rewording them changes no decision of the model-based assistant."""
+    from diagkg.env import service
+    from diagkg.runs.runner import run_session
+
+    def decisions() -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = []
+        for scenario in ("TORCH.1", "TORCH.2"):
+            result = run_session(scenario, "model-based", store=torch_store, seed=0, record=False,
+                                 on_round=lambda r: out.append((r.intention, r.cost)))
+            out.append((str(result.end), result.cost))
+        return out
+
+    before = decisions()
+    with Session(resolve_scenario(torch_store, "TORCH.2"), torch_store) as session:
+        obs, _ = session.reset(seed=0)
+    assert obs["lights"] and set(obs["lights"].values()) <= {"on", "off", "flickering"}
+    monkeypatch.setattr(service, "describe_lights", lambda lights: "Zzz " + ", ".join(sorted(lights))[::-1])
+    assert decisions() == before

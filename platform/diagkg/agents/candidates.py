@@ -25,7 +25,6 @@ from ..env.service import Checkpoint
 from ..env.worlds import FaultMode, fault_modes
 from .combinations import Candidate, Combinations
 from .modelbased_config import ModelBasedConfig
-from .readings import lamps_of
 from .worlds import Worlds
 
 PAIR_PRIOR = 0.1       # a pair of faults against a single one
@@ -157,7 +156,7 @@ class CandidateSpace:
         self.widenings += 1
         worlds = self.worlds
         # after a rebase the lights seen at the start no longer tell anything
-        seen = {} if worlds.since else lamps_of(worlds.briefing.visible)
+        seen = {} if worlds.since else dict(worlds.briefing.lights)
         runs = [worlds.run_through(c) for c in self.pairable]
         ranked = self.combinations.ranked_pairs(seen, runs, len(worlds.steps))
         if size == 3:

@@ -16,7 +16,6 @@ from .combinations import Candidate
 from .likeness import OBSERVATIONS
 from .modelbased_config import ModelBasedConfig
 from .readings import UNKNOWN, Reading
-from .readings import lamps_of as _lamps
 from .worlds import Worlds
 
 
@@ -56,7 +55,7 @@ class Prober:
         self.checked.add(named)
         c, point = worlds[0]
         naming = self.worlds.predicted(c, point, Hypothesis(named))[1]
-        seen = _lamps(self.worlds.briefing.visible)
+        seen = self.worlds.briefing.lights
         scores = {id(o): sum(self.worlds.lamps_at_start(o).get(lamp) == state for lamp, state in seen.items())
                   for o in self.space.pairable if not o.faulty & named and o.faults[0].probability is None}
         # the best still standing after every step (a world a hypothesis or repair fixed is no stand-in)
@@ -105,7 +104,7 @@ class Prober:
         part of the single fault that explains most of what was seen (the lights at the start,
         then the reports), with the cheapest repair of the catalogue that fits it. A repair done
         this way is taken to have fixed something (see the assistant's rebase)."""
-        seen = {} if self.worlds.since else _lamps(self.worlds.briefing.visible)
+        seen = {} if self.worlds.since else dict(self.worlds.briefing.lights)
         done = {str(step) for step, _ in self.worlds.steps}
 
         def explains(c: Candidate) -> tuple[int, float]:

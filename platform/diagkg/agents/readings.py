@@ -87,14 +87,4 @@ def reading(report: Mapping[str, Any]) -> Reading:
     return Reading(masked, values, outcome.get("verdict"), bool(outcome.get("success")))
 
 
-def lamps_of(visible: str) -> dict[str, str]:
-    """The service agent's description of the lights seen ("x is on; y is off.") as lamp -> state."""
-    out = {}
-    for item in visible.rstrip(".").split("; "):
-        lamp, sep, state = item.partition(" is ")
-        if sep:
-            out[lamp] = state
-    return out
-
-
-__all__ = ["TOLERANCE", "UNKNOWN", "Reading", "lamps_of", "masked_values", "reading"]
+__all__ = ["TOLERANCE", "UNKNOWN", "Reading", "masked_values", "reading"]

@@ -90,7 +90,7 @@ class Briefing:
     system: str                         # system key
     description: str                    # the system's description (dcterms:description)
     symptoms: str                       # the reported symptoms
-    visible: str                        # the lights visible from outside
+    visible: str                        # the lights visible from outside, in words (for people and prompts)
     parts: dict[str, str]               # part id -> kind/type ("Bulb", "Cable", "enclosure"…)
     labels: dict[str, str]              # part id -> human label
     catalogue: dict[str, ActionType]
@@ -104,6 +104,7 @@ class Briefing:
     llm: CallLog | None = None          # the session's LLM calls, and a replay's answers
     ports: dict[str, tuple[str, ...]] = field(default_factory=dict)   # component id -> its port names
     modules: tuple[str, ...] = ()       # the system's modules (targets of some actions)
+    lights: dict[str, str] = field(default_factory=dict)   # the lights visible from outside: lamp -> on/off/flickering
     # only for informed assistants (the allow-list of diagkg.agents.trust): a read-only view of the system's
     # stored optimal policy (graph optimum/{key}), worked out over which scenarios there are, not the answer
     prior: KnowledgeView | None = None

@@ -17,7 +17,7 @@ import random
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
-from ..env.observations import describe_visible
+from ..env.observations import visible_lights
 from ..env.outcomes import Outcome
 from ..env.scenarios import Fault, Scenario
 from ..env.service import Checkpoint, simulator_for
@@ -26,7 +26,6 @@ from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
 from .combinations import Candidate
 from .readings import UNKNOWN, Reading
-from .readings import lamps_of as lamps
 from .readings import reading as key_of
 from .registry import Briefing
 
@@ -76,7 +75,7 @@ class Worlds:
         self.predictions = 0      # predictions simulated (not remembered)
         # a single fault run through the steps: lamps at the start, steps alike, where it got to, steps done
         self.through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]] = {}
-        self.first_lamps: dict[int, tuple[Candidate, tuple[Fault, ...], str]] = {}   # see lamps_at_start
+        self.first_lamps: dict[int, tuple[Candidate, tuple[Fault, ...], dict[str, str]]] = {}   # see lamps_at_start
         self.memo: dict[tuple[Any, ...], tuple[frozenset[str], dict[frozenset[str], Prediction]]] = {}
 
     # -- a world -----------------------------------------------------------
@@ -101,11 +100,11 @@ class Worlds:
             obs = shadow.start(scenario, briefing.seed)
             if len(self.first_lamps) > 20_000:
                 self.first_lamps.clear()
-            self.first_lamps[id(c)] = (c, self.anchor, obs["visible"])
+            self.first_lamps[id(c)] = (c, self.anchor, obs["lights"])
             if not self.since:
                 if chance is not None:
-                    likelihood = sum(w for coin, w in coins(chance) if self.visible(coin) == briefing.visible)
-                if likelihood <= 0 or (chance is None and obs["visible"] != briefing.visible):
+                    likelihood = sum(w for coin, w in coins(chance) if self.lights(coin) == briefing.lights)
+                if likelihood <= 0 or (chance is None and obs["lights"] != briefing.lights):
                     return None
             for n, (step, seen) in enumerate(self.steps):
                 if n < self.since:
@@ -124,11 +123,11 @@ class Worlds:
             return None
         return next((f.probability for f in c.faults if f.probability is not None), None)
 
-    def visible(self, coin: random.Random) -> str:
+    def lights(self, coin: random.Random) -> dict[str, str]:
         """The lights the world where the shadow stands shows with its loose connections as ``coin`` says."""
         assert self.shadow is not None
         self.shadow.rng = coin
-        return describe_visible(self.shadow.simulate(), self.shadow)
+        return dict(visible_lights(self.shadow.simulate(), self.shadow))
 
     def take(self, step: Action | Hypothesis, seen: Reading, chance: float | None) -> float:
         """Take ``step`` in the world where the shadow stands: how likely it gives ``seen`` (0
@@ -230,7 +229,7 @@ class Worlds:
             except (SessionError, SimulationError):
                 self.through[id(c)] = known = ({}, frozenset(), None, 0)
             else:
-                known = (lamps(obs["visible"]), frozenset(), shadow.checkpoint(), 0)
+                known = (dict(obs["lights"]), frozenset(), shadow.checkpoint(), 0)
         seen_lamps, alike, point, done = known
         if point is not None and done < len(self.steps):
             shadow.rollback(point)
@@ -263,7 +262,7 @@ class Worlds:
         (with the same anchor), else as :meth:`run_through` finds them."""
         known = self.first_lamps.get(id(c))
         if known is not None and known[0] is c and known[1] == self.anchor:
-            return lamps(known[2])
+            return known[2]
         return self.run_through(c)[0]
 
     def shade(self, scenario: Scenario) -> Shadow:

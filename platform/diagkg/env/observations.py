@@ -11,6 +11,7 @@ for people.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Callable
 
 from ..sim.circuit import NOMINAL, CircuitState, PortRef
@@ -21,6 +22,7 @@ from .outcomes import (
     Continuity,
     Current,
     DiodeTest,
+    Light,
     Outcome,
     PathTest,
     Refusal,
@@ -316,18 +318,29 @@ def path_resistance(session: Workbench, a: PortRef, b: PortRef) -> float:
     return math.inf if current < 1e-12 else 1e-3 / current
 
 
-def describe_visible(result: SimulationResult, session: Workbench) -> str:
-    """The lights a person sees from outside (derived from the simulation)."""
+def visible_lights(result: SimulationResult, session: Workbench) -> dict[str, Light]:
+    """The lights a person sees from outside (derived from the simulation), lamp by lamp: what
+    assistants read (the words of :func:`describe_lights` are for people)."""
     sk = session.sk
-    seen = []
+    seen: dict[str, Light] = {}
     observable = access.affording(session, "Observable")
     for cid in sorted(sk.components):
         c = result.components.get(cid)
         if c is None or c.lit is None or sk.components[cid].iri not in observable:
             continue
-        state = "flickering" if cid in result.flickering else ("on" if c.lit else "off")
-        seen.append(f"{cid} is {state}")
-    return "; ".join(seen) + "." if seen else "No lights can be seen from outside."
+        seen[cid] = Light.FLICKERING if cid in result.flickering else (Light.ON if c.lit else Light.OFF)
+    return seen
+
+
+def describe_lights(lights: Mapping[str, str]) -> str:
+    """The lights seen, in words."""
+    return "; ".join(f"{cid} is {state}" for cid, state in lights.items()) + "." if lights \
+        else "No lights can be seen from outside."
+
+
+def describe_visible(result: SimulationResult, session: Workbench) -> str:
+    """The lights a person sees from outside, in words (:func:`visible_lights`)."""
+    return describe_lights(visible_lights(result, session))
 
 
 OBSERVERS: dict[str, Observer] = {

@@ -69,6 +69,15 @@ class Kind(StrEnum):
     NONE = "none"              # nothing suggested: the assistant gave up
 
 
+class Light(StrEnum):
+    """How a lamp looks from outside (the lights at the start of a session: ``obs["lights"]``,
+    ``Briefing.lights``)."""
+
+    ON = "on"
+    OFF = "off"
+    FLICKERING = "flickering"
+
+
 class TerminalState(StrEnum):
     """What a close look at one end of a component shows."""
 

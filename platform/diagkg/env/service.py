@@ -47,7 +47,7 @@ from ..sim.circuit import CircuitState, read_state
 from ..sim.simulator import SimulationResult, Simulator
 from . import access, effects, verification
 from .actions import Action, Hypothesis, action_catalogue
-from .observations import OBSERVERS, describe_visible
+from .observations import OBSERVERS, describe_lights, visible_lights
 from .outcomes import End, Kind, Outcome, Refusal, Verdict
 from .roles import Recall
 from .scenarios import Scenario, configure, inject, restore, state_quads
@@ -188,11 +188,13 @@ class Session:
         effects.keep_damage(self, result)       # what the faults damage at once belongs to the fault snapshot
         self._snapshot = tuple(state_quads(self.store, self.state_graph))
         self._snapshot_set = None
+        lights = visible_lights(result, self)
         obs = {
             "scenario": self.scenario.number, "scenario_id": self.scenario.id,
             "system": self.scenario.key, "budget": self.budget,
             "symptoms": self.scenario.observations,
-            "visible": describe_visible(result, self),
+            "visible": describe_lights(lights),        # in words, for people
+            "lights": lights,                          # lamp -> Light, for assistants
         }
         return obs, self._info(result=result)
 

@@ -59,8 +59,8 @@ from .runner import briefing_for
 
 DEFAULT_SCENARIO = "3CC.S.1"      # the shipped scenario checked besides the torch
 SHIPPED_FILES = ("three_cubes.ttl", "001-3CC.S.1.ttl")      # its system and itself, in the shipped files
-BRIEFING_FIELDS = ("system", "description", "symptoms", "visible", "parts", "labels", "catalogue", "budget", "seed",
-                   "system_iri", "ports", "modules")
+BRIEFING_FIELDS = ("system", "description", "symptoms", "visible", "lights", "parts", "labels", "catalogue", "budget",
+                   "seed", "system_iri", "ports", "modules")
 EXTRA_KEYS = {"x_later_field": {"nested": [1, 2.5, None], "flag": True}, "x_note": "a field of a later diagkg"}
 
 
@@ -174,6 +174,7 @@ class _Probe:
         self.agent = self.hosted.agent
         self.brief = briefing_for(self.session, self.hosted.privileged, seed, self.hosted.informed)
         self.brief.visible = obs["visible"] if visible else ""
+        self.brief.lights = dict(obs["lights"]) if visible else {}
         self.brief.llm = CallLog()
         self.before = {k: copy.deepcopy(getattr(self.brief, k)) for k in BRIEFING_FIELDS}
         self.slowest = 0.0

@@ -253,7 +253,7 @@ class DrivenSession:
         b = self._brief()
         return {"protocol": PROTOCOL_VERSION, "assistant": self.name, "system": b.system,
                 "system_iri": b.system_iri, "description": b.description, "symptoms": b.symptoms,
-                "visible": b.visible, "parts": dict(b.parts), "labels": dict(b.labels),
+                "visible": b.visible, "lights": dict(b.lights), "parts": dict(b.parts), "labels": dict(b.labels),
                 "ports": {c: list(p) for c, p in b.ports.items()}, "modules": list(b.modules),
                 "budget": b.budget, "seed": b.seed, **self._standing()}
 
@@ -274,7 +274,7 @@ class DrivenSession:
         """What was done and observed so far: the reported symptoms, the visible lights, every round's outcome."""
         b = self._brief()
         return {"protocol": PROTOCOL_VERSION, "symptoms": b.symptoms, "visible": b.visible,
-                "rounds": [dict(o) for o in list(self.agent.outcomes)], **self._standing()}
+                "lights": dict(b.lights), "rounds": [dict(o) for o in list(self.agent.outcomes)], **self._standing()}
 
     def _brief(self) -> Briefing:
         if self.briefing is None:

@@ -66,7 +66,8 @@ def briefing_of(message: dict[str, Any]) -> Briefing:
     knowledge = message.get("knowledge")
     return Briefing(
         system=message["system"], description=message.get("description", ""), symptoms=message["symptoms"],
-        visible=message.get("visible", ""), parts=dict(message["parts"]), labels=dict(message.get("labels", {})),
+        visible=message.get("visible", ""), lights=dict(message.get("lights", {})), parts=dict(message["parts"]),
+        labels=dict(message.get("labels", {})),
         catalogue=catalogue_of(message["actions"]), budget=int(message["budget"]), seed=int(message.get("seed", 0)),
         store=view_of(knowledge, message["system"]) if knowledge else None, cache=None,
         system_iri=message.get("system_iri", ""), llm=CallLog(),

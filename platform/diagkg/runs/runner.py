@@ -127,7 +127,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         if on_start:
             on_start(session)
         brief = briefing_for(session, privileged, seed, informed)
-        brief.visible = obs["visible"]
+        brief.visible, brief.lights = obs["visible"], dict(obs["lights"])
         brief.llm = log
         svc = _service_agent(service, config or {}, log, brief) if service == "llm" else None
         rounds: list[Round] = []
