@@ -121,10 +121,10 @@ def test_every_shipped_scenarios_fault_state_agrees(catalogue, pyspice):
     references: dict[str, Simulator] = {}
     disagree = {}
     for row in rows:
-        session = make(int(row["number"]), store)
-        session.reset(seed=0)
-        reference = references.setdefault(session.sk.key, Simulator(session.sk, engine=pyspice))
-        found = differences(session.initial_result, reference.simulate(session.state(), random.Random(0)))
+        with make(int(row["number"]), store) as session:      # closed: its working memory goes back for the next
+            session.reset(seed=0)
+            reference = references.setdefault(session.sk.key, Simulator(session.sk, engine=pyspice))
+            found = differences(session.initial_result, reference.simulate(session.state(), random.Random(0)))
         if found:
             disagree[row["id"]] = found
     assert disagree == {}

@@ -87,13 +87,13 @@ def test_shipped_states_keep_kirchhoff_and_the_power_balance():
     catalog = ScenarioCatalog(store)
     systems: set[str] = set()
     for n in catalog.numbers()[::3]:
-        session = diagkg.make(n, store)
-        session.reset(seed=0)
-        if session.scenario.key not in systems:
-            systems.add(session.scenario.key)
-            assert_laws(session.sim, CircuitState(), session.sim.simulate(), f"{session.scenario.key} nominal")
-        state = session.sim.realize(session.state(), random.Random(0))
-        assert_laws(session.sim, state, session.sim.simulate(state), session.scenario.id)
+        with diagkg.make(n, store) as session:      # closed: its working memory goes back for the next
+            session.reset(seed=0)
+            if session.scenario.key not in systems:
+                systems.add(session.scenario.key)
+                assert_laws(session.sim, CircuitState(), session.sim.simulate(), f"{session.scenario.key} nominal")
+            state = session.sim.realize(session.state(), random.Random(0))
+            assert_laws(session.sim, state, session.sim.simulate(state), session.scenario.id)
 
 
 # ---------------------------------------------------------------------------
