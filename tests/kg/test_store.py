@@ -131,6 +131,34 @@ def test_opening_while_another_writer_compacts_neither_fails_nor_waits_for_the_l
         load_files(store, [THREE_CUBES])
 
 
+def test_a_snapshot_that_lost_a_file_to_compaction_is_read_again_afresh(locked_store, monkeypatch):
+    # a long-lived read handle whose files another process's compaction removed meets "No such file"
+    # on any read (the version of a graph, its quads, whether it is there before a write): each is
+    # tried again on a fresh snapshot (`diagkg run` failed so while a campaign wrote)
+    store = KnowledgeStore(locked_store, wait=0.2)
+    system = graphs.system("three_cubes")
+    expected = (store.version_of(system), len(store.quads(system)))
+    real, opened = ox.Store.read_only, []
+
+    class Stale:        # the snapshot another process's compaction left behind
+        def __getattr__(self, name):
+            def fail(*args, **kw):
+                raise OSError("IO error: No such file or directory: While open a file for random read: 000056.sst")
+            return fail
+
+    def snapshot(path):
+        opened.append(path)
+        return Stale() if len(opened) % 2 else real(path)
+
+    monkeypatch.setattr(ox.Store, "read_only", snapshot)
+    for n, read in enumerate((lambda: store.version_of(system), lambda: len(store.quads(system)))):
+        store.refresh()
+        assert read() == expected[n]
+    assert len(opened) == 4
+    with pytest.raises(OSError, match="unreadable"):
+        store.reading(lambda raw: (_ for _ in ()).throw(OSError("unreadable: not a lost file")))
+
+
 def test_reading_keeps_working_while_locked(locked_store):
     with KnowledgeStore.open_for_reading(locked_store) as s:
         assert s.read_only

@@ -46,7 +46,8 @@ from .vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
 
-    from .store import KnowledgeStore, RawStore
+    from .rawstore import RawStore
+    from .store import KnowledgeStore
     from .validation import Validator, Violation
 
 RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")

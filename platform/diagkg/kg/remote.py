@@ -121,7 +121,7 @@ def _named(graph: ox.NamedNode | ox.BlankNode) -> ox.NamedNode:
 
 class Endpoint:
     """A SPARQL 1.1 endpoint with the methods of :class:`pyoxigraph.Store` that diagkg uses
-    (:class:`~diagkg.kg.store.RawStore`): results are real pyoxigraph objects."""
+    (:class:`~diagkg.kg.rawstore.RawStore`): results are real pyoxigraph objects."""
 
     def __init__(self, url: str, client: httpx.Client):
         import httpx

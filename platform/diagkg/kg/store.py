@@ -28,13 +28,14 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 import pyoxigraph as ox
 
 from ..errors import InputError, QueryError, StoreError, StoreLockedError
 from . import graphs
 from .queries import QueryFile, explain_syntax_error, from_text, library
+from .rawstore import RawStore
 from .rdfio import RdfDocument, value_of
 from .vocab import DK
 
@@ -92,26 +93,12 @@ def open_read_only(path: Path) -> ox.Store:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-class RawStore(Protocol):
-    """What diagkg uses of a :class:`pyoxigraph.Store`: the embedded store is one; a remote
-    store's :class:`~diagkg.kg.remote.Endpoint` gives the same over SPARQL 1.1 HTTP."""
-
-    def query(self, query: str, *, use_default_graph_as_union: bool = False,
-              substitutions: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] | None = None,
-              ) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples: ...
-    def update(self, update: str) -> None: ...
-    def quads_for_pattern(self, subject: ox.NamedNode | ox.BlankNode | ox.Triple | None,
-                          predicate: ox.NamedNode | None,
-                          object: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None,
-                          graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph | None = None) -> Iterator[ox.Quad]: ...
-    def named_graphs(self) -> Iterator[ox.NamedNode | ox.BlankNode]: ...
-    def contains_named_graph(self, graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> bool: ...
-    def extend(self, quads: Iterable[ox.Quad]) -> None: ...
-    def add(self, quad: ox.Quad) -> None: ...
-    def remove_graph(self, graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> None: ...
-    def clear_graph(self, graph_name: ox.NamedNode | ox.BlankNode | ox.DefaultGraph) -> None: ...
-    def flush(self) -> None: ...
-    def __len__(self) -> int: ...
+def _version(raw: RawStore, graph: ox.NamedNode) -> str:
+    for marker in (DK.contentHash, DK.inferredFrom):
+        for q in raw.quads_for_pattern(graph, ox.NamedNode(str(marker)), None, graph):
+            return value_of(q.object)
+    lines = sorted(str(q.triple) for q in raw.quads_for_pattern(None, None, None, graph))
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest() if lines else ""
 
 
 def _is_lock_error(exc: OSError) -> bool:
@@ -125,6 +112,7 @@ def _is_lock_error(exc: OSError) -> bool:
 # writes to an in-memory store between compactions (see KnowledgeStore.compact)
 COMPACT_EVERY = 2_000
 STALE_RETRIES = 5     # tries of a read whose snapshot lost a file to another process's writer
+T = TypeVar("T")
 
 
 class KnowledgeStore:
@@ -358,7 +346,8 @@ class KnowledgeStore:
         payload += [{"name": g, "triples": list(t)} for g, t in add.items() if t and g not in new]
         q = library().get("load-graphs")       # rendered before the lock (again under it, if a check adds drops)
         written = {g for g, t in [*new.items(), *add.items()] if t or add.get(g)}     # emptied, not dropped
-        absent = {g for g in written if isinstance(self.raw, ox.Store) and not self.raw.contains_named_graph(g)}
+        absent = self.reading(lambda raw: {g for g in written if isinstance(raw, ox.Store)
+                                           and not raw.contains_named_graph(g)})
         old = dict.fromkeys([*drop, *new])       # each operation costs ~1 ms: one empties them all
         def render(skip: set[ox.NamedNode]) -> str:
             return q.render(drop=[g for g in old if g not in written], clear=[g for g in old if g in written - skip],
@@ -421,18 +410,11 @@ class KnowledgeStore:
     def version_of(self, graph: ox.NamedNode) -> str:
         """The version of a named graph: the content hash recorded when it was
         loaded, else a hash of its triples (empty string for a missing graph)."""
-        raw = self.raw
-        for marker in (DK.contentHash, DK.inferredFrom):
-            for q in raw.quads_for_pattern(graph, ox.NamedNode(str(marker)), None, graph):
-                return value_of(q.object)
-        lines = sorted(str(q.triple) for q in raw.quads_for_pattern(None, None, None, graph))
-        if not lines:
-            return ""
-        return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+        return self.reading(lambda raw: _version(raw, graph))
 
     def quads(self, graph: ox.NamedNode) -> list[ox.Quad]:
         """Every quad of one named graph."""
-        return list(self.raw.quads_for_pattern(None, None, None, graph))
+        return self.reading(lambda raw: list(raw.quads_for_pattern(None, None, None, graph)))
 
     def dump(self, names: Sequence[ox.NamedNode] = ()) -> bytes:
         """The named graphs ``names`` (all of them when empty) as N-Quads."""
@@ -490,9 +472,14 @@ class KnowledgeStore:
                **template_values: Any) -> list[dict[str, Any]]:
         """Rows of a SELECT as dicts of Python values (IRIs as str, literals converted). On disk, a
         read whose snapshot lost a file to another process's compaction is tried again afresh."""
+        return self.reading(lambda _: rows_of(self.query(query, bindings, **template_values)))
+
+    def reading(self, read: Callable[[RawStore], T]) -> T:
+        """``read`` of :attr:`raw`, whole (materialise what it returns). On disk, a read whose snapshot
+        lost a file to another process's compaction is tried again on a fresh snapshot."""
         for attempt in range(1, STALE_RETRIES + 1):
             try:
-                return rows_of(self.query(query, bindings, **template_values))
+                return read(self.raw)
             except (OSError, StoreError) as exc:
                 if attempt == STALE_RETRIES or self.path is None or self._held is not None or \
                         "no such file" not in str(exc).lower():

@@ -77,8 +77,9 @@ from .deltas import (
 )
 from .loading import Held, held_claims
 from .queries import QueryFile, library
+from .rawstore import RawStore
 from .revision import Revision, Settled, settle
-from .store import KnowledgeStore, RawStore, open_read_only, resolve_query, select_on
+from .store import KnowledgeStore, open_read_only, resolve_query, select_on
 
 if TYPE_CHECKING:  # pragma: no cover
     from .validation import Validator
