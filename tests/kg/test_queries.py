@@ -16,6 +16,7 @@ import pytest
 from diagkg.errors import QueryError, UnknownQueryError
 from diagkg.kg.loading import load_files
 from diagkg.kg.queries import QueryFile, QueryLibrary, library, parse_header
+from diagkg.kg.store import KnowledgeStore
 
 from ..support.paths import ROOT, THREE_CUBES
 
@@ -34,9 +35,19 @@ GRAPH = "https://w3id.org/diagkg/graph/system/three_cubes"
 STATE = "https://w3id.org/diagkg/graph/state/hostile"
 
 
+@pytest.fixture(scope="module")
+def three_cubes_quads() -> list[ox.Quad]:
+    """What loading three_cubes writes (validated and reasoned over once for the module: ~1,000 tests
+    each loaded it again, most of this file's time)."""
+    with KnowledgeStore.memory() as s:
+        load_files(s, [THREE_CUBES])
+        return list(s.raw.quads_for_pattern(None, None, None, None))
+
+
 @pytest.fixture()
-def loaded(store):
-    load_files(store, [THREE_CUBES])
+def loaded(store, three_cubes_quads):
+    """A fresh store holding exactly what the load wrote (each test may change it)."""
+    store.add_quads(three_cubes_quads)
     return store
 
 
