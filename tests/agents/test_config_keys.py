@@ -95,3 +95,32 @@ def test_the_command_line_exits_2_and_says_why(tmp_path):
     r = subprocess.run([*cli, "run", "--scenario", "TORCH.1", "--assistant", "neuro-symbolic",
                         "--config", json.dumps({"repair_prob": True})], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "did you mean 'repair_probe'" in r.stderr, r.stderr
+
+
+def test_every_shipped_assistant_declares_its_keys():
+    shipped = [n for n in registry.names() if registry.origin(n) is registry.Origin.SHIPPED]
+    assert {"oracle", "random-search", "model-based", "neuro-symbolic"} <= set(shipped)
+    assert all(registry.declared_keys(n) is not None for n in shipped), \
+        [n for n in shipped if registry.declared_keys(n) is None]
+    assert registry.declared_keys("oracle") == frozenset()
+    with pytest.raises(InputError, match="oracle takes no configuration key 'sample'"):
+        registry.create("oracle", sample=3)
+    assert registry.declared_keys("exec:python -c pass") is None       # a program: not known here
+
+
+def test_a_campaign_gives_each_assistant_the_keys_it_declares():
+    """A campaign's configuration is shared by its assistants: each is given what it declares (the
+    baselines nothing), the judge's section is kept for the judge, and a key no assistant of the
+    campaign takes is refused, naming the nearest."""
+    from diagkg.evaluation.campaign import CampaignConfig
+
+    cfg = CampaignConfig(assistants=("model-based", "oracle", "neuro-symbolic"), scenarios=(1,),
+                         config={"sample": 5, "rebase": False, "llm": {"model": "judge"}})
+    assert cfg.config_for("model-based") == {"sample": 5}
+    assert cfg.config_for("oracle") == {}
+    assert cfg.config_for("neuro-symbolic") == {"rebase": False}
+    registry.create("model-based", **cfg.config_for("model-based"))      # each is taken by its assistant
+    registry.create("oracle", **cfg.config_for("oracle"))
+    with pytest.raises(InputError, match=r"takes the configuration key 'smaple' \(did you mean 'sample'\?\)"):
+        CampaignConfig(assistants=("model-based", "oracle"), scenarios=(1,), config={"smaple": 5})
+    assert CampaignConfig.from_json(cfg.to_json()).config_for("model-based") == {"sample": 5}

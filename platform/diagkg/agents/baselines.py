@@ -29,6 +29,7 @@ class Oracle(BaseAssistant):
 
     name = "oracle"
     privileged = True
+    config_keys: frozenset[str] = frozenset()      # it takes no configuration
 
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
@@ -102,6 +103,7 @@ class RandomSearch(BaseAssistant):
     """Hypothesises one part at a time, every part once, in a random order."""
 
     name = "random-search"
+    config_keys: frozenset[str] = frozenset()      # it takes no configuration
 
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
@@ -116,6 +118,7 @@ class FixedRandom(BaseAssistant):
     """One of five action sequences drawn once per system (fixed), picked by the seed."""
 
     name = "fixed-random"
+    config_keys: frozenset[str] = frozenset()      # it takes no configuration
     SEQUENCES = 5
 
     @staticmethod
@@ -141,6 +144,7 @@ class Unhelpful(BaseAssistant):
     """Always suggests looking at the same enclosure again."""
 
     name = "unhelpful"
+    config_keys: frozenset[str] = frozenset()      # it takes no configuration
 
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)

@@ -15,6 +15,7 @@ class Human(BaseAssistant):
     """A person at the terminal picks actions and hypotheses from menus."""
 
     name = "human"
+    config_keys: frozenset[str] = frozenset()      # it takes no configuration
 
     def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None, **config: Any):
         super().__init__(**config)

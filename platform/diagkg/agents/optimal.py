@@ -83,6 +83,7 @@ class OptimalAssistant(BaseAssistant):
     """Plays the stored optimal policy (see the module's documentation)."""
 
     name = "optimal"
+    config_keys: frozenset[str] = frozenset()      # it takes no configuration
 
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)

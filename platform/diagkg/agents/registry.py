@@ -55,6 +55,7 @@ a replay runs with.
 from __future__ import annotations
 
 import difflib
+import functools
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
@@ -214,10 +215,12 @@ def register(name: str, factory: Factory) -> None:
     """Make an assistant available by name at run time (entry points are the
     lasting way: see the module's documentation)."""
     _REGISTERED[name] = factory
+    declared_keys.cache_clear()
 
 
 def rescan() -> None:
     """Read the installed entry points again (a plug-in installed while this process runs)."""
+    declared_keys.cache_clear()
     _entry_points(fresh=True)
 
 
@@ -273,6 +276,19 @@ def factory(name: str) -> Factory:
     if not callable(loaded):
         raise AssistantError(f"the assistant {name!r} ({ep.value}) is not a class or factory")
     return loaded  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=256)
+def declared_keys(name: str) -> frozenset[str] | None:
+    """The configuration keys the assistant ``name`` declares (``config_keys``), read from its class
+    without making one; None when it declares none, or when that cannot be known in this process (a
+    program, ``exec:…``, or a plug-in that is not trusted: it runs in a process of its own)."""
+    try:
+        made_by = factory(name)
+    except (AssistantError, UnknownTermError):
+        return None
+    keys = getattr(made_by, "config_keys", None)
+    return frozenset(keys) if isinstance(keys, (set, frozenset)) else None
 
 
 def create(name: str, **config: Any) -> BaseAssistant:

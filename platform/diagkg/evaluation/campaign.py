@@ -16,6 +16,7 @@ A slot is (assistant, scenario number, seed); the fixed protocol runs seeds
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import subprocess
@@ -73,6 +74,36 @@ class CampaignConfig:
                             ("--max-batches", self.max_batches)):
             if value < 1:
                 raise InputError(f"{what} must be at least 1, got {value}")
+        self.check_keys()
+
+    def declared(self) -> dict[str, frozenset[str] | None]:
+        """Each assistant's declared configuration keys (None: it takes any, see
+        :func:`~diagkg.agents.registry.declared_keys`)."""
+        from ..agents.registry import declared_keys
+
+        return {a: declared_keys(a) for a in self.assistants}
+
+    def check_keys(self) -> None:
+        """Refuse a configuration key that no assistant of the campaign takes (nor the campaign's judge:
+        ``llm`` and a language model's keys), naming the nearest ones."""
+        from ..llm.settings import CONFIG_KEYS as LLM_KEYS
+
+        declared = [keys for keys in self.declared().values() if keys is not None]
+        if not self.config or len(declared) < len(self.assistants):
+            return
+        taken = frozenset({"llm"}) | LLM_KEYS | frozenset().union(*declared)
+        unknown = sorted(set(self.config) - taken)
+        if unknown:
+            near = {k: difflib.get_close_matches(k, sorted(taken), n=1, cutoff=0.6) for k in unknown}
+            raise InputError(f"no assistant of the campaign ({', '.join(self.assistants)}) takes the configuration "
+                             "key " + ", ".join(repr(k) + (f" (did you mean {near[k][0]!r}?)" if near[k] else "")
+                                                for k in unknown))
+
+    def config_for(self, assistant: str) -> dict[str, Any]:
+        """What ``assistant`` is given of the campaign's configuration (shared by every assistant): the keys it
+        declares, or all of them when it declares none."""
+        keys = self.declared().get(assistant)
+        return dict(self.config) if keys is None else {k: v for k, v in self.config.items() if k in keys}
 
     @property
     def per_batch(self) -> int:

@@ -174,7 +174,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                 for seed in cfg.seeds(b):
                     old = done.get((a, n, seed))
                     if old is not None and old.end in cp.RETRY_ENDS:
-                        queue.append(Task(campaign.iri, a, dict(cfg.config), n, seed, b, replaces=old.trajectory))
+                        queue.append(Task(campaign.iri, a, cfg.config_for(a), n, seed, b, replaces=old.trajectory))
     prog.planned = prog.stored + sum(1 for t in queue if not t.replaces)
 
     def report(last: str = "") -> None:
@@ -241,10 +241,10 @@ def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, numb
     for seed in cfg.seeds(batch):
         rec = done.get((assistant, number, seed))
         if rec is None:
-            queue.append(Task(campaign.iri, assistant, dict(cfg.config), number, seed, batch))
+            queue.append(Task(campaign.iri, assistant, cfg.config_for(assistant), number, seed, batch))
             missing += 1
         elif retry_failed and rec.end in cp.RETRY_ENDS:
-            queue.append(Task(campaign.iri, assistant, dict(cfg.config), number, seed, batch, replaces=rec.trajectory))
+            queue.append(Task(campaign.iri, assistant, cfg.config_for(assistant), number, seed, batch, replaces=rec.trajectory))
             missing += 1
     key = (assistant, number, batch)
     open_batches[key] = missing
