@@ -22,7 +22,8 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
                                       "protocol), every trajectory stored; resumable after Ctrl-C or kill -9.")
     p.add_argument("--assistant", metavar="NAME[,NAME…]",
                    help="the assistants to compare (exec:COMMAND: a program of its own, docs/assistant-protocol.md)")
-    p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object (for every assistant)")
+    p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object, shared: each assistant takes the "
+                   "keys it declares; a key none of them takes is refused")
     p.add_argument("--scenarios", nargs="+", default=["all"], metavar="SEL",
                    help="all | 1,2,5-9 | system:KEY | category:NAME | set:NAME | scenario ids | FILE.ttl… "
                         "(default all)")
