@@ -312,9 +312,9 @@ def test_what_parts_afford_is_shared_between_sessions_and_follows_the_version(to
     from diagkg.env import access
 
     def observable(store: KnowledgeStore) -> frozenset[str]:
-        session = make("TORCH.1", store)
-        session.reset(seed=0)
-        return access.affording(session, "Observable")
+        with make("TORCH.1", store) as session:         # closed: its working memory goes back to the pool
+            session.reset(seed=0)
+            return access.affording(session, "Observable")
 
     assert BULB in observable(torch)
     assert BULB in observable(torch)                     # answered from the shared memo
