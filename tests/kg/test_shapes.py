@@ -254,6 +254,9 @@ CASES = [
          lambda g: [g.add((next(g.subjects(RDF.type, DK.Trajectory.uri)), DK.scoringVersion.uri, Literal(v)))
                     for v in ("1", "2")],
          "dksh:TrajectoryShape", None, "at most one scoring version"),
+    Case("assistant-api-version", TRJ,
+         lambda g: g.add((next(g.subjects(RDF.type, DK.DiagnosticAssistant.uri)), DK.pluginApiVersion.uri, Literal("three"))),
+         "dksh:AssistantShape", None, "plug-in API version, a positive integer"),
     Case("session-no-end", TRJ, lambda g: g.remove((_session(g), DK.endValue.uri, None)),
          "dksh:SessionShape", "t:session", "exactly one end value"),
     Case("session-round-count", TRJ, lambda g: g.set((_session(g), DK.roundCount.uri, Literal(9))),
