@@ -20,6 +20,7 @@ from diagkg.agents.llm_grounded import GroundedAssistant
 from diagkg.agents.modelbased import ModelBasedAssistant
 from diagkg.agents.modelbased_config import ModelBasedConfig
 from diagkg.agents.neurosymbolic import NeuroSymbolic
+from diagkg.agents.neurosymbolic_config import NeuroSymbolicConfig
 from diagkg.agents.registry import BaseAssistant
 from diagkg.errors import InputError
 from diagkg.llm.settings import CONFIG_KEYS as LLM_KEYS
@@ -38,6 +39,8 @@ def test_every_key_its_module_reads_is_declared(cls):
     read = set(READ.findall(source)) | named
     if cls is ModelBasedAssistant:      # its configuration is a dataclass: every field is a key
         read |= {f.name for f in dataclasses.fields(ModelBasedConfig)}
+    if cls is NeuroSymbolic:
+        read |= {f.name for f in dataclasses.fields(NeuroSymbolicConfig)}
     assert read, "the keys the module reads and the constructor's named parameters"
     assert cls.config_keys is not None and read <= cls.config_keys, sorted(read - (cls.config_keys or set()))
 
@@ -124,3 +127,19 @@ def test_a_campaign_gives_each_assistant_the_keys_it_declares():
     with pytest.raises(InputError, match=r"takes the configuration key 'smaple' \(did you mean 'sample'\?\)"):
         CampaignConfig(assistants=("model-based", "oracle"), scenarios=(1,), config={"smaple": 5})
     assert CampaignConfig.from_json(cfg.to_json()).config_for("model-based") == {"sample": 5}
+
+
+def test_the_neuro_symbolic_configuration_is_checked_and_recorded_as_applied():
+    """Its keys are a frozen configuration's fields: typed, words among their choices, and what the
+    trajectory records is every key as applied (defaults included), a language model's keys as given."""
+    made = registry.create("neuro-symbolic", rebase=False, chain_modules=3, model="m", api_key="secret")
+    assert made.settings.rebase is False and made.rebase is False and made.chain_modules == 3
+    applied = made.applied_config()
+    assert applied["rebase"] is False and applied["split"] == "sides" and applied["model"] == "m"
+    assert set(NeuroSymbolicConfig.keys()) <= set(applied) and "api_key" not in applied
+    for key, value, said in [("split", "halves", "split takes one of dependencies, sides, problems"),
+                             ("priors", "yes", "priors takes true or false"),
+                             ("chain_modules", -1, "chain_modules takes a value at least 0"),
+                             ("classifier", "oracle", "classifier takes one of keywords, llm")]:
+        with pytest.raises(InputError, match=said):
+            registry.create("neuro-symbolic", **{key: value})

@@ -320,7 +320,7 @@ class ModelBasedAssistant(BaseAssistant):
 
     def applied_config(self) -> dict[str, Any]:
         """Every key of :class:`ModelBasedConfig` as applied, defaults included (what the trajectory records)."""
-        return dict(vars(self.settings))      # a frozen dataclass of plain values, one per key
+        return self.settings.applied()
 
 
 __all__ = ["PAIR_PRIOR", "Candidate", "ModelBasedAssistant", "ModelBasedConfig"]

@@ -1,26 +1,31 @@
 """The model-based assistant's configuration (:mod:`diagkg.agents.modelbased`): one
 frozen value, every key typed and range-checked when it is built from the
-configuration mapping (an :class:`~diagkg.errors.InputError` naming the key and
-what it takes). Unknown keys are refused before, by
-:class:`~diagkg.agents.registry.BaseAssistant` against
-:data:`ModelBasedConfig.keys`."""
+configuration mapping (:class:`~diagkg.agents.settings.Settings`). Unknown keys are
+refused before, by :class:`~diagkg.agents.registry.BaseAssistant` against
+:meth:`ModelBasedConfig.keys`."""
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
-from ..errors import InputError
+from .settings import INF, Settings
 
-INF = math.inf
+# (least, most) of each number; a count of at least 0 where none is given
+RANGES: dict[str, tuple[float, float]] = {
+    "max_pairs": (0, INF), "pair_pool": (0, INF), "sample": (1, INF), "confident": (0.0, 1.0), "quick": (0, INF),
+    "round_minutes": (0.0, INF), "certain": (0.0, 1.0), "max_widenings": (0, INF), "shortlist": (1, INF),
+    "fail_minutes": (0.0, INF), "triple_pool": (0, INF), "role_depth": (0, INF), "terminal_prior": (0.0, INF),
+    "anchor_belief": (0.0, 1.0), "prior_rank": (0.0, INF), "named_options": (0, INF), "unexplained": (0.0, 0.9),
+    "confirm": (0.0, 1.0)}
 
 
 @dataclass(frozen=True)
-class ModelBasedConfig:
+class ModelBasedConfig(Settings):
     """What the model-based assistant is told to do; the defaults are what it does unconfigured."""
+
+    ASSISTANT: ClassVar[str] = "model-based"
+    RANGES: ClassVar[dict[str, tuple[float, float]]] = RANGES
 
     max_pairs: int = 600            # combinations admitted per widening at most
     pair_pool: int = 16             # (declared for older configurations; not read)
@@ -55,55 +60,6 @@ class ModelBasedConfig:
     last_probe: bool = True         # nothing explains the reports: repair as a probe
     confirm: float = 0.3            # the chance a diagnosis about to be named is wrong, for a check first
     confirm_after_wrong: bool = True   # a check only once a naming was judged wrong
-
-    def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            kind = _KINDS[f.type if isinstance(f.type, str) else f.type.__name__]
-            if kind is bool:
-                ok = isinstance(value, bool)
-            elif kind is int:
-                ok = isinstance(value, int) and not isinstance(value, bool)
-            else:
-                ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-            if not ok:
-                raise InputError(f"model-based: {f.name} takes {_WORDS[kind]}, not {value!r}")
-            low, high = RANGES.get(f.name, (None, None))
-            if low is not None and not low <= value <= high:
-                within = f"at least {low}" if high == INF else f"from {low} to {high}"
-                raise InputError(f"model-based: {f.name} takes a value {within}, not {value!r}")
-
-    @classmethod
-    def keys(cls) -> frozenset[str]:
-        """The configuration keys (one per field)."""
-        return frozenset(f.name for f in dataclasses.fields(cls))
-
-    @classmethod
-    def from_mapping(cls, config: Mapping[str, Any]) -> ModelBasedConfig:
-        """The configuration ``config`` gives (keys it leaves out keep their default); a key that
-        is not one of :meth:`keys` is an :class:`InputError`."""
-        unknown = sorted(set(config) - cls.keys())
-        if unknown:
-            raise InputError(f"model-based takes no configuration key {', '.join(map(repr, unknown))}")
-        values: dict[str, Any] = {k: float(v) if _is_float_field(k) and isinstance(v, int) and not isinstance(v, bool) else v
-                  for k, v in config.items()}
-        return cls(**values)
-
-
-_KINDS: dict[str, type] = {"int": int, "float": float, "bool": bool}
-_WORDS = {int: "a whole number", float: "a number", bool: "true or false"}
-
-# (least, most) of each number; a count of at least 0 where none is given
-RANGES: dict[str, tuple[float, float]] = {
-    "max_pairs": (0, INF), "pair_pool": (0, INF), "sample": (1, INF), "confident": (0.0, 1.0), "quick": (0, INF),
-    "round_minutes": (0.0, INF), "certain": (0.0, 1.0), "max_widenings": (0, INF), "shortlist": (1, INF),
-    "fail_minutes": (0.0, INF), "triple_pool": (0, INF), "role_depth": (0, INF), "terminal_prior": (0.0, INF),
-    "anchor_belief": (0.0, 1.0), "prior_rank": (0.0, INF), "named_options": (0, INF), "unexplained": (0.0, 0.9),
-    "confirm": (0.0, 1.0)}
-
-
-def _is_float_field(name: str) -> bool:
-    return any(f.name == name and f.type in ("float", float) for f in dataclasses.fields(ModelBasedConfig))
 
 
 __all__ = ["RANGES", "ModelBasedConfig"]

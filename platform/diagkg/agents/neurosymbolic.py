@@ -64,6 +64,7 @@ from ..env.outcomes import Outcome, Refusal, TerminalState
 from ..env.service import Action, Hypothesis, simulator_for
 from ..errors import AssistantError
 from ..llm.settings import CONFIG_KEYS as LLM_KEYS
+from .neurosymbolic_config import ROUND_MINUTES, NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Knowledge, Test, dense_candidates
 from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
 from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
@@ -72,7 +73,6 @@ from .registry import BaseAssistant, Briefing
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
-ROUND_MINUTES = 20.0         # what a round is worth in minutes (the budget counts rounds)
 
 # what other code imports from here, wherever it lives now
 __all__ = ["CURRENT_TOLERANCE", "LOCAL_TESTS", "ROUND_MINUTES", "SPLITTING", "SUSPECT_WEIGHT", "VOLTAGE_TOLERANCE",
@@ -84,48 +84,40 @@ class NeuroSymbolic(Ranking, BaseAssistant):
 
     name = "neuro-symbolic"
     # its own, and a language model's when the symptoms are classified by one (classifier "llm")
-    config_keys = frozenset({
-        "classifier", "access", "blind_looks", "chain_modules", "comes_and_goes", "coordinate", "coupling_flicker",
-        "couplings", "current_module", "current_module_all", "intermittent_weight", "lit_modules", "port_potentials",
-        "priors", "rebase", "reinspect", "repair_probe", "round_minutes", "source_local", "split", "tiebreak",
-        "trust_seen", "unsettled_flicker", "weights"}) | LLM_KEYS
+    config_keys = NeuroSymbolicConfig.keys() | LLM_KEYS
 
     def __init__(self, classifier: str = "keywords", **config: Any):
         super().__init__(classifier=classifier, **config)
-        self.classifier_kind = classifier
-        # how an observation (lights, voltages, currents) splits the problems: by the
-        # components it depends on ("dependencies"), by those of them on the same side of
-        # the supply ("sides": a lamp's look by all it depends on, a voltage by those at
-        # its own nominal potential) or only by its own ("problems")
-        self.split = str(config.get("split", "sides"))
-        # minutes a round is worth (the budget counts rounds), added to a test's cost
-        self.round_minutes = float(config.get("round_minutes", ROUND_MINUTES))
-        self.access = bool(config.get("access", True))          # expected access cost in the gain
-        # what the gain counts: problems ("problems") or candidates, each sharing its weight among its problems
-        self.weights = str(config.get("weights", "problems"))
-        self.couplings_on = bool(config.get("couplings", True))    # problems for couplings
-        self.reinspect = bool(config.get("reinspect", False))      # look again at lights already seen
-        self.use_priors = bool(config.get("priors", True))        # weigh problems by their mode's prior
-        # a light that comes and goes makes faults that act at random this much more likely
-        self.intermittent_weight = float(config.get("intermittent_weight", 4.0))
-        self.blind_looks = bool(config.get("blind_looks", False))   # look at parts a look shows nothing of
-        self.tiebreak = str(config.get("tiebreak", "upstream"))         # "order" or "upstream"
-        self.coupling_flicker = bool(config.get("coupling_flicker", True))
-        self.trust_seen = bool(config.get("trust_seen", False))
-        # bisect with voltages while the candidates lie in at least this many modules
-        self.chain_modules = int(config.get("chain_modules", 5))
-        # a reading that keeps changing counts as a light that comes and goes
-        self.unsettled_flicker = bool(config.get("unsettled_flicker", True))
-        self.port_potentials = bool(config.get("port_potentials", True))  # a right voltage clears only end faults
-        self.source_local = bool(config.get("source_local", True))   # a wrong potential of a source is its own
-        self.lit_modules = bool(config.get("lit_modules", False))   # a light seen lit vouches for other modules only
-        self.current_module = bool(config.get("current_module", True))   # a wrong current speaks of its module
-        self.current_module_all = bool(config.get("current_module_all", True))
-        self.comes_and_goes = bool(config.get("comes_and_goes", False))   # "from time to time" in a report
-        # name cheap suspects together as a probe: off, since naming healthy parts with a faulty one is
-        # overbroad (turned back, nothing repaired) under the honest success rule
-        self.repair_probe = bool(config.get("repair_probe", False))
-        self.rebase = bool(config.get("rebase", True))      # after a partial repair, drop what it may explain
+        settings = self.settings = NeuroSymbolicConfig.from_mapping(self.config)
+        self.classifier_kind = settings.classifier
+        self.split = settings.split
+        self.round_minutes = settings.round_minutes
+        self.access = settings.access
+        self.weights = settings.weights
+        self.couplings_on = settings.couplings
+        self.reinspect = settings.reinspect
+        self.use_priors = settings.priors
+        self.intermittent_weight = settings.intermittent_weight
+        self.blind_looks = settings.blind_looks
+        self.tiebreak = settings.tiebreak
+        self.coupling_flicker = settings.coupling_flicker
+        self.trust_seen = settings.trust_seen
+        self.chain_modules = settings.chain_modules
+        self.unsettled_flicker = settings.unsettled_flicker
+        self.port_potentials = settings.port_potentials
+        self.source_local = settings.source_local
+        self.lit_modules = settings.lit_modules
+        self.current_module = settings.current_module
+        self.current_module_all = settings.current_module_all
+        self.comes_and_goes = settings.comes_and_goes
+        self.repair_probe = settings.repair_probe
+        self.rebase = settings.rebase
+
+    def applied_config(self) -> dict[str, Any]:
+        """Every key of :class:`NeuroSymbolicConfig` as applied, defaults included, and a language model's
+        keys as given (never a secret): what the trajectory records."""
+        given = super().applied_config()
+        return {**{k: v for k, v in given.items() if k in LLM_KEYS}, **self.settings.applied()}
 
     # ------------------------------------------------------------------
     def setup(self, briefing: Briefing) -> None:
@@ -225,7 +217,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             return classify_symptoms(briefing, names, self.config)
         if self.classifier_kind != "keywords":
             raise AssistantError(f"unknown symptom classifier {self.classifier_kind!r} (keywords or llm)")
-        classifier = KeywordClassifier(names, coordinate=bool(self.config.get("coordinate", False)))
+        classifier = KeywordClassifier(names, coordinate=self.settings.coordinate)
         anomalous, nominal = set(), set()
         if self.comes_and_goes and COMES_AND_GOES.search(briefing.symptoms.lower()):
             self.flickering = True

@@ -1,0 +1,59 @@
+"""The neuro-symbolic assistant's configuration (:mod:`diagkg.agents.neurosymbolic`): one frozen
+value, every key typed and checked when it is built from the configuration mapping
+(:class:`~diagkg.agents.settings.Settings`). A language model's keys (for the ``llm`` symptom
+classifier) are not its own: they are read by :class:`~diagkg.llm.settings.LLMSettings`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .settings import INF, Settings
+
+ROUND_MINUTES = 20.0         # what a round is worth in minutes (the budget counts rounds)
+
+
+@dataclass(frozen=True)
+class NeuroSymbolicConfig(Settings):
+    """What the neuro-symbolic assistant is told to do; the defaults are what it does unconfigured."""
+
+    ASSISTANT: ClassVar[str] = "neuro-symbolic"
+    RANGES: ClassVar[dict[str, tuple[float, float]]] = {
+        "round_minutes": (0.0, INF), "intermittent_weight": (0.0, INF), "chain_modules": (0, INF)}
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "classifier": ("keywords", "llm"), "split": ("dependencies", "sides", "problems"),
+        "weights": ("problems", "candidates"), "tiebreak": ("order", "upstream")}
+
+    classifier: str = "keywords"       # how the reported symptoms are read: keywords, or a language model
+    coordinate: bool = False           # "lamp 2 and all five LEDs stay lit": what follows says it (keywords)
+    # how an observation (lights, voltages, currents) splits the problems: by the components it depends on
+    # ("dependencies"), by those of them on the same side of the supply ("sides": a lamp's look by all it
+    # depends on, a voltage by those at its own nominal potential) or only by its own ("problems")
+    split: str = "sides"
+    round_minutes: float = ROUND_MINUTES     # minutes a round is worth, added to a test's cost
+    access: bool = True                # expected access cost in the gain
+    # what the gain counts: problems, or candidates each sharing its weight among its problems
+    weights: str = "problems"
+    couplings: bool = True             # problems for couplings
+    reinspect: bool = False            # look again at lights already seen
+    priors: bool = True                # weigh problems by their mode's prior
+    intermittent_weight: float = 4.0   # a light that comes and goes makes faults acting at random this much likelier
+    blind_looks: bool = False          # look at parts a look shows nothing of
+    tiebreak: str = "upstream"         # "order" or "upstream"
+    coupling_flicker: bool = True
+    trust_seen: bool = False
+    chain_modules: int = 5             # bisect with voltages while the candidates lie in at least this many modules
+    unsettled_flicker: bool = True     # a reading that keeps changing counts as a light that comes and goes
+    port_potentials: bool = True       # a right voltage clears only end faults
+    source_local: bool = True          # a wrong potential of a source is its own
+    lit_modules: bool = False          # a light seen lit vouches for other modules only
+    current_module: bool = True        # a wrong current speaks of its module
+    current_module_all: bool = True
+    comes_and_goes: bool = False       # "from time to time" in a report
+    # name cheap suspects together as a probe: off, since naming healthy parts with a faulty one is
+    # overbroad (turned back, nothing repaired) under the honest success rule
+    repair_probe: bool = False
+    rebase: bool = True                # after a partial repair, drop what it may explain
+
+
+__all__ = ["ROUND_MINUTES", "NeuroSymbolicConfig"]
