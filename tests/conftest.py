@@ -23,7 +23,11 @@ from .support.torch import torch_memory_store
 
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="diagkg-tests-"))
 os.environ["DIAGKG_STORE"] = str(_SESSION_DIR / "default-store")
-os.environ["XDG_CACHE_HOME"] = str(_SESSION_DIR / "cache")
+# one inference cache for every worker of a run (xdist's run id): the catalogue is reasoned over once,
+# not once per worker (diagkg.kg.inference_cache lets one process reason while the others wait to read)
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+os.environ["XDG_CACHE_HOME"] = str(Path(tempfile.gettempdir()) / f"diagkg-tests-cache-{_RUN}" if _RUN
+                                   else _SESSION_DIR / "cache")
 # every trajectory a test writes is checked against the shapes (the default checks a sample)
 os.environ["DIAGKG_CHECK_TRAJECTORIES"] = "always"
 

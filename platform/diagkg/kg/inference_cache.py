@@ -4,8 +4,11 @@ same triples). :mod:`diagkg.kg.loading` stores them in ``inferred/{key}``."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,24 +37,46 @@ def cached_inferences(digest: str) -> list[ox.Triple] | None:
 def inferred_triples(data: rdflib.Graph, digest: str, engine: str = "auto", use_cache: bool = True) -> list[ox.Triple]:
     """What the reasoner entails about a system description (an rdflib graph);
     kept in a cache folder under ``digest`` (derived data: the same inputs
-    always give the same triples)."""
+    always give the same triples), read from it first unless not ``use_cache``."""
     from .rdfio import to_oxigraph_triple
     from .reasoning import reason
 
     found = cached_inferences(digest) if use_cache else None
     if found is not None:
         return found
-    cached = _cache_dir() / f"{digest}.nt"
-    inferred = reason(data, engine=engine)
-    triples = [to_oxigraph_triple(triple) for triple in inferred]
+    with _one_at_a_time(digest):     # processes reasoning over the same description: one works, the others read
+        found = cached_inferences(digest) if use_cache else None
+        if found is not None:
+            return found
+        triples = [to_oxigraph_triple(triple) for triple in reason(data, engine=engine)]
+        cached = _cache_dir() / f"{digest}.nt"
+        try:
+            with tempfile.NamedTemporaryFile("wb", dir=cached.parent, delete=False, suffix=".tmp") as fh:
+                fh.write(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
+            os.replace(fh.name, cached)
+        except OSError:   # pragma: no cover - an unwritable cache only costs time
+            pass
+        return triples
+
+
+@contextlib.contextmanager
+def _one_at_a_time(digest: str) -> Iterator[None]:
+    """Hold the cache folder's lock file of ``digest`` (an advisory lock, released with the process), so
+    that of the processes reasoning over one description at once (a campaign's workers, a test run's),
+    one reasons and the others wait and read what it kept. Without a usable cache folder, nothing."""
     try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("wb", dir=cached.parent, delete=False, suffix=".tmp") as fh:
-            fh.write(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
-        os.replace(fh.name, cached)
+        folder = _cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / f"{digest}.lock", "a+b")     # noqa: SIM115 - held for the block
     except OSError:   # pragma: no cover - an unwritable cache only costs time
-        pass
-    return triples
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 __all__ = ["cached_inferences", "inferred_triples"]

@@ -437,7 +437,7 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
             progress(f"reasoning ({key})", i, len(system_entries))
         triples = cached_inferences(digest)
         if triples is None:      # the rdflib graph is parsed only for the reasoner
-            triples = inferred_triples(e.doc.graph, digest, use_cache=False)
+            triples = inferred_triples(e.doc.graph, digest)      # (read again once another process is done)
         new[graphs.inferred(key)] = inferred_graph(key, triples, digest)
         report.inferred[key] = len(triples)
         if progress:
