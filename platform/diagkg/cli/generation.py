@@ -30,7 +30,7 @@ def add_parsers(add: Add) -> None:
                    "store lacks it), or a system file, validated and loaded into a scratch copy of the store")
     p.add_argument("--faults", choices=tuple(SIZES), default="single", help="faults per scenario (default single)")
     p.add_argument("--modes", metavar="MODE,…", help="only these fault modes, by local name (the catalogue: "
-                   "`diagkg query generation-fault-modes`)")
+                   "`diagkg query fault-modes`)")
     p.add_argument("--limit", type=int, metavar="N", help="try at most N placements (drawn by prior weight; "
                    "default: every single fault, 200 placements of several)")
     p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0): the same seed writes the "

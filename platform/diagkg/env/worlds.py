@@ -61,11 +61,18 @@ class FaultMode:
     parameters: frozenset[str]       # of PARAMETERS
     default: float | None            # its default value (a size, or a probability)
     prior: float                     # its ``dk:priorWeight`` (1 when the catalogue states none)
+    comment: str = ""                # what it is, in words (``rdfs:comment``)
+    rule: str | None = None          # where a second target lies (``dk:otherTargetRule``: own, alike, node)
 
     @property
     def name(self) -> str:
         """Its local name (``DepletedBattery``): what a :class:`Fault` carries as its mode."""
-        return self.iri.rsplit("#", 1)[-1]
+        return self.iri.rsplit("#", 1)[-1] if "#" in self.iri else self.iri.rsplit("/", 1)[-1]
+
+    @property
+    def two_targets(self) -> bool:
+        """Whether it takes a second target (a short, two ends crossed, a part put in backwards)."""
+        return "other" in self.parameters
 
     @property
     def chance(self) -> bool:
@@ -84,8 +91,9 @@ class FaultMode:
 
     @property
     def enumerable(self) -> bool:
-        """Whether a what-if may try it on every part it fits (sized, not a short to any node)."""
-        return self.sized and not self.to_any_node
+        """Whether a what-if may try it on every part it fits (sized, not a short to any node, applying
+        to some class of parts)."""
+        return self.sized and not self.to_any_node and bool(self.types)
 
     def fault(self, ns: str, target: str, other: str | None = None) -> Fault:
         """This mode on ``target`` (and ``other``), local ids in the system namespace ``ns``, at
@@ -109,13 +117,15 @@ def fault_modes(store: KnowledgeSource) -> dict[str, FaultMode]:
     for r in store.select("fault-modes"):
         m = rows.setdefault(r["mode"], {"label": r["label"], "kind": r["targetKind"], "template": r["template"],
                                         "types": set(), "parameters": set(), "default": r["default"],
-                                        "prior": float(r["prior"]) if r["prior"] is not None else 1.0})
-        m["types"].add(r["appliesTo"][len(DK_NS):])
+                                        "prior": float(r["prior"]) if r["prior"] is not None else 1.0,
+                                        "comment": str(r["comment"] or ""), "rule": r["rule"]})
+        if r["appliesTo"]:
+            m["types"].add(r["appliesTo"][len(DK_NS):] if r["appliesTo"].startswith(DK_NS) else r["appliesTo"])
         if r["parameter"]:
             m["parameters"].add(r["parameter"])
     modes = {iri: FaultMode(iri, m["label"], m["kind"], m["template"], frozenset(m["types"]),
                             frozenset(m["parameters"]), float(m["default"]) if m["default"] is not None else None,
-                            m["prior"])
+                            m["prior"], m["comment"], str(m["rule"]) if m["rule"] is not None else None)
              for iri, m in sorted(rows.items())}
     return _MODES.put(key, modes)
 

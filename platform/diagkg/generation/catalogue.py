@@ -1,6 +1,6 @@
 """Where the fault catalogue lets a fault be placed on a system.
 
-Every fault mode of the catalogue (``generation-fault-modes.rq``) is placed on
+Every fault mode of the catalogue (``fault-modes.rq``, read by :mod:`diagkg.env.worlds`) is placed on
 every target of the system it applies to (``generation-fault-targets.rq``:
 components of a type it applies to, subclasses included, ports of the
 components it may take ports of, couplings). A two-target mode takes its
@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Iterable
 
 import pyoxigraph as ox
 
+from ..env import worlds
 from ..env.scenarios import Fault
-from ..kg import graphs
+from ..env.worlds import FaultMode
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeSource
@@ -39,38 +40,13 @@ if TYPE_CHECKING:  # pragma: no cover
 RULES = ("own", "alike", "node")
 
 
-@dataclass(frozen=True)
-class FaultMode:
-    """One entry of the fault catalogue, as generation places it."""
-
-    iri: str
-    name: str                    # local name, e.g. the last part of the IRI
-    label: str
-    comment: str
-    kind: str                    # "component" | "port" | "coupling"
-    template: str
-    parameters: frozenset[str]
-    default: float | None
-    prior: float
-    rule: str | None             # where a second target lies (see RULES)
-
-    @property
-    def chance(self) -> bool:
-        """A fault that shows at random (its parameter is a probability)."""
-        return "probability" in self.parameters
-
-    @property
-    def two_targets(self) -> bool:
-        return "other" in self.parameters
-
-    @property
-    def unplaceable(self) -> str | None:
-        """Why the mode cannot be placed (None when it can)."""
-        if ("value" in self.parameters or self.chance) and self.default is None:
-            return "it takes a value and the catalogue gives no default (dk:defaultFaultValue)"
-        if self.two_targets and self.rule not in RULES:
-            return "it takes a second target and says nowhere where that lies (dk:otherTargetRule)"
-        return None
+def unplaceable(mode: FaultMode) -> str | None:
+    """Why ``mode`` cannot be placed (None when it can)."""
+    if not mode.sized:
+        return "it takes a value and the catalogue gives no default (dk:defaultFaultValue)"
+    if mode.two_targets and mode.rule not in RULES:
+        return "it takes a second target and says nowhere where that lies (dk:otherTargetRule)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -100,38 +76,14 @@ def fault_key(f: Fault) -> str:
     return f"{f.mode}:{local(f.target)}" + (f"+{local(f.other)}" if f.other else "")
 
 
-_MODES: dict[str, dict[str, FaultMode]] = {}
-
-
 def fault_modes(store: KnowledgeSource) -> dict[str, FaultMode]:
-    """The fault catalogue by local name (read once per version of the ontology)."""
-    version = store.version_of(graphs.ONTOLOGY)
-    known = _MODES.get(version)
-    if known is not None:
-        return known
-    rows: dict[str, dict[str, object]] = {}
-    params: dict[str, set[str]] = {}
-    for r in store.select("generation-fault-modes"):
-        rows.setdefault(r["mode"], r)
-        if r["parameter"]:
-            params.setdefault(r["mode"], set()).add(r["parameter"])
-    out = {}
-    for iri, r in rows.items():
-        name = local(iri)
-        out[name] = FaultMode(iri, name, str(r["label"]), str(r["comment"] or ""), str(r["targetKind"]),
-                              str(r["template"]), frozenset(params.get(iri, ())),
-                              float(r["default"]) if r["default"] is not None else None,  # type: ignore[arg-type]
-                              float(r["prior"]) if r["prior"] is not None else 1.0,      # type: ignore[arg-type]
-                              str(r["rule"]) if r["rule"] is not None else None)
-    _MODES[version] = out
-    return out
+    """The fault catalogue by local name (the what-if service's, :func:`diagkg.env.worlds.fault_modes`)."""
+    return {m.name: m for m in worlds.fault_modes(store).values()}
 
 
 def make_fault(mode: FaultMode, target: str, other: str | None = None) -> Fault:
     """A fault of ``mode`` on ``target`` (IRIs), its parameter at the mode's default."""
-    return Fault(mode=mode.name, label=mode.label, template=mode.template, target=target, other=other,
-                 value=mode.default if not mode.chance else None,
-                 probability=mode.default if mode.chance else None)
+    return mode.fault("", target, other)
 
 
 @dataclass(frozen=True)
@@ -161,7 +113,7 @@ def single_placements(store: KnowledgeSource, sk: Skeleton,
     unplaced: list[Unplaced] = []
     for name in sorted(wanted):
         mode = catalogue[name]
-        why = mode.unplaceable
+        why = unplaceable(mode)
         if why is not None:
             unplaced.append(Unplaced(name, why))
             continue
