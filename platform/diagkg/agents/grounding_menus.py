@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from ..env.actions import Action
 from ..env.workspace import graph_holding
 from ..kg import graphs
+from ..kg.memo import Memo
 from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,7 +95,7 @@ def pairs_of(schema: Mapping[str, Any]) -> set[tuple[str, str]]:
     return out
 
 
-_MENUS: dict[tuple[Any, ...], Menu] = {}
+_MENUS: Memo[Menu] = Memo("grounding menus", 64)      # by the view's graph versions, system and parts
 
 
 def affordable(view: KnowledgeSource, system_iri: str, knowledge: Knowledge, present: Iterable[str]) -> Menu:
@@ -111,9 +112,7 @@ def affordable(view: KnowledgeSource, system_iri: str, knowledge: Knowledge, pre
         found = Menu(frozenset((r["action"], r["part"]) for r in rows if r["part"] in parts),
                      {a.id: a.target_count for a in knowledge.actions.values()},
                      {a.id: a.parameter for a in knowledge.actions.values()})
-        if len(_MENUS) > 64:
-            _MENUS.clear()
-        _MENUS[key] = found
+        _MENUS.put(key, found)
     return found
 
 

@@ -32,6 +32,7 @@ import pyoxigraph as ox
 
 from ..errors import QueryError
 from ..kg import graphs
+from ..kg.memo import Memo
 from ..kg.sparql_scan import scan
 from ..kg.vocab import DK_NS
 
@@ -116,7 +117,7 @@ class Ontology:
                    for t in known)
 
 
-_ONTOLOGIES: dict[str, Ontology] = {}
+_ONTOLOGIES: Memo[Ontology] = Memo("grounding ontologies", 8)      # by the ontology's version
 
 
 def ontology_of(source: KnowledgeSource) -> Ontology:
@@ -140,10 +141,7 @@ def ontology_of(source: KnowledgeSource) -> Ontology:
     for r in source.select("ontology-subclasses", {"ontology": graphs.ONTOLOGY}):
         onto.supers.setdefault(r["class"], set()).add(r["superclass"])
         onto.classes.update((r["class"], r["superclass"]))
-    if len(_ONTOLOGIES) > 8:
-        _ONTOLOGIES.clear()
-    _ONTOLOGIES[version] = onto
-    return onto
+    return _ONTOLOGIES.put(version, onto)
 
 
 def _standard(iri: str) -> bool:
