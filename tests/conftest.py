@@ -63,3 +63,12 @@ def torch_quads(tmp_path_factory):
     quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
     loaded.close()
     return quads
+
+
+@pytest.fixture()
+def torch_copy(torch_quads):
+    """A fresh in-memory store holding the torch and its scenarios (a copy of :func:`torch_quads` per test)."""
+    store = KnowledgeStore.memory()
+    store.raw.extend(torch_quads)
+    yield store
+    store.close()

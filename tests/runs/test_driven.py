@@ -7,17 +7,13 @@ import pytest
 
 from diagkg.env.contract import ProtocolError, ProtocolFault
 from diagkg.errors import SessionError
-from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.vocab import DK
 from diagkg.runs.driven import DrivenSession
 
 
 @pytest.fixture()
-def torch(torch_quads):
-    store = KnowledgeStore.memory()
-    store.raw.extend(torch_quads)
-    yield store
-    store.close()
+def torch(torch_copy):
+    return torch_copy
 
 
 def session_facts(store, iri: str, predicate) -> list[str]:

@@ -29,11 +29,8 @@ from diagkg.runs.runner import replay_session, run_session
 
 
 @pytest.fixture()
-def torch(torch_quads):
-    store = KnowledgeStore.memory()
-    store.raw.extend(torch_quads)
-    yield store
-    store.close()
+def torch(torch_copy):
+    return torch_copy
 
 
 class Measurer(BaseAssistant):
