@@ -110,6 +110,12 @@ class ScenarioCatalog:
             ox.NamedNode(holder[0]["graph"]), graphs.system(row["key"]), graphs.ONTOLOGY)))
         return _SCENARIOS.get_or(key, lambda: _read_scenario(store, row))
 
+    def iri(self, number: int) -> str:
+        """The IRI of scenario ``number`` (read from the index: the scenario itself is not read)."""
+        if number not in self._rows:
+            return self.resolve(number).iri          # says what is wrong, with the closest
+        return str(self._rows[number]["scenario"])
+
     def numbers(self) -> list[int]:
         return sorted(self._rows)
 

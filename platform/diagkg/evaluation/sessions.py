@@ -79,10 +79,16 @@ def knowledge_bytes(store: KnowledgeStore, numbers: Iterable[int]) -> bytes:
 _WORKER: dict[str, KnowledgeStore] = {}
 
 
-def worker_store(data: bytes) -> KnowledgeStore:
-    """An in-memory store holding ``data``, one per worker process and knowledge."""
+def worker_store(data: bytes | str) -> KnowledgeStore:
+    """An in-memory store holding ``data``, one per worker process and knowledge; ``data`` may also be
+    the digest of knowledge the worker was given when it started (:func:`init_local_worker`), so that a
+    task does not carry megabytes through the pipe."""
     from ..kg.store import KnowledgeStore
 
+    if isinstance(data, str):
+        if data not in _WORKER:
+            raise RuntimeError(f"this worker holds no knowledge {data[:12]}…: it was started without it")
+        return _WORKER[data]
     digest = hashlib.sha256(data).hexdigest()
     if digest not in _WORKER:
         store = KnowledgeStore.memory()
@@ -95,6 +101,13 @@ def worker_store(data: bytes) -> KnowledgeStore:
 def init_worker(data: bytes) -> None:
     """ProcessPoolExecutor initializer: load the knowledge once."""
     worker_store(data)
+
+
+def init_local_worker(parent: int, data: bytes) -> None:
+    """The local process pool's initializer: end with the campaign's process (:func:`exit_with_parent`)
+    and hold the knowledge, which tasks then name by its digest."""
+    exit_with_parent(parent)
+    init_worker(data)
 
 
 PR_SET_PDEATHSIG = 1          # linux/prctl.h
@@ -126,7 +139,7 @@ def exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="diagkg-parent-watch", daemon=True).start()
 
 
-def run_remote(data: bytes, task: Task) -> Outcome:
+def run_remote(data: bytes | str, task: Task) -> Outcome:
     """A worker's entry point (process pool or Dask)."""
     return run_task(worker_store(data), task)
 
