@@ -22,6 +22,8 @@ from diagkg.errors import AssistantError, UnknownTermError
 from diagkg.runs.conformance import check_assistant, fixture_store
 from diagkg.runs.runner import run_session
 
+from ..support.torch import ON_SHIPPED, scenario_text
+
 CURRENT_FIELDS = {"round", "kind", "intention", "success", "message", "cost", "verdict", "refusal", "executed", "data",
                   "healthy"}
 
@@ -256,22 +258,8 @@ def test_a_plugin_hosted_in_its_own_process_goes_through_the_version_check(capsy
     assert isinstance(adapt(Older()), Api1Shim)
 
 
-USER_SCENARIO = """\
-@prefix :        <https://example.org/mine/> .
-@prefix sys:     <https://w3id.org/diagkg/system/three_cubes/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:MINE.1 a dk:Scenario ; dk:scenarioNumber 9901 ; dcterms:identifier "MINE.1" ; rdfs:label "Main bulb burnt" ;
-    dk:onSystem sys:three_cubes ; dk:hasCategory dk:Simple ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:main_bulb ] ;
-    dk:initialObservations "The switch is closed but the main lamp stays dark." ;
-    dk:faultyComponent sys:main_bulb ;
-    dk:idealRepair [ a dk:RepairPlan ;
-        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:main_bulb ] ] ;
-    dk:actionBudget 10 .
-"""
+# a user's scenario on a shipped system, numbered as the torch of the check numbers its own
+USER_SCENARIO = scenario_text(**{**ON_SHIPPED, "id": "MINE.1", "number": 9901})
 
 
 def test_a_users_scenario_file_never_collides_with_the_torchs_numbers(tmp_path, capsys):
