@@ -58,7 +58,7 @@ import difflib
 import functools
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
 from ..env.actions import Action, ActionType, Hypothesis
 from ..env.contract import outcome_json
@@ -146,10 +146,8 @@ class BaseAssistant:
         known = type(self).config_keys
         unknown = sorted(set(config) - known) if known is not None else []
         if unknown:
-            near = {k: difflib.get_close_matches(k, sorted(known or ()), n=1, cutoff=0.6) for k in unknown}
-            raise InputError(f"{self.name} takes no configuration key " + ", ".join(
-                repr(k) + (f" (did you mean {near[k][0]!r}?)" if near[k] else "") for k in unknown)
-                + f"; it takes {', '.join(sorted(known or ())) or 'none'}")
+            raise InputError(f"{self.name} takes no configuration key {keys_with_nearest(unknown, known or ())}"
+                             f"; it takes {', '.join(sorted(known or ())) or 'none'}")
         self.config = dict(config)
         self.briefing: Briefing | None = None
         self.outcomes: list[dict[str, Any]] = []     # what it was told, as plain data (outcome_json)
@@ -276,6 +274,17 @@ def factory(name: str) -> Factory:
     if not callable(loaded):
         raise AssistantError(f"the assistant {name!r} ({ep.value}) is not a class or factory")
     return loaded  # type: ignore[no-any-return]
+
+
+def keys_with_nearest(unknown: Iterable[str], known: Iterable[str]) -> str:
+    """Unknown configuration keys as a message says them, each with the nearest known key
+    (``'smaple' (did you mean 'sample'?)``)."""
+    pool = sorted(known)
+    said = []
+    for key in unknown:
+        near = difflib.get_close_matches(key, pool, n=1, cutoff=0.6)
+        said.append(repr(key) + (f" (did you mean {near[0]!r}?)" if near else ""))
+    return ", ".join(said)
 
 
 @functools.lru_cache(maxsize=256)

@@ -16,7 +16,6 @@ A slot is (assistant, scenario number, seed); the fixed protocol runs seeds
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import subprocess
@@ -86,6 +85,7 @@ class CampaignConfig:
     def check_keys(self) -> None:
         """Refuse a configuration key that no assistant of the campaign takes (nor the campaign's judge:
         ``llm`` and a language model's keys), naming the nearest ones."""
+        from ..agents.registry import keys_with_nearest
         from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 
         declared = [keys for keys in self.declared().values() if keys is not None]
@@ -94,10 +94,8 @@ class CampaignConfig:
         taken = frozenset({"llm"}) | LLM_KEYS | frozenset().union(*declared)
         unknown = sorted(set(self.config) - taken)
         if unknown:
-            near = {k: difflib.get_close_matches(k, sorted(taken), n=1, cutoff=0.6) for k in unknown}
             raise InputError(f"no assistant of the campaign ({', '.join(self.assistants)}) takes the configuration "
-                             "key " + ", ".join(repr(k) + (f" (did you mean {near[k][0]!r}?)" if near[k] else "")
-                                                for k in unknown))
+                             f"key {keys_with_nearest(unknown, taken)}")
 
     def config_for(self, assistant: str) -> dict[str, Any]:
         """What ``assistant`` is given of the campaign's configuration (shared by every assistant): the keys it
