@@ -288,9 +288,10 @@ class Worlds:
         targets = frozenset(step.targets)
         for c in sorted((c for c in singles if c.faulty <= targets and (len(targets) == 1 or c.faulty == targets)),
                         key=lambda c: -c.prior):
-            shadow = self.shade(self.scenario(c, anchored=False))
+            alone = self.scenario(c, anchored=False)
+            shadow = self.shade(alone)
             try:
-                shadow.start(self.scenario(c, anchored=False), self.briefing.seed)
+                shadow.start(alone, self.briefing.seed)
                 shadow.step(step)
             except (SessionError, SimulationError):
                 continue

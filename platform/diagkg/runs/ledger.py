@@ -317,9 +317,10 @@ class _Worlds:
         session's steps (it is compared only while some hypothesis's world agrees)."""
         state = self._healthy
         if state is None:
-            shadow = self.shade(self.scenario(()))
+            healthy = self.scenario(())
+            shadow = self.shade(healthy)
             try:
-                visible = shadow.start(self.scenario(()), self.seed)["visible"]
+                visible = shadow.start(healthy, self.seed)["visible"]
             except (SessionError, SimulationError):
                 visible = "?"
             state = self._healthy = (_Replay(visible, [], {}), [0, shadow.checkpoint()])

@@ -126,11 +126,16 @@ class Round(Mapping[str, Any]):
         """The round as the runner's plain entry (see the module); JSON data throughout."""
         if self.bare:
             return {key: self[key] for key in BARE_KEYS}
-        out = contract.outcome_json(self.outcome)
+        out = dict(self._json)
         if self.message_override is not None:
             out["message"] = self.message_override
         out.update((key, self._added(key)) for key in self._keys if key in _ADDED)
         return out
+
+    @cached_property
+    def _json(self) -> dict[str, Any]:
+        """The outcome as JSON data, worked out once (a round's outcome does not change once played)."""
+        return contract.outcome_json(self.outcome)
 
     @cached_property
     def _keys(self) -> tuple[str, ...]:
@@ -170,7 +175,7 @@ class Round(Mapping[str, Any]):
             return self._added(key)
         if key == "message" and self.message_override is not None:
             return self.message_override
-        return contract.outcome_json(self.outcome)[key]     # each read as to_dict gives it, afresh
+        return self._json[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys)
