@@ -119,3 +119,86 @@ def test_report_rescore_writes_the_tables_and_a_system_without_an_optimum_is_sai
     with KnowledgeStore(path, read_only=True) as store:
         (system,) = regret.optimum_table(store, ["https://example.org/elsewhere/lamp"]).rows
     assert system[0] == "lamp" and "no stored optimum: run diagkg optimum lamp" in system[8]
+
+
+def _figures(rows: dict) -> dict:
+    out = {}
+    for key, x in rows.items():
+        figures = {k: v for k, v in vars(x).items() if k not in ("decisions", "runs")}
+        out[key] = (figures, dict(x.runs), sorted(x.decisions))
+    return out
+
+
+def test_the_figures_come_from_the_slot_tallies_and_agree_with_the_trajectories(measured):
+    path, cid, _ = measured
+    with KnowledgeStore(path, read_only=True) as store:
+        read_tallies: list[str] = []
+        from_tallies = _figures(regret.load(store, [cid], read=read_tallies))
+        read_trajectories: list[str] = []
+        rescored = _figures(regret.load(store, [cid], rescore=True, read=read_trajectories))
+    # the tallies answer (a few nodes per slot); --rescore reads every trajectory with the figure queries
+    assert read_tallies == ["tally-figures"] and set(read_trajectories) == set(regret.KNOWN)
+    assert len(from_tallies) == len(ASSISTANTS)
+    _same(from_tallies, rescored)
+
+
+def _same(one: dict, other: dict) -> None:
+    assert one.keys() == other.keys()
+    for key, (figures, runs, decisions) in other.items():
+        tallied, tallied_runs, tallied_decisions = one[key]
+        assert tallied == pytest.approx(figures), key
+        assert tallied_runs == runs and tallied_decisions == pytest.approx(decisions) and decisions, key
+
+
+def test_tallies_written_before_decision_times_were_kept_fall_back_to_the_trajectories(measured, tmp_path):
+    import shutil
+
+    import pyoxigraph as ox
+
+    from diagkg.evaluation import tally
+    from diagkg.kg.vocab import DK
+
+    path, cid, _ = measured
+    copy = tmp_path / "store"
+    shutil.copytree(path, copy)
+    with KnowledgeStore(copy) as store:
+        campaign = cp.open_campaign(store, cid)
+        old = {}
+        for g in tally.tally_graphs(store, campaign):        # each session's entry cut to its first nine fields
+            triples = [q.triple for q in store.raw.quads_for_pattern(None, None, None, g)]
+            old[g] = [ox.Triple(t.subject, t.predicate, ox.Literal(";".join(
+                " ".join(e.split(" ")[:9]) for e in t.object.value.split(";"))))
+                if t.predicate == DK.tallySessions.node else t for t in triples]
+        store.write_graphs(old)
+        read: list[str] = []
+        figures = regret.load(store, [cid], read=read)
+        assert set(read) == set(regret.KNOWN)              # read from the trajectories, not wrongly from the tallies
+        assert all(x.decisions for x in figures.values())
+        tally.rebuild(store, campaign)                     # `diagkg report --rebuild` keeps them again
+        read.clear()
+        _same(_figures(regret.load(store, [cid], read=read)), _figures(figures))
+        assert read == ["tally-figures"]
+
+
+def test_the_step_viewer_of_a_large_campaign_shows_each_slots_example(measured):
+    from diagkg.evaluation import steps
+
+    path, cid, _ = measured
+    with KnowledgeStore(path, read_only=True) as store:
+        every = steps.load(store, [cid])
+        notes: list[str] = []
+        examples = steps.load(store, [cid], limit=len(every) - 1, notes=notes)
+        few: list[str] = []
+        first = steps.load(store, [cid], limit=2, notes=few)
+    assert len(every) == 3 * len(ASSISTANTS) * len(CASES)
+    lowest = {}
+    for t in every:                                  # the lowest seed's trajectory of each slot, read on its own
+        if (t.assistant, t.scenario) not in lowest or t.seed < lowest[(t.assistant, t.scenario)].seed:
+            lowest[(t.assistant, t.scenario)] = t
+    assert sorted((t.assistant, t.scenario, t.seed) for t in examples) == \
+        sorted((t.assistant, t.scenario, t.seed) for t in lowest.values())
+    for t in examples:
+        assert t.to_json() == lowest[(t.assistant, t.scenario)].to_json()
+    assert notes == [f"campaign {cid} holds {len(every)} trajectories: the step viewer shows {len(examples)}, "
+                     f"the lowest seed's of each of its {len(examples)} assistant × scenario slots"]
+    assert len(first) == 2 and "the first 2 of its" in few[0]

@@ -140,10 +140,13 @@ def render(store: KnowledgeStore, data: mx.CampaignData, *, tables: list[Table],
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     board = leaderboard(store, data, privileged)
-    trajectories = [t.to_json() for t in st.load(store, data.campaigns)]
+    shown: list[str] = []
+    trajectories = [t.to_json() for t in st.load(store, data.campaigns, notes=shown)]
     used = list(dict.fromkeys([q for row in board for cell in row for q in cell.queries] + list(st.QUERIES)
-                              + ["metrics-scenarios"]))
+                              + ["tally-examples", "metrics-scenarios"]))
     used_for: dict[str, list[str]] = {q: ["the step viewer's rounds"] for q in st.QUERIES}
+    used_for["tally-examples"] = ["the step viewer's trajectories: each slot's example in a campaign of more than "
+                                  f"{st.VIEWER_LIMIT} trajectories"]
     used_for["metrics-scenarios"] = ["each scenario's system, categories and ideal-repair cost (tables, plots)"]
     for row in board:
         for column, cell in zip(COLUMNS, row, strict=True):
@@ -152,7 +155,7 @@ def render(store: KnowledgeStore, data: mx.CampaignData, *, tables: list[Table],
     env = Environment(loader=PackageLoader("diagkg", "templates"), autoescape=select_autoescape(["html", "j2"]))
     sessions = sum(m.n for m in mx.overall(data))
     return env.get_template("evaluation-report.html.j2").render(
-        campaigns=data.campaigns, assistants=data.assistants, notes=notes, sessions=sessions,
+        campaigns=data.campaigns, assistants=data.assistants, notes=notes + shown, sessions=sessions,
         scenarios=len(data.scenarios), columns=COLUMNS, board=board,
         tables=[(t, [[_fmt(v) for v in r] for r in t.rows]) for t in tables],
         images=[(p.stem, base64.b64encode(p.read_bytes()).decode("ascii")) for p in images],

@@ -1,7 +1,11 @@
 """Figures measured against the best possible, per assistant and system (``diagkg report``).
 
 Each figure comes from a query file of ``queries/`` run over the campaigns'
-trajectories (the arithmetic — ratios, medians, pass^k — is done here):
+trajectories (the arithmetic — ratios, medians, pass^k — is done here), or, for a
+campaign whose slot tallies keep every session's figures (its rounds and minutes
+to isolate, its decision times), from the tallies (``tally-figures.rq``: a few
+hundred nodes instead of every trajectory; ``diagkg report --rescore`` reads the
+trajectories, and gives the same figures):
 
 * ``figure-optimum-cost.rq`` — cost against the system's stored optimal policy
   (:mod:`diagkg.evaluation.optimum`): cost / optimum and the regret in minutes
@@ -33,12 +37,13 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from math import comb
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pyoxigraph as ox
 
 from . import campaign as cp
 from .tables import Table
+from .tally import Entry, unpack_all
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.queries import QueryLibrary
@@ -119,8 +124,11 @@ def _short(system_iri: str) -> str:
     return system_iri.rstrip("/").rsplit("/", 1)[-1]
 
 
-def load(store: KnowledgeStore, campaign_ids: Sequence[str]) -> dict[tuple[str, str], Row]:
-    """Every figure query over these campaigns, by (system IRI, assistant)."""
+def load(store: KnowledgeStore, campaign_ids: Sequence[str], rescore: bool = False,
+         read: list[str] | None = None) -> dict[tuple[str, str], Row]:
+    """Every figure over these campaigns, by (system IRI, assistant): from a campaign's slot tallies
+    (``tally-figures.rq``, a few hundred nodes) where they hold every session's figures, else (or with
+    ``rescore``) from the figure queries over its trajectories. ``read`` gets the names of the queries used."""
     rows: dict[tuple[str, str], Row] = {}
 
     def row(r: dict[str, Any]) -> Row:
@@ -131,6 +139,15 @@ def load(store: KnowledgeStore, campaign_ids: Sequence[str]) -> dict[tuple[str, 
 
     for cid in campaign_ids:
         bound = {"campaign": _node(cid)}
+        if not rescore:
+            slots = [(r, unpack_all(r["sessions"])) for r in store.select("tally-figures", bound)]
+            if slots and all(e.figures for _, entries in slots for e in entries):
+                _from_tallies(slots, row)
+                if read is not None:
+                    read.append("tally-figures")
+                continue
+        if read is not None:
+            read.extend(KNOWN)
         for r in store.select("figure-optimum-cost", bound):
             x = row(r)
             x.sessions += int(r["sessions"])
@@ -158,6 +175,47 @@ def load(store: KnowledgeStore, campaign_ids: Sequence[str]) -> dict[tuple[str, 
         for r in store.select("figure-decision-times", bound):
             row(r).decisions.append(float(r["seconds"]))
     return rows
+
+
+def _from_tallies(slots: list[tuple[dict[str, Any], list[Entry]]], row: Callable[[dict[str, Any]], Row]) -> None:
+    """The figures of one campaign from its slot tallies: what the five figure queries give, summed the same way
+    (sessions cut short by a language model's output limit left out, as there; each session against the oracle's
+    session on the same scenario and seed, else the oracle cost stored for the scenario)."""
+    oracle = {(int(r["scenario"]), e.seed): e.cost for r, entries in slots if r["assistant"] == "oracle"
+              for e in entries}
+    for r, entries in slots:
+        number = int(r["scenario"])
+        expected = None if r["expected"] is None else float(r["expected"])
+        stored = None if r["stored"] is None else float(r["stored"])
+        kept = [e for e in entries if not e.truncated]
+        if not kept and not any(e.decisions for e in entries):
+            continue
+        x = row(r)
+        for e in kept:
+            x.sessions += 1
+            x.cost += e.cost
+            if expected is not None:
+                x.covered += 1
+                x.covered_cost += e.cost
+                x.optimum += expected
+            reference = oracle.get((number, e.seed), stored)
+            if reference is not None:
+                x.oracle_covered += 1
+                x.oracle_covered_cost += e.cost
+                x.oracle += reference
+            diagnosed = e.end == "success"
+            x.isolated += diagnosed
+            x.false_removals += e.false_removals
+            if diagnosed:
+                x.rounds += e.isolate_rounds or 0
+                x.minutes += e.isolate_minutes or 0.0
+                x.to_one += e.false_removals == 0
+                x.to_two += e.false_removals <= 1
+        if kept:
+            n, c = x.runs.get(number, (0, 0))
+            x.runs[number] = (n + len(kept), c + sum(e.ok for e in kept))
+        for e in entries:
+            x.decisions.extend(e.decisions or ())
 
 
 def optimum_table(store: KnowledgeStore, systems: Sequence[str]) -> Table:
@@ -190,11 +248,12 @@ def _float(value: Any) -> float | None:
     return float(value) if value is not None else None
 
 
-def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLibrary | None = None) -> list[Table]:
+def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLibrary | None = None,
+           rescore: bool = False) -> list[Table]:
     """The optimum per system, cost and regret against it, success over seeds, fault isolation, and a table
     for each further ``figure-*.rq`` of ``queries`` (the shipped library by default; see the module's
     documentation)."""
-    rows = sorted(load(store, campaign_ids).values(), key=lambda x: (x.system, x.assistant))
+    rows = sorted(load(store, campaign_ids, rescore).values(), key=lambda x: (x.system, x.assistant))
     systems = list(dict.fromkeys(x.system for x in rows))
     anchored, reliable, isolation = [], [], []
     for x in rows:

@@ -248,8 +248,8 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
 
     ``runs`` are campaign ids or the names given to ``--name`` (every campaign when empty); campaigns that
     repeat a slot are refused unless ``pool`` (:func:`pooling`); what was pooled is appended to ``notes``.
-    ``rescore`` works every figure out from the trajectories (not the slot tallies); the figures measured
-    against the optimum (:mod:`diagkg.evaluation.regret`) always are.
+    ``rescore`` works every figure out from the trajectories (not the slot tallies), the figures measured
+    against the optimum (:mod:`diagkg.evaluation.regret`) included.
     """
     from . import html_report
 
@@ -278,7 +278,7 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
     qualitative = rubric_report.load(store, ids)
     from . import regret
 
-    ts = tables(store, data) + regret.tables(store, ids) + rubric_report.tables(store, qualitative)
+    ts = tables(store, data) + regret.tables(store, ids, rescore=rescore) + rubric_report.tables(store, qualitative)
     privileged = privileged_assistants(store, ids)
     mark_privileged(ts, privileged)
     for t in ts:

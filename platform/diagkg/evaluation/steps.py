@@ -80,57 +80,85 @@ def _status_at(row: dict[str, Any], position: int) -> str:
     return "open"
 
 
-def load(store: KnowledgeStore, campaign_ids: Iterable[str]) -> list[TrajectorySteps]:
-    """Every trajectory of these campaigns with its rounds (see the module's documentation)."""
+VIEWER_LIMIT = 1000     # trajectories of one campaign the step viewer shows all of; beyond, each slot's example
+
+
+def load(store: KnowledgeStore, campaign_ids: Iterable[str], limit: int = VIEWER_LIMIT,
+         notes: list[str] | None = None) -> list[TrajectorySteps]:
+    """Every trajectory of these campaigns with its rounds (see the module's documentation); of a campaign
+    holding more than ``limit`` trajectories, the example of each of its slots (the lowest seed's trajectory,
+    ``tally-examples.rq``), at most ``limit`` of them, each read on its own (what is left out is said in
+    ``notes``)."""
     out: list[TrajectorySteps] = []
     for cid in campaign_ids:
         node = ox.NamedNode(cid if cid.startswith(CAMPAIGN_BASE) else CAMPAIGN_BASE + cid)
-        parts: dict[tuple[str, int, str], dict[int, list[str]]] = {}
-        costs: dict[tuple[str, int, int], float] = {}
-        actions: dict[tuple[str, int, str, int], str] = {}
-        for r in store.select("campaign-step-actions", {"campaign": node}):
-            key = (r["trajectory"], int(r["position"]), r["role"])
-            k = int(r["k"])
-            targets = parts.setdefault(key, {}).setdefault(k, [])
-            if r["target"] is not None and r["target"] not in targets:
-                targets.append(r["target"])
-            if r["action"] is not None:
-                actions[(r["trajectory"], int(r["position"]), r["role"], k)] = r["action"]
-            if r["cost"] is not None:
-                costs[(r["trajectory"], int(r["position"]), k)] = float(r["cost"])
-        hypotheses: dict[str, list[dict[str, Any]]] = {}
-        ranked: dict[tuple[str, int], dict[int, list[str]]] = {}
-        for r in store.select("campaign-step-ledger", {"campaign": node}):
-            if r["what"] == "hypothesis":
-                hypotheses.setdefault(r["trajectory"], []).append(r)
-            elif r["part"] is not None:
-                ranked.setdefault((r["trajectory"], int(r["position"])), {}).setdefault(int(r["rank"]), []).append(r["part"])
-        current: TrajectorySteps | None = None
-        for r in store.select("campaign-steps", {"campaign": node}):
-            if current is None or current.trajectory != r["trajectory"]:
-                current = TrajectorySteps(node.value[len(CAMPAIGN_BASE):], r["trajectory"], r["assistant"],
-                                          int(r["scenario"]), r["scenarioId"], int(r["seed"]), r["end"], [])
-                out.append(current)
-            if r["position"] is None:
-                continue
-            t, n = r["trajectory"], int(r["position"])
-            kind = r["kind"] or "none"
-            if kind == "hypothesis":
-                suggested = "hypothesis {" + ", ".join(parts.get((t, n, "suspected"), {}).get(0, [])) + "}"
-            elif kind == "action":
-                suggested = " ".join([actions.get((t, n, "suggested", 0), ""),
-                                      *parts.get((t, n, "suggested"), {}).get(0, [])]).strip()
-            else:
-                suggested = ""
-            executed = [f"{actions.get((t, n, 'executed', k), '?')} {' '.join(targets)} ({costs.get((t, n, k), 0.0):g} min)"
-                        .replace("  ", " ")
-                        for k, targets in sorted(parts.get((t, n, "executed"), {}).items())]
-            running = (current.steps[-1].running_cost if current.steps else 0.0) + float(r["cost"])
-            ledger = [LedgerEntry(int(h["position"]),
-                                  parts.get((t, int(h["position"]), "suspected"), {}).get(0, []), _status_at(h, n))
-                      for h in hypotheses.get(t, []) if int(h["position"]) <= n]
-            candidates = [ranked[(t, n)][k] for k in sorted(ranked.get((t, n), {}))]
-            current.steps.append(Step(n, r["intention"], kind, r["verdict"], r["explanation"], r["instruction"],
-                                      suggested, executed, r["outcome"], float(r["cost"]), running, ledger,
-                                      candidates))
+        slots = store.select("tally-examples", {"campaign": node})
+        total = sum(int(r["total"]) for r in slots)
+        examples = [r["example"] for r in slots if r["example"] is not None]
+        if total > limit and len(examples) == len(slots):
+            shown = examples[:limit]
+            for trajectory in shown:
+                out += _load(store, {"campaign": node, "trajectory": ox.NamedNode(trajectory)})
+            if notes is not None:
+                notes.append(f"campaign {node.value[len(CAMPAIGN_BASE):]} holds {total} trajectories: the step "
+                             f"viewer shows {len(shown)}, the lowest seed's of "
+                             f"{'each' if len(shown) == len(slots) else f'the first {len(shown)}'} of its "
+                             f"{len(slots)} assistant × scenario slots")
+            continue
+        out += _load(store, {"campaign": node})
+    return out
+
+
+def _load(store: KnowledgeStore, bound: dict[str, ox.NamedNode]) -> list[TrajectorySteps]:
+    """The trajectories the three step queries give with these inputs, each with its rounds."""
+    out: list[TrajectorySteps] = []
+    node = bound["campaign"]
+    parts: dict[tuple[str, int, str], dict[int, list[str]]] = {}
+    costs: dict[tuple[str, int, int], float] = {}
+    actions: dict[tuple[str, int, str, int], str] = {}
+    for r in store.select("campaign-step-actions", bound):
+        key = (r["trajectory"], int(r["position"]), r["role"])
+        k = int(r["k"])
+        targets = parts.setdefault(key, {}).setdefault(k, [])
+        if r["target"] is not None and r["target"] not in targets:
+            targets.append(r["target"])
+        if r["action"] is not None:
+            actions[(r["trajectory"], int(r["position"]), r["role"], k)] = r["action"]
+        if r["cost"] is not None:
+            costs[(r["trajectory"], int(r["position"]), k)] = float(r["cost"])
+    hypotheses: dict[str, list[dict[str, Any]]] = {}
+    ranked: dict[tuple[str, int], dict[int, list[str]]] = {}
+    for r in store.select("campaign-step-ledger", bound):
+        if r["what"] == "hypothesis":
+            hypotheses.setdefault(r["trajectory"], []).append(r)
+        elif r["part"] is not None:
+            ranked.setdefault((r["trajectory"], int(r["position"])), {}).setdefault(int(r["rank"]), []).append(r["part"])
+    current: TrajectorySteps | None = None
+    for r in store.select("campaign-steps", bound):
+        if current is None or current.trajectory != r["trajectory"]:
+            current = TrajectorySteps(node.value[len(CAMPAIGN_BASE):], r["trajectory"], r["assistant"],
+                                      int(r["scenario"]), r["scenarioId"], int(r["seed"]), r["end"], [])
+            out.append(current)
+        if r["position"] is None:
+            continue
+        t, n = r["trajectory"], int(r["position"])
+        kind = r["kind"] or "none"
+        if kind == "hypothesis":
+            suggested = "hypothesis {" + ", ".join(parts.get((t, n, "suspected"), {}).get(0, [])) + "}"
+        elif kind == "action":
+            suggested = " ".join([actions.get((t, n, "suggested", 0), ""),
+                                  *parts.get((t, n, "suggested"), {}).get(0, [])]).strip()
+        else:
+            suggested = ""
+        executed = [f"{actions.get((t, n, 'executed', k), '?')} {' '.join(targets)} ({costs.get((t, n, k), 0.0):g} min)"
+                    .replace("  ", " ")
+                    for k, targets in sorted(parts.get((t, n, "executed"), {}).items())]
+        running = (current.steps[-1].running_cost if current.steps else 0.0) + float(r["cost"])
+        ledger = [LedgerEntry(int(h["position"]),
+                              parts.get((t, int(h["position"]), "suspected"), {}).get(0, []), _status_at(h, n))
+                  for h in hypotheses.get(t, []) if int(h["position"]) <= n]
+        candidates = [ranked[(t, n)][k] for k in sorted(ranked.get((t, n), {}))]
+        current.steps.append(Step(n, r["intention"], kind, r["verdict"], r["explanation"], r["instruction"],
+                                  suggested, executed, r["outcome"], float(r["cost"]), running, ledger,
+                                  candidates))
     return out

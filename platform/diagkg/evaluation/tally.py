@@ -12,7 +12,7 @@ few hundred nodes instead of every trajectory.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable
 from urllib.parse import quote
 
@@ -43,6 +43,12 @@ class Entry:
     correct: int
     healthy: int
     false_removals: int = 0      # healthy parts replaced or named (dk:falseRemovals; 0 before it was recorded)
+    isolate_rounds: int | None = None      # a diagnosed session's dk:roundsToIsolate
+    isolate_minutes: float | None = None   # and dk:minutesToIsolate
+    # each round's decision time (dk:wallTimeSeconds), in order; None in a tally written before they were
+    # kept, which the figures measured against the optimum then read from the trajectories instead
+    decisions: tuple[float, ...] | None = None
+    trajectory: str | None = field(default=None, compare=False)      # its graph's IRI (not packed)
 
     @property
     def truncated(self) -> bool:
@@ -57,17 +63,35 @@ class Entry:
         """Ended in success with a correct hypothesis (not merely repaired)."""
         return self.end == "success"
 
+    @property
+    def figures(self) -> bool:
+        """Whether the entry holds what the figures measured against the optimum need (decision times)."""
+        return self.decisions is not None
+
     def pack(self) -> str:
-        return (f"{self.seed} {self.end} {self.cost!r} {self.rounds} {self.actions} {self.hypotheses} "
+        """One line of ``dk:tallySessions``: nine numbers and words, then (when kept) the rounds and minutes to
+        isolate (``-`` for none) and the decision times (``,``-separated; ``-`` for a session of no round)."""
+        head = (f"{self.seed} {self.end} {self.cost!r} {self.rounds} {self.actions} {self.hypotheses} "
                 f"{self.correct} {self.healthy} {self.false_removals}")
+        if self.decisions is None:
+            return head
+        rounds = "-" if self.isolate_rounds is None else str(self.isolate_rounds)
+        minutes = "-" if self.isolate_minutes is None else repr(float(self.isolate_minutes))
+        times = ",".join(repr(float(t)) for t in self.decisions) or "-"
+        return f"{head} {rounds} {minutes} {times}"
 
     @classmethod
     def unpack(cls, text: str) -> "Entry":
         fields = text.split(" ")
         seed, end, cost, rounds, actions, hyps, correct, healthy = fields[:8]
         removals = int(fields[8]) if len(fields) > 8 else 0     # tallies written before false removals
-        return cls(int(seed), end, float(cost), int(rounds), int(actions), int(hyps), int(correct), int(healthy),
-                   removals)
+        entry = cls(int(seed), end, float(cost), int(rounds), int(actions), int(hyps), int(correct), int(healthy),
+                    removals)
+        if len(fields) < 12:                                     # tallies written before the figures' fields
+            return entry
+        return replace(entry, isolate_rounds=None if fields[9] == "-" else int(fields[9]),
+                       isolate_minutes=None if fields[10] == "-" else float(fields[10]),
+                       decisions=() if fields[11] == "-" else tuple(float(t) for t in fields[11].split(",")))
 
 
 def unpack_all(text: str) -> list[Entry]:
@@ -115,11 +139,13 @@ class Tallies:
             (DK.tallyDiagnosed, integer(sum(1 for e in kept if e.diagnosed))),
             (DK.tallyFalseRemovals, integer(sum(e.false_removals for e in kept))),
             (DK.tallySessions, ox.Literal(";".join(e.pack() for e in entries)))]
+        example = next((e.trajectory for e in entries if e.trajectory), None)     # the lowest seed's
         return [ox.Triple(node, RDF_TYPE, ox.NamedNode(DK.SlotTally)),
                 ox.Triple(node, ox.NamedNode(DK.tallyOf), self.campaign.node),
                 ox.Triple(node, ox.NamedNode(DK.assistantName), ox.Literal(assistant)),
                 ox.Triple(node, ox.NamedNode(DK.tallyScenario), ox.NamedNode(self.scenario_iris[number])),
-                *(ox.Triple(node, ox.NamedNode(p), v) for p, v in values)]
+                *(ox.Triple(node, ox.NamedNode(p), v) for p, v in values),
+                *([ox.Triple(node, DK.tallyExample.node, ox.NamedNode(example))] if example else [])]
 
 
 def graph_of(campaign: Campaign, assistant: str, number: int) -> ox.NamedNode:
@@ -131,8 +157,15 @@ def tally_graphs(store: KnowledgeStore, campaign: Campaign) -> list[ox.NamedNode
 
 
 def source_rows(store: KnowledgeStore, campaign: Campaign) -> list[dict[str, Any]]:
-    """One row per trajectory of the campaign: its slot, batch, end and summary."""
-    return store.select("tally-source", {"campaign": campaign.node})
+    """One row per trajectory of the campaign: its slot, batch, end and summary, and (``decisions``) its rounds'
+    decision times in order (``tally-source.rq`` and ``tally-source-decisions.rq``)."""
+    rows = store.select("tally-source", {"campaign": campaign.node})
+    times: dict[str, list[tuple[int, float]]] = {}
+    for r in store.select("tally-source-decisions", {"campaign": campaign.node}):
+        times.setdefault(r["trajectory"], []).append((int(r["position"]), float(r["seconds"])))
+    for r in rows:
+        r["decisions"] = tuple(t for _, t in sorted(times.get(r["trajectory"], [])))
+    return rows
 
 
 def from_rows(campaign: Campaign, rows: Iterable[dict[str, Any]]) -> Tallies:
@@ -140,7 +173,9 @@ def from_rows(campaign: Campaign, rows: Iterable[dict[str, Any]]) -> Tallies:
     for r in rows:
         tallies.put(r["assistant"], int(r["scenario"]), r["scenarioIri"],
                     Entry(int(r["seed"]), r["end"], float(r["cost"]), int(r["rounds"]), int(r["actions"]),
-                          int(r["hypotheses"]), int(r["correct"]), int(r["healthy"]), int(r["falseRemovals"] or 0)))
+                          int(r["hypotheses"]), int(r["correct"]), int(r["healthy"]), int(r["falseRemovals"] or 0),
+                          _int(r["roundsToIsolate"]), _float(r["minutesToIsolate"]), tuple(r.get("decisions", ())),
+                          r["trajectory"]))
     return tallies
 
 
@@ -173,6 +208,29 @@ def entry_of(triples: Iterable[ox.Triple], seed: int, end: str) -> Entry:
             raise ValueError(f"the trajectory's session has no {term.rsplit('#', 1)[-1]}")
         return values[term]
 
+    rounds = {t.subject for t in triples if t.predicate.value == str(DK.inSession) and t.object == session}
+    position: dict[Any, int] = {}
+    seconds: dict[Any, float] = {}
+    for t in triples:
+        if t.subject not in rounds or not isinstance(t.object, ox.Literal):
+            continue
+        if t.predicate.value == str(DK.position):
+            position[t.subject] = int(t.object.value)
+        elif t.predicate.value == str(DK.wallTimeSeconds):
+            seconds[t.subject] = float(t.object.value)
+    decisions = tuple(seconds[r] for r in sorted(seconds, key=lambda r: position.get(r, 0)))
+    trajectory = next((t.subject.value for t in triples if t.predicate.value == str(DK.recordOf)
+                       and t.object == session and isinstance(t.subject, ox.NamedNode)), None)
     return Entry(seed, end, float(num(DK.costMinutes)), int(num(DK.roundCount)), int(num(DK.actionCount)),
                  int(num(DK.hypothesisCount)), int(num(DK.correctHypothesisCount)),
-                 int(num(DK.healthyReplacementCount)), int(values.get(str(DK.falseRemovals), "0")))
+                 int(num(DK.healthyReplacementCount)), int(values.get(str(DK.falseRemovals), "0")),
+                 _int(values.get(str(DK.roundsToIsolate))), _float(values.get(str(DK.minutesToIsolate))), decisions,
+                 trajectory)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)

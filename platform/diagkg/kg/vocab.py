@@ -582,6 +582,7 @@ class DK:
     tallyCost = Term(DK_NS + 'tallyCost')  # datatype property: tally cost
     tallyCrashed = Term(DK_NS + 'tallyCrashed')  # datatype property: tally crashed
     tallyDiagnosed = Term(DK_NS + 'tallyDiagnosed')  # datatype property: tally diagnosed
+    tallyExample = Term(DK_NS + 'tallyExample')  # object property: tally example
     tallyFalseRemovals = Term(DK_NS + 'tallyFalseRemovals')  # datatype property: tally false removals
     tallyHealthy = Term(DK_NS + 'tallyHealthy')  # datatype property: tally healthy
     tallyHypotheses = Term(DK_NS + 'tallyHypotheses')  # datatype property: tally hypotheses
