@@ -19,7 +19,7 @@ Everything is recomputed from the store at any time.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import pyoxigraph as ox
@@ -179,6 +179,8 @@ class CampaignData:
     assistants: list[str]
     campaigns: list[str]
     tallied: frozenset[str] = frozenset()    # the campaigns read from their slot tallies
+    # the metrics of each grouping, once worked out (see by_scenario and the rest; the data is not changed after)
+    groupings: dict[str, list[GroupMetrics]] = field(default_factory=dict, repr=False, compare=False)
 
 
 def _campaign_node(ref: str) -> ox.NamedNode:
@@ -242,25 +244,33 @@ def _sort_key(group: str) -> tuple[int, Any]:
     return (0, int(group)) if group.isdigit() else (1, group)
 
 
+def _grouped(data: CampaignData, name: str, key: Callable[[ScenarioFacts], Iterable[str]]) -> list[GroupMetrics]:
+    """A grouping's metrics, worked out once per :class:`CampaignData` (a report asks for some several times;
+    each group's bootstrap is the costly part)."""
+    if name not in data.groupings:
+        data.groupings[name] = group_metrics(data, key)
+    return data.groupings[name]
+
+
 def by_scenario(data: CampaignData) -> list[GroupMetrics]:
-    return group_metrics(data, lambda f: [str(f.number)])
+    return _grouped(data, "scenario", lambda f: [str(f.number)])
 
 
 def by_system(data: CampaignData) -> list[GroupMetrics]:
-    return group_metrics(data, lambda f: [f.system])
+    return _grouped(data, "system", lambda f: [f.system])
 
 
 def by_category(data: CampaignData) -> list[GroupMetrics]:
     """A scenario counts in every category it has."""
-    return group_metrics(data, lambda f: list(f.categories) or ["(none)"])
+    return _grouped(data, "category", lambda f: list(f.categories) or ["(none)"])
 
 
 def by_system_category(data: CampaignData) -> list[GroupMetrics]:
-    return group_metrics(data, lambda f: [f"{f.system} × {c}" for c in (f.categories or ("(none)",))])
+    return _grouped(data, "system × category", lambda f: [f"{f.system} × {c}" for c in (f.categories or ("(none)",))])
 
 
 def overall(data: CampaignData) -> list[GroupMetrics]:
-    return group_metrics(data, lambda f: ["all"])
+    return _grouped(data, "all", lambda f: ["all"])
 
 
 @dataclass(frozen=True)
