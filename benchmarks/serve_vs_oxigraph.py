@@ -13,9 +13,13 @@ printed with the load average beside each figure:
 * ``summary``: the shipped ``system-summary`` query (runs in a worker of diagkg serve).
 
 With ``--before REV`` a third server, ``diagkg serve`` of that git revision (its ``platform/``
-extracted with ``git archive``, first on ``PYTHONPATH``), is measured on another copy.
+extracted with ``git archive``, first on ``PYTHONPATH``), is measured on another copy; with
+``--before-without MODULE…`` that server runs as if those installed modules were not (an import
+of one fails), to measure what a dependency brings (``--before HEAD --before-without uvloop``: the
+same code on asyncio's own event loop).
 
     .venv/bin/python benchmarks/serve_vs_oxigraph.py [--queries 2000] [--clients 8] [--rounds 2] [--before REV]
+        [--before-without MODULE…]
 """
 
 from __future__ import annotations
@@ -105,6 +109,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--before", metavar="REV")
+    parser.add_argument("--before-without", nargs="*", default=[], metavar="MODULE",
+                        help="modules the --before server cannot import (e.g. uvloop)")
     args = parser.parse_args()
     exe = shutil.which("oxigraph", path=str(Path(sys.executable).parent)) or shutil.which("oxigraph")
     if exe is None:
@@ -127,7 +133,13 @@ def main() -> None:
         wait_for(port, proc)
         checkouts = {"diagkg serve": env}
         if args.before:
-            checkouts[f"diagkg serve ({args.before})"] = dict(env, PYTHONPATH=str(checkout(args.before, base / "before")))
+            hidden = base / "hidden"
+            hidden.mkdir()
+            for module in args.before_without:
+                (hidden / f"{module}.py").write_text(f"raise ImportError('{module} hidden by the benchmark')\n")
+            path = os.pathsep.join([str(checkout(args.before, base / "before"))] + ([str(hidden)] if args.before_without else []))
+            label = args.before + (f" without {', '.join(args.before_without)}" if args.before_without else "")
+            checkouts[f"diagkg serve ({label})"] = dict(env, PYTHONPATH=path)
             shutil.copytree(store, base / "store-before")
         try:
             for name, server_env in checkouts.items():
