@@ -35,6 +35,9 @@ ASSISTANTS = ("neuro-symbolic", "random-search", "oracle")
 ENDS = ("success", "success_no_hypothesis", "timeout", "surrender", "llm_truncation", "crashed")
 
 
+_DECIDING = random.Random(1)      # decision times from a stream of their own: the other draws stay as they were
+
+
 def synthetic_rounds(rng: random.Random, target: str) -> tuple[str, float, list[dict]]:
     rounds: list[dict] = []
     cost = 0.0
@@ -51,6 +54,7 @@ def synthetic_rounds(rng: random.Random, target: str) -> tuple[str, float, list[
             rounds.append({"round": n, "kind": "hypothesis", "intention": f"hypothesis {{{target}}}", "message": verdict,
                            "cost": c, "success": verdict == "correct", "executed": [], "verdict": verdict,
                            "suspects": [target]})
+        rounds[-1]["decision_seconds"] = round(_DECIDING.lognormvariate(-4.0, 1.2), 6)   # a real round has one
         cost += rounds[-1]["cost"]
     return rng.choice(ENDS), cost, rounds
 
