@@ -18,7 +18,7 @@ import os
 import time
 from collections import deque
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 import pyoxigraph as ox
@@ -274,9 +274,11 @@ def store_outcome(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str
         from ..kg import graphs
 
         replaced = graphs.named("trajectory", task.replaces.rsplit("/", 1)[1])
+    iri = _trajectory_iri(outcome.graph)
     quads += (ox.Quad(t.subject, t.predicate, t.object, graph)
-              for t in spending.count(_trajectory_iri(outcome.graph), outcome.money, outcome.cause, task.replaces))
-    slot = tallies.put(task.assistant, task.scenario, outcome.scenario_iri, outcome.entry)
+              for t in spending.count(iri, outcome.money, outcome.cause, task.replaces))
+    money, prior = spending.by_trajectory[iri]       # with what the failed session it replaces spent
+    slot = tallies.put(task.assistant, task.scenario, outcome.scenario_iri, replace(outcome.entry, money=money + prior))
     writer.trajectory(graph, quads, slot, replaced)
     done[task.slot] = cp.Recorded(_trajectory_iri(outcome.graph), task.batch, outcome.end)
 

@@ -48,6 +48,7 @@ class Entry:
     # each round's decision time (dk:wallTimeSeconds), in order; None in a tally written before they were
     # kept, which the figures measured against the optimum then read from the trajectories instead
     decisions: tuple[float, ...] | None = None
+    money: float = 0.0        # spent on language models, with the failed sessions it replaced (dk:priorMoneyCost)
     trajectory: str | None = field(default=None, compare=False)      # its graph's IRI (not packed)
 
     @property
@@ -70,7 +71,8 @@ class Entry:
 
     def pack(self) -> str:
         """One line of ``dk:tallySessions``: nine numbers and words, then (when kept) the rounds and minutes to
-        isolate (``-`` for none) and the decision times (``,``-separated; ``-`` for a session of no round)."""
+        isolate (``-`` for none), the decision times (``,``-separated; ``-`` for a session of no round) and the
+        money."""
         head = (f"{self.seed} {self.end} {self.cost!r} {self.rounds} {self.actions} {self.hypotheses} "
                 f"{self.correct} {self.healthy} {self.false_removals}")
         if self.decisions is None:
@@ -78,7 +80,7 @@ class Entry:
         rounds = "-" if self.isolate_rounds is None else str(self.isolate_rounds)
         minutes = "-" if self.isolate_minutes is None else repr(float(self.isolate_minutes))
         times = ",".join(repr(float(t)) for t in self.decisions) or "-"
-        return f"{head} {rounds} {minutes} {times}"
+        return f"{head} {rounds} {minutes} {times} {float(self.money)!r}"
 
     @classmethod
     def unpack(cls, text: str) -> "Entry":
@@ -87,11 +89,12 @@ class Entry:
         removals = int(fields[8]) if len(fields) > 8 else 0     # tallies written before false removals
         entry = cls(int(seed), end, float(cost), int(rounds), int(actions), int(hyps), int(correct), int(healthy),
                     removals)
-        if len(fields) < 12:                                     # tallies written before the figures' fields
+        if len(fields) < 13:                                     # tallies written before the figures' fields
             return entry
         return replace(entry, isolate_rounds=None if fields[9] == "-" else int(fields[9]),
                        isolate_minutes=None if fields[10] == "-" else float(fields[10]),
-                       decisions=() if fields[11] == "-" else tuple(float(t) for t in fields[11].split(",")))
+                       decisions=() if fields[11] == "-" else tuple(float(t) for t in fields[11].split(",")),
+                       money=float(fields[12]))
 
 
 def unpack_all(text: str) -> list[Entry]:
@@ -175,7 +178,7 @@ def from_rows(campaign: Campaign, rows: Iterable[dict[str, Any]]) -> Tallies:
                     Entry(int(r["seed"]), r["end"], float(r["cost"]), int(r["rounds"]), int(r["actions"]),
                           int(r["hypotheses"]), int(r["correct"]), int(r["healthy"]), int(r["falseRemovals"] or 0),
                           _int(r["roundsToIsolate"]), _float(r["minutesToIsolate"]), tuple(r.get("decisions", ())),
-                          r["trajectory"]))
+                          float(r["money"] or 0.0) + float(r["priorMoney"] or 0.0), r["trajectory"]))
     return tallies
 
 
@@ -225,7 +228,7 @@ def entry_of(triples: Iterable[ox.Triple], seed: int, end: str) -> Entry:
                  int(num(DK.hypothesisCount)), int(num(DK.correctHypothesisCount)),
                  int(num(DK.healthyReplacementCount)), int(values.get(str(DK.falseRemovals), "0")),
                  _int(values.get(str(DK.roundsToIsolate))), _float(values.get(str(DK.minutesToIsolate))), decisions,
-                 trajectory)
+                 float(values.get(str(DK.moneyCost), 0.0)), trajectory)
 
 
 def _int(value: Any) -> int | None:
