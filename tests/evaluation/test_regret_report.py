@@ -202,3 +202,14 @@ def test_the_step_viewer_of_a_large_campaign_shows_each_slots_example(measured):
     assert notes == [f"campaign {cid} holds {len(every)} trajectories: the step viewer shows {len(examples)}, "
                      f"the lowest seed's of each of its {len(examples)} assistant × scenario slots"]
     assert len(first) == 2 and "the first 2 of its" in few[0]
+
+
+def test_the_report_page_says_its_step_viewer_shows_examples_only(measured, tmp_path, monkeypatch):
+    from diagkg.evaluation import report, steps
+
+    path, cid, _ = measured
+    monkeypatch.setattr(steps, "VIEWER_LIMIT", 2 * len(ASSISTANTS) * len(CASES))     # of 3 runs each
+    with KnowledgeStore(path, read_only=True) as store:
+        report.write_report(store, [cid], tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert f"holds {3 * len(ASSISTANTS) * len(CASES)} trajectories: the step viewer shows {len(ASSISTANTS) * len(CASES)}," in page

@@ -83,12 +83,13 @@ def _status_at(row: dict[str, Any], position: int) -> str:
 VIEWER_LIMIT = 1000     # trajectories of one campaign the step viewer shows all of; beyond, each slot's example
 
 
-def load(store: KnowledgeStore, campaign_ids: Iterable[str], limit: int = VIEWER_LIMIT,
+def load(store: KnowledgeStore, campaign_ids: Iterable[str], limit: int | None = None,
          notes: list[str] | None = None) -> list[TrajectorySteps]:
     """Every trajectory of these campaigns with its rounds (see the module's documentation); of a campaign
-    holding more than ``limit`` trajectories, the example of each of its slots (the lowest seed's trajectory,
-    ``tally-examples.rq``), at most ``limit`` of them, each read on its own (what is left out is said in
-    ``notes``)."""
+    holding more than ``limit`` (default :data:`VIEWER_LIMIT`) trajectories, the example of each of its
+    slots (the lowest seed's trajectory, ``tally-examples.rq``), at most ``limit`` of them, each read on
+    its own (what is left out is said in ``notes``)."""
+    limit = VIEWER_LIMIT if limit is None else limit
     out: list[TrajectorySteps] = []
     for cid in campaign_ids:
         node = ox.NamedNode(cid if cid.startswith(CAMPAIGN_BASE) else CAMPAIGN_BASE + cid)
