@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/splits.py [--systems KEY,…] [--doubles N] [--per-system 20] [--split-seed 0]
         [--seeds 0,1,2] [--assistants oracle,model-based,neuro-symbolic,random-search,fixed-random]
-        [--results FILE.json] [--max-scenarios N]
+        [--results FILE.json] [--join PART.json…] [--max-scenarios N]
 
 For each system: every single fault the catalogue allows that a person notices, plus ``--doubles``
 double faults drawn by prior (``diagkg generate``), loaded into an in-memory store with the shipped
@@ -13,7 +13,9 @@ success rate and by mean cost (minutes) on the full set and on the lite set; pri
 assistant's figures, Kendall's tau-b between the two rankings, and whether the lite set ranks them
 *exactly as the full set does, ties allowed* (no pair of assistants ordered one way on one set and
 the other way on the other). Sessions are kept in ``--results`` (JSON) as they finish, so a run
-that is stopped continues where it was. The load average is printed beside each figure.
+that is stopped continues where it was; parts run side by side (one process per seed, each with a
+results file of its own) are joined with ``--join``. The study's sessions are kept in
+``docs/results/splits-2026-12.json``. The load average is printed beside each figure.
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ def main() -> None:
     parser.add_argument("--assistants", default=ASSISTANTS)
     parser.add_argument("--results", type=Path, default=Path("splits-results.json"))
     parser.add_argument("--max-scenarios", type=int, default=None, help="only the first N of the full set (a try-out)")
+    parser.add_argument("--join", nargs="*", type=Path, default=[], metavar="FILE",
+                        help="first add the sessions kept in these files (parts run side by side, one per seed)")
     args = parser.parse_args()
     keys = args.systems.split(",")
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -98,6 +102,8 @@ def main() -> None:
     for (system, faults, chance), (n, m) in sorted(lite.strata.items()):
         print(f"  stratum {system}, {faults} fault(s){', chance' if chance else ''}: {m} of {n}")
     done: dict[str, dict[str, float | str]] = json.loads(args.results.read_text()) if args.results.exists() else {}
+    for part in args.join:
+        done.update(json.loads(part.read_text()))
     # identifiers (not numbers) name the sessions: the same seed generates the same scenarios
     total = len(assistants) * len(seeds) * len(scenarios)
     t0, ran = time.perf_counter(), 0
