@@ -1,0 +1,33 @@
+"""A slot tally keeps each session as one packed line of dk:tallySessions (diagkg.evaluation.tally.Entry):
+any entry comes back from its line as it was, and a line written before a field was kept still reads, saying
+what it lacks (the report then reads the trajectories for it)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from diagkg.evaluation.tally import Entry, unpack_all
+
+ENDS = ("success", "success_no_hypothesis", "timeout", "surrender", "crashed", "llm_truncation")
+counts = st.integers(min_value=0, max_value=10_000)
+amounts = st.floats(min_value=0, max_value=1e6, allow_nan=False)
+entries = st.builds(
+    Entry, seed=st.integers(min_value=0, max_value=2**31), end=st.sampled_from(ENDS), cost=amounts, rounds=counts,
+    actions=counts, hypotheses=counts, correct=counts, healthy=counts, false_removals=counts,
+    isolate_rounds=st.none() | counts, isolate_minutes=st.none() | amounts,
+    decisions=st.tuples() | st.lists(st.floats(min_value=0, max_value=3600, allow_nan=False), max_size=12).map(tuple),
+    money=amounts)
+
+
+@given(st.lists(entries, max_size=6))
+def test_every_entry_comes_back_from_its_line(sessions):
+    text = ";".join(e.pack() for e in sessions)
+    assert unpack_all(text) == sessions and all(e.figures for e in unpack_all(text))
+
+
+def test_lines_written_before_say_what_they_lack():
+    old, older = unpack_all("3 success 40.0 2 1 1 1 0 1;4 timeout 90.0 5 5 0 0 0")
+    assert (old.seed, old.end, old.cost, old.false_removals, older.false_removals) == (3, "success", 40.0, 1, 0)
+    assert not old.figures and old.decisions is None and old.money == 0.0
+    assert Entry(1, "success", 10.0, 1, 0, 1, 1, 0).pack() == "1 success 10.0 1 0 1 1 0 0"      # kept as it was
