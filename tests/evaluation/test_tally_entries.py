@@ -21,12 +21,12 @@ entries = st.builds(
 
 
 @given(st.lists(entries, max_size=6))
-def test_every_entry_comes_back_from_its_line(sessions):
+def test_every_entry_comes_back_from_its_line(sessions: list[Entry]) -> None:
     text = ";".join(e.pack() for e in sessions)
     assert unpack_all(text) == sessions and all(e.figures for e in unpack_all(text))
 
 
-def test_lines_written_before_say_what_they_lack():
+def test_lines_written_before_say_what_they_lack() -> None:
     old, older = unpack_all("3 success 40.0 2 1 1 1 0 1;4 timeout 90.0 5 5 0 0 0")
     assert (old.seed, old.end, old.cost, old.false_removals, older.false_removals) == (3, "success", 40.0, 1, 0)
     assert not old.figures and old.decisions is None and old.money == 0.0
