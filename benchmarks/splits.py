@@ -117,8 +117,8 @@ def main() -> None:
                 r = run_session(s, assistant, seed=seed, store=store, record=False, keep_ledger=False)
                 done[ident] = {"end": r.end, "cost": r.cost}
                 ran += 1
+                args.results.write_text(json.dumps(done))       # after each session: a stop loses none
                 if ran % 25 == 0:
-                    args.results.write_text(json.dumps(done))
                     print(f"  {len(done)}/{total} sessions, {time.perf_counter() - t0:.0f} s ({load()})", flush=True)
         args.results.write_text(json.dumps(done))
         print(f"{assistant}: {time.perf_counter() - spent:.0f} s for its sessions ({load()})", flush=True)
