@@ -63,6 +63,13 @@ def catalogue(store: KnowledgeStore, keys: list[str], doubles: int, folder: Path
     return [n for n in catalog.numbers() if catalog.resolve(n).id.startswith("GEN-") and catalog.resolve(n).key in keys]
 
 
+def keep(path: Path, done: dict[str, dict[str, float | str]]) -> None:
+    """Write the sessions kept so far (whole or not at all: a stop while writing leaves the last file)."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps(done))
+    part.replace(path)
+
+
 def ranking_agrees(full: dict[str, float], lite: dict[str, float]) -> bool:
     """No pair ordered one way on one set and the other way on the other (ties allowed)."""
     def sign(x: float) -> int:
@@ -117,10 +124,10 @@ def main() -> None:
                 r = run_session(s, assistant, seed=seed, store=store, record=False, keep_ledger=False)
                 done[ident] = {"end": r.end, "cost": r.cost}
                 ran += 1
-                args.results.write_text(json.dumps(done))       # after each session: a stop loses none
+                keep(args.results, done)        # after each session: a stop loses none
                 if ran % 25 == 0:
                     print(f"  {len(done)}/{total} sessions, {time.perf_counter() - t0:.0f} s ({load()})", flush=True)
-        args.results.write_text(json.dumps(done))
+        keep(args.results, done)
         print(f"{assistant}: {time.perf_counter() - spent:.0f} s for its sessions ({load()})", flush=True)
 
     def figures(members: set[str], seed_list: list[int]) -> tuple[dict[str, float], dict[str, float]]:
