@@ -29,12 +29,9 @@ def server():
 
 
 @pytest.fixture()
-def store(torch_quads):
-    """A fresh store holding the loaded torch (a copy: each test writes its own trajectories)."""
-    s = KnowledgeStore.memory()
-    s.add_quads(torch_quads)
-    yield s
-    s.close()
+def store(torch_copy):
+    """A fresh store holding the loaded torch (a copy per test: each writes its own trajectories)."""
+    return torch_copy
 
 
 def config(server, **extra):

@@ -20,11 +20,9 @@ from ..support.llm_server import LLMServer, Reply
 
 
 @pytest.fixture()
-def store(torch_quads):  # noqa: F811
-    s = KnowledgeStore.memory()
-    s.add_quads(torch_quads)
-    yield s
-    s.close()
+def store(torch_copy):
+    """A fresh store holding the loaded torch (a copy per test: each writes its own trajectories)."""
+    return torch_copy
 
 
 def test_a_campaign_stops_at_its_cost_limit_and_resumes_with_a_higher_one(store):

@@ -29,11 +29,9 @@ from ..support.llm_server import LLMServer, Reply
 
 
 @pytest.fixture()
-def store(torch_quads):  # noqa: F811
-    s = KnowledgeStore.memory()
-    s.add_quads(torch_quads)
-    yield s
-    s.close()
+def store(torch_copy):
+    """A fresh store holding the loaded torch (a copy per test: each writes its own trajectories)."""
+    return torch_copy
 
 
 def graph_quads(store, campaign):
