@@ -63,12 +63,13 @@ def test_a_campaign_stops_at_its_cost_limit_and_resumes_with_a_higher_one(store)
     assert more.money == pytest.approx(0.7)
     # the report reads each assistant's money off the slot tallies (the retried seed's first call counted), as
     # the query over every trajectory gives it, whether the writer kept the tally or a resume wrote it afresh
-    from diagkg.evaluation import tally
+    from diagkg.evaluation import metrics, tally
     from diagkg.evaluation.html_report import money_by_assistant
 
     for _ in ("as the writer left it", "written afresh"):
         read: list[str] = []
-        assert money_by_assistant(store, [campaign.id], read) == {"llm": pytest.approx(0.7)} and read == ["tally-sessions"]
+        data = metrics.load(store, [campaign.id])
+        assert money_by_assistant(store, data, read) == {"llm": pytest.approx(0.7)} and read == ["tally-sessions"]
         tally.rebuild(store, campaign)
     rows = store.select("campaign-money-by-assistant", {"campaign": campaign.node})
     assert [(r["assistant"], float(r["money"])) for r in rows] == [("llm", pytest.approx(0.7))]

@@ -280,7 +280,7 @@ def store_outcome(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str
     money, prior = spending.by_trajectory[iri]       # with what the failed session it replaces spent
     slot = tallies.put(task.assistant, task.scenario, outcome.scenario_iri, replace(outcome.entry, money=money + prior))
     writer.trajectory(graph, quads, slot, replaced)
-    done[task.slot] = cp.Recorded(_trajectory_iri(outcome.graph), task.batch, outcome.end)
+    done[task.slot] = cp.Recorded(iri, task.batch, outcome.end)
 
 
 def _trajectory_iri(graph: str) -> str:

@@ -72,24 +72,20 @@ def sources(data: mx.CampaignData) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(dict.fromkeys(per_scenario)), tuple(dict.fromkeys(per_session))
 
 
-def money_by_assistant(store: KnowledgeStore, campaign_ids: Sequence[str],
-                       read: list[str] | None = None) -> dict[str, float]:
+def money_by_assistant(store: KnowledgeStore, data: mx.CampaignData, read: list[str] | None = None) -> dict[str, float]:
     """What each assistant's sessions (and the failed sessions they replaced) spent on language models: from a
-    campaign's slot tallies where every session's entry keeps it (``tally-sessions``), else from its
-    trajectories (``campaign-money-by-assistant``); ``read`` gets the names of the queries used."""
-    from .tally import unpack_all
-
+    campaign's slot tallies where every session's entry keeps it (read by :func:`metrics.load` with the
+    sessions, ``tally-sessions``), else from its trajectories (``campaign-money-by-assistant``); ``read`` gets
+    the names of the queries used."""
     out: dict[str, float] = {}
-    for cid in campaign_ids:
-        node = ox.NamedNode(cp.CAMPAIGN_BASE + cid)
-        slots = [(r["assistant"], unpack_all(r["sessions"])) for r in store.select("tally-sessions", {"campaign": node})]
-        if slots and all(e.figures for _, entries in slots for e in entries):
-            for assistant, entries in slots:
-                out[assistant] = out.get(assistant, 0.0) + sum(e.money for e in entries)
+    for cid in data.campaigns:
+        if cid in data.money:
+            for assistant, spent in data.money[cid].items():
+                out[assistant] = out.get(assistant, 0.0) + spent
             if read is not None:
                 read.append("tally-sessions")
             continue
-        for r in store.select("campaign-money-by-assistant", {"campaign": node}):
+        for r in store.select("campaign-money-by-assistant", {"campaign": ox.NamedNode(cp.CAMPAIGN_BASE + cid)}):
             out[r["assistant"]] = out.get(r["assistant"], 0.0) + float(r["money"])
         if read is not None:
             read.append("campaign-money-by-assistant")
@@ -104,7 +100,7 @@ def leaderboard(store: KnowledgeStore, data: mx.CampaignData, privileged: set[st
     """One row per assistant, best first (success with a diagnosis, then success, then lower cost)."""
     scen, sess = sources(data)
     money_from: list[str] = []
-    money = money_by_assistant(store, data.campaigns, money_from)
+    money = money_by_assistant(store, data, money_from)
     money_queries = tuple(dict.fromkeys(money_from))
     rows = []
     def rank(m: mx.GroupMetrics) -> tuple[float, float, float]:

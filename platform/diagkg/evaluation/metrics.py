@@ -179,6 +179,8 @@ class CampaignData:
     assistants: list[str]
     campaigns: list[str]
     tallied: frozenset[str] = frozenset()    # the campaigns read from their slot tallies
+    # language-model money per assistant of each tallied campaign whose tally entries keep it (the rest: none)
+    money: dict[str, dict[str, float]] = field(default_factory=dict)
     # the metrics of each grouping, once worked out (see by_scenario and the rest; the data is not changed after)
     groupings: dict[str, list[GroupMetrics]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -190,12 +192,13 @@ def _campaign_node(ref: str) -> ox.NamedNode:
 def load(store: KnowledgeStore, campaign_ids: Iterable[str], per_trajectory: bool = False) -> CampaignData:
     """Run the metric queries for these campaigns: over their slot tallies (``queries/tally-*.rq``), or over
     every trajectory (``queries/metrics-*.rq``) for a campaign without tallies or when ``per_trajectory``."""
-    from .tally import unpack_all
+    from .tally import keep_figures, unpack_all
 
     by_scenario: list[dict[str, Any]] = []
     sessions: list[dict[str, Any]] = []
     scenarios: dict[int, ScenarioFacts] = {}
     tallied: set[str] = set()
+    money: dict[str, dict[str, float]] = {}
     ids = list(campaign_ids)
     for cid in ids:
         node = _campaign_node(cid)
@@ -203,10 +206,17 @@ def load(store: KnowledgeStore, campaign_ids: Iterable[str], per_trajectory: boo
         if rows:
             tallied.add(cid)
             by_scenario += rows
+            spent: dict[str, float] = {}
+            kept = True
             for r in store.select("tally-sessions", {"campaign": node}):
+                entries = unpack_all(r["sessions"])
                 sessions += [{"campaign": r["campaign"], "assistant": r["assistant"], "scenario": r["scenario"],
                               "seed": e.seed, "cost": e.cost, "ok": int(e.ok)}
-                             for e in unpack_all(r["sessions"]) if not e.truncated]
+                             for e in entries if not e.truncated]
+                spent[r["assistant"]] = spent.get(r["assistant"], 0.0) + sum(e.money for e in entries)
+                kept = kept and keep_figures(entries)
+            if kept:
+                money[cid] = spent
         else:
             by_scenario += store.select("metrics-by-scenario", {"campaign": node})
             sessions += store.select("metrics-sessions", {"campaign": node})
@@ -215,7 +225,7 @@ def load(store: KnowledgeStore, campaign_ids: Iterable[str], per_trajectory: boo
             scenarios[int(r["scenario"])] = ScenarioFacts(int(r["scenario"]), r["id"], r["system"], cats,
                                                           float(r["idealCost"]) if r["idealCost"] is not None else None)
     assistants = list(dict.fromkeys(r["assistant"] for r in by_scenario))
-    return CampaignData(by_scenario, sessions, scenarios, assistants, ids, frozenset(tallied))
+    return CampaignData(by_scenario, sessions, scenarios, assistants, ids, frozenset(tallied), money)
 
 
 def group_metrics(data: CampaignData, key: Callable[[ScenarioFacts], Iterable[str]]) -> list[GroupMetrics]:

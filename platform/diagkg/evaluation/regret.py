@@ -43,7 +43,7 @@ import pyoxigraph as ox
 
 from . import campaign as cp
 from .tables import Table
-from .tally import Entry, unpack_all
+from .tally import Entry, keep_figures, optional_float, unpack_all
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.queries import QueryLibrary
@@ -141,7 +141,7 @@ def load(store: KnowledgeStore, campaign_ids: Sequence[str], rescore: bool = Fal
         bound = {"campaign": _node(cid)}
         if not rescore:
             slots = [(r, unpack_all(r["sessions"])) for r in store.select("tally-figures", bound)]
-            if slots and all(e.figures for _, entries in slots for e in entries):
+            if slots and keep_figures(e for _, entries in slots for e in entries):
                 _from_tallies(slots, row)
                 if read is not None:
                     read.append("tally-figures")
@@ -185,8 +185,7 @@ def _from_tallies(slots: list[tuple[dict[str, Any], list[Entry]]], row: Callable
               for e in entries}
     for r, entries in slots:
         number = int(r["scenario"])
-        expected = None if r["expected"] is None else float(r["expected"])
-        stored = None if r["stored"] is None else float(r["stored"])
+        expected, stored = optional_float(r["expected"]), optional_float(r["stored"])
         kept = [e for e in entries if not e.truncated]
         if not kept and not any(e.decisions for e in entries):
             continue
@@ -236,16 +235,13 @@ def optimum_table(store: KnowledgeStore, systems: Sequence[str]) -> Table:
         held = graph_holding(store, system, str(DK.System)) or graphs.system(key)
         note = "" if r["systemVersion"] == store.version_of(held) else \
             f"worked out for another version of the system: run diagkg optimum {key} again"
-        out.append([key, _float(r["expectedCost"]), float(r["lower"]), _float(r["upper"]), bool(r["exact"]),
-                    int(r["scenarios"]), _float(r["perfect"]), _float(r["oracle"]), note])
+        out.append([key, optional_float(r["expectedCost"]), float(r["lower"]), optional_float(r["upper"]),
+                    bool(r["exact"]), int(r["scenarios"]), optional_float(r["perfect"]), optional_float(r["oracle"]),
+                    note])
     return Table("optimum", "The optimal policy of each system (diagkg optimum): expected cost of ending in success "
                  "over its scenarios as a uniform prior, proven bounds (minutes)",
                  ["system", "optimum", "lower", "upper", "exact", "scenarios", "perfect information", "oracle",
                   "note"], out)
-
-
-def _float(value: Any) -> float | None:
-    return float(value) if value is not None else None
 
 
 def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLibrary | None = None,

@@ -177,7 +177,8 @@ def from_rows(campaign: Campaign, rows: Iterable[dict[str, Any]]) -> Tallies:
         tallies.put(r["assistant"], int(r["scenario"]), r["scenarioIri"],
                     Entry(int(r["seed"]), r["end"], float(r["cost"]), int(r["rounds"]), int(r["actions"]),
                           int(r["hypotheses"]), int(r["correct"]), int(r["healthy"]), int(r["falseRemovals"] or 0),
-                          _int(r["roundsToIsolate"]), _float(r["minutesToIsolate"]), tuple(r.get("decisions", ())),
+                          optional_int(r["roundsToIsolate"]), optional_float(r["minutesToIsolate"]),
+                          tuple(r.get("decisions", ())),
                           float(r["money"] or 0.0) + float(r["priorMoney"] or 0.0), r["trajectory"]))
     return tallies
 
@@ -227,13 +228,19 @@ def entry_of(triples: Iterable[ox.Triple], seed: int, end: str) -> Entry:
     return Entry(seed, end, float(num(DK.costMinutes)), int(num(DK.roundCount)), int(num(DK.actionCount)),
                  int(num(DK.hypothesisCount)), int(num(DK.correctHypothesisCount)),
                  int(num(DK.healthyReplacementCount)), int(values.get(str(DK.falseRemovals), "0")),
-                 _int(values.get(str(DK.roundsToIsolate))), _float(values.get(str(DK.minutesToIsolate))), decisions,
-                 float(values.get(str(DK.moneyCost), 0.0)), trajectory)
+                 optional_int(values.get(str(DK.roundsToIsolate))), optional_float(values.get(str(DK.minutesToIsolate))),
+                 decisions, float(values.get(str(DK.moneyCost), 0.0)), trajectory)
 
 
-def _int(value: Any) -> int | None:
+def optional_int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def _float(value: Any) -> float | None:
+def optional_float(value: Any) -> float | None:
     return None if value is None else float(value)
+
+
+def keep_figures(entries: Iterable[Entry]) -> bool:
+    """Whether every entry holds what the figures need beyond the counts (its decision times, its money…):
+    a tally written before they were kept does not, and its campaign's figures are read from the trajectories."""
+    return all(e.figures for e in entries)
