@@ -392,3 +392,21 @@ def test_every_shipped_system_conforms(validator):
     for f in files:
         report = validator.validate_file(Path(str(f)))
         assert report.conforms, f"{f.name}:\n" + "\n".join(map(str, report.violations))
+
+
+def test_a_second_validation_parses_no_sparql_constraint_again(validator, tmp_path, monkeypatch):
+    """pySHACL hands rdflib each SPARQL constraint's text; its translation is kept from one
+    validation to the next (diagkg.kg.shacl), and the second report is the first's."""
+    from diagkg.kg import shacl
+
+    case = next(c for c in CASES if c.shape is not None and c.base == THREE_CUBES)     # pySHACL validates it
+    first = _validate(validator, case.base, case.mutate, tmp_path)
+    parsed: list[str] = []
+    real = shacl.parseQuery
+    monkeypatch.setattr(shacl, "parseQuery", lambda text: parsed.append(text) or real(text))
+    second = _validate(validator, case.base, case.mutate, tmp_path)
+    assert parsed == []
+    assert [str(v) for v in second.violations] == [str(v) for v in first.violations] != []
+    shacl._TRANSLATED.clear()                      # with nothing kept, the constraints are parsed again
+    third = _validate(validator, case.base, case.mutate, tmp_path)
+    assert parsed and [str(v) for v in third.violations] == [str(v) for v in first.violations]

@@ -92,3 +92,32 @@ def test_auto_reasoner_falls_back_to_owlrl_without_java(monkeypatch):
     assert (sys_ns.main_bulb, DK.within.uri, sys_ns.three_cubes) in inferred
     with pytest.raises(reasoning.ReasonerUnavailable, match="Java"):
         reasoning.reason(data, engine="hermit")
+
+
+def test_hermit_starts_with_the_quick_jvm_options_unless_the_user_set_their_own(tmp_path, monkeypatch):
+    """HermiT's Java gets :data:`JVM_OPTIONS` through ``JDK_JAVA_OPTIONS`` for its run only (the
+    variable is gone afterwards); a user's own ``JDK_JAVA_OPTIONS`` is what it gets instead, and is kept."""
+    import os
+    import shutil
+
+    import owlready2
+
+    from diagkg.kg import reasoning
+
+    from ..support.paths import THREE_CUBES
+
+    seen = tmp_path / "seen"
+    java = tmp_path / "java"
+    java.write_text(f'#!/bin/sh\nprintf "%s\\n" "$JDK_JAVA_OPTIONS" >> {seen}\nexec {shutil.which("java")} "$@"\n')
+    java.chmod(0o755)
+    monkeypatch.setattr(owlready2, "JAVA_EXE", str(java))
+    monkeypatch.delenv("JDK_JAVA_OPTIONS", raising=False)
+    data = rdflib.Graph().parse(THREE_CUBES)
+    sys_ns = rdflib.Namespace("https://w3id.org/diagkg/system/three_cubes/")
+    inferred = reasoning.reason(data, engine="hermit")
+    assert (sys_ns.main_bulb, DK.within.uri, sys_ns.three_cubes) in inferred
+    assert "JDK_JAVA_OPTIONS" not in os.environ
+    monkeypatch.setenv("JDK_JAVA_OPTIONS", "-Xss2m")
+    assert set(reasoning.reason(data, engine="hermit")) == set(inferred)          # the same entailments
+    assert os.environ["JDK_JAVA_OPTIONS"] == "-Xss2m"
+    assert seen.read_text().splitlines() == [reasoning.JVM_OPTIONS, "-Xss2m"]

@@ -9,10 +9,13 @@ for a system's ``inferred/{key}`` named graph, computed once per system.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import rdflib
@@ -25,6 +28,12 @@ from .vocab import DK_NS
 log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "hermit", "owlrl")
+
+# HermiT runs for a second or two: the quick compiler alone and one collector thread start it
+# about a quarter sooner (benchmarks/validate_load.py --hermit; the same entailments). A user's own
+# JDK_JAVA_OPTIONS is left as it is.
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+_JVM_ENV = threading.Lock()
 
 
 def java_available() -> bool:
@@ -83,7 +92,7 @@ def _hermit(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
         cwd = os.getcwd()
         try:
             os.chdir(tmp)  # owlready2 writes temporary files in the working directory
-            with onto:
+            with onto, _jvm_options():
                 owlready2.sync_reasoner_hermit(world, infer_property_values=True, debug=0)
         except owlready2.OwlReadyInconsistentOntologyError as exc:
             raise ReasonerError(f"HermiT found the data inconsistent with the ontology: {exc}") from None
@@ -100,6 +109,22 @@ def _hermit(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
         # chained closures implicit; materialise those the same way OWL-RL would.
         _close_properties(closure, ontology)
         return closure
+
+
+@contextlib.contextmanager
+def _jvm_options() -> Iterator[None]:
+    """:data:`JVM_OPTIONS` for the Java launcher that owlready2 starts (it inherits the environment;
+    ``java`` notes the options on its error stream, which owlready2's reading of HermiT's output
+    passes over), unless the user has set ``JDK_JAVA_OPTIONS``."""
+    with _JVM_ENV:
+        if "JDK_JAVA_OPTIONS" in os.environ:
+            yield
+            return
+        os.environ["JDK_JAVA_OPTIONS"] = JVM_OPTIONS
+        try:
+            yield
+        finally:
+            os.environ.pop("JDK_JAVA_OPTIONS", None)
 
 
 def _close_properties(g: rdflib.Graph, ontology: rdflib.Graph) -> None:

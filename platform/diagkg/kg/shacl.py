@@ -9,6 +9,7 @@ pySHACL are imported here only, when a document needs them.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import re
 import threading
@@ -219,22 +220,27 @@ def _n3(term: rdflib.term.Node | None) -> str | None:
 
 
 _PATCH_LOCK = threading.Lock()
+_TRANSLATED_MOST = 512      # SPARQL constraints (their text as pySHACL hands it over) kept translated
+_TRANSLATED: collections.OrderedDict[tuple[str, str | None, tuple[tuple[str, Any], ...]], Query] = \
+    collections.OrderedDict()
 
 
 @contextlib.contextmanager
 def _prepared_query_cache() -> Iterator[None]:
-    """Translate each SPARQL constraint once per validation instead of once per focus node.
+    """Translate each SPARQL constraint once per process instead of once per focus node.
 
     pySHACL hands rdflib the text of a SPARQL constraint for every focus node,
     and rdflib parses it every time (80 % of the validation time). A translated
     query is meant to be evaluated many times with different initial bindings
     (that is what ``prepareQuery`` is for), so while pySHACL runs, rdflib's
-    SPARQL processor is given a cache of translated queries keyed by their text.
+    SPARQL processor is given the translated queries keyed by their text, the
+    base and the prefixes: kept from one validation to the next (the shapes'
+    few constraints; most recently used first, :data:`_TRANSLATED_MOST` at most),
+    each validation of a process after its first parses none of them.
     """
     from unittest import mock  # its patch puts the method back however the block ends
 
     original = _sparql_processor.SPARQLProcessor.query
-    cache: dict[tuple[str, str | None, tuple[tuple[str, Any], ...]], Query] = {}
 
     def query(self: _sparql_processor.SPARQLProcessor, strOrQuery: str | Query,  # noqa: N803
               initBindings: Mapping[str, rdflib.term.Identifier] | None = None,
@@ -242,10 +248,14 @@ def _prepared_query_cache() -> Iterator[None]:
               DEBUG: bool = False) -> Mapping[str, Any]:
         if isinstance(strOrQuery, str):
             key = (strOrQuery, base, tuple(sorted((initNs or {}).items())))
-            prepared = cache.get(key)
+            prepared = _TRANSLATED.get(key)
             if prepared is None:
                 prepared = translateQuery(parseQuery(strOrQuery), base, initNs)
-                cache[key] = prepared
+                _TRANSLATED[key] = prepared
+                if len(_TRANSLATED) > _TRANSLATED_MOST:
+                    _TRANSLATED.popitem(last=False)
+            else:
+                _TRANSLATED.move_to_end(key)
             strOrQuery = prepared
         return original(self, strOrQuery, initBindings, initNs, base, DEBUG)
 
