@@ -168,3 +168,23 @@ def test_the_neuro_symbolic_ranked_candidates_are_recorded(torch_store):
     first = [r for r in torch_store.select("trajectory-candidate-coverage", {"k": ox.Literal("1")})
              if r["assistant"] == "neuro-symbolic"]
     assert first[0]["covered"] <= rows[0]["covered"]
+
+
+def test_a_trajectory_as_the_store_keeps_it_conforms_and_loads_again(torch_copy, tmp_path):
+    """Oxigraph keeps a literal of a derived integer type (xsd:positiveInteger) as xsd:integer: what
+    the store holds — what ``diagkg dump`` gives — must conform to the trajectory shapes as written,
+    and load again into another store (a file loaded is validated like any other)."""
+    from diagkg.kg.loading import load_files
+
+    result = run_session("TORCH.2", "neuro-symbolic", store=torch_copy, seed=0)
+    graph = result.record.graph
+    kept = list(torch_copy.raw.quads_for_pattern(None, None, None, graph))
+    assert any(q.predicate.value.endswith("#rank") for q in kept)          # ranked candidates are among them
+    trajectory.validate(kept, "as kept")
+    dumped = tmp_path / "trajectory.nq"
+    dumped.write_bytes(torch_copy.dump([graph]))
+    (tmp_path / "other").mkdir()
+    with torch_memory_store(tmp_path / "other") as other:
+        report = load_files(other, [dumped])
+        assert [item.triples for item in report.loaded] == [len(kept)]
+        assert set(other.raw.quads_for_pattern(None, None, None, graph)) == set(kept)

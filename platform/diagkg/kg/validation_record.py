@@ -141,7 +141,7 @@ def report_triples(reports: Sequence[FileReport], *, started: datetime, ended: d
             add(result, _sh("resultMessage"), ox.Literal(v.message))
             add(result, DK.sourceDocument.node, source)
             if v.line:
-                add(result, DK.sourceLine.node, ox.Literal(str(v.line), datatype=ox.NamedNode(XSD + "positiveInteger")))
+                add(result, DK.sourceLine.node, ox.Literal(str(v.line), datatype=ox.NamedNode(XSD + "integer")))
     return graphs.named("validation", rid), report, out
 
 

@@ -549,7 +549,7 @@ def to_triples(ledger: Ledger, record: SessionRecord, catalogue_iris: Mapping[st
             add(node(f"round-{n}"), DK.rankedCandidate, cand)
             add(cand, RDF_TYPE, DK.RankedCandidate.node)
             add(cand, RDF_TYPE, PROV_ENTITY)
-            add(cand, DK.rank, integer(rank, "positiveInteger"))
+            add(cand, DK.rank, integer(rank))
             for p in sorted(parts):
                 add(cand, DK.candidatePart, ox.NamedNode(sys_ns + p))
     return out
