@@ -63,7 +63,8 @@ def test_a_rolled_back_session_answers_as_a_fresh_one(torch_store, scenario):
         shadow.step(first)
         if shadow.end is None:
             points.append(([first], shadow.checkpoint()))
-    sequences = [[s] for s in steps] + [[r, s] for r in repairs for s in steps[::5]]
+    # after each repair, every ninth step (nine is prime to the steps per part: every kind of step comes up)
+    sequences = [[s] for s in steps] + [[r, s] for r in repairs for s in steps[::9]]
     assert len(sequences) > 20 and len(points) > 1
     checked = 0
     for sequence in sequences:
