@@ -188,3 +188,34 @@ def test_a_trajectory_as_the_store_keeps_it_conforms_and_loads_again(torch_copy,
         report = load_files(other, [dumped])
         assert [item.triples for item in report.loaded] == [len(kept)]
         assert set(other.raw.quads_for_pattern(None, None, None, graph)) == set(kept)
+
+
+CERTAIN_TIMES = ["2026-12-02T04:38:44.123456+00:00", "2026-12-02T04:38:44Z", "2026-12-02T04:38:44"]
+
+
+@pytest.mark.parametrize("when", [*CERTAIN_TIMES, "2026-13-02T04:38:44", "2026-12-02T24:00:00", "2026-12-02T04:38",
+                                  "2026-12-02T04:38:44.1234567", "yesterday"])
+def test_a_start_time_is_cleared_when_certain_and_otherwise_judged_by_pyshacl(lead_run, when):
+    """A trajectory is checked by the compiled shapes first (diagkg.kg.conformance): a start time in
+    the form rdflib certainly reads as a date and time conforms there; any other form goes to
+    pySHACL, whose report is the same as when pySHACL checks the whole trajectory."""
+    from diagkg.kg.rdfio import RdfDocument
+    from diagkg.kg.validation import Validator
+
+    started = ox.NamedNode("http://www.w3.org/ns/prov#startedAtTime")
+    dt = ox.NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
+    triples = [ox.Triple(q.subject, q.predicate, ox.Literal(when, datatype=dt)) if q.predicate == started else q.triple
+               for q in trajectory.to_quads(lead_run.record, {})]
+    text = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES).decode()
+    doc = RdfDocument("t.nt", text, ox.RdfFormat.N_TRIPLES, "nt", triples)
+    fast = trajectory._validator()
+    reference = Validator(shapes=fast.shapes, ontology=fast.ontology, reference=True)
+    before = fast.by_pyshacl
+    got = fast.validate_documents([doc])
+    assert got == reference.validate_documents([doc])
+    assert (fast.by_pyshacl == before) == (when in CERTAIN_TIMES)
+    on_start = [v for v in got["t.nt"] if "startedAtTime" in str(v.path)]
+    if when in CERTAIN_TIMES:
+        assert on_start == []
+    if when == "yesterday":
+        assert on_start

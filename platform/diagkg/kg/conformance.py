@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import AbstractSet as Set
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -68,6 +69,24 @@ _DOUBLE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,3})?")
 EXPLICIT_STRING = re.compile(r"\^\^\s*(?:<[^>]*string>|[\w.-]*:string\b)"
                              r"|datatype\s*=\s*[\"'][^\"']*string[\"']"
                              r"|\"@type\"\s*:\s*\"[^\"]*string\"")
+
+
+# an xsd:dateTime whose lexical form rdflib certainly reads as a datetime (pySHACL's sh:datatype
+# check): the common form, fractions to microseconds, a zone or none; anything else: cannot tell
+_DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})?")
+
+
+def _certain_datetime(lex: str) -> bool:
+    if not _DATETIME.fullmatch(lex):
+        return False
+    try:
+        datetime.fromisoformat(lex[:-1] + "+00:00" if lex.endswith("Z") else lex)
+    except ValueError:          # a month 13, a 25th hour: rdflib's reading decides
+        return False
+    return True
+
+
+_WELL_FORMED: dict[str, Callable[[str], bool]] = {XSD + "dateTime": _certain_datetime}
 
 
 class _Unknown:
@@ -464,10 +483,14 @@ def _datatype(dt: str) -> Callable[[Data, Term], Verdict]:
     if dt in (RDFS + "Literal", RDFS + "Datatype"):
         raise Unsupported(f"sh:datatype <{dt}>")
 
+    well_formed = _WELL_FORMED.get(dt)
+
     def check(data: Data, v: Term) -> Verdict:
         if not isinstance(v, ox.Literal) or v.datatype.value != dt:
             return False
-        return None if native(v) is UNKNOWN else True
+        if native(v) is not UNKNOWN or (well_formed is not None and well_formed(v.value)):
+            return True
+        return None
     return check
 
 

@@ -40,13 +40,12 @@ from ..env.outcomes import End, Kind, Verdict
 from ..env.versions import PHYSICS_VERSION, SCORING_VERSION
 from ..errors import InputError, ValidationError
 from ..kg import graphs, resources
-from ..kg.vocab import DK, DK_NS
+from ..kg.vocab import DK
 from .rounds import Round
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
     from ..kg.validation import Validator
-    from ..kg.violations import Violation
 
 Term = Union[str, ox.NamedNode, ox.BlankNode, ox.Literal]   # a str is an IRI
 
@@ -322,26 +321,20 @@ def _validator() -> Validator:
 
 
 def validate(quads: Iterable[ox.Quad], name: str) -> None:
-    """Raise :class:`ValidationError` if the trajectory does not conform."""
-    import rdflib
+    """Raise :class:`ValidationError` if the trajectory does not conform.
 
-    from ..kg.rdfio import RdfDocument, to_rdflib
+    It is checked as the N-Triples document its triples make (Oxigraph writes it; a violation
+    names its line there): the compiled shapes read the triples as they are, and only a
+    trajectory they cannot clear is parsed by rdflib for pySHACL."""
+    from ..kg.rdfio import RdfDocument
 
-    g = rdflib.Graph()
-    g.bind("dk", DK_NS)
-    for q in quads:
-        g.add((to_rdflib(q.subject), to_rdflib(q.predicate), to_rdflib(q.object)))
-
-    def violations(text: str) -> list[Violation]:
-        doc = RdfDocument(name, text, ox.RdfFormat.TURTLE, "turtle", [])
-        doc.__dict__["graph"] = g
-        found = _validator().validate_documents([doc])[name]
-        return [v for v in found if v.shape != "ontology terms" or "unknown term" not in v.message]
-
-    # the shapes read the graph; its Turtle, which only locates a violation's line (a fifth of the
-    # check's time), is written for a trajectory that has one, checked again with it
-    if violations(f"# {name}: its graph, written as Turtle when a violation needs a line\n"):
-        raise ValidationError(violations(g.serialize(format="turtle")))
+    triples = [q.triple for q in quads]
+    text = (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").decode("utf-8")
+    doc = RdfDocument(name, text, ox.RdfFormat.N_TRIPLES, "nt", triples)
+    found = _validator().validate_documents([doc])[name]
+    found = [v for v in found if v.shape != "ontology terms" or "unknown term" not in v.message]
+    if found:
+        raise ValidationError(found)
 
 
 class CheckPolicy(enum.Enum):
