@@ -40,7 +40,7 @@ from ..env.outcomes import End, Kind, Verdict
 from ..env.versions import PHYSICS_VERSION, SCORING_VERSION
 from ..errors import InputError, ValidationError
 from ..kg import graphs, resources
-from ..kg.vocab import DK
+from ..kg.vocab import DK, DK_NS
 from .rounds import Round
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +56,8 @@ PPLAN = "http://purl.org/net/p-plan#"
 QUDT = "http://qudt.org/schema/qudt/"
 UNIT = "http://qudt.org/vocab/unit/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
+PREFIXES = {"dk": DK_NS, "prov": PROV, "sosa": SOSA, "p-plan": PPLAN, "qudt": QUDT, "unit": UNIT, "xsd": XSD,
+            "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "rdfs": "http://www.w3.org/2000/01/rdf-schema#"}
 RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 RDFS_LABEL = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
 
@@ -323,14 +325,14 @@ def _validator() -> Validator:
 def validate(quads: Iterable[ox.Quad], name: str) -> None:
     """Raise :class:`ValidationError` if the trajectory does not conform.
 
-    It is checked as the N-Triples document its triples make (Oxigraph writes it; a violation
-    names its line there): the compiled shapes read the triples as they are, and only a
-    trajectory they cannot clear is parsed by rdflib for pySHACL."""
+    It is checked as the Turtle document its triples make (Oxigraph writes it; a violation names
+    its line there, and its terms by these prefixes): the compiled shapes read the triples as they
+    are, and only a trajectory they cannot clear is parsed by rdflib for pySHACL."""
     from ..kg.rdfio import RdfDocument
 
     triples = [q.triple for q in quads]
-    text = (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").decode("utf-8")
-    doc = RdfDocument(name, text, ox.RdfFormat.N_TRIPLES, "nt", triples)
+    text = (ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=PREFIXES) or b"").decode("utf-8")
+    doc = RdfDocument(name, text, ox.RdfFormat.TURTLE, "turtle", triples)
     found = _validator().validate_documents([doc])[name]
     found = [v for v in found if v.shape != "ontology terms" or "unknown term" not in v.message]
     if found:
