@@ -1,6 +1,6 @@
 """How long does checking one trajectory against the shapes take (``diagkg.runs.trajectory.validate``)?
 
-    .venv/bin/python benchmarks/trajectory_check.py [--rounds 3] [--scenarios 3CC.S.3,ALS.D.1,…] [--before REV]
+    .venv/bin/python benchmarks/trajectory_check.py [--rounds 3] [--scenarios 3CC.S.3,DCAC.M.1,…] [--before REV]
 
 Each scenario is played once by neuro-symbolic and once by the oracle (their trajectories as the
 writer makes them, ranked candidates and hypothesis ledger included); every trajectory is then
@@ -54,7 +54,7 @@ def measure(env: dict[str, str], scenarios: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--scenarios", default="3CC.S.3,3CC.D.1,10CC.S.2,ALS.S.1,CS.S.1")
+    parser.add_argument("--scenarios", default="3CC.S.3,3CC.M.3,10CC.M.2,DCAC.M.1,3CC-AS.D.5,3CC-CS.M.8")
     parser.add_argument("--before", metavar="REV", help="also measure this git revision's diagkg")
     args = parser.parse_args()
     ways = {"now": dict(os.environ)}
