@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/splits.py [--systems KEY,…] [--doubles N] [--per-system 20] [--split-seed 0]
         [--seeds 0,1,2] [--assistants oracle,model-based,neuro-symbolic,random-search,fixed-random]
-        [--results FILE.json] [--join PART.json…] [--max-scenarios N]
+        [--results FILE.json] [--join PART.json…] [--max-scenarios N] [--boots 2000] [--robustness N]
 
 For each system: every single fault the catalogue allows that a person notices, plus ``--doubles``
 double faults drawn by prior (``diagkg generate``), loaded into an in-memory store with the shipped
@@ -12,7 +12,13 @@ sessions are among them). Per seed and on the mean over the seeds, the assistant
 success rate and by mean cost (minutes) on the full set and on the lite set; printed: each
 assistant's figures, Kendall's tau-b between the two rankings, and whether the lite set ranks them
 *exactly as the full set does, ties allowed* (no pair of assistants ordered one way on one set and
-the other way on the other). Sessions are kept in ``--results`` (JSON) as they finish, so a run
+the other way on the other). Because two assistants a few minutes apart on the full set are not
+told apart by it either, a second verdict takes as ties the pairs the full set does not order
+significantly (95 % paired bootstrap over its scenarios, ``--boots`` resamples): the lite set
+agrees when no pair the full set orders significantly is ordered the other way on it. With
+``--robustness N`` the same is worked out from the kept sessions for the lite sets of split seeds
+0 … N-1 (no session is run for them): how often a lite set drawn this way agrees. Sessions are kept
+in ``--results`` (JSON) as they finish, so a run
 that is stopped continues where it was; parts run side by side (one process per seed, each with a
 results file of its own) are joined with ``--join``. The study's sessions are kept in
 ``docs/results/splits-2026-12.json``. The load average is printed beside each figure.
@@ -24,6 +30,7 @@ import argparse
 import itertools
 import json
 import os
+import random
 import tempfile
 import time
 from pathlib import Path
@@ -77,6 +84,26 @@ def ranking_agrees(full: dict[str, float], lite: dict[str, float]) -> bool:
     return all(sign(full[a] - full[b]) * sign(lite[a] - lite[b]) >= 0 for a, b in itertools.combinations(full, 2))
 
 
+def significant(values: dict[str, list[float]], boots: int, rng: random.Random) -> set[tuple[str, str]]:
+    """The pairs (a, b) whose mean over the scenarios is significantly above b's: the 2.5th
+    percentile of the paired bootstrap of the mean difference (``values``: each assistant's
+    figure per scenario, in one order) is above zero."""
+    n = len(next(iter(values.values())))
+    draws = [[rng.randrange(n) for _ in range(n)] for _ in range(boots)]
+    out = set()
+    for a, b in itertools.permutations(values, 2):
+        diff = [x - y for x, y in zip(values[a], values[b], strict=True)]
+        means = sorted(sum(diff[i] for i in draw) / n for draw in draws)
+        if means[int(0.025 * boots)] > 0:
+            out.add((a, b))
+    return out
+
+
+def agrees_beyond_ties(ordered: set[tuple[str, str]], lite: dict[str, float]) -> bool:
+    """No pair the full set orders significantly (a above b) is ordered the other way on the lite set."""
+    return all(lite[a] >= lite[b] for a, b in ordered)
+
+
 def tau(full: dict[str, float], lite: dict[str, float]) -> float:
     names = sorted(full)
     value = kendalltau([full[n] for n in names], [lite[n] for n in names]).statistic
@@ -95,6 +122,9 @@ def main() -> None:
     parser.add_argument("--max-scenarios", type=int, default=None, help="only the first N of the full set (a try-out)")
     parser.add_argument("--join", nargs="*", type=Path, default=[], metavar="FILE",
                         help="first add the sessions kept in these files (parts run side by side, one per seed)")
+    parser.add_argument("--boots", type=int, default=2000, help="bootstrap resamples for significance (default 2000)")
+    parser.add_argument("--robustness", type=int, default=0, metavar="N",
+                        help="also the lite sets of split seeds 0 … N-1, from the kept sessions")
     args = parser.parse_args()
     keys = args.systems.split(",")
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -130,27 +160,57 @@ def main() -> None:
         keep(args.results, done)
         print(f"{assistant}: {time.perf_counter() - spent:.0f} s for its sessions ({load()})", flush=True)
 
-    def figures(members: set[str], seed_list: list[int]) -> tuple[dict[str, float], dict[str, float]]:
-        success, cost = {}, {}
+    def per_scenario(members: list[str], seed_list: list[int]) -> dict[str, dict[str, list[float]]]:
+        """Each metric's figure of each assistant per scenario (the mean over ``seed_list``)."""
+        out: dict[str, dict[str, list[float]]] = {"success": {}, "cost": {}}
         for a in assistants:
-            rows = [done[f"{a}|{sid}|{seed}"] for sid in members for seed in seed_list]
-            success[a] = mean(1.0 if r["end"] in SOLVED else 0.0 for r in rows)
-            cost[a] = mean(float(r["cost"]) for r in rows)
-        return success, cost
+            rows = [[done[f"{a}|{sid}|{seed}"] for seed in seed_list] for sid in members]
+            out["success"][a] = [mean(1.0 if r["end"] in SOLVED else 0.0 for r in row) for row in rows]
+            out["cost"][a] = [mean(float(r["cost"]) for r in row) for row in rows]
+        return out
+
+    def figures(members: set[str], seed_list: list[int]) -> tuple[dict[str, float], dict[str, float]]:
+        got = per_scenario(sorted(members), seed_list)
+        return ({a: mean(v) for a, v in got["success"].items()}, {a: mean(v) for a, v in got["cost"].items()})
 
     full_ids = {s.id for s in scenarios}
     lite_ids = {s.id for s in scenarios if s.number in set(lite.lite)}
-    print(f"\n| seeds | metric | {' | '.join(assistants)} | Kendall tau-b | same ranking (ties allowed) |")
-    print("| --- | --- | " + " | ".join("---" for _ in assistants) + " | --- | --- |")
-    for seed_list in [[s] for s in seeds] + [seeds]:
+    seed_lists = [[s] for s in seeds] + [seeds]
+    rng = random.Random(0)
+    ordered = {(",".join(map(str, sl)), metric): significant(values, args.boots, rng)
+               for sl in seed_lists for metric, values in per_scenario(sorted(full_ids), sl).items()}
+    print(f"\n| seeds | metric | {' | '.join(assistants)} | Kendall tau-b | same ranking (ties allowed) | "
+          "same ranking (ties: not significant on the full set) |")
+    print("| --- | --- | " + " | ".join("---" for _ in assistants) + " | --- | --- | --- |")
+    for seed_list in seed_lists:
         fs, fc = figures(full_ids, seed_list)
         ls, lc = figures(lite_ids, seed_list)
         label = ",".join(map(str, seed_list))
         for metric, full, small in (("success", fs, ls), ("cost", fc, lc)):
             cells = " | ".join(f"{full[a]:.3f} / {small[a]:.3f}" if metric == "success" else f"{full[a]:.0f} / {small[a]:.0f}"
                                for a in assistants)
+            beyond = agrees_beyond_ties(ordered[label, metric], small)
             print(f"| {label} | {metric} (full / lite) | {cells} | {tau(full, small):.2f} | "
-                  f"{'yes' if ranking_agrees(full, small) else 'NO'} |")
+                  f"{'yes' if ranking_agrees(full, small) else 'NO'} | {'yes' if beyond else 'NO'} "
+                  f"({len(ordered[label, metric])} pairs ordered) |")
+    if args.robustness:
+        strict = beyond_ties = 0
+        for split_seed in range(args.robustness):
+            drawn = split(scenarios, "study", per_system=args.per_system, seed=split_seed)
+            ids = {s.id for s in scenarios if s.number in set(drawn.lite)}
+            verdicts = []
+            for seed_list in seed_lists:
+                full = figures(full_ids, seed_list)
+                small = figures(ids, seed_list)
+                label = ",".join(map(str, seed_list))
+                verdicts.append((all(ranking_agrees(f, m) for f, m in zip(full, small, strict=True)),
+                                 all(agrees_beyond_ties(ordered[label, metric], m)
+                                     for metric, m in zip(("success", "cost"), small, strict=True))))
+            strict += all(v[0] for v in verdicts)
+            beyond_ties += all(v[1] for v in verdicts)
+        print(f"\nlite sets of split seeds 0-{args.robustness - 1} that rank as the full set does, on both metrics, "
+              f"each seed and their mean: {strict} of {args.robustness} (ties allowed), {beyond_ties} of "
+              f"{args.robustness} (ties: not significant on the full set)")
     print(f"\n({load()}; {ran} sessions run now, {len(done)} kept in {args.results})")
 
 
