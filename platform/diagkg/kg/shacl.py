@@ -253,9 +253,11 @@ def _prepared_query_cache() -> Iterator[None]:
                 prepared = translateQuery(parseQuery(strOrQuery), base, initNs)
                 _TRANSLATED[key] = prepared
                 if len(_TRANSLATED) > _TRANSLATED_MOST:
-                    _TRANSLATED.popitem(last=False)
+                    with contextlib.suppress(KeyError):
+                        _TRANSLATED.popitem(last=False)
             else:
-                _TRANSLATED.move_to_end(key)
+                with contextlib.suppress(KeyError):     # dropped meanwhile by another thread's query
+                    _TRANSLATED.move_to_end(key)
             strOrQuery = prepared
         return original(self, strOrQuery, initBindings, initNs, base, DEBUG)
 
