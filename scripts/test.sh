@@ -13,9 +13,21 @@ fi
 bash scripts/setup.sh --dev
 echo "test: ruff"
 .venv/bin/ruff check platform tests benchmarks
-echo "test: mypy (strict on the package)"
-.venv/bin/mypy
-echo "test: documentation site (mkdocs build --strict: warnings are errors)"
-NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
+# mypy and mkdocs take one core each for half a minute: they run beside pytest, whose two workers
+# leave a core idle now and then, and say what they found once pytest is done
+checks="$(mktemp -d)"
+trap 'rm -rf "$checks"' EXIT
+echo "test: mypy (strict on the package) and the documentation site (mkdocs build --strict: warnings are errors), beside pytest"
+( .venv/bin/mypy >"$checks/mypy.log" 2>&1; echo $? >"$checks/mypy.rc" ) &
+( NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site >"$checks/mkdocs.log" 2>&1
+  echo $? >"$checks/mkdocs.rc" ) &
 echo "test: pytest (2 workers; slow end-to-end tests included)"
-exec .venv/bin/python -m pytest -n 2 --dist worksteal "$@"
+status=0
+.venv/bin/python -m pytest -n 2 --dist worksteal "$@" || status=$?
+wait
+for check in mypy mkdocs; do
+  rc="$(cat "$checks/$check.rc")"
+  echo "test: $check (exit $rc)"
+  if [ "$rc" != 0 ]; then cat "$checks/$check.log"; status=1; else tail -n 1 "$checks/$check.log"; fi
+done
+exit "$status"
