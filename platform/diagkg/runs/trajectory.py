@@ -134,7 +134,7 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     # trajectory graphs, so queries over their union count every session once)
     assistant, service = node("assistant"), node("service-agent")
     add(traj, RDF_TYPE, DK.Trajectory)
-    add(traj, DK.formatVersion, lit(FORMAT_VERSION))
+    add(traj, DK.formatVersion, lit(FORMAT_VERSION, "integer"))      # Oxigraph keeps derived integer types as xsd:integer
     add(traj, DK.scoringVersion, lit(SCORING_VERSION))      # the rules it was judged and simulated under
     add(traj, DK.physicsVersion, lit(PHYSICS_VERSION))
     add(traj, DK.recordOf, session)
@@ -157,7 +157,7 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     add(assistant, RDFS_LABEL, lit(record.assistant))
     add(assistant, DK.assistantConfiguration, lit(json.dumps(record.config, sort_keys=True)))
     if record.api_version is not None:
-        add(assistant, DK.pluginApiVersion, lit(record.api_version))
+        add(assistant, DK.pluginApiVersion, lit(int(record.api_version), "integer"))
     add(service, RDF_TYPE, DK.ServiceAgent)
     add(service, RDFS_LABEL, lit("simulator-backed service agent"))
 
