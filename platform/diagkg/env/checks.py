@@ -138,7 +138,8 @@ def system_file(store: "KnowledgeStore", system_iri: str) -> str | None:
 
 
 def _loaded_file(store: "KnowledgeStore", graph: ox.NamedNode) -> str | None:
-    for q in store.raw.quads_for_pattern(graph, DK.loadedFrom.node, None, graph):
+    # read whole (again afresh if another process's compaction took a file meanwhile)
+    for q in store.reading(lambda raw: list(raw.quads_for_pattern(graph, DK.loadedFrom.node, None, graph))):
         if not isinstance(q.object, ox.Literal):
             continue
         source = q.object.value

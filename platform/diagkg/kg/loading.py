@@ -311,8 +311,8 @@ def recorded_inference_digest(triples: Iterable[ox.Triple]) -> str | None:
 
 def stored_inference_digest(store: "KnowledgeStore", key: str) -> str | None:
     graph = graphs.inferred(key)
-    return recorded_inference_digest(
-        q.triple for q in store.raw.quads_for_pattern(graph, ox.NamedNode(str(DK.inferredFrom)), None, graph))
+    return recorded_inference_digest(store.reading(lambda raw: [
+        q.triple for q in raw.quads_for_pattern(graph, ox.NamedNode(str(DK.inferredFrom)), None, graph)]))
 
 
 def infer_system(store: "KnowledgeStore", key: str, engine: str = "auto", use_cache: bool = False) -> int:
@@ -410,7 +410,7 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
 
     held = held_claims(store.select("graph-claims"))
     origins = {r["graph"]: r["source"] for r in store.select("graph-sources")}
-    for g in store.raw.named_graphs():
+    for g in store.reading(lambda raw: list(raw.named_graphs())):     # again afresh if a compaction took a file
         if isinstance(g, ox.NamedNode):
             origins.setdefault(g.value, None)
     plan = plan_against(entries, held, replace, origins)

@@ -36,6 +36,7 @@ from .vocab import DK, DK_NS
 if TYPE_CHECKING:  # pragma: no cover
     import rdflib
 
+    from .rawstore import RawStore
     from .store import KnowledgeStore
 
 RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
@@ -80,11 +81,14 @@ def store_resolver(store: "KnowledgeStore | None", fallback: list[str] | None = 
 
 
 def stored_system(store: "KnowledgeStore", iri: str) -> list[ox.Triple] | None:
-    """The stored description of the system with this IRI (the triples of its graph)."""
-    for q in store.raw.quads_for_pattern(ox.NamedNode(iri), RDF_TYPE, SYSTEM):
-        if isinstance(q.graph_name, ox.NamedNode):
-            return [x.triple for x in store.raw.quads_for_pattern(None, None, None, q.graph_name)]
-    return None
+    """The stored description of the system with this IRI (the triples of its graph; read whole, again
+    on a fresh snapshot if another process's compaction took a file meanwhile)."""
+    def read(raw: RawStore) -> list[ox.Triple] | None:
+        for q in raw.quads_for_pattern(ox.NamedNode(iri), RDF_TYPE, SYSTEM):
+            if isinstance(q.graph_name, ox.NamedNode):
+                return [x.triple for x in raw.quads_for_pattern(None, None, None, q.graph_name)]
+        return None
+    return store.reading(read)
 
 
 @lru_cache(maxsize=16)
