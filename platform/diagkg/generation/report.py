@@ -207,11 +207,10 @@ def checked(triples_: list[ox.Triple], name: str, context: Sequence[rdflib.Graph
     with every violation otherwise): what diagkg writes is held to the shapes as a user's file is
     (``context``: the system it is about)."""
     from ..errors import ValidationError
-    from ..kg.rdfio import parse_text
+    from ..kg.rdfio import document_of
     from ..kg.validation import Validator
 
-    text = (ox.serialize(triples_, format=ox.RdfFormat.N_TRIPLES) or b"").decode("utf-8")
-    violations = Validator().validate_document(parse_text(text, name, ".nt"), context)
+    violations = Validator().validate_document(document_of(triples_, name), context)
     if violations:
         raise ValidationError(violations)
     return triples_

@@ -41,7 +41,7 @@ import pyoxigraph as ox
 from ..errors import InputError, ValidationError
 from . import graphs, resources
 from .inference_cache import cached_inferences, inferred_triples
-from .rdfio import RdfDocument, expand_paths, parse_file, parse_text, value_of
+from .rdfio import RdfDocument, document_of, expand_paths, parse_file, parse_text, value_of
 from .vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -167,9 +167,8 @@ def restored_entries(doc: RdfDocument, origin: str) -> list[Entry]:
     for name, triples in sorted(doc.named_graphs.items()):
         graph = ox.NamedNode(name)
         own = {t.predicate: value_of(t.object) for t in triples if t.subject == graph}
-        text = (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").decode("utf-8")
-        part = RdfDocument(f"{doc.name} <{name}>", text, ox.RdfFormat.N_TRIPLES, "nt", triples)
-        entries.append(Entry(part, own.get(LOADED_FROM, f"{origin}#{name}"), own.get(CONTENT_HASH, digest_of(text)),
+        part = document_of(triples, f"{doc.name} <{name}>")
+        entries.append(Entry(part, own.get(LOADED_FROM, f"{origin}#{name}"), own.get(CONTENT_HASH, digest_of(part.text)),
                              graph, claims_of(part), restored=True))
     return entries
 
@@ -505,9 +504,7 @@ def _validate(store: "KnowledgeStore", entries: Sequence[Entry], plan: Plan, val
             if r["graph"] in batch_graphs:
                 continue
             name = shown(r["source"]) if r["source"] else r["graph"]
-            triples = [q.triple for q in store.quads(ox.NamedNode(r["graph"]))]
-            text = (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").decode("utf-8")
-            dependents.append(parse_text(text, name, suffix=".nt"))
+            dependents.append(document_of([q.triple for q in store.quads(ox.NamedNode(r["graph"]))], name))
             report.revalidated.append(r["graph"])
     if not dependents:
         return

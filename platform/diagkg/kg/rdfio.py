@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
 
@@ -105,6 +105,19 @@ def parse_text(text: str, name: str, suffix: str = ".ttl", base_iri: str | None 
         if isinstance(q.graph_name, ox.NamedNode):
             named.setdefault(q.graph_name.value, []).append(q.triple)
     return RdfDocument(name, text, rdf_format, rdflib_format, [q.triple for q in quads], named)
+
+
+def document_of(triples: Sequence[ox.Triple], name: str, prefixes: Mapping[str, str] | None = None) -> RdfDocument:
+    """``triples`` as the document Oxigraph writes of them (Turtle with ``prefixes``, N-Triples without):
+    a violation is located in that text, and nothing is parsed to get there (rdflib reads the text only
+    if the document's graph is asked for)."""
+    if prefixes:
+        rdf_format, rdflib_format = ox.RdfFormat.TURTLE, "turtle"
+        data = ox.serialize(triples, format=rdf_format, prefixes=dict(prefixes))
+    else:
+        rdf_format, rdflib_format = ox.RdfFormat.N_TRIPLES, "nt"
+        data = ox.serialize(triples, format=rdf_format)
+    return RdfDocument(name, (data or b"").decode("utf-8"), rdf_format, rdflib_format, list(triples))
 
 
 def parse_file(path: str | Path) -> RdfDocument:

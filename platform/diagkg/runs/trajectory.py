@@ -328,12 +328,9 @@ def validate(quads: Iterable[ox.Quad], name: str) -> None:
     It is checked as the Turtle document its triples make (Oxigraph writes it; a violation names
     its line there, and its terms by these prefixes): the compiled shapes read the triples as they
     are, and only a trajectory they cannot clear is parsed by rdflib for pySHACL."""
-    from ..kg.rdfio import RdfDocument
+    from ..kg.rdfio import document_of
 
-    triples = [q.triple for q in quads]
-    text = (ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=PREFIXES) or b"").decode("utf-8")
-    doc = RdfDocument(name, text, ox.RdfFormat.TURTLE, "turtle", triples)
-    found = _validator().validate_documents([doc])[name]
+    found = _validator().validate_documents([document_of([q.triple for q in quads], name, PREFIXES)])[name]
     found = [v for v in found if v.shape != "ontology terms" or "unknown term" not in v.message]
     if found:
         raise ValidationError(found)
