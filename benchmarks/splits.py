@@ -30,7 +30,6 @@ import argparse
 import itertools
 import json
 import os
-import random
 import tempfile
 import time
 from pathlib import Path
@@ -39,6 +38,7 @@ from statistics import mean
 from scipy.stats import kendalltau
 
 from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.evaluation.metrics import bootstrap_mean
 from diagkg.generation.generate import GenerationConfig, generate
 from diagkg.generation.splits import split
 from diagkg.kg.loading import load_files, load_shipped
@@ -84,17 +84,14 @@ def ranking_agrees(full: dict[str, float], lite: dict[str, float]) -> bool:
     return all(sign(full[a] - full[b]) * sign(lite[a] - lite[b]) >= 0 for a, b in itertools.combinations(full, 2))
 
 
-def significant(values: dict[str, list[float]], boots: int, rng: random.Random) -> set[tuple[str, str]]:
-    """The pairs (a, b) whose mean over the scenarios is significantly above b's: the 2.5th
-    percentile of the paired bootstrap of the mean difference (``values``: each assistant's
-    figure per scenario, in one order) is above zero."""
-    n = len(next(iter(values.values())))
-    draws = [[rng.randrange(n) for _ in range(n)] for _ in range(boots)]
+def significant(values: dict[str, list[float]], boots: int) -> set[tuple[str, str]]:
+    """The pairs (a, b) whose mean over the scenarios is significantly above b's: the lower end of the
+    percentile-bootstrap 95 % interval of the mean paired difference (``metrics.bootstrap_mean``, the
+    report's own) is above zero (``values``: each assistant's figure per scenario, in one order)."""
     out = set()
     for a, b in itertools.permutations(values, 2):
         diff = [x - y for x, y in zip(values[a], values[b], strict=True)]
-        means = sorted(sum(diff[i] for i in draw) / n for draw in draws)
-        if means[int(0.025 * boots)] > 0:
+        if bootstrap_mean(diff, resamples=boots)[0] > 0:
             out.add((a, b))
     return out
 
@@ -169,23 +166,28 @@ def main() -> None:
             out["cost"][a] = [mean(float(r["cost"]) for r in row) for row in rows]
         return out
 
-    def figures(members: set[str], seed_list: list[int]) -> tuple[dict[str, float], dict[str, float]]:
-        got = per_scenario(sorted(members), seed_list)
+    def means(got: dict[str, dict[str, list[float]]]) -> tuple[dict[str, float], dict[str, float]]:
         return ({a: mean(v) for a, v in got["success"].items()}, {a: mean(v) for a, v in got["cost"].items()})
+
+    def figures(members: set[str], seed_list: list[int]) -> tuple[dict[str, float], dict[str, float]]:
+        return means(per_scenario(sorted(members), seed_list))
 
     full_ids = {s.id for s in scenarios}
     lite_ids = {s.id for s in scenarios if s.number in set(lite.lite)}
     seed_lists = [[s] for s in seeds] + [seeds]
-    rng = random.Random(0)
-    ordered = {(",".join(map(str, sl)), metric): significant(values, args.boots, rng)
-               for sl in seed_lists for metric, values in per_scenario(sorted(full_ids), sl).items()}
+    # the full set's figures per seed list, worked out once: its per-scenario values, their means, and the
+    # pairs they order significantly
+    full_values = {",".join(map(str, sl)): per_scenario(sorted(full_ids), sl) for sl in seed_lists}
+    full_figures = {label: means(got) for label, got in full_values.items()}
+    ordered = {(label, metric): significant(values, args.boots)
+               for label, got in full_values.items() for metric, values in got.items()}
     print(f"\n| seeds | metric | {' | '.join(assistants)} | Kendall tau-b | same ranking (ties allowed) | "
           "same ranking (ties: not significant on the full set) |")
     print("| --- | --- | " + " | ".join("---" for _ in assistants) + " | --- | --- | --- |")
     for seed_list in seed_lists:
-        fs, fc = figures(full_ids, seed_list)
-        ls, lc = figures(lite_ids, seed_list)
         label = ",".join(map(str, seed_list))
+        fs, fc = full_figures[label]
+        ls, lc = figures(lite_ids, seed_list)
         for metric, full, small in (("success", fs, ls), ("cost", fc, lc)):
             cells = " | ".join(f"{full[a]:.3f} / {small[a]:.3f}" if metric == "success" else f"{full[a]:.0f} / {small[a]:.0f}"
                                for a in assistants)
@@ -200,9 +202,8 @@ def main() -> None:
             ids = {s.id for s in scenarios if s.number in set(drawn.lite)}
             verdicts = []
             for seed_list in seed_lists:
-                full = figures(full_ids, seed_list)
-                small = figures(ids, seed_list)
                 label = ",".join(map(str, seed_list))
+                full, small = full_figures[label], figures(ids, seed_list)
                 verdicts.append((all(ranking_agrees(f, m) for f, m in zip(full, small, strict=True)),
                                  all(agrees_beyond_ties(ordered[label, metric], m)
                                      for metric, m in zip(("success", "cost"), small, strict=True))))
