@@ -15,6 +15,7 @@ import pytest
 import diagkg
 from diagkg.agents.modelbased import ModelBasedAssistant
 from diagkg.agents.registry import create
+from diagkg.env.actions import Action
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
@@ -52,7 +53,11 @@ def test_it_pairs_single_faults_when_none_explains_the_reports():
     # naming both, or replacing the lamp (which alone makes the system work: an LED is no main lamp)
     assert result.end in ("success", "success_no_hypothesis")
     assert assistant.space.widened
-    assert assistant.candidates()[0][0] == frozenset({"main_bulb", "psu_green_led"})
+    # the pair stands: its faults on both parts (once the lamp is replaced, its world names the LED alone:
+    # a candidate names what is faulty in its world now)
+    top = max(assistant.space.live, key=lambda entry: entry[0].prior)[0]
+    assert {f.target.rsplit("/", 1)[-1] for f in top.faults} == {"main_bulb", "psu_green_led"}
+    assert top.faulty <= {"main_bulb", "psu_green_led"}
 
 
 def test_a_session_rolls_back_exactly():
@@ -341,3 +346,27 @@ def test_a_part_with_a_fault_of_its_own_is_needed_where_the_system_works_without
         assert started is not None
         assistant.space.live = [(c, started[0])]
         assert assistant.prober.needed("led")
+
+
+class TurnsTheBatteryFirst(ModelBasedAssistant):
+    """The model-based assistant, made to turn the torch's healthy battery round first (a probe a
+    candidate of a reversed battery would call for)."""
+
+    def choose(self):
+        if not self.worlds.steps:
+            return Action("reverse_battery", ("bat",))
+        return super().choose()
+
+
+def test_a_repair_the_report_calls_healthy_is_undone_and_never_taken_as_a_fix(torch_store):
+    assistant = TurnsTheBatteryFirst()
+    result = run_session("TORCH.2", assistant, store=torch_store, seed=0)     # the bulb lead's end is off
+    steps = [r.outcome.intention for r in result.record.rounds]
+    first = result.record.rounds[0].outcome
+    assert first.healthy == ("bat",)                 # the report says the battery was the right way round
+    assert steps[1] == "reverse_battery bat"         # so it is turned back at once (it undoes itself) …
+    assert result.record.rounds[1].outcome.healthy == ()
+    assert not assistant.worlds.anchor               # … and neither turn is taken for a repair that fixed something
+    assert result.end in ("success", "success_no_hypothesis"), steps
+    named = {p for r in result.record.rounds if r.outcome.verdict is not None for p in r.outcome.data["candidates"]}
+    assert "bat" not in named                        # the battery it turned round is not replaced

@@ -7,6 +7,13 @@ candidates still standing, each with its world where it stands
 (:attr:`CandidateSpace.live`). Pairs of faults, then triples, are added only
 when no single fault explains what has been observed (:meth:`CandidateSpace.widen`).
 
+A short between two nodes (a mode with ``dk:otherTargetRule "node"``) is a single fault too, but
+not one of a part: any two ports on the two nodes give the same circuit, and only a repair tells
+which. Shorts are tried once nothing else single explains (:meth:`CandidateSpace.more_singles`):
+one world per pair of nodes screens it (its short between ports of parts no step touched), and the
+pairs that agree with what was seen are spread into their placements, one per pair of parts on the
+two nodes, each named by either of its parts (repairing either clears the short).
+
 Priors are data: each fault mode's ``dk:priorWeight`` in the fault catalogue (a
 pair weighs the product, times :data:`PAIR_PRIOR`)."""
 
@@ -60,6 +67,7 @@ class CandidateSpace:
         # whether components' own loose terminals are candidates yet: from the start (weighted by
         # terminal_prior) or, with terminal_prior 0, only once nothing else explains the reports
         self.terminals = config.terminal_prior > 0
+        self.shorts = False          # whether shorts between nodes are candidates yet (see widen)
         if self.terminals:
             self.singles = [dataclasses.replace(c, prior=c.prior * config.terminal_prior) if self.own_terminal(c) else c
                             for c in self.singles]
@@ -143,7 +151,25 @@ class CandidateSpace:
             started = self.worlds.start(c)
             if started is not None:
                 point, likelihood = started
-                self.live.append((weighed(c, likelihood), point))
+                now = self.as_it_stands(c)
+                if now is not None:
+                    self.live.append((weighed(now, likelihood), point))
+
+    def as_it_stands(self, c: Candidate) -> Candidate | None:
+        """``c`` naming what is faulty in its world now, where the shadow stands: the parts it
+        names that are still faulty there, and any other part faulty there that its own faults are
+        not on (a healthy battery a step turned round, a fuse its short blew). None when that is
+        nothing (the real system does not work: the session goes on). A part of its own faults it
+        does not name stays unnamed (the other part of a short, which either part's repair clears)."""
+        broken = self.worlds.broken_here()
+        parts = self.worlds.sk.components.keys()
+        ns = self.worlds.ns
+        own = {iri[len(ns):].split(".", 1)[0] for f in c.faults for iri in (f.target, f.other)
+               if iri and iri.startswith(ns)}
+        named = (c.faulty & broken) | {p for p in c.faulty if p not in parts} | (broken - own - c.faulty)
+        if named == c.faulty:
+            return c
+        return dataclasses.replace(c, faulty=frozenset(named)) if named else None
 
     def widen(self, size: int = 2) -> None:
         """No single fault explains the reports: pairs (``size`` 2), or, when no pair does
@@ -164,6 +190,11 @@ class CandidateSpace:
         if size == 2 and self.widenings == 1:
             self.admit_combos(self.symmetric, len(self.symmetric), settle=False)
         self.admit_combos(ranked, self.config.max_pairs)
+        if size == 2 and not self.shorts:
+            # a short between two nodes: one fault, but of no part the singles enumerate; tried with
+            # the first pairs (each placement weighs a share of its mode's prior: less than a pair)
+            self.shorts = True
+            self.admit(self.short_candidates())
 
     def admit_combos(self, ranked: Sequence[tuple[Candidate, ...]], most: int, settle: bool = True) -> None:
         """Admit combinations of singles not tried yet, in order: ``most`` at most (with
@@ -192,6 +223,50 @@ class CandidateSpace:
         self.admit([c for c in self.singles if self.own_terminal(c)])
         return bool(self.live)
 
+    def short_candidates(self) -> list[Candidate]:
+        """The shorts between two nodes whose worlds agree with what was seen, one candidate per
+        placement: each short mode between a port of a part on one node and a port of a part on
+        the other (one port per part and node), named by either part (twin candidates: repairing
+        either clears it), its mode's prior shared among the placements by how many ports they
+        stand for. Each pair of nodes is screened first by one world, a short between ports of
+        parts no step has touched (the circuit is the same whichever ports; only a step on a
+        part of the short tells them apart)."""
+        sk = self.worlds.sk
+        nodes: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for (cid, port), net in sorted(sk.net_of_port.items()):
+            if cid in sk.components and cid not in self.worlds.removed:
+                nodes[net][cid].append(port)
+        touched = {t for step, _ in self.worlds.steps for t in getattr(step, "targets", ())}
+        touched |= {t for step, _ in self.worlds.steps for t in getattr(step, "components", ())}
+
+        def first(parts: dict[str, list[str]]) -> tuple[str, str]:
+            cid = next((c for c in parts if c not in touched), next(iter(parts)))
+            return cid, parts[cid][0]
+
+        out: list[Candidate] = []
+        pairs = list(itertools.combinations(sorted(nodes), 2))
+        for m in self.modes().values():
+            if not (m.to_any_node and m.sized and m.rule == "node" and m.default is not None):
+                continue
+            ends = [(first(nodes[x]), first(nodes[y])) for x, y in pairs]
+            # the lights at the start first, simulated straight from the state (a world is written only
+            # for a pair that shows them), while they are still judged (not after a rebase)
+            lights = [None] * len(pairs) if self.worlds.since else \
+                self.worlds.lights_with_short([(a, b, m.default) for a, b in ends])
+            for (x, y), ((a, pa), (b, pb)), shown in zip(pairs, ends, lights, strict=True):
+                if shown is not None and shown != self.worlds.briefing.lights:
+                    continue
+                screen = Candidate((self.fault(m, f"{a}.{pa}", f"{b}.{pb}"),), frozenset({a, b}), m.prior)
+                if self.worlds.start(screen) is None:
+                    continue
+                total = sum(map(len, nodes[x].values())) * sum(map(len, nodes[y].values()))
+                for (a, ports_a), (b, ports_b) in itertools.product(nodes[x].items(), nodes[y].items()):
+                    fault = self.fault(m, f"{a}.{ports_a[0]}", f"{b}.{ports_b[0]}")
+                    share = m.prior * len(ports_a) * len(ports_b) / total
+                    names = sorted({a, b})
+                    out += [Candidate((fault,), frozenset({part}), share / len(names)) for part in names]
+        return out
+
     def restart(self) -> None:
         """Start again from the single faults (none on a part the anchor's faults are on), judged
         on what the worlds must explain now (after a rebase)."""
@@ -199,6 +274,7 @@ class CandidateSpace:
         self.widenings = 0
         self.tripled = False
         self.worlds.through.clear()
+        self.shorts = False          # tried again with the first pairs after this restart
         anchored = {f.target for f in self.worlds.anchor}
         pool = self.singles if self.terminals else self.pairable
         self.admit([c for c in pool if not any(f.target in anchored for f in c.faults)])

@@ -50,6 +50,7 @@ from typing import Any
 from ..env.actions import Action, Hypothesis
 from ..env.outcomes import Outcome
 from ..env.service import Checkpoint
+from ..errors import SessionError, SimulationError
 from .candidates import PAIR_PRIOR, CandidateSpace, weighed
 from .combinations import Candidate
 from .likeness import Likeness
@@ -92,6 +93,8 @@ class ModelBasedAssistant(BaseAssistant):
         self.pending: Action | Hypothesis | None = None
         self.rebased: set[int] = set()      # the repairs rebased on
         self.belief: dict[int, float] = {}  # step -> share of the candidates that named what it repaired
+        self.undo: Action | None = None     # the next step: a repair on a healthy part that undoes itself
+        self.undoing_step: Action | None = None   # the last such step taken
         self.space.begin()
 
     def close(self, end: str) -> None:
@@ -111,18 +114,44 @@ class ModelBasedAssistant(BaseAssistant):
             total = sum(c.prior for c, _ in space.live) or 1.0
             self.belief[len(worlds.steps)] = 1.0 if self.prober.probing == len(worlds.steps) else \
                 sum(c.prior for c, _ in space.live if set(step.targets) <= c.faulty) / total
+        futile = isinstance(step, Action) and bool(outcome.healthy) and \
+            {t.split(".", 1)[0] for t in step.targets} <= set(outcome.healthy)
+        if futile or step is self.undoing_step:
+            # the report says it repaired no faulty part, or it undid such a repair: it fixed nothing
+            self.belief[len(worlds.steps)] = 0.0
         worlds.steps.append((step, seen))
-        kept = []
+        kept, before = [], None
         for c, point in space.live:
             if self.likeness.refuted(c, point, step, seen):
                 continue
             followed = worlds.follow(c, point, step, seen)
             if followed is not None:
                 likelihood, there = followed
-                kept.append((weighed(c, likelihood), there))
+                now = space.as_it_stands(c)      # the shadow stands where the step left the world
+                if now is not None:
+                    kept.append((weighed(now, likelihood), there))
+                    before = before or (point, there)
         space.live = kept
+        if futile and before is not None and isinstance(step, Action):
+            self.undo = self.undoing(step, *before)
         if not space.live and not self.rebase(strong=self.settings.probe_last) and not space.more_singles():
             space.widen()
+
+    def undoing(self, step: Action, point: Checkpoint, there: Checkpoint) -> Action | None:
+        """``step`` again when it undoes itself: a repair done on a healthy part changed it (a
+        battery turned round that was the right way round), and taking it once more in a world
+        that agrees (from ``there``, where it left the world standing at ``point``) puts the state
+        back as it was. It must be undone before the system can work, and costs no more now than
+        later; None when the step changed nothing or is not its own undoing."""
+        shadow = self.worlds.shadow
+        if shadow is None or there.state == point.state:
+            return None
+        try:
+            shadow.rollback(there)
+            shadow.step(step)
+        except (SessionError, SimulationError):
+            return None
+        return step if shadow.checkpoint().state == point.state else None
 
     def rebase(self, strong: bool = False) -> bool:
         """A repair is a probe (IRS). When nothing explains every report, the latest repair not
@@ -189,6 +218,10 @@ class ModelBasedAssistant(BaseAssistant):
         assert self.briefing is not None
         settings, space, worlds = self.settings, self.space, self.worlds
         sk = worlds.sk
+        undo, self.undo = self.undo, None
+        if undo is not None and self.briefing.budget - len(worlds.steps) > 1:
+            self.undoing_step = undo
+            return undo                     # a repair that broke a healthy part, taken back
         ranked = self.candidates()
         if not ranked and (self.rebase(strong=settings.probe_last) or space.more_singles()):
             ranked = self.candidates()

@@ -17,6 +17,7 @@ import random
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
+from ..env.effects import still_broken
 from ..env.observations import visible_lights
 from ..env.outcomes import Outcome
 from ..env.scenarios import Fault, Scenario
@@ -116,6 +117,37 @@ class Worlds:
         except (SessionError, SimulationError):
             return None
         return shadow.checkpoint(), likelihood
+
+    def broken_here(self) -> frozenset[str]:
+        """The parts that differ from their description in the world where the shadow stands (its
+        faults still there, what its steps broke or damaged), parts removed from the system aside."""
+        assert self.shadow is not None
+        return frozenset(still_broken(self.shadow, self.shadow.state())) - self.removed
+
+    def lights_with_short(self, shorts: list[tuple[tuple[str, str], tuple[str, str], float]]) -> list[dict[str, str] | None]:
+        """The lights seen at the start of the world of the anchor's faults with each of ``shorts``
+        (between two ports, of a resistance) added, simulated straight from the state: what
+        :meth:`start` would compare first, without writing a world. None for a short whose
+        simulation damages something or draws on chance (a world's start says then)."""
+        base = Candidate((), frozenset(), 1.0)
+        scenario = self.scenario(base)
+        shadow = self.shade(scenario)
+        try:
+            shadow.start(scenario, self.briefing.seed)
+        except (SessionError, SimulationError):
+            return [None] * len(shorts)
+        state = shadow.state()
+        if state.loose:
+            return [None] * len(shorts)
+        out: list[dict[str, str] | None] = []
+        for short in shorts:
+            try:
+                result = shadow.sim.simulate(state.evolve(shorts=state.shorts + (short,)), shadow.rng)
+            except SimulationError:
+                out.append(None)
+                continue
+            out.append(None if result.damage else dict(visible_lights(result, shadow)))
+        return out
 
     def chance(self, c: Candidate) -> float | None:
         """The probability of ``c``'s loose connection (None for a world without chance)."""
