@@ -9,7 +9,7 @@ when no single fault explains what has been observed (:meth:`CandidateSpace.wide
 
 A short between two nodes (a mode with ``dk:otherTargetRule "node"``) is a single fault too, but
 not one of a part: any two ports on the two nodes give the same circuit, and only a repair tells
-which. Shorts are tried once nothing else single explains (:meth:`CandidateSpace.more_singles`):
+which. Shorts are tried with the first pairs, once no single fault explains (:meth:`CandidateSpace.widen`):
 one world per pair of nodes screens it (its short between ports of parts no step touched), and the
 pairs that agree with what was seen are spread into their placements, one per pair of parts on the
 two nodes, each named by either of its parts (repairing either clears the short).
