@@ -17,29 +17,8 @@ from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
-from ..support.torch import TORCH
+from ..support.torch import TORCH, short_scenario
 from ..support.worlds import KeptOpen
-
-SHORT = """\
-@prefix :        <https://example.org/torch-scenarios/> .
-@prefix sys:     <https://example.org/torch/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:{id} a dk:Scenario ;
-    dk:scenarioNumber {number} ;
-    dcterms:identifier "{id}" ;
-    rdfs:label "A short across the bulb" ;
-    dk:onSystem sys:torch ;
-    dk:hasCategory dk:Simple ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:ShortBetweenNodes ; dk:faultTarget sys:{a} ; dk:otherTarget sys:{b} ] ;
-    dk:initialObservations "The bulb stays dark; the green LED is lit." ;
-    dk:faultyComponent sys:{part_a}, sys:{part_b} ;
-    dk:idealRepair [ a dk:RepairPlan ;
-        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:{part_a} ] ] ;
-    dk:actionBudget 10 .
-"""
 
 # the bulb's two nodes: lead.n and bulb.p on one, bulb.n and ret.p on the other
 PLACEMENTS = {"TORCH.S1": ("lead.n", "ret.p"), "TORCH.S2": ("bulb.p", "ret.p"), "TORCH.S3": ("lead.n", "bulb.n")}
@@ -52,8 +31,8 @@ def store(tmp_path_factory) -> KnowledgeStore:
     files[0].write_text(TORCH)
     for n, (ident, (a, b)) in enumerate(sorted(PLACEMENTS.items())):
         path = folder / f"{ident}.ttl"
-        path.write_text(SHORT.format(id=ident, number=9140 + n, a=a, b=b, part_a=a.split(".")[0],
-                                     part_b=b.split(".")[0]))
+        path.write_text(short_scenario(ident, 9140 + n, a, b, "A short across the bulb",
+                                       "The bulb stays dark; the green LED is lit."))
         files.append(path)
     out = KnowledgeStore.memory()
     load_files(out, files)

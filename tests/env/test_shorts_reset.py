@@ -15,28 +15,10 @@ import diagkg
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
-from ..support.torch import TORCH
+from ..support.torch import TORCH, short_scenario
 
-SHORT = """\
-@prefix :        <https://example.org/torch-scenarios/> .
-@prefix sys:     <https://example.org/torch/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:TORCH.SHORT a dk:Scenario ;
-    dk:scenarioNumber 9131 ;
-    dcterms:identifier "TORCH.SHORT" ;
-    rdfs:label "Bulb lead shorted to the return lead" ;
-    dk:onSystem sys:torch ;
-    dk:hasCategory dk:Simple ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:ShortBetweenNodes ; dk:faultTarget sys:lead.n ; dk:otherTarget sys:ret.p ] ;
-    dk:initialObservations "Nothing lights." ;
-    dk:faultyComponent sys:lead, sys:ret ;
-    dk:idealRepair [ a dk:RepairPlan ;
-        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:lead ] ] ;
-    dk:actionBudget 10 .
-"""
+SHORT = short_scenario("TORCH.SHORT", 9131, "lead.n", "ret.p", "Bulb lead shorted to the return lead",
+                       "Nothing lights.")
 
 
 @pytest.fixture(scope="module")

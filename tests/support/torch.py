@@ -117,3 +117,31 @@ def torch_memory_store(folder: Path) -> KnowledgeStore:
     store = KnowledgeStore.memory()
     load_files(store, files)
     return store
+
+
+SHORT_SCENARIO = """\
+@prefix :        <https://example.org/torch-scenarios/> .
+@prefix sys:     <https://example.org/torch/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:{id} a dk:Scenario ;
+    dk:scenarioNumber {number} ;
+    dcterms:identifier "{id}" ;
+    rdfs:label "{label}" ;
+    dk:onSystem sys:torch ;
+    dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:ShortBetweenNodes ; dk:faultTarget sys:{a} ; dk:otherTarget sys:{b} ] ;
+    dk:initialObservations "{symptoms}" ;
+    dk:faultyComponent sys:{part_a}, sys:{part_b} ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:{part_a} ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
+def short_scenario(ident: str, number: int, a: str, b: str, label: str, symptoms: str) -> str:
+    """A scenario on the torch: a short between ports ``a`` and ``b`` (``part.port``)."""
+    return SHORT_SCENARIO.format(id=ident, number=number, a=a, b=b, label=label, symptoms=symptoms,
+                                 part_a=a.split(".")[0], part_b=b.split(".")[0])
