@@ -147,11 +147,12 @@ class CandidateSpace:
     def admit(self, candidates: list[Candidate]) -> None:
         """Keep, among ``candidates``, those whose worlds agree with everything seen so far (a
         world with a loose connection weighed by how likely its coin gave what was seen)."""
+        changed = any(self.worlds.changes(step) for step, _ in self.worlds.steps)
         for c in candidates:
             started = self.worlds.start(c)
             if started is not None:
                 point, likelihood = started
-                now = self.as_it_stands(c)
+                now = self.as_it_stands(c) if changed else c
                 if now is not None:
                     self.live.append((weighed(now, likelihood), point))
 

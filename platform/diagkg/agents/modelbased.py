@@ -121,13 +121,16 @@ class ModelBasedAssistant(BaseAssistant):
             self.belief[len(worlds.steps)] = 0.0
         worlds.steps.append((step, seen))
         kept, before = [], None
+        changes = worlds.changes(step)
         for c, point in space.live:
             if self.likeness.refuted(c, point, step, seen):
                 continue
             followed = worlds.follow(c, point, step, seen)
             if followed is not None:
                 likelihood, there = followed
-                now = space.as_it_stands(c)      # the shadow stands where the step left the world
+                # what is faulty in its world now (the shadow stands where the step left it), unless the
+                # step ended the session there: then the real session is over too (it agreed)
+                now = space.as_it_stands(c) if changes and there.end is None and there.state != point.state else c
                 if now is not None:
                     kept.append((weighed(now, likelihood), there))
                     before = before or (point, there)

@@ -118,6 +118,15 @@ class Worlds:
             return None
         return shadow.checkpoint(), likelihood
 
+    def changes(self, step: Action | Hypothesis) -> bool:
+        """Whether ``step`` may change what is faulty in a world: a hypothesis (its repair) or an
+        action of the catalogue with an effect (an observation has none; reading a world's state
+        to see what is faulty writes it to the store, so it is done only after such a step)."""
+        if isinstance(step, Hypothesis):
+            return True
+        spec = self.briefing.catalogue.get(step.action)
+        return spec is None or spec.template is not None
+
     def broken_here(self) -> frozenset[str]:
         """The parts that differ from their description in the world where the shadow stands (its
         faults still there, what its steps broke or damaged), parts removed from the system aside."""
