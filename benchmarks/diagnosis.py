@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import time
@@ -27,6 +28,12 @@ from diagkg.runs.runner import run_session
 SUCCESS = ("success", "success_no_hypothesis")
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--assistants", nargs="+", default=["oracle", "model-based", "neuro-symbolic", "random-search"])
@@ -34,7 +41,8 @@ def main() -> None:
     parser.add_argument("--scenarios", nargs="*", type=int)
     parser.add_argument("--config", type=json.loads, default={},
                         help="configuration of the assistants (JSON), e.g. '{\"terminal_prior\": 0}'")
-    parser.add_argument("--dump", help="also write one JSON line per session (assistant, scenario, seed, end, cost, rounds) here")
+    parser.add_argument("--dump", help="also write one JSON line per session (assistant, scenario, seed, end, cost, "
+                                         "rounds, worst decision) here")
     args = parser.parse_args()
     os.environ.setdefault("DIAGKG_CHECK_TRAJECTORIES", "first")
     store = KnowledgeStore.memory()
@@ -58,13 +66,14 @@ def main() -> None:
                     failures[name].append(f"{r.scenario_id}/{seed}:{r.end}")
                 if dump is not None:
                     dump.write(json.dumps({"assistant": name, "scenario": r.scenario_id, "seed": seed, "end": r.end,
-                                           "cost": r.cost, "rounds": len(r.decision_times)}) + "\n")
+                                           "cost": r.cost, "rounds": len(r.decision_times),
+                                           "worst_ms": round(max(r.decision_times, default=0.0) * 1e3, 1)}) + "\n")
                     dump.flush()
         total = sum(ok for rs in runs[name].values() for ok, _ in rs)
         print(f"{name}: {total}/{len(numbers) * len(args.seeds)} solved in {time.perf_counter() - t0:.0f} s", flush=True)
     print()
-    print("| system | assistant | solved | mean cost (min) | cost / oracle | median decision (ms) | worst (ms) |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| system | assistant | solved | mean cost (min) | cost / oracle | median decision (ms) | p95 (ms) | worst (ms) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for key in dict.fromkeys(systems.values()):
         oracle = statistics.mean(c for _, c in runs["oracle"][key]) if "oracle" in runs else None
         for name in args.assistants:
@@ -73,7 +82,7 @@ def main() -> None:
             ds = decisions[name][key] or [0.0]
             ratio = f"{mean / oracle:.2f}" if oracle else "–"
             print(f"| {key} | {name} | {sum(ok for ok, _ in rs)}/{len(rs)} | {mean:.0f} | {ratio} | "
-                  f"{statistics.median(ds) * 1e3:.1f} | {max(ds) * 1e3:.0f} |")
+                  f"{statistics.median(ds) * 1e3:.1f} | {percentile(ds, 0.95) * 1e3:.0f} | {max(ds) * 1e3:.0f} |")
     for name, failed in failures.items():
         print(f"\n{name} did not solve ({len(failed)}): {', '.join(failed[:40])}" + (" …" if len(failed) > 40 else ""))
 

@@ -134,7 +134,7 @@ def time_queries(store: KnowledgeStore, campaign: cp.Campaign) -> None:
         print(f"  slot tallies rebuilt from the trajectories  {time.perf_counter() - t1:6.2f} s  ({slots} slots)",
               flush=True)
     print("the metric queries of `diagkg report` (over the slot tallies):")
-    for name in ("tally-by-scenario", "tally-sessions", "metrics-scenarios"):
+    for name in ("tally-sessions", "metrics-scenarios"):
         t1 = time.perf_counter()
         rows = store.select(name, {"campaign": node})
         print(f"  {name:30s} {time.perf_counter() - t1:6.2f} s  ({len(rows)} rows)", flush=True)

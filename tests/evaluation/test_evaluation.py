@@ -25,7 +25,9 @@ from diagkg.env.workspace import resolve_scenario
 from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import execution, metrics, sessions, tally
 from diagkg.evaluation.campaign import CampaignConfig, Task
+from diagkg.kg import graphs
 from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.vocab import DK
 from diagkg.runs import trajectory
 from diagkg.runs.trajectory import SessionRecord
 
@@ -105,6 +107,17 @@ def assert_tallies_exact(store, cid: str, pair: tuple[str, str] | None = None) -
                                    for k, v in r.items())) for r in rows)
 
     assert by_tally.by_scenario and norm(by_tally.by_scenario) == norm(by_trajectory.by_scenario)
+    # the counts each tally keeps beside its sessions (for SPARQL users; the report counts the sessions) agree
+    kept: dict[str, dict[str, str]] = {}
+    for q in store.raw.quads_for_pattern(None, None, None, None):
+        if isinstance(q.graph_name, ox.NamedNode) and graphs.kind_of(q.graph_name) == "tally":
+            kept.setdefault(q.subject.value, {})[q.predicate.value] = q.object.value
+    iri = {int(r["number"]): r["scenario"] for r in store.select("scenario-index")}
+    slots = {(t[str(DK.tallyScenario)], t[str(DK.assistantName)]): t for t in kept.values()}
+    assert len(slots) == len(by_tally.by_scenario)
+    for r in by_tally.by_scenario:
+        t = slots[(iri[int(r["scenario"])], r["assistant"])]
+        assert {k: float(t[str(p)]) for k, p in tally.COUNTS} == {k: float(r[k]) for k, _ in tally.COUNTS}
     assert norm(by_tally.sessions) == norm(by_trajectory.sessions)
     if pair:
         assert ([p.row() for p in metrics.paired(store, by_tally, *pair)]

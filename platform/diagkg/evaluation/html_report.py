@@ -64,7 +64,7 @@ def sources(data: mx.CampaignData) -> tuple[tuple[str, ...], tuple[str, ...]]:
     per_scenario, per_session = [], []
     for cid in data.campaigns:
         if cid in data.tallied:
-            per_scenario.append("tally-by-scenario")
+            per_scenario.append("tally-sessions")
             per_session.append("tally-sessions")
         else:
             per_scenario.append("metrics-by-scenario")

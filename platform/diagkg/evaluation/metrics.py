@@ -192,7 +192,7 @@ def _campaign_node(ref: str) -> ox.NamedNode:
 def load(store: KnowledgeStore, campaign_ids: Iterable[str], per_trajectory: bool = False) -> CampaignData:
     """Run the metric queries for these campaigns: over their slot tallies (``queries/tally-*.rq``), or over
     every trajectory (``queries/metrics-*.rq``) for a campaign without tallies or when ``per_trajectory``."""
-    from .tally import keep_figures, unpack_all
+    from .tally import keep_figures, scenario_row, unpack_all
 
     by_scenario: list[dict[str, Any]] = []
     sessions: list[dict[str, Any]] = []
@@ -202,14 +202,15 @@ def load(store: KnowledgeStore, campaign_ids: Iterable[str], per_trajectory: boo
     ids = list(campaign_ids)
     for cid in ids:
         node = _campaign_node(cid)
-        rows = [] if per_trajectory else store.select("tally-by-scenario", {"campaign": node})
+        rows = [] if per_trajectory else store.select("tally-sessions", {"campaign": node})
         if rows:
             tallied.add(cid)
-            by_scenario += rows
             spent: dict[str, float] = {}
             kept = True
-            for r in store.select("tally-sessions", {"campaign": node}):
+            for r in rows:
                 entries = unpack_all(r["sessions"])
+                # the slot's counts from its sessions (the tally keeps the same counts beside them)
+                by_scenario.append(scenario_row(r["campaign"], r["assistant"], r["scenario"], entries))
                 sessions += [{"campaign": r["campaign"], "assistant": r["assistant"], "scenario": r["scenario"],
                               "seed": e.seed, "cost": e.cost, "ok": int(e.ok)}
                              for e in entries if not e.truncated]

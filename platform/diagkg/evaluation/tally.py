@@ -12,8 +12,9 @@ few hundred nodes instead of every trajectory.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pyoxigraph as ox
@@ -87,14 +88,14 @@ class Entry:
         fields = text.split(" ")
         seed, end, cost, rounds, actions, hyps, correct, healthy = fields[:8]
         removals = int(fields[8]) if len(fields) > 8 else 0     # tallies written before false removals
-        entry = cls(int(seed), end, float(cost), int(rounds), int(actions), int(hyps), int(correct), int(healthy),
-                    removals)
         if len(fields) < 13:                                     # tallies written before the figures' fields
-            return entry
-        return replace(entry, isolate_rounds=None if fields[9] == "-" else int(fields[9]),
-                       isolate_minutes=None if fields[10] == "-" else float(fields[10]),
-                       decisions=() if fields[11] == "-" else tuple(float(t) for t in fields[11].split(",")),
-                       money=float(fields[12]))
+            return cls(int(seed), end, float(cost), int(rounds), int(actions), int(hyps), int(correct), int(healthy),
+                       removals)
+        times = fields[11]
+        return cls(int(seed), end, float(cost), int(rounds), int(actions), int(hyps), int(correct), int(healthy),
+                   removals, None if fields[9] == "-" else int(fields[9]),
+                   None if fields[10] == "-" else float(fields[10]),
+                   () if times == "-" else tuple(map(float, times.split(","))), float(fields[12]))
 
 
 def unpack_all(text: str) -> list[Entry]:
@@ -122,25 +123,15 @@ class Tallies:
         """The tally graph's content for one slot."""
         assistant, number = slot
         entries = [self.slots[slot][s] for s in sorted(self.slots[slot])]
-        kept = [e for e in entries if not e.truncated]
         node = ox.NamedNode(f"{self.campaign.iri}#tally-{quote(assistant, safe='')}-{number}")
 
         def integer(n: int) -> ox.Literal:
             return ox.Literal(str(n), datatype=ox.NamedNode(XSD + "integer"))
 
+        numbers = counts(entries)
         values: list[tuple[str, ox.Literal]] = [
-            (DK.tallyTotal, integer(len(entries))),
-            (DK.tallyTruncated, integer(len(entries) - len(kept))),
-            (DK.tallyCrashed, integer(sum(1 for e in entries if e.end == "crashed"))),
-            (DK.tallySuccesses, integer(sum(1 for e in kept if e.ok))),
-            (DK.tallyCost, ox.Literal(repr(float(sum(e.cost for e in kept))), datatype=ox.NamedNode(XSD + "double"))),
-            (DK.tallyRounds, integer(sum(e.rounds for e in kept))),
-            (DK.tallyActions, integer(sum(e.actions for e in kept))),
-            (DK.tallyHypotheses, integer(sum(e.hypotheses for e in kept))),
-            (DK.tallyCorrect, integer(sum(e.correct for e in kept))),
-            (DK.tallyHealthy, integer(sum(e.healthy for e in kept))),
-            (DK.tallyDiagnosed, integer(sum(1 for e in kept if e.diagnosed))),
-            (DK.tallyFalseRemovals, integer(sum(e.false_removals for e in kept))),
+            *((prop, ox.Literal(repr(float(numbers[key])), datatype=ox.NamedNode(XSD + "double")) if key == "cost"
+               else integer(int(numbers[key]))) for key, prop in COUNTS),
             (DK.tallySessions, ox.Literal(";".join(e.pack() for e in entries)))]
         example = next((e.trajectory for e in entries if e.trajectory), None)     # the lowest seed's
         return [ox.Triple(node, RDF_TYPE, ox.NamedNode(DK.SlotTally)),
@@ -149,6 +140,36 @@ class Tallies:
                 ox.Triple(node, ox.NamedNode(DK.tallyScenario), ox.NamedNode(self.scenario_iris[number])),
                 *(ox.Triple(node, ox.NamedNode(p), v) for p, v in values),
                 *([ox.Triple(node, DK.tallyExample.node, ox.NamedNode(example))] if example else [])]
+
+
+# each count a slot tally keeps, as :func:`counts` names it, and its property
+COUNTS: tuple[tuple[str, str], ...] = (
+    ("total", DK.tallyTotal), ("truncated", DK.tallyTruncated), ("crashed", DK.tallyCrashed),
+    ("successes", DK.tallySuccesses), ("cost", DK.tallyCost), ("rounds", DK.tallyRounds),
+    ("actions", DK.tallyActions), ("hypotheses", DK.tallyHypotheses), ("correct", DK.tallyCorrect),
+    ("healthy", DK.tallyHealthy), ("diagnosed", DK.tallyDiagnosed), ("falseRemovals", DK.tallyFalseRemovals))
+
+
+def counts(entries: Sequence[Entry]) -> dict[str, int | float]:
+    """A slot's counts (what its tally keeps beside the sessions, and what ``metrics-by-scenario.rq``
+    computes from the trajectories): sessions, those cut short by a language model's truncation (left
+    out of every other count), crashed; then over the rest: successes, minutes, rounds, actions,
+    hypotheses, parts named rightly and healthy, sessions diagnosed, healthy parts removed."""
+    kept = [e for e in entries if not e.truncated]
+    return {"total": len(entries), "truncated": len(entries) - len(kept),
+            "crashed": sum(1 for e in entries if e.end == "crashed"),
+            "successes": sum(1 for e in kept if e.ok), "cost": float(sum(e.cost for e in kept)),
+            "rounds": sum(e.rounds for e in kept), "actions": sum(e.actions for e in kept),
+            "hypotheses": sum(e.hypotheses for e in kept), "correct": sum(e.correct for e in kept),
+            "healthy": sum(e.healthy for e in kept), "diagnosed": sum(1 for e in kept if e.diagnosed),
+            "falseRemovals": sum(e.false_removals for e in kept)}
+
+
+def scenario_row(campaign: str, assistant: str, scenario: int, entries: Sequence[Entry]) -> dict[str, Any]:
+    """One slot's metrics row, with the columns of ``metrics-by-scenario.rq`` (``n``: the sessions counted)."""
+    numbers = counts(entries)
+    return {"campaign": campaign, "assistant": assistant, "scenario": scenario, **numbers,
+            "n": int(numbers["total"]) - int(numbers["truncated"])}
 
 
 def graph_of(campaign: Campaign, assistant: str, number: int) -> ox.NamedNode:
