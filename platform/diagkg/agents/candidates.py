@@ -68,6 +68,7 @@ class CandidateSpace:
         # terminal_prior) or, with terminal_prior 0, only once nothing else explains the reports
         self.terminals = config.terminal_prior > 0
         self.shorts = False          # whether shorts between nodes are candidates yet (see widen)
+        self.loose_in: set[int] = set()   # own loose terminals admitted by loose_terminals (ids of singles)
         if self.terminals:
             self.singles = [dataclasses.replace(c, prior=c.prior * config.terminal_prior) if self.own_terminal(c) else c
                             for c in self.singles]
@@ -75,8 +76,25 @@ class CandidateSpace:
     def begin(self) -> None:
         """Admit the single faults whose worlds agree with what was seen (pairs when none does)."""
         self.admit(self.singles if self.terminals else self.pairable)
+        self.loose_terminals()
         if not self.live:
             self.widen()
+
+    def loose_terminals(self) -> None:
+        """Once only loose connections explain what was seen (every candidate left has one), a
+        component's own loose terminal is as much a candidate as a cable's loose end (weighed by
+        ``loose_terminal_prior``): what was seen says the contact comes and goes, and only where
+        it is tells a cable's end from a part's own terminal. The other faults of a part's own
+        terminals stay a fallback (see :meth:`more_singles`, ``terminal_prior``)."""
+        if self.terminals or not self.config.loose_terminal_prior or not self.live or \
+                not all(any(f.probability is not None for f in c.faults) for c, _ in self.live):
+            return
+        anchored = {f.target for f in self.worlds.anchor}
+        fresh = [dataclasses.replace(c, prior=c.prior * self.config.loose_terminal_prior) for c in self.singles
+                 if self.own_terminal(c) and c.faults[0].probability is not None
+                 and c.faults[0].target not in anchored and id(c) not in self.loose_in]
+        self.loose_in.update(id(c) for c in self.singles if self.own_terminal(c) and c.faults[0].probability is not None)
+        self.admit(fresh)
 
     # -- the single faults -------------------------------------------------
     def modes(self) -> dict[str, FaultMode]:
@@ -221,7 +239,7 @@ class CandidateSpace:
         if self.terminals:
             return False
         self.terminals = True
-        self.admit([c for c in self.singles if self.own_terminal(c)])
+        self.admit([c for c in self.singles if self.own_terminal(c) and id(c) not in self.loose_in])
         return bool(self.live)
 
     def short_candidates(self) -> list[Candidate]:
@@ -279,6 +297,8 @@ class CandidateSpace:
         anchored = {f.target for f in self.worlds.anchor}
         pool = self.singles if self.terminals else self.pairable
         self.admit([c for c in pool if not any(f.target in anchored for f in c.faults)])
+        self.loose_in.clear()
+        self.loose_terminals()
 
     # -- what stands ---------------------------------------------------------
     def distribution(self) -> list[tuple[frozenset[str], float]]:

@@ -135,6 +135,7 @@ class ModelBasedAssistant(BaseAssistant):
                     kept.append((weighed(now, likelihood), there))
                     before = before or (point, there)
         space.live = kept
+        space.loose_terminals()
         if futile and before is not None and isinstance(step, Action):
             self.undo = self.undoing(step, *before)
         if not space.live and not self.rebase(strong=self.settings.probe_last) and not space.more_singles():

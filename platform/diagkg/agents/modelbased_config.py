@@ -16,6 +16,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "max_pairs": (0, INF), "pair_pool": (0, INF), "sample": (1, INF), "confident": (0.0, 1.0), "quick": (0, INF),
     "round_minutes": (0.0, INF), "certain": (0.0, 1.0), "max_widenings": (0, INF), "shortlist": (1, INF),
     "fail_minutes": (0.0, INF), "triple_pool": (0, INF), "role_depth": (0, INF), "terminal_prior": (0.0, INF),
+    "loose_terminal_prior": (0.0, INF),
     "anchor_belief": (0.0, 1.0), "prior_rank": (0.0, INF), "named_options": (0, INF), "unexplained": (0.0, 0.9),
     "confirm": (0.0, 1.0)}
 
@@ -44,6 +45,8 @@ class ModelBasedConfig(Settings):
     role_depth: int = 2             # connections deep that parts' roles compare
     # a component's own terminal against a cable's end (the likelier place for an end to come off)
     terminal_prior: float = 0.0
+    # … and its own loose terminal, once only loose connections explain what was seen (0: a fallback too)
+    loose_terminal_prior: float = 0.3
     anchor_belief: float = 0.5      # a repair of parts at least this share of candidates named anchors a rebase
     prior_rank: float = 1.0         # weight of the priors in ranking pairs
     # a loose connection's report as what it shows open (with its probability) or closed, rather
