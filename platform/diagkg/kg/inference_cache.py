@@ -49,14 +49,43 @@ def inferred_triples(data: rdflib.Graph, digest: str, engine: str = "auto", use_
         if found is not None:
             return found
         triples = [to_oxigraph_triple(triple) for triple in reason(data, engine=engine)]
-        cached = _cache_dir() / f"{digest}.nt"
-        try:
-            with tempfile.NamedTemporaryFile("wb", dir=cached.parent, delete=False, suffix=".tmp") as fh:
-                fh.write(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
-            os.replace(fh.name, cached)
-        except OSError:   # pragma: no cover - an unwritable cache only costs time
-            pass
+        _keep(digest, triples)
         return triples
+
+
+def inferred_together(items: list[tuple[rdflib.Graph, str]]) -> list[list[ox.Triple]]:
+    """:func:`inferred_triples` of several system descriptions (each with its digest): those the cache
+    folder does not hold are reasoned over in one run (:func:`~diagkg.kg.reasoning.reason_together`),
+    and each is kept under its own digest."""
+    from .rdfio import to_oxigraph_triple
+    from .reasoning import reason_together
+
+    out: dict[str, list[ox.Triple]] = {}
+    with contextlib.ExitStack() as held:
+        for digest in sorted({d for _, d in items}):      # always in one order: two processes never deadlock
+            found = cached_inferences(digest)
+            if found is None:
+                held.enter_context(_one_at_a_time(digest))
+                found = cached_inferences(digest)         # another process may have kept it meanwhile
+            if found is not None:
+                out[digest] = found
+        todo = list({d: g for g, d in items if d not in out}.items())
+        for (digest, _), facts in zip(todo, reason_together([g for _, g in todo]), strict=True):
+            out[digest] = [to_oxigraph_triple(triple) for triple in facts]
+            _keep(digest, out[digest])
+    return [out[d] for _, d in items]
+
+
+def _keep(digest: str, triples: list[ox.Triple]) -> None:
+    """Write ``triples`` into the cache folder under ``digest`` (in one step: a reader never sees half)."""
+    cached = _cache_dir() / f"{digest}.nt"
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=cached.parent, delete=False, suffix=".tmp") as fh:
+            fh.write(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
+        os.replace(fh.name, cached)
+    except OSError:   # pragma: no cover - an unwritable cache only costs time
+        pass
 
 
 @contextlib.contextmanager

@@ -40,7 +40,7 @@ import pyoxigraph as ox
 
 from ..errors import InputError, ValidationError
 from . import graphs, resources
-from .inference_cache import cached_inferences, inferred_triples
+from .inference_cache import cached_inferences, inferred_together, inferred_triples
 from .rdfio import RdfDocument, document_of, expand_paths, parse_file, parse_text, value_of
 from .vocab import DK
 
@@ -424,7 +424,8 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
     for e in entries:
         new[e.graph] = list(e.doc.triples) + ([] if e.restored else provenance(e.graph, e.origin, e.digest))
     system_entries = [e for e in entries if e.graph.value.startswith(graphs.BASE + "system/")]
-    for i, e in enumerate(system_entries):
+    todo: list[tuple[str, str, Entry]] = []       # systems whose inferences the cache folder lacks
+    for e in system_entries:
         if not e.systems:
             continue
         key = next(iter(e.systems.values()))
@@ -432,15 +433,24 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
         if digest in (stored_inference_digest(store, key),
                       recorded_inference_digest(new.get(graphs.inferred(key), ()))):   # or restored from a dump
             continue
-        if progress:
-            progress(f"reasoning ({key})", i, len(system_entries))
         triples = cached_inferences(digest)
-        if triples is None:      # the rdflib graph is parsed only for the reasoner
-            triples = inferred_triples(e.doc.graph, digest)      # (read again once another process is done)
+        if triples is None:
+            todo.append((key, digest, e))
+            continue
         new[graphs.inferred(key)] = inferred_graph(key, triples, digest)
         report.inferred[key] = len(triples)
+    if todo:
+        # the rest in one run of the reasoner (the rdflib graphs are parsed only for it; what another
+        # process keeps meanwhile is read instead)
+        what = f"reasoning ({', '.join(key for key, _, _ in todo)})"
         if progress:
-            progress(f"reasoning ({key})", i + 1, len(system_entries))
+            progress(what, 0, 1)
+        for (key, digest, _), triples in zip(todo, inferred_together([(e.doc.graph, d) for _, d, e in todo]),
+                                             strict=True):
+            new[graphs.inferred(key)] = inferred_graph(key, triples, digest)
+            report.inferred[key] = len(triples)
+        if progress:
+            progress(what, 1, 1)
     for iri in plan.replaced_systems:    # inferences of a system replaced under another key are stale
         for h in held:
             if h.kind == "system key" and any(x.kind == "system" and x.value == iri and x.graph == h.graph

@@ -63,6 +63,43 @@ def reason(data: rdflib.Graph, engine: str = "auto", ontology: rdflib.Graph | No
     return _new_facts(data, ontology, closure)
 
 
+def reason_together(datas: list[rdflib.Graph], engine: str = "auto",
+                    ontology: rdflib.Graph | None = None) -> list[rdflib.Graph]:
+    """:func:`reason` for each of ``datas``, worked out in one run of the reasoner where that gives the
+    same: the descriptions share no resource (their subjects are disjoint, so what follows about one
+    cannot depend on another) and together they are consistent. HermiT starts a Java runtime for each
+    run, most of its time on a small system. Otherwise (and for an inconsistent description, so that
+    the error names it) each is reasoned over on its own."""
+    if len(datas) <= 1:
+        return [reason(d, engine=engine, ontology=ontology) for d in datas]
+    if engine not in ENGINES:
+        raise ValueError(f"unknown reasoner {engine!r}; choose from {', '.join(ENGINES)}")
+    owners: set[rdflib.term.Node] = set()
+    for d in datas:
+        own = set(d.subjects())
+        if owners & own:
+            return [reason(d, engine=engine, ontology=ontology) for d in datas]
+        owners |= own
+    ontology = ontology if ontology is not None else default_ontology()
+    union = rdflib.Graph()
+    for d in datas:
+        union += d
+    try:
+        closure = None
+        if engine in ("auto", "hermit") and (engine == "hermit" or java_available()):
+            try:
+                closure = _hermit(union, ontology)
+            except ReasonerUnavailable as exc:
+                if engine == "hermit":
+                    raise
+                log.warning("HermiT failed (%s); using the OWL-RL rules instead", exc)
+        if closure is None:
+            closure = _owlrl(union, ontology)
+    except ReasonerError:
+        return [reason(d, engine=engine, ontology=ontology) for d in datas]
+    return [_new_facts(d, ontology, closure) for d in datas]
+
+
 def _merged(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
     g = rdflib.Graph()
     g += ontology
