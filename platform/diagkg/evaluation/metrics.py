@@ -192,7 +192,7 @@ def _campaign_node(ref: str) -> ox.NamedNode:
 def load(store: KnowledgeStore, campaign_ids: Iterable[str], per_trajectory: bool = False) -> CampaignData:
     """Run the metric queries for these campaigns: over their slot tallies (``queries/tally-*.rq``), or over
     every trajectory (``queries/metrics-*.rq``) for a campaign without tallies or when ``per_trajectory``."""
-    from .tally import keep_figures, scenario_row, unpack_all
+    from .tally import keep_figures, scenario_row, unpack_all, up_to_date
 
     by_scenario: list[dict[str, Any]] = []
     sessions: list[dict[str, Any]] = []
@@ -203,12 +203,12 @@ def load(store: KnowledgeStore, campaign_ids: Iterable[str], per_trajectory: boo
     for cid in ids:
         node = _campaign_node(cid)
         rows = [] if per_trajectory else store.select("tally-sessions", {"campaign": node})
-        if rows:
+        slots = [(r, unpack_all(r["sessions"])) for r in rows]
+        if slots and up_to_date(store, node, sum(len(entries) for _, entries in slots)):
             tallied.add(cid)
             spent: dict[str, float] = {}
             kept = True
-            for r in rows:
-                entries = unpack_all(r["sessions"])
+            for r, entries in slots:
                 # the slot's counts from its sessions (the tally keeps the same counts beside them)
                 by_scenario.append(scenario_row(r["campaign"], r["assistant"], r["scenario"], entries))
                 sessions += [{"campaign": r["campaign"], "assistant": r["assistant"], "scenario": r["scenario"],

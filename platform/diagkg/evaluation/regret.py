@@ -43,7 +43,7 @@ import pyoxigraph as ox
 
 from . import campaign as cp
 from .tables import Table
-from .tally import Entry, keep_figures, optional_float, unpack_all
+from .tally import Entry, keep_figures, optional_float, unpack_all, up_to_date
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.queries import QueryLibrary
@@ -141,7 +141,8 @@ def load(store: KnowledgeStore, campaign_ids: Sequence[str], rescore: bool = Fal
         bound = {"campaign": _node(cid)}
         if not rescore:
             slots = [(r, unpack_all(r["sessions"])) for r in store.select("tally-figures", bound)]
-            if slots and keep_figures(e for _, entries in slots for e in entries):
+            if slots and keep_figures(e for _, entries in slots for e in entries) and \
+                    up_to_date(store, bound["campaign"], sum(len(entries) for _, entries in slots)):
                 _from_tallies(slots, row)
                 if read is not None:
                     read.append("tally-figures")

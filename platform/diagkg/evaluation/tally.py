@@ -172,6 +172,14 @@ def scenario_row(campaign: str, assistant: str, scenario: int, entries: Sequence
             "n": int(numbers["total"]) - int(numbers["truncated"])}
 
 
+def up_to_date(store: KnowledgeStore, campaign: ox.NamedNode, sessions: int) -> bool:
+    """Whether a campaign's slot tallies, holding ``sessions`` sessions in all, hold every trajectory it has
+    (``campaign-trajectory-count.rq``): a campaign killed after a batch's trajectories went in and before its
+    tallies did has more, until a resume writes them afresh."""
+    rows = store.select("campaign-trajectory-count", {"campaign": campaign})
+    return (int(rows[0]["trajectories"]) if rows else 0) == sessions
+
+
 def graph_of(campaign: Campaign, assistant: str, number: int) -> ox.NamedNode:
     return graphs.named("tally", f"{campaign.id}/{assistant}/{number}")
 
