@@ -89,12 +89,12 @@ class CandidateSpace:
         if self.terminals or not self.config.loose_terminal_prior or not self.live or \
                 not all(any(f.probability is not None for f in c.faults) for c, _ in self.live):
             return
+        loose = [c for c in self.singles if self.own_terminal(c) and c.faults[0].probability is not None
+                 and id(c) not in self.loose_in]
+        self.loose_in.update(map(id, loose))
         anchored = {f.target for f in self.worlds.anchor}
-        fresh = [dataclasses.replace(c, prior=c.prior * self.config.loose_terminal_prior) for c in self.singles
-                 if self.own_terminal(c) and c.faults[0].probability is not None
-                 and c.faults[0].target not in anchored and id(c) not in self.loose_in]
-        self.loose_in.update(id(c) for c in self.singles if self.own_terminal(c) and c.faults[0].probability is not None)
-        self.admit(fresh)
+        self.admit([dataclasses.replace(c, prior=c.prior * self.config.loose_terminal_prior) for c in loose
+                    if c.faults[0].target not in anchored])
 
     # -- the single faults -------------------------------------------------
     def modes(self) -> dict[str, FaultMode]:

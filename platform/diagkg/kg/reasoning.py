@@ -49,18 +49,20 @@ def reason(data: rdflib.Graph, engine: str = "auto", ontology: rdflib.Graph | No
     if engine not in ENGINES:
         raise ValueError(f"unknown reasoner {engine!r}; choose from {', '.join(ENGINES)}")
     ontology = ontology if ontology is not None else default_ontology()
+    return _new_facts(data, ontology, _closure(data, ontology, engine))
+
+
+def _closure(data: rdflib.Graph, ontology: rdflib.Graph, engine: str) -> rdflib.Graph:
+    """The deductive closure of ``data`` and the ontology by ``engine`` (``auto``: HermiT, or OWL-RL
+    without a working Java)."""
     if engine == "auto":
-        closure = None
         if java_available():
             try:
-                closure = _hermit(data, ontology)
+                return _hermit(data, ontology)
             except ReasonerUnavailable as exc:   # a Java failure: OWL-RL gives the same entailments here
                 log.warning("HermiT failed (%s); using the OWL-RL rules instead", exc)
-        if closure is None:
-            closure = _owlrl(data, ontology)
-    else:
-        closure = _hermit(data, ontology) if engine == "hermit" else _owlrl(data, ontology)
-    return _new_facts(data, ontology, closure)
+        return _owlrl(data, ontology)
+    return _hermit(data, ontology) if engine == "hermit" else _owlrl(data, ontology)
 
 
 def reason_together(datas: list[rdflib.Graph], engine: str = "auto",
@@ -85,17 +87,10 @@ def reason_together(datas: list[rdflib.Graph], engine: str = "auto",
     for d in datas:
         union += d
     try:
-        closure = None
-        if engine in ("auto", "hermit") and (engine == "hermit" or java_available()):
-            try:
-                closure = _hermit(union, ontology)
-            except ReasonerUnavailable as exc:
-                if engine == "hermit":
-                    raise
-                log.warning("HermiT failed (%s); using the OWL-RL rules instead", exc)
-        if closure is None:
-            closure = _owlrl(union, ontology)
-    except ReasonerError:
+        closure = _closure(union, ontology, engine)
+    except ReasonerUnavailable:
+        raise                 # no reasoner to run: alone it would fail the same way
+    except ReasonerError:     # inconsistent: each alone, so that the error names its own description
         return [reason(d, engine=engine, ontology=ontology) for d in datas]
     return [_new_facts(d, ontology, closure) for d in datas]
 
