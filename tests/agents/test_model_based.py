@@ -20,7 +20,7 @@ from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
 from ..support.stores import catalog_store
-from ..support.torch import torch_memory_store
+from ..support.torch import loose_scenario, torch_memory_store
 from ..support.worlds import set_up_worlds
 
 
@@ -171,22 +171,9 @@ def test_misleading_faults_that_hide_each_other(scenario):
     assert result.end in ("success", "success_no_hypothesis")
 
 
-LOOSE_TORCH = """\
-@prefix :        <https://example.org/torch-scenarios/> .
-@prefix sys:     <https://example.org/torch/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:TORCH.L a dk:Scenario ; dk:scenarioNumber 9103 ; dcterms:identifier "TORCH.L" ; rdfs:label "Loose bulb lead" ;
-    dk:onSystem sys:torch ; dk:hasCategory dk:Intermittent ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:LooseConnectionFault ; dk:faultTarget sys:lead.n ; dk:probability 0.5 ] ;
-    dk:initialObservations "The torch goes out now and then and comes back; the green LED stays lit." ;
-    dk:faultyComponent sys:lead ;
-    dk:idealRepair [ a dk:RepairPlan ;
-        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReconnectCable ; dk:target sys:lead ] ] ;
-    dk:actionBudget 10 .
-"""
+def loose_torch() -> str:
+    return loose_scenario("TORCH.L", 9103, "lead.n", "ReconnectCable", "Loose bulb lead",
+                          "The torch goes out now and then and comes back; the green LED stays lit.")
 
 
 def test_a_loose_connection_answers_either_way(tmp_path):
@@ -200,7 +187,7 @@ def test_a_loose_connection_answers_either_way(tmp_path):
     from ..support.torch import TORCH
 
     (tmp_path / "torch.ttl").write_text(TORCH)
-    (tmp_path / "loose.ttl").write_text(LOOSE_TORCH)
+    (tmp_path / "loose.ttl").write_text(loose_torch())
     store = KnowledgeStore.memory()
     load_files(store, [tmp_path / "torch.ttl", tmp_path / "loose.ttl"])
     solved = 0

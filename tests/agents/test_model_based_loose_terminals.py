@@ -16,29 +16,8 @@ from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
-from ..support.torch import TORCH
+from ..support.torch import TORCH, loose_scenario
 from ..support.worlds import KeptOpen
-
-LOOSE_BULB = """\
-@prefix :        <https://example.org/torch-scenarios/> .
-@prefix sys:     <https://example.org/torch/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:TORCH.LT a dk:Scenario ;
-    dk:scenarioNumber 9150 ;
-    dcterms:identifier "TORCH.LT" ;
-    rdfs:label "The bulb's own terminal loose" ;
-    dk:onSystem sys:torch ;
-    dk:hasCategory dk:Intermittent ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:LooseConnectionFault ; dk:faultTarget sys:bulb.n ; dk:probability 0.5 ] ;
-    dk:initialObservations "Now and then the bulb goes out; the green LED stays lit." ;
-    dk:faultyComponent sys:bulb ;
-    dk:idealRepair [ a dk:RepairPlan ;
-        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:bulb ] ] ;
-    dk:actionBudget 10 .
-"""
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +25,8 @@ def store(tmp_path_factory) -> KnowledgeStore:
     folder = tmp_path_factory.mktemp("loose")
     files = [folder / "torch.ttl", folder / "lt.ttl"]
     files[0].write_text(TORCH)
-    files[1].write_text(LOOSE_BULB)
+    files[1].write_text(loose_scenario("TORCH.LT", 9150, "bulb.n", "ReplaceComponent", "The bulb's own terminal loose",
+                                       "Now and then the bulb goes out; the green LED stays lit."))
     out = KnowledgeStore.memory()
     load_files(out, files)
     return out

@@ -119,7 +119,7 @@ def torch_memory_store(folder: Path) -> KnowledgeStore:
     return store
 
 
-SHORT_SCENARIO = """\
+ONE_FAULT = """\
 @prefix :        <https://example.org/torch-scenarios/> .
 @prefix sys:     <https://example.org/torch/> .
 @prefix dk:      <https://w3id.org/diagkg/ontology#> .
@@ -131,17 +131,29 @@ SHORT_SCENARIO = """\
     dcterms:identifier "{id}" ;
     rdfs:label "{label}" ;
     dk:onSystem sys:torch ;
-    dk:hasCategory dk:Simple ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:ShortBetweenNodes ; dk:faultTarget sys:{a} ; dk:otherTarget sys:{b} ] ;
+    dk:hasCategory dk:{category} ;
+    dk:injects [ a dk:Fault ; {fault} ] ;
     dk:initialObservations "{symptoms}" ;
-    dk:faultyComponent sys:{part_a}, sys:{part_b} ;
+    dk:faultyComponent {faulty} ;
     dk:idealRepair [ a dk:RepairPlan ;
-        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:{part_a} ] ] ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:{repair} ; dk:target sys:{part} ] ] ;
     dk:actionBudget 10 .
 """
 
 
 def short_scenario(ident: str, number: int, a: str, b: str, label: str, symptoms: str) -> str:
     """A scenario on the torch: a short between ports ``a`` and ``b`` (``part.port``)."""
-    return SHORT_SCENARIO.format(id=ident, number=number, a=a, b=b, label=label, symptoms=symptoms,
-                                 part_a=a.split(".")[0], part_b=b.split(".")[0])
+    part_a, part_b = a.split(".")[0], b.split(".")[0]
+    return ONE_FAULT.format(id=ident, number=number, label=label, symptoms=symptoms, category="Simple",
+                            fault=f"dk:faultMode dk:ShortBetweenNodes ; dk:faultTarget sys:{a} ; dk:otherTarget sys:{b}",
+                            faulty=f"sys:{part_a}, sys:{part_b}", repair="ReplaceComponent", part=part_a)
+
+
+def loose_scenario(ident: str, number: int, target: str, repair: str, label: str, symptoms: str) -> str:
+    """A scenario on the torch: port ``target`` (``part.port``) makes contact now and then (probability 0.5),
+    repaired by ``repair`` (an action type) on its part."""
+    part = target.split(".")[0]
+    return ONE_FAULT.format(id=ident, number=number, label=label, symptoms=symptoms, category="Intermittent",
+                            fault=f"dk:faultMode dk:LooseConnectionFault ; dk:faultTarget sys:{target} ; "
+                                  "dk:probability 0.5",
+                            faulty=f"sys:{part}", repair=repair, part=part)
