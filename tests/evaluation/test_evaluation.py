@@ -22,6 +22,7 @@ import pyoxigraph as ox
 import pytest
 
 from diagkg.env.workspace import resolve_scenario
+from diagkg.errors import StoreError
 from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import execution, metrics, sessions, tally
 from diagkg.evaluation.campaign import CampaignConfig, Task
@@ -346,11 +347,13 @@ def _user_store(tmp_path: Path) -> Path:
 
 
 def _trajectory_graphs(store: Path) -> int:
+    """Trajectory graphs a reader sees now, while the campaign writes: through the store's own read path,
+    which tries again when the writer's compaction removes a file its snapshot was reading."""
     try:
-        raw = ox.Store.read_only(str(store))
-    except (OSError, RuntimeError):
+        reader = KnowledgeStore.open_for_reading(store)
+    except StoreError:
         return 0
-    return sum(1 for g in raw.named_graphs() if "/graph/trajectory/" in g.value)
+    return reader.reading(lambda raw: sum(1 for g in raw.named_graphs() if "/graph/trajectory/" in g.value))
 
 
 def _campaign_graph_counts(store: Path, cid: str) -> tuple[list[tuple[str, int, int]], int]:
@@ -371,19 +374,21 @@ def test_killed_campaign_resumes_with_exactly_the_expected_trajectories(tmp_path
     store = _user_store(tmp_path)
     args = [*DIAGKG, "--store", str(store), "evaluate", "--assistant", "oracle,random-search",
             "--scenarios", "TORCH.1", str(tmp_path / "t2.ttl"), "--runs", str(runs), "--name", "killed"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    while line and "campaign killed-" not in line:
-        line = proc.stderr.readline()
-    cid = line.split("campaign ", 1)[1].split(":", 1)[0]
-    target, deadline = random.randint(2, 20), time.monotonic() + 90
-    while time.monotonic() < deadline and proc.poll() is None:     # a reader sees the writer's transactions
-        if _trajectory_graphs(store) >= target:
-            break
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate()
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:                                                      # killed and reaped whatever fails here
+            assert proc.stderr is not None
+            line = proc.stderr.readline()
+            while line and "campaign killed-" not in line:
+                line = proc.stderr.readline()
+            cid = line.split("campaign ", 1)[1].split(":", 1)[0]
+            target, deadline = random.randint(2, 20), time.monotonic() + 90
+            while time.monotonic() < deadline and proc.poll() is None:     # a reader sees the writer's commits
+                if _trajectory_graphs(store) >= target:
+                    break
+                time.sleep(0.05)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
     slots, graphs_ = _campaign_graph_counts(store, cid)
     assert 0 < len(slots) < total, "the kill should land mid-campaign"
     assert graphs_ == len(slots)                     # no trajectory without its campaign entry
