@@ -27,7 +27,7 @@ def store(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(store):
-    proc, base = start_server(store, "--query-timeout", "6", "--max-result-bytes", "4000")
+    proc, base = start_server(store, "--query-timeout", "3", "--max-result-bytes", "4000")
     yield base
     stop_server(proc)
 

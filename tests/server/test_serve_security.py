@@ -61,7 +61,7 @@ def store(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(store):
-    proc, base = start_server(store, "--query-timeout", "5", "--allow-remote", "127.0.0.1")
+    proc, base = start_server(store, "--query-timeout", "3", "--allow-remote", "127.0.0.1")
     yield base
     stop_server(proc)
 
