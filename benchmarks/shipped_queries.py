@@ -30,6 +30,7 @@ import pyoxigraph as ox
 
 from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import tally
+from diagkg.kg import compaction
 from diagkg.kg.queries import SCOPES, QueryFile, complexity_scope, library, query_form
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs import trajectory
@@ -47,8 +48,8 @@ def build(path: str, count: int) -> cp.Campaign:
     slots = tally.rebuild(store, campaign)
     store.refresh()
     print(f"slot tallies written in {time.perf_counter() - t0:.1f} s ({slots} slots)", flush=True)
-    # as a campaign that grew the store by a fifth does at its end (diagkg.evaluation.execution.compact_if_grown)
-    print(f"store compacted in {store.optimize():.1f} s", flush=True)
+    # as a campaign that grew the store by a fifth does at its end (diagkg.kg.compaction.compact_if_grown)
+    print(f"store compacted in {compaction.optimize(store):.1f} s", flush=True)
     store.close()
     return campaign
 

@@ -1,5 +1,5 @@
 """Compacting the on-disk store (issue 31): every commit leaves table files of its own that each read
-looks into; ``KnowledgeStore.optimize`` merges them and changes no quad, a campaign that grew the store
+looks into; ``diagkg.kg.compaction.optimize`` merges them and changes no quad, a campaign that grew the store
 by a fifth compacts it at its end, and ``diagkg compact`` does it on demand. On the torch written in
 the tests (a real Oxigraph store on disk)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from diagkg.evaluation.execution import COMPACT_GROWTH, compact_if_grown
+from diagkg.kg.compaction import GROWTH, compact_if_grown, disk_bytes, optimize
 from diagkg.kg.store import KnowledgeStore
 
 from ..support.cli import run_cli
@@ -49,24 +49,24 @@ def test_compacting_merges_the_files_commits_left_and_changes_no_quad(tmp_path):
     store = _store_with_commits(tmp_path / "store", 12)
     before, files = _quads(store), len(list((tmp_path / "store").glob("*.sst")))
     assert files >= 12                           # each bulk load leaves files of its own
-    seconds = store.optimize()
+    seconds = optimize(store)
     assert seconds > 0
     store.refresh()
     assert _quads(store) == before and len(before) == 12 * 3 * 100 + len(_torch_quads())
     assert len(list((tmp_path / "store").glob("*.sst"))) < files       # some merged
-    assert KnowledgeStore.memory().optimize() == 0.0     # nothing to do in memory
+    assert optimize(KnowledgeStore.memory()) == 0.0     # nothing to do in memory
 
 
 def test_a_campaign_compacts_only_once_its_writes_are_a_fair_share_of_the_store(tmp_path):
     store = _store_with_commits(tmp_path / "store", 2)
-    size = store.disk_bytes()
+    size = disk_bytes(store)
     assert size > 0
     _store_with_commits(tmp_path / "store", 12)        # the campaign's commits: the store grew
-    grown = store.disk_bytes() - size
-    assert grown >= COMPACT_GROWTH * size
+    grown = disk_bytes(store) - size
+    assert grown >= GROWTH * size
     told: list[str] = []
     assert compact_if_grown(store, size, 0, told.append) == 0.0                                 # nothing written
-    assert compact_if_grown(store, int(grown / COMPACT_GROWTH) + 1, 12, told.append) == 0.0    # a large store
+    assert compact_if_grown(store, int(grown / GROWTH) + 1, 12, told.append) == 0.0    # a large store
     assert told == []
     assert compact_if_grown(store, size, 12, told.append) > 0
     assert len(told) == 1 and "compacted" in told[0]

@@ -330,15 +330,17 @@ def cmd_graphs(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
+    from ..kg.compaction import disk_bytes, optimize
+
     open_store(args, write=False).close()          # a store that is not there yet is not made to compact it
     with open_store(args, write=True) as store:
         if store.path is None:
             say(f"nothing to compact: {store.location} is not a store on disk")
             return EXIT_OK
-        files, size = len(list(store.path.glob("*.sst"))), store.disk_bytes()
-        seconds = store.optimize()
+        files, size = len(list(store.path.glob("*.sst"))), disk_bytes(store)
+        seconds = optimize(store)
         print(f"compacted the store at {store.location} in {seconds:.1f} s: {files} -> "
-              f"{len(list(store.path.glob('*.sst')))} table files, {size / 1e6:.1f} -> {store.disk_bytes() / 1e6:.1f} MB")
+              f"{len(list(store.path.glob('*.sst')))} table files, {size / 1e6:.1f} -> {disk_bytes(store) / 1e6:.1f} MB")
     return EXIT_OK
 
 

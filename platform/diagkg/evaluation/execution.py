@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pyoxigraph as ox
 
-from ..errors import InputError, StoreLockedError
+from ..errors import InputError
+from ..kg.compaction import compact_if_grown, disk_bytes
 from . import campaign as cp
 from . import tally as tl
 from .budget import Spending, Stop, stop_quads
@@ -146,7 +147,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     recorded."""
     cfg = campaign.config
     t0 = time.perf_counter()
-    size = store.disk_bytes()
+    size = disk_bytes(store)
     cp.check_versions(store, campaign)
     rows = tl.source_rows(store, campaign)            # one pass: the slots done and the tallies afresh
     done = {(r["assistant"], int(r["scenario"]), int(r["seed"])): cp.Recorded(r["trajectory"], int(r["batch"]), r["end"])
@@ -239,32 +240,6 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     return Summary(campaign.id, prog, states, spending.spent, cost_limit, stopped, writer.commits,
                    writer.longest_commit, writer.longest_hold, compacted)
 
-
-COMPACT_GROWTH = 0.2     # a campaign whose writes grew the store's files by this share compacts it at its end
-
-
-def compact_if_grown(store: KnowledgeStore, size: int, committed: int,
-                     notify: Callable[[str], None] | None = None) -> float:
-    """Compact an on-disk store (:meth:`KnowledgeStore.optimize`) once a campaign that found its files at
-    ``size`` bytes has grown them by :data:`COMPACT_GROWTH` of that or more: its commits left files that
-    every read looks into (reads 1.5-3 times slower) and compacting costs time in proportion to the whole
-    store, so it is done once the campaign's part is a fair share of it (a small campaign on a large store
-    leaves it to ``diagkg compact``). Another process holding the lock more than 5 s is not waited for. Returns the seconds
-    it took (0: not compacted)."""
-    if not committed or store.path is None:
-        return 0.0
-    grown = store.disk_bytes() - size
-    if grown < COMPACT_GROWTH * size:
-        return 0.0
-    try:
-        seconds = store.optimize(wait=min(store.wait, 5.0))
-    except StoreLockedError:
-        if notify:
-            notify("the store was not compacted: another process is writing it (`diagkg compact` does it later)")
-        return 0.0
-    if notify:
-        notify(f"compacted the store in {seconds:.1f} s (the campaign's writes grew its files by {grown / 1e6:.1f} MB)")
-    return seconds
 
 
 def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, number: int, batch: int,

@@ -316,32 +316,6 @@ class KnowledgeStore:
         self._compacted = self.generation
         return True
 
-    def disk_bytes(self) -> int:
-        """Bytes in the on-disk store's table files (``*.sst``); 0 in memory or on a server."""
-        if self.path is None:
-            return 0
-        total = 0
-        for f in self.path.glob("*.sst"):
-            with contextlib.suppress(FileNotFoundError):     # another process's compaction removed it meanwhile
-                total += f.stat().st_size
-        return total
-
-    def optimize(self, wait: float | None = None) -> float:
-        """On disk: compact the store's files in full (RocksDB's compaction, pyoxigraph's ``Store.optimize``),
-        under the write lock; returns the seconds it took (0 in memory or on a server, where there is nothing
-        to do). Every commit leaves files of its own, which overlap, and every read looks into each of them
-        until the database merges them; a process that writes for a moment and lets go of the lock (a campaign's
-        commit, a run) gives it no time to. After 20,000 trajectories written by a campaign, one shipped query
-        took 76 ms instead of 26 ms; this brings it back. It takes time in proportion to the whole store
-        (0.3 s for the shipped catalogue and 2,000 trajectories, 14 s at 100,000) and changes no quad."""
-        if self.path is None or self._held is not None or self.read_only:
-            return 0.0
-        t0 = time.perf_counter()
-        with self.writing(wait) as w:
-            assert isinstance(w, ox.Store)
-            w.optimize()
-        return time.perf_counter() - t0
-
     def renew_writer(self) -> None:
         """While :meth:`holding`: save what was written and take a fresh writer.
         The writer's memory (memtables, caches) grows with what it wrote; a
