@@ -101,31 +101,33 @@ def solve(store: KnowledgeStore, key: str, *, scenarios: Sequence[Scenario] | No
     reserve = min(max(2.0, 0.15 * time_limit), 90.0)      # to complete the policy, work out the oracle, write
     chosen = list(scenarios) if scenarios is not None else scenarios_of(store, key)
     worlds = Worlds(store, chosen, seed=seed, actions=actions)
-    search = Search(worlds, repeats=repeats)
-    say = notify or (lambda _: None)
-    say(f"{len(chosen)} scenario(s), {len(worlds.base)} actions on their targets, {len(search.roots)} start(s); "
-        f"perfect-information bound {search.lower:.1f} min")
-    search.run(deadline - reserve)
-    if not search.solved:
-        say(f"time limit: lower bound {search.lower:.1f} min after {search.stats.expanded} expansions; "
-            "settling a complete policy")
-    search.settle(deadline - reserve / 2)
-    costs = search.scenario_costs()
-    worlds.close()
-    figures = []
-    for n, scenario in enumerate(chosen):
-        oracle = oracle_cost(store, scenario, seed) if time.monotonic() < deadline - 1 else None
-        figures.append(ScenarioFigures(scenario.number, scenario.id, scenario.iri, costs.get(n, math.inf),
-                                       worlds.bound(worlds.root_world(n)), oracle))
-    system_iri = chosen[0].system_iri
-    held = graph_holding(store, system_iri, str(DK.System)) or graphs.system(key)
-    # the upper bound is what the stored policy costs, scenario by scenario (the search's own figure, recomputed)
-    upper = sum(f.expected for f in figures) / len(figures)
-    exact = search.solved and upper - search.lower <= 1e-6 * max(1.0, search.lower)
-    result = Optimum(key, system_iri, store.version_of(held), min(search.lower, upper), upper, exact, figures,
-                     time.monotonic() - started, time_limit, seed, search.stats.expanded, search.stats.nodes,
-                     worlds.steps_taken, len(worlds.base), len(search.roots))
-    result.triples = policy_triples(result, search)
+    try:
+        search = Search(worlds, repeats=repeats)
+        say = notify or (lambda _: None)
+        say(f"{len(chosen)} scenario(s), {len(worlds.base)} actions on their targets, {len(search.roots)} start(s); "
+            f"perfect-information bound {search.lower:.1f} min")
+        search.run(deadline - reserve)
+        if not search.solved:
+            say(f"time limit: lower bound {search.lower:.1f} min after {search.stats.expanded} expansions; "
+                "settling a complete policy")
+        search.settle(deadline - reserve / 2)
+        costs = search.scenario_costs()
+        figures = []
+        for n, scenario in enumerate(chosen):
+            oracle = oracle_cost(store, scenario, seed) if time.monotonic() < deadline - 1 else None
+            figures.append(ScenarioFigures(scenario.number, scenario.id, scenario.iri, costs.get(n, math.inf),
+                                           worlds.bound(worlds.root_world(n)), oracle))
+        system_iri = chosen[0].system_iri
+        held = graph_holding(store, system_iri, str(DK.System)) or graphs.system(key)
+        # the upper bound is what the stored policy costs, scenario by scenario (the search's own figure, recomputed)
+        upper = sum(f.expected for f in figures) / len(figures)
+        exact = search.solved and upper - search.lower <= 1e-6 * max(1.0, search.lower)
+        result = Optimum(key, system_iri, store.version_of(held), min(search.lower, upper), upper, exact, figures,
+                         time.monotonic() - started, time_limit, seed, search.stats.expanded, search.stats.nodes,
+                         worlds.steps_taken, len(worlds.base), len(search.roots))
+        result.triples = policy_triples(result, search)
+    finally:
+        worlds.close()       # the shadow sessions' working memories go back to the pool
     return result
 
 
