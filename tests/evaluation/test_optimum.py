@@ -204,5 +204,10 @@ def test_diagkg_optimum_prints_a_json_line_and_stores_the_policy(tmp_path: Path)
     line = json.loads(done.stdout.strip().splitlines()[-1])
     assert line["exact"] is True and line["lower"] == line["upper"] == line["expected_cost"] > 0
     assert line["scenarios"] == 3
+    # played in a campaign's worker processes, which hold the knowledge they were given: the policy too
+    played = run_cli("--store", str(store), "evaluate", "--assistant", "optimal", "--scenarios", "all", "--runs", "1",
+                     "--workers", "2", "--format", "json")
+    assert played.returncode == 0, played.stderr
+    assert set(json.loads(played.stdout)["ends"]) <= {"success", "success_no_hypothesis"}
     bad = run_cli("--store", str(store), "optimum", "no_such_system")
     assert bad.returncode == 2 and "no stored scenario on a system 'no_such_system'" in bad.stderr

@@ -50,7 +50,9 @@ class Outcome:
 
 
 def knowledge_graphs(store: KnowledgeStore, numbers: Iterable[int]) -> list[ox.NamedNode]:
-    """What a worker needs to run sessions on these scenarios."""
+    """What a worker needs to run sessions on these scenarios: the ontology, the scenarios and their
+    systems, each system's inferences and its stored optimal policy (the optimal assistant's prior,
+    which the runner shows only to the assistants allowed it)."""
     from .campaign import used_graphs
 
     out = [graphs.ONTOLOGY]
@@ -58,9 +60,7 @@ def knowledge_graphs(store: KnowledgeStore, numbers: Iterable[int]) -> list[ox.N
         out.append(g)
         if graphs.kind_of(g) == "system":
             key = g.value.rsplit("/", 1)[1]
-            inferred = graphs.inferred(key)
-            if store.raw.contains_named_graph(inferred):
-                out.append(inferred)
+            out += [k for k in (graphs.inferred(key), graphs.named("optimum", key)) if store.raw.contains_named_graph(k)]
     return list(dict.fromkeys(out))
 
 
