@@ -199,6 +199,9 @@ def test_diagkg_optimum_prints_a_json_line_and_stores_the_policy(tmp_path: Path)
     write_files(folder, CASES[:3])
     store = tmp_path / "store"
     assert run_cli("--store", str(store), "load", str(folder)).returncode == 0
+    early = run_cli("--store", str(store), "run", "--scenario", str(CASES[0]["n"]), "--assistant", "optimal")
+    assert early.returncode == 0 and "end: surrender" in early.stdout       # no policy yet: it says what to run
+    assert "round  1: (failed)" in early.stdout and "run `diagkg optimum torch` first" in early.stdout
     done = run_cli("--store", str(store), "optimum", "torch", "--time-limit", "60", "--format", "json")
     assert done.returncode == 0, done.stderr
     line = json.loads(done.stdout.strip().splitlines()[-1])

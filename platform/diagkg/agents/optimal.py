@@ -87,9 +87,10 @@ class OptimalAssistant(BaseAssistant):
 
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
-        if briefing.prior is None:
-            raise AssistantError("the optimal assistant was not briefed with the prior: DIAGKG_INFORMED_ASSISTANTS "
-                                 "does not name it (diagkg.agents.trust)")
+        if briefing.prior is None:      # none stored, or not allowed it
+            raise AssistantError(f"the optimal assistant was given no optimal policy of {briefing.system}: run "
+                                 f"`diagkg optimum {briefing.system}` first (when one is stored, "
+                                 "DIAGKG_INFORMED_ASSISTANTS does not name this assistant: diagkg.agents.trust)")
         from ..env.workspace import graph_holding
         from ..kg import graphs
         from ..kg.vocab import DK

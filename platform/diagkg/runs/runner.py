@@ -97,7 +97,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     """Run one session on a scenario of ``store`` and (by default) store its trajectory there.
 
     ``on_start`` is given the session once its faults are injected (e.g. to draw its state meanwhile);
-    ``on_round`` each played :class:`~diagkg.runs.rounds.Round` (``Round.to_dict`` for JSON).
+    ``on_round`` each played :class:`~diagkg.runs.rounds.Round` (``Round.to_dict`` for JSON), and the round
+    of an assistant that failed before it moved (``Round.failed``: why it ended).
 
     ``store`` defaults to the on-disk store; a store that has never held the
     shipped catalogue gets it first (said through ``notify``). The trajectory
@@ -136,17 +137,22 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         terminated = truncated = False
         cause: FailureCause | None = None
         fault: contract.ProtocolFault | None = None     # why an assistant in its own process was stopped
+        def failed(entry: Round) -> None:      # the assistant could not move: recorded, and told like a round
+            rounds.append(entry)
+            if on_round:
+                on_round(entry)
+
         try:
             agent.setup(brief)
         except LLMTruncation as exc:   # the model's reading of the symptoms was unusable
             session.abort("llm_truncation")
             terminated = True
             cause = getattr(exc, "cause", None)
-            rounds.append(Round.failed(1, "(no usable reply)", f"The assistant's reply could not be used: {exc}"))
+            failed(Round.failed(1, "(no usable reply)", f"The assistant's reply could not be used: {exc}"))
         except AssistantError as exc:      # e.g. the oracle without a privileged briefing
             session.abort("surrender")
             terminated = True
-            rounds.append(Round.failed(1, "(failed)", f"The assistant failed: {exc}"))
+            failed(Round.failed(1, "(failed)", f"The assistant failed: {exc}"))
         while not (terminated or truncated):
             d0 = time.perf_counter()
             instruction, mapped_by = "", 0
@@ -163,14 +169,14 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             except LLMTruncation as exc:
                 session.abort("llm_truncation")
                 cause = getattr(exc, "cause", None)
-                rounds.append(Round.failed(session.round + 1, "(no usable reply)",
+                failed(Round.failed(session.round + 1, "(no usable reply)",
                                            f"The assistant's reply could not be used: {exc}"))
                 break
             except AssistantError as exc:
                 if isinstance(exc, contract.ProtocolError):
                     fault = exc.fault
                 session.abort("surrender")
-                rounds.append(Round.failed(session.round + 1, "(failed)", f"The assistant failed: {exc}"))
+                failed(Round.failed(session.round + 1, "(failed)", f"The assistant failed: {exc}"))
                 break
             decisions.append(time.perf_counter() - d0)
             candidates = getattr(agent, "ranked_candidates", None)
