@@ -37,7 +37,8 @@ The session goes as follows:
    target's problems; an observation (lights, voltages, currents) adds
    evidence like a symptom does, and one that reads right clears what it
    shows working; readings that keep changing (typed ``settled``) are anomalies;
-6. hypotheses: one candidate left after an anomaly, or the component of the
+6. hypotheses: first, the two cables whose swapped ends explain a cable end an
+   inspection found on another net than its own; then one candidate left after an anomaly, or the component of the
    only remaining problem, or all candidates when no problem is left, or the
    candidates cheaper to repair than to test when that costs less in
    expectation than testing (repair as a probe); a wrong verdict removes the
@@ -112,6 +113,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.comes_and_goes = settings.comes_and_goes
         self.repair_probe = settings.repair_probe
         self.rebase = settings.rebase
+        self.see_crossings = settings.crossings
 
     def applied_config(self) -> dict[str, Any]:
         """Every key of :class:`NeuroSymbolicConfig` as applied, defaults included, and a language model's
@@ -167,6 +169,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             self._add_evidence(comp, anomalous=False, reach=self._lit_shows(comp))
         self.excluded: set[str] = set()
         self.tried: set[frozenset[str]] = set()
+        self.crossings: list[frozenset[str]] = []     # pairs of cables seen with ends swapped, to name first
         self.executed: set[tuple[str, str]] = set()
         if not self.reinspect:       # what was already seen is not looked at again
             self.seen |= anomalous | nominal
@@ -287,9 +290,41 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             self._replan()
         return None
 
+    def _crossed(self, cable: str, outcome: Outcome) -> list[frozenset[str]]:
+        """The pairs of cables whose swapped ends explain ``cable``'s end seen attached on another net
+        than its own (connections, typed): an end of ``cable`` and the cable end nominally on the net it
+        sits on swapped, or the end it sits beside and the cable end nominally beside ``cable``'s. Two
+        crossings look alike from here; each is one naming of two cables."""
+        ends = (outcome.get("data") or {}).get(cable)
+        nets = self.expected_nets
+        pairs: list[frozenset[str]] = []
+        if not isinstance(ends, dict):
+            return pairs
+
+        def cables_on(net: int | None, but: str) -> set[str]:
+            return {c for (c, _), n in nets.items() if n == net and c in self.cables and c != but}
+
+        for port, end in sorted(ends.items()):
+            if end["state"] != TerminalState.ATTACHED:
+                continue
+            own = nets.get((cable, port))
+            for other in sorted(end["attached_to"]):
+                owner, _, other_port = other.partition(".")
+                there = nets.get((owner, other_port))
+                if owner not in self.cables or there is None or there == own:
+                    continue
+                pairs += [frozenset({owner, m}) for m in sorted(cables_on(own, cable) - {owner})]
+                pairs += [frozenset({cable, b}) for b in sorted(cables_on(there, owner) - {cable})]
+        return [p for p in dict.fromkeys(pairs) if len(p) == 2 and p <= self.components]
+
     def _hypothesis(self) -> Hypothesis | None:
         if not self.anomaly_seen:
             return None
+        while self.crossings:
+            pair = self.crossings.pop(0)
+            if pair not in self.tried and not pair & self.excluded:
+                self.tried.add(pair)
+                return Hypothesis(pair, "two cables seen with their ends swapped")
         options = []
         if len(self.candidates) == 1:
             options.append(set(self.candidates))
@@ -340,6 +375,8 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         local = local or (self.source_local and verdict is True and kind == "voltages" and self.split == "sides"
                           and not self.deps.get(test.component, set()) & self.components)
         if local:      # a look at a part that is not a light shows that part (a cable's ends), nothing else
+            if verdict and kind == "connections" and self.see_crossings:
+                self.crossings += [p for p in self._crossed(test.component, outcome) if p not in self.crossings]
             if verdict:
                 self.anomaly_seen = True
                 self.candidates = {test.component}

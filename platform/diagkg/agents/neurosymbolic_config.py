@@ -54,6 +54,8 @@ class NeuroSymbolicConfig(Settings):
     # overbroad (turned back, nothing repaired) under the honest success rule
     repair_probe: bool = False
     rebase: bool = True                # after a partial repair, drop what it may explain
+    # a cable end found on another net than its own: name the two cables that swapped ends (either pair)
+    crossings: bool = True
 
 
 __all__ = ["ROUND_MINUTES", "NeuroSymbolicConfig"]
