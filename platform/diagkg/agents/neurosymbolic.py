@@ -37,8 +37,9 @@ The session goes as follows:
    target's problems; an observation (lights, voltages, currents) adds
    evidence like a symptom does, and one that reads right clears what it
    shows working; readings that keep changing (typed ``settled``) are anomalies;
-6. hypotheses: first, the two cables whose swapped ends explain a cable end an
-   inspection found on another net than its own; then one candidate left after an anomaly, or the component of the
+6. hypotheses: first, what an inspected cable end showed against the description: the two cables
+   whose swapped ends explain an end found on another net than its own, or the part whose end should
+   sit beside it and is not there; then one candidate left after an anomaly, or the component of the
    only remaining problem, or all candidates when no problem is left, or the
    candidates cheaper to repair than to test when that costs less in
    expectation than testing (repair as a probe); a wrong verdict removes the
@@ -114,6 +115,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.repair_probe = settings.repair_probe
         self.rebase = settings.rebase
         self.see_crossings = settings.crossings
+        self.see_missing = settings.missing_ends
 
     def applied_config(self) -> dict[str, Any]:
         """Every key of :class:`NeuroSymbolicConfig` as applied, defaults included, and a language model's
@@ -169,7 +171,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             self._add_evidence(comp, anomalous=False, reach=self._lit_shows(comp))
         self.excluded: set[str] = set()
         self.tried: set[frozenset[str]] = set()
-        self.crossings: list[frozenset[str]] = []     # pairs of cables seen with ends swapped, to name first
+        self.named_first: list[frozenset[str]] = []   # what inspected cable ends showed: to name before the rest
         self.executed: set[tuple[str, str]] = set()
         if not self.reinspect:       # what was already seen is not looked at again
             self.seen |= anomalous | nominal
@@ -317,14 +319,31 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                 pairs += [frozenset({cable, b}) for b in sorted(cables_on(there, owner) - {cable})]
         return [p for p in dict.fromkeys(pairs) if len(p) == 2 and p <= self.components]
 
+    def _missing(self, cable: str, outcome: Outcome) -> list[frozenset[str]]:
+        """The parts whose end should sit beside an end of ``cable`` and is not there (connections,
+        typed, against the description's nets): that end is off its terminal. Parts not fitted aside."""
+        ends = (outcome.get("data") or {}).get(cable)
+        if not isinstance(ends, dict):
+            return []
+        nets, out = self.expected_nets, []
+        for port, end in sorted(ends.items()):
+            if end["state"] != TerminalState.ATTACHED:
+                continue
+            own = nets.get((cable, port))
+            attached = set(end["attached_to"])
+            out += [frozenset({c}) for (c, p), n in sorted(nets.items())
+                    if n == own and c != cable and c in self.components and f"{c}.{p}" not in attached]
+        return list(dict.fromkeys(out))
+
     def _hypothesis(self) -> Hypothesis | None:
         if not self.anomaly_seen:
             return None
-        while self.crossings:
-            pair = self.crossings.pop(0)
-            if pair not in self.tried and not pair & self.excluded:
-                self.tried.add(pair)
-                return Hypothesis(pair, "two cables seen with their ends swapped")
+        while self.named_first:
+            parts = self.named_first.pop(0)
+            if parts not in self.tried and not parts & self.excluded:
+                self.tried.add(parts)
+                why = "two cables seen with their ends swapped" if len(parts) == 2 else "its end is off its terminal"
+                return Hypothesis(parts, why)
         options = []
         if len(self.candidates) == 1:
             options.append(set(self.candidates))
@@ -375,8 +394,15 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         local = local or (self.source_local and verdict is True and kind == "voltages" and self.split == "sides"
                           and not self.deps.get(test.component, set()) & self.components)
         if local:      # a look at a part that is not a light shows that part (a cable's ends), nothing else
-            if verdict and kind == "connections" and self.see_crossings:
-                self.crossings += [p for p in self._crossed(test.component, outcome) if p not in self.crossings]
+            if kind == "connections":
+                shown = (self._crossed(test.component, outcome) if verdict and self.see_crossings else []) + \
+                    (self._missing(test.component, outcome) if self.see_missing else [])
+                self.named_first += [p for p in shown if p not in self.named_first]
+                if shown and not verdict:      # a neighbour's end is off: an anomaly, not of this cable
+                    self.anomaly_seen = True
+                    self.cleared |= {(test.component, m) for m in test.modes}
+                    self._replan()
+                    return
             if verdict:
                 self.anomaly_seen = True
                 self.candidates = {test.component}

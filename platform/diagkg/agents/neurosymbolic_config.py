@@ -56,6 +56,8 @@ class NeuroSymbolicConfig(Settings):
     rebase: bool = True                # after a partial repair, drop what it may explain
     # a cable end found on another net than its own: name the two cables that swapped ends (either pair)
     crossings: bool = True
+    # a part that should sit beside an inspected cable end and is not there: its end is off, name it
+    missing_ends: bool = True
 
 
 __all__ = ["ROUND_MINUTES", "NeuroSymbolicConfig"]
