@@ -75,48 +75,32 @@ BENCH = """\
 :s_neg.p dk:connectedTo :bat.neg .
 """
 
-CROSSED = """\
+SCENARIO = """\
 @prefix :        <https://example.org/bench-scenarios/> .
 @prefix sys:     <https://example.org/bench/> .
 @prefix dk:      <https://w3id.org/diagkg/ontology#> .
 @prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
 @prefix dcterms: <http://purl.org/dc/terms/> .
 
-:BENCH.1 a dk:Scenario ;
-    dk:scenarioNumber 9301 ;
-    dcterms:identifier "BENCH.1" ;
-    rdfs:label "Head cables crossed" ;
+:{id} a dk:Scenario ;
+    dk:scenarioNumber {number} ;
+    dcterms:identifier "{id}" ;
+    rdfs:label "{label}" ;
     dk:onSystem sys:bench ;
     dk:hasCategory dk:Simple ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:CrossedCables ; dk:faultTarget sys:h_pos.p ; dk:otherTarget sys:h_neg.p ] ;
+    dk:injects [ a dk:Fault ; {fault} ] ;
     dk:initialObservations "The bench bulb stays dark." ;
-    dk:faultyComponent sys:h_pos, sys:h_neg ;
+    dk:faultyComponent {parts} ;
     dk:idealRepair [ a dk:RepairPlan ;
-        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:SwapCablePolarities ;
-                  dk:target sys:h_pos, sys:h_neg ] ] ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:{repair} ; dk:target {parts} ] ] ;
     dk:actionBudget 10 .
 """
 
-DETACHED = """\
-@prefix :        <https://example.org/bench-scenarios/> .
-@prefix sys:     <https://example.org/bench/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:BENCH.2 a dk:Scenario ;
-    dk:scenarioNumber 9302 ;
-    dcterms:identifier "BENCH.2" ;
-    rdfs:label "Supply cable off at the head" ;
-    dk:onSystem sys:bench ;
-    dk:hasCategory dk:Simple ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:s_neg.n ] ;
-    dk:initialObservations "The bench bulb stays dark." ;
-    dk:faultyComponent sys:s_neg ;
-    dk:idealRepair [ a dk:RepairPlan ;
-        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReconnectCable ; dk:target sys:s_neg ] ] ;
-    dk:actionBudget 10 .
-"""
+CROSSED = SCENARIO.format(id="BENCH.1", number=9301, label="Head cables crossed", repair="SwapCablePolarities",
+                          fault="dk:faultMode dk:CrossedCables ; dk:faultTarget sys:h_pos.p ; dk:otherTarget sys:h_neg.p",
+                          parts="sys:h_pos, sys:h_neg")
+DETACHED = SCENARIO.format(id="BENCH.2", number=9302, label="Supply cable off at the head", repair="ReconnectCable",
+                           fault="dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:s_neg.n", parts="sys:s_neg")
 
 
 @pytest.fixture(scope="module")
