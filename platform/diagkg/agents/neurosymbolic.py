@@ -116,6 +116,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.rebase = settings.rebase
         self.see_crossings = settings.crossings
         self.see_missing = settings.missing_ends
+        self.dark_currents = settings.dark_currents
 
     def applied_config(self) -> dict[str, Any]:
         """Every key of :class:`NeuroSymbolicConfig` as applied, defaults included, and a language model's
@@ -162,6 +163,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.sources: list[tuple[str, bool, frozenset[str]]] = []   # per evidence set: (part, anomalous, implicated)
         self.anomaly_seen = False
         self.seen: set[str] = set()          # lights whose state the report or the visible lights gave
+        self.dark: set[str] = set()          # lamps seen dark (their current tells nothing: none flows)
         self.flickering = False              # a light said to come and go
         anomalous, nominal = self.classify(briefing, names)
         self.suspicious = set(anomalous)        # seen misbehaving: their own faults are the first suspects
@@ -224,10 +226,12 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             raise AssistantError(f"unknown symptom classifier {self.classifier_kind!r} (keywords or llm)")
         classifier = KeywordClassifier(names, coordinate=self.settings.coordinate)
         anomalous, nominal = set(), set()
+        said: dict[str, set[str]] = {}     # the states each component is said to be in
         if self.comes_and_goes and COMES_AND_GOES.search(briefing.symptoms.lower()):
             self.flickering = True
         for comp, state in classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible):
             self.seen.add(comp)
+            said.setdefault(comp, set()).add(state)
             expected = "on" if comp in self.nominal.lit else "off"
             if state == "intermittent":
                 self.flickering = True
@@ -237,6 +241,8 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                 # a light that is on as it should be shows that everything it depends on works;
                 # one that is off as it should be (an alarm LED) shows nothing about them
                 nominal.add(comp)
+        # a lamp every mention says is off (not one also said to come and go)
+        self.dark |= {c for c, states in said.items() if states == {"off"} and c in self.lamps}
         return anomalous, nominal - anomalous
 
     def _add_evidence(self, comp: str, anomalous: bool, reach: set[str] | None = None) -> None:
@@ -263,6 +269,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.evidence = [self.evidence[i] for i in kept]
         self.sources = [self.sources[i] for i in kept]
         self.seen -= stale
+        self.dark -= stale
         self.executed -= {(a, c) for (a, c) in self.executed if c in stale and c in self.lamps
                           and self.catalogue[a].observes == "visual"}
         self.suspicious -= stale
@@ -487,6 +494,8 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             if any(v != TerminalState.ATTACHED for v in ends.values()) or d.get("flickering"):
                 return True
             if "lit" in d:
+                if test.component in self.lamps:
+                    (self.dark.add if not d["lit"] and not d.get("flickering") else self.dark.discard)(test.component)
                 lit_when_nominal = test.component in self.nominal.lit
                 if d["lit"] == lit_when_nominal and not lit_when_nominal:
                     return None   # dark as it should be: says nothing about what it depends on

@@ -58,6 +58,7 @@ class NeuroSymbolicConfig(Settings):
     crossings: bool = True
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True
+    dark_currents: bool = False        # measure the current through a lamp seen dark (none flows: it tells nothing)
 
 
 __all__ = ["ROUND_MINUTES", "NeuroSymbolicConfig"]

@@ -34,6 +34,7 @@ class Ranking:
     tiebreak: str
     chain_modules: int
     repair_probe: bool
+    dark_currents: bool
     # the system: its knowledge, catalogue and nominal state
     catalogue: dict[str, ActionType]
     components: set[str]
@@ -49,6 +50,7 @@ class Ranking:
     enclosed: frozenset[str]
     nominal: SimulationResult
     lamps: set[str]
+    dark: set[str]
     cables: set[str]
     sides: dict[str, frozenset[str]]
     module_of: dict[str, str | None]
@@ -118,6 +120,8 @@ class Ranking:
             if not self.blind_looks and self.catalogue[action].observes == "visual" and not test.modes & self.coupling_modes \
                     and comp not in self.lamps and comp not in self.cables:
                 continue           # a look shows a light or a cable's ends, nothing of other parts
+            if not self.dark_currents and comp in self.dark and self.catalogue[action].observes == "current":
+                continue           # no current flows through a lamp seen dark, whatever the fault
             covered = sum(weight[p] for p in self._anomalous_if(test))
             if covered == 0:
                 continue

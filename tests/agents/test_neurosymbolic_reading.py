@@ -1,5 +1,6 @@
-"""The neuro-symbolic assistant reading inspected cable ends against the description (issue 30), on a
-bench light written here, not shipped: a supply box's two cables (the negative one in a conduit: it can
+"""What the neuro-symbolic assistant reads into a report (issue 30): inspected cable ends against the
+description, on a bench light written here, not shipped, and a lamp said to be dark (no current is
+measured through it), on the torch of the tests. The bench light: a supply box's two cables (the negative one in a conduit: it can
 be reached and replaced, not seen or measured) feed a lamp head whose two cables take the supply to a
 bulb behind a polarity diode.
 
@@ -16,6 +17,8 @@ import pytest
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
+
+from ..support.torch import torch_memory_store
 
 BENCH = """\
 @prefix :        <https://example.org/bench/> .
@@ -138,3 +141,15 @@ def test_a_cable_end_alone_on_its_net_names_the_part_that_came_off(bench):
     assert inspected and rounds[inspected[0] + 1].suspects == ("s_neg",)       # named right after the inspection
     blind = run_session("BENCH.2", "neuro-symbolic", store=bench, record=False, config={"missing_ends": False})
     assert blind.end == "timeout"
+
+
+def test_no_current_is_measured_through_a_lamp_the_report_says_is_dark(tmp_path):
+    # the torch written in the tests: "stays dark when switched on, and the green LED is dark too"
+    torch = torch_memory_store(tmp_path)
+    run = run_session("TORCH.1", "neuro-symbolic", store=torch, record=False)
+    currents = {r.action.targets[0] for r in run.record.rounds if r.action is not None
+                and r.action.action == "measure_current"}
+    assert not currents & {"bulb", "led"}
+    told = run_session("TORCH.1", "neuro-symbolic", store=torch, record=False, config={"dark_currents": True})
+    assert {r.action.targets[0] for r in told.record.rounds if r.action is not None
+            and r.action.action == "measure_current"} >= {"bulb", "led"}      # none flows: 0 A, as the report said
