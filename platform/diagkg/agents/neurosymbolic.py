@@ -151,6 +151,9 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port
+        self.on_net: dict[int, list[tuple[str, str]]] = {}      # the (part, port)s the description puts on each net
+        for (c, p), net in sorted(self.expected_nets.items()):
+            self.on_net.setdefault(net, []).append((c, p))
         self.lamps = {c for c, comp in self.simulator.skeleton.components.items() if comp.type in ("Bulb", "LED")}
         self.cables = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Cable"}
         self.sides = self._sides()
@@ -299,27 +302,28 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             self._replan()
         return None
 
+    def _attached_ends(self, cable: str, outcome: Outcome) -> list[tuple[int | None, set[str]]]:
+        """Each end of ``cable`` an inspection (connections, typed) found on a terminal: the net the
+        description puts it on, and the ports (``part.port``) it was found attached to."""
+        ends = (outcome.get("data") or {}).get(cable)
+        if not isinstance(ends, dict):
+            return []
+        return [(self.expected_nets.get((cable, port)), set(end["attached_to"])) for port, end in sorted(ends.items())
+                if end["state"] == TerminalState.ATTACHED]
+
     def _crossed(self, cable: str, outcome: Outcome) -> list[frozenset[str]]:
         """The pairs of cables whose swapped ends explain ``cable``'s end seen attached on another net
-        than its own (connections, typed): an end of ``cable`` and the cable end nominally on the net it
-        sits on swapped, or the end it sits beside and the cable end nominally beside ``cable``'s. Two
-        crossings look alike from here; each is one naming of two cables."""
-        ends = (outcome.get("data") or {}).get(cable)
-        nets = self.expected_nets
-        pairs: list[frozenset[str]] = []
-        if not isinstance(ends, dict):
-            return pairs
-
+        than its own: an end of ``cable`` and the cable end nominally on the net it sits on swapped, or the
+        end it sits beside and the cable end nominally beside ``cable``'s. Two crossings look alike from
+        here; each is one naming of two cables."""
         def cables_on(net: int | None, but: str) -> set[str]:
-            return {c for (c, _), n in nets.items() if n == net and c in self.cables and c != but}
+            return {c for c, _ in self.on_net.get(net, []) if c in self.cables and c != but} if net is not None else set()
 
-        for port, end in sorted(ends.items()):
-            if end["state"] != TerminalState.ATTACHED:
-                continue
-            own = nets.get((cable, port))
-            for other in sorted(end["attached_to"]):
+        pairs: list[frozenset[str]] = []
+        for own, attached in self._attached_ends(cable, outcome):
+            for other in sorted(attached):
                 owner, _, other_port = other.partition(".")
-                there = nets.get((owner, other_port))
+                there = self.expected_nets.get((owner, other_port))
                 if owner not in self.cables or there is None or there == own:
                     continue
                 pairs += [frozenset({owner, m}) for m in sorted(cables_on(own, cable) - {owner})]
@@ -327,19 +331,10 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         return [p for p in dict.fromkeys(pairs) if len(p) == 2 and p <= self.components]
 
     def _missing(self, cable: str, outcome: Outcome) -> list[frozenset[str]]:
-        """The parts whose end should sit beside an end of ``cable`` and is not there (connections,
-        typed, against the description's nets): that end is off its terminal. Parts not fitted aside."""
-        ends = (outcome.get("data") or {}).get(cable)
-        if not isinstance(ends, dict):
-            return []
-        nets, out = self.expected_nets, []
-        for port, end in sorted(ends.items()):
-            if end["state"] != TerminalState.ATTACHED:
-                continue
-            own = nets.get((cable, port))
-            attached = set(end["attached_to"])
-            out += [frozenset({c}) for (c, p), n in sorted(nets.items())
-                    if n == own and c != cable and c in self.components and f"{c}.{p}" not in attached]
+        """The parts whose end should sit beside an end of ``cable`` and is not there (against the
+        description's nets): that end is off its terminal. Parts not fitted aside."""
+        out = [frozenset({c}) for own, attached in self._attached_ends(cable, outcome) if own is not None
+               for c, p in self.on_net[own] if c != cable and c in self.components and f"{c}.{p}" not in attached]
         return list(dict.fromkeys(out))
 
     def _hypothesis(self) -> Hypothesis | None:
@@ -393,6 +388,8 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             return
         verdict = self._verdict(test, outcome)
         kind = self.catalogue[test.action].observes
+        if kind == "visual" and test.component in self.lamps:
+            self._lamp_seen(test.component, outcome)
         if verdict is None:
             self._replan()
             return
@@ -450,6 +447,14 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                     return
         self._replan()
 
+    def _lamp_seen(self, lamp: str, outcome: Outcome) -> None:
+        """A look at a lamp with its ends on and steady: seen dark, or not (see :attr:`dark`)."""
+        d = (outcome.get("data") or {}).get(lamp)
+        if not isinstance(d, dict) or "lit" not in d or d.get("flickering") or \
+                any(v != TerminalState.ATTACHED for v in (d.get("visible_ends") or {}).values()):
+            return
+        (self.dark.discard if d["lit"] else self.dark.add)(lamp)
+
     def _verdict(self, test: Test, outcome: Outcome) -> bool | None:
         """True if the outcome shows an anomaly, False if it looks nominal, None if it says nothing."""
         data = outcome.get("data") or {}
@@ -467,8 +472,9 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                 if end["state"] != TerminalState.ATTACHED:       # off its terminal, or loose
                     return True
                 attached = set(end["attached_to"])
-                same_net = {f"{c}.{p}" for (c, p), net in self.expected_nets.items()
-                            if net == self.expected_nets.get((test.component, port)) and c != test.component}
+                net = self.expected_nets.get((test.component, port))
+                same_net = {f"{c}.{p}" for c, p in self.on_net.get(net, []) if c != test.component} \
+                    if net is not None else set()
                 if attached != same_net and attached - same_net:
                     return True
             return False
@@ -494,8 +500,6 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             if any(v != TerminalState.ATTACHED for v in ends.values()) or d.get("flickering"):
                 return True
             if "lit" in d:
-                if test.component in self.lamps:
-                    (self.dark.add if not d["lit"] and not d.get("flickering") else self.dark.discard)(test.component)
                 lit_when_nominal = test.component in self.nominal.lit
                 if d["lit"] == lit_when_nominal and not lit_when_nominal:
                     return None   # dark as it should be: says nothing about what it depends on

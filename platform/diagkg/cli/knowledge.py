@@ -330,17 +330,17 @@ def cmd_graphs(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    from ..kg.compaction import disk_bytes, optimize
+    from ..kg.compaction import disk_bytes, optimize, table_files
 
     open_store(args, write=False).close()          # a store that is not there yet is not made to compact it
     with open_store(args, write=True) as store:
         if store.path is None:
             say(f"nothing to compact: {store.location} is not a store on disk")
             return EXIT_OK
-        files, size = len(list(store.path.glob("*.sst"))), disk_bytes(store)
+        files, size = len(table_files(store)), disk_bytes(store)
         seconds = optimize(store)
-        print(f"compacted the store at {store.location} in {seconds:.1f} s: {files} -> "
-              f"{len(list(store.path.glob('*.sst')))} table files, {size / 1e6:.1f} -> {disk_bytes(store) / 1e6:.1f} MB")
+        print(f"compacted the store at {store.location} in {seconds:.1f} s: {files} -> {len(table_files(store))} "
+              f"table files, {size / 1e6:.1f} -> {disk_bytes(store) / 1e6:.1f} MB")
     return EXIT_OK
 
 

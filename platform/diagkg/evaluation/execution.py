@@ -241,7 +241,6 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                    writer.longest_commit, writer.longest_hold, compacted)
 
 
-
 def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, number: int, batch: int,
                 done: dict[tuple[str, int, int], cp.Recorded], queue: deque[Task],
                 open_batches: dict[tuple[str, int, int], int], to_close: list[tuple[str, int, int]],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from pathlib import Path
 from typing import Callable
 
 import pyoxigraph as ox
@@ -23,10 +24,15 @@ from .store import KnowledgeStore
 GROWTH = 0.2     # a campaign whose writes grew the store's files by this share compacts it at its end
 
 
+def table_files(store: KnowledgeStore) -> list[Path]:
+    """The on-disk store's table files (``*.sst``); none in memory or on a server."""
+    return list(store.path.glob("*.sst")) if store.path is not None else []
+
+
 def disk_bytes(store: KnowledgeStore) -> int:
-    """Bytes in the on-disk store's table files (``*.sst``); 0 in memory or on a server."""
+    """Bytes in the store's :func:`table_files`."""
     total = 0
-    for f in store.path.glob("*.sst") if store.path is not None else ():
+    for f in table_files(store):
         with contextlib.suppress(FileNotFoundError):     # another process's compaction removed it meanwhile
             total += f.stat().st_size
     return total

@@ -170,7 +170,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                 session.abort("llm_truncation")
                 cause = getattr(exc, "cause", None)
                 failed(Round.failed(session.round + 1, "(no usable reply)",
-                                           f"The assistant's reply could not be used: {exc}"))
+                                    f"The assistant's reply could not be used: {exc}"))
                 break
             except AssistantError as exc:
                 if isinstance(exc, contract.ProtocolError):
