@@ -72,6 +72,7 @@ from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
 from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
 from .registry import BaseAssistant, Briefing
 
+LIGHT_STATES = {"on": "on", "off": "off", "flickering": "intermittent"}     # a visible light's state, as the classifier says it
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
@@ -232,7 +233,12 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         said: dict[str, set[str]] = {}     # the states each component is said to be in
         if self.comes_and_goes and COMES_AND_GOES.search(briefing.symptoms.lower()):
             self.flickering = True
-        for comp, state in classifier.mentions(briefing.symptoms) + classifier.mentions(briefing.visible):
+        # the visible lights as typed (their words when a briefing has none typed); only lights are lit or dark
+        visible = [(c, LIGHT_STATES[str(s)]) for c, s in sorted(briefing.lights.items()) if c in names] \
+            if briefing.lights else classifier.mentions(briefing.visible)
+        for comp, state in classifier.mentions(briefing.symptoms) + visible:
+            if comp not in self.lamps:
+                continue
             self.seen.add(comp)
             said.setdefault(comp, set()).add(state)
             expected = "on" if comp in self.nominal.lit else "off"

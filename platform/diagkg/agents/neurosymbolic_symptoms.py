@@ -1,12 +1,25 @@
 """Reading a symptom report for the neuro-symbolic assistant
 (:mod:`diagkg.agents.neurosymbolic`): the word lists and :class:`KeywordClassifier`,
-which finds the components a report names (by their labels and synonyms from the
-graph, numbered ranges too) and whether each is said to be lit, dark or
-flickering, with negation.
+which finds the lights a report names (by their labels and synonyms from the graph,
+numbered ranges and lists, "all eight …" and plurals of a numbered family) and whether
+each is said to be lit, dark or coming and going, with negation.
+
+A report is read sentence by sentence (``.``, ``;``, ``:``), each sentence segment by
+segment (commas, "and", "but", "while", "although"…). A segment's state is what its own
+words say; a segment that names lights and says nothing takes the state of the segment
+joined to it by "and" or a comma that does ("the green LED and the red LED are lit"),
+or, with "so", "too", "also" or "with it", the previous one's; a pronoun ("it", "they")
+names what the segment before named; an auxiliary alone repeats the previous verb with
+its own negation ("lamp 1 does not light; lamp 2 does"). What is said under a condition
+("whether the lamp is on or off, …"), as an expectation ("it should be on") or of the
+surroundings ("it is dark around the lamp") says nothing of a light. In a sentence that
+says something happens now and then ("every so often", "whenever", "comes back"), a light
+said to go out is one that comes and goes, unless it is said to stay so.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 NEGATIONS = {"not", "no", "never", "neither", "nor", "n't", "doesn't", "don't", "isn't", "won't", "cannot",
@@ -14,61 +27,111 @@ NEGATIONS = {"not", "no", "never", "neither", "nor", "n't", "doesn't", "don't", 
 ON_WORDS = {"lit", "on", "lights", "light", "glows", "glow", "shines", "bright", "works", "lighting"}
 OFF_WORDS = {"off", "dark", "out", "unlit", "dead", "extinguished", "dim"}
 INTERMITTENT = {"flicker", "flickers", "flickering", "toggles", "occasionally", "intermittently", "sometimes",
-                "blinks", "blinking", "oscillates", "oscillating"}
+                "blinks", "blinking", "oscillates", "oscillating", "keeps"}
 # said of a whole report: something goes and comes back
 COMES_AND_GOES = re.compile(r"\bevery so often\b|\bfrom time to time\b|\bnow and then\b|\bcomes? back\b|"
                             r"\bon and off\b|\boff and on\b")
+# said of a sentence: what goes out in it does so now and then
+NOW_AND_THEN = re.compile(r"\bevery so often\b|\bfrom time to time\b|\bnow and then\b|\bat (?:other )?times\b|"
+                          r"\bat other moments\b|\bat the same moments?\b|\bwhenever\b|\boccasionally\b|"
+                          r"\bsometimes\b|\bintermittently\b|\bcomes? back\b|\bback on\b")
+STEADY = {"stays", "stay", "remains", "remain", "throughout", "always", "whole", "constantly", "steadily"}
+CHANGES = {"goes", "go", "went", "going", "blinks", "switches", "switching", "turns", "drops"}
+EXPECTED = {"should", "ought", "supposed", "would", "expected"}       # an expectation, not a sight
+HEDGES = {"perhaps", "maybe", "might", "possibly"}                   # a guess ("at most it flickers" too)
+AMBIENT = {"around", "outside", "near", "nearby"}                     # "dark around the lamp": the room's
+PRONOUNS = {"it", "they", "them", "both"}
+AUXILIARIES = {"does", "do", "did", "is", "are", "was", "were"}
+NOUN_BEFORE = {"the", "only", "a", "no", "any", "other", "of", "its", "their", "all"}
+REMOVED = {"taken", "pulled", "left", "carried", "leave", "take"}
+SAME = {"too", "also", "likewise"}          # and "so" before an auxiliary ("so is the red LED")
+# all an elliptical segment holds besides names ("lamp 2 does", "but the LED does not")
+ELLIPSIS = AUXILIARIES | NEGATIONS | {"the", "a", "but", "yet", "so", "too", "also", "either", "neither"}
+QUANTIFIERS = {"all", "both", "every", "each", "either", "two", "three", "four", "five", "six", "seven", "eight",
+               "nine", "ten"}
+SENTENCES = re.compile(r"[.;:!?]")
+JOINERS = re.compile(r"(,\s*(?:and|but|while|whereas)\s|,|\band\b|\bbut\b|\bwhile\b|\bwhereas\b|\balthough\b|"
+                     r"\bthough\b)")
+CONDITION = re.compile(r"\bwhether\b[^,]*,")             # "whether the lamp is on or off, …"
+ASIDE = re.compile(r"\([^)]*\)")                          # "(two supplies, three control modules)"
+NUMBER_LIST = re.compile(r"\b\d+(?:\s*,\s*\d+)*\s+(?:and|or)\s+\d+\b")   # "1, 2 and 3" -> one token "1_2_3"
+
 
 class KeywordClassifier:
     """Finds components in a symptom report by their names and reads whether
     each is said to be lit, dark or flickering (with negation)."""
 
     def __init__(self, names: dict[str, list[str]], coordinate: bool = False):
-        self.coordinate = coordinate      # a name joined by "and" to a clause that says a state shares it
+        # with coordinate, a segment that names lights and says nothing takes the state of the next
+        # segment joined by "and" even when that one names nothing ("lamp 2 and all five LEDs stay lit")
+        self.coordinate = coordinate
         self.phrases: list[tuple[tuple[str, ...], str]] = []
         for comp, aliases in sorted(names.items()):
             for alias in sorted(set(aliases) | {comp}):
                 toks = tuple(_tokens(alias.replace("_", " "))) if alias != comp else (comp.lower(),)
                 if toks:
                     self.phrases.append((toks, comp))
-        self.phrases.sort(key=lambda p: (-len(p[0]), p))   # longest first, then a fixed order
+        self.phrases = sorted(set(self.phrases), key=lambda p: (-len(p[0]), p))   # longest first, then a fixed order
         # numbered families ("control 3 LED", "LED of control 3"): a name with one number in
-        # it, by the words around the number, for reports that give a range ("3 to 8")
+        # it, by the words around the number, for reports that give a range ("3 to 8"), a list
+        # ("1 and 2") or all of them ("all eight control LEDs", "the supply LEDs")
         self.families: dict[frozenset[str], dict[int, str]] = {}
         for toks, comp in self.phrases:
             numbers = [t for t in toks if t.isdigit()]
             if len(numbers) == 1 and len(toks) > 1:
                 words = frozenset(_singular(t) for t in toks if not t.isdigit())
                 self.families.setdefault(words, {}).setdefault(int(numbers[0]), comp)
+        # for a segment no name matches word for word: names of two words or more, as sets of words
+        self.bags = [(frozenset(_singular(t) for t in toks), comp) for toks, comp in self.phrases if len(toks) > 1]
 
     def mentions(self, text: str) -> list[tuple[str, str]]:
         """(component, state) pairs; state is "on", "off" or "intermittent"."""
-        parts = re.split(r"([.;:]|,\s*(?:and|but)\s|\band\b|\bbut\b|\bwhile\b|\bwhereas\b)", text.lower())
-        clauses: list[tuple[list[str], list[str], str | None, str]] = []   # tokens, parts, own state, joint after
-        for i in range(0, len(parts), 2):
-            toks = _tokens(parts[i])
-            if toks:
-                found, free = self._found(parts[i], toks)
-                clauses.append((toks, found, _state(free), parts[i + 1].strip() if i + 1 < len(parts) else ""))
+        text = ASIDE.sub(" ", text.lower().replace("’", "'"))
+        text = NUMBER_LIST.sub(lambda m: "_".join(re.findall(r"\d+", m.group(0))), text)
         out: list[tuple[str, str]] = []
-        previous = None
-        for k, (toks, found, own, joint) in enumerate(clauses):
-            state = own or (previous if found and ("so" in toks or "too" in toks or "also" in toks) else None)
-            following = clauses[k + 1][2] if k + 1 < len(clauses) else None
-            if state is None and found and self.coordinate and joint == "and" and following:
-                state = following     # "lamp 2 and all five LEDs stay lit": what follows says it
-            if state is None and found and previous and len(toks) <= 6:
-                state = previous
-            for comp in found:
+        named: list[str] = []            # what the last segment that named something named (for pronouns)
+        previous: tuple[str, bool] | None = None      # the last state said, and whether with a negation
+        for sentence in SENTENCES.split(text):
+            sentence = CONDITION.sub(" ", sentence)
+            now_and_then = bool(NOW_AND_THEN.search(sentence))
+            pieces = JOINERS.split(sentence)
+            segments = []
+            for i in range(0, len(pieces), 2):
+                toks = _tokens(pieces[i])
+                if not toks:
+                    continue
+                found, free = self._found(pieces[i], toks)
+                if not found and PRONOUNS & set(toks):
+                    found = list(named)
+                if found:
+                    named = found
+                joint = pieces[i + 1].strip(" ,") if i + 1 < len(pieces) else ""
+                segments.append((toks, found, _state(free, now_and_then), joint, free))
+            states: list[str | None] = []
+            for k, (toks, found, own, joint, free) in enumerate(segments):
+                state = own[0] if own else None
+                said_so = SAME & set(toks) or any(t == "so" and u in AUXILIARIES for t, u in itertools.pairwise(toks))
+                if state is None and previous and (said_so or ("with" in toks and {"it", "them"} & set(toks))):
+                    state = previous[0]
+                if state is None and previous and AUXILIARIES & set(free) and set(free) <= ELLIPSIS:
+                    # "lamp 2 does": the previous verb, with this segment's own negation
+                    base = _flip(previous[0]) if previous[1] else previous[0]
+                    state = _flip(base) if NEGATIONS & set(toks) else base
+                if state is None and found and joint in ("and", "", "or", "nor") and k + 1 < len(segments):
+                    after = segments[k + 1]
+                    if after[2] and (after[1] or self.coordinate):
+                        state = after[2][0]
+                states.append(state)
                 if state:
-                    out.append((comp, state))
-            if state:
-                previous = state
+                    previous = (state, bool(own and own[1]))
+            for (_, found, *_), state in zip(segments, states, strict=True):
+                out += [(comp, state) for comp in found if state]
         return out
 
     def _found(self, clause: str, toks: list[str]) -> tuple[list[str], list[str]]:
-        """The components a clause names (longest names first, numbered ranges too) and
-        the words left over."""
+        """The components a clause names (longest names first, numbered ranges, lists and whole
+        families too; failing those, the one name all of whose words the clause holds) and the
+        words left over."""
         used = [False] * len(toks)
         found: list[str] = []
         for phrase, comp in self.phrases:
@@ -79,12 +142,38 @@ class KeywordClassifier:
                         used[j] = True
                     if comp not in found:
                         found.append(comp)
+        words = {_singular(t) for t in toks if not t[0].isdigit()}
+        wanted: list[int] = []
         for low, high in re.findall(r"\b(\d+)\s+(?:to|through)\s+(\d+)\b", clause):
-            words = {_singular(t) for t in toks if not t.isdigit()}
-            for family in [f for f in sorted(self.families, key=sorted) if f <= words]:
-                members = self.families[family]
-                found += [members[n] for n in range(int(low), int(high) + 1)
-                          if n in members and members[n] not in found]
+            wanted += range(int(low), int(high) + 1)
+        for t, u in zip(toks, used, strict=True):
+            if "_" in t and all(p.isdigit() for p in t.split("_")):
+                wanted += [int(p) for p in t.split("_")]
+            elif t.isdigit() and not u and not wanted:
+                wanted.append(int(t))          # "the LED of control cube 8"
+        plural = {_singular(t) for t in toks if t != _singular(t)}
+        # a quantifier before a name's word ("either lamp", "each LED")
+        quantified = {_singular(toks[i + 1]) for i in range(len(toks) - 1) if toks[i] in QUANTIFIERS}
+        for family in [f for f in sorted(self.families, key=sorted) if f <= words]:
+            members = self.families[family]
+            if wanted:
+                chosen = [members[n] for n in wanted if n in members]
+            elif (plural | quantified) & family and not any(t.isdigit() for t in toks):
+                chosen = [members[n] for n in sorted(members)]      # "all eight control LEDs", "the supply LEDs"
+            else:
+                continue
+            for comp in chosen:
+                if comp not in found:
+                    found.append(comp)
+            used = [u or _singular(t) in family or t[0].isdigit() for t, u in zip(toks, used, strict=True)]
+        if not found:
+            best = [(len(bag), comp) for bag, comp in self.bags if bag <= words]
+            top = max((n for n, _ in best), default=0)
+            comps = {comp for n, comp in best if n == top}
+            if len(comps) == 1:
+                found = sorted(comps)
+                bag = max((b for b, c in self.bags if c in comps and b <= words), key=len)
+                used = [u or _singular(t) in bag for t, u in zip(toks, used, strict=True)]
         return found, [tok for tok, u in zip(toks, used, strict=True) if not u]
 
 
@@ -96,17 +185,37 @@ def _tokens(text: str) -> list[str]:
     return re.findall(r"n't|[a-z0-9_]+", text.lower().replace("’", "'"))
 
 
+def _flip(state: str) -> str:
+    return {"on": "off", "off": "on"}.get(state, state)
+
+
 ARTICLES = {"the", "a", "an", "top", "its", "each", "one", "both", "either", "this", "that"}
 
 
-def _state(toks: list[str]) -> str | None:
-    if INTERMITTENT & set(toks) or ("on" in toks and "off" in toks and "and" in toks):
-        return "intermittent"
-    # "on" before an article is a preposition ("the LED on the control cube"), not a state
-    toks = [t for i, t in enumerate(toks) if not (t == "on" and i + 1 < len(toks) and toks[i + 1] in ARTICLES)]
-    negated = bool(NEGATIONS & set(toks))
-    if OFF_WORDS & set(toks):
-        return "on" if negated and not (ON_WORDS & set(toks)) else "off"
-    if ON_WORDS & set(toks):
-        return "off" if negated else "on"
-    return None
+def _state(toks: list[str], now_and_then: bool = False) -> tuple[str, bool] | None:
+    """What a segment's own words (the names taken out) say of a light, and whether a negation
+    said it; None when they say nothing (or only an expectation)."""
+    if EXPECTED & set(toks) or HEDGES & set(toks) or "at most" in " ".join(toks):
+        return None
+    # "on" before an article is a preposition ("the LED on the control cube"), not a state; a state
+    # word before "around" speaks of the room ("it is dark around the lamp")
+    toks = [t for i, t in enumerate(toks) if not (i + 1 < len(toks) and (
+        (t == "on" and toks[i + 1] in ARTICLES) or (toks[i + 1] in AMBIENT and (t in OFF_WORDS or t in ON_WORDS))))]
+    # "the only light to watch" names lights, "taken out" removes one: neither says how one looks
+    toks = [t for i, t in enumerate(toks) if not (
+        (t in ("light", "lights") and i > 0 and toks[i - 1] in NOUN_BEFORE) or
+        (t == "out" and i > 0 and toks[i - 1] in REMOVED))]
+    words = set(toks)
+    on, off = bool(ON_WORDS & words), bool(OFF_WORDS & words)
+    if INTERMITTENT & words or (on and off and not NEGATIONS & words):
+        return "intermittent", False
+    negated = bool(NEGATIONS & words)
+    if off:
+        state = "on" if negated and not on else "off"
+    elif on:
+        state = "off" if negated else "on"
+    else:
+        return None
+    if state == "off" and now_and_then and CHANGES & words and not STEADY & words:
+        return "intermittent", negated       # goes out now and then
+    return state, negated
