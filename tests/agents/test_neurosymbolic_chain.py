@@ -1,9 +1,10 @@
 """The neuro-symbolic assistant on systems written here, not shipped: a long
 chain of links it bisects with voltages, two breaks it finds one after the
 other (rebasing after a repair that helped partly), cheap suspects named
-together turned back (honest success), and a relay switched by its own current (a switching coupling with
+together turned back (honest success), a relay switched by its own current (a switching coupling with
 no problem of its own) whose readings keep changing (typed, never read from
-the wording)."""
+the wording), and a lantern of three boxes whose second fault, after a repair that helped partly, is
+found by the cables' potentials."""
 
 from __future__ import annotations
 
@@ -139,14 +140,23 @@ def test_what_a_reading_clears_and_implicates(store):
 
     # a potential that reads right at link 5 shows the links before it working, but of link 5
     # itself only its ends: a part that does not conduct can still sit at the right potentials
-    agent, session = briefed(store, "GARLAND.1")
+    agent, session = briefed(store, "GARLAND.1", cable_potentials="never")
     read(agent, session, "measure_voltage", "link5")
     assert {("link3", DK.DetachedEnd), ("link3", DK.OpenComponent), ("link5", DK.DetachedEnd)} <= agent.cleared
     assert ("link5", DK.OpenComponent) not in agent.cleared
     assert not {c for c, _ in agent.cleared} & {"link6", "link7", "link8"}
-    both, session = briefed(store, "GARLAND.1", port_potentials=False)
+    both, session = briefed(store, "GARLAND.1", port_potentials=False, cable_potentials="never")
     read(both, session, "measure_voltage", "link5")
     assert ("link5", DK.OpenComponent) in both.cleared
+    # ... unless the part is a cable, whose two ends sit on two nets of the chain: at one potential, it conducts
+    cable, session = briefed(store, "GARLAND.1")
+    read(cable, session, "measure_voltage", "link5")
+    assert ("link5", DK.OpenComponent) in cable.cleared
+    # a right potential vouches for the parts wholly on its side, not for the battery, which spans both
+    assert not {m for c, m in cable.cleared if c == "bat"}
+    loose, session = briefed(store, "GARLAND.1", side_only=False)
+    read(loose, session, "measure_voltage", "link5")
+    assert (("bat", DK.DepletedBattery)) in loose.cleared
     # a wrong potential at the battery's own terminals is the battery's: it depends on nothing
     agent, session = briefed(store, "GARLAND.3")
     read(agent, session, "measure_voltage", "bat")
@@ -158,3 +168,31 @@ def test_what_a_reading_clears_and_implicates(store):
     alone, session = briefed(store, "GARLAND.1", current_module=False)
     read(alone, session, "measure_current", "ret")
     assert "bat" not in alone.sources[-1][2]
+
+
+def test_after_a_partial_repair_the_fault_left_is_found_by_the_cables_potentials(tmp_path):
+    """The lantern (three boxes in a row, written here): a flat battery and the switch box's + cable off
+    the head. The battery is named first; its verdict says, typed, that the bulb still does not light,
+    so the bulb stays dark to the assistant (it is not looked at again), and the cables' potentials
+    bisect the chain: the cable whose end floats is named at once."""
+    from ..support.chains import lantern_store
+
+    store = lantern_store(tmp_path)
+    session = diagkg.make("LANTERN.1", store=store)
+    session.reset(seed=0)
+    outcome, *_ = session.step(diagkg.Hypothesis(frozenset({"bat"}), "flat"))
+    assert outcome.verdict == "partial" and outcome.data["works"] is False
+
+    def played(**config):
+        run = run_session("LANTERN.1", "neuro-symbolic", store=store, record=False, config=config)
+        assert run.end == "success", actions(run)
+        return actions(run)
+
+    steps = played()
+    after = steps[steps.index(("hypothesis", ("bat",))) + 1:]
+    assert after[-1] == ("hypothesis", ("c_pos",)) and after[-2] == ("measure_voltage", ("c_pos",))
+    assert {a for a, _ in after[:-1]} == {"measure_voltage"} and len(after) <= 4, steps
+    # a cable's voltage speaking only of itself: a look at each cable in turn
+    assert len(played(cable_potentials="never")) >= len(steps) + 2
+    # without the verdict's "still does not work", the bulb is looked at again
+    assert ("observe_component", ("bulb",)) in played(still_dark=False)

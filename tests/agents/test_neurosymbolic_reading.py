@@ -105,12 +105,19 @@ CROSSED = SCENARIO.format(id="BENCH.1", number=9301, label="Head cables crossed"
 DETACHED = SCENARIO.format(id="BENCH.2", number=9302, label="Supply cable off at the head", repair="ReconnectCable",
                            fault="dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:s_neg.n", parts="sys:s_neg")
 
+# two faults: the battery is flat and the head's + cable has come off the diode
+FLAT_AND_OFF = SCENARIO.format(id="BENCH.3", number=9303, label="Flat battery, head cable off the diode",
+                               repair="ReplaceComponent", parts="sys:bat",
+                               fault="dk:faultMode dk:DepletedBattery ; dk:faultTarget sys:bat ] , [ a dk:Fault ; "
+                                     "dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:h_pos.n").replace(
+    "dk:faultyComponent sys:bat", "dk:faultyComponent sys:bat, sys:h_pos").replace("dk:Simple", "dk:Double")
+
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeStore:
     folder = tmp_path_factory.mktemp("bench")
-    files = [folder / "bench.ttl", folder / "crossed.ttl", folder / "detached.ttl"]
-    for file, text in zip(files, (BENCH, CROSSED, DETACHED), strict=True):
+    files = [folder / "bench.ttl", folder / "crossed.ttl", folder / "detached.ttl", folder / "double.ttl"]
+    for file, text in zip(files, (BENCH, CROSSED, DETACHED, FLAT_AND_OFF), strict=True):
         file.write_text(text)
     store = KnowledgeStore.memory()
     load_files(store, files)

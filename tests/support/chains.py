@@ -60,6 +60,42 @@ def garland() -> str:
     return "".join(text)
 
 
+def lantern() -> str:
+    """Three boxes in a row, as a user might build a bench lantern: a supply box (6 V battery, a green
+    LED with its resistor across it, two cables out), a switch box (the switch, two cables on) and a
+    head (two cables, the bulb)."""
+    text = [HEAD.replace("garland", "lantern"),
+            ':lantern a dk:System ; dk:systemKey "lantern" ; dcterms:identifier "lantern" ; rdfs:label "Lantern" ; '
+            'dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;\n'
+            '    dcterms:description "A battery box with a green LED feeds a bulb in a head through a switch box." .\n',
+            ':fn_operate a dk:Function ; rdfs:label "light the bulb" ; dk:dependsOn :fn_light .\n',
+            ':fn_supply a dk:Function ; rdfs:label "supply 6 V" .\n',
+            ':fn_indicate a dk:Function ; rdfs:label "show the supply" ; dk:dependsOn :fn_supply .\n',
+            ':fn_feed a dk:Function ; rdfs:label "take the supply out" ; dk:dependsOn :fn_supply .\n',
+            ':fn_switch a dk:Function ; rdfs:label "switch the supply" ; dk:dependsOn :fn_feed .\n',
+            ':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_switch .\n']
+    for module in ("supply", "switch_box", "head"):
+        text.append(f':{module} a dk:Module ; dcterms:identifier "{module}" ; rdfs:label "{module}" ; '
+                    f'dk:partOf :lantern .\n')
+    text += [part("bat", "VoltageSource", "supply", ("pos", "neg"), "fn_supply", " dk:voltage 6 ;"),
+             part("r_led", "Resistor", "supply", ("p", "n"), "fn_indicate", " dk:resistance 330 ;"),
+             part("led", "LED", "supply", ("anode", "cathode"), "fn_indicate",
+                  ' dk:forwardVoltage 2.0 ; dk:color "green" ; skos:altLabel "supply LED", "green LED" ;'),
+             part("s_pos", "Cable", "supply", ("p", "n"), "fn_feed"), part("s_neg", "Cable", "supply", ("p", "n"), "fn_feed"),
+             part("sw", "Switch", "switch_box", ("p", "n"), "fn_switch", " dk:normallyClosed true ;"),
+             part("c_pos", "Cable", "switch_box", ("p", "n"), "fn_switch"),
+             part("c_neg", "Cable", "switch_box", ("p", "n"), "fn_switch"),
+             part("h_pos", "Cable", "head", ("p", "n"), "fn_light"), part("h_neg", "Cable", "head", ("p", "n"), "fn_light"),
+             part("bulb", "Bulb", "head", ("p", "n"), "fn_light",
+                  ' dk:resistance 60 ; dk:powerThreshold 0.1 ; skos:altLabel "bulb", "lantern bulb" ;'),
+             ":bat.pos dk:connectedTo :r_led.p, :s_pos.p .\n:r_led.n dk:connectedTo :led.anode .\n"
+             ":led.cathode dk:connectedTo :bat.neg .\n:s_pos.n dk:connectedTo :sw.p .\n:sw.n dk:connectedTo :c_pos.p .\n"
+             ":c_pos.n dk:connectedTo :h_pos.p .\n:h_pos.n dk:connectedTo :bulb.p .\n:bulb.n dk:connectedTo :h_neg.n .\n"
+             ":h_neg.p dk:connectedTo :c_neg.n .\n:c_neg.p dk:connectedTo :s_neg.n .\n:s_neg.p dk:connectedTo :bat.neg .\n"]
+    return "".join(text).replace("@prefix dcterms:", "@prefix skos:    <http://www.w3.org/2004/02/skos/core#> .\n"
+                                 "@prefix dcterms:", 1)
+
+
 TRIP = HEAD.replace("garland", "trip") + """\
 :trip a dk:System ; dk:systemKey "trip" ; dcterms:identifier "trip" ; rdfs:label "Trip" ;
     dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;
@@ -138,9 +174,23 @@ def chain_store(folder: Path) -> KnowledgeStore:
              "g3.ttl": scenario("garland", "GARLAND.3", 9304, "Flat battery", [("DepletedBattery", "bat")], DARK),
              "t1.ttl": scenario("trip", "TRIP.1", 9303, "Shorted lamp", [("ShortedComponent", "lamp")],
                                 "The lamp never stays lit; at most it flickers. The led is dark or flickers at most.")}
+    return _stored(folder, files)
+
+
+def lantern_store(folder: Path) -> KnowledgeStore:
+    """An in-memory store holding the lantern and a double fault on it: a flat battery, and the switch
+    box's + cable off the head."""
+    return _stored(folder, {"lantern.ttl": lantern(), "l1.ttl": scenario(
+        "lantern", "LANTERN.1", 9305, "Flat battery and a cable off",
+        [("DepletedBattery", "bat"), ("DetachedEnd", "c_pos.n")], "The lantern bulb stays dark, and so does the green LED.")})
+
+
+def _stored(folder: Path, files: dict[str, str]) -> KnowledgeStore:
+    """The systems (the files without a scenario's number in their name) loaded first, then the rest."""
     for name, text in files.items():
         (folder / name).write_text(text)
+    systems = [n for n in files if not any(ch.isdigit() for ch in n)]
     s = KnowledgeStore.memory()
-    load_files(s, [folder / "garland.ttl", folder / "trip.ttl"])
-    load_files(s, [folder / n for n in files if n not in ("garland.ttl", "trip.ttl")])
+    load_files(s, [folder / n for n in systems])
+    load_files(s, [folder / n for n in files if n not in systems])
     return s

@@ -36,7 +36,10 @@ The session goes as follows:
    narrows the candidates to its target, one that finds nothing removes its
    target's problems; an observation (lights, voltages, currents) adds
    evidence like a symptom does, and one that reads right clears what it
-   shows working; readings that keep changing (typed ``settled``) are anomalies;
+   shows working; readings that keep changing (typed ``settled``) are anomalies; a cable's two
+   potentials speak of the cable itself (an end that floats is off, two ends at one potential
+   conduct) and, once a repair helped only partly, of the chain on its side of the supply; a
+   partial verdict whose ``works`` is false leaves the main lamp dark;
 6. hypotheses: first, what an inspected cable end showed against the description: the two cables
    whose swapped ends explain an end found on another net than its own, or the part whose end should
    sit beside it and is not there; then one candidate left after an anomaly, or the component of the
@@ -106,6 +109,10 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.coupling_flicker = settings.coupling_flicker
         self.trust_seen = settings.trust_seen
         self.chain_modules = settings.chain_modules
+        self.cable_potentials = settings.cable_potentials
+        self.side_only = settings.side_only
+        self.still_dark = settings.still_dark
+        self.endgame = settings.endgame
         self.unsettled_flicker = settings.unsettled_flicker
         self.port_potentials = settings.port_potentials
         self.source_local = settings.source_local
@@ -129,6 +136,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
         self.catalogue = briefing.catalogue
+        self.budget = briefing.budget
         knowledge = Knowledge.of(briefing.view, briefing.system)
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
         self.port_modes = knowledge.port_modes
@@ -156,6 +164,9 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         for (c, p), net in sorted(self.expected_nets.items()):
             self.on_net.setdefault(net, []).append((c, p))
         self.lamps = {c for c, comp in self.simulator.skeleton.components.items() if comp.type in ("Bulb", "LED")}
+        # the lamps whose light is the system's function (lit when it works; not indicators)
+        self.main_lamps = {c for c, comp in self.simulator.skeleton.components.items()
+                           if comp.type == "Bulb" and c in self.nominal.lit and not comp.params.get("isIndicator")}
         self.cables = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Cable"}
         self.sides = self._sides()
         self.module_of = {c: comp.module for c, comp in self.simulator.skeleton.components.items()}
@@ -186,6 +197,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.cleared: set[tuple[str, str]] = set()     # (component, mode) ruled out by a test
         if self.trust_seen:          # a light seen lit as it should be has none of its own faults
             self.cleared |= {(c, m) for c in nominal & self.lamps for m in self.problems.get(c, ())}
+        self.partly_repaired = False          # a hypothesis repaired some of what is wrong
         self.last: Action | Hypothesis | None = None
         self.last_test: Test | None = None
         self._replan()
@@ -374,8 +386,18 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         if outcome["kind"] == "hypothesis":
             named = set(outcome.get("data", {}).get("candidates", [])) or set(getattr(self.last, "components", ()))
             if outcome["verdict"] in ("partial", "wrong"):
+                if outcome["verdict"] == "partial":
+                    self.partly_repaired = True
                 if outcome["verdict"] == "partial" and self.rebase:
                     self._rebase(named)
+                    if self.still_dark and outcome.get("data", {}).get("works") is False and len(self.main_lamps) == 1:
+                        # the system still does not work: its one main lamp is still dark
+                        lamp = next(iter(self.main_lamps))
+                        if lamp not in named and lamp in self.components:
+                            self._add_evidence(lamp, anomalous=True)
+                            self.suspicious.add(lamp)
+                            self.seen.add(lamp)
+                            self.dark.add(lamp)
                 self.excluded |= named
                 self.cleared |= {(c, m) for c in named for m in self.problems.get(c, ())}
                 self._replan()
@@ -398,6 +420,9 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             self._lamp_seen(test.component, outcome)
         if verdict is None:
             self._replan()
+            return
+        if kind == "voltages" and test.component in self.cables and self.cable_potentials != "never" and \
+                self._cable_potentials(test, outcome):
             return
         local = kind in LOCAL_TESTS or (self.split == "sides" and kind == "visual" and test.component not in self.lamps)
         # a potential that depends on nothing else (a source's own terminals) shows that part alone
@@ -452,6 +477,24 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                     self.candidates &= {c for c, _ in implicated} or self.candidates
                     return
         self._replan()
+
+    def _cable_potentials(self, test: Test, outcome: Outcome) -> bool:
+        """What a cable's two potentials say of the cable itself: an end that floats is off its
+        terminal (name the cable first); two ends at one potential show it conducts, so its own end
+        faults are ruled out whatever the potential (a wrong one comes from further along its side).
+        True when the reading is fully accounted for here."""
+        volts = ((outcome.get("data") or {}).get(test.component) or {}).get("port_voltages") or {}
+        if not volts:
+            return False
+        if any(v is None for v in volts.values()):
+            self.anomaly_seen = True
+            shown = frozenset({test.component})
+            if shown not in self.named_first:
+                self.named_first.append(shown)
+            return True
+        if max(volts.values()) - min(volts.values()) <= VOLTAGE_TOLERANCE:
+            self.cleared |= {(test.component, m) for m in test.modes}
+        return False
 
     def _lamp_seen(self, lamp: str, outcome: Outcome) -> None:
         """A look at a lamp with its ends on and steady: seen dark, or not (see :attr:`dark`)."""

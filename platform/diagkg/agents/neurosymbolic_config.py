@@ -19,10 +19,11 @@ class NeuroSymbolicConfig(Settings):
 
     ASSISTANT: ClassVar[str] = "neuro-symbolic"
     RANGES: ClassVar[dict[str, tuple[float, float]]] = {
-        "round_minutes": (0.0, INF), "intermittent_weight": (0.0, INF), "chain_modules": (0, INF)}
+        "round_minutes": (0.0, INF), "intermittent_weight": (0.0, INF), "chain_modules": (0, INF), "endgame": (0, INF)}
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
         "classifier": ("keywords", "llm"), "split": ("dependencies", "sides", "problems"),
-        "weights": ("problems", "candidates"), "tiebreak": ("order", "upstream")}
+        "weights": ("problems", "candidates"), "tiebreak": ("order", "upstream"),
+        "cable_potentials": ("never", "after-repair", "always")}
 
     classifier: str = "keywords"       # how the reported symptoms are read: keywords, or a language model
     coordinate: bool = False           # "lamp 2 and all five LEDs stay lit": what follows says it (keywords)
@@ -43,6 +44,14 @@ class NeuroSymbolicConfig(Settings):
     coupling_flicker: bool = True
     trust_seen: bool = False
     chain_modules: int = 5             # bisect with voltages while the candidates lie in at least this many modules
+    # after a repair that helped only partly, when the fault left is sought along a chain, a cable's
+    # potentials bisect it ("after-repair"); "always" from the start, "never" a cable's voltage is its own
+    cable_potentials: str = "after-repair"
+    # after a repair that helped only partly and the system still does not work: its one main lamp is
+    # still dark (the verdict's typed ``works``)
+    still_dark: bool = True
+    endgame: int = 2                   # rounds left at which voltages speak only of their part again
+    side_only: bool = True             # a right potential vouches only for the parts wholly on its side
     unsettled_flicker: bool = True     # a reading that keeps changing counts as a light that comes and goes
     port_potentials: bool = True       # a right voltage clears only end faults
     source_local: bool = True          # a wrong potential of a source is its own

@@ -10,6 +10,7 @@ has tried.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..env.actions import ActionType, repairs_fitting
 from ..env.service import Hypothesis
@@ -33,6 +34,12 @@ class Ranking:
     blind_looks: bool
     tiebreak: str
     chain_modules: int
+    cable_potentials: str
+    side_only: bool
+    endgame: int
+    budget: int
+    outcomes: list[dict[str, Any]]
+    partly_repaired: bool
     repair_probe: bool
     dark_currents: bool
     # the system: its knowledge, catalogue and nominal state
@@ -178,17 +185,37 @@ class Ranking:
             return {comp}
         if kind == "visual" and comp in self.lamps and comp in self.nominal.lit:
             found = {comp} | deps     # a lamp lights only when everything it depends on works
-        elif kind == "voltages" and len({self.module_of.get(c) for c in self.candidates}) >= self.chain_modules:
-            # among candidates spread over a chain of modules, a potential shows breaks
-            # between it and the supply's pole on its side
+        elif kind == "voltages" and self._bisects(comp):
+            # a potential shows breaks between it and the supply's pole on its side
             side = self.sides.get(comp, frozenset({"high", "low"}))
-            found = {comp} | {d for d in deps if self.sides.get(d, side) & side}
+            if working and self.side_only:
+                # a right potential vouches for the parts wholly on its side: not for a source or a
+                # lamp that spans both (a flat battery still reads 0 V at its negative end)
+                found = {comp} | {d for d in deps if self.sides.get(d, side) <= side}
+            else:
+                found = {comp} | {d for d in deps if self.sides.get(d, side) & side}
         else:
             return {comp}
         if working:
             module = self.module_of.get(comp)
             found = {d for d in found if d == comp or module is None or self.module_of.get(d) != module}
         return found
+
+    def _bisects(self, part: str) -> bool:
+        """Whether a potential read at ``part`` speaks of the chain between it and the supply (not only
+        of ``part``): while the candidates lie in a chain of modules, or, for a cable (whose two ends
+        sit on two nets of the chain) once a repair helped only partly and no light comes and goes;
+        never in the last rounds, when only what a test shows of its own part can still be named."""
+        if self._rounds_left() <= self.endgame:
+            return False
+        if len({self.module_of.get(c) for c in self.candidates}) >= self.chain_modules:
+            return True
+        return part in self.cables and not self.flickering and (
+            self.cable_potentials == "always" or (self.cable_potentials == "after-repair" and self.partly_repaired))
+
+    def _rounds_left(self) -> int:
+        """The rounds the budget leaves after those played (each outcome is one round)."""
+        return self.budget - len(self.outcomes)
 
     def _anomalous_if(self, test: Test) -> set[tuple[str, str]]:
         """The problems of the plan under which ``test`` would show an anomaly: its own

@@ -87,6 +87,7 @@ def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
     repairs = sum(repair_cost(session, c, state) for c in candidates)
     out.executed.append(("verify_repair", tuple(candidates), float(repairs)))
     out.cost = float(sum(c for _, _, c in out.executed))
+    works: bool | None = None
     if healthy_named:
         out.healthy = tuple(healthy_named)
         out.verdict = Verdict.OVERBROAD if faulty_named else Verdict.WRONG
@@ -114,6 +115,8 @@ def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
     out.success = out.verdict is Verdict.CORRECT
     out.message += f" (Unknown names ignored: {', '.join(unknown)}.)" if unknown else ""
     out.data = {"candidates": candidates, "actually_faulty": faulty_named, "verdict": out.verdict.value}
+    if works is not None:      # what the repair did to the main function (the message says it in words)
+        out.data["works"] = works
     return out
 
 
