@@ -196,3 +196,28 @@ def test_after_a_partial_repair_the_fault_left_is_found_by_the_cables_potentials
     assert len(played(cable_potentials="never")) >= len(steps) + 2
     # without the verdict's "still does not work", the bulb is looked at again
     assert ("observe_component", ("bulb",)) in played(still_dark=False)
+
+
+def test_candidates_whose_suspected_faults_are_nearly_all_ruled_out_give_way(tmp_path):
+    """When tests have ruled out all but a small share of what the candidates were suspected of (as
+    weighed when they became the candidates), the assistant looks elsewhere instead of spending its
+    rounds on the unlikely rest (a second fault hiding behind a first, as a dark LED that is itself
+    open): on the lantern written here, every problem of the first candidates but the lightest ruled out."""
+    from ..support.chains import lantern_store
+
+    store = lantern_store(tmp_path)
+    for exhaust, moves_on in ((0.2, True), (0.0, False)):
+        agent, _ = briefed(store, "LANTERN.2", exhaust=exhaust)
+        first = set(agent.candidates)
+        testable = [p for p in agent.plan if any(c == p[0] and p[1] in t.modes for (_, c), t in agent.tests.items())]
+        lightest = min(testable, key=lambda p: (agent._weight_of({p}), p))
+        agent._left_of_candidates()                   # weighed as formed
+        agent.cleared |= agent.plan - {lightest}      # all but the lightest that a test can still show ruled out
+        agent._replan()
+        assert agent._left_of_candidates() < 0.2
+        step = agent.suggest()
+        assert step is not None
+        if moves_on:
+            assert first <= agent.excluded and not set(getattr(step, "targets", ())) & first, step
+        else:
+            assert not agent.excluded and set(step.targets) <= first, step

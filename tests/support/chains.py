@@ -182,7 +182,9 @@ def lantern_store(folder: Path) -> KnowledgeStore:
     box's + cable off the head."""
     return _stored(folder, {"lantern.ttl": lantern(), "l1.ttl": scenario(
         "lantern", "LANTERN.1", 9305, "Flat battery and a cable off",
-        [("DepletedBattery", "bat"), ("DetachedEnd", "c_pos.n")], "The lantern bulb stays dark, and so does the green LED.")})
+        [("DepletedBattery", "bat"), ("DetachedEnd", "c_pos.n")], "The lantern bulb stays dark, and so does the green LED."),
+        "l2.ttl": scenario("lantern", "LANTERN.2", 9306, "A cable off", [("DetachedEnd", "h_neg.n")],
+                           "The lantern bulb stays dark, but the green LED is lit.")})
 
 
 def _stored(folder: Path, files: dict[str, str]) -> KnowledgeStore:

@@ -113,6 +113,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.side_only = settings.side_only
         self.still_dark = settings.still_dark
         self.endgame = settings.endgame
+        self.exhaust = settings.exhaust
         self.unsettled_flicker = settings.unsettled_flicker
         self.port_potentials = settings.port_potentials
         self.source_local = settings.source_local
@@ -197,6 +198,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.cleared: set[tuple[str, str]] = set()     # (component, mode) ruled out by a test
         if self.trust_seen:          # a light seen lit as it should be has none of its own faults
             self.cleared |= {(c, m) for c in nominal & self.lamps for m in self.problems.get(c, ())}
+        self.formed: dict[frozenset[str], float] = {}     # candidate sets: the weight of their problems when formed
         self.partly_repaired = False          # a hypothesis repaired some of what is wrong
         self.last: Action | Hypothesis | None = None
         self.last_test: Test | None = None
@@ -308,6 +310,11 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             if hyp is not None:
                 self.last = hyp
                 return hyp
+            if self.exhaust and self.candidates and self._left_of_candidates() < self.exhaust:
+                # what these candidates were suspected of is nearly all ruled out: look elsewhere
+                self.excluded |= self.candidates
+                self._replan()
+                continue
             test = self._best_test()
             if test is not None:
                 self.last, self.last_test = Action(test.action, (test.component,)), test
@@ -319,6 +326,15 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             self.excluded |= self.candidates
             self._replan()
         return None
+
+    def _left_of_candidates(self) -> float:
+        """The share of the weight of the candidates' problems (as when these candidates were first
+        formed) that the tests have not ruled out."""
+        key = frozenset(self.candidates)
+        full = {(c, m) for c in key for m in self.problems.get(c, ())}
+        if key not in self.formed:
+            self.formed[key] = self._weight_of(full)
+        return self._weight_of(full - self.cleared) / self.formed[key] if self.formed[key] else 1.0
 
     def _attached_ends(self, cable: str, outcome: Outcome) -> list[tuple[int | None, set[str]]]:
         """Each end of ``cable`` an inspection (connections, typed) found on a terminal: the net the

@@ -19,7 +19,8 @@ class NeuroSymbolicConfig(Settings):
 
     ASSISTANT: ClassVar[str] = "neuro-symbolic"
     RANGES: ClassVar[dict[str, tuple[float, float]]] = {
-        "round_minutes": (0.0, INF), "intermittent_weight": (0.0, INF), "chain_modules": (0, INF), "endgame": (0, INF)}
+        "round_minutes": (0.0, INF), "intermittent_weight": (0.0, INF), "chain_modules": (0, INF),
+        "endgame": (0, INF), "exhaust": (0.0, 1.0)}
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
         "classifier": ("keywords", "llm"), "split": ("dependencies", "sides", "problems"),
         "weights": ("problems", "candidates"), "tiebreak": ("order", "upstream"),
@@ -51,6 +52,9 @@ class NeuroSymbolicConfig(Settings):
     # still dark (the verdict's typed ``works``)
     still_dark: bool = True
     endgame: int = 2                   # rounds left at which voltages speak only of their part again
+    # candidates of which less than this share of what they were suspected of is left untested (as
+    # weighed when they became the candidates): look elsewhere, as when nothing is left
+    exhaust: float = 0.2
     side_only: bool = True             # a right potential vouches only for the parts wholly on its side
     unsettled_flicker: bool = True     # a reading that keeps changing counts as a light that comes and goes
     port_potentials: bool = True       # a right voltage clears only end faults

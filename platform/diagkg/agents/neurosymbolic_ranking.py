@@ -81,6 +81,12 @@ class Ranking:
         return {(c, m): suspect[c] * self.priors.get(m, 1.0) * (boost if m in self.intermittent_modes else 1.0)
                 for c, m in self.plan}
 
+    def _weight_of(self, problems: set[tuple[str, str]]) -> float:
+        """The summed weight of ``problems`` (suspicion × prior × coming and going), as :meth:`_weights`."""
+        boost = self.intermittent_weight if self.flickering else 1.0
+        return sum((SUSPECT_WEIGHT if c in self.suspicious else 1.0) * self.priors.get(m, 1.0)
+                   * (boost if m in self.intermittent_modes else 1.0) for c, m in problems)
+
     def _repair_cost(self, part: str) -> float:
         """What repairing a part costs: the cheapest repair action of the catalogue for its type."""
         fitting = repairs_fitting(self.catalogue, self.part_types.get(part, ""), "component")
