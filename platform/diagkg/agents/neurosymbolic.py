@@ -414,6 +414,9 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                             self.suspicious.add(lamp)
                             self.seen.add(lamp)
                             self.dark.add(lamp)
+                            if not self.reinspect:      # nor looked at again
+                                self.executed |= {(a, c) for (a, c) in self.tests if c == lamp
+                                                  and self.catalogue[a].observes == "visual"}
                 self.excluded |= named
                 self.cleared |= {(c, m) for c in named for m in self.problems.get(c, ())}
                 self._replan()
