@@ -221,3 +221,14 @@ def test_candidates_whose_suspected_faults_are_nearly_all_ruled_out_give_way(tmp
             assert first <= agent.excluded and not set(getattr(step, "targets", ())) & first, step
         else:
             assert not agent.excluded and set(step.targets) <= first, step
+
+
+def test_a_reading_that_keeps_changing_does_not_point_at_the_part_measured(store):
+    """On the trip (a relay that opens on its own over-current, written here), the battery's voltage
+    keeps changing because the relay keeps switching: the battery is not made the one suspect."""
+    agent, session = briefed(store, "TRIP.1")
+    read(agent, session, "measure_voltage", "bat")
+    assert agent.flickering and agent.anomaly_seen and agent.candidates != {"bat"}
+    naive, session = briefed(store, "TRIP.1", unsettled_elsewhere=False)
+    read(naive, session, "measure_voltage", "bat")
+    assert naive.candidates == {"bat"}

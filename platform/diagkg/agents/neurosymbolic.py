@@ -114,6 +114,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.still_dark = settings.still_dark
         self.endgame = settings.endgame
         self.exhaust = settings.exhaust
+        self.unsettled_elsewhere = settings.unsettled_elsewhere
         self.unsettled_flicker = settings.unsettled_flicker
         self.port_potentials = settings.port_potentials
         self.source_local = settings.source_local
@@ -442,6 +443,13 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             return
         if kind == "voltages" and test.component in self.cables and self.cable_potentials != "never" and \
                 self._cable_potentials(test, outcome):
+            return
+        if self.unsettled_elsewhere and kind in SPLITTING and \
+                ((outcome.get("data") or {}).get(test.component) or {}).get("settled") is False:
+            # a reading that keeps changing: something switches on and off (a coupling, a loose end),
+            # which says nothing of where the part measured is
+            self.anomaly_seen = True
+            self._replan()
             return
         local = kind in LOCAL_TESTS or (self.split == "sides" and kind == "visual" and test.component not in self.lamps)
         # a potential that depends on nothing else (a source's own terminals) shows that part alone

@@ -55,6 +55,8 @@ class NeuroSymbolicConfig(Settings):
     # candidates of which less than this share of what they were suspected of is left untested (as
     # weighed when they became the candidates): look elsewhere, as when nothing is left
     exhaust: float = 0.2
+    # a reading that keeps changing says something switches on and off, not where the part measured is
+    unsettled_elsewhere: bool = True
     side_only: bool = True             # a right potential vouches only for the parts wholly on its side
     unsettled_flicker: bool = True     # a reading that keeps changing counts as a light that comes and goes
     port_potentials: bool = True       # a right voltage clears only end faults
