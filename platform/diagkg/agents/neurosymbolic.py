@@ -407,17 +407,8 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                     self.partly_repaired = True
                 if outcome["verdict"] == "partial" and self.rebase:
                     self._rebase(named)
-                    if self.still_dark and outcome.get("data", {}).get("works") is False and len(self.main_lamps) == 1:
-                        # the system still does not work: its one main lamp is still dark
-                        lamp = next(iter(self.main_lamps))
-                        if lamp not in named and lamp in self.components:
-                            self._add_evidence(lamp, anomalous=True)
-                            self.suspicious.add(lamp)
-                            self.seen.add(lamp)
-                            self.dark.add(lamp)
-                            if not self.reinspect:      # nor looked at again
-                                self.executed |= {(a, c) for (a, c) in self.tests if c == lamp
-                                                  and self.catalogue[a].observes == "visual"}
+                    if self.still_dark and outcome.get("data", {}).get("works") is False:
+                        self._main_lamp_dark(named)
                 self.excluded |= named
                 self.cleared |= {(c, m) for c in named for m in self.problems.get(c, ())}
                 self._replan()
@@ -504,6 +495,22 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                     self.candidates &= {c for c, _ in implicated} or self.candidates
                     return
         self._replan()
+
+    def _main_lamp_dark(self, repaired: set[str]) -> None:
+        """The system still does not work after ``repaired``: its one main lamp is still dark (a
+        suspect again, known dark, not looked at again). With several main lamps, which one is dark
+        is not said."""
+        if len(self.main_lamps) != 1:
+            return
+        lamp = next(iter(self.main_lamps))
+        if lamp in repaired or lamp not in self.components:
+            return
+        self._add_evidence(lamp, anomalous=True)
+        self.suspicious.add(lamp)
+        self.seen.add(lamp)
+        self.dark.add(lamp)
+        if not self.reinspect:
+            self.executed |= {(a, c) for (a, c) in self.tests if c == lamp and self.catalogue[a].observes == "visual"}
 
     def _cable_potentials(self, test: Test, outcome: Outcome) -> bool:
         """What a cable's two potentials say of the cable itself: an end that floats is off its
