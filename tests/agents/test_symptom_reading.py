@@ -30,6 +30,8 @@ def read(text: str) -> dict[str, set[str]]:
     ("The pump LED and the amber LED are both lit.", {"pump_led": {"on"}, "fan_led": {"on"}}),
     # an auxiliary alone repeats the previous verb, with its own negation
     ("Bed 1 light does not light; bed 2 light does.", {"bed1_light": {"off"}, "bed2_light": {"on"}}),
+    ("Bed 1 light lights; bed 2 light does not; bed 3 light does.",
+     {"bed1_light": {"on"}, "bed2_light": {"off"}, "bed3_light": {"on"}}),
     ("The grow lamp is dark, and so is the pump LED.", {"grow_lamp": {"off"}, "pump_led": {"off"}}),
     # a condition says nothing; what follows it does
     ("Whether the lamp is on or off, the pump LED stays lit and the amber LED stays dark.",

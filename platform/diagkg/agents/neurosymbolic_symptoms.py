@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass
 
 NEGATIONS = {"not", "no", "never", "neither", "nor", "n't", "doesn't", "don't", "isn't", "won't", "cannot",
              "can't", "without", "nothing"}
@@ -55,6 +56,17 @@ JOINERS = re.compile(r"(,\s*(?:and|but|while|whereas)\s|,|\band\b|\bbut\b|\bwhil
 CONDITION = re.compile(r"\bwhether\b[^,]*,")             # "whether the lamp is on or off, …"
 ASIDE = re.compile(r"\([^)]*\)")                          # "(two supplies, three control modules)"
 NUMBER_LIST = re.compile(r"\b\d+(?:\s*,\s*\d+)*\s+(?:and|or)\s+\d+\b")   # "1, 2 and 3" -> one token "1_2_3"
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """A piece of a sentence between two joining words."""
+
+    toks: list[str]
+    found: list[str]                       # the lights it names
+    free: list[str]                        # its words, the names taken out
+    own: tuple[str, bool] | None           # what its own words say, and whether a negation said it
+    joint: str                             # the word joining it to the next ("and", ",", "but"…)
 
 
 class KeywordClassifier:
@@ -92,41 +104,53 @@ class KeywordClassifier:
         named: list[str] = []            # what the last segment that named something named (for pronouns)
         previous: tuple[str, bool] | None = None      # the last state said, and whether with a negation
         for sentence in SENTENCES.split(text):
-            sentence = CONDITION.sub(" ", sentence)
-            now_and_then = bool(NOW_AND_THEN.search(sentence))
-            pieces = JOINERS.split(sentence)
-            segments = []
-            for i in range(0, len(pieces), 2):
-                toks = _tokens(pieces[i])
-                if not toks:
-                    continue
-                found, free = self._found(pieces[i], toks)
-                if not found and PRONOUNS & set(toks):
-                    found = list(named)
-                if found:
-                    named = found
-                joint = pieces[i + 1].strip(" ,") if i + 1 < len(pieces) else ""
-                segments.append((toks, found, _state(free, now_and_then), joint, free))
-            states: list[str | None] = []
-            for k, (toks, found, own, joint, free) in enumerate(segments):
-                state = own[0] if own else None
-                said_so = SAME & set(toks) or any(t == "so" and u in AUXILIARIES for t, u in itertools.pairwise(toks))
-                if state is None and previous and (said_so or ("with" in toks and {"it", "them"} & set(toks))):
-                    state = previous[0]
-                if state is None and previous and AUXILIARIES & set(free) and set(free) <= ELLIPSIS:
-                    # "lamp 2 does": the previous verb, with this segment's own negation
-                    base = _flip(previous[0]) if previous[1] else previous[0]
-                    state = _flip(base) if NEGATIONS & set(toks) else base
-                if state is None and found and joint in ("and", "", "or", "nor") and k + 1 < len(segments):
-                    after = segments[k + 1]
-                    if after[2] and (after[1] or self.coordinate):
-                        state = after[2][0]
-                states.append(state)
-                if state:
-                    previous = (state, bool(own and own[1]))
-            for (_, found, *_), state in zip(segments, states, strict=True):
-                out += [(comp, state) for comp in found if state]
+            segments, named = self._segments(CONDITION.sub(" ", sentence), named)
+            for segment, state in zip(segments, self._states(segments, previous), strict=True):
+                out += [(comp, state[0]) for comp in segment.found if state]
+                previous = state or previous
         return out
+
+    def _segments(self, sentence: str, named: list[str]) -> tuple[list[_Segment], list[str]]:
+        """A sentence's segments (between commas, "and", "but", "while"…), each with the names it
+        holds (a pronoun's: those named last), what its own words say, and the word joining it to
+        the next; and what was named last."""
+        now_and_then = bool(NOW_AND_THEN.search(sentence))
+        pieces = JOINERS.split(sentence)
+        segments = []
+        for i in range(0, len(pieces), 2):
+            toks = _tokens(pieces[i])
+            if not toks:
+                continue
+            found, free = self._found(pieces[i], toks)
+            if not found and PRONOUNS & set(toks):
+                found = list(named)
+            if found:
+                named = found
+            joint = pieces[i + 1].strip(" ,") if i + 1 < len(pieces) else ""
+            segments.append(_Segment(toks, found, free, _state(free, now_and_then), joint))
+        return segments, named
+
+    def _states(self, segments: list[_Segment], previous: tuple[str, bool] | None) -> list[tuple[str, bool] | None]:
+        """Each segment's state (and whether a negation said it): its own words', else the last one
+        said ("so is", "too", "with it"), the last verb with its own negation ("lamp 2 does"), or the
+        next segment's when joined to it by "and" or a comma ("the green LED and the red LED are lit")."""
+        states: list[tuple[str, bool] | None] = []
+        for k, seg in enumerate(segments):
+            state = seg.own
+            words, free = set(seg.toks), set(seg.free)
+            said_so = SAME & words or any(t == "so" and u in AUXILIARIES for t, u in itertools.pairwise(seg.toks))
+            if state is None and previous and (said_so or ("with" in words and {"it", "them"} & words)):
+                state = (previous[0], False)
+            if state is None and previous and AUXILIARIES & free and free <= ELLIPSIS:
+                base = _flip(previous[0]) if previous[1] else previous[0]
+                state = (_flip(base), True) if NEGATIONS & words else (base, False)
+            if state is None and seg.found and seg.joint in ("and", "", "or", "nor") and k + 1 < len(segments):
+                after = segments[k + 1]
+                if after.own and (after.found or self.coordinate):
+                    state = (after.own[0], False)
+            states.append(state)
+            previous = state or previous
+        return states
 
     def _found(self, clause: str, toks: list[str]) -> tuple[list[str], list[str]]:
         """The components a clause names (longest names first, numbered ranges, lists and whole
