@@ -340,7 +340,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
     def _attached_ends(self, cable: str, outcome: Outcome) -> list[tuple[int | None, set[str]]]:
         """Each end of ``cable`` an inspection (connections, typed) found on a terminal: the net the
         description puts it on, and the ports (``part.port``) it was found attached to."""
-        ends = (outcome.get("data") or {}).get(cable)
+        ends = _data_of(outcome, cable)
         if not isinstance(ends, dict):
             return []
         return [(self.expected_nets.get((cable, port)), set(end["attached_to"])) for port, end in sorted(ends.items())
@@ -436,7 +436,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                 self._cable_potentials(test, outcome):
             return
         if self.unsettled_elsewhere and kind in SPLITTING and \
-                ((outcome.get("data") or {}).get(test.component) or {}).get("settled") is False:
+                (_data_of(outcome, test.component) or {}).get("settled") is False:
             # a reading that keeps changing: something switches on and off (a coupling, a loose end),
             # which says nothing of where the part measured is
             self.anomaly_seen = True
@@ -517,7 +517,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         terminal (name the cable first); two ends at one potential show it conducts, so its own end
         faults are ruled out whatever the potential (a wrong one comes from further along its side).
         True when the reading is fully accounted for here."""
-        volts = ((outcome.get("data") or {}).get(test.component) or {}).get("port_voltages") or {}
+        volts = (_data_of(outcome, test.component) or {}).get("port_voltages") or {}
         if not volts:
             return False
         if any(v is None for v in volts.values()):
@@ -532,7 +532,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
 
     def _lamp_seen(self, lamp: str, outcome: Outcome) -> None:
         """A look at a lamp with its ends on and steady: seen dark, or not (see :attr:`dark`)."""
-        d = (outcome.get("data") or {}).get(lamp)
+        d = _data_of(outcome, lamp)
         if not isinstance(d, dict) or "lit" not in d or d.get("flickering") or \
                 any(v != TerminalState.ATTACHED for v in (d.get("visible_ends") or {}).values()):
             return
@@ -540,8 +540,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
 
     def _verdict(self, test: Test, outcome: Outcome) -> bool | None:
         """True if the outcome shows an anomaly, False if it looks nominal, None if it says nothing."""
-        data = outcome.get("data") or {}
-        d = data.get(test.component)
+        d = _data_of(outcome, test.component)
         kind = self.catalogue[test.action].observes
         nominal = self.nominal.components.get(test.component)
         if kind in ("continuity", "diode"):
@@ -589,3 +588,8 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                 return bool(d["lit"] != lit_when_nominal)
             return False if ends else None
         return None
+
+
+def _data_of(outcome: Outcome, part: str) -> Any:
+    """What an outcome's typed data records of ``part`` (None when nothing)."""
+    return (outcome.get("data") or {}).get(part)

@@ -69,23 +69,23 @@ class Ranking:
     executed: set[tuple[str, str]]
     tried: set[frozenset[str]]
 
+    def _weight(self, part: str, mode: str, shares: int = 1) -> float:
+        """One problem's weight: how suspect its part is (shared among ``shares`` problems), its
+        mode's prior, and the boost of a mode acting at random while a light comes and goes."""
+        boost = self.intermittent_weight if self.flickering and mode in self.intermittent_modes else 1.0
+        return (SUSPECT_WEIGHT if part in self.suspicious else 1.0) / shares * self.priors.get(mode, 1.0) * boost
+
     def _weights(self) -> dict[tuple[str, str], float]:
         """Each problem of the plan weighted by how suspect its part is and its mode's prior."""
-        suspect = {c: (SUSPECT_WEIGHT if c in self.suspicious else 1.0) for c, _ in self.plan}
+        count: dict[str, int] = {}
         if self.weights == "candidates":        # each candidate weighs the same, shared among its problems
-            count: dict[str, int] = {}
             for c, _ in self.plan:
                 count[c] = count.get(c, 0) + 1
-            suspect = {c: w / count[c] for c, w in suspect.items()}
-        boost = self.intermittent_weight if self.flickering else 1.0
-        return {(c, m): suspect[c] * self.priors.get(m, 1.0) * (boost if m in self.intermittent_modes else 1.0)
-                for c, m in self.plan}
+        return {(c, m): self._weight(c, m, count.get(c, 1)) for c, m in self.plan}
 
     def _weight_of(self, problems: set[tuple[str, str]]) -> float:
-        """The summed weight of ``problems`` (suspicion × prior × coming and going), as :meth:`_weights`."""
-        boost = self.intermittent_weight if self.flickering else 1.0
-        return sum((SUSPECT_WEIGHT if c in self.suspicious else 1.0) * self.priors.get(m, 1.0)
-                   * (boost if m in self.intermittent_modes else 1.0) for c, m in problems)
+        """The summed weight of ``problems``, as :meth:`_weights` weighs each."""
+        return sum(self._weight(c, m) for c, m in problems)
 
     def _repair_cost(self, part: str) -> float:
         """What repairing a part costs: the cheapest repair action of the catalogue for its type."""
@@ -150,11 +150,9 @@ class Ranking:
         """Its candidates, one part each, the heaviest first: the summed weight of
         each one's remaining problems (suspicion × prior), then by name."""
         weight: dict[str, float] = {c: 0.0 for c in self.candidates}
-        boost = self.intermittent_weight if self.flickering else 1.0
         for c, m in self.plan:
             if c in weight:
-                weight[c] += (SUSPECT_WEIGHT if c in self.suspicious else 1.0) * self.priors.get(m, 1.0) \
-                    * (boost if m in self.intermittent_modes else 1.0)
+                weight[c] += self._weight(c, m)
         return [frozenset({c}) for c in sorted(weight, key=lambda c: (-weight[c], c))]
 
     def _before(self, test: Test, other: Test) -> bool:
