@@ -234,3 +234,26 @@ def test_a_reading_that_keeps_changing_does_not_point_at_the_part_measured(store
     naive, session = briefed(store, "TRIP.1", unsettled_elsewhere=False)
     read(naive, session, "measure_voltage", "bat")
     assert naive.candidates == {"bat"}
+
+
+def test_the_catalogues_priors_on_types_move_the_search_past_a_box_whose_cable_is_on(tmp_path):
+    """The fault catalogue weighs a mode on one type of part apart (dk:TypePrior: a cable seldom breaks
+    inside or drifts; its ends come off). On the beacon written here, box 2's LED is open and box 3's
+    cable is off further on, so the supply seems lost in box 2: once box 2's cable is seen on its
+    terminals, what is left of it (broken inside) weighs little, and the search moves on to box 3 and
+    ends in success."""
+    from diagkg.agents.registry import create
+    from diagkg.env.worlds import fault_modes
+    from diagkg.kg.vocab import DK
+
+    from ..support.chains import beacon_store
+
+    store = beacon_store(tmp_path)
+    modes = fault_modes(store)
+    assert modes[DK.OpenComponent].prior_on("Cable") == 0.05 < modes[DK.OpenComponent].prior_on("Bulb") == 1.0
+    assert modes[DK.DetachedEnd].prior_on("Cable") == modes[DK.DetachedEnd].prior == 1.0
+    agent, _ = briefed(store, "BEACON.1")
+    assert agent._weight("link2", DK.OpenComponent) == pytest.approx(0.05 * agent._weight("link2", DK.DetachedEnd))
+    result = run_session("BEACON.1", create("neuro-symbolic"), store=store, seed=0)
+    assert result.end == "success", actions(result)
+    assert ("inspect_connections", ("link3",)) in actions(result) or ("observe_component", ("link3",)) in actions(result)

@@ -79,9 +79,24 @@ def _disconnect(port):
     return f
 
 
+BAD_PRIOR = rdflib.URIRef(DK_NS + "BadPrior")
+
+
+def _type_prior(mode, part_type, weight):
+    """A prior on a type added to the fault catalogue: ``mode`` on ``part_type`` (None: no type)."""
+    def f(g):
+        g.add((BAD_PRIOR, RDF.type, DK.TypePrior.uri))
+        g.add((BAD_PRIOR, DK.ofMode.uri, mode))
+        g.add((BAD_PRIOR, DK.typePriorWeight.uri, Literal(weight)))
+        if part_type is not None:
+            g.add((BAD_PRIOR, DK.onType.uri, part_type))
+    return f
+
+
 TC, WB = THREE_CUBES, DATA / "workbench.ttl"
 ALS = THREE_CUBES.parent / "ambient_light_sensor.ttl"
 BEH = THREE_CUBES.parents[2] / "ontology" / "behaviour.ttl"
+FAULTS = THREE_CUBES.parents[2] / "ontology" / "faults.ttl"
 A = Namespace("https://w3id.org/diagkg/system/ambient_light_sensor/")
 SC1 = THREE_CUBES.parents[1] / "catalog" / "001-3CC.S.1.ttl"
 SCN = Namespace("https://w3id.org/diagkg/scenario/")
@@ -226,6 +241,13 @@ CASES = [
     Case("spice-no-value", BEH,
          lambda g: g.remove((next(g.objects(DK.Resistor.uri, DK.stampedAs.uri)), DK.valueExpression.uri, None)),
          "dksh:SpiceElementShape", "dk:Resistor dk:stampedAs []", "needs a dk:valueExpression"),
+    # the fault catalogue's priors on types (a new prior added to ontology/faults.ttl)
+    Case("type-prior-mode-elsewhere", FAULTS, _type_prior(DK.DepletedBattery.uri, DK.Cable.uri, 0.1),
+         "dksh:TypePriorShape", "dk:BadPrior", "does not apply to that type"),
+    Case("type-prior-negative", FAULTS, _type_prior(DK.OpenComponent.uri, DK.Bulb.uri, -1),
+         "dksh:TypePriorShape", "dk:BadPrior", "a number >= 0"),
+    Case("type-prior-no-type", FAULTS, _type_prior(DK.OpenComponent.uri, None, 0.1),
+         "dksh:TypePriorShape", "dk:BadPrior", "exactly one dk:onType"),
     # scenarios (validated with their system's description)
     Case("scenario-unknown-component", SC1, _add((SCN["3CC.S.1"], DK.faultyComponent.uri, S.flux_capacitor)),
          "dksh:ScenarioShape", ":3CC.S.1", "is not a part of the scenario's system"),
@@ -360,8 +382,8 @@ def test_failing_example(case: Case, validator, tmp_path):
     assert case.focus is None or f" {case.focus} — " in text
 
 
-@pytest.mark.parametrize("base", [THREE_CUBES, DATA / "workbench.ttl", ALS, BEH, SC1, TRJ],
-                         ids=["three_cubes", "workbench", "ambient_light_sensor", "behaviour", "scenario", "trajectory"])
+@pytest.mark.parametrize("base", [THREE_CUBES, DATA / "workbench.ttl", ALS, BEH, FAULTS, SC1, TRJ],
+                         ids=["three_cubes", "workbench", "ambient_light_sensor", "behaviour", "faults", "scenario", "trajectory"])
 def test_passing_examples(base, validator):
     report = validator.validate_file(base)
     assert report.conforms, "\n".join(map(str, report.violations))

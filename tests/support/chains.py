@@ -1,5 +1,6 @@
-"""Systems written here, not shipped: a garland (a long chain of links) and a trip (a relay
-switched by its own current), with scenarios on both."""
+"""Systems written here, not shipped: a garland (a long chain of links), a lantern (three boxes), a
+beacon (boxes in a row, an LED each) and a trip (a relay switched by its own current), with scenarios
+on them."""
 
 from __future__ import annotations
 
@@ -96,6 +97,42 @@ def lantern() -> str:
                                  "@prefix dcterms:", 1)
 
 
+BOXES = 4
+
+
+def beacon() -> str:
+    """A battery feeds a lamp through a row of boxes, one cable each; each box has a green LED (with
+    its resistor, to the battery's negative) that shows the supply reached it."""
+    text = [HEAD.replace("garland", "beacon"),
+            ':beacon a dk:System ; dk:systemKey "beacon" ; dcterms:identifier "beacon" ; rdfs:label "Beacon" ; '
+            'dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;\n'
+            f'    dcterms:description "A battery feeds a lamp through {BOXES} boxes in a row; each box has a cable and '
+            'an LED that shows the supply reached it." .\n',
+            ':fn_operate a dk:Function ; rdfs:label "light the lamp" ; dk:dependsOn :fn_light .\n',
+            ':fn_supply a dk:Function ; rdfs:label "supply 6 V" .\n',
+            ':fn_return a dk:Function ; rdfs:label "close the circuit" ; dk:dependsOn :fn_supply .\n',
+            f':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_box{BOXES}, :fn_return .\n',
+            ':supply a dk:Module ; dcterms:identifier "supply" ; rdfs:label "supply" ; dk:partOf :beacon .\n',
+            part("bat", "VoltageSource", "supply", ("pos", "neg"), "fn_supply", " dk:voltage 6 ;"),
+            part("ret", "Cable", "supply", ("p", "n"), "fn_return"),
+            part("lamp", "Bulb", "supply", ("p", "n"), "fn_light", " dk:resistance 60 ; dk:powerThreshold 0.1 ;")]
+    previous, before = "bat.pos", "fn_supply"
+    for k in range(1, BOXES + 1):
+        text += [f':box{k} a dk:Module ; dcterms:identifier "box{k}" ; rdfs:label "box {k}" ; dk:partOf :beacon .\n',
+                 f':fn_box{k} a dk:Function ; rdfs:label "carry the supply through box {k}" ; dk:dependsOn :{before} .\n',
+                 f':fn_show{k} a dk:Function ; rdfs:label "show the supply in box {k}" ; dk:dependsOn :fn_box{k} .\n',
+                 part(f"link{k}", "Cable", f"box{k}", ("p", "n"), f"fn_box{k}"),
+                 part(f"r{k}", "Resistor", f"box{k}", ("p", "n"), f"fn_show{k}", " dk:resistance 330 ;"),
+                 part(f"led{k}", "LED", f"box{k}", ("anode", "cathode"), f"fn_show{k}",
+                      f' dk:forwardVoltage 2.0 ; dk:color "green" ; skos:altLabel "LED {k}" ;'),
+                 f":{previous} dk:connectedTo :link{k}.p .\n:link{k}.n dk:connectedTo :r{k}.p .\n"
+                 f":r{k}.n dk:connectedTo :led{k}.anode .\n:led{k}.cathode dk:connectedTo :bat.neg .\n"]
+        previous, before = f"link{k}.n", f"fn_box{k}"
+    text.append(f":{previous} dk:connectedTo :lamp.p .\n:lamp.n dk:connectedTo :ret.p .\n:ret.n dk:connectedTo :bat.neg .\n")
+    return "".join(text).replace("@prefix dcterms:", "@prefix skos:    <http://www.w3.org/2004/02/skos/core#> .\n"
+                                 "@prefix dcterms:", 1)
+
+
 TRIP = HEAD.replace("garland", "trip") + """\
 :trip a dk:System ; dk:systemKey "trip" ; dcterms:identifier "trip" ; rdfs:label "Trip" ;
     dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;
@@ -185,6 +222,15 @@ def lantern_store(folder: Path) -> KnowledgeStore:
         [("DepletedBattery", "bat"), ("DetachedEnd", "c_pos.n")], "The lantern bulb stays dark, and so does the green LED."),
         "l2.ttl": scenario("lantern", "LANTERN.2", 9306, "A cable off", [("DetachedEnd", "h_neg.n")],
                            "The lantern bulb stays dark, but the green LED is lit.")})
+
+
+def beacon_store(folder: Path) -> KnowledgeStore:
+    """An in-memory store holding the beacon and a misleading double fault on it: box 2's LED open, so
+    the supply seems lost in box 2, and box 3's cable off its terminal further on."""
+    return _stored(folder, {"beacon.ttl": beacon(), "b1.ttl": scenario(
+        "beacon", "BEACON.1", 9307, "An LED open and a cable off further on",
+        [("OpenComponent", "led2"), ("DetachedEnd", "link3.n")],
+        "The lamp stays dark. LED 1 is lit; LED 2, LED 3 and LED 4 are dark.")})
 
 
 def _stored(folder: Path, files: dict[str, str]) -> KnowledgeStore:

@@ -14,8 +14,9 @@ one world per pair of nodes screens it (its short between ports of parts no step
 pairs that agree with what was seen are spread into their placements, one per pair of parts on the
 two nodes, each named by either of its parts (repairing either clears the short).
 
-Priors are data: each fault mode's ``dk:priorWeight`` in the fault catalogue (a
-pair weighs the product, times :data:`PAIR_PRIOR`)."""
+Priors are data: each fault mode's ``dk:priorWeight`` in the fault catalogue, or its
+``dk:TypePrior`` on the part's type (a cable broken inside is rarer than a bulb burned out); a
+pair weighs the product, times :data:`PAIR_PRIOR`."""
 
 from __future__ import annotations
 
@@ -115,7 +116,7 @@ class CandidateSpace:
             if m.kind == "component":
                 for cid, c in comps.items():
                     if c.type in m.types:
-                        out.append(Candidate((self.fault(m, cid),), frozenset({cid}), m.prior))
+                        out.append(Candidate((self.fault(m, cid),), frozenset({cid}), m.prior_on(c.type)))
             elif m.kind == "coupling":
                 for cp in sk.couplings:
                     # the repair of a coupling that should not act: moving what blocks it into place
@@ -128,7 +129,7 @@ class CandidateSpace:
                 for cid, c in comps.items():
                     if c.type == "Cable" or (m.chance and c.type not in ("Enclosure", "Opening")):
                         for port in sorted(c.ports):
-                            out.append(Candidate((self.fault(m, f"{cid}.{port}"),), frozenset({cid}), m.prior))
+                            out.append(Candidate((self.fault(m, f"{cid}.{port}"),), frozenset({cid}), m.prior_on(c.type)))
             elif m.kind == "port":
                 out.extend(self.port_pairs(m, comps))
         return out
@@ -158,7 +159,7 @@ class CandidateSpace:
                 if c.type in ("LED", "Diode") and len(c.ports) == 2:
                     p, q = sorted(c.ports)
                     out.append(Candidate((self.fault(m, f"{cid}.{p}", f"{cid}.{q}"),), frozenset({cid}),
-                                         m.prior))
+                                         m.prior_on(c.type)))
         return out
 
     # -- admitting ---------------------------------------------------------

@@ -1,7 +1,7 @@
 """The neuro-symbolic assistant's knowledge of a system (:mod:`diagkg.agents.neurosymbolic`):
 the tests (:class:`Test`) and :class:`Knowledge` read from the store through the
 ``ns-*`` queries (dependencies, labels, problems, tests, couplings, the fault
-catalogue's priors), cached per version of the graphs they come from, and the
+catalogue's priors by mode and on types), cached per version of the graphs they come from, and the
 dense-set candidate rule (:func:`dense_candidates`).
 """
 
@@ -57,6 +57,8 @@ class Knowledge:
     intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
     driven: frozenset[str] = frozenset()          # parts a switching coupling opens and closes (relays)
     port_modes: frozenset[str] = frozenset()      # fault modes of a part's ends (dk:targetKind "port")
+    # (fault mode, type) -> the catalogue's weight of that mode on parts of that type (dk:TypePrior)
+    type_priors: dict[tuple[str, str], float] | None = None
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -93,8 +95,9 @@ class Knowledge:
             intermittent = frozenset(iri for iri, m in modes.items() if m.chance)
             driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
             port_modes = frozenset(iri for iri, m in modes.items() if m.kind == "port")
+            type_priors = {(iri, t): w for iri, m in modes.items() for t, w in m.type_priors}
             known = _KNOWLEDGE.put(version, cls(deps, names, problems, tests, enclosed, couplings, priors,
-                                                intermittent, driven, port_modes))
+                                                intermittent, driven, port_modes, type_priors))
         return known
 
 

@@ -52,6 +52,7 @@ class Ranking:
     tests: dict[tuple[str, str], Test]
     revealed: dict[str, set[str]]
     priors: dict[str, float]
+    type_priors: dict[tuple[str, str], float]
     intermittent_modes: set[str]
     coupling_modes: set[str]
     enclosed: frozenset[str]
@@ -71,9 +72,11 @@ class Ranking:
 
     def _weight(self, part: str, mode: str, shares: int = 1) -> float:
         """One problem's weight: how suspect its part is (shared among ``shares`` problems), its
-        mode's prior, and the boost of a mode acting at random while a light comes and goes."""
+        mode's prior on the part's type (the mode's own where the catalogue gives none for the type), and
+        the boost of a mode acting at random while a light comes and goes."""
         boost = self.intermittent_weight if self.flickering and mode in self.intermittent_modes else 1.0
-        return (SUSPECT_WEIGHT if part in self.suspicious else 1.0) / shares * self.priors.get(mode, 1.0) * boost
+        prior = self.type_priors.get((mode, self.part_types.get(part, "")), self.priors.get(mode, 1.0))
+        return (SUSPECT_WEIGHT if part in self.suspicious else 1.0) / shares * prior * boost
 
     def _weights(self) -> dict[tuple[str, str], float]:
         """Each problem of the plan weighted by how suspect its part is and its mode's prior."""

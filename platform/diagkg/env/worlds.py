@@ -63,6 +63,12 @@ class FaultMode:
     prior: float                     # its ``dk:priorWeight`` (1 when the catalogue states none)
     comment: str = ""                # what it is, in words (``rdfs:comment``)
     rule: str | None = None          # where a second target lies (``dk:otherTargetRule``: own, alike, node)
+    type_priors: tuple[tuple[str, float], ...] = ()   # (type's local name, weight): its ``dk:TypePrior``s
+
+    def prior_on(self, part_type: str | None) -> float:
+        """How likely it is on one part of ``part_type`` (a component type's local name): the catalogue's
+        weight for that type (``dk:TypePrior``), else its own :attr:`prior`."""
+        return next((w for t, w in self.type_priors if t == part_type), self.prior)
 
     @property
     def name(self) -> str:
@@ -107,6 +113,11 @@ class FaultMode:
 _MODES: Memo[dict[str, FaultMode]] = Memo("fault modes", 16)      # by the ontology's version
 
 
+def _local_type(iri: str) -> str:
+    """A class of the ontology by its local name (``Cable``); another IRI as it is."""
+    return iri[len(DK_NS):] if iri.startswith(DK_NS) else iri
+
+
 def fault_modes(store: KnowledgeSource) -> dict[str, FaultMode]:
     """The fault catalogue of ``store``, by mode IRI (in IRI order), read once per version of the ontology."""
     key = store.version_of(graphs.ONTOLOGY)
@@ -120,12 +131,16 @@ def fault_modes(store: KnowledgeSource) -> dict[str, FaultMode]:
                                         "prior": float(r["prior"]) if r["prior"] is not None else 1.0,
                                         "comment": str(r["comment"] or ""), "rule": r["rule"]})
         if r["appliesTo"]:
-            m["types"].add(r["appliesTo"][len(DK_NS):] if r["appliesTo"].startswith(DK_NS) else r["appliesTo"])
+            m["types"].add(_local_type(r["appliesTo"]))
         if r["parameter"]:
             m["parameters"].add(r["parameter"])
+    on_types: dict[str, list[tuple[str, float]]] = {}
+    for r in store.select("fault-type-priors"):
+        on_types.setdefault(r["mode"], []).append((_local_type(r["type"]), float(r["weight"])))
     modes = {iri: FaultMode(iri, m["label"], m["kind"], m["template"], frozenset(m["types"]),
                             frozenset(m["parameters"]), float(m["default"]) if m["default"] is not None else None,
-                            m["prior"], m["comment"], str(m["rule"]) if m["rule"] is not None else None)
+                            m["prior"], m["comment"], str(m["rule"]) if m["rule"] is not None else None,
+                            tuple(on_types.get(iri, ())))
              for iri, m in sorted(rows.items())}
     return _MODES.put(key, modes)
 

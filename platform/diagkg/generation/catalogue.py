@@ -123,8 +123,15 @@ def single_placements(store: KnowledgeSource, sk: Skeleton,
         else:
             for target, owner in found:
                 parts = frozenset({owner}) if owner else _coupling_parts(sk, target)
-                out.append(Placement((make_fault(mode, target),), mode.prior, parts))
+                out.append(Placement((make_fault(mode, target),), _prior(mode, sk, parts), parts))
     return out, unplaced
+
+
+def _prior(mode: FaultMode, sk: Skeleton, parts: frozenset[str]) -> float:
+    """How likely ``mode`` is on ``parts``: its weight on their type (``dk:TypePrior``) when it is on
+    one part, or on parts of one type; else the mode's own."""
+    types = {sk.components[p].type for p in parts if p in sk.components}
+    return mode.prior_on(types.pop()) if len(types) == 1 else mode.prior
 
 
 def _coupling_parts(sk: Skeleton, iri: str) -> frozenset[str]:
@@ -143,7 +150,7 @@ def _pairs(mode: FaultMode, sk: Skeleton, ports: list[tuple[str, str]]) -> list[
 
     def place(a: str, b: str) -> None:
         parts = frozenset({refs[a][0], refs[b][0]})
-        out.append(Placement((make_fault(mode, a, b),), mode.prior, parts))
+        out.append(Placement((make_fault(mode, a, b),), _prior(mode, sk, parts), parts))
 
     if mode.rule == "own":
         by_component: dict[str, list[str]] = {}

@@ -55,6 +55,8 @@ class DK:
     BlownFuse = Term(DK_NS + 'BlownFuse')  # individual: blown fuse
     Bulb = Term(DK_NS + 'Bulb')  # class: bulb
     Cable = Term(DK_NS + 'Cable')  # class: cable
+    CableBrokenInside = Term(DK_NS + 'CableBrokenInside')  # individual: cable broken inside
+    CableResistanceDrifted = Term(DK_NS + 'CableResistanceDrifted')  # individual: cable's resistance drifted
     CampaignStop = Term(DK_NS + 'CampaignStop')  # class: campaign stop
     Capped = Term(DK_NS + 'Capped')  # individual: capped
     CauseCostLimit = Term(DK_NS + 'CauseCostLimit')  # individual: cost limit
@@ -270,6 +272,7 @@ class DK:
     Tool = Term(DK_NS + 'Tool')  # class: tool
     Trajectory = Term(DK_NS + 'Trajectory')  # class: trajectory
     Triple = Term(DK_NS + 'Triple')  # individual: triple
+    TypePrior = Term(DK_NS + 'TypePrior')  # class: prior on a type
     UncoverComponent = Term(DK_NS + 'UncoverComponent')  # individual: uncover
     UnforeseenInteraction = Term(DK_NS + 'UnforeseenInteraction')  # individual: unforeseen interaction
     UnknownTermConstraintComponent = Term(DK_NS + 'UnknownTermConstraintComponent')  # individual: unknown term
@@ -476,6 +479,7 @@ class DK:
     normallyClosed = Term(DK_NS + 'normallyClosed')  # datatype property: normally closed
     observes = Term(DK_NS + 'observes')  # datatype property: observes
     ofGraph = Term(DK_NS + 'ofGraph')  # object property: of graph
+    ofMode = Term(DK_NS + 'ofMode')  # object property: of mode
     offResistance = Term(DK_NS + 'offResistance')  # datatype property: off resistance
     onElement = Term(DK_NS + 'onElement')  # object property: on element
     onPort = Term(DK_NS + 'onPort')  # object property: on port
@@ -484,6 +488,7 @@ class DK:
     onResistance = Term(DK_NS + 'onResistance')  # datatype property: on resistance
     onScenario = Term(DK_NS + 'onScenario')  # object property: on scenario
     onSystem = Term(DK_NS + 'onSystem')  # object property: on system
+    onType = Term(DK_NS + 'onType')  # object property: on type
     openByDesign = Term(DK_NS + 'openByDesign')  # datatype property: open by design
     optimumOf = Term(DK_NS + 'optimumOf')  # object property: optimum of
     oracleCost = Term(DK_NS + 'oracleCost')  # datatype property: oracle cost
@@ -602,6 +607,7 @@ class DK:
     toNode = Term(DK_NS + 'toNode')  # datatype property: to node
     totalResistance = Term(DK_NS + 'totalResistance')  # datatype property: total resistance
     typeDefault = Term(DK_NS + 'typeDefault')  # object property: type default
+    typePriorWeight = Term(DK_NS + 'typePriorWeight')  # datatype property: type prior weight
     unnoticedFault = Term(DK_NS + 'unnoticedFault')  # object property: unnoticed fault
     updateTemplate = Term(DK_NS + 'updateTemplate')  # datatype property: update template
     upperBound = Term(DK_NS + 'upperBound')  # datatype property: upper bound
