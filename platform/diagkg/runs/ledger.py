@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -215,7 +216,7 @@ class _Replay:
     visible: str
     keys: list[str]                                # one per action round of the real session
     points: dict[int, Checkpoint]                  # the world just before each hypothesis round (if simulated)
-    opening: tuple[Any, ...] = ()
+    opening: str = ""
 
 
 class _Worlds:
@@ -228,6 +229,7 @@ class _Worlds:
         self.visible, self.reports = visible, reports      # what the real session showed
         self.shadow: Shadow | None = None
         self.replays: dict[tuple[Fault, ...], _Replay] = {}
+        self._openings: dict[int, tuple[tuple[Fault, ...], str]] = {}     # id of a tuple of faults -> (it, its digest)
         self._healthy: tuple[_Replay, list[Any]] | None = None       # the healthy world, and how far it was played
         self.step_index = {n: k for k, (n, _) in enumerate(steps)}
         self.action_index = [k for k, (_, step) in enumerate(steps) if step is not None]
@@ -240,11 +242,22 @@ class _Worlds:
         return hypothetical(faults, iri=f"urn:diagkg:ledger:{abs(hash(faults))}", base=self.session.scenario,
                             permanent=self.movers if coupling else ())
 
-    def _opening(self, faults: tuple[Fault, ...]) -> tuple[Any, ...]:
+    def _opening(self, faults: tuple[Fault, ...]) -> str:
         """What a world's reports depend on besides the actions (:func:`~diagkg.env.worlds.opening_key`
-        of the real session's configuration with ``faults``)."""
+        of the real session's configuration with ``faults``), as one digest worked out once per tuple of
+        faults: the memos below look it up for every probe of every world, and hashing and comparing the
+        key itself (a world of a hypothesis that names a hundred parts holds a hundred faults) took most
+        of a ledger's time."""
+        known = self._openings.get(id(faults))
+        if known is not None and known[0] is faults:
+            return known[1]
         real = self.session
-        return opening_key(real.store, dataclasses.replace(real.scenario, faults=faults), self.seed)
+        versions, ontology, removed, permanent, faults_, seed = opening_key(
+            real.store, dataclasses.replace(real.scenario, faults=faults), self.seed)
+        text = repr((versions, ontology, sorted(removed), sorted(permanent), faults_, seed))
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self._openings[id(faults)] = (faults, digest)       # the tuple is kept: its id is not reused
+        return digest
 
     def replay(self, faults: tuple[Fault, ...], simulate: bool = False) -> _Replay:
         """The world of ``faults`` through the real session's actions, only until
@@ -291,7 +304,7 @@ class _Worlds:
         result = self.replays[faults] = _Replay(visible, keys, points, opening)
         return result
 
-    def _remembered(self, opening: tuple[Any, ...]) -> _Replay | None:
+    def _remembered(self, opening: str) -> _Replay | None:
         """A world's reports as earlier sessions simulated them (None if any is missing)."""
         visible = _OPENINGS.get(opening)
         if visible is None:
