@@ -21,6 +21,9 @@ echo "test: mypy (strict on the package) and the documentation site (mkdocs buil
 ( .venv/bin/mypy >"$checks/mypy.log" 2>&1; echo $? >"$checks/mypy.rc" ) &
 ( NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site >"$checks/mkdocs.log" 2>&1
   echo $? >"$checks/mkdocs.rc" ) &
+# pytest keeps the test modules it rewrites (assertions) as bytecode unless PYTHONDONTWRITEBYTECODE is set,
+# as it is on some machines: every worker then rewrites all of them at every run (about 10 s of a core each)
+unset PYTHONDONTWRITEBYTECODE
 echo "test: pytest (2 workers; slow end-to-end tests included)"
 status=0
 .venv/bin/python -m pytest -n 2 --dist worksteal "$@" || status=$?
