@@ -150,8 +150,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         for needs in self.deps.values():
             for d in needs:
                 self.dependents[d] = self.dependents.get(d, 0) + 1
-        self.priors = dict(knowledge.priors or {}) if self.use_priors else {}
-        self.type_priors = dict(knowledge.type_priors or {}) if self.use_priors else {}
+        self.modes = dict(knowledge.modes or {}) if self.use_priors else {}
         # faults that can make a light come and go: those acting at random, and (with
         # coupling_flicker) couplings that act when they should not (a feedback loop)
         self.intermittent_modes = set(knowledge.intermittent)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from ..env.worlds import fault_modes
+from ..env.worlds import FaultMode, fault_modes
 from ..errors import AssistantError
 from ..kg import graphs
 from ..kg.memo import Memo
@@ -53,12 +53,11 @@ class Knowledge:
     # couplings an element can block: (emitter, receiver, element, test) — a coupling that
     # acts when it should not is a problem of the element that would block it
     couplings: tuple[tuple[str | None, str | None, str, Test], ...] = ()
-    priors: dict[str, float] | None = None        # fault mode -> dk:priorWeight of the fault catalogue
+    # the fault catalogue's modes by IRI: how likely each is on a part of a type (FaultMode.prior_on)
+    modes: dict[str, FaultMode] | None = None
     intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
     driven: frozenset[str] = frozenset()          # parts a switching coupling opens and closes (relays)
     port_modes: frozenset[str] = frozenset()      # fault modes of a part's ends (dk:targetKind "port")
-    # (fault mode, type) -> the catalogue's weight of that mode on parts of that type (dk:TypePrior)
-    type_priors: dict[tuple[str, str], float] | None = None
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -91,13 +90,11 @@ class Knowledge:
                                Test(r["action"], r["element"], float(r["cost"]), frozenset({r["mode"]})))
                               for r in store.select("ns-coupling-tests", {"system": system}))
             modes = fault_modes(store)
-            priors = {iri: m.prior for iri, m in modes.items()}
             intermittent = frozenset(iri for iri, m in modes.items() if m.chance)
             driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
             port_modes = frozenset(iri for iri, m in modes.items() if m.kind == "port")
-            type_priors = {(iri, t): w for iri, m in modes.items() for t, w in m.type_priors}
-            known = _KNOWLEDGE.put(version, cls(deps, names, problems, tests, enclosed, couplings, priors,
-                                                intermittent, driven, port_modes, type_priors))
+            known = _KNOWLEDGE.put(version, cls(deps, names, problems, tests, enclosed, couplings, modes,
+                                                intermittent, driven, port_modes))
         return known
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..env.actions import ActionType, repairs_fitting
 from ..env.service import Hypothesis
+from ..env.worlds import FaultMode
 from ..sim.results import SimulationResult
 from .neurosymbolic_knowledge import Test
 
@@ -51,8 +52,7 @@ class Ranking:
     problems: dict[str, set[str]]
     tests: dict[tuple[str, str], Test]
     revealed: dict[str, set[str]]
-    priors: dict[str, float]
-    type_priors: dict[tuple[str, str], float]
+    modes: dict[str, FaultMode]          # the catalogue's fault modes (empty: every problem weighs the same)
     intermittent_modes: set[str]
     coupling_modes: set[str]
     enclosed: frozenset[str]
@@ -75,7 +75,8 @@ class Ranking:
         mode's prior on the part's type (the mode's own where the catalogue gives none for the type), and
         the boost of a mode acting at random while a light comes and goes."""
         boost = self.intermittent_weight if self.flickering and mode in self.intermittent_modes else 1.0
-        prior = self.type_priors.get((mode, self.part_types.get(part, "")), self.priors.get(mode, 1.0))
+        known = self.modes.get(mode)
+        prior = known.prior_on(self.part_types.get(part)) if known is not None else 1.0
         return (SUSPECT_WEIGHT if part in self.suspicious else 1.0) / shares * prior * boost
 
     def _weights(self) -> dict[tuple[str, str], float]:

@@ -252,9 +252,9 @@ class _Worlds:
         if known is not None and known[0] is faults:
             return known[1]
         real = self.session
-        versions, ontology, removed, permanent, faults_, seed = opening_key(
-            real.store, dataclasses.replace(real.scenario, faults=faults), self.seed)
-        text = repr((versions, ontology, sorted(removed), sorted(permanent), faults_, seed))
+        key = opening_key(real.store, dataclasses.replace(real.scenario, faults=faults), self.seed)
+        # sets in a fixed order: equal keys, equal texts
+        text = repr(tuple(sorted(part) if isinstance(part, frozenset) else part for part in key))
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         self._openings[id(faults)] = (faults, digest)       # the tuple is kept: its id is not reused
         return digest
