@@ -236,6 +236,35 @@ def test_a_reading_that_keeps_changing_does_not_point_at_the_part_measured(store
     assert naive.candidates == {"bat"}
 
 
+def test_a_switch_its_own_current_opens_may_be_tripping_on_what_raises_that_current(store):
+    """On the trip (written here), the battery's voltage keeps changing because the relay keeps opening
+    on the shorted lamp's over-current: the faults the catalogue says raise a current (dk:raisesCurrent)
+    on the parts the relay's current feeds become likelier (``trip_weight``), the next test looks for
+    one of them, and the session ends in success; the relay and the battery feed nothing of their own."""
+    from diagkg.agents.neurosymbolic import NeuroSymbolic
+    from diagkg.agents.neurosymbolic_ranking import Ranking
+    from diagkg.kg.vocab import DK
+
+    agent, session = briefed(store, "TRIP.1")
+    assert DK.ShortedComponent in agent.raising_modes and DK.OpenComponent not in agent.raising_modes
+    assert {"lamp", "lead", "led", "r_led"} <= agent.fed_by_switch and not {"bat", "relay"} & agent.fed_by_switch
+    before = {p: agent._weight(*p) for p in agent.plan}
+    read(agent, session, "measure_voltage", "bat")
+    assert agent.tripping
+    for (part, mode), weight in before.items():
+        boost = 4.0 if mode in agent.raising_modes and part in agent.fed_by_switch else 1.0
+        assert Ranking._weight(agent, part, mode) == pytest.approx(boost * weight), (part, mode)
+    step = agent.suggest()
+    assert step is not None and agent.last_test is not None
+    assert agent.last_test.component in agent.fed_by_switch and agent.last_test.modes & agent.raising_modes, step
+    # without the boost the same reading leaves every weight as it was
+    plain, session = briefed(store, "TRIP.1", trip_weight=1)
+    read(plain, session, "measure_voltage", "bat")
+    assert all(plain._weight(*p) == pytest.approx(w) for p, w in before.items())
+    result = run_session("TRIP.1", NeuroSymbolic(), store=store, seed=0)
+    assert result.end == "success", actions(result)
+
+
 def test_the_catalogues_priors_on_types_move_the_search_past_a_box_whose_cable_is_on(tmp_path):
     """The fault catalogue weighs a mode on one type of part apart (dk:TypePrior: a cable seldom breaks
     inside or drifts; its ends come off). On the beacon written here, box 2's LED is open and box 3's

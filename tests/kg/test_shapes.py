@@ -248,6 +248,11 @@ CASES = [
          "dksh:TypePriorShape", "dk:BadPrior", "a number >= 0"),
     Case("type-prior-no-type", FAULTS, _type_prior(DK.OpenComponent.uri, None, 0.1),
          "dksh:TypePriorShape", "dk:BadPrior", "exactly one dk:onType"),
+    # whether a fault mode raises the current (what trips a switch its own current opens)
+    Case("raises-current-not-boolean", FAULTS, _set(DK.ShortedComponent.uri, DK.raisesCurrent.uri, Literal("yes")),
+         "dksh:RaisesCurrentShape", "dk:ShortedComponent", "true or false"),
+    Case("raises-current-not-a-mode", FAULTS, _add((DK.Cable.uri, DK.raisesCurrent.uri, Literal(True))),
+         "dksh:RaisesCurrentShape", "dk:Cable", "only a dk:FaultMode"),
     # scenarios (validated with their system's description)
     Case("scenario-unknown-component", SC1, _add((SCN["3CC.S.1"], DK.faultyComponent.uri, S.flux_capacitor)),
          "dksh:ScenarioShape", ":3CC.S.1", "is not a part of the scenario's system"),

@@ -115,6 +115,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.endgame = settings.endgame
         self.exhaust = settings.exhaust
         self.unsettled_elsewhere = settings.unsettled_elsewhere
+        self.trip_weight = settings.trip_weight
         self.unsettled_flicker = settings.unsettled_flicker
         self.port_potentials = settings.port_potentials
         self.source_local = settings.source_local
@@ -158,6 +159,11 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             self._couple(knowledge, briefing)
         if self.couplings_on and knowledge.driven:
             self._switched(knowledge.driven)
+        # what the current of a switch that its own current opens feeds, and the modes that raise a current
+        driven = knowledge.driven & self.components if self.couplings_on else frozenset()
+        self.fed_by_switch = {c for c, needs in self.deps.items() if needs & driven and c in self.components}
+        self.raising_modes = {iri for iri, m in (knowledge.modes or {}).items() if m.raises_current}
+        self.tripping = False                # a reading kept changing where such a switch may keep tripping
         self.simulator = simulator_for(briefing.view, briefing.system)
         self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
@@ -438,8 +444,10 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         if self.unsettled_elsewhere and kind in SPLITTING and \
                 (_data_of(outcome, test.component) or {}).get("settled") is False:
             # a reading that keeps changing: something switches on and off (a coupling, a loose end),
-            # which says nothing of where the part measured is
+            # which says nothing of where the part measured is; a switch that its own current opens
+            # may be tripping again and again on what raises the current of what it feeds
             self.anomaly_seen = True
+            self.tripping = bool(self.fed_by_switch and self.raising_modes)
             self._replan()
             return
         local = kind in LOCAL_TESTS or (self.split == "sides" and kind == "visual" and test.component not in self.lamps)

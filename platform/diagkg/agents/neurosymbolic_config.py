@@ -19,7 +19,7 @@ class NeuroSymbolicConfig(Settings):
 
     ASSISTANT: ClassVar[str] = "neuro-symbolic"
     RANGES: ClassVar[dict[str, tuple[float, float]]] = {
-        "round_minutes": (0.0, INF), "intermittent_weight": (0.0, INF), "chain_modules": (0, INF),
+        "round_minutes": (0.0, INF), "intermittent_weight": (0.0, INF), "trip_weight": (0.0, INF), "chain_modules": (0, INF),
         "endgame": (0, INF), "exhaust": (0.0, 1.0)}
     CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {
         "classifier": ("keywords", "llm"), "split": ("dependencies", "sides", "problems"),
@@ -57,6 +57,10 @@ class NeuroSymbolicConfig(Settings):
     exhaust: float = 0.2
     # a reading that keeps changing says something switches on and off, not where the part measured is
     unsettled_elsewhere: bool = True
+    # … and where a switch is opened by its own current (a dk:SwitchingCoupling driving it), that it may
+    # keep tripping: the faults that raise the current (dk:raisesCurrent) of what its current feeds
+    # become this much likelier (1: no more)
+    trip_weight: float = 4.0
     side_only: bool = True             # a right potential vouches only for the parts wholly on its side
     unsettled_flicker: bool = True     # a reading that keeps changing counts as a light that comes and goes
     port_potentials: bool = True       # a right voltage clears only end faults

@@ -32,6 +32,7 @@ class Ranking:
     access: bool
     weights: str
     intermittent_weight: float
+    trip_weight: float
     blind_looks: bool
     tiebreak: str
     chain_modules: int
@@ -54,6 +55,9 @@ class Ranking:
     revealed: dict[str, set[str]]
     modes: dict[str, FaultMode]          # the catalogue's fault modes (empty: every problem weighs the same)
     intermittent_modes: set[str]
+    raising_modes: set[str]              # fault modes that raise a current (dk:raisesCurrent)
+    fed_by_switch: set[str]              # parts fed by the current of a switch that this current opens
+    tripping: bool
     coupling_modes: set[str]
     enclosed: frozenset[str]
     nominal: SimulationResult
@@ -72,9 +76,12 @@ class Ranking:
 
     def _weight(self, part: str, mode: str, shares: int = 1) -> float:
         """One problem's weight: how suspect its part is (shared among ``shares`` problems), its
-        mode's prior on the part's type (the mode's own where the catalogue gives none for the type), and
-        the boost of a mode acting at random while a light comes and goes."""
+        mode's prior on the part's type (the mode's own where the catalogue gives none for the type), the
+        boost of a mode acting at random while a light comes and goes, and that of a mode raising the
+        current of what a switch feeds once a reading showed the switch may keep tripping."""
         boost = self.intermittent_weight if self.flickering and mode in self.intermittent_modes else 1.0
+        if self.tripping and mode in self.raising_modes and part in self.fed_by_switch:
+            boost *= self.trip_weight
         known = self.modes.get(mode)
         prior = known.prior_on(self.part_types.get(part)) if known is not None else 1.0
         return (SUSPECT_WEIGHT if part in self.suspicious else 1.0) / shares * prior * boost

@@ -64,6 +64,7 @@ class FaultMode:
     comment: str = ""                # what it is, in words (``rdfs:comment``)
     rule: str | None = None          # where a second target lies (``dk:otherTargetRule``: own, alike, node)
     type_priors: tuple[tuple[str, float], ...] = ()   # (type's local name, weight): its ``dk:TypePrior``s
+    raises_current: bool = False     # ``dk:raisesCurrent``: it lets more current flow (a short)
 
     def prior_on(self, part_type: str | None) -> float:
         """How likely it is on one part of ``part_type`` (a component type's local name): the catalogue's
@@ -129,7 +130,8 @@ def fault_modes(store: KnowledgeSource) -> dict[str, FaultMode]:
         m = rows.setdefault(r["mode"], {"label": r["label"], "kind": r["targetKind"], "template": r["template"],
                                         "types": set(), "parameters": set(), "default": r["default"],
                                         "prior": float(r["prior"]) if r["prior"] is not None else 1.0,
-                                        "comment": str(r["comment"] or ""), "rule": r["rule"]})
+                                        "comment": str(r["comment"] or ""), "rule": r["rule"],
+                                        "raises": bool(r["raises"])})
         if r["appliesTo"]:
             m["types"].add(_local_type(r["appliesTo"]))
         if r["parameter"]:
@@ -140,7 +142,7 @@ def fault_modes(store: KnowledgeSource) -> dict[str, FaultMode]:
     modes = {iri: FaultMode(iri, m["label"], m["kind"], m["template"], frozenset(m["types"]),
                             frozenset(m["parameters"]), float(m["default"]) if m["default"] is not None else None,
                             m["prior"], m["comment"], str(m["rule"]) if m["rule"] is not None else None,
-                            tuple(on_types.get(iri, ())))
+                            tuple(on_types.get(iri, ())), m["raises"])
              for iri, m in sorted(rows.items())}
     return _MODES.put(key, modes)
 

@@ -520,6 +520,7 @@ class DK:
     promptHash = Term(DK_NS + 'promptHash')  # datatype property: prompt hash
     promptTokens = Term(DK_NS + 'promptTokens')  # datatype property: prompt tokens
     protocolFault = Term(DK_NS + 'protocolFault')  # object property: protocol fault
+    raisesCurrent = Term(DK_NS + 'raisesCurrent')  # datatype property: raises the current
     rank = Term(DK_NS + 'rank')  # datatype property: rank
     rankedCandidate = Term(DK_NS + 'rankedCandidate')  # object property: ranked candidate
     ratedCurrent = Term(DK_NS + 'ratedCurrent')  # datatype property: rated current
