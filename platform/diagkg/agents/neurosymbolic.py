@@ -155,15 +155,13 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         # faults that can make a light come and go: those acting at random, and (with
         # coupling_flicker) couplings that act when they should not (a feedback loop)
         self.intermittent_modes = set(knowledge.intermittent)
+        self.fed_by_switch: set[str] = set()    # what the current of a switch that this current opens feeds
+        self.raising_modes = {iri for iri, m in (knowledge.modes or {}).items() if m.raises_current}
+        self.tripping = False                # a reading kept changing where such a switch may keep tripping
         if self.couplings_on and knowledge.couplings:
             self._couple(knowledge, briefing)
         if self.couplings_on and knowledge.driven:
             self._switched(knowledge.driven)
-        # what the current of a switch that its own current opens feeds, and the modes that raise a current
-        driven = knowledge.driven & self.components if self.couplings_on else frozenset()
-        self.fed_by_switch = {c for c, needs in self.deps.items() if needs & driven and c in self.components}
-        self.raising_modes = {iri for iri, m in (knowledge.modes or {}).items() if m.raises_current}
-        self.tripping = False                # a reading kept changing where such a switch may keep tripping
         self.simulator = simulator_for(briefing.view, briefing.system)
         self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
@@ -237,6 +235,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.deps = {c: set(d) for c, d in self.deps.items()}
         for relay in sorted(driven & self.components):
             fed = {c for c, needs in self.deps.items() if relay in needs}
+            self.fed_by_switch |= fed & self.components
             for comp in sorted(fed | {relay}):
                 self.deps.setdefault(comp, set()).update(fed - {comp})
 
@@ -402,7 +401,6 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                 return Hypothesis(key, "the only remaining explanation of the anomalies seen")
         return self._cheap_repairs()
 
-
     # ------------------------------------------------------------------
     def record(self, outcome: Outcome) -> None:
         super().record(outcome)
@@ -443,9 +441,8 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             return
         if self.unsettled_elsewhere and kind in SPLITTING and \
                 (_data_of(outcome, test.component) or {}).get("settled") is False:
-            # a reading that keeps changing: something switches on and off (a coupling, a loose end),
-            # which says nothing of where the part measured is; a switch that its own current opens
-            # may be tripping again and again on what raises the current of what it feeds
+            # a reading that keeps changing: something switches on and off (a coupling, a loose end; a
+            # switch its own current opens, tripping on an over-current), not where the part measured is
             self.anomaly_seen = True
             self.tripping = bool(self.fed_by_switch and self.raising_modes)
             self._replan()
