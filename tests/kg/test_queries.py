@@ -58,6 +58,8 @@ def loaded_once(three_cubes_quads):
     with KnowledgeStore.memory() as s:
         s.add_quads(three_cubes_quads)
         yield s
+        # each test checks the count; what the store holds, quad for quad, once they are all done
+        assert _snapshot(s) == set(three_cubes_quads), "a read-only query changed the shared store"
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +86,16 @@ def test_hostile_values_stay_data(name, hostile, request, three_cubes_set):
     before = three_cubes_set                     # what ``loaded`` holds
     # an update gets a store of its own; the queries share one, which must not change either
     loaded = request.getfixturevalue("loaded" if q.is_update else "loaded_once")
+
+    def unchanged() -> bool:     # quad for quad in a store of its own; the shared one at its teardown
+        return _snapshot(loaded) == before if q.is_update else len(loaded.raw) == len(before)
+
     if not q.is_template:
         # plain query: every input bound as a literal and as an IRI-looking literal
         for p in q.inputs:
             result = loaded.query(q, {p.name: ox.Literal(hostile)})
             list(result) if isinstance(result, ox.QuerySolutions) else None
-        assert len(loaded.raw) == len(before)
+        assert unchanged()
         return
     values = {}
     for p in q.inputs:
@@ -136,7 +142,7 @@ def test_hostile_values_stay_data(name, hostile, request, three_cubes_set):
         result = loaded.query(q, **values)
         if isinstance(result, ox.QuerySolutions):
             list(result)
-        assert len(loaded.raw) == len(before)
+        assert unchanged()
     assert "DROP ALL" not in re.sub(r'"(?:[^"\\]|\\.)*"', '""', text), "hostile text escaped its literal"
 
 
