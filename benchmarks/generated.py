@@ -10,6 +10,7 @@ average beside each, and the totals.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
@@ -32,6 +33,8 @@ def main() -> None:
     parser.add_argument("--doubles", type=int, default=0, help="double faults to generate too (default 0)")
     parser.add_argument("--first", type=int, default=None, help="only the first N scenarios that qualify")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--config", default="{}", help="configuration of the assistant (JSON), e.g. "
+                        "'{\"round_minutes\": 30}'")
     args = parser.parse_args()
     store = KnowledgeStore.memory()
     load_shipped(store)
@@ -47,7 +50,8 @@ def main() -> None:
     spent, solved, cost, worst = 0.0, 0, 0.0, 0.0
     for s in scenarios:
         t0 = time.perf_counter()
-        r = run_session(s, args.assistant, seed=args.seed, store=store, record=False, keep_ledger=False)
+        r = run_session(s, args.assistant, seed=args.seed, store=store, record=False, keep_ledger=False,
+                        config=json.loads(args.config))
         took = time.perf_counter() - t0
         spent, solved, cost, worst = spent + took, solved + (r.end in SOLVED), cost + r.cost, max(worst, took)
         faults = "; ".join(f"{f.mode} {f.target.rsplit('/', 1)[-1]}" + (f"+{f.other.rsplit('/', 1)[-1]}" if f.other else "")

@@ -270,7 +270,7 @@ def test_the_catalogues_priors_on_types_move_the_search_past_a_box_whose_cable_i
     inside or drifts; its ends come off). On the beacon written here, box 2's LED is open and box 3's
     cable is off further on, so the supply seems lost in box 2: once box 2's cable is seen on its
     terminals, what is left of it (broken inside) weighs little, and the search moves on to box 3 and
-    ends in success."""
+    the system works again."""
     from diagkg.agents.registry import create
     from diagkg.env.worlds import fault_modes
     from diagkg.kg.vocab import DK
@@ -284,5 +284,80 @@ def test_the_catalogues_priors_on_types_move_the_search_past_a_box_whose_cable_i
     agent, _ = briefed(store, "BEACON.1")
     assert agent._weight("link2", DK.OpenComponent) == pytest.approx(0.05 * agent._weight("link2", DK.DetachedEnd))
     result = run_session("BEACON.1", create("neuro-symbolic"), store=store, seed=0)
-    assert result.end == "success", actions(result)
+    assert result.end.succeeded, actions(result)
     assert ("inspect_connections", ("link3",)) in actions(result) or ("observe_component", ("link3",)) in actions(result)
+
+
+def test_a_fault_that_does_not_keep_the_lamp_dark_is_set_aside_and_the_lamp_repaired_first(tmp_path):
+    """On the beacon written here, box 2's LED is open and so is the lamp (BEACON.2). The open LED,
+    once found, explains LED 2 being dark but not the lamp: it is set aside (not named, not replaced)
+    and the search goes on for the lamp; the lamp found open is repaired with the catalogue's repair
+    rather than named alone (naming it could not be the whole diagnosis), and the session ends when
+    the system works again, for 120 minutes less than naming both."""
+    from ..support.chains import beacon_store
+
+    store = beacon_store(tmp_path)
+    agent, session = briefed(store, "BEACON.2")
+    assert "led2" in agent.candidates and "lamp" in agent.candidates
+    read(agent, session, "test_diode", "led2")
+    assert agent.aside == ["led2"] and agent.found["led2"] is False
+    assert "led2" not in agent.candidates and "lamp" in agent.candidates
+    # LED 2's own anomaly is accounted for; the lamp's is still evidence
+    assert [c for c, anomalous, _ in agent.sources if anomalous] == ["lamp"]
+    read(agent, session, "test_continuity", "lamp")
+    step = agent.suggest()
+    assert step == diagkg.Action("replace_component", ("lamp",)), step
+    outcome, _, terminated, _, _ = session.step(step)
+    assert terminated and session.end == "success_no_hypothesis", outcome["message"]
+
+    # whole sessions: the same faults, with and without setting aside
+    result = run_session("BEACON.2", "neuro-symbolic", store=store, seed=0)
+    steps = actions(result)
+    assert result.end == "success_no_hypothesis", steps
+    assert ("replace_component", ("lamp",)) in steps and not any("led2" in t for _, t in steps[1:]), steps
+    plain = run_session("BEACON.2", "neuro-symbolic", store=store, seed=0, config={"aside": False})
+    assert plain.end == "success" and ("hypothesis", ("led2",)) in actions(plain), actions(plain)
+    assert plain.cost == result.cost + 120, (actions(plain), plain.cost, steps, result.cost)
+
+
+def test_a_repair_refused_is_named_instead(tmp_path):
+    """A part whose repair the service agent refuses (the lamp, written not replaceable in this copy
+    of the beacon) is named instead: the refusal costs its round, nothing else is lost."""
+    from ..support.chains import _stored, beacon, scenario
+
+    text = beacon()
+    fitted = 'rdfs:label "lamp" ;\n    dk:partOf :supply ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable'
+    assert fitted in text
+    store = _stored(tmp_path, {"beacon.ttl": text.replace(fitted, fitted.removesuffix(", dk:Replaceable")),
+                               "b2.ttl": scenario("beacon", "BEACON.2", 9308, "An LED open and the lamp open",
+                                                  [("OpenComponent", "led2"), ("OpenComponent", "lamp")],
+                                                  "The lamp stays dark. LED 1, LED 3 and LED 4 are lit; LED 2 is dark.")})
+    result = run_session("BEACON.2", "neuro-symbolic", store=store, seed=0)
+    steps = actions(result)
+    assert result.end == "success", steps
+    tried = steps.index(("replace_component", ("lamp",)))
+    refused = result.record.rounds[tried]
+    assert refused["success"] is False and refused["cost"] == 0, refused
+    assert steps[tried + 1] == ("hypothesis", ("lamp",)), steps
+
+
+def test_a_part_whose_end_sits_where_it_should_not_is_set_aside_from_an_inspection(tmp_path):
+    """Box 2's LED fitted the wrong way round and the lamp open (a copy of the beacon's scenarios
+    written here): inspecting the return lead finds LED 2's anode where its cathode should be. That
+    LED is set aside (it does not keep the lamp dark), the lead itself is not suspected, and the lamp
+    is repaired first."""
+    from ..support.chains import _stored, beacon, scenario
+
+    text = scenario("beacon", "BEACON.3", 9309, "An LED reversed and the lamp open",
+                    [("ReversedComponent", "led2.anode"), ("OpenComponent", "lamp")],
+                    "The lamp stays dark. LED 1, LED 3 and LED 4 are lit; LED 2 is dark.")
+    text = text.replace("dk:faultTarget sys:led2.anode ]", "dk:faultTarget sys:led2.anode ; dk:otherTarget sys:led2.cathode ]")
+    store = _stored(tmp_path, {"beacon.ttl": beacon(), "b3.ttl": text})
+    agent, session = briefed(store, "BEACON.3")
+    read(agent, session, "inspect_connections", "ret")
+    assert agent.aside == ["led2"] and "led2" not in agent.candidates
+    # the lead's own ends are not suspected: what the inspection reveals of it is ruled out
+    assert {("ret", m) for m in agent.tests[("inspect_connections", "ret")].modes} <= agent.cleared
+    assert agent.candidates != {"ret"}
+    result = run_session("BEACON.3", "neuro-symbolic", store=store, seed=0)
+    assert result.end.succeeded, actions(result)

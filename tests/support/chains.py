@@ -225,12 +225,16 @@ def lantern_store(folder: Path) -> KnowledgeStore:
 
 
 def beacon_store(folder: Path) -> KnowledgeStore:
-    """An in-memory store holding the beacon and a misleading double fault on it: box 2's LED open, so
-    the supply seems lost in box 2, and box 3's cable off its terminal further on."""
+    """An in-memory store holding the beacon and two double faults on it: box 2's LED open, so the
+    supply seems lost in box 2, and box 3's cable off its terminal further on (BEACON.1); box 2's LED
+    open and the lamp open (BEACON.2)."""
     return _stored(folder, {"beacon.ttl": beacon(), "b1.ttl": scenario(
         "beacon", "BEACON.1", 9307, "An LED open and a cable off further on",
         [("OpenComponent", "led2"), ("DetachedEnd", "link3.n")],
-        "The lamp stays dark. LED 1 is lit; LED 2, LED 3 and LED 4 are dark.")})
+        "The lamp stays dark. LED 1 is lit; LED 2, LED 3 and LED 4 are dark."),
+        "b2.ttl": scenario("beacon", "BEACON.2", 9308, "An LED open and the lamp open",
+                           [("OpenComponent", "led2"), ("OpenComponent", "lamp")],
+                           "The lamp stays dark. LED 1, LED 3 and LED 4 are lit; LED 2 is dark.")})
 
 
 def _stored(folder: Path, files: dict[str, str]) -> KnowledgeStore:

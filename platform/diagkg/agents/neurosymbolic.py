@@ -72,12 +72,12 @@ from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from .neurosymbolic_config import ROUND_MINUTES, NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Knowledge, Test, dense_candidates
 from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
+from .neurosymbolic_repairs import VOLTAGE_TOLERANCE, Repairs, _data_of
 from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
 from .registry import BaseAssistant, Briefing
 
 LIGHT_STATES = {"on": "on", "off": "off", "flickering": "intermittent"}     # a visible light's state, as the classifier says it
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
-VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
 
 # what other code imports from here, wherever it lives now
@@ -85,7 +85,7 @@ __all__ = ["CURRENT_TOLERANCE", "LOCAL_TESTS", "ROUND_MINUTES", "SPLITTING", "SU
            "Knowledge", "KeywordClassifier", "NeuroSymbolic", "Test", "dense_candidates"]
 
 
-class NeuroSymbolic(Ranking, BaseAssistant):
+class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
     """Evidence, dense candidates and information gain over the knowledge graph."""
 
     name = "neuro-symbolic"
@@ -128,6 +128,7 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.see_crossings = settings.crossings
         self.see_missing = settings.missing_ends
         self.dark_currents = settings.dark_currents
+        self.aside_found = settings.aside
 
     def applied_config(self) -> dict[str, Any]:
         """Every key of :class:`NeuroSymbolicConfig` as applied, defaults included, and a language model's
@@ -205,6 +206,10 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             self.cleared |= {(c, m) for c in nominal & self.lamps for m in self.problems.get(c, ())}
         self.formed: dict[frozenset[str], float] = {}     # candidate sets: the weight of their problems when formed
         self.partly_repaired = False          # a hypothesis repaired some of what is wrong
+        self.found: dict[str, bool] = {}
+        self.aside: list[str] = []
+        self.unrepairable: set[str] = set()
+        self.repairing: str | None = None     # the part the last action repairs
         self.last: Action | Hypothesis | None = None
         self.last_test: Test | None = None
         self._replan()
@@ -313,6 +318,10 @@ class NeuroSymbolic(Ranking, BaseAssistant):
     def suggest(self) -> Action | Hypothesis | None:
         for _ in range(len(self.components) + 2):
             hyp = self._hypothesis()
+            repair = self._repair_instead(hyp) if hyp is not None else None
+            if repair is not None:
+                self.last, self.last_test, self.repairing = repair, None, repair.targets[0]
+                return repair
             if hyp is not None:
                 self.last = hyp
                 return hyp
@@ -328,10 +337,12 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                 return self.last
             # nothing left to test among these candidates: look elsewhere
             if not self.candidates:
-                return None
+                self.last = self._the_aside()
+                return self.last
             self.excluded |= self.candidates
             self._replan()
-        return None
+        self.last = self._the_aside()
+        return self.last
 
     def _left_of_candidates(self) -> float:
         """The share of the weight of the candidates' problems (as when these candidates were first
@@ -341,41 +352,6 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         if key not in self.formed:
             self.formed[key] = self._weight_of(full)
         return self._weight_of(full - self.cleared) / self.formed[key] if self.formed[key] else 1.0
-
-    def _attached_ends(self, cable: str, outcome: Outcome) -> list[tuple[int | None, set[str]]]:
-        """Each end of ``cable`` an inspection (connections, typed) found on a terminal: the net the
-        description puts it on, and the ports (``part.port``) it was found attached to."""
-        ends = _data_of(outcome, cable)
-        if not isinstance(ends, dict):
-            return []
-        return [(self.expected_nets.get((cable, port)), set(end["attached_to"])) for port, end in sorted(ends.items())
-                if end["state"] == TerminalState.ATTACHED]
-
-    def _crossed(self, cable: str, outcome: Outcome) -> list[frozenset[str]]:
-        """The pairs of cables whose swapped ends explain ``cable``'s end seen attached on another net
-        than its own: an end of ``cable`` and the cable end nominally on the net it sits on swapped, or the
-        end it sits beside and the cable end nominally beside ``cable``'s. Two crossings look alike from
-        here; each is one naming of two cables."""
-        def cables_on(net: int | None, but: str) -> set[str]:
-            return {c for c, _ in self.on_net.get(net, []) if c in self.cables and c != but} if net is not None else set()
-
-        pairs: list[frozenset[str]] = []
-        for own, attached in self._attached_ends(cable, outcome):
-            for other in sorted(attached):
-                owner, _, other_port = other.partition(".")
-                there = self.expected_nets.get((owner, other_port))
-                if owner not in self.cables or there is None or there == own:
-                    continue
-                pairs += [frozenset({owner, m}) for m in sorted(cables_on(own, cable) - {owner})]
-                pairs += [frozenset({cable, b}) for b in sorted(cables_on(there, owner) - {cable})]
-        return [p for p in dict.fromkeys(pairs) if len(p) == 2 and p <= self.components]
-
-    def _missing(self, cable: str, outcome: Outcome) -> list[frozenset[str]]:
-        """The parts whose end should sit beside an end of ``cable`` and is not there (against the
-        description's nets): that end is off its terminal. Parts not fitted aside."""
-        out = [frozenset({c}) for own, attached in self._attached_ends(cable, outcome) if own is not None
-               for c, p in self.on_net[own] if c != cable and c in self.components and f"{c}.{p}" not in attached]
-        return list(dict.fromkeys(out))
 
     def _hypothesis(self) -> Hypothesis | None:
         if not self.anomaly_seen:
@@ -417,6 +393,9 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                 self.cleared |= {(c, m) for c in named for m in self.problems.get(c, ())}
                 self._replan()
             return
+        if self.repairing is not None:
+            self._repaired(self.repairing, outcome)
+            return
         test = self.last_test
         if test is None:
             return
@@ -453,16 +432,24 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                           and not self.deps.get(test.component, set()) & self.components)
         if local:      # a look at a part that is not a light shows that part (a cable's ends), nothing else
             if kind == "connections":
-                shown = (self._crossed(test.component, outcome) if verdict and self.see_crossings else []) + \
-                    (self._missing(test.component, outcome) if self.see_missing else [])
+                crossed = self._crossed(test.component, outcome) if verdict and self.see_crossings else []
+                missing = self._missing(test.component, outcome) if self.see_missing else []
+                # a part whose end is not where it should be, that the main lamps' anomalies do not implicate
+                aside = [p for p in missing if len(p) == 1 and self._sets_aside(min(p), end_off=True)]
+                shown = crossed + [p for p in missing if p not in aside]
                 self.named_first += [p for p in shown if p not in self.named_first]
-                if shown and not verdict:      # a neighbour's end is off: an anomaly, not of this cable
+                if (shown and not verdict) or (aside and not crossed and not self._end_off(test.component, outcome)):
+                    # a neighbour's end is off (or elsewhere): an anomaly, not of this cable
                     self.anomaly_seen = True
                     self.cleared |= {(test.component, m) for m in test.modes}
                     self._replan()
                     return
             if verdict:
                 self.anomaly_seen = True
+                if self._sets_aside(test.component, end_off=kind == "connections" and
+                                    self._end_off(test.component, outcome)):
+                    self._replan()
+                    return
                 self.candidates = {test.component}
                 self.plan = {(test.component, m) for m in self.problems.get(test.component, ())} - self.cleared
                 return
@@ -501,6 +488,22 @@ class NeuroSymbolic(Ranking, BaseAssistant):
                     return
         self._replan()
 
+    def _repaired(self, part: str, outcome: Outcome) -> None:
+        """A repair of ``part`` done, and the system does not work yet (or the session would have
+        ended): as after a hypothesis that helped only partly, whether the main lamps are lit
+        unknown. A repair refused: the part is named instead."""
+        self.repairing = None
+        if not outcome["success"]:
+            self.unrepairable.add(part)
+            self.tried.discard(frozenset({part}))
+            return
+        self.partly_repaired = True
+        if self.rebase:
+            self._rebase({part})
+        self.excluded.add(part)
+        self.cleared |= {(part, m) for m in self.problems.get(part, ())}
+        self._replan()
+
     def _main_lamp_dark(self, repaired: set[str]) -> None:
         """The system still does not work after ``repaired``: its one main lamp is still dark (a
         suspect again, known dark, not looked at again). With several main lamps, which one is dark
@@ -516,24 +519,6 @@ class NeuroSymbolic(Ranking, BaseAssistant):
         self.dark.add(lamp)
         if not self.reinspect:
             self.executed |= {(a, c) for (a, c) in self.tests if c == lamp and self.catalogue[a].observes == "visual"}
-
-    def _cable_potentials(self, test: Test, outcome: Outcome) -> bool:
-        """What a cable's two potentials say of the cable itself: an end that floats is off its
-        terminal (name the cable first); two ends at one potential show it conducts, so its own end
-        faults are ruled out whatever the potential (a wrong one comes from further along its side).
-        True when the reading is fully accounted for here."""
-        volts = (_data_of(outcome, test.component) or {}).get("port_voltages") or {}
-        if not volts:
-            return False
-        if any(v is None for v in volts.values()):
-            self.anomaly_seen = True
-            shown = frozenset({test.component})
-            if shown not in self.named_first:
-                self.named_first.append(shown)
-            return True
-        if max(volts.values()) - min(volts.values()) <= VOLTAGE_TOLERANCE:
-            self.cleared |= {(test.component, m) for m in test.modes}
-        return False
 
     def _lamp_seen(self, lamp: str, outcome: Outcome) -> None:
         """A look at a lamp with its ends on and steady: seen dark, or not (see :attr:`dark`)."""
@@ -594,7 +579,3 @@ class NeuroSymbolic(Ranking, BaseAssistant):
             return False if ends else None
         return None
 
-
-def _data_of(outcome: Outcome, part: str) -> Any:
-    """What an outcome's typed data records of ``part`` (None when nothing)."""
-    return (outcome.get("data") or {}).get(part)

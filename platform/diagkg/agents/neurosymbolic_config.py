@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from .settings import INF, Settings
 
-ROUND_MINUTES = 20.0         # what a round is worth in minutes (the budget counts rounds)
+ROUND_MINUTES = 30.0         # what a round is worth in minutes (the budget counts rounds)
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,10 @@ class NeuroSymbolicConfig(Settings):
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True
     dark_currents: bool = False        # measure the current through a lamp seen dark (none flows: it tells nothing)
+    # a part found faulty that none of the main lamps' anomalies implicates is set aside (repaired last) while
+    # the search goes on; a part found faulty whose naming alone cannot be the whole diagnosis is repaired
+    # with the catalogue's repair instead (the session ends when the system works again)
+    aside: bool = True
 
 
 __all__ = ["ROUND_MINUTES", "NeuroSymbolicConfig"]

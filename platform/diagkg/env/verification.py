@@ -51,6 +51,7 @@ CABLE_PORT_COST = 10          # per cable end put back on its terminal (at least
 COMPONENT_REPAIR_COST = 120   # per component replaced: replace_component
 ENCLOSURE_MOVE_COST = 10      # per shielding enclosure moved: rotate_enclosure
 UNSPECIFIC_COST = 120         # naming a whole box instead of a part
+REPAIR_TEMPLATE = "effect-repair-component"   # what naming a component does to it (made as new)
 REPAIR_ACTIONS = {"component": "replace_component", "cable": "reconnect_cable", "enclosure": "rotate_enclosure"}
 _DEFAULT_COSTS = {"component": COMPONENT_REPAIR_COST, "cable": CABLE_PORT_COST, "enclosure": ENCLOSURE_MOVE_COST}
 
@@ -247,7 +248,7 @@ def make_repair(session: Workbench, part: str, graph: ox.NamedNode | None = None
         template = "effect-physical-state"
         args: dict[str, Any] = {"target": session.iri_of(part), "add": [str(DK.Rotated)], "remove": []}
     else:
-        template = "effect-repair-component"
+        template = REPAIR_TEMPLATE
         args = {"system": session.system_graph, "target": session.iri_of(part)}
     if graph is None:
         # the session's own state: the same repair of the same state gives the same state (remembered)

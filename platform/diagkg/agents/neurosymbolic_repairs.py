@@ -1,0 +1,181 @@
+"""What the neuro-symbolic assistant (:mod:`diagkg.agents.neurosymbolic`) makes of a part found
+faulty and of inspected cable ends: :class:`Repairs`, a mixin that reads the state the assistant
+keeps.
+
+* **Cable ends.** An inspection (connections, typed) shows each end of a cable on a terminal or
+  not; against the description's nets an end on another net names the two cables whose ends
+  swapped (:meth:`Repairs._crossed`), a part whose end should sit beside it and does not is off
+  its terminal (:meth:`Repairs._missing`), and a cable's two potentials say whether an end floats
+  or the cable conducts (:meth:`Repairs._cable_potentials`).
+* **A fault that does not stop the system working.** A part a local test finds faulty that none
+  of the main lamps' anomalies implicates (an indicator LED that is open while the lamp is dark for
+  another reason) is set aside (:meth:`Repairs._sets_aside`): what it explains is accounted for,
+  and the search goes on for what keeps the main lamps dark. It is repaired last, if at all.
+* **Repair rather than name.** While a fault is set aside, or some anomaly seen is not one the part
+  could explain, naming that part alone cannot be the whole diagnosis: it is repaired with the
+  catalogue's own repair instead (:meth:`Repairs._repair_instead`: the same work and minutes as
+  naming it), and the session ends when that makes the system work again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..env.actions import ActionType, repairs_fitting
+from ..env.outcomes import Outcome, TerminalState
+from ..env.service import Action, Hypothesis
+from ..env.verification import REPAIR_TEMPLATE
+from .neurosymbolic_knowledge import Test
+
+VOLTAGE_TOLERANCE = 0.5      # volts
+
+
+class Repairs:
+    """Cable ends, faults set aside and repairs of :class:`~diagkg.agents.neurosymbolic.NeuroSymbolic`
+    (a mixin: the assistant sets the state declared here)."""
+
+    # configuration
+    aside_found: bool
+    # the system
+    catalogue: dict[str, ActionType]
+    components: set[str]
+    part_types: dict[str, str]
+    problems: dict[str, set[str]]
+    cables: set[str]
+    main_lamps: set[str]
+    expected_nets: dict[tuple[str, str], int]
+    on_net: dict[int, list[tuple[str, str]]]
+    # the session so far
+    evidence: list[frozenset[str]]
+    sources: list[tuple[str, bool, frozenset[str]]]
+    excluded: set[str]
+    cleared: set[tuple[str, str]]
+    named_first: list[frozenset[str]]
+    anomaly_seen: bool
+    found: dict[str, bool]           # parts a test found faulty: True when an end of theirs was off or loose
+    aside: list[str]                 # of those, the ones set aside (they do not keep the main lamps dark)
+    unrepairable: set[str]           # parts whose repair was refused (named instead)
+
+    def _sets_aside(self, part: str, end_off: bool) -> bool:
+        """``part`` was just found faulty (``end_off``: an end of it off or loose); set it aside when
+        some main lamp is seen dark, none of the main lamps' anomalies implicates it and they still
+        implicate a part not ruled out: the anomalies it explains are accounted for, and it leaves
+        the candidates."""
+        self.found[part] = end_off
+        lamps = [implicated for comp, anomalous, implicated in self.sources if anomalous and comp in self.main_lamps]
+        if not self.aside_found or not lamps or any(part in implicated for implicated in lamps):
+            return False
+        # … and only while the main lamps' anomalies have suspects of their own left (where the graph gives
+        # a lamp few dependencies, the part found faulty is the best explanation there is)
+        if not self._suspects_left(lamps, part):
+            return False
+        self.aside.append(part)
+        self.excluded.add(part)
+        self._account_for({part})
+        return True
+
+    def _suspects_left(self, implicated: list[frozenset[str]], but: str) -> bool:
+        """Whether the parts these anomalies implicate, ``but`` and the parts ruled out aside, have a
+        problem no test has ruled out."""
+        suspects = {c for parts in implicated for c in parts} - self.excluded - {but}
+        return any((c, m) not in self.cleared for c in suspects for m in self.problems.get(c, ()))
+
+    def _account_for(self, parts: set[str]) -> None:
+        """Drop the anomalies ``parts`` may explain (they are known faulty: not evidence of more), and
+        what they showed working (a faulty light vouches for nothing: a reversed LED lights on a
+        reversed battery)."""
+        kept = [i for i, (comp, anomalous, implicated) in enumerate(self.sources)
+                if not (anomalous and implicated & parts) and not (not anomalous and comp in parts)]
+        self.evidence = [self.evidence[i] for i in kept]
+        self.sources = [self.sources[i] for i in kept]
+
+    def _repair_instead(self, hyp: Hypothesis) -> Action | None:
+        """The catalogue's repair of the one part ``hyp`` names, when naming it alone cannot be the
+        whole diagnosis (a fault is set aside, or an anomaly seen does not implicate it and implicates
+        parts not ruled out) and a test found it faulty: for a cable with an end off or loose the cheapest repair fitting it
+        (reconnecting), otherwise the repair that does what naming does (a replacement)."""
+        if not self.aside_found or len(hyp.components) != 1:
+            return None
+        part = next(iter(hyp.components))
+        if part not in self.found or part in self.unrepairable or part not in self.part_types:
+            return None
+        # anomalies it cannot explain, that still have suspects of their own: another fault, likely
+        unexplained = [implicated for _, anomalous, implicated in self.sources if anomalous and part not in implicated]
+        if not (self.aside or self._suspects_left(unexplained, part)):
+            return None
+        fitting = repairs_fitting(self.catalogue, self.part_types[part], "component")
+        if not (self.found[part] and part in self.cables):
+            fitting = [spec for spec in fitting if spec.template == REPAIR_TEMPLATE]
+        return Action(fitting[0].id, (part,)) if fitting else None
+
+    @staticmethod
+    def _end_off(part: str, outcome: Outcome) -> bool:
+        """Whether an inspection found an end of ``part`` off its terminal or loose."""
+        ends = _data_of(outcome, part)
+        return isinstance(ends, dict) and any(e["state"] != TerminalState.ATTACHED for e in ends.values())
+
+    def _the_aside(self) -> Hypothesis | None:
+        """Nothing else left to look for: name the faults set aside."""
+        if not self.aside:
+            return None
+        parts, self.aside = frozenset(self.aside), []
+        return Hypothesis(parts, "found faulty earlier, set aside while the main lamps stayed dark")
+
+    # ------------------------------------------------------------------
+    def _attached_ends(self, cable: str, outcome: Outcome) -> list[tuple[int | None, set[str]]]:
+        """Each end of ``cable`` an inspection (connections, typed) found on a terminal: the net the
+        description puts it on, and the ports (``part.port``) it was found attached to."""
+        ends = _data_of(outcome, cable)
+        if not isinstance(ends, dict):
+            return []
+        return [(self.expected_nets.get((cable, port)), set(end["attached_to"])) for port, end in sorted(ends.items())
+                if end["state"] == TerminalState.ATTACHED]
+
+    def _crossed(self, cable: str, outcome: Outcome) -> list[frozenset[str]]:
+        """The pairs of cables whose swapped ends explain ``cable``'s end seen attached on another net
+        than its own: an end of ``cable`` and the cable end nominally on the net it sits on swapped, or the
+        end it sits beside and the cable end nominally beside ``cable``'s. Two crossings look alike from
+        here; each is one naming of two cables."""
+        def cables_on(net: int | None, but: str) -> set[str]:
+            return {c for c, _ in self.on_net.get(net, []) if c in self.cables and c != but} if net is not None else set()
+
+        pairs: list[frozenset[str]] = []
+        for own, attached in self._attached_ends(cable, outcome):
+            for other in sorted(attached):
+                owner, _, other_port = other.partition(".")
+                there = self.expected_nets.get((owner, other_port))
+                if owner not in self.cables or there is None or there == own:
+                    continue
+                pairs += [frozenset({owner, m}) for m in sorted(cables_on(own, cable) - {owner})]
+                pairs += [frozenset({cable, b}) for b in sorted(cables_on(there, owner) - {cable})]
+        return [p for p in dict.fromkeys(pairs) if len(p) == 2 and p <= self.components]
+
+    def _missing(self, cable: str, outcome: Outcome) -> list[frozenset[str]]:
+        """The parts whose end should sit beside an end of ``cable`` and is not there (against the
+        description's nets): that end is off its terminal. Parts not fitted aside."""
+        out = [frozenset({c}) for own, attached in self._attached_ends(cable, outcome) if own is not None
+               for c, p in self.on_net[own] if c != cable and c in self.components and f"{c}.{p}" not in attached]
+        return list(dict.fromkeys(out))
+
+    def _cable_potentials(self, test: Test, outcome: Outcome) -> bool:
+        """What a cable's two potentials say of the cable itself: an end that floats is off its
+        terminal (name the cable first); two ends at one potential show it conducts, so its own end
+        faults are ruled out whatever the potential (a wrong one comes from further along its side).
+        True when the reading is fully accounted for here."""
+        volts = (_data_of(outcome, test.component) or {}).get("port_voltages") or {}
+        if not volts:
+            return False
+        if any(v is None for v in volts.values()):
+            self.anomaly_seen = True
+            shown = frozenset({test.component})
+            if shown not in self.named_first:
+                self.named_first.append(shown)
+            return True
+        if max(volts.values()) - min(volts.values()) <= VOLTAGE_TOLERANCE:
+            self.cleared |= {(test.component, m) for m in test.modes}
+        return False
+
+
+def _data_of(outcome: Outcome, part: str) -> Any:
+    """What an outcome's typed data records of ``part`` (None when nothing)."""
+    return (outcome.get("data") or {}).get(part)
