@@ -47,8 +47,10 @@ _PLX = rf"%[0-9A-Fa-f]{{2}}|{_ESC}"
 _TOKEN = re.compile(
     r"(?P<ws>[ \t\r\n]++)"
     r"|(?P<comment>\#[^\r\n]*+)"
-    r"|(?P<string>\"\"\"(?:[^\"\\]|\\[\s\S]|\"(?!\"\"))*+\"\"\"|'''(?:[^'\\]|\\[\s\S]|'(?!''))*+'''"
-    r"|\"(?:[^\"\\\r\n]|\\[\s\S])*+\"|'(?:[^'\\\r\n]|\\[\s\S])*+')"
+    # a string's body: its alternatives exclude each other, so a plain repeat cannot match it two ways (a
+    # possessive repeat of a group with alternatives and a lookahead fails to match on CPython 3.11.2)
+    r"|(?P<string>\"\"\"(?:[^\"\\]|\\[\s\S]|\"(?!\"\"))*\"\"\"|'''(?:[^'\\]|\\[\s\S]|'(?!''))*'''"
+    r"|\"(?:[^\"\\\r\n]|\\[\s\S])*\"|'(?:[^'\\\r\n]|\\[\s\S])*')"
     r"|(?P<open>\"\"\"|'''|[\"'])"                                  # a string that never closes
     rf"|(?P<var>[?$][{_U}0-9][{_CHARS}]*+)"
     rf"|(?P<bnode>_:[{_U}0-9][{_CHARS}.]*+)"
