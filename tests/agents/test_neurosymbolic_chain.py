@@ -361,3 +361,26 @@ def test_a_part_whose_end_sits_where_it_should_not_is_set_aside_from_an_inspecti
     assert agent.candidates != {"ret"}
     result = run_session("BEACON.3", "neuro-symbolic", store=store, seed=0)
     assert result.end.succeeded, actions(result)
+
+
+def test_a_part_others_depend_on_is_not_set_aside_where_the_graph_leaves_out_the_lamps_need_of_it(tmp_path):
+    """A copy of the beacon written here whose lamp's function is said to depend on the supply and the
+    return lead only (the boxes left out of the graph), and box 3's cable off: the inspection that finds
+    it off is believed (box 4's parts depend on it), it is not set aside, and the system works after
+    two rounds."""
+    from ..support.chains import BOXES, _stored, beacon, scenario
+
+    text = beacon()
+    needs = f':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_box{BOXES}, :fn_return .\n'
+    assert needs in text
+    store = _stored(tmp_path, {
+        "beacon.ttl": text.replace(needs, needs.replace(f":fn_box{BOXES},", ":fn_supply,")),
+        "b4.ttl": scenario("beacon", "BEACON.4", 9310, "A cable off", [("DetachedEnd", "link3.n")],
+                           "The lamp stays dark. LED 1 and LED 2 are lit; LED 3 and LED 4 are dark.")})
+    agent, session = briefed(store, "BEACON.4")
+    assert "link3" not in {c for c, anomalous, implicated in agent.sources if anomalous and c == "lamp"
+                           for c in implicated}           # the graph does not say the lamp needs box 3
+    read(agent, session, "inspect_connections", "link3")
+    assert agent.aside == [] and agent.found["link3"] is True
+    result = run_session("BEACON.4", "neuro-symbolic", store=store, seed=0)
+    assert result.end.succeeded and result.rounds == 2, actions(result)

@@ -41,6 +41,7 @@ class Repairs:
     components: set[str]
     part_types: dict[str, str]
     problems: dict[str, set[str]]
+    dependents: dict[str, int]       # how many parts depend on each
     cables: set[str]
     main_lamps: set[str]
     expected_nets: dict[tuple[str, str], int]
@@ -58,12 +59,16 @@ class Repairs:
 
     def _sets_aside(self, part: str, end_off: bool) -> bool:
         """``part`` was just found faulty (``end_off``: an end of it off or loose); set it aside when
-        some main lamp is seen dark, none of the main lamps' anomalies implicates it and they still
-        implicate a part not ruled out: the anomalies it explains are accounted for, and it leaves
+        some main lamp is seen dark, nothing depends on it, none of the main lamps' anomalies implicates
+        it and they still implicate a part not ruled out: the anomalies it explains are accounted for, and it leaves
         the candidates."""
         self.found[part] = end_off
         lamps = [implicated for comp, anomalous, implicated in self.sources if anomalous and comp in self.main_lamps]
         if not self.aside_found or not lamps or any(part in implicated for implicated in lamps):
+            return False
+        # only a part nothing depends on (an indicator): a part others depend on may feed the lamps too,
+        # where the graph leaves that dependency out
+        if self.dependents.get(part, 0):
             return False
         # … and only while the main lamps' anomalies have suspects of their own left (where the graph gives
         # a lamp few dependencies, the part found faulty is the best explanation there is)
