@@ -53,12 +53,15 @@ Switching couplings (a relay opened and closed by what flows through it) make
 the relay depend on what its current feeds; optical couplings are problems of
 the element that would block them.
 
-The assistant is split over four modules: this one holds the session (setup,
+The assistant is split over five modules: this one holds the session (setup,
 the symptoms as evidence, the decision loop and how outcomes update the state);
 :mod:`~diagkg.agents.neurosymbolic_symptoms` reads the symptom report,
 :mod:`~diagkg.agents.neurosymbolic_knowledge` reads the knowledge from the store
-and holds the candidate rule, and :mod:`~diagkg.agents.neurosymbolic_ranking`
-weighs the problems and chooses the next test.
+and holds the candidate rule, :mod:`~diagkg.agents.neurosymbolic_ranking`
+weighs the problems and chooses the next test, and
+:mod:`~diagkg.agents.neurosymbolic_repairs` reads inspected cable ends, sets
+aside a fault that does not keep the main lamps dark and repairs (rather than
+names) a part found faulty when naming it alone cannot be the whole diagnosis.
 """
 
 from __future__ import annotations
