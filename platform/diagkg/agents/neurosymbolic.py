@@ -75,7 +75,7 @@ from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from .neurosymbolic_config import ROUND_MINUTES, NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Knowledge, Test, dense_candidates
 from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
-from .neurosymbolic_repairs import VOLTAGE_TOLERANCE, Repairs, _data_of
+from .neurosymbolic_repairs import VOLTAGE_TOLERANCE, Repairs, data_of
 from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
 from .registry import BaseAssistant, Briefing
 
@@ -300,11 +300,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         """After a repair that helped only partly (the named parts, some of them repaired): an
         anomaly seen before that they could explain may be gone now, so its evidence goes and
         its light may be looked at again; what was seen working still works."""
-        kept = [i for i, (_, anomalous, implicated) in enumerate(self.sources)
-                if not (anomalous and implicated & repaired)]
-        stale = {self.sources[i][0] for i in range(len(self.sources)) if i not in kept}
-        self.evidence = [self.evidence[i] for i in kept]
-        self.sources = [self.sources[i] for i in kept]
+        stale = self._drop_evidence(lambda _, anomalous, implicated: anomalous and bool(implicated & repaired))
         self.seen -= stale
         self.dark -= stale
         self.executed -= {(a, c) for (a, c) in self.executed if c in stale and c in self.lamps
@@ -422,7 +418,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
                 self._cable_potentials(test, outcome):
             return
         if self.unsettled_elsewhere and kind in SPLITTING and \
-                (_data_of(outcome, test.component) or {}).get("settled") is False:
+                (data_of(outcome, test.component) or {}).get("settled") is False:
             # a reading that keeps changing: something switches on and off (a coupling, a loose end; a
             # switch its own current opens, tripping on an over-current), not where the part measured is
             self.anomaly_seen = True
@@ -434,6 +430,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         local = local or (self.source_local and verdict is True and kind == "voltages" and self.split == "sides"
                           and not self.deps.get(test.component, set()) & self.components)
         if local:      # a look at a part that is not a light shows that part (a cable's ends), nothing else
+            off = kind == "connections" and self._end_off(test.component, outcome)
             if kind == "connections":
                 crossed = self._crossed(test.component, outcome) if verdict and self.see_crossings else []
                 missing = self._missing(test.component, outcome) if self.see_missing else []
@@ -441,7 +438,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
                 aside = [p for p in missing if len(p) == 1 and self._sets_aside(min(p), end_off=True)]
                 shown = crossed + [p for p in missing if p not in aside]
                 self.named_first += [p for p in shown if p not in self.named_first]
-                if (shown and not verdict) or (aside and not crossed and not self._end_off(test.component, outcome)):
+                if (shown and not verdict) or (aside and not crossed and not off):
                     # a neighbour's end is off (or elsewhere): an anomaly, not of this cable
                     self.anomaly_seen = True
                     self.cleared |= {(test.component, m) for m in test.modes}
@@ -449,8 +446,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
                     return
             if verdict:
                 self.anomaly_seen = True
-                if self._sets_aside(test.component, end_off=kind == "connections" and
-                                    self._end_off(test.component, outcome)):
+                if self._sets_aside(test.component, end_off=off):
                     self._replan()
                     return
                 self.candidates = {test.component}
@@ -525,7 +521,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
 
     def _lamp_seen(self, lamp: str, outcome: Outcome) -> None:
         """A look at a lamp with its ends on and steady: seen dark, or not (see :attr:`dark`)."""
-        d = _data_of(outcome, lamp)
+        d = data_of(outcome, lamp)
         if not isinstance(d, dict) or "lit" not in d or d.get("flickering") or \
                 any(v != TerminalState.ATTACHED for v in (d.get("visible_ends") or {}).values()):
             return
@@ -533,7 +529,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
 
     def _verdict(self, test: Test, outcome: Outcome) -> bool | None:
         """True if the outcome shows an anomaly, False if it looks nominal, None if it says nothing."""
-        d = _data_of(outcome, test.component)
+        d = data_of(outcome, test.component)
         kind = self.catalogue[test.action].observes
         nominal = self.nominal.components.get(test.component)
         if kind in ("continuity", "diode"):
@@ -543,9 +539,9 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         if kind == "connections":
             if not isinstance(d, dict):
                 return None
+            if self._end_off(test.component, outcome):       # off its terminal, or loose
+                return True
             for port, end in d.items():
-                if end["state"] != TerminalState.ATTACHED:       # off its terminal, or loose
-                    return True
                 attached = set(end["attached_to"])
                 net = self.expected_nets.get((test.component, port))
                 same_net = {f"{c}.{p}" for c, p in self.on_net.get(net, []) if c != test.component} \

@@ -19,7 +19,7 @@ keeps.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..env.actions import ActionType, repairs_fitting
 from ..env.outcomes import Outcome, TerminalState
@@ -89,10 +89,16 @@ class Repairs:
         """Drop the anomalies ``parts`` may explain (they are known faulty: not evidence of more), and
         what they showed working (a faulty light vouches for nothing: a reversed LED lights on a
         reversed battery)."""
-        kept = [i for i, (comp, anomalous, implicated) in enumerate(self.sources)
-                if not (anomalous and implicated & parts) and not (not anomalous and comp in parts)]
+        self._drop_evidence(lambda comp, anomalous, implicated: bool(implicated & parts) if anomalous else comp in parts)
+
+    def _drop_evidence(self, drop: Callable[[str, bool, frozenset[str]], bool]) -> set[str]:
+        """Drop the evidence sets whose source (part, anomalous, implicated) ``drop`` says; the parts
+        whose evidence went."""
+        kept = [i for i, source in enumerate(self.sources) if not drop(*source)]
+        gone = {self.sources[i][0] for i in range(len(self.sources)) if i not in kept}
         self.evidence = [self.evidence[i] for i in kept]
         self.sources = [self.sources[i] for i in kept]
+        return gone
 
     def _repair_instead(self, hyp: Hypothesis) -> Action | None:
         """The catalogue's repair of the one part ``hyp`` names, when naming it alone cannot be the
@@ -116,7 +122,7 @@ class Repairs:
     @staticmethod
     def _end_off(part: str, outcome: Outcome) -> bool:
         """Whether an inspection found an end of ``part`` off its terminal or loose."""
-        ends = _data_of(outcome, part)
+        ends = data_of(outcome, part)
         return isinstance(ends, dict) and any(e["state"] != TerminalState.ATTACHED for e in ends.values())
 
     def _the_aside(self) -> Hypothesis | None:
@@ -130,7 +136,7 @@ class Repairs:
     def _attached_ends(self, cable: str, outcome: Outcome) -> list[tuple[int | None, set[str]]]:
         """Each end of ``cable`` an inspection (connections, typed) found on a terminal: the net the
         description puts it on, and the ports (``part.port``) it was found attached to."""
-        ends = _data_of(outcome, cable)
+        ends = data_of(outcome, cable)
         if not isinstance(ends, dict):
             return []
         return [(self.expected_nets.get((cable, port)), set(end["attached_to"])) for port, end in sorted(ends.items())
@@ -167,7 +173,7 @@ class Repairs:
         terminal (name the cable first); two ends at one potential show it conducts, so its own end
         faults are ruled out whatever the potential (a wrong one comes from further along its side).
         True when the reading is fully accounted for here."""
-        volts = (_data_of(outcome, test.component) or {}).get("port_voltages") or {}
+        volts = (data_of(outcome, test.component) or {}).get("port_voltages") or {}
         if not volts:
             return False
         if any(v is None for v in volts.values()):
@@ -181,6 +187,6 @@ class Repairs:
         return False
 
 
-def _data_of(outcome: Outcome, part: str) -> Any:
+def data_of(outcome: Outcome, part: str) -> Any:
     """What an outcome's typed data records of ``part`` (None when nothing)."""
     return (outcome.get("data") or {}).get(part)
