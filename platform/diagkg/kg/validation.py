@@ -218,21 +218,44 @@ class _Source:
 
 
 class Validator:
-    """Validates RDF documents against shapes and an ontology (the shipped ones by default)."""
+    """Validates RDF documents against shapes and an ontology (the shipped ones by default).
+
+    Shapes and ontology come as rdflib graphs or, to spare a process rdflib and pySHACL until a
+    document fails the compiled check, as Oxigraph triples (:meth:`of_triples`)."""
 
     def __init__(self, shapes: rdflib.Graph | None = None, ontology: rdflib.Graph | None = None, *,
                  reference: bool | None = None):
         self._shapes = shapes
         self._ontology = ontology
+        self._shape_triples: tuple[Sequence[ox.Triple], bool] | None = None
+        self._onto_triples: tuple[Sequence[ox.Triple], bool] | None = None
         self.reference = os.environ.get("DIAGKG_VALIDATION") == "reference" if reference is None else reference
         self.by_pyshacl = 0         # documents the compiled check could not clear, validated by pySHACL
 
+    @classmethod
+    def of_triples(cls, shapes: tuple[Sequence[ox.Triple], bool], ontology: tuple[Sequence[ox.Triple], bool], *,
+                   reference: bool | None = None) -> Validator:
+        """A validator of these shapes and this ontology, each given as its triples and whether a
+        string in it is typed ``xsd:string`` explicitly (rdflib and Oxigraph read those apart); the
+        rdflib graphs pySHACL needs are made only when a document needs pySHACL."""
+        v = cls(reference=reference)
+        v._shape_triples, v._onto_triples = shapes, ontology
+        return v
+
     @cached_property
     def shapes(self) -> rdflib.Graph:
+        if self._shapes is None and self._shape_triples is not None:
+            from . import shacl
+
+            return shacl.as_graph(self._shape_triples[0])
         return self._shapes if self._shapes is not None else default_shapes()
 
     @cached_property
     def ontology(self) -> rdflib.Graph:
+        if self._ontology is None and self._onto_triples is not None:
+            from . import shacl
+
+            return shacl.as_graph(self._onto_triples[0])
         return self._ontology if self._ontology is not None else default_ontology()
 
     @cached_property
@@ -240,19 +263,25 @@ class Validator:
         """The compiled shapes (None: pySHACL validates everything)."""
         if self.reference:
             return None
-        if self._shapes is None:
+        if self._shape_triples is not None:
+            triples, explicit = self._shape_triples
+        elif self._shapes is None:
             return _default_checker()
-        from . import shacl
+        else:
+            from . import shacl
 
-        if shacl.has_explicit_strings(self._shapes):
+            triples, explicit = shacl.as_triples(self._shapes), shacl.has_explicit_strings(self._shapes)
+        if explicit:
             return None
         try:
-            return conformance.Checker(shacl.as_triples(self._shapes))
+            return conformance.Checker(triples)
         except conformance.Unsupported:
             return None
 
     @cached_property
     def _ontology_triples(self) -> tuple[Sequence[ox.Triple], bool]:
+        if self._onto_triples is not None:
+            return self._onto_triples
         if self._ontology is None:
             return _folder_triples("ontology")
         from . import shacl
@@ -261,7 +290,9 @@ class Validator:
 
     @cached_property
     def _ontology_data(self) -> conformance.Data:
-        return _default_ontology_data() if self._ontology is None else conformance.Data(self._ontology_triples[0])
+        if self._ontology is None and self._onto_triples is None:
+            return _default_ontology_data()
+        return conformance.Data(self._ontology_triples[0])
 
     # -- public API --------------------------------------------------------
     def validate_document(self, doc: RdfDocument, context: Sequence["rdflib.Graph | RdfDocument"] = ()

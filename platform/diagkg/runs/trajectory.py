@@ -304,22 +304,24 @@ def _observations(r: Round, action: Action, activity: ox.NamedNode, node: Callab
 
 @lru_cache(maxsize=1)
 def _validator() -> Validator:
-    import rdflib
+    """The shapes of a trajectory (``trajectory.ttl``, with ``system.ttl`` for ``dksh:Number``) over the
+    ontology's class hierarchy and individuals, read by Oxigraph: rdflib and pySHACL are loaded only
+    for a trajectory the compiled shapes cannot clear."""
+    from ..kg import conformance
+    from ..kg.rdfio import parse_text
+    from ..kg.validation import Validator, _folder_triples
 
-    from ..kg.validation import Validator, _folder_graph
-
-    shapes = rdflib.Graph()
+    shapes: list[ox.Triple] = []
+    explicit = False
     for f in resources.shape_files():
-        if f.name in ("system.ttl", "trajectory.ttl"):   # trajectory shapes use dksh:Number from system.ttl
-            shapes.parse(data=f.read_text(encoding="utf-8"), format="turtle")
-    # only the class hierarchy and the individuals matter for these shapes
-    full = _folder_graph("ontology")
-    ontology = rdflib.Graph()
-    for triple in full.triples((None, rdflib.RDF.type, None)):
-        ontology.add(triple)
-    for triple in full.triples((None, rdflib.RDFS.subClassOf, None)):
-        ontology.add(triple)
-    return Validator(shapes=shapes, ontology=ontology)
+        if f.name in ("system.ttl", "trajectory.ttl"):
+            text = f.read_text(encoding="utf-8")
+            shapes += parse_text(text, f.name).triples
+            explicit = explicit or conformance.EXPLICIT_STRING.search(text) is not None
+    full, onto_explicit = _folder_triples("ontology")
+    kept = (ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
+            ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#subClassOf"))
+    return Validator.of_triples((shapes, explicit), ([t for t in full if t.predicate in kept], onto_explicit))
 
 
 def validate(quads: Iterable[ox.Quad], name: str) -> None:
