@@ -90,3 +90,26 @@ def test_the_shipped_catalogue_gets_the_same_report_without_pyshacl():
     assert all(r.conforms for r in got)
     reference = Validator(reference=True).validate_paths(files)
     assert [(r.file, r.violations, r.error) for r in got] == [(r.file, r.violations, r.error) for r in reference]
+
+
+def test_shapes_and_ontology_given_as_triples_report_as_the_graphs_do():
+    """``Validator.of_triples`` (what the trajectory check uses, to spare a process rdflib and
+    pySHACL): the compiled check clears the sound documents, and the broken one goes to pySHACL on
+    graphs made from the triples, with the report the rdflib graphs of the same files give."""
+    prefixes: dict[str, str] = {}
+
+    def folder(name: str) -> tuple[list, bool]:
+        texts = [f.read_text(encoding="utf-8") for f in resources.files(name)]
+        for text in texts:
+            prefixes.update(rdflib.Graph().parse(data=text, format="turtle").namespaces())
+        return ([t for i, text in enumerate(texts) for t in parse_text(text, f"{name}{i}.ttl").triples],
+                any(conformance.EXPLICIT_STRING.search(text) for text in texts))
+
+    broken = scenario_text(**LOOSE_LEAD).replace("dk:actionBudget 10", "dk:actionBudget 0")
+    docs = _docs(torch=TORCH, flat=scenario_text(**FLAT), loose=broken)
+    shapes = folder("shapes")
+    by_triples = Validator.of_triples(shapes, folder("ontology"), prefixes=prefixes)
+    got = by_triples.validate_documents(docs)
+    assert got == Validator(reference=True).validate_documents(docs)
+    assert got["torch.ttl"] == [] and got["flat.ttl"] == [] and got["loose.ttl"]
+    assert by_triples.by_pyshacl == 1

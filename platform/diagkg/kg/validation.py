@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
 
@@ -229,17 +229,19 @@ class Validator:
         self._ontology = ontology
         self._shape_triples: tuple[Sequence[ox.Triple], bool] | None = None
         self._onto_triples: tuple[Sequence[ox.Triple], bool] | None = None
+        self._prefixes: dict[str, str] = {}
         self.reference = os.environ.get("DIAGKG_VALIDATION") == "reference" if reference is None else reference
         self.by_pyshacl = 0         # documents the compiled check could not clear, validated by pySHACL
 
     @classmethod
     def of_triples(cls, shapes: tuple[Sequence[ox.Triple], bool], ontology: tuple[Sequence[ox.Triple], bool], *,
-                   reference: bool | None = None) -> Validator:
+                   prefixes: Mapping[str, str] | None = None, reference: bool | None = None) -> Validator:
         """A validator of these shapes and this ontology, each given as its triples and whether a
         string in it is typed ``xsd:string`` explicitly (rdflib and Oxigraph read those apart); the
-        rdflib graphs pySHACL needs are made only when a document needs pySHACL."""
+        rdflib graphs pySHACL needs are made only when a document needs pySHACL, the shapes' with
+        ``prefixes`` bound (a violation names its shape by them, as with the parsed files)."""
         v = cls(reference=reference)
-        v._shape_triples, v._onto_triples = shapes, ontology
+        v._shape_triples, v._onto_triples, v._prefixes = shapes, ontology, dict(prefixes or {})
         return v
 
     @cached_property
@@ -247,7 +249,10 @@ class Validator:
         if self._shapes is None and self._shape_triples is not None:
             from . import shacl
 
-            return shacl.as_graph(self._shape_triples[0])
+            graph = shacl.as_graph(self._shape_triples[0])
+            for prefix, namespace in self._prefixes.items():
+                graph.bind(prefix, namespace)
+            return graph
         return self._shapes if self._shapes is not None else default_shapes()
 
     @cached_property

@@ -308,20 +308,23 @@ def _validator() -> Validator:
     ontology's class hierarchy and individuals, read by Oxigraph: rdflib and pySHACL are loaded only
     for a trajectory the compiled shapes cannot clear."""
     from ..kg import conformance
-    from ..kg.rdfio import parse_text
     from ..kg.validation import Validator, _folder_triples
 
     shapes: list[ox.Triple] = []
+    prefixes: dict[str, str] = {}
     explicit = False
     for f in resources.shape_files():
         if f.name in ("system.ttl", "trajectory.ttl"):
             text = f.read_text(encoding="utf-8")
-            shapes += parse_text(text, f.name).triples
+            parser = ox.parse(input=text.encode("utf-8"), format=ox.RdfFormat.TURTLE)
+            shapes += [q.triple for q in parser]
+            prefixes.update(parser.prefixes)
             explicit = explicit or conformance.EXPLICIT_STRING.search(text) is not None
     full, onto_explicit = _folder_triples("ontology")
     kept = (ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
             ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#subClassOf"))
-    return Validator.of_triples((shapes, explicit), ([t for t in full if t.predicate in kept], onto_explicit))
+    return Validator.of_triples((shapes, explicit), ([t for t in full if t.predicate in kept], onto_explicit),
+                                prefixes=prefixes)
 
 
 def validate(quads: Iterable[ox.Quad], name: str) -> None:
