@@ -73,19 +73,13 @@ def summarise(folded: Path, rate: float, top: int) -> None:
     print(f"samples {total} at {rate:g} a second: {total / rate:.0f} s of CPU in Python "
           f"(load average now {os.getloadavg()[0]:.2f})")
     print(f"in diagkg commands started by the tests: {seconds(in_cli)}; importing modules: {seconds(in_imports)}")
-    print("\nby diagkg subcommand:")
-    for name, n in commands.most_common(top):
-        print(f"  {seconds(n)}  {name}")
-    print("\nmodules whose import costs most (first module imported below the importer):")
-    for name, n in imported.most_common(top):
-        print(f"  {seconds(n)}  {name}")
-    print("\nproject functions and tests, inclusive:")
-    for name, n in inclusive.most_common(top):
-        print(f"  {seconds(n)}  {name}")
-    print("\nany function, exclusive (its own time):")
-    for name, n in exclusive.most_common(top):
-        print(f"  {seconds(n)}  {name}")
-
+    for title, counts in (("by diagkg subcommand", commands),
+                          ("modules whose import costs most (first module imported below the importer)", imported),
+                          ("project functions and tests, inclusive", inclusive),
+                          ("any function, exclusive (its own time)", exclusive)):
+        print(f"\n{title}:")
+        for name, n in counts.most_common(top):
+            print(f"  {seconds(n)}  {name}")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
