@@ -321,8 +321,7 @@ def _validator() -> Validator:
             prefixes.update(parser.prefixes)
             explicit = explicit or conformance.EXPLICIT_STRING.search(text) is not None
     full, onto_explicit = _folder_triples("ontology")
-    kept = (ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
-            ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#subClassOf"))
+    kept = (ox.NamedNode(conformance.RDF_TYPE), ox.NamedNode(conformance.SUBCLASS))   # hierarchy and individuals
     return Validator.of_triples((shapes, explicit), ([t for t in full if t.predicate in kept], onto_explicit),
                                 prefixes=prefixes)
 
