@@ -6,7 +6,15 @@ import os
 import subprocess
 import sys
 
-DIAGKG = [sys.executable, "-m", "diagkg.cli"]
+# Every command the tests start runs with at most MEMORY_CAP bytes of address space (children such as
+# the reasoner's Java or campaign workers inherit it): a command whose memory runs away fails with a
+# MemoryError and its traceback on stderr, where the test shows it, instead of growing until the kernel
+# kills it (or another process) without a word: once, a `diagkg load` run beside a campaign grew to
+# 21 GB and was killed so (docs/results/2026-12.md).
+MEMORY_CAP = 12 * 2**30
+_LAUNCH = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap})); "
+           "sys.argv[0] = 'diagkg'; runpy.run_module('diagkg.cli', run_name='__main__', alter_sys=True)")
+DIAGKG = [sys.executable, "-c", _LAUNCH.format(cap=MEMORY_CAP)]
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
