@@ -232,6 +232,9 @@ def test_caches_follow_the_version(torch):
     assert simulator_for(torch, "torch") is not sim
     again = assistant_view(torch, "https://example.org/torch/torch", "torch")
     assert again is not view and again.version_of(SYSTEM) == torch.version_of(SYSTEM)
+    # the view's copy holds the changed description (seeds are read once per version, not once per store)
+    old_copy, new_copy = (set(v._backing.raw.quads_for_pattern(None, None, None, SYSTEM)) for v in (view, again))
+    assert new_copy == set(torch.raw.quads_for_pattern(None, None, None, SYSTEM)) != old_copy
     after = run_session("TORCH.1", "oracle", store=torch, record=False).end
     # a store that never saw the old description ends the same
     fresh = KnowledgeStore.memory()
