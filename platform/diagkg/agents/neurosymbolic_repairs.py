@@ -94,10 +94,10 @@ class Repairs:
     def _drop_evidence(self, drop: Callable[[str, bool, frozenset[str]], bool]) -> set[str]:
         """Drop the evidence sets whose source (part, anomalous, implicated) ``drop`` says; the parts
         whose evidence went."""
-        kept = [i for i, source in enumerate(self.sources) if not drop(*source)]
-        gone = {self.sources[i][0] for i in range(len(self.sources)) if i not in kept}
-        self.evidence = [self.evidence[i] for i in kept]
-        self.sources = [self.sources[i] for i in kept]
+        dropped = [drop(*source) for source in self.sources]
+        gone = {source[0] for source, out in zip(self.sources, dropped, strict=True) if out}
+        self.evidence = [e for e, out in zip(self.evidence, dropped, strict=True) if not out]
+        self.sources = [source for source, out in zip(self.sources, dropped, strict=True) if not out]
         return gone
 
     def _repair_instead(self, hyp: Hypothesis) -> Action | None:

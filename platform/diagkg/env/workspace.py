@@ -95,8 +95,7 @@ def _seed(store: "KnowledgeStore", names: list[ox.NamedNode], inferred: list[ox.
     from ..kg.store import KnowledgeStore
 
     def read() -> tuple[ox.Quad, ...]:
-        kept = names if inferred is None else names[:-1]
-        quads = store.reading(lambda raw: [q for name in kept for q in raw.quads_for_pattern(None, None, None, name)])
+        quads = _quads_of(store, names if inferred is None else names[:-1])
         if inferred is not None:
             quads += [ox.Quad(t.subject, t.predicate, t.object, names[-1]) for t in inferred]
         return tuple(quads)
@@ -108,13 +107,18 @@ def _seed(store: "KnowledgeStore", names: list[ox.NamedNode], inferred: list[ox.
     return memory
 
 
+def _quads_of(store: "KnowledgeStore", names: list[ox.NamedNode]) -> list[ox.Quad]:
+    """The quads of graphs ``names`` of ``store``, read whole (again on a fresh snapshot if another
+    process's compaction took a file meanwhile)."""
+    return store.reading(lambda raw: [q for name in names for q in raw.quads_for_pattern(None, None, None, name)])
+
+
 def _copy(store: "KnowledgeStore", names: list[ox.NamedNode]) -> "KnowledgeStore":
     from ..kg.store import KnowledgeStore
 
     memory = KnowledgeStore.memory()
     with memory.writing() as w:
-        for name in names:
-            w.extend(store.raw.quads_for_pattern(None, None, None, name))
+        w.extend(_quads_of(store, names))
     return memory
 
 
