@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pytest
 
+from .support.cli import DIAGKG
 from .support.paths import ROOT, THREE_CUBES
 
 PACKAGE = ROOT / "platform" / "diagkg"
@@ -266,7 +267,7 @@ def test_a_plugin_package_adds_an_assistant(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     env = dict(os.environ, PYTHONPATH=str(site), COLUMNS="200")
-    cmd = [sys.executable, "-m", "diagkg.cli", "--store", str(tmp_path / "store")]
+    cmd = [*DIAGKG, "--store", str(tmp_path / "store")]
     r = subprocess.run([*cmd, "run", "--help"], capture_output=True, text=True, env=env, timeout=120)
     assert "first-part" in r.stdout
     assert subprocess.run([*cmd, "load", str(THREE_CUBES)], capture_output=True, env=env, timeout=120).returncode == 0

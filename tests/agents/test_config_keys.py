@@ -25,6 +25,7 @@ from diagkg.agents.registry import BaseAssistant
 from diagkg.errors import InputError
 from diagkg.llm.settings import CONFIG_KEYS as LLM_KEYS
 
+from ..support.cli import DIAGKG
 from ..support.torch import FLAT, TORCH, scenario_text
 
 DECLARED = [ModelBasedAssistant, NeuroSymbolic, LLMAssistant, GroundedAssistant]
@@ -91,7 +92,7 @@ def test_an_assistant_that_declares_nothing_takes_anything():
 def test_the_command_line_exits_2_and_says_why(tmp_path):
     (tmp_path / "torch.ttl").write_text(TORCH)
     (tmp_path / "t1.ttl").write_text(scenario_text(**FLAT))
-    cli = [sys.executable, "-m", "diagkg.cli", "--store", str(tmp_path / "store")]
+    cli = [*DIAGKG, "--store", str(tmp_path / "store")]
     loaded = subprocess.run([*cli, "load", str(tmp_path / "torch.ttl"), str(tmp_path / "t1.ttl")], capture_output=True,
                             text=True, timeout=300)
     assert loaded.returncode == 0, loaded.stderr

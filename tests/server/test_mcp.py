@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -31,6 +30,7 @@ from diagkg.runs.driven import applicable_parts
 from diagkg.runs.trajectory import validate
 from diagkg.server.mcp import assistant_name
 
+from ..support.cli import DIAGKG
 from ..support.paths import ROOT, THREE_CUBES
 from ..support.torch import FLAT, TORCH, scenario_text
 
@@ -53,7 +53,7 @@ def world(tmp_path_factory) -> dict[str, Path]:
 
 
 def stdio(world: dict[str, Path], *args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "diagkg.cli", "--store", str(world["store"]),
+    return StdioServerParameters(command=DIAGKG[0], args=[*DIAGKG[1:], "--store", str(world["store"]),
                                                                "mcp", *args], env=dict(os.environ))
 
 
@@ -174,7 +174,7 @@ def test_a_client_that_leaves_is_stored_as_a_surrender(world):
 def test_streamable_http_behind_the_guard_and_the_token(world):
     env = dict(os.environ, DIAGKG_TOKEN=TOKEN)
     # the scenario file, not its id: the store holds TORCH.1 only once a test has loaded it (order-independent)
-    proc = subprocess.Popen([sys.executable, "-m", "diagkg.cli", "--store", str(world["store"]), "mcp", "--scenario",
+    proc = subprocess.Popen([*DIAGKG, "--store", str(world["store"]), "mcp", "--scenario",
                              str(world["flat"]), "--http", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
@@ -211,7 +211,7 @@ def test_standard_output_carries_only_mcp_messages(world):
     standard output is a JSON-RPC message; its notes go to standard error."""
     import json
 
-    proc = subprocess.Popen([sys.executable, "-m", "diagkg.cli", "--store", str(world["store"]), "mcp", "--scenario",
+    proc = subprocess.Popen([*DIAGKG, "--store", str(world["store"]), "mcp", "--scenario",
                              str(world["flat"])], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},

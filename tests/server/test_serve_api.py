@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from diagkg.server.app import ServerConfig, create_app
 
+from ..support.cli import DIAGKG
 from ..support.serving import LOCAL, TOKEN, broken_scenario, torch_store
 from ..support.torch import LOOSE_LEAD, scenario_text
 
@@ -54,7 +54,7 @@ def test_systems_and_scenarios(client):
 def test_upload_gives_the_same_located_report_as_the_cli_and_loads_nothing(client, store_path, tmp_path):
     path = tmp_path / "torch-2.ttl"
     path.write_text(broken_scenario())
-    cli = subprocess.run([sys.executable, "-m", "diagkg.cli", "--store", str(store_path), "validate", str(path)],
+    cli = subprocess.run([*DIAGKG, "--store", str(store_path), "validate", str(path)],
                          capture_output=True, text=True, timeout=120)
     assert cli.returncode == 1
     report = client.post("/api/scenarios/validate", params={"name": str(path)}, content=path.read_text()).json()

@@ -11,7 +11,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from fastapi.testclient import TestClient
 
 from diagkg.server.app import ServerConfig, create_app
 
+from ..support.cli import DIAGKG
 from ..support.serving import LOCAL, TOKEN, TORCH_NS, start_server, stop_server, torch_store
 
 COUNT_BULBS = ("PREFIX dk: <https://w3id.org/diagkg/ontology#> "
@@ -133,11 +133,11 @@ def test_answers_reflect_what_another_process_committed(client, store_path):
     ask = "ASK { GRAPH <urn:x:other> { ?s ?p ?o } }"
     assert client.get("/sparql", params={"query": ask}).json()["boolean"] is False
     env = dict(os.environ, DIAGKG_STORE=str(store_path))
-    subprocess.run([sys.executable, "-m", "diagkg.cli", "update",
+    subprocess.run([*DIAGKG, "update",
                     "INSERT DATA { GRAPH <urn:x:other> { <urn:a> <urn:b> <urn:c> } }"],
                    env=env, check=True, capture_output=True, timeout=120)
     assert client.get("/sparql", params={"query": ask}).json()["boolean"] is True
-    subprocess.run([sys.executable, "-m", "diagkg.cli", "update", "DROP GRAPH <urn:x:other>"],
+    subprocess.run([*DIAGKG, "update", "DROP GRAPH <urn:x:other>"],
                    env=env, check=True, capture_output=True, timeout=120)
     assert client.get("/sparql", params={"query": ask}).json()["boolean"] is False
 

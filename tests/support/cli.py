@@ -6,8 +6,9 @@ import os
 import subprocess
 import sys
 
-# Every command the tests start runs with at most MEMORY_CAP bytes of address space (children such as
-# the reasoner's Java or campaign workers inherit it): a command whose memory runs away fails with a
+# Every command the tests start (through DIAGKG; the opt-in local-model test alone starts its server
+# without it) runs with at most MEMORY_CAP bytes of address space (children such as the reasoner's Java
+# or campaign workers inherit it): a command whose memory runs away fails with a
 # MemoryError and its traceback on stderr, where the test shows it, instead of growing until the kernel
 # kills it (or another process) without a word: once, a `diagkg load` run beside a campaign grew to
 # 21 GB and was killed so (docs/results/2026-12.md).

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
+from .cli import DIAGKG
 from .torch import FLAT, LOOSE_LEAD, TORCH, scenario_text
 
 TOKEN = "s3cret-token"
@@ -45,7 +45,7 @@ def start_server(store: Path, *extra: str, token: str | None = TOKEN) -> tuple[s
     if token:
         env["DIAGKG_TOKEN"] = token
     log = open(store.parent / f"serve-{port}.log", "w")   # noqa: SIM115 - closed by stop_server
-    proc = subprocess.Popen([sys.executable, "-m", "diagkg.cli", "--store", str(store), "serve", "--port", str(port), *extra],
+    proc = subprocess.Popen([*DIAGKG, "--store", str(store), "serve", "--port", str(port), *extra],
                             env=env, stdout=subprocess.PIPE, stderr=log, text=True)
     log.close()
     assert proc.stdout is not None
