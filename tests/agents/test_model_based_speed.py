@@ -18,6 +18,8 @@ scenarios with a loose connection and a double fault.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 import diagkg
@@ -340,3 +342,49 @@ def test_two_parts_are_swapped_only_where_one_fault_is_on_both():
     swaps = [o for o in options([(crossed, point)]) if isinstance(o, diagkg.Action) and len(o.targets) == 2]
     assert swaps and all(o.targets == (first, second) for o in swaps)
     assert not [o for o in options([(pair, point)]) if isinstance(o, diagkg.Action) and len(o.targets) == 2]
+
+
+def test_a_pair_world_composed_from_its_singles_shows_what_it_shows(torch_store):
+    """A pair of faults is screened by the lights its world would show at the start, composed from
+    the states its two singles' worlds were injected into (no world written): they must be the
+    lights the pair's own world shows, for every pair of the torch's singles whose states compose."""
+    from diagkg.agents.combinations import Candidate
+
+    assistant = set_up_worlds(torch_store, "TORCH.1")
+    worlds = assistant.worlds
+    singles = [c for c in assistant.space.pairable if c.faults[0].probability is None]
+    for c in singles:
+        worlds.run_through(c)
+    composed = 0
+    for a, b in itertools.combinations(singles, 2):
+        shown = worlds.composed_lights((a, b))
+        if shown is None:
+            continue
+        composed += 1
+        pair = Candidate(a.faults + b.faults, a.faulty | b.faulty, 1.0)
+        scenario = worlds.scenario(pair)
+        own = worlds.shade(scenario).start(scenario, 0)["lights"]
+        assert shown == dict(own), (a.label, b.label)
+    assert composed >= len(singles) * (len(singles) - 1) // 4      # most pairs compose (not those on one part)
+
+
+@pytest.mark.parametrize("scenario", ["3CC.M.4", "3CC.M.1"])      # double faults: pairs are tried
+def test_screening_pairs_by_composed_lights_chooses_the_same(scenario, monkeypatch):
+    """The screen only spares writing the worlds it turns away: sessions go as without it."""
+    from diagkg.agents.worlds import Worlds
+
+    store = catalog_store()
+    screened = []
+    original = Worlds.composed_lights
+
+    def counting(self, combo):
+        shown = original(self, combo)
+        screened.append(shown is not None and shown != self.briefing.lights)
+        return shown
+
+    monkeypatch.setattr(Worlds, "composed_lights", counting)
+    with_screen, _ = _run(store, scenario)
+    assert any(screened), "no pair was turned away by its composed lights"
+    monkeypatch.setattr(Worlds, "composed_lights", lambda self, combo: None)
+    without, _ = _run(store, scenario)
+    assert with_screen == without

@@ -17,7 +17,7 @@ from diagkg.kg import graphs
 from diagkg.kg.expressions import ExpressionError, compile_expression
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
-from diagkg.sim.circuit import CircuitState, state_from_turtle
+from diagkg.sim.circuit import NOMINAL, CircuitState, state_from_turtle
 from diagkg.sim.simulator import MAX_ITERATIONS, Simulator, result_quads
 
 from ..support.paths import DATA, SYSTEMS
@@ -278,3 +278,23 @@ def test_expression_evaluates():
     e = compile_expression("resistance if has('resistance') else max(1, 2)", "test", ("has",))
     assert e({"resistance": 5, "has": lambda n: True}) == 5
     assert e({"resistance": 5, "has": lambda n: False}) == 2
+
+
+def test_states_compose_only_where_each_changes_its_own_parts():
+    """``composed``: what faults injected one by one into one world add, put together (the model-based
+    assistant screens a pair of faults so); None where that cannot be told so."""
+    from diagkg.sim.circuit import composed
+
+    base = CircuitState.make(overrides=[("bat", "voltage", 8.0)])
+    lead_off = base.evolve(detached={("lead", "n")})
+    dim = base.evolve(overrides=[("bat", "voltage", 8.0), ("bulb", "resistance", 1e3)])
+    both = composed(base, [lead_off, dim])
+    assert both == base.evolve(detached={("lead", "n")}, overrides=[("bat", "voltage", 8.0), ("bulb", "resistance", 1e3)])
+    assert composed(base, []) == base
+    # two changes of one part (here a port of the lead, and the lead crossed with another cable)
+    crossed = base.evolve(rewired=[(("lead", "n"), ("ret", "n")), (("ret", "n"), ("lead", "n"))])
+    assert composed(base, [lead_off, crossed]) is None
+    # one that takes something of the world away (a battery replaced as new)
+    assert composed(base, [lead_off, NOMINAL]) is None
+    # a probe is never composed
+    assert composed(base, [lead_off, base.evolve(probe=(("lead", "n"), ("ret", "n")))]) is None

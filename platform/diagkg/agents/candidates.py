@@ -10,7 +10,8 @@ when no single fault explains what has been observed (:meth:`CandidateSpace.wide
 A short between two nodes (a mode with ``dk:otherTargetRule "node"``) is a single fault too, but
 not one of a part: any two ports on the two nodes give the same circuit, and only a repair tells
 which. Shorts are tried with the first pairs, once no single fault explains (:meth:`CandidateSpace.widen`):
-one world per pair of nodes screens it (its short between ports of parts no step touched), and the
+one world per pair of nodes screens it (its short between ports of parts no step touched; the lights
+at the start first, every pair of nodes on one circuit: :meth:`Simulator.screen_shorts`), and the
 pairs that agree with what was seen are spread into their placements, one per pair of parts on the
 two nodes, each named by either of its parts (repairing either clears the short).
 
@@ -218,7 +219,9 @@ class CandidateSpace:
 
     def admit_combos(self, ranked: Sequence[tuple[Candidate, ...]], most: int, settle: bool = True) -> None:
         """Admit combinations of singles not tried yet, in order: ``most`` at most (with
-        ``settle``, a quarter of that once some agree with everything seen)."""
+        ``settle``, a quarter of that once some agree with everything seen). A combination whose
+        lights at the start, composed from its singles' worlds (:meth:`Worlds.composed_lights`),
+        are not those seen is turned away without writing its world (counted as tried)."""
         tried = 0
         for combo in ranked:
             faults = tuple(f for c in combo for f in c.faults)
@@ -226,10 +229,12 @@ class CandidateSpace:
             if ident in self.tried_pairs:
                 continue
             self.tried_pairs.add(ident)
-            prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
-            c = Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)
-            self.admit([c])
             tried += 1
+            # the lights at the start first, composed from the singles' worlds (while they are still judged)
+            shown = None if self.worlds.since else self.worlds.composed_lights(combo)
+            if shown is None or shown == self.worlds.briefing.lights:
+                prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
+                self.admit([Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)])
             if tried >= most or (settle and self.live and tried >= most // 4):
                 break
 

@@ -14,8 +14,10 @@ explaining (:attr:`Worlds.since`), and the faults repairs have shown and fixed
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
+from ..env import access
 from ..env.actions import Action, Hypothesis
 from ..env.effects import still_broken
 from ..env.observations import visible_lights
@@ -25,6 +27,7 @@ from ..env.service import Checkpoint, simulator_for
 from ..env.worlds import Shadow, hypothetical
 from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
+from ..sim.circuit import CircuitState, composed
 from .combinations import Candidate
 from .readings import UNKNOWN, Reading
 from .readings import reading as key_of
@@ -78,6 +81,10 @@ class Worlds:
         self.through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]] = {}
         self.first_lamps: dict[int, tuple[Candidate, tuple[Fault, ...], dict[str, str]]] = {}   # see lamps_at_start
         self.memo: dict[tuple[Any, ...], tuple[frozenset[str], dict[frozenset[str], Prediction]]] = {}
+        # each world's faults as injected (with the anchor then), and the anchor's own world at its start
+        # (as injected, and what can be seen there): what composed_lights composes
+        self.injected: dict[int, tuple[Candidate, tuple[Fault, ...], CircuitState]] = {}
+        self.base: tuple[tuple[Fault, ...], tuple[CircuitState, frozenset[str]] | None] | None = None
 
     # -- a world -----------------------------------------------------------
     def scenario(self, c: Candidate, anchored: bool = True) -> Scenario:
@@ -102,6 +109,7 @@ class Worlds:
             if len(self.first_lamps) > 20_000:
                 self.first_lamps.clear()
             self.first_lamps[id(c)] = (c, self.anchor, obs["lights"])
+            self.keep_injected(c, shadow)
             if not self.since:
                 if chance is not None:
                     likelihood = sum(w for coin, w in coins(chance) if self.lights(coin) == briefing.lights)
@@ -136,7 +144,8 @@ class Worlds:
     def lights_with_short(self, shorts: list[tuple[tuple[str, str], tuple[str, str], float]]) -> list[dict[str, str] | None]:
         """The lights seen at the start of the world of the anchor's faults with each of ``shorts``
         (between two ports, of a resistance) added, simulated straight from the state: what
-        :meth:`start` would compare first, without writing a world. None for a short whose
+        :meth:`start` would compare first, without writing a world, every short on one circuit
+        (:meth:`~diagkg.sim.simulator.Simulator.screen_shorts`). None for a short whose
         simulation damages something or draws on chance (a world's start says then)."""
         base = Candidate((), frozenset(), 1.0)
         scenario = self.scenario(base)
@@ -148,15 +157,57 @@ class Worlds:
         state = shadow.state()
         if state.loose:
             return [None] * len(shorts)
-        out: list[dict[str, str] | None] = []
-        for short in shorts:
+        # one circuit for every short (see Simulator.screen_shorts): a short is two values changed
+        return [None if result is None or result.damage else dict(visible_lights(result, shadow))
+                for result in shadow.sim.screen_shorts(state, shorts)]
+
+    def keep_injected(self, c: Candidate, shadow: Shadow) -> None:
+        """Remember the state ``c``'s faults were injected into (its world just started on ``shadow``)."""
+        if len(self.injected) > 20_000:
+            self.injected.clear()
+        self.injected[id(c)] = (c, self.anchor, shadow.injected_state)
+
+    def base_start(self) -> tuple[CircuitState, frozenset[str]] | None:
+        """The world of the anchor's faults alone at its start: its state as injected and the parts
+        that can be seen there (remembered per anchor); None when it cannot be started."""
+        if self.base is None or self.base[0] != self.anchor:
+            scenario = self.scenario(Candidate((), frozenset(), 1.0))
+            shadow = self.shade(scenario)
             try:
-                result = shadow.sim.simulate(state.evolve(shorts=state.shorts + (short,)), shadow.rng)
-            except SimulationError:
-                out.append(None)
-                continue
-            out.append(None if result.damage else dict(visible_lights(result, shadow)))
-        return out
+                shadow.start(scenario, self.briefing.seed)
+            except (SessionError, SimulationError):
+                self.base = (self.anchor, None)
+            else:
+                self.base = (self.anchor, (shadow.injected_state, access.affording(shadow, "Observable")))
+        return self.base[1]
+
+    def composed_lights(self, combo: Sequence[Candidate]) -> dict[str, str] | None:
+        """The lights the world of ``combo``'s faults together (with the anchor's) shows at its
+        start, without writing that world: the state each single's own world was injected into
+        (:meth:`keep_injected`) composed over the anchor's world (:func:`~diagkg.sim.circuit.composed`;
+        faults on different things add up), simulated. What :meth:`start` compares first, for a
+        fraction of its cost. None when it cannot be told so: a single whose world was not started
+        with this anchor, states that do not compose, a loose connection (chance), or a physical
+        change (what can be seen might differ)."""
+        base = self.base_start()
+        if base is None:
+            return None
+        before, observable = base
+        states = []
+        for c in combo:
+            known = self.injected.get(id(c))
+            if known is None or known[0] is not c or known[1] != self.anchor:
+                return None
+            states.append(known[2])
+        state = composed(before, states)
+        if state is None or state.loose or state.physical != before.physical:
+            return None
+        assert self.shadow is not None
+        try:
+            result = self.shadow.sim.simulate(state, random.Random(self.briefing.seed))
+        except SimulationError:
+            return None
+        return dict(visible_lights(result, self.shadow, observable))
 
     def chance(self, c: Candidate) -> float | None:
         """The probability of ``c``'s loose connection (None for a world without chance)."""
@@ -271,6 +322,7 @@ class Worlds:
                 self.through[id(c)] = known = ({}, frozenset(), None, 0)
             else:
                 known = (dict(obs["lights"]), frozenset(), shadow.checkpoint(), 0)
+                self.keep_injected(c, shadow)
         seen_lamps, alike, point, done = known
         if point is not None and done < len(self.steps):
             shadow.rollback(point)

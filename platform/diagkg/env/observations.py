@@ -318,12 +318,16 @@ def path_resistance(session: Workbench, a: PortRef, b: PortRef) -> float:
     return math.inf if current < 1e-12 else 1e-3 / current
 
 
-def visible_lights(result: SimulationResult, session: Workbench) -> dict[str, Light]:
+def visible_lights(result: SimulationResult, session: Workbench,
+                   observable: frozenset[str] | None = None) -> dict[str, Light]:
     """The lights a person sees from outside (derived from the simulation), lamp by lamp: what
-    assistants read (the words of :func:`describe_lights` are for people)."""
+    assistants read (the words of :func:`describe_lights` are for people). ``observable``: the
+    parts that can be seen in the state the lights are of, when the session stands elsewhere
+    (``access.affording(session, "Observable")`` where it stands, by default)."""
     sk = session.sk
     seen: dict[str, Light] = {}
-    observable = access.affording(session, "Observable")
+    if observable is None:
+        observable = access.affording(session, "Observable")
     for cid in sorted(sk.components):
         c = result.components.get(cid)
         if c is None or c.lit is None or sk.components[cid].iri not in observable:

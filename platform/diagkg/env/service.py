@@ -184,7 +184,8 @@ class Session:
         self.nominal_bulbs = frozenset(bulbs)
         self.main_bulbs = frozenset(c for c in bulbs if not self.sk.components[c].params.get("isIndicator"))
         inject(self.store, self.scenario, self.state_graph)
-        result = self.initial_result = self.simulate()
+        self.injected_state = self.state()      # the faults as injected, before what they damage at once
+        result = self.initial_result = self.simulate(self.injected_state)
         effects.keep_damage(self, result)       # what the faults damage at once belongs to the fault snapshot
         self._snapshot = tuple(state_quads(self.store, self.state_graph))
         self._snapshot_set = None

@@ -229,6 +229,44 @@ class CircuitState:
 
 NOMINAL = CircuitState()
 
+def _touched(name: str, entry: Any) -> set[str]:
+    """The parts (components, couplings, elements) an entry of state field ``name`` is about."""
+    if name in ("covered", "removed"):
+        return {entry}
+    if name in ("detached", "loose"):
+        return {entry[0]} if name == "detached" else {entry[0][0]}
+    if name in ("rewired", "shorts"):
+        return {entry[0][0], entry[1][0]}
+    return {entry[0]}        # overrides, positions, forced, couplings, physical, damaged: (part, ...)
+
+
+def composed(base: CircuitState, states: Iterable[CircuitState]) -> CircuitState | None:
+    """The state holding what each of ``states`` adds to ``base`` (faults injected one by one into
+    the same world, each on its own), or None when that cannot be told so: one takes something of
+    ``base`` away, two change the same part (a port is its component's; how two faults on one part
+    combine is for their effects to say), or one has a probe."""
+    states = tuple(states)
+    if base.probe is not None or any(s.probe is not None for s in states):
+        return None
+    fields: dict[str, Any] = {}
+    touched: list[set[str]] = [set() for _ in states]
+    for name in CircuitState.__dataclass_fields__:
+        if name == "probe":
+            continue
+        before = set(getattr(base, name))
+        merged = set(before)
+        for k, s in enumerate(states):
+            items = set(getattr(s, name))
+            if not before <= items:
+                return None
+            for entry in items - before:
+                touched[k] |= _touched(name, entry)
+            merged |= items
+        fields[name] = merged
+    if sum(map(len, touched)) != len(set().union(*touched)):
+        return None
+    return CircuitState.make(**fields)
+
 
 # ---------------------------------------------------------------------------
 # reading the skeleton

@@ -24,7 +24,6 @@ delivers, always positive.
 
 from __future__ import annotations
 
-import math
 import random
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import ExpressionError, SimulationError, UnknownTermError
 from ..kg.expressions import THERMAL_VOLTAGE
 from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
+from .couplings import next_live
 from .readout import Reader, read
 from .results import ComponentResult, Damage, ShortResult, SimulationResult, result_quads
 from .spice import Element, NgspiceEngine, OperatingPoint, SolverEngine, topology_id
@@ -48,6 +48,7 @@ CONTACT_OHMS = 1e-4          # a port's end on its node
 OPEN_CONTACT_OHMS = 1e9      # a detached end (as open as a switch; keeps the matrix well conditioned)
 POSITIVE_PORTS = ("pos", "p", "anode")
 PROBE_VOLTS = 1e-3           # an ohmmeter's test voltage
+HUB_OPEN_OHMS = 1e12         # a screening hub's tie to a node no screened short is on (see screen_shorts)
 
 
 @dataclass
@@ -139,6 +140,8 @@ class Simulator:
         self.stats = {"solves": 0, "cache_hits": 0}
         # the physical states (a box opened, turned over) a solve reads: those that block a coupling
         self._blocking = frozenset(pair for c in skeleton.couplings for pair in c.blocked_when)
+        # screening hubs (see screen_shorts): a base plan's topology -> its ties, elements, nodes, topology
+        self._hubs: dict[tuple[str, int], tuple[dict[str, Element], list[Element], list[str], tuple[str, int]]] = {}
 
     @classmethod
     def from_store(cls, store: KnowledgeSource, key: str, **kw: Any) -> "Simulator":
@@ -179,6 +182,56 @@ class Simulator:
         while len(self._results) > self.cache_size:
             self._results.popitem(last=False)
         return result
+
+    def screen_shorts(self, state: CircuitState,
+                      shorts: list[tuple[PortRef, PortRef, float]]) -> list[SimulationResult | None]:
+        """``state`` (without loose connections) with each of ``shorts`` added on its own, solved
+        on one circuit instead of one per short: every node a short can join is tied to a *hub*
+        through an open resistor (:data:`HUB_OPEN_OHMS`), and a short between two nodes is the
+        two ties of its nodes set to half its resistance each, changed by value (no new circuit
+        for ngspice to parse). The open ties carry picoamperes: lights and damage come out as
+        with the short's own resistor, but readings of currents in open branches do not, and the
+        screened short's own current is not reported; for screening what a short shows, not for
+        a session. Not cached. None for a short whose nodes the state leaves out of its circuit
+        (or that cannot be solved)."""
+        self._check(state)
+        if state.loose:
+            raise ValueError("screen_shorts takes a state without loose connections")
+        realized = state
+        if realized.physical and not realized.physical <= self._blocking:
+            realized = realized.evolve(physical=realized.physical & self._blocking)
+        out: list[SimulationResult | None] = []
+        for short in shorts:
+            try:
+                out.append(self._solve(realized, hub=short))
+            except (SimulationError, KeyError):
+                out.append(None)
+        return out
+
+    def _hub_plan(self, state: CircuitState, short: tuple[PortRef, PortRef, float]) -> _Plan:
+        """``state``'s plan with every net node tied to a hub (:meth:`screen_shorts`), ``short``
+        made through it. KeyError for a short on a node the plan does not have."""
+        base = self._plan(state)
+        hub = self._hubs.get(base.topology)
+        if hub is None:
+            nets = sorted({n for n in base.nodes if n.startswith("n")} | {"0"})
+            ties = {node: Element(f"rh{i}", "R", node, "hub") for i, node in enumerate(nets)}
+            spice = base.spice + list(ties.values())
+            topology = (self.skeleton.key, topology_id(tuple(spice)))
+            hub = self._hubs[base.topology] = (ties, spice, [*base.nodes, "hub"], topology)
+            if len(self._hubs) > 256:
+                self._hubs.pop(next(iter(self._hubs)))
+        ties, spice, nodes, topology = hub
+        rewired = dict(state.rewired)
+        pa, pb, ohms = short
+        a, b = ties[self._net_node(pa, rewired)], ties[self._net_node(pb, rewired)]
+        static = dict(base.static)
+        static.update(dict.fromkeys((el.name for el in ties.values()), HUB_OPEN_OHMS))
+        if a is not b:
+            static[a.name] = static[b.name] = float(ohms) / 2
+        elements = base.elements + [_ElementPlan(el, "", static[el.name]) for el in ties.values()]
+        return _Plan(topology, elements, nodes, base.port_node, base.params, base.by_component, base.dynamic,
+                     base.readers, base.short_elements, spice, static)
 
     def own_elements(self, state: CircuitState, cid: str,
                      live: dict[str, bool] | None = None) -> list[tuple[str, float]]:
@@ -436,14 +489,15 @@ class Simulator:
                 live[f"illuminated:{c.receiver}"] = False
         return live
 
-    def _solve(self, state: CircuitState) -> SimulationResult:
+    def _solve(self, state: CircuitState, hub: tuple[PortRef, PortRef, float] | None = None) -> SimulationResult:
         """Solve ``state``, then damage what its damage rules say is damaged and solve again,
-        until no further damage occurs (at most :data:`MAX_DAMAGE_ROUNDS` rounds)."""
+        until no further damage occurs (at most :data:`MAX_DAMAGE_ROUNDS` rounds); with ``hub``,
+        a short between two of its nodes added through the hub (see :meth:`screen_shorts`)."""
         current = state
         settled = False
         events: list[Damage] = []
         for _ in range(MAX_DAMAGE_ROUNDS):
-            result, hits = self._solve_once(current)
+            result, hits = self._solve_once(current, hub)
             new = sorted(hits - current.damaged) if hits else []
             if not new:
                 settled = True
@@ -455,11 +509,12 @@ class Simulator:
             return result
         return replace(result, damage=tuple(events), damage_settled=settled, converged=result.converged and settled)
 
-    def _solve_once(self, state: CircuitState) -> tuple[SimulationResult, frozenset[tuple[str, str]]]:
+    def _solve_once(self, state: CircuitState, hub: tuple[PortRef, PortRef, float] | None = None,
+                    ) -> tuple[SimulationResult, frozenset[tuple[str, str]]]:
         """Solve ``state`` and its couplings; the result, and the damage its steady operating point
         calls for: in the converged solve, or in every one of the last solves of a state that does
         not settle (:data:`FLICKER_WINDOW`)."""
-        plan = self._plan(state)
+        plan = self._plan(state) if hub is None else self._hub_plan(state, hub)
         live = self._contact_state(state, plan)
         values = plan.static.copy()
         components: dict[str, ComponentResult] = {}
@@ -514,55 +569,7 @@ class Simulator:
 
     def _couplings(self, state: CircuitState, plan: _Plan, components: dict[str, ComponentResult],
                    live: dict[str, bool]) -> dict[str, bool]:
-        sk = self.skeleton
-        new = dict(live)
-        active_override = dict(state.couplings)
-        forced = dict(state.forced)
-        illuminated: dict[str, bool] = {}
-
-        def lit(cid: str) -> bool:
-            c = components.get(cid)
-            return bool(c and c.lit)
-
-        def current(cid: str) -> float:
-            if cid not in components:
-                raise ExpressionError(f"coupling refers to {cid!r}, which is not in the circuit")
-            return components[cid].current
-
-        def voltage(cid: str, port: str) -> float:
-            return components[cid].port_v.get(port) or 0.0
-
-        def is_illuminated(cid: str) -> bool:
-            return live.get(f"illuminated:{cid}", False)
-
-        for c in sk.couplings:
-            active = active_override.get(c.id, c.active_by_default)
-            if c.kind == "OpticalCoupling":
-                if c.receiver not in plan.params:
-                    continue
-                assert c.emitter is not None and c.receiver is not None   # checked by _read_couplings
-                reaches = (active and lit(c.emitter)
-                           and not any(pair in state.physical for pair in c.blocked_when)
-                           and c.emitter not in state.covered and c.receiver not in state.covered
-                           and self._within(c.emitter, c.receiver, c.max_distance))
-                illuminated[c.receiver] = illuminated.get(c.receiver, False) or reaches
-            elif c.kind == "SwitchingCoupling" and active and c.drives in plan.params:
-                if c.drives in forced:
-                    continue
-                assert c.closed_when is not None   # checked by _read_couplings
-                env = {"current": current, "lit": lit, "voltage": voltage, "illuminated": is_illuminated}
-                new[f"closed:{c.drives}"] = bool(c.closed_when(env))
-        for cid, value in illuminated.items():
-            new[f"illuminated:{cid}"] = value
-        return new
-
-    def _within(self, a: str, b: str, distance: float | None) -> bool:
-        if distance is None:
-            return True
-        pa, pb = self.skeleton.positions.get(a), self.skeleton.positions.get(b)
-        if pa is None or pb is None:
-            return True
-        return math.dist(pa, pb) <= distance + 1e-9
+        return next_live(self.skeleton, state, plan.params, components, live)
 
     # ------------------------------------------------------------------
     def netlist(self, state: CircuitState = NOMINAL) -> str:
