@@ -105,7 +105,9 @@ def _cases(torch: KnowledgeStore, lantern: KnowledgeStore) -> list[tuple[Knowled
 @pytest.mark.parametrize("adversary", HYPOTHESIS_ADVERSARIES, ids=lambda c: c.name)
 def test_no_hypothesis_adversary_ends_in_any_success(torch, lantern, adversary):
     for store, scenario in _cases(torch, lantern):
-        result = run_session(scenario, adversary(), store=store, seed=0, budget=3, record=False)
+        # the hypothesis ledger is left out: it is not what is judged here, and its open conditions for a
+        # hypothesis naming every part are most of the time (8.8 of 12 s on ten cubes)
+        result = run_session(scenario, adversary(), store=store, seed=0, budget=3, record=False, keep_ledger=False)
         assert result.end not in SUCCESS, (adversary.name, scenario, result.end)
         assert result.diagnosis is not None and not result.diagnosis.diagnosed
 
@@ -113,7 +115,7 @@ def test_no_hypothesis_adversary_ends_in_any_success(torch, lantern, adversary):
 def test_replacing_everything_succeeds_without_a_diagnosis_and_counts_its_false_removals(torch, lantern):
     removals = 0
     for store, scenario in _cases(torch, lantern):
-        result = run_session(scenario, ReplaceAll(), store=store, seed=0, budget=60, record=False)
+        result = run_session(scenario, ReplaceAll(), store=store, seed=0, budget=60, record=False, keep_ledger=False)
         assert result.end in ("success_no_hypothesis", "timeout", "surrender"), (scenario, result.end)
         assert result.diagnosis is not None and not result.diagnosis.diagnosed
         removals += result.diagnosis.false_removals

@@ -49,6 +49,7 @@ OPEN_CONTACT_OHMS = 1e9      # a detached end (as open as a switch; keeps the ma
 POSITIVE_PORTS = ("pos", "p", "anode")
 PROBE_VOLTS = 1e-3           # an ohmmeter's test voltage
 HUB_OPEN_OHMS = 1e12         # a screening hub's tie to a node no screened short is on (see screen_shorts)
+SCREENED = 2048              # screened shorts remembered (a system's every pair of nodes: ten cubes has 1,891)
 
 
 @dataclass
@@ -142,6 +143,8 @@ class Simulator:
         self._blocking = frozenset(pair for c in skeleton.couplings for pair in c.blocked_when)
         # screening hubs (see screen_shorts): a base plan's topology -> its ties, elements, nodes, topology
         self._hubs: dict[tuple[str, int], tuple[dict[str, Element], list[Element], list[str], tuple[str, int]]] = {}
+        self._screened: OrderedDict[tuple[CircuitState, tuple[PortRef, PortRef, float]], SimulationResult | None] = \
+            OrderedDict()
 
     @classmethod
     def from_store(cls, store: KnowledgeSource, key: str, **kw: Any) -> "Simulator":
@@ -162,11 +165,7 @@ class Simulator:
     def simulate(self, state: CircuitState = NOMINAL, rng: random.Random | None = None) -> SimulationResult:
         """Simulate a state (loose connections drawn from ``rng``)."""
         self._check(state)
-        realized = self.realize(state, rng)
-        if realized.physical and not realized.physical <= self._blocking:
-            # an opened panel that blocks no coupling changes nothing electrical: states that differ
-            # only in such share one solve
-            realized = realized.evolve(physical=realized.physical & self._blocking)
+        realized = self._electrical(self.realize(state, rng))
         cached = self._results.get(realized)
         if cached is not None:
             self._results.move_to_end(realized)
@@ -183,34 +182,40 @@ class Simulator:
             self._results.popitem(last=False)
         return result
 
+    def _electrical(self, state: CircuitState) -> CircuitState:
+        """``state`` less physical states that block no coupling (an opened panel: no solve of its own)."""
+        if state.physical and not state.physical <= self._blocking:
+            return state.evolve(physical=state.physical & self._blocking)
+        return state
+
     def screen_shorts(self, state: CircuitState,
                       shorts: list[tuple[PortRef, PortRef, float]]) -> list[SimulationResult | None]:
-        """``state`` (without loose connections) with each of ``shorts`` added on its own, solved
-        on one circuit instead of one per short: every node a short can join is tied to a *hub*
-        through an open resistor (:data:`HUB_OPEN_OHMS`), and a short between two nodes is the
-        two ties of its nodes set to half its resistance each, changed by value (no new circuit
-        for ngspice to parse). The open ties carry picoamperes: lights and damage come out as
-        with the short's own resistor, but readings of currents in open branches do not, and the
-        screened short's own current is not reported; for screening what a short shows, not for
-        a session. Not cached. None for a short whose nodes the state leaves out of its circuit
-        (or that cannot be solved)."""
+        """``state`` (no loose connection) with each of ``shorts`` added on its own, solved on one
+        circuit: every net node tied to a *hub* through an open resistor (:data:`HUB_OPEN_OHMS`), a
+        short is its two nodes' ties set to half its resistance each (values changed, no circuit
+        parsed per short). Lights and damage come out as with the short's own resistor; currents in
+        open branches (picoamperes) and the short's own are not for reading: a screen, remembered
+        apart from :meth:`simulate`'s results. None for a short off the circuit or unsolvable."""
         self._check(state)
         if state.loose:
             raise ValueError("screen_shorts takes a state without loose connections")
-        realized = state
-        if realized.physical and not realized.physical <= self._blocking:
-            realized = realized.evolve(physical=realized.physical & self._blocking)
-        out: list[SimulationResult | None] = []
+        realized = self._electrical(state)
+        out, screened = [], self._screened
         for short in shorts:
-            try:
-                out.append(self._solve(realized, hub=short))
-            except (SimulationError, KeyError):
-                out.append(None)
+            key = (realized, short)
+            if key not in screened:
+                try:
+                    screened[key] = self._solve(realized, hub=short)
+                except (SimulationError, KeyError):
+                    screened[key] = None
+                if len(screened) > SCREENED:
+                    screened.popitem(last=False)
+            screened.move_to_end(key)
+            out.append(screened[key])
         return out
 
     def _hub_plan(self, state: CircuitState, short: tuple[PortRef, PortRef, float]) -> _Plan:
-        """``state``'s plan with every net node tied to a hub (:meth:`screen_shorts`), ``short``
-        made through it. KeyError for a short on a node the plan does not have."""
+        """``state``'s plan tied to a hub, ``short`` made through it (see :meth:`screen_shorts`)."""
         base = self._plan(state)
         hub = self._hubs.get(base.topology)
         if hub is None:
@@ -260,6 +265,7 @@ class Simulator:
 
     def clear_cache(self) -> None:
         self._results.clear()
+        self._screened.clear()
         self._plans.clear()
         self._parts.clear()
         self._plain.clear()
@@ -535,7 +541,7 @@ class Simulator:
                 op = None
                 break
             self.stats["solves"] += 1
-            components, hits = self._components(plan, op)
+            components, hits = read(plan.readers, op)   # each component's results, the damage its rules call for
             hit_history.append(hits)
             lit_history.append(frozenset(cid for cid, c in components.items() if c.lit))
             new_live = self._couplings(state, plan, components, live)
@@ -561,11 +567,6 @@ class Simulator:
                            for m, (pa, pb, _) in enumerate(state.shorts))
         return SimulationResult(self.skeleton.key, converged, iterations, lit, components, live, error,
                                 probe_current=probe, flickering=flickering, shorts=shorts), damage
-
-    def _components(self, plan: _Plan,
-                    op: OperatingPoint) -> tuple[dict[str, ComponentResult], frozenset[tuple[str, str]]]:
-        """Each component's results, and the damage its rules call for (:func:`~.readout.read`)."""
-        return read(plan.readers, op)
 
     def _couplings(self, state: CircuitState, plan: _Plan, components: dict[str, ComponentResult],
                    live: dict[str, bool]) -> dict[str, bool]:
