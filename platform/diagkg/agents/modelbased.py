@@ -85,7 +85,7 @@ class ModelBasedAssistant(BaseAssistant):
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
         settings = self.settings
-        self.worlds = Worlds(briefing, chance=settings.chance)
+        self.worlds = Worlds(briefing, chance=settings.chance, stated=settings.stated)
         self.space = CandidateSpace(self.worlds, settings, random.Random(briefing.seed))
         self.likeness = Likeness(self.worlds, screen=settings.screen, named_options=settings.named_options)
         self.scorer = Scorer(self.likeness, round_minutes=settings.round_minutes)

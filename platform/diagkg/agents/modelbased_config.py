@@ -52,6 +52,8 @@ class ModelBasedConfig(Settings):
     # a loose connection's report as what it shows open (with its probability) or closed, rather
     # than what the real session's next draw happens to be
     chance: bool = True
+    # a world must be able to show a lamp the report says flickers (Briefing.stated) lit and dark
+    stated: bool = True
     screen: bool = True             # observations are tried only on parts where the worlds' simulations differ
     named_options: int = 3          # hypotheses tried as probes: the likeliest
     # the chance that no candidate is the truth (more faults than they have), in the cost of naming them

@@ -106,6 +106,9 @@ class Briefing:
     ports: dict[str, tuple[str, ...]] = field(default_factory=dict)   # component id -> its port names
     modules: tuple[str, ...] = ()       # the system's modules (targets of some actions)
     lights: dict[str, str] = field(default_factory=dict)   # the lights visible from outside: lamp -> on/off/flickering
+    # the reported symptoms as data (the scenario's dk:statedSymptom, what `symptoms` says in words): lamp ->
+    # "Lit", "Dark" or "Flickering"; a lamp reported flickering may be seen either way at the start
+    stated: dict[str, str] = field(default_factory=dict)
     # only for informed assistants (the allow-list of diagkg.agents.trust): a read-only view of the system's
     # stored optimal policy (graph optimum/{key}), worked out over which scenarios there are, not the answer
     prior: KnowledgeView | None = None

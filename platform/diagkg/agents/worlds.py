@@ -21,7 +21,7 @@ from ..env import access
 from ..env.actions import Action, Hypothesis
 from ..env.effects import still_broken
 from ..env.observations import visible_lights
-from ..env.outcomes import Outcome
+from ..env.outcomes import Light, Outcome
 from ..env.scenarios import Fault, Scenario
 from ..env.service import Checkpoint, simulator_for
 from ..env.worlds import Shadow, hypothetical
@@ -63,7 +63,7 @@ class Worlds:
     between them. ``chance``: a loose connection's world is tried open and closed (weighed
     by its probability) rather than as the real session's next draw falls."""
 
-    def __init__(self, briefing: Briefing, *, chance: bool = True):
+    def __init__(self, briefing: Briefing, *, chance: bool = True, stated: bool = True):
         if briefing.store is None:
             raise AssistantError("the model-based assistant needs the knowledge graph (briefing.store)")
         self.briefing = briefing
@@ -72,6 +72,9 @@ class Worlds:
         self.sk = simulator_for(self.graph, briefing.system).skeleton
         self.ns = graphs.namespace_of(self.sk.iri)
         self.removed = frozenset(c for c in self.sk.components if c not in briefing.parts)
+        # lamps the report says come and go: a world must be able to show each of them lit and dark
+        self.flickering = frozenset(lamp for lamp, looks in briefing.stated.items()
+                                    if stated and looks == "Flickering" and lamp in briefing.lights)
         self.steps: list[tuple[Action | Hypothesis, Reading]] = []     # what was done, and what it showed
         self.since = 0            # reports before this step need not be explained (see the assistant's rebase)
         self.anchor: tuple[Fault, ...] = ()  # faults that repairs done so far have shown and fixed
@@ -112,7 +115,12 @@ class Worlds:
             self.keep_injected(c, shadow)
             if not self.since:
                 if chance is not None:
-                    likelihood = sum(w for coin, w in coins(chance) if self.lights(coin) == briefing.lights)
+                    shown = [(self.lights(coin), w) for coin, w in coins(chance)]
+                    likelihood = sum(w for lights, w in shown if lights == briefing.lights)
+                    if not self.comes_and_goes(shown[0][0], shown[1][0]):
+                        return None
+                elif not self.comes_and_goes(obs["lights"], obs["lights"]):
+                    return None
                 if likelihood <= 0 or (chance is None and obs["lights"] != briefing.lights):
                     return None
             for n, (step, seen) in enumerate(self.steps):
@@ -125,6 +133,15 @@ class Worlds:
         except (SessionError, SimulationError):
             return None
         return shadow.checkpoint(), likelihood
+
+    def comes_and_goes(self, opened: dict[str, str], closed: dict[str, str]) -> bool:
+        """Whether a world showing ``opened`` and ``closed`` as its loose connections fall (the same
+        twice for a world without chance) can show a lamp reported flickering lit and dark: one at
+        least, when some are (two loose connections may each make one come and go, and a world of
+        one of them is where a repair one at a time starts)."""
+        return not self.flickering or any(
+            Light.FLICKERING in (opened.get(lamp), closed.get(lamp)) or opened.get(lamp) != closed.get(lamp)
+            for lamp in self.flickering)
 
     def changes(self, step: Action | Hypothesis) -> bool:
         """Whether ``step`` may change what is faulty in a world: a hypothesis (its repair) or an

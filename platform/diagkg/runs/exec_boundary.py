@@ -113,7 +113,8 @@ def briefing_message(brief: Briefing, limits: Limits, config: Mapping[str, Any],
     out: dict[str, Any] = {
         "kind": "briefing", "protocol": PROTOCOL_VERSION, "system": brief.system, "system_iri": brief.system_iri,
         "description": brief.description, "symptoms": brief.symptoms, "visible": brief.visible,
-        "lights": dict(brief.lights), "parts": dict(brief.parts), "labels": dict(brief.labels),
+        "lights": dict(brief.lights), "stated": dict(brief.stated), "parts": dict(brief.parts),
+        "labels": dict(brief.labels),
         "ports": {c: list(p) for c, p in brief.ports.items()}, "modules": list(brief.modules),
         "actions": [action_json(spec) for _, spec in sorted(brief.catalogue.items())],
         "budget": brief.budget, "seed": brief.seed, "config": dict(config), "limits": limits.to_json()}

@@ -67,6 +67,7 @@ def briefing_of(message: dict[str, Any]) -> Briefing:
     return Briefing(
         system=message["system"], description=message.get("description", ""), symptoms=message["symptoms"],
         visible=message.get("visible", ""), lights=dict(message.get("lights", {})), parts=dict(message["parts"]),
+        stated=dict(message.get("stated", {})),
         labels=dict(message.get("labels", {})),
         catalogue=catalogue_of(message["actions"]), budget=int(message["budget"]), seed=int(message.get("seed", 0)),
         store=view_of(knowledge, message["system"]) if knowledge else None, cache=None,

@@ -84,7 +84,7 @@ def briefing_for(session: Session, privileged: bool, seed: int, informed: bool =
         cache=AnswerCache(session.source),
         system_iri=session.scenario.system_iri,
         scenario=session.scenario if privileged else None,
-        session=session if privileged else None, ports=ports, modules=modules,
+        session=session if privileged else None, ports=ports, modules=modules, stated=dict(session.scenario.symptoms),
         prior=prior_view(session.source, session.scenario.key) if informed else None)
 
 
