@@ -295,3 +295,30 @@ def test_making_a_session_never_writes_the_store(tmp_path):
                                                            with_inferences.rounds)
     ensure_inferences(store, "torch")                                                   # the explicit write
     assert set(store.raw.quads_for_pattern(None, None, None, graphs.inferred("torch"))) == inferred
+
+
+def test_bypass_guard_on_a_switch_that_never_controlled_the_main_lamp(tmp_path):
+    """On a system written here (the torch of tests/support/torch.py with its switch moved to the LED's
+    branch), opening the only closed hand switch leaves the bulb lit in the working system too: that is
+    no bypass, and naming the burnt bulb is correct. Before, the guard took every first closed switch
+    for the main lamp's: on random systems nobody drew, generated scenarios failed `diagkg check`."""
+    from diagkg.kg.loading import load_files
+    from diagkg.kg.store import KnowledgeStore
+
+    from ..support.torch import ONE_FAULT, TORCH
+
+    system = TORCH.replace(":bat.pos dk:connectedTo :sw.p, :r_led.p .", ":bat.pos dk:connectedTo :sw.p, :lead.p .") \
+                  .replace(":sw.n dk:connectedTo :lead.p .", ":sw.n dk:connectedTo :r_led.p .")
+    assert system != TORCH
+    (tmp_path / "torch.ttl").write_text(system)
+    (tmp_path / "burnt.ttl").write_text(ONE_FAULT.format(
+        id="TORCH.SW", number=9170, label="Burnt bulb", category="Simple", fault="dk:faultMode dk:OpenComponent ; "
+        "dk:faultTarget sys:bulb", symptoms="The bulb stays dark; the green LED is lit.", faulty="sys:bulb",
+        repair="ReplaceComponent", part="bulb"))
+    store = KnowledgeStore.memory()
+    load_files(store, [tmp_path / "torch.ttl", tmp_path / "burnt.ttl"])
+    s = diagkg.make("TORCH.SW", store)
+    s.reset(seed=0)
+    obs, *_, info = s.step(Hypothesis({"bulb"}))
+    assert obs["verdict"] == "correct" and info["end"] == "success", obs["message"]
+    # the guard still holds where the switch does control the lamp in the working system (the test above)

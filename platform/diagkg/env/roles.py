@@ -42,6 +42,7 @@ class Workbench(Protocol):
     system_version: str
     catalogue: dict[str, ActionType]
     damage_iris: dict[str, str]
+    nominal_state: CircuitState
     nominal_result: SimulationResult
     main_bulbs: frozenset[str]
     parent_of: dict[str, str]

@@ -177,7 +177,8 @@ class Session:
         self.seed = seed if seed is not None else 0
         self.rng = random.Random(self.seed)
         configure(self.store, self.scenario, self.state_graph)
-        nominal = self.sim.simulate(self.state(), random.Random(self.seed))
+        self.nominal_state = self.state()       # the system as set up, before the faults
+        nominal = self.sim.simulate(self.nominal_state, random.Random(self.seed))
         self.nominal_result = nominal
         self.nominal_lit = nominal.lit
         bulbs = {c for c in nominal.lit if self.sk.components[c].type == "Bulb"}
