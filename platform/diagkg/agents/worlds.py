@@ -72,7 +72,7 @@ class Worlds:
         self.sk = simulator_for(self.graph, briefing.system).skeleton
         self.ns = graphs.namespace_of(self.sk.iri)
         self.removed = frozenset(c for c in self.sk.components if c not in briefing.parts)
-        # lamps the report says come and go: a world must be able to show each of them lit and dark
+        # lamps the report says come and go: a world must be able to show one of them lit and dark
         self.flickering = frozenset(lamp for lamp, looks in briefing.stated.items()
                                     if stated and looks == "Flickering" and lamp in briefing.lights)
         self.steps: list[tuple[Action | Hypothesis, Reading]] = []     # what was done, and what it showed
