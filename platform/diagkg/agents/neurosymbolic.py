@@ -146,6 +146,8 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         self.budget = briefing.budget
         knowledge = Knowledge.of(briefing.view, briefing.system)
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
+        if not self.deps and self.settings.wiring:
+            self.deps = knowledge.wired          # a system that declares no functions: its wiring's
         self.port_modes = knowledge.port_modes
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)

@@ -37,6 +37,7 @@ class NeuroSymbolicConfig(Settings):
     # what the gain counts: problems, or candidates each sharing its weight among its problems
     weights: str = "problems"
     couplings: bool = True             # problems for couplings
+    wiring: bool = True                # a system that declares no functions: dependencies from its wiring
     reinspect: bool = False            # look again at lights already seen
     priors: bool = True                # weigh problems by their mode's prior
     intermittent_weight: float = 4.0   # a light that comes and goes makes faults acting at random this much likelier

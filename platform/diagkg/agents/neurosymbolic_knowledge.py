@@ -7,16 +7,19 @@ dense-set candidate rule (:func:`dense_candidates`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyoxigraph as ox
 
+from ..env.service import simulator_for
 from ..env.worlds import FaultMode, fault_modes
-from ..errors import AssistantError
+from ..errors import AssistantError, SimulationError
 from ..kg import graphs
 from ..kg.memo import Memo
 from ..kg.store import KnowledgeSource
+from ..sim.circuit import NOMINAL
+from ..sim.simulator import Simulator
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class Knowledge:
     intermittent: frozenset[str] = frozenset()    # fault modes that act at random (a probability parameter)
     driven: frozenset[str] = frozenset()          # parts a switching coupling opens and closes (relays)
     port_modes: frozenset[str] = frozenset()      # fault modes of a part's ends (dk:targetKind "port")
+    # for a system that declares no functions (no dependencies): each part's needs by the wiring
+    wired: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -73,6 +78,8 @@ class Knowledge:
             deps: dict[str, set[str]] = {}
             for r in store.select("ns-dependencies", {"system": system}):
                 deps.setdefault(r["component"], set()).add(r["dependency"])
+            # a system that declares no functions: what its wiring says instead (the assistant's `wiring`)
+            wired = {} if deps else wired_dependencies(simulator_for(store, key))
             names: dict[str, list[str]] = {}
             for r in store.select("ns-labels", {"system": system}):
                 names.setdefault(r["component"], []).append(r["name"])
@@ -94,8 +101,30 @@ class Knowledge:
             driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
             port_modes = frozenset(iri for iri, m in modes.items() if m.kind == "port")
             known = _KNOWLEDGE.put(version, cls(deps, names, problems, tests, enclosed, couplings, modes,
-                                                intermittent, driven, port_modes))
+                                                intermittent, driven, port_modes, wired))
         return known
 
 
+def wired_dependencies(sim: Simulator) -> dict[str, set[str]]:
+    """What each component needs, by the wiring, for a system that declares no functions: the parts
+    whose opening (every end off) puts it out (a lamp lit when the system works) or stops its current
+    (any other part that carries one). What ``ns-dependencies.rq`` reads from declared functions."""
+    nominal = sim.simulate()
+    working = {cid for cid, r in nominal.components.items()
+               if (r.lit is not None and r.lit) or (r.lit is None and abs(r.current) > WIRED_CURRENT)}
+    deps: dict[str, set[str]] = {}
+    for cid, comp in sorted(sim.skeleton.components.items()):
+        state = NOMINAL.evolve(detached={(cid, port) for port in comp.ports})
+        try:
+            opened = sim.simulate(state)
+        except SimulationError:
+            continue
+        for other in working - {cid}:
+            r = opened.components.get(other)
+            if r is None or (r.lit is not None and not r.lit) or (r.lit is None and abs(r.current) <= WIRED_CURRENT):
+                deps.setdefault(other, set()).add(cid)
+    return deps
+
+
+WIRED_CURRENT = 1e-6     # A: a part carrying less carries none (leakage through open ends)
 _KNOWLEDGE: Memo[Knowledge] = Memo("neuro-symbolic knowledge", 32)    # by the versions it is read from
