@@ -19,6 +19,7 @@ from ..kg import graphs
 from ..kg.memo import Memo
 from ..kg.store import KnowledgeSource
 from ..sim.circuit import NOMINAL
+from ..sim.results import ComponentResult
 from ..sim.simulator import Simulator
 
 
@@ -109,9 +110,11 @@ def wired_dependencies(sim: Simulator) -> dict[str, set[str]]:
     """What each component needs, by the wiring, for a system that declares no functions: the parts
     whose opening (every end off) puts it out (a lamp lit when the system works) or stops its current
     (any other part that carries one). What ``ns-dependencies.rq`` reads from declared functions."""
-    nominal = sim.simulate()
-    working = {cid for cid, r in nominal.components.items()
-               if (r.lit is not None and r.lit) or (r.lit is None and abs(r.current) > WIRED_CURRENT)}
+    def works(r: ComponentResult | None) -> bool:
+        """A lamp lit, or another part carrying a current."""
+        return r is not None and (bool(r.lit) if r.lit is not None else abs(r.current) > WIRED_CURRENT)
+
+    working = {cid for cid, r in sim.simulate().components.items() if works(r)}
     deps: dict[str, set[str]] = {}
     for cid, comp in sorted(sim.skeleton.components.items()):
         state = NOMINAL.evolve(detached={(cid, port) for port in comp.ports})
@@ -120,8 +123,7 @@ def wired_dependencies(sim: Simulator) -> dict[str, set[str]]:
         except SimulationError:
             continue
         for other in working - {cid}:
-            r = opened.components.get(other)
-            if r is None or (r.lit is not None and not r.lit) or (r.lit is None and abs(r.current) <= WIRED_CURRENT):
+            if not works(opened.components.get(other)):
                 deps.setdefault(other, set()).add(cid)
     return deps
 

@@ -232,16 +232,18 @@ def main_function_works(session: Workbench, state: CircuitState) -> bool:
             continue
         if not result.live.get(f"closed:{cid}", False):
             continue
-        opened = state.evolve(positions=[p for p in state.positions if p[0] != cid] + [(cid, False)])
-        if dict(opened.forced).get(cid) is True:
+        if dict(state.forced).get(cid) is True:
             continue
-        check = session.sim.simulate(opened, session.rng)
-        if session.main_bulbs <= set(check.lit):
-            nominal = session.nominal_state
-            as_set_up = nominal.evolve(positions=[p for p in nominal.positions if p[0] != cid] + [(cid, False)])
-            return session.main_bulbs <= set(session.sim.simulate(as_set_up, session.rng).lit)
+        if _stays_lit(session, state, cid):
+            return _stays_lit(session, session.nominal_state, cid)
         break
     return True
+
+
+def _stays_lit(session: Workbench, state: CircuitState, switch: str) -> bool:
+    """Whether every main lamp stays lit in ``state`` with ``switch`` opened by hand."""
+    opened = state.evolve(positions=[p for p in state.positions if p[0] != switch] + [(switch, False)])
+    return session.main_bulbs <= set(session.sim.simulate(opened, session.rng).lit)
 
 
 def make_repair(session: Workbench, part: str, graph: ox.NamedNode | None = None) -> None:

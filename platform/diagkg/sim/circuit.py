@@ -229,15 +229,16 @@ class CircuitState:
 
 NOMINAL = CircuitState()
 
+
 def _touched(name: str, entry: Any) -> set[str]:
     """The parts (components, couplings, elements) an entry of state field ``name`` is about."""
     if name in ("covered", "removed"):
-        return {entry}
-    if name in ("detached", "loose"):
-        return {entry[0]} if name == "detached" else {entry[0][0]}
+        return {entry}                         # a component
+    if name == "loose":
+        return {entry[0][0]}                   # (port, probability)
     if name in ("rewired", "shorts"):
-        return {entry[0][0], entry[1][0]}
-    return {entry[0]}        # overrides, positions, forced, couplings, physical, damaged: (part, ...)
+        return {entry[0][0], entry[1][0]}      # (port, port[, ohms])
+    return {entry[0]}        # detached: a port; overrides, positions, forced, couplings, physical, damaged: (part, ...)
 
 
 def composed(base: CircuitState, states: Iterable[CircuitState]) -> CircuitState | None:
