@@ -1,0 +1,163 @@
+"""The neuro-symbolic assistant on parts no shipped system has, found lacking on random systems nobody
+on the team wrote (benchmarks/unwritten_systems.py), checked here on systems written in the tests.
+
+* A blown fuse is something the catalogue's tests reveal: a look shows it blown, its continuity
+  reads open, no current flows through it and its two ends stand at different potentials. The
+  catalogue said none of this, so the assistant, which plans only tests that reveal a suspected
+  fault mode, never tested a fuse (the rear-light system, its fuse blown).
+* A switch set up open reads open on a continuity test when it works (contacts are read as they
+  are, against their closed resistance) and conducts when it is stuck closed: the assistant took
+  the first for an anomaly (and replaced a working switch) and the second for a nominal reading (a
+  hall light whose bypass switch is stuck closed)."""
+
+from __future__ import annotations
+
+from diagkg.agents.neurosymbolic import NeuroSymbolic
+from diagkg.agents.neurosymbolic_knowledge import Knowledge
+from diagkg.agents.neurosymbolic_knowledge import Test as PlannedTest
+from diagkg.env.actions import Action
+from diagkg.env.outcomes import Continuity, Current, Kind, Outcome, Sighting, Voltages
+from diagkg.env.service import make
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+
+from ..support.rear import rear_memory_store
+
+BLOWN = """\
+@prefix :        <https://example.org/rear-scenarios/> .
+@prefix sys:     <https://example.org/rear/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:REAR.3 a dk:Scenario ;
+    dk:scenarioNumber 9303 ;
+    dcterms:identifier "REAR.3" ;
+    rdfs:label "Blown fuse" ;
+    dk:onSystem sys:rear ;
+    dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:BlownFuse ; dk:faultTarget sys:fuse ] ;
+    dk:initialObservations "Every rear light is dark." ;
+    dk:statedSymptom [ dk:about sys:tail_l ; dk:appearance dk:Dark ] , [ dk:about sys:tail_r ; dk:appearance dk:Dark ] ,
+        [ dk:about sys:green ; dk:appearance dk:Dark ] , [ dk:about sys:plate ; dk:appearance dk:Dark ] ;
+    dk:faultyComponent sys:fuse ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:fuse ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
+def _store(tmp_path):
+    store = rear_memory_store(tmp_path)
+    (tmp_path / "rear-3.ttl").write_text(BLOWN)
+    load_files(store, [tmp_path / "rear-3.ttl"])
+    return store
+
+
+def _revealing(store) -> set[str]:
+    """The catalogue's actions that say they reveal a blown fuse (the tests the knowledge holds for the fuse)."""
+    tests = Knowledge.of(store, "rear").tests
+    return {action for (action, part), test in tests.items() if part == "fuse" and any(
+        mode.endswith("BlownFuse") for mode in test.modes)}
+
+
+def test_every_test_said_to_reveal_a_blown_fuse_shows_it(tmp_path):
+    store = _store(tmp_path)
+    assert _revealing(store) == {"observe_component", "test_continuity", "measure_current", "measure_voltage"}
+    readings = {}
+    for blown in (False, True):
+        session = make("REAR.3" if blown else "REAR.2", store)
+        session.reset(seed=0)
+        for action in sorted(_revealing(store)):
+            readings[action, blown] = session.execute(Action(action, ("fuse",))).data["fuse"]
+    seen, working = readings["observe_component", True], readings["observe_component", False]
+    assert isinstance(seen, Sighting) and "blown" in (seen.damage or ()) and not working.damage
+    assert isinstance(readings["test_continuity", True], Continuity)
+    assert (readings["test_continuity", True].verdict, readings["test_continuity", False].verdict) == ("open", "nominal")
+    current, nominal = readings["measure_current", True], readings["measure_current", False]
+    assert isinstance(current, Current) and current.current == 0 and nominal.current > 0.1
+    ends, level = readings["measure_voltage", True], readings["measure_voltage", False]
+    assert isinstance(ends, Voltages)
+    assert abs(ends.port_voltages["p"] - ends.port_voltages["n"]) > 10 > abs(level.port_voltages["p"] - level.port_voltages["n"])
+
+
+def test_neuro_symbolic_tests_the_fuse_and_finds_it(tmp_path):
+    store = _store(tmp_path)
+    assistant = NeuroSymbolic()
+    result = run_session("REAR.3", assistant, store=store, seed=0, record=False)
+    assert result.end in ("success", "success_no_hypothesis"), result.end
+    assert result.record is not None
+    done = [(e["action"], tuple(e.get("targets", ()))) for r in result.record.rounds for e in r.get("executed", [])]
+    assert any(t == ("fuse",) and a in _revealing(store) for a, t in done), done
+    named = [r for r in result.record.rounds if r.get("kind") == "hypothesis" and r.get("verdict") == "correct"]
+    assert ("replace_component", ("fuse",)) in done or named
+
+
+HALL = """\
+@prefix :        <https://example.org/hall/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:hall a dk:System ; dk:systemKey "hall" ; dcterms:identifier "hall" ; rdfs:label "Hall lights" ;
+    dk:groundReference :bat.neg ;
+    dcterms:description "A 12 V battery feeds a hall bulb and a night lamp in series; a bypass switch across \
+the night lamp, left open, puts it out when closed." .
+:body a dk:Module ; dcterms:identifier "body" ; rdfs:label "Body" ; dk:partOf :hall .
+:bat a dk:VoltageSource ; dcterms:identifier "bat" ; rdfs:label "Battery" ; dk:partOf :body ; dk:voltage 12 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :bat.pos, :bat.neg .
+:bat.pos a dk:Port ; dk:portName "pos" . :bat.neg a dk:Port ; dk:portName "neg" .
+:hall_bulb a dk:Bulb ; dcterms:identifier "hall_bulb" ; rdfs:label "Hall bulb" ; dk:partOf :body ; dk:resistance 24 ;
+    dk:powerThreshold 1 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :hall_bulb.p, :hall_bulb.n .
+:hall_bulb.p a dk:Port ; dk:portName "p" . :hall_bulb.n a dk:Port ; dk:portName "n" .
+:night a dk:Bulb ; dcterms:identifier "night" ; rdfs:label "Night lamp" ; dk:partOf :body ; dk:resistance 24 ;
+    dk:powerThreshold 1 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :night.p, :night.n .
+:night.p a dk:Port ; dk:portName "p" . :night.n a dk:Port ; dk:portName "n" .
+:bypass a dk:Switch ; dcterms:identifier "bypass" ; rdfs:label "Bypass switch" ; dk:partOf :body ;
+    dk:normallyClosed false ; dk:affords dk:Togglable, dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :bypass.p, :bypass.n .
+:bypass.p a dk:Port ; dk:portName "p" . :bypass.n a dk:Port ; dk:portName "n" .
+:bat.pos dk:connectedTo :hall_bulb.p .
+:hall_bulb.n dk:connectedTo :night.p, :bypass.p .
+:night.n dk:connectedTo :bat.neg .
+:bypass.n dk:connectedTo :bat.neg .
+"""
+
+STUCK_CLOSED = """\
+@prefix :        <https://example.org/hall-scenarios/> .
+@prefix sys:     <https://example.org/hall/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:HALL.1 a dk:Scenario ; dk:scenarioNumber 9401 ; dcterms:identifier "HALL.1" ; rdfs:label "Bypass stuck closed" ;
+    dk:onSystem sys:hall ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:StuckClosed ; dk:faultTarget sys:bypass ] ;
+    dk:initialObservations "The night lamp is dark; the hall bulb is lit." ;
+    dk:statedSymptom [ dk:about sys:night ; dk:appearance dk:Dark ] , [ dk:about sys:hall_bulb ; dk:appearance dk:Lit ] ;
+    dk:faultyComponent sys:bypass ;
+    dk:idealRepair [ a dk:RepairPlan ; dk:step [ a dk:DiagnosticAction ; dk:position 1 ;
+        dk:actionType dk:ReplaceComponent ; dk:target sys:bypass ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
+def test_a_switch_set_up_open_is_judged_by_its_lever(tmp_path):
+    files = [tmp_path / "hall.ttl", tmp_path / "hall-1.ttl"]
+    files[0].write_text(HALL)
+    files[1].write_text(STUCK_CLOSED)
+    store = KnowledgeStore.memory()
+    load_files(store, files)
+    assistant = NeuroSymbolic()
+    result = run_session("HALL.1", assistant, store=store, seed=0, record=False)
+    assert result.end in ("success", "success_no_hypothesis"), result.end
+    test = PlannedTest("test_continuity", "bypass", 20.0, frozenset())
+    # what the assistant makes of the readings of a working switch set up open, and of one stuck closed
+    open_reading = Outcome(0, Kind.ACTION, "test_continuity bypass", True, "", 20.0,
+                           data={"bypass": Continuity("open", 1e9)})
+    closed_reading = Outcome(0, Kind.ACTION, "test_continuity bypass", True, "", 20.0,
+                             data={"bypass": Continuity("nominal", 0.01)})
+    assert assistant._verdict(test, open_reading) is False and assistant._verdict(test, closed_reading) is True
