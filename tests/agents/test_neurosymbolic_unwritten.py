@@ -8,7 +8,11 @@ on the team wrote (benchmarks/unwritten_systems.py), checked here on systems wri
 * A switch set up open reads open on a continuity test when it works (contacts are read as they
   are, against their closed resistance) and conducts when it is stuck closed: the assistant took
   the first for an anomaly (and replaced a working switch) and the second for a nominal reading (a
-  hall light whose bypass switch is stuck closed)."""
+  hall light whose bypass switch is stuck closed).
+* A diode mounted the wrong way round is what the catalogue says a diode test reveals; tested in
+  place, probes on its terminals as marked, it conducts the wrong way. The test read the part alone
+  (nominal), so the assistant cleared the reversed diode it had just tested (the rear light's
+  protection diode reversed)."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from diagkg.agents.neurosymbolic import NeuroSymbolic
 from diagkg.agents.neurosymbolic_knowledge import Knowledge
 from diagkg.agents.neurosymbolic_knowledge import Test as PlannedTest
 from diagkg.env.actions import Action
-from diagkg.env.outcomes import Continuity, Current, Kind, Outcome, Sighting, Voltages
+from diagkg.env.outcomes import Continuity, Current, DiodeTest, Kind, Outcome, Sighting, Voltages
 from diagkg.env.service import make
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
@@ -48,10 +52,17 @@ BLOWN = """\
 """
 
 
+REVERSED = BLOWN.replace("REAR.3", "REAR.4").replace("9303", "9304").replace('"Blown fuse"', '"Reversed diode"') \
+    .replace("dk:faultMode dk:BlownFuse ; dk:faultTarget sys:fuse",
+             "dk:faultMode dk:ReversedComponent ; dk:faultTarget sys:dio.anode ; dk:otherTarget sys:dio.cathode") \
+    .replace("dk:faultyComponent sys:fuse", "dk:faultyComponent sys:dio").replace("dk:target sys:fuse", "dk:target sys:dio")
+
+
 def _store(tmp_path):
     store = rear_memory_store(tmp_path)
     (tmp_path / "rear-3.ttl").write_text(BLOWN)
-    load_files(store, [tmp_path / "rear-3.ttl"])
+    (tmp_path / "rear-4.ttl").write_text(REVERSED)
+    load_files(store, [tmp_path / "rear-3.ttl", tmp_path / "rear-4.ttl"])
     return store
 
 
@@ -161,3 +172,19 @@ def test_a_switch_set_up_open_is_judged_by_its_lever(tmp_path):
     closed_reading = Outcome(0, Kind.ACTION, "test_continuity bypass", True, "", 20.0,
                              data={"bypass": Continuity("nominal", 0.01)})
     assert assistant._verdict(test, open_reading) is False and assistant._verdict(test, closed_reading) is True
+
+
+def test_a_diode_test_shows_a_diode_mounted_the_wrong_way_round(tmp_path):
+    store = _store(tmp_path)
+    tests = Knowledge.of(store, "rear").tests
+    assert any(mode.endswith("ReversedComponent") for mode in tests["test_diode", "dio"].modes)   # as the catalogue says
+    verdicts = {}
+    for number in ("REAR.4", "REAR.2"):         # the diode reversed; a working diode (a tail lamp burned)
+        session = make(number, store)
+        session.reset(seed=0)
+        reading = session.execute(Action("test_diode", ("dio",))).data["dio"]
+        assert isinstance(reading, DiodeTest)
+        verdicts[number] = reading.verdict
+    assert verdicts == {"REAR.4": "reversed", "REAR.2": "nominal"}
+    result = run_session("REAR.4", NeuroSymbolic(), store=store, seed=0, record=False)
+    assert result.end in ("success", "success_no_hypothesis"), result.end

@@ -538,7 +538,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             if kind == "continuity" and d and self.nominal.live.get(f"closed:{test.component}") is False:
                 # contacts read as they are, judged against their closed resistance: a switch set up open
                 # reads open when it works, and conducts when it is stuck closed (or shorted)
-                return d.get("verdict") != "open"
+                return bool(d.get("verdict") != "open")
             return None if not d else d.get("verdict") not in ("nominal", "not applicable (a source)")
         if kind == "switch-test":
             return None if not d else not d.get("passed", True)

@@ -164,7 +164,13 @@ def observe_diode(session: Workbench, action: Action, result: SimulationResult, 
     elements = session.sim.own_elements(state, target)
     params = dict(session.sk.params_of(session.sk.components[target]))
     params.update(state.override_map.get(target, {}))
-    if any(kind == "D" for kind, _ in elements) or not elements:
+    ports = tuple(session.sk.components[target].ports)
+    rewired = dict(state.rewired)
+    if (any(kind == "D" for kind, _ in elements) or not elements) and len(ports) == 2 and \
+            rewired.get((target, ports[0])) == (target, ports[1]) and rewired.get((target, ports[1])) == (target, ports[0]):
+        # tested in place, probes on the terminals as marked: it conducts from the one marked for its cathode
+        verdict, text = "reversed", "conducts the wrong way between its terminals: mounted the wrong way round"
+    elif any(kind == "D" for kind, _ in elements) or not elements:
         vf = number(params["forwardVoltage"])
         verdict, text = "nominal", f"forward voltage {vf:.2f} V: nominal"
     else:

@@ -159,7 +159,7 @@ class Continuity(Record):
 
 @dataclass(frozen=True)
 class DiodeTest(Record):
-    """``diode``: the verdict of a diode test (nominal, open, shorted, degraded)."""
+    """``diode``: the verdict of a diode test (nominal, open, shorted, degraded, reversed: mounted the wrong way round)."""
 
     verdict: str
 
