@@ -12,7 +12,10 @@ on the team wrote (benchmarks/unwritten_systems.py), checked here on systems wri
 * A diode mounted the wrong way round is what the catalogue says a diode test reveals; tested in
   place, probes on its terminals as marked, it conducts the wrong way. The test read the part alone
   (nominal), so the assistant cleared the reversed diode it had just tested (the rear light's
-  protection diode reversed)."""
+  protection diode reversed).
+* Every claim of the catalogue's ``dk:reveals`` that applies on the rear-light system shows there; a
+  look at a flat battery shows nothing, and the claim went (a look at a blown fuse shows it blown, which
+  the assistant did not read)."""
 
 from __future__ import annotations
 
@@ -21,7 +24,9 @@ from diagkg.agents.neurosymbolic_knowledge import Knowledge
 from diagkg.agents.neurosymbolic_knowledge import Test as PlannedTest
 from diagkg.env.actions import Action
 from diagkg.env.outcomes import Continuity, Current, DiodeTest, Kind, Outcome, Sighting, Voltages
+from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.env.service import make
+from diagkg.generation.generate import GenerationConfig, generate
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
@@ -188,3 +193,29 @@ def test_a_diode_test_shows_a_diode_mounted_the_wrong_way_round(tmp_path):
     assert verdicts == {"REAR.4": "reversed", "REAR.2": "nominal"}
     result = run_session("REAR.4", NeuroSymbolic(), store=store, seed=0, record=False)
     assert result.end in ("success", "success_no_hypothesis"), result.end
+
+
+def test_what_the_catalogue_says_a_test_reveals_it_shows(tmp_path):
+    """Every (action, fault mode) pair of ``dk:reveals`` that applies on the rear-light system shows, as the
+    assistant reads the outcome, on one placement of the mode at least (``diagkg generate``'s single faults):
+    a look at a flat battery shows nothing, so the catalogue no longer says it reveals one."""
+    store = _store(tmp_path)
+    gen = generate(store, GenerationConfig("rear", check=False, seeds=2))
+    load_files(store, gen.write(tmp_path / "generated"))
+    shown: dict[tuple[str, str], bool] = {}
+    for written in gen.written:
+        scenario = ScenarioCatalog(store).resolve(written.number)
+        (fault,) = scenario.faults
+        mode = fault.mode.rsplit("#", 1)[-1]
+        parts = {iri.rsplit("/", 1)[-1].split(".")[0] for iri in (fault.target, fault.other) if iri}
+        assistant = NeuroSymbolic()
+        run_session(written.number, assistant, store=store, seed=0, budget=1, record=False, keep_ledger=False)
+        for (action, part), test in sorted(assistant.tests.items()):
+            if part in parts and any(m.rsplit("#", 1)[-1] == mode for m in test.modes):
+                session = make(written.number, store)
+                session.reset(seed=0)
+                verdict = assistant._verdict(test, session.execute(Action(action, (part,))))
+                shown[action, mode] = shown.get((action, mode), False) or bool(verdict)
+    assert ("observe_component", "BlownFuse") in shown and ("test_diode", "ReversedComponent") in shown
+    assert len(shown) >= 15
+    assert [pair for pair, seen in sorted(shown.items()) if not seen] == []

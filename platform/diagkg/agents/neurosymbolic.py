@@ -574,8 +574,8 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             if not isinstance(d, dict):
                 return None
             ends = d.get("visible_ends") or {}
-            if any(v != TerminalState.ATTACHED for v in ends.values()) or d.get("flickering"):
-                return True
+            if any(v != TerminalState.ATTACHED for v in ends.values()) or d.get("flickering") or d.get("damage"):
+                return True          # an end off, a light that comes and goes, a part seen blown or burnt out
             if "lit" in d:
                 lit_when_nominal = test.component in self.nominal.lit
                 if d["lit"] == lit_when_nominal and not lit_when_nominal:
