@@ -19,7 +19,7 @@ from ..env.service import Checkpoint
 from ..errors import SimulationError
 from .combinations import Candidate
 from .readings import TOLERANCE, Reading, grid
-from .worlds import CLOSED, OPEN, Coin, Worlds, coins
+from .worlds import CLOSED, OPEN, Coin, Way, Worlds, coins
 
 # the actions that only look (an observation's report depends on the part it looks at)
 OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",
@@ -120,8 +120,7 @@ class Likeness:
         every component, aspect by aspect (:data:`VOLTS`, :data:`AMPS`, :data:`LIGHT`,
         :data:`CONTACT`, :data:`SIGHT`), and of the whole system (key ``""``: its lights, and whether it settles)."""
         assert self.worlds.shadow is not None
-        chance = self.worlds.chance(c)
-        ways: tuple[Coin | None, ...] = (None,) if chance is None else (OPEN, CLOSED)
+        ways = [way for way, _ in self.ways(c)]
         key = self.signature_key(c, point)
         known = self.signatures.get(key)
         if known is not None:
@@ -181,11 +180,10 @@ class Likeness:
         self.signatures[key] = known = tuple(out)
         return known
 
-    def ways(self, c: Candidate) -> tuple[tuple[Coin | None, float], ...]:
+    def ways(self, c: Candidate) -> tuple[tuple[Way, float], ...]:
         """The ways ``c``'s world may answer, each with its probability: one (no coin) without
-        chance, else each way its loose connection may fall."""
-        chance = self.worlds.chance(c)
-        return ((None, 1.0),) if chance is None else coins(chance)
+        chance, else each way its loose connections may fall (:meth:`Worlds.ways`)."""
+        return self.worlds.ways(c)
 
     def signature_key(self, c: Candidate, point: Checkpoint) -> tuple[Any, ...]:
         """What a signature is remembered by: the world's faults and state, and whether chance is

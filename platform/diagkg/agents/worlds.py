@@ -13,6 +13,8 @@ explaining (:attr:`Worlds.since`), and the faults repairs have shown and fixed
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +29,7 @@ from ..env.service import Checkpoint, simulator_for
 from ..env.worlds import Shadow, hypothetical
 from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
-from ..sim.circuit import CircuitState, composed
+from ..sim.circuit import CircuitState, Fall, PortRef, composed
 from .combinations import Candidate
 from .readings import UNKNOWN, Reading
 from .readings import reading as key_of
@@ -52,9 +54,26 @@ class Coin(random.Random):
 OPEN, CLOSED = Coin(0.0), Coin(1.0)
 
 
+Fallen = Coin | Fall           # how a world's loose connections fall
+Way = Fallen | None             # ... or None, for a world without chance
+
+
 def coins(chance: float) -> tuple[tuple[Coin, float], ...]:
     """The two ways a loose connection may fall, each with its probability."""
     return (OPEN, chance), (CLOSED, 1.0 - chance)
+
+
+def falls(loose: Sequence[tuple[PortRef, float]]) -> tuple[tuple[Fallen, float], ...]:
+    """Every way the loose connections ``loose`` (port, probability) may fall, each with its
+    probability: one connection falls open or closed (:func:`coins`); several fall each its own way
+    (all open first, all closed last), as the real system's draws do."""
+    if len(loose) == 1:
+        return coins(loose[0][1])
+    out: list[tuple[Fallen, float]] = []
+    for opened in itertools.product((True, False), repeat=len(loose)):
+        weight = math.prod(p if o else 1.0 - p for (_, p), o in zip(loose, opened, strict=True))
+        out.append((Fall(port for (port, _), o in zip(loose, opened, strict=True) if o), weight))
+    return tuple(out)
 
 
 class Worlds:
@@ -115,11 +134,11 @@ class Worlds:
             self.keep_injected(c, shadow)
             if not self.since:
                 if chance is not None:
-                    shown = [(self.lights(coin), w) for coin, w in coins(chance)]
+                    shown = [(self.lights(coin), w) for coin, w in self.falls(c)]
                     likelihood = sum(w for lights, w in shown if lights == briefing.lights)
-                    if not self.comes_and_goes(shown[0][0], shown[1][0]):
+                    if not self.comes_and_goes(*(lights for lights, _ in shown)):
                         return None
-                elif not self.comes_and_goes(obs["lights"], obs["lights"]):
+                elif not self.comes_and_goes(obs["lights"]):
                     return None
                 if likelihood <= 0 or (chance is None and obs["lights"] != briefing.lights):
                     return None
@@ -127,21 +146,21 @@ class Worlds:
                 if n < self.since:
                     shadow.step(step)
                     continue
-                likelihood *= self.take(step, seen, chance)
+                likelihood *= self.take(step, seen, self.falls(c) if chance is not None else None)
                 if likelihood <= 0:
                     return None
         except (SessionError, SimulationError):
             return None
         return shadow.checkpoint(), likelihood
 
-    def comes_and_goes(self, opened: dict[str, str], closed: dict[str, str]) -> bool:
-        """Whether a world showing ``opened`` and ``closed`` as its loose connections fall (the same
-        twice for a world without chance) can show a lamp reported flickering lit and dark: one at
-        least, when some are (two loose connections may each make one come and go, and a world of
-        one of them is where a repair one at a time starts)."""
+    def comes_and_goes(self, *shown: dict[str, str]) -> bool:
+        """Whether a world showing the lights ``shown`` as its loose connections fall (one way for a
+        world without chance) can show a lamp reported flickering lit and dark: one at least, when
+        some are (two loose connections may each make one come and go, and a world of one of them is
+        where a repair one at a time starts)."""
         return not self.flickering or any(
-            Light.FLICKERING in (opened.get(lamp), closed.get(lamp)) or opened.get(lamp) != closed.get(lamp)
-            for lamp in self.flickering)
+            Light.FLICKERING in looks or len(looks) > 1
+            for looks in ({lights.get(lamp) for lights in shown} for lamp in self.flickering))
 
     def changes(self, step: Action | Hypothesis) -> bool:
         """Whether ``step`` may change what is faulty in a world: a hypothesis (its repair) or an
@@ -232,24 +251,38 @@ class Worlds:
             return None
         return next((f.probability for f in c.faults if f.probability is not None), None)
 
+    def ways(self, c: Candidate) -> tuple[tuple[Way, float], ...]:
+        """The ways ``c``'s world may answer, each with its probability: one (no coin) without chance,
+        else each way its loose connections may fall (:meth:`falls`)."""
+        return ((None, 1.0),) if self.chance(c) is None else self.falls(c)
+
+    def falls(self, c: Candidate) -> tuple[tuple[Fallen, float], ...]:
+        """Each way the loose connections of ``c`` (one at least) may fall, with its probability (:func:`falls`)."""
+        return falls([(self.port_of(f.target), f.probability) for f in c.faults if f.probability is not None])
+
+    def port_of(self, iri: str) -> PortRef:
+        """A port of the system, by its IRI."""
+        cid, _, port = iri[len(self.ns):].partition(".") if iri.startswith(self.ns) else iri.partition(".")
+        return cid, port
+
     def lights(self, coin: random.Random) -> dict[str, str]:
         """The lights the world where the shadow stands shows with its loose connections as ``coin`` says."""
         assert self.shadow is not None
         self.shadow.rng = coin
         return dict(visible_lights(self.shadow.simulate(), self.shadow))
 
-    def take(self, step: Action | Hypothesis, seen: Reading, chance: float | None) -> float:
+    def take(self, step: Action | Hypothesis, seen: Reading, ways: Sequence[tuple[Fallen, float]] | None) -> float:
         """Take ``step`` in the world where the shadow stands: how likely it gives ``seen`` (0
-        when it disagrees). A world without chance answers one way (1 or 0); one with a loose
-        connection is tried open (probability ``chance``) and closed, and moves on as one that
+        when it disagrees). A world without chance (``ways`` None) answers one way (1 or 0); one with
+        loose connections is tried each way they may fall (:meth:`ways`), and moves on as one that
         agrees (the same state either way)."""
         assert self.shadow is not None
-        if chance is None:
+        if ways is None:
             out, *_ = self.shadow.step(step)
             return 1.0 if key_of(out).agrees(seen) else 0.0
         point = self.shadow.checkpoint()
         agreed: list[tuple[float, Checkpoint]] = []
-        for coin, weight in coins(chance):
+        for coin, weight in ways:
             self.shadow.rng = coin
             self.shadow.rollback(point)
             out, *_ = self.shadow.step(step)
@@ -266,14 +299,14 @@ class Worlds:
         assert self.shadow is not None
         self.shadow.rollback(point)
         try:
-            likelihood = self.take(step, seen, self.chance(c))
+            likelihood = self.take(step, seen, self.falls(c) if self.chance(c) is not None else None)
         except (SessionError, SimulationError):
             return None
         return (likelihood, self.shadow.checkpoint()) if likelihood > 0 else None
 
     # -- predictions -------------------------------------------------------
     def predicted(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis,
-                  coin: Coin | None = None) -> Prediction:
+                  coin: Way = None) -> Prediction:
         """The report ``step`` would give in ``c``'s world (as a key), its cost, and whether the
         system would work again; with ``coin``, its loose connections fall as the coin says.
         A world answers the same action the same way in the same state (a loose connection's
@@ -300,14 +333,15 @@ class Worlds:
         self.predictions += 1
         return self.shadow.trial(point, step)
 
-    def memo_key(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None) -> tuple[Any, ...]:
+    def memo_key(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Way) -> tuple[Any, ...]:
         """What a world's own prediction of ``step`` is remembered by (its faults, anchor
         included, its state, and the coin its loose connections fall by); what was repaired is
         read by :meth:`remembered`."""
-        return self.anchor + c.faults, point.state, str(step), coin.value if coin is not None else None
+        return self.anchor + c.faults, point.state, str(step), \
+            coin.value if isinstance(coin, Coin) else coin.opened if coin is not None else None
 
     def remembered(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis,
-                   coin: Coin | None) -> Prediction | None:
+                   coin: Way) -> Prediction | None:
         """A world's own prediction of ``step``, if it was made: in the same world and state,
         with the same parts repaired among those the step's end depended on (the session's
         ``reads``: a repair that changed nothing in this world leaves its predictions
@@ -315,7 +349,7 @@ class Worlds:
         known = self.memo.get(self.memo_key(c, point, step, coin))
         return None if known is None else known[1].get(point.repaired & known[0])
 
-    def remember(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Coin | None,
+    def remember(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Way,
                  reads: frozenset[str], answer: Prediction) -> None:
         key = self.memo_key(c, point, step, coin)
         known = self.memo.get(key)
@@ -421,4 +455,4 @@ class Worlds:
         return out
 
 
-__all__ = ["CLOSED", "OPEN", "SOLVED", "Coin", "Prediction", "Worlds", "coins"]
+__all__ = ["CLOSED", "OPEN", "SOLVED", "Coin", "Fallen", "Prediction", "Way", "Worlds", "coins", "falls"]

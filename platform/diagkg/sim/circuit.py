@@ -12,6 +12,7 @@ is read with ``state-read.rq`` into an immutable, hashable
 from __future__ import annotations
 
 import functools
+import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
@@ -169,6 +170,16 @@ class Skeleton:
         out.update(self.defaults.get(comp.type_iri, {}))
         out.update(comp.params)
         return out
+
+
+class Fall(random.Random):
+    """How the loose connections of a state fall when a model tries each way they may (a world of the
+    model-based assistant with several of them): those at the ports of ``opened`` come off, every other
+    one holds. Any other generator draws each one (:meth:`~diagkg.sim.simulator.Simulator.realize`)."""
+
+    def __init__(self, opened: Iterable[PortRef]):
+        super().__init__(0)
+        self.opened = frozenset(opened)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ExpressionError, SimulationError, UnknownTermError
 from ..kg.expressions import THERMAL_VOLTAGE
-from .circuit import NOMINAL, CircuitState, Component, PortRef, Skeleton, load_skeleton
+from .circuit import NOMINAL, CircuitState, Component, Fall, PortRef, Skeleton, load_skeleton
 from .couplings import next_live
 from .readout import Reader, read
 from .results import ComponentResult, Damage, ShortResult, SimulationResult, result_quads
@@ -152,13 +152,13 @@ class Simulator:
 
     # ------------------------------------------------------------------
     def realize(self, state: CircuitState, rng: random.Random | None = None) -> CircuitState:
-        """Flip the coin of every loose connection (one flip per call)."""
+        """Flip the coin of every loose connection (one flip per call; a :class:`Fall` says how each falls)."""
         if not state.loose:
             return state
         rng = rng or random.Random(0)
         off = set(state.detached)
         for port, probability in state.loose:
-            if port not in off and rng.random() < probability:
+            if port not in off and (port in rng.opened if isinstance(rng, Fall) else rng.random() < probability):
                 off.add(port)
         return state.evolve(detached=off, loose=())
 
