@@ -63,11 +63,21 @@ REVERSED = BLOWN.replace("REAR.3", "REAR.4").replace("9303", "9304").replace('"B
     .replace("dk:faultyComponent sys:fuse", "dk:faultyComponent sys:dio").replace("dk:target sys:fuse", "dk:target sys:dio")
 
 
+GREEN_REVERSED = REVERSED.replace("REAR.4", "REAR.6").replace("9304", "9306").replace("sys:dio", "sys:green") \
+    .replace("Reversed diode", "Reversed green indicator") \
+    .replace('"Every rear light is dark."', '"The green indicator is dark; the tail lamps are lit."') \
+    .replace("dk:statedSymptom [ dk:about sys:tail_l ; dk:appearance dk:Dark ] , [ dk:about sys:tail_r ; dk:appearance dk:Dark ] ,",
+             "dk:statedSymptom [ dk:about sys:tail_l ; dk:appearance dk:Lit ] , [ dk:about sys:tail_r ; dk:appearance dk:Lit ] ,") \
+    .replace("[ dk:about sys:green ; dk:appearance dk:Dark ] , [ dk:about sys:plate ; dk:appearance dk:Dark ]",
+             "[ dk:about sys:green ; dk:appearance dk:Dark ] , [ dk:about sys:plate ; dk:appearance dk:Lit ]")
+
+
 def _store(tmp_path):
     store = rear_memory_store(tmp_path)
-    (tmp_path / "rear-3.ttl").write_text(BLOWN)
-    (tmp_path / "rear-4.ttl").write_text(REVERSED)
-    load_files(store, [tmp_path / "rear-3.ttl", tmp_path / "rear-4.ttl"])
+    files = [tmp_path / "rear-3.ttl", tmp_path / "rear-4.ttl", tmp_path / "rear-6.ttl"]
+    for file, text in zip(files, (BLOWN, REVERSED, GREEN_REVERSED), strict=True):
+        file.write_text(text)
+    load_files(store, files)
     return store
 
 
@@ -219,3 +229,19 @@ def test_what_the_catalogue_says_a_test_reveals_it_shows(tmp_path):
     assert ("observe_component", "BlownFuse") in shown and ("test_diode", "ReversedComponent") in shown
     assert len(shown) >= 15
     assert [pair for pair, seen in sorted(shown.items()) if not seen] == []
+
+
+def test_a_part_seen_with_its_ends_swapped_is_itself_reversed(tmp_path):
+    """An inspection of an LED mounted the wrong way round shows each of its ends where the other should
+    be: the LED is reversed, not its neighbours' ends off (the assistant took the parts its ends should
+    sit beside for parts whose end is off, and replaced them one by one)."""
+    store = _store(tmp_path)
+    assistant = NeuroSymbolic()
+    run_session("REAR.6", assistant, store=store, seed=0, budget=1, record=False, keep_ledger=False)
+    seen = {}
+    for number in ("REAR.6", "REAR.2"):
+        session = make(number, store)
+        session.reset(seed=0)
+        seen[number] = session.execute(Action("inspect_connections", ("green",)))
+    assert assistant._reversed("green", seen["REAR.6"]) and not assistant._reversed("green", seen["REAR.2"])
+    assert assistant._missing("green", seen["REAR.6"])         # read as ends off, every neighbour would be named

@@ -433,7 +433,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
                           and not self.deps.get(test.component, set()) & self.components)
         if local:      # a look at a part that is not a light shows that part (a cable's ends), nothing else
             off = kind == "connections" and self._end_off(test.component, outcome)
-            if kind == "connections":
+            if kind == "connections" and not (verdict and self._reversed(test.component, outcome)):
                 crossed = self._crossed(test.component, outcome) if verdict and self.see_crossings else []
                 missing = self._missing(test.component, outcome) if self.see_missing else []
                 # a part whose end is not where it should be, that the main lamps' anomalies do not implicate

@@ -5,8 +5,9 @@ keeps.
 * **Cable ends.** An inspection (connections, typed) shows each end of a cable on a terminal or
   not; against the description's nets an end on another net names the two cables whose ends
   swapped (:meth:`Repairs._crossed`), a part whose end should sit beside it and does not is off
-  its terminal (:meth:`Repairs._missing`), and a cable's two potentials say whether an end floats
-  or the cable conducts (:meth:`Repairs._cable_potentials`).
+  its terminal (:meth:`Repairs._missing`), a part whose two ends each sit where the other should is
+  mounted the wrong way round (:meth:`Repairs._reversed`: itself faulty, not its neighbours), and a
+  cable's two potentials say whether an end floats or the cable conducts (:meth:`Repairs._cable_potentials`).
 * **A fault that does not stop the system working.** A part a local test finds faulty that none
   of the main lamps' anomalies implicates (an indicator LED that is open while the lamp is dark for
   another reason) is set aside (:meth:`Repairs._sets_aside`): what it explains is accounted for,
@@ -167,6 +168,24 @@ class Repairs:
         out = [frozenset({c}) for own, attached in self._attached_ends(cable, outcome) if own is not None
                for c, p in self.on_net[own] if c != cable and c in self.components and f"{c}.{p}" not in attached]
         return list(dict.fromkeys(out))
+
+    def _reversed(self, part: str, outcome: Outcome) -> bool:
+        """Whether an inspection (connections, typed) shows ``part``'s two ends each where the other one
+        should be, against the description's nets: the part is mounted the wrong way round, and the
+        parts it should sit beside are where they should be (none of their ends is off)."""
+        ends = data_of(outcome, part)
+        if not isinstance(ends, dict) or len(ends) != 2 or \
+                any(end["state"] != TerminalState.ATTACHED for end in ends.values()):
+            return False
+        (p, at_p), (q, at_q) = sorted(ends.items())
+
+        def beside(port: str) -> set[str] | None:
+            net = self.expected_nets.get((part, port))
+            return None if net is None else {f"{c}.{x}" for c, x in self.on_net.get(net, []) if c != part}
+
+        should_p, should_q = beside(p), beside(q)
+        return should_p is not None and should_q is not None and should_p != should_q and \
+            set(at_p["attached_to"]) == should_q and set(at_q["attached_to"]) == should_p
 
     def _cable_potentials(self, test: Test, outcome: Outcome) -> bool:
         """What a cable's two potentials say of the cable itself: an end that floats is off its
