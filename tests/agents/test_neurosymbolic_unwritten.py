@@ -8,7 +8,8 @@ on the team wrote (benchmarks/unwritten_systems.py), checked here on systems wri
 * A switch set up open reads open on a continuity test when it works (contacts are read as they
   are, against their closed resistance) and conducts when it is stuck closed: the assistant took
   the first for an anomaly (and replaced a working switch) and the second for a nominal reading (a
-  hall light whose bypass switch is stuck closed).
+  hall light whose bypass switch is stuck closed); by the wiring, a lamp needs such a switch to stay
+  open when closing it puts the lamp out.
 * A diode mounted the wrong way round is what the catalogue says a diode test reveals; tested in
   place, probes on its terminals as marked, it conducts the wrong way. The test read the part alone
   (nominal), so the assistant cleared the reversed diode it had just tested (the rear light's
@@ -177,6 +178,8 @@ def test_a_switch_set_up_open_is_judged_by_its_lever(tmp_path):
     files[1].write_text(STUCK_CLOSED)
     store = KnowledgeStore.memory()
     load_files(store, files)
+    # by the wiring (the hall declares no functions), the night lamp needs the bypass switch to stay open
+    assert Knowledge.of(store, "hall").wired["night"] == {"bat", "hall_bulb", "bypass"}
     assistant = NeuroSymbolic()
     result = run_session("HALL.1", assistant, store=store, seed=0, record=False)
     assert result.end in ("success", "success_no_hypothesis"), result.end

@@ -109,22 +109,27 @@ class Knowledge:
 def wired_dependencies(sim: Simulator) -> dict[str, set[str]]:
     """What each component needs, by the wiring, for a system that declares no functions: the parts
     whose opening (every end off) puts it out (a lamp lit when the system works) or stops its current
-    (any other part that carries one). What ``ns-dependencies.rq`` reads from declared functions."""
+    (any other part that carries one), and the switches set up open whose closing does (one across a
+    lamp: stuck closed, it puts the lamp out). What ``ns-dependencies.rq`` reads from declared functions."""
     def works(r: ComponentResult | None) -> bool:
         """A lamp lit, or another part carrying a current."""
         return r is not None and (bool(r.lit) if r.lit is not None else abs(r.current) > WIRED_CURRENT)
 
-    working = {cid for cid, r in sim.simulate().components.items() if works(r)}
+    nominal = sim.simulate()
+    working = {cid for cid, r in nominal.components.items() if works(r)}
     deps: dict[str, set[str]] = {}
     for cid, comp in sorted(sim.skeleton.components.items()):
-        state = NOMINAL.evolve(detached={(cid, port) for port in comp.ports})
-        try:
-            opened = sim.simulate(state)
-        except SimulationError:
-            continue
-        for other in working - {cid}:
-            if not works(opened.components.get(other)):
-                deps.setdefault(other, set()).add(cid)
+        changed = [NOMINAL.evolve(detached={(cid, port) for port in comp.ports})]
+        if nominal.live.get(f"closed:{cid}") is False:
+            changed.append(NOMINAL.evolve(forced=((cid, True),)))
+        for state in changed:
+            try:
+                result = sim.simulate(state)
+            except SimulationError:
+                continue
+            for other in working - {cid}:
+                if not works(result.components.get(other)):
+                    deps.setdefault(other, set()).add(cid)
     return deps
 
 
