@@ -169,6 +169,13 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         if self.couplings_on and knowledge.driven:
             self._switched(knowledge.driven)
         self.simulator = simulator_for(briefing.view, briefing.system)
+        # a short between two nodes: no test reveals one, and it is a fault of no part the dependencies
+        # know; once the candidates run out, the parts a short that shows the lights seen ends on are named
+        self.short_mode = next((m for m in (knowledge.modes or {}).values()
+                                if m.to_any_node and m.sized and m.rule == "node" and m.default is not None), None)
+        self.short_order: list[str] | None = None
+        self.overcurrent = False       # a current read above the working system's
+        self.view, self.system_key, self.start_lights = briefing.view, briefing.system, dict(briefing.lights)
         self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
         self.expected_nets = self.simulator.skeleton.net_of_port
@@ -317,6 +324,9 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
 
     # ------------------------------------------------------------------
     def suggest(self) -> Action | Hypothesis | None:
+        if self.overcurrent and (short := self._short_suspect()) is not None:
+            self.last = short
+            return short
         for _ in range(len(self.components) + 2):
             hyp = self._hypothesis()
             repair = self._repair_instead(hyp) if hyp is not None else None
@@ -569,6 +579,8 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             if not isinstance(d, dict) or nominal is None:
                 return None
             amps = abs(nominal.current)
+            if abs(float(d["current"])) - amps > CURRENT_TOLERANCE * max(amps, 1e-3):
+                self.overcurrent = True      # more than the working system carries: something bypasses a load
             return bool(abs(float(d["current"]) - amps) > CURRENT_TOLERANCE * max(amps, 1e-3))
         if kind == "visual":
             if not isinstance(d, dict):

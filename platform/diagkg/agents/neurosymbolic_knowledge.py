@@ -134,4 +134,52 @@ def wired_dependencies(sim: Simulator) -> dict[str, set[str]]:
 
 
 WIRED_CURRENT = 1e-6     # A: a part carrying less carries none (leakage through open ends)
+
+
+@dataclass(frozen=True)
+class ShortScreen:
+    """What a short between two nodes of the working system shows, every pair of nodes on one circuit
+    (:meth:`~diagkg.sim.simulator.Simulator.screen_shorts`): each node's ports, and per pair of nodes the
+    lamps lit with a short there (None: it damages something, or no solution)."""
+
+    nodes: dict[int, tuple[tuple[str, str], ...]]
+    lit: dict[tuple[int, int], frozenset[str] | None]
+
+    def suspects(self, lit: frozenset[str], dark: frozenset[str]) -> list[tuple[str, float]]:
+        """The parts a short showing the lamps ``lit`` lit and ``dark`` dark may sit on, most likely first:
+        a short lies between one port of each of its nodes, each placement alike, so a part weighs the
+        placements it is an end of among those of every short that shows what was seen."""
+        weight: dict[str, float] = {}
+        total = 0.0
+        for (a, b), shown in self.lit.items():
+            if shown is None or not lit <= shown or dark & shown:
+                continue
+            total += len(self.nodes[a]) * len(self.nodes[b])
+            for here, there in ((a, b), (b, a)):
+                for cid, _ in self.nodes[here]:
+                    weight[cid] = weight.get(cid, 0.0) + len(self.nodes[there])
+        return sorted(((c, w / total) for c, w in weight.items()), key=lambda cw: (-cw[1], cw[0]))
+
+
+def short_screen(store: KnowledgeSource, key: str, resistance: float) -> ShortScreen:
+    """The :class:`ShortScreen` of system ``key`` (shorts of ``resistance`` ohms), worked out once per
+    version of its description: a solve per pair of nodes (about 2 ms each)."""
+    version = (key, resistance, *(store.version_of(g) for g in (graphs.ONTOLOGY, graphs.system(key))))
+    known = _SCREENS.get(version)
+    if known is None:
+        sim = simulator_for(store, key)
+        nodes: dict[int, list[tuple[str, str]]] = {}
+        for (cid, port), net in sorted(sim.skeleton.net_of_port.items()):
+            nodes.setdefault(net, []).append((cid, port))
+        pairs = [(a, b) for a in sorted(nodes) for b in sorted(nodes) if a < b]
+        lamps = frozenset(c for c, comp in sim.skeleton.components.items() if comp.type in ("Bulb", "LED"))
+        results = sim.screen_shorts(NOMINAL, [(nodes[a][0], nodes[b][0], resistance) for a, b in pairs])
+        known = _SCREENS.put(version, ShortScreen(
+            {n: tuple(ports) for n, ports in nodes.items()},
+            {pair: None if r is None or r.damage else frozenset(r.lit) & lamps
+             for pair, r in zip(pairs, results, strict=True)}))
+    return known
+
+
+_SCREENS: Memo[ShortScreen] = Memo("neuro-symbolic short screens", 16)
 _KNOWLEDGE: Memo[Knowledge] = Memo("neuro-symbolic knowledge", 32)    # by the versions it is read from

@@ -12,6 +12,9 @@ keeps.
   of the main lamps' anomalies implicates (an indicator LED that is open while the lamp is dark for
   another reason) is set aside (:meth:`Repairs._sets_aside`): what it explains is accounted for,
   and the search goes on for what keeps the main lamps dark. It is repaired last, if at all.
+* **A short between two nodes.** No test reveals one; once a current reads above the working
+  system's, the parts a short that shows the lights seen may end on are named, most likely first
+  (:meth:`Repairs._short_suspect`).
 * **Repair rather than name.** While a fault is set aside, or some anomaly seen is not one the part
   could explain, naming that part alone cannot be the whole diagnosis: it is repaired with the
   catalogue's own repair instead (:meth:`Repairs._repair_instead`: the same work and minutes as
@@ -26,7 +29,10 @@ from ..env.actions import ActionType, repairs_fitting
 from ..env.outcomes import Outcome, TerminalState
 from ..env.service import Action, Hypothesis
 from ..env.verification import REPAIR_TEMPLATE
-from .neurosymbolic_knowledge import Test
+from ..env.worlds import FaultMode
+from ..kg.store import KnowledgeSource
+from .neurosymbolic_config import NeuroSymbolicConfig
+from .neurosymbolic_knowledge import Test, short_screen
 
 VOLTAGE_TOLERANCE = 0.5      # volts
 
@@ -57,6 +63,15 @@ class Repairs:
     found: dict[str, bool]           # parts a test found faulty: True when an end of theirs was off or loose
     aside: list[str]                 # of those, the ones set aside (they do not keep the main lamps dark)
     unrepairable: set[str]           # parts whose repair was refused (named instead)
+    # shorts between two nodes (see _short_suspect)
+    settings: NeuroSymbolicConfig
+    short_mode: FaultMode | None
+    short_order: list[str] | None
+    view: KnowledgeSource
+    system_key: str
+    start_lights: dict[str, Any]
+    flickering: bool
+    tried: set[frozenset[str]]
 
     def _sets_aside(self, part: str, end_off: bool) -> bool:
         """``part`` was just found faulty (``end_off``: an end of it off or loose); set it aside when
@@ -119,6 +134,25 @@ class Repairs:
         if not (self.found[part] and part in self.cables):
             fitting = [spec for spec in fitting if spec.template == REPAIR_TEMPLATE]
         return Action(fitting[0].id, (part,)) if fitting else None
+
+    def _short_suspect(self) -> Hypothesis | None:
+        """The next part a short between two nodes may end on, among the shorts that show the lights seen
+        at the start (:func:`~diagkg.agents.neurosymbolic_knowledge.short_screen`, worked out when first
+        needed), most likely first; None when there is none left (or a light comes and goes: a short
+        does not make one)."""
+        if not self.settings.shorts or self.short_mode is None or not self.anomaly_seen or self.flickering:
+            return None
+        if self.short_order is None:
+            lit = frozenset(c for c, s in self.start_lights.items() if str(s) == "on")
+            dark = frozenset(c for c, s in self.start_lights.items() if str(s) == "off")
+            screen = short_screen(self.view, self.system_key, float(self.short_mode.default or 0.0))
+            self.short_order = [c for c, _ in screen.suspects(lit, dark) if c in self.components]
+        while self.short_order:
+            key = frozenset({self.short_order.pop(0)})
+            if key not in self.tried and not key & self.excluded:
+                self.tried.add(key)
+                return Hypothesis(key, "a short between two nodes that shows the lights seen may end on it")
+        return None
 
     @staticmethod
     def _end_off(part: str, outcome: Outcome) -> bool:
