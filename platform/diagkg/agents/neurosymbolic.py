@@ -170,7 +170,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             self._switched(knowledge.driven)
         self.simulator = simulator_for(briefing.view, briefing.system)
         # a short between two nodes: no test reveals one, and it is a fault of no part the dependencies
-        # know; once the candidates run out, the parts a short that shows the lights seen ends on are named
+        # know; once a current reads above the working system's, the parts it may end on are named
         self.short_mode = next((m for m in (knowledge.modes or {}).values()
                                 if m.to_any_node and m.sized and m.rule == "node" and m.default is not None), None)
         self.short_order: list[str] | None = None

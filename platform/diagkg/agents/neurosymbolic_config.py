@@ -38,7 +38,7 @@ class NeuroSymbolicConfig(Settings):
     weights: str = "problems"
     couplings: bool = True             # problems for couplings
     wiring: bool = True                # a system that declares no functions: dependencies from its wiring
-    shorts: bool = True                # when the candidates run out: name the parts a short that shows what was seen ends on
+    shorts: bool = True                # a current above nominal: name the parts a short showing the lights seen may end on
     reinspect: bool = False            # look again at lights already seen
     priors: bool = True                # weigh problems by their mode's prior
     intermittent_weight: float = 4.0   # a light that comes and goes makes faults acting at random this much likelier
