@@ -226,3 +226,12 @@ def test_tables_never_cut_identifiers(tmp_path):
     assert run_cli("--store", str(store), "load", "--shipped").returncode == 0
     r = run_cli("--store", str(store), "graphs", env={"COLUMNS": "60"})
     assert "https://w3id.org/diagkg/graph/inferred/ambient_light_sensor" in r.stdout and "…" not in r.stdout
+
+
+def test_evaluate_takes_the_assistants_comma_separated_or_the_option_again(tmp_path):
+    """``--assistant a --assistant b,c`` compares all three (argparse kept only the last one given)."""
+    r = run_cli("--memory", "evaluate", "--assistant", "unhelpful,oracle", "--assistant", "random-search",
+                "--assistant", "oracle", "--scenarios", "3CC.S.3", "--runs", "1", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["trajectories"] == 3, summary          # each named once

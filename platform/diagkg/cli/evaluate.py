@@ -20,8 +20,9 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
     """Register the subcommands (called by :func:`diagkg.cli.build_parser`)."""
     p = add("evaluate", cmd_evaluate, "Run an evaluation campaign: assistants × scenarios × runs (or the adaptive "
                                       "protocol), every trajectory stored; resumable after Ctrl-C or kill -9.")
-    p.add_argument("--assistant", metavar="NAME[,NAME…]",
-                   help="the assistants to compare (exec:COMMAND: a program of its own, docs/assistant-protocol.md)")
+    p.add_argument("--assistant", metavar="NAME[,NAME…]", action="append",
+                   help="the assistants to compare, comma-separated or the option given again (exec:COMMAND: a program "
+                        "of its own, docs/assistant-protocol.md)")
     p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object, shared: each assistant takes the "
                    "keys it declares; a key none of them takes is refused")
     p.add_argument("--scenarios", nargs="+", default=["all"], metavar="SEL",
@@ -157,7 +158,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             from ..agents.trust import EXEC_PREFIX
             from ..runs.hosting import check
 
-            assistants = tuple(a.strip() for a in args.assistant.split(",") if a.strip())
+            assistants = tuple(dict.fromkeys(a.strip() for given in args.assistant for a in given.split(",") if a.strip()))
             unknown = [a for a in assistants if not a.startswith(EXEC_PREFIX) and a not in names()]
             if unknown:
                 raise errors.InputError(f"--assistant: unknown {', '.join(unknown)}; installed: {', '.join(names())}")
