@@ -421,6 +421,10 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             return
         verdict = self._verdict(test, outcome)
         kind = self.catalogue[test.action].observes
+        if verdict and kind == "current" and test.component in self.nominal.components:
+            # more than the working system carries: something bypasses a load (see _short_suspect)
+            amps = abs(data_of(outcome, test.component)["current"])
+            self.overcurrent |= amps > abs(self.nominal.components[test.component].current)
         if kind == "visual" and test.component in self.lamps:
             self._lamp_seen(test.component, outcome)
         if verdict is None:
@@ -579,8 +583,6 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             if not isinstance(d, dict) or nominal is None:
                 return None
             amps = abs(nominal.current)
-            if abs(float(d["current"])) - amps > CURRENT_TOLERANCE * max(amps, 1e-3):
-                self.overcurrent = True      # more than the working system carries: something bypasses a load
             return bool(abs(float(d["current"]) - amps) > CURRENT_TOLERANCE * max(amps, 1e-3))
         if kind == "visual":
             if not isinstance(d, dict):
