@@ -211,6 +211,13 @@ class CandidateSpace:
         if size == 2 and self.widenings == 1:
             self.admit_combos(self.symmetric, len(self.symmetric), settle=False)
         self.admit_combos(ranked, self.config.max_pairs)
+        if size == 2 and not self.live:
+            # two loose connections that make lamps come and go only together (redundant supplies): what
+            # each explains alone ranks them low; tried when no pair ranked so explains what was seen
+            loose = [c for c in self.pairable if len(c.faults) == 1 and c.faults[0].probability is not None
+                     and c.faults[0].other is None]
+            together = worlds.together_only(loose)
+            self.admit_combos(together, len(together), settle=False)
         if size == 2 and not self.shorts:
             # a short between two nodes: one fault, but of no part the singles enumerate; tried with
             # the first pairs (each placement weighs a share of its mode's prior: less than a pair)

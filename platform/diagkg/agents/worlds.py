@@ -217,6 +217,28 @@ class Worlds:
                 self.base = (self.anchor, (shadow.injected_state, access.affording(shadow, "Observable")))
         return self.base[1]
 
+    def together_only(self, loose: Sequence[Candidate]) -> list[tuple[Candidate, Candidate]]:
+        """Pairs of ``loose`` (single loose connections, one port each) that put a lamp reported
+        flickering out when both are open and neither does alone, in the anchor's world at its start: in
+        a redundant design (two supplies, either one enough) only both together make those lamps come and
+        go, so no single explains them and the ranking of pairs by what each explains alone cannot find
+        them. One solve per loose connection and one per pair."""
+        base = self.base_start()
+        if not self.flickering or base is None:
+            return []
+        state, sim = base[0], simulator_for(self.graph, self.briefing.system)
+
+        def dark(ports: Sequence[PortRef]) -> frozenset[str]:
+            try:
+                lit = sim.simulate(state.evolve(detached=state.detached | frozenset(ports), loose=())).lit
+            except SimulationError:
+                return frozenset()
+            return self.flickering - frozenset(lit)
+
+        alone = [(c, port, dark([port])) for c, port in ((c, self.port_of(c.faults[0].target)) for c in loose)]
+        return [(a, b) for (a, pa, da), (b, pb, db) in itertools.combinations(alone, 2)
+                if pa[0] != pb[0] and dark([pa, pb]) - da - db]
+
     def composed_lights(self, combo: Sequence[Candidate]) -> dict[str, str] | None:
         """The lights the world of ``combo``'s faults together (with the anchor's) shows at its
         start, without writing that world: the state each single's own world was injected into
