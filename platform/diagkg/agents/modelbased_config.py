@@ -46,7 +46,7 @@ class ModelBasedConfig(Settings):
     # a component's own terminal against a cable's end (the likelier place for an end to come off)
     terminal_prior: float = 0.0
     # … and its own loose terminal, once only loose connections explain what was seen (0: a fallback too)
-    loose_terminal_prior: float = 0.3
+    loose_terminal_prior: float = 0.6
     anchor_belief: float = 0.5      # a repair of parts at least this share of candidates named anchors a rebase
     prior_rank: float = 1.0         # weight of the priors in ranking pairs
     # a loose connection's report as what it shows open (with its probability) or closed, rather
