@@ -281,7 +281,7 @@ class Checking(ModelBasedAssistant):
             if out:
                 worlds.shadow.rollback(point)
                 try:
-                    likelihood = worlds.take(step, seen, worlds.falls(c) if worlds.chance(c) is not None else None)
+                    likelihood = worlds.take(step, seen, worlds.falls(c))
                 except SessionError:        # a world that cannot take the step is dropped too
                     likelihood = 0.0
                 assert likelihood == 0.0, (c.label, str(step))

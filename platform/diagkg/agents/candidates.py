@@ -278,7 +278,7 @@ class CandidateSpace:
         out: list[Candidate] = []
         pairs = list(itertools.combinations(sorted(nodes), 2))
         for m in self.modes().values():
-            if not (m.to_any_node and m.sized and m.rule == "node" and m.default is not None):
+            if not m.node_short or m.default is None:      # (node_short says it has one)
                 continue
             ends = [(first(nodes[x]), first(nodes[y])) for x, y in pairs]
             # the lights at the start first, simulated straight from the state (a world is written only

@@ -171,8 +171,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         self.simulator = simulator_for(briefing.view, briefing.system)
         # a short between two nodes: no test reveals one, and it is a fault of no part the dependencies
         # know; once a current reads above the working system's, the parts it may end on are named
-        self.short_mode = next((m for m in (knowledge.modes or {}).values()
-                                if m.to_any_node and m.sized and m.rule == "node" and m.default is not None), None)
+        self.short_mode = next((m for m in (knowledge.modes or {}).values() if m.node_short), None)
         self.short_order: list[str] | None = None
         self.overcurrent = False       # a current read above the working system's
         self.view, self.system_key, self.start_lights = briefing.view, briefing.system, dict(briefing.lights)

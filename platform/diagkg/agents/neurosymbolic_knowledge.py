@@ -168,14 +168,12 @@ def short_screen(store: KnowledgeSource, key: str, resistance: float) -> ShortSc
     known = _SCREENS.get(version)
     if known is None:
         sim = simulator_for(store, key)
-        nodes: dict[int, list[tuple[str, str]]] = {}
-        for (cid, port), net in sorted(sim.skeleton.net_of_port.items()):
-            nodes.setdefault(net, []).append((cid, port))
+        nodes = sim.skeleton.ports_on_net
         pairs = [(a, b) for a in sorted(nodes) for b in sorted(nodes) if a < b]
         lamps = frozenset(c for c, comp in sim.skeleton.components.items() if comp.type in ("Bulb", "LED"))
         results = sim.screen_shorts(NOMINAL, [(nodes[a][0], nodes[b][0], resistance) for a, b in pairs])
         known = _SCREENS.put(version, ShortScreen(
-            {n: tuple(ports) for n, ports in nodes.items()},
+            nodes,
             {pair: None if r is None or r.damage else frozenset(r.lit) & lamps
              for pair, r in zip(pairs, results, strict=True)}))
     return known

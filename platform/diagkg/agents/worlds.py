@@ -124,7 +124,7 @@ class Worlds:
         briefing = self.briefing
         scenario = self.scenario(c)
         shadow = self.shade(scenario)
-        chance = self.chance(c)
+        fallen = self.falls(c)
         likelihood = 1.0
         try:
             obs = shadow.start(scenario, briefing.seed)
@@ -133,20 +133,20 @@ class Worlds:
             self.first_lamps[id(c)] = (c, self.anchor, obs["lights"])
             self.keep_injected(c, shadow)
             if not self.since:
-                if chance is not None:
-                    shown = [(self.lights(coin), w) for coin, w in self.falls(c)]
+                if fallen is not None:
+                    shown = [(self.lights(coin), w) for coin, w in fallen]
                     likelihood = sum(w for lights, w in shown if lights == briefing.lights)
                     if not self.comes_and_goes(*(lights for lights, _ in shown)):
                         return None
                 elif not self.comes_and_goes(obs["lights"]):
                     return None
-                if likelihood <= 0 or (chance is None and obs["lights"] != briefing.lights):
+                if likelihood <= 0 or (fallen is None and obs["lights"] != briefing.lights):
                     return None
             for n, (step, seen) in enumerate(self.steps):
                 if n < self.since:
                     shadow.step(step)
                     continue
-                likelihood *= self.take(step, seen, self.falls(c) if chance is not None else None)
+                likelihood *= self.take(step, seen, fallen)
                 if likelihood <= 0:
                     return None
         except (SessionError, SimulationError):
@@ -235,7 +235,7 @@ class Worlds:
                 return frozenset()
             return self.flickering - frozenset(lit)
 
-        alone = [(c, port, dark([port])) for c, port in ((c, self.port_of(c.faults[0].target)) for c in loose)]
+        alone = [(c, port, dark([port])) for c, port in ((c, self.sk.port_ref(c.faults[0].target)) for c in loose)]
         return [(a, b) for (a, pa, da), (b, pb, db) in itertools.combinations(alone, 2)
                 if pa[0] != pb[0] and dark([pa, pb]) - da - db]
 
@@ -276,16 +276,14 @@ class Worlds:
     def ways(self, c: Candidate) -> tuple[tuple[Way, float], ...]:
         """The ways ``c``'s world may answer, each with its probability: one (no coin) without chance,
         else each way its loose connections may fall (:meth:`falls`)."""
-        return ((None, 1.0),) if self.chance(c) is None else self.falls(c)
+        return self.falls(c) or ((None, 1.0),)
 
-    def falls(self, c: Candidate) -> tuple[tuple[Fallen, float], ...]:
-        """Each way the loose connections of ``c`` (one at least) may fall, with its probability (:func:`falls`)."""
-        return falls([(self.port_of(f.target), f.probability) for f in c.faults if f.probability is not None])
-
-    def port_of(self, iri: str) -> PortRef:
-        """A port of the system, by its IRI."""
-        cid, _, port = iri[len(self.ns):].partition(".") if iri.startswith(self.ns) else iri.partition(".")
-        return cid, port
+    def falls(self, c: Candidate) -> tuple[tuple[Fallen, float], ...] | None:
+        """Each way the loose connections of ``c`` may fall, with its probability (:func:`falls`); None
+        for a world without chance."""
+        if self.chance(c) is None:
+            return None
+        return falls([(self.sk.port_ref(f.target), f.probability) for f in c.faults if f.probability is not None])
 
     def lights(self, coin: random.Random) -> dict[str, str]:
         """The lights the world where the shadow stands shows with its loose connections as ``coin`` says."""
@@ -321,7 +319,7 @@ class Worlds:
         assert self.shadow is not None
         self.shadow.rollback(point)
         try:
-            likelihood = self.take(step, seen, self.falls(c) if self.chance(c) is not None else None)
+            likelihood = self.take(step, seen, self.falls(c))
         except (SessionError, SimulationError):
             return None
         return (likelihood, self.shadow.checkpoint()) if likelihood > 0 else None

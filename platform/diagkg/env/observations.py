@@ -166,11 +166,12 @@ def observe_diode(session: Workbench, action: Action, result: SimulationResult, 
     params.update(state.override_map.get(target, {}))
     ports = tuple(session.sk.components[target].ports)
     rewired = dict(state.rewired)
-    if (any(kind == "D" for kind, _ in elements) or not elements) and len(ports) == 2 and \
+    one_way = any(kind == "D" for kind, _ in elements) or not elements
+    if one_way and len(ports) == 2 and \
             rewired.get((target, ports[0])) == (target, ports[1]) and rewired.get((target, ports[1])) == (target, ports[0]):
         # tested in place, probes on the terminals as marked: it conducts from the one marked for its cathode
         verdict, text = "reversed", "conducts the wrong way between its terminals: mounted the wrong way round"
-    elif any(kind == "D" for kind, _ in elements) or not elements:
+    elif one_way:
         vf = number(params["forwardVoltage"])
         verdict, text = "nominal", f"forward voltage {vf:.2f} V: nominal"
     else:

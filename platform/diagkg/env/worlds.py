@@ -97,6 +97,11 @@ class FaultMode:
         return not (("value" in self.parameters or self.chance) and self.default is None)
 
     @property
+    def node_short(self) -> bool:
+        """A short between two nodes that can be simulated as it stands (at its default resistance)."""
+        return self.to_any_node and self.sized and self.rule == "node" and self.default is not None
+
+    @property
     def enumerable(self) -> bool:
         """Whether a what-if may try it on every part it fits (sized, not a short to any node, applying
         to some class of parts)."""
