@@ -315,11 +315,12 @@ def test_by_default_a_check_comes_only_once_a_naming_was_wrong(torch_store):
     assert isinstance(check, diagkg.Action) and check.targets == ("bat",)
 
 
-def test_a_part_with_a_fault_of_its_own_is_needed_where_the_system_works_without_it(torch_store):
+def test_a_part_the_system_works_without_is_not_needed_first(torch_store):
     """Every candidate names the power LED (an indicator), with the bulb lead off or alone. With the
-    lead off as well, reconnecting the lead alone makes the torch work; but under the honest success
-    rule a part with a fault of its own must be named too (naming the lead alone is partial and does
-    not end the session), so the LED is needed in both worlds."""
+    lead off as well, repairing the lead alone makes the torch work: naming the lead alone is a partial
+    diagnosis (the session goes on, ``works`` in its verdict), but reconnecting it, an action, ends the
+    session as the oracle's do (``success_no_hypothesis``), so replacing the LED first is waste. Alone,
+    the LED is needed."""
     from diagkg.agents.combinations import Candidate
 
     assistant = set_up_worlds(torch_store, "TORCH.1")
@@ -328,11 +329,15 @@ def test_a_part_with_a_fault_of_its_own_is_needed_where_the_system_works_without
     lead = next(c for c in pairable if c.faulty == {"lead"} and c.faults[0].probability is None
                 and worlds.start(c) is not None)
     both = Candidate(led.faults + lead.faults, frozenset({"led", "lead"}), led.prior * lead.prior)
-    for c in (both, led):
+    for c, needed in ((both, False), (led, True)):
         started = worlds.start(c)
         assert started is not None
         assistant.space.live = [(c, started[0])]
-        assert assistant.prober.needed("led")
+        assert assistant.prober.needed("led") is needed
+    started = worlds.start(both)
+    assert started is not None
+    report, _, ended = worlds.predicted(both, started[0], diagkg.Hypothesis(frozenset({"lead"})))
+    assert report.works and not ended and report.verdict == "partial"
 
 
 class TurnsTheBatteryFirst(ModelBasedAssistant):

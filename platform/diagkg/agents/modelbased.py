@@ -42,6 +42,7 @@ the scorer (:class:`~diagkg.agents.scoring.Scorer`) and the prober
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from collections import defaultdict
@@ -59,7 +60,7 @@ from .probes import Prober
 from .readings import Reading
 from .readings import reading as key_of
 from .registry import BaseAssistant, Briefing
-from .scoring import Scorer
+from .scoring import Scored, Scorer
 from .worlds import Worlds
 
 Sample = list[tuple[Candidate, Checkpoint]]
@@ -144,18 +145,31 @@ class ModelBasedAssistant(BaseAssistant):
     def undoing(self, step: Action, point: Checkpoint, there: Checkpoint) -> Action | None:
         """``step`` again when it undoes itself: a repair done on a healthy part changed it (a
         battery turned round that was the right way round), and taking it once more in a world
-        that agrees (from ``there``, where it left the world standing at ``point``) puts the state
+        that agrees (from ``there``, where it left the world standing at ``point``) puts the circuit
         back as it was. It must be undone before the system can work, and costs no more now than
         later; None when the step changed nothing or is not its own undoing."""
+        return step if self.takes_back(step, point, there) else None
+
+    def takes_back(self, step: Action, point: Checkpoint, there: Checkpoint | None = None) -> bool:
+        """Whether ``step`` taken at ``point`` (leaving the world at ``there``, taken here when not
+        given) changed the circuit, and taking it once more puts the circuit back as it was. The
+        circuits are compared, not the state graphs: a parameter set back is written afresh."""
         shadow = self.worlds.shadow
-        if shadow is None or there.state == point.state:
-            return None
+        if shadow is None:
+            return False
         try:
-            shadow.rollback(there)
+            shadow.rollback(point)
+            before = shadow.state()
+            if there is None:
+                shadow.step(step)
+            else:
+                shadow.rollback(there)
+            if shadow.end is not None or shadow.state() == before:
+                return False
             shadow.step(step)
+            return shadow.state() == before
         except (SessionError, SimulationError):
-            return None
-        return step if shadow.checkpoint().state == point.state else None
+            return False
 
     def rebase(self, strong: bool = False) -> bool:
         """A repair is a probe (IRS). When nothing explains every report, the latest repair not
@@ -290,19 +304,32 @@ class ModelBasedAssistant(BaseAssistant):
         for c, _ in sample:
             weights[c.faulty] += c.prior
         now, plan = self.naming_cost(weights, sample, rounds_left)
-        after = sum(sum(group.values()) * self.naming_cost(group, sample, rounds_left - 1)[0]
-                    for group in best.groups.values())
-        after /= sum(weights.values())
-        if plan is not None and now <= best.minutes + settings.round_minutes + after:
+
+        def testing_first(option: Scored) -> float:
+            # each report's diagnoses repaired in the worlds that give it (a reading that tells a battery
+            # is the wrong way round leaves only turning it)
+            after = sum(sum(group.values()) * self.naming_cost(
+                group, (option.members.get(key) if settings.undo_cost else None) or sample, rounds_left - 1)[0]
+                for key, group in option.groups.items())
+            return option.minutes + settings.round_minutes + after / sum(weights.values())
+
+        tested = testing_first(best)
+        if plan is not None and now <= tested:
             return self.fix(plan, sample, f"naming it is cheaper in expectation ({now:.0f} min) than testing "
-                                          f"first ({best.minutes + settings.round_minutes + after:.0f} min)")
+                                          f"first ({tested:.0f} min)")
         return best.step
 
     def fix(self, parts: frozenset[str], sample: Sample, why: str) -> Action | Hypothesis:
         """Name ``parts`` (the hypothesis's repair replaces them), unless a cheaper repair of the
-        catalogue is expected to cost less: it fixes the system in some of the worlds that name
-        these parts (a battery turned round, crossed cables swapped), and naming them after it
-        fails costs what naming would have cost."""
+        catalogue is expected to cost less (see :meth:`repair_of`)."""
+        return self.repair_of(parts, sample, why)[1]
+
+    def repair_of(self, parts: frozenset[str], sample: Sample, why: str = "") -> tuple[float, Action | Hypothesis]:
+        """The expected minutes of repairing ``parts`` in the worlds of ``sample`` that name them, and
+        the step to take: naming them, or a cheaper repair of the catalogue that fixes the system in
+        some of those worlds (a battery turned round, crossed cables swapped) — naming them after it
+        fails costs what naming would have cost, and (with ``undo_cost``) so does taking it back where
+        it changed a healthy part and is its own undoing (a battery the right way round turned)."""
         worlds = [(c, point) for c, point in sample if c.faulty == parts] or sample[:1]
         total = sum(c.prior for c, _ in worlds)
         predicted = self.worlds.predicted
@@ -313,9 +340,9 @@ class ModelBasedAssistant(BaseAssistant):
         for spec in self.worlds.briefing.catalogue.values():
             if not spec.repair or spec.cost >= naming:
                 continue
-            targets = [(p,) for p in sorted(parts)] if spec.target_count == 1 else \
-                      ([tuple(sorted(parts))] if spec.target_count == len(parts) else [])
-            for target in targets:
+            # the repair's targets among the parts (two crossed cables of three parts named, the third an
+            # indicator the system works without)
+            for target in itertools.combinations(sorted(parts), spec.target_count):
                 if any(p not in sk.components or p in repaired for p in target) or \
                         (spec.types and not {sk.components[p].type for p in target} <= spec.types):
                     continue
@@ -325,12 +352,21 @@ class ModelBasedAssistant(BaseAssistant):
                     _, minutes, works = predicted(c, point, action)
                     cost += c.prior * minutes
                     fixed += c.prior * works
+                    if not works and self.settings.undo_cost:
+                        cost += c.prior * self.undo_minutes(point, action)
                 if fixed <= 0:
                     continue
                 expected = cost / total + (1 - fixed / total) * naming
                 if expected < best[0]:
                     best = (expected, action)
-        return best[1]
+        return best
+
+    def undo_minutes(self, point: Checkpoint, step: Action) -> float:
+        """The minutes of taking ``step`` back after it failed at ``point``: its own minutes again when
+        it changed the world and taking it once more puts it back (a healthy battery turned round must
+        be turned back, see :meth:`takes_back`), else none."""
+        spec = self.worlds.briefing.catalogue.get(step.action)
+        return spec.cost if spec is not None and self.takes_back(step, point) else 0.0
 
     def naming_cost(self, weights: dict[frozenset[str], float], sample: Sample,
                     rounds: int) -> tuple[float, frozenset[str] | None]:
@@ -344,7 +380,10 @@ class ModelBasedAssistant(BaseAssistant):
         if total <= 0:
             return 0.0, None
         c0, point0 = sample[0]
-        costs = {s: self.worlds.predicted(c0, point0, Hypothesis(s))[1] + settings.round_minutes for s in weights}
+        if settings.undo_cost:        # each diagnosis at what repairing it is expected to cost (see repair_of)
+            costs = {s: self.repair_of(s, sample)[0] + settings.round_minutes for s in weights}
+        else:
+            costs = {s: self.worlds.predicted(c0, point0, Hypothesis(s))[1] + settings.round_minutes for s in weights}
         order = sorted(weights, key=lambda s: (-weights[s] / costs[s], sorted(s)))
         expected, left = 0.0, 1.0
         for n, s in enumerate(order):

@@ -65,6 +65,8 @@ class ModelBasedConfig(Settings):
     last_probe: bool = True         # nothing explains the reports: repair as a probe
     confirm: float = 0.3            # the chance a diagnosis about to be named is wrong, for a check first
     confirm_after_wrong: bool = True   # a check only once a naming was judged wrong
+    # a repair's expected minutes count taking it back where it changed a healthy part (see repair_of)
+    undo_cost: bool = True
 
 
 __all__ = ["RANGES", "ModelBasedConfig"]

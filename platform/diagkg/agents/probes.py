@@ -92,8 +92,15 @@ class Prober:
         worlds = [(c, point) for c, point in self.space.sample() if part in c.faulty]
         total = sum(c.prior for c, _ in worlds)
         needed = sum(c.prior for c, point in worlds
-                     if c.faulty == {part} or not self.worlds.predicted(c, point, Hypothesis(c.faulty - {part}))[2])
+                     if c.faulty == {part} or not self.works_without(c, point, part))
         return needed >= 0.5 * total
+
+    def works_without(self, c: Candidate, point: Checkpoint, part: str) -> bool:
+        """Whether, in ``c``'s world at ``point``, repairing the parts it names but ``part`` makes the
+        system work (the session goes on when ``part`` is faulty too: naming only some of the faulty
+        parts is a partial diagnosis, but an action that made the system work would have ended it)."""
+        report, _, solved = self.worlds.predicted(c, point, Hypothesis(c.faulty - {part}))
+        return solved or report.works
 
     def repairs_fitting(self, kind: str) -> list[Any]:
         """The catalogue's repairs of one part that fit a part of type ``kind``, cheapest first."""

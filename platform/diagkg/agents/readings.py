@@ -28,6 +28,7 @@ class Reading:
     values: tuple[tuple[float, float, float], ...] = ()
     verdict: str | None = None
     success: bool = False
+    works: bool = False      # a hypothesis's repair made the system work (``data["works"]``), named in full or not
 
     def agrees(self, other: "Reading") -> bool:
         return self.masked == other.masked and len(self.values) == len(other.values) and all(
@@ -84,7 +85,9 @@ def reading(report: Mapping[str, Any]) -> Reading:
     body["data"], values = masked_values(outcome.get("data"))
     body["message"] = _NUMBER.sub("#", str(outcome.get("message", ""))) if values else outcome.get("message")
     masked = json.dumps(body, sort_keys=True, default=str)
-    return Reading(masked, values, outcome.get("verdict"), bool(outcome.get("success")))
+    data = outcome.get("data")
+    works = bool(data.get("works")) if isinstance(data, Mapping) else False
+    return Reading(masked, values, outcome.get("verdict"), bool(outcome.get("success")), works)
 
 
 __all__ = ["TOLERANCE", "UNKNOWN", "Reading", "masked_values", "reading"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..env.actions import Action, Hypothesis
 from ..env.service import Checkpoint
@@ -26,12 +26,13 @@ from .likeness import Likeness, entropy
 @dataclass
 class Scored:
     """An option with its expected information gain per minute, its expected minutes, and the
-    diagnoses (with their weights) behind each report it may give."""
+    diagnoses (with their weights) behind each report it may give, and the worlds that may give it."""
 
     rate: float
     step: Action | Hypothesis
     minutes: float
     groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]]
+    members: dict[tuple[str, tuple[int, ...]], list[tuple[Candidate, Checkpoint]]] = field(default_factory=dict)
 
 
 def _share(mass: float, total: float) -> float:
@@ -102,12 +103,15 @@ class Scorer:
         minutes are at least theirs, and ``least`` for the rest."""
         groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
         masses: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
+        members: dict[tuple[str, tuple[int, ...]], list[tuple[Candidate, Checkpoint]]] = defaultdict(list)
         known = noise = cost = mass = 0.0      # the entropy of the reports so far, chance, minutes, weight
         for n, (c, point) in enumerate(sample):
             own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
             for weight, key, minutes in self.likeness.outcomes(c, point, step):
                 group = key.group()
                 groups[group][c.faulty] += c.prior * weight
+                if group not in own:
+                    members[group].append((c, point))
                 own[group] += weight
                 cost += c.prior * weight * minutes
                 if floor is not None:
@@ -123,7 +127,7 @@ class Scorer:
         gain = entropy([sum(g.values()) for g in groups.values()]) - noise / total
         if len(groups) < 2 or gain <= 1e-9:
             return None
-        return Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups)
+        return Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups, members)
 
 
 __all__ = ["Scored", "Scorer"]
