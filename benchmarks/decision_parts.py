@@ -1,0 +1,115 @@
+"""Where the model-based assistant's decisions go: every decision of every session timed (its
+suggestion and the digesting of what it showed, as ``run_session`` counts a decision), and within
+it the time spent widening to pairs, admitting pairs, screening shorts, restarting after a rebase,
+following the candidates through the step, and predicting reports for the options. Printed: the
+decisions' median, 95th percentile and worst, and for the decisions over ``--slow`` seconds the
+seconds in each part (nested parts are also counted in the part that holds them), with the load
+average.
+
+    .venv/bin/python benchmarks/decision_parts.py [--seed 0] [--scenarios 1-135] [--slow 0.15]
+
+Compare two versions of the code by running it under each (``PYTHONPATH=<worktree>/platform``),
+one after the other on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from diagkg.agents import candidates, likeness, modelbased, worlds
+from diagkg.evaluation import campaign
+from diagkg.kg.loading import load_shipped
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+
+PARTS: list[tuple[Any, str, str]] = [
+    (candidates.CandidateSpace, "widen", "widen"),
+    (candidates.CandidateSpace, "admit_combos", "admit pairs"),
+    (candidates.CandidateSpace, "short_candidates", "shorts"),
+    (candidates.CandidateSpace, "restart", "restart"),
+    (candidates.CandidateSpace, "more_singles", "more singles"),
+    (worlds.Worlds, "run_through", "run through"),
+    (worlds.Worlds, "follow", "follow"),
+    (worlds.Worlds, "predicted", "predictions"),
+    (likeness.Likeness, "refuted", "refuted"),
+]
+
+
+def instrument(spent: collections.Counter[str]) -> None:
+    """Time each part of :data:`PARTS` into ``spent`` (a part inside itself counted once)."""
+    inside: list[str] = []
+
+    def timed(f: Callable[..., Any], label: str) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            inside.append(label)
+            try:
+                return f(*args, **kwargs)
+            finally:
+                inside.pop()
+                if label not in inside:
+                    spent[label] += time.perf_counter() - t0
+        return run
+
+    for cls, name, label in PARTS:
+        setattr(cls, name, timed(getattr(cls, name), label))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scenarios", nargs="*", default=["all"])
+    parser.add_argument("--slow", type=float, default=0.15, help="seconds above which a decision is broken down")
+    args = parser.parse_args()
+    os.environ.setdefault("DIAGKG_CHECK_TRAJECTORIES", "never")
+    spent: collections.Counter[str] = collections.Counter()
+    instrument(spent)
+    decisions: list[tuple[float, dict[str, float]]] = []
+
+    class Timed(modelbased.ModelBasedAssistant):
+        def suggest(self) -> Any:
+            spent.clear()
+            t0 = time.perf_counter()
+            step = super().suggest()
+            self.started = (time.perf_counter() - t0, dict(spent))
+            return step
+
+        def record(self, outcome: Any) -> None:
+            spent.clear()
+            t0 = time.perf_counter()
+            super().record(outcome)
+            took, parts = self.started
+            merged = collections.Counter(parts)
+            merged.update(spent)
+            decisions.append((took + time.perf_counter() - t0, dict(merged)))
+
+    store = KnowledgeStore.memory()
+    load_shipped(store)
+    numbers = campaign.select_scenarios(store, args.scenarios)
+    t0 = time.perf_counter()
+    for n in numbers:
+        run_session(n, Timed(), seed=args.seed, store=store, record=False, keep_ledger=False)
+    times = sorted(t for t, _ in decisions)
+    p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
+    print(f"{len(numbers)} sessions, {len(times)} decisions in {time.perf_counter() - t0:.0f} s: median "
+          f"{statistics.median(times) * 1e3:.0f} ms, p95 {p95 * 1e3:.0f} ms, worst {times[-1] * 1e3:.0f} ms "
+          f"(load {os.getloadavg()[0]:.2f})")
+    slow = [(t, parts) for t, parts in decisions if t > args.slow]
+    total: collections.Counter[str] = collections.Counter()
+    for _, parts in slow:
+        total.update(parts)
+    print(f"{len(slow)} decisions over {args.slow * 1e3:.0f} ms, {sum(t for t, _ in slow):.1f} s in all:")
+    for label, seconds in total.most_common():
+        print(f"  {label:<14} {seconds:7.1f} s")
+
+
+if __name__ == "__main__":
+    main()
