@@ -18,6 +18,7 @@ from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
 from ..support.circuits import Leaf, Loop, Parallel, Series, render
+from ..support.rear import OPEN_TAIL, rear_memory_store
 
 KEY = "stranger"
 
@@ -85,3 +86,39 @@ def test_neuro_symbolic_finds_a_short_it_could_not(store):
     ok = ("success", "success_no_hypothesis")
     assert sum(e in ok for e in solved.values()) > sum(e in ok for e in before.values())
     assert sum(e in ok for e in solved.values()) >= len(numbers) - 1, solved
+
+
+HARNESS_SHORTED = OPEN_TAIL.replace("REAR.2", "REAR.9").replace("9302", "9309") \
+    .replace('"Burned right tail lamp"', '"Harness shorted to ground"') \
+    .replace("dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:tail_r ] ;",
+             "dk:injects [ a dk:Fault ; dk:faultMode dk:ShortBetweenNodes ; dk:faultTarget sys:r_plate.p ; "
+             "dk:otherTarget sys:plate.cathode ] ;") \
+    .replace('"The right tail lamp stays dark."', '"Nothing lights."') \
+    .replace("dk:faultyComponent sys:tail_r ;", "dk:faultyComponent sys:r_plate, sys:plate, sys:fuse ;") \
+    .replace("dk:target sys:tail_r ]", "dk:target sys:r_plate ]")
+
+
+@pytest.mark.parametrize("blown_fuses", [True, False])
+def test_a_fuse_that_blows_again_points_to_a_short_that_blows_it(tmp_path, blown_fuses):
+    """The rear-light system (written in the tests) with its harness shorted to ground behind the 5 A fuse:
+    the fuse blows, every lamp is dark, no current reads above nominal (none flows). A new fuse that does not
+    bring the system back (a partial verdict, ``works`` false) says something draws more than it is rated
+    for: the parts a short that blows it may end on are named (the screen keeps the shorts that damage
+    something, with the lamps of the damaged circuit), and once the short is cleared the fuse, blown again
+    meanwhile, is named again. Without that (``blown_fuses`` off) the session runs out of rounds."""
+    store = rear_memory_store(tmp_path)
+    (tmp_path / "rear-9.ttl").write_text(HARNESS_SHORTED)
+    load_files(store, [tmp_path / "rear-9.ttl"])
+    rounds: list[dict] = []
+    result = run_session("REAR.9", NeuroSymbolic(blown_fuses=blown_fuses), store=store, seed=0, record=False,
+                         keep_ledger=False, on_round=lambda r: rounds.append(r.to_dict()))
+    named = [frozenset(r["suspects"]) for r in rounds if r.get("suspects")]
+    if not blown_fuses:
+        assert result.end == "timeout"
+        return
+    assert result.end == "success", named
+    assert named[0] == {"fuse"} and named[-1] == {"fuse"}           # blown, and blown again meanwhile
+    assert any(parts & {"plate", "r_plate"} for parts in named[1:-1])    # an end of the short
+    screen = short_screen(store, "rear", 0.001)
+    blown = [pair for pair, parts in screen.damaged.items() if "fuse" in parts]
+    assert blown and all(screen.lit[pair] is not None and not screen.lit[pair] for pair in blown)    # all dark

@@ -144,15 +144,24 @@ class ShortScreen:
 
     nodes: dict[int, tuple[tuple[str, str], ...]]
     lit: dict[tuple[int, int], frozenset[str] | None]
+    # per pair of nodes, the parts a short there damages (a fuse it blows; the lamps lit are then those of the
+    # damaged circuit); a pair missing here damages nothing
+    damaged: dict[tuple[int, int], frozenset[str]] = field(default_factory=dict)
 
-    def suspects(self, lit: frozenset[str], dark: frozenset[str]) -> list[tuple[str, float]]:
+    def suspects(self, lit: frozenset[str], dark: frozenset[str],
+                 blown: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
         """The parts a short showing the lamps ``lit`` lit and ``dark`` dark may sit on, most likely first:
         a short lies between one port of each of its nodes, each placement alike, so a part weighs the
-        placements it is an end of among those of every short that shows what was seen."""
+        placements it is an end of among those of every short that shows what was seen. A short that
+        damages something shows the lamps of the damaged circuit, and is a suspect only when parts were
+        found so damaged (``blown``: a fuse replaced that did not bring the system back), and then only one
+        that damages every one of them."""
         weight: dict[str, float] = {}
         total = 0.0
         for (a, b), shown in self.lit.items():
-            if shown is None or not lit <= shown or dark & shown:
+            damaged = self.damaged.get((a, b), frozenset())
+            if shown is None or not lit <= shown or dark & shown or \
+                    (not blown <= damaged if blown else bool(damaged)):
                 continue
             total += len(self.nodes[a]) * len(self.nodes[b])
             for here, there in ((a, b), (b, a)):
@@ -174,8 +183,10 @@ def short_screen(store: KnowledgeSource, key: str, resistance: float) -> ShortSc
         results = sim.screen_shorts(NOMINAL, [(nodes[a][0], nodes[b][0], resistance) for a, b in pairs])
         known = _SCREENS.put(version, ShortScreen(
             nodes,
-            {pair: None if r is None or r.damage else frozenset(r.lit) & lamps
-             for pair, r in zip(pairs, results, strict=True)}))
+            {pair: None if r is None or not r.damage_settled else frozenset(r.lit) & lamps
+             for pair, r in zip(pairs, results, strict=True)},
+            {pair: frozenset(d.component for d in r.damage)
+             for pair, r in zip(pairs, results, strict=True) if r is not None and r.damage}))
     return known
 
 

@@ -37,6 +37,7 @@ from .neurosymbolic_knowledge import Test, short_screen
 VOLTAGE_TOLERANCE = 0.5      # volts
 
 
+
 class Repairs:
     """Cable ends, faults set aside and repairs of :class:`~diagkg.agents.neurosymbolic.NeuroSymbolic`
     (a mixin: the assistant sets the state declared here)."""
@@ -67,6 +68,8 @@ class Repairs:
     settings: NeuroSymbolicConfig
     short_mode: FaultMode | None
     short_order: list[str] | None
+    short_named: frozenset[str] | None
+    blown: set[str]
     view: KnowledgeSource
     system_key: str
     start_lights: dict[str, Any]
@@ -146,11 +149,13 @@ class Repairs:
             lit = frozenset(c for c, s in self.start_lights.items() if str(s) == "on")
             dark = frozenset(c for c, s in self.start_lights.items() if str(s) == "off")
             screen = short_screen(self.view, self.system_key, float(self.short_mode.default or 0.0))
-            self.short_order = [c for c, _ in screen.suspects(lit, dark) if c in self.components]
+            self.short_order = [c for c, _ in screen.suspects(lit, dark, frozenset(self.blown))
+                                if c in self.components]
         while self.short_order:
             key = frozenset({self.short_order.pop(0)})
             if key not in self.tried and not key & self.excluded:
                 self.tried.add(key)
+                self.short_named = key
                 return Hypothesis(key, "a short between two nodes that shows the lights seen may end on it")
         return None
 
