@@ -37,7 +37,6 @@ from .neurosymbolic_knowledge import Test, short_screen
 VOLTAGE_TOLERANCE = 0.5      # volts
 
 
-
 class Repairs:
     """Cable ends, faults set aside and repairs of :class:`~diagkg.agents.neurosymbolic.NeuroSymbolic`
     (a mixin: the assistant sets the state declared here)."""
