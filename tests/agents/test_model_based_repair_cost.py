@@ -9,7 +9,10 @@ here (a cell behind its series resistor, a charge LED, two leads to a lamp behin
 * a repair that fits some of the parts a diagnosis names (two crossed leads of three parts named, the
   third a charge LED the lamp works without) is weighed against naming them all (3CC.M.3: 160 min);
 * a part is repaired first only where the system needs it: the lamp works with the charge LED out, so a
-  lead off with a dead LED is reconnected, the LED left alone (DCAC.M.1: the LED replaced first)."""
+  lead off with a dead LED is reconnected, the LED left alone (DCAC.M.1: the LED replaced first);
+* an action with an effect that makes the system work counts as a repair too: on a garden night light
+  written here, a lamp shining on its own sensor with a dead LED is met by turning the sensor's box
+  (10 min) rather than naming the box and the LED (150; 3CC-AS.U.3)."""
 
 from __future__ import annotations
 
@@ -183,3 +186,103 @@ def test_a_part_the_system_works_without_is_not_repaired_first(pack):
     assert end == "success_no_hypothesis"
     assert not any((r.get("action") or {}).get("action") == "replace_component" for r in rounds)
     assert any(r.get("action") == {"action": "reconnect_cable", "targets": ["lead_n"], "value": None} for r in rounds)
+
+
+NIGHT = """\
+@prefix :        <https://example.org/night/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:night a dk:System ; dk:systemKey "night" ; dcterms:identifier "night" ; rdfs:label "Garden night light" ;
+    dk:groundReference :bat.neg ;
+    dcterms:description "A battery box with a green LED feeds a lamp box through a relay that a light sensor in a \
+sensor box keeps closed while it is dark." ;
+    dk:hasCoupling :lamp_on_sensor, :sensor_drives_relay .
+:supply a dk:Module ; dcterms:identifier "supply" ; rdfs:label "Supply" ; dk:partOf :night .
+:box_bat a dk:Enclosure ; dcterms:identifier "box_bat" ; rdfs:label "Battery box" ; dk:partOf :supply ;
+    dk:affords dk:Observable, dk:Reachable, dk:Movable ; dk:xPosition 0.0 ; dk:yPosition 0.0 ; dk:zPosition 0.0 .
+:box_sensor a dk:Enclosure ; dcterms:identifier "box_sensor" ; rdfs:label "Sensor box" ; dk:partOf :supply ;
+    dk:affords dk:Observable, dk:Reachable, dk:Movable ; dk:xPosition 0.0 ; dk:yPosition 0.0 ; dk:zPosition 0.10 .
+:box_lamp a dk:Enclosure ; dcterms:identifier "box_lamp" ; rdfs:label "Lamp box" ; dk:partOf :supply ;
+    dk:affords dk:Observable, dk:Reachable, dk:Movable ; dk:xPosition 0.0 ; dk:yPosition 0.0 ; dk:zPosition 0.20 .
+:bat a dk:VoltageSource ; dcterms:identifier "bat" ; rdfs:label "Battery" ; dk:partOf :supply ; dk:containedIn :box_bat ;
+    dk:voltage 12 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :bat.pos, :bat.neg .
+:bat.pos a dk:Port ; dk:portName "pos" . :bat.neg a dk:Port ; dk:portName "neg" .
+:r_led a dk:Resistor ; dcterms:identifier "r_led" ; rdfs:label "LED resistor" ; dk:partOf :supply ; dk:containedIn :box_bat ;
+    dk:resistance 1000 ; dk:affords dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :r_led.p, :r_led.n .
+:r_led.p a dk:Port ; dk:portName "p" . :r_led.n a dk:Port ; dk:portName "n" .
+:led a dk:LED ; dcterms:identifier "led" ; rdfs:label "Green LED" ; dk:partOf :supply ; dk:containedIn :box_bat ;
+    dk:forwardVoltage 2.0 ; dk:color "green" ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :led.anode, :led.cathode .
+:led.anode a dk:Port ; dk:portName "anode" . :led.cathode a dk:Port ; dk:portName "cathode" .
+:sensor a dk:LightSensor ; dcterms:identifier "sensor" ; rdfs:label "Light sensor" ; dk:partOf :supply ;
+    dk:containedIn :box_sensor ; dk:darkResistance 10000.0 ; dk:litResistance 100.0 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable, dk:Coverable ; dk:hasPort :sensor.p, :sensor.n .
+:sensor.p a dk:Port ; dk:portName "p" . :sensor.n a dk:Port ; dk:portName "n" .
+:bias a dk:Resistor ; dcterms:identifier "bias" ; rdfs:label "Sensor bias resistor" ; dk:partOf :supply ;
+    dk:containedIn :box_sensor ; dk:resistance 10000.0 ; dk:affords dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :bias.p, :bias.n .
+:bias.p a dk:Port ; dk:portName "p" . :bias.n a dk:Port ; dk:portName "n" .
+:relay a dk:Relay ; dcterms:identifier "relay" ; rdfs:label "Relay" ; dk:partOf :supply ; dk:containedIn :box_sensor ;
+    dk:normallyClosed true ; dk:affords dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :relay.p, :relay.n .
+:relay.p a dk:Port ; dk:portName "p" . :relay.n a dk:Port ; dk:portName "n" .
+:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Lamp" ; dk:partOf :supply ; dk:containedIn :box_lamp ;
+    dk:resistance 24 ; dk:powerThreshold 1 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable, dk:Coverable ; dk:hasPort :lamp.p, :lamp.n .
+:lamp.p a dk:Port ; dk:portName "p" . :lamp.n a dk:Port ; dk:portName "n" .
+
+:lamp_on_sensor a dk:OpticalCoupling ; rdfs:label "the lamp's light on the sensor" ;
+    dk:emitter :lamp ; dk:receiver :sensor ; dk:maxDistance 0.25 ; dk:activeByDefault false ;
+    dk:blockedWhen [ a dk:StateCondition ; dk:onElement :box_sensor ; dk:inState dk:Rotated ] .
+:sensor_drives_relay a dk:SwitchingCoupling ; rdfs:label "the sensor driving the relay" ;
+    dk:drives :relay ; dk:closedWhen "not illuminated('sensor')" ; dk:activeByDefault true .
+
+:bat.pos dk:connectedTo :r_led.p, :relay.p, :sensor.p .
+:r_led.n dk:connectedTo :led.anode .
+:sensor.n dk:connectedTo :bias.p .
+:relay.n dk:connectedTo :lamp.p .
+:led.cathode dk:connectedTo :bat.neg .
+:bias.n dk:connectedTo :bat.neg .
+:lamp.n dk:connectedTo :bat.neg .
+"""
+
+NIGHT_SCENARIO = """\
+@prefix :        <https://example.org/night-scenarios/> .
+@prefix sys:     <https://example.org/night/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:NIGHT.1 a dk:Scenario ; dk:scenarioNumber 9611 ; dcterms:identifier "NIGHT.1" ;
+    rdfs:label "The lamp shines on its sensor, and the green LED is out" ;
+    dk:onSystem sys:night ; dk:hasCategory dk:UnforeseenInteraction ; dk:hasCategory dk:Double ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:CouplingEnabled ; dk:faultTarget sys:lamp_on_sensor ] ,
+        [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:led ] ;
+    dk:initialObservations "The lamp keeps going out and coming back; the green LED is dark." ;
+    dk:statedSymptom [ dk:about sys:lamp ; dk:appearance dk:Flickering ] , [ dk:about sys:led ; dk:appearance dk:Dark ] ;
+    dk:faultyComponent sys:box_sensor ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:RotateEnclosure ; dk:target sys:box_sensor ] ] ;
+    dk:permanentRepair dk:RotateEnclosure ;
+    dk:actionBudget 10 .
+"""
+
+
+def test_an_action_that_makes_the_system_work_is_a_repair_too(tmp_path):
+    files = [tmp_path / "night.ttl", tmp_path / "night-1.ttl"]
+    for file, text in zip(files, [NIGHT, NIGHT_SCENARIO], strict=True):
+        file.write_text(text)
+    store = KnowledgeStore.memory()
+    load_files(store, files)
+    ends = {}
+    for effect_repairs in (True, False):
+        played: list[dict] = []
+        result = run_session("NIGHT.1", ModelBasedAssistant(effect_repairs=effect_repairs), store=store, seed=0,
+                             record=False, keep_ledger=False, on_round=lambda r, out=played: out.append(r.to_dict()))
+        ends[effect_repairs] = (result.end, result.cost, played)
+    end, cost, rounds = ends[True]
+    assert (end, cost) == ("success_no_hypothesis", 10.0)
+    assert rounds[0]["action"] == {"action": "rotate_enclosure", "targets": ["box_sensor"], "value": None}
+    end, cost, rounds = ends[False]         # only the catalogue's repairs: the box and the LED named
+    assert end == "success" and cost > 100.0 and rounds[-1]["suspects"] == ["box_sensor", "led"]

@@ -48,7 +48,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from ..env.actions import Action, Hypothesis
+from ..env.actions import Action, ActionType, Hypothesis
 from ..env.outcomes import Outcome
 from ..env.service import Checkpoint
 from ..errors import SessionError, SimulationError
@@ -335,16 +335,17 @@ class ModelBasedAssistant(BaseAssistant):
         predicted = self.worlds.predicted
         naming = predicted(worlds[0][0], worlds[0][1], Hypothesis(parts))[1]
         best: tuple[float, Action | Hypothesis] = (naming, Hypothesis(parts, why))
-        sk = self.worlds.sk
         repaired = self.worlds.repaired()
         for spec in self.worlds.briefing.catalogue.values():
-            if not spec.repair or spec.cost >= naming:
+            # a repair of the catalogue, or (``effect_repairs``) any action with an effect and no value that
+            # makes the system work in some of these worlds (a box turned so its light misses the sensor)
+            fits = spec.repair or (self.settings.effect_repairs and spec.template is not None and spec.parameter is None)
+            if not fits or spec.cost >= naming:
                 continue
             # the repair's targets among the parts (two crossed cables of three parts named, the third an
             # indicator the system works without)
             for target in itertools.combinations(sorted(parts), spec.target_count):
-                if any(p not in sk.components or p in repaired for p in target) or \
-                        (spec.types and not {sk.components[p].type for p in target} <= spec.types):
+                if any(p in repaired or not self.takes(spec, p) for p in target):
                     continue
                 action = Action(spec.id, target)
                 fixed = cost = 0.0
@@ -360,6 +361,15 @@ class ModelBasedAssistant(BaseAssistant):
                 if expected < best[0]:
                     best = (expected, action)
         return best
+
+    def takes(self, spec: ActionType, part: str) -> bool:
+        """Whether an action of ``spec`` takes ``part`` as a target: a component of a type it applies to,
+        or a box or opening for an action on one (the briefing's kind of the part)."""
+        component = self.worlds.sk.components.get(part)
+        if component is None:
+            kind = str(self.briefing.parts.get(part, "")).lower() if self.briefing is not None else ""
+            return spec.target_kind in ("enclosure", "opening") and kind == spec.target_kind
+        return spec.target_kind in ("component", "any") and (not spec.types or component.type in spec.types)
 
     def undo_minutes(self, point: Checkpoint, step: Action) -> float:
         """The minutes of taking ``step`` back after it failed at ``point``: its own minutes again when

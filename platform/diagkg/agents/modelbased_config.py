@@ -67,6 +67,8 @@ class ModelBasedConfig(Settings):
     confirm_after_wrong: bool = True   # a check only once a naming was judged wrong
     # a repair's expected minutes count taking it back where it changed a healthy part (see repair_of)
     undo_cost: bool = True
+    # an action with an effect that makes the system work in a diagnosis's worlds counts as its repair
+    effect_repairs: bool = True
 
 
 __all__ = ["RANGES", "ModelBasedConfig"]

@@ -169,14 +169,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         if self.couplings_on and knowledge.driven:
             self._switched(knowledge.driven)
         self.simulator = simulator_for(briefing.view, briefing.system)
-        # a short between two nodes: no test reveals one, and it is a fault of no part the dependencies
-        # know; once a current reads above the working system's, the parts it may end on are named
-        self.short_mode = next((m for m in (knowledge.modes or {}).values() if m.node_short), None)
-        self.short_order: list[str] | None = None
-        self.blown: set[str] = set()     # fuses found blown whose replacement did not bring the system back
-        self.renew: frozenset[str] = frozenset()    # those fuses, to be named again once the short is cleared
-        self.short_named: frozenset[str] | None = None     # the last part named as a short's end
-        self.overcurrent = False       # a current read above the working system's
+        self._start_shorts(knowledge)
         self.view, self.system_key, self.start_lights = briefing.view, briefing.system, dict(briefing.lights)
         self.enclosed = knowledge.enclosed
         self.nominal = self.simulator.simulate()
@@ -326,9 +319,6 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
 
     # ------------------------------------------------------------------
     def suggest(self) -> Action | Hypothesis | None:
-        if self.renew:
-            self.last, self.renew = Hypothesis(self.renew, "blown again while the short was there"), frozenset()
-            return self.last
         if self.overcurrent and (short := self._short_suspect()) is not None:
             self.last = short
             return short
@@ -401,16 +391,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             if outcome["verdict"] in ("partial", "wrong"):
                 if outcome["verdict"] == "partial":
                     self.partly_repaired = True
-                    data = outcome.get("data", {})
-                    fuses = {p for p in data.get("actually_faulty", ()) if self.part_types.get(p) == "Fuse"}
-                    if fuses and data.get("works") is False and self.settings.blown_fuses:
-                        # a fuse blew, and the system still does not work with a new one: something draws
-                        # more than it is rated for (a short that blows it again; see _short_suspect)
-                        self.blown |= fuses
-                        self.overcurrent, self.short_order = True, None
-                    elif self.blown and frozenset(named) == self.short_named and data.get("works") is False:
-                        # the short is cleared, but the fuses it blew again are blown: new ones
-                        self.renew = frozenset(self.blown)
+                    self._fuses_after(outcome.get("data", {}), frozenset(named))
                 if outcome["verdict"] == "partial" and self.rebase:
                     self._rebase(named)
                     if self.still_dark and outcome.get("data", {}).get("works") is False:

@@ -32,7 +32,7 @@ from ..env.verification import REPAIR_TEMPLATE
 from ..env.worlds import FaultMode
 from ..kg.store import KnowledgeSource
 from .neurosymbolic_config import NeuroSymbolicConfig
-from .neurosymbolic_knowledge import Test, short_screen
+from .neurosymbolic_knowledge import Knowledge, Test, short_screen
 
 VOLTAGE_TOLERANCE = 0.5      # volts
 
@@ -69,6 +69,8 @@ class Repairs:
     short_order: list[str] | None
     short_named: frozenset[str] | None
     blown: set[str]
+    renew: frozenset[str]
+    overcurrent: bool
     view: KnowledgeSource
     system_key: str
     start_lights: dict[str, Any]
@@ -137,11 +139,36 @@ class Repairs:
             fitting = [spec for spec in fitting if spec.template == REPAIR_TEMPLATE]
         return Action(fitting[0].id, (part,)) if fitting else None
 
+    def _start_shorts(self, knowledge: Knowledge) -> None:
+        """A short between two nodes: no test reveals one, and it is a fault of no part the dependencies
+        know; once a current reads above the working system's, or a fuse blows again, the parts it may end
+        on are named (see :meth:`_short_suspect`)."""
+        self.short_mode = next((m for m in (knowledge.modes or {}).values() if m.node_short), None)
+        self.short_order = None
+        self.blown = set()              # fuses found blown whose replacement did not bring the system back
+        self.renew = frozenset()        # those fuses, to be named again once the short is cleared
+        self.short_named = None         # the last part named as a short's end
+        self.overcurrent = False        # a current read above the working system's
+
+    def _fuses_after(self, data: dict[str, Any], named: frozenset[str]) -> None:
+        """A partial verdict (``data``) on ``named``: a fuse among them blew, and the system still does
+        not work with a new one — something draws more than it is rated for (a short that blows it again);
+        or a short's end was named, and the fuses it blew meanwhile are to be named again."""
+        fuses = {p for p in data.get("actually_faulty", ()) if self.part_types.get(p) == "Fuse"}
+        if fuses and data.get("works") is False and self.settings.blown_fuses:
+            self.blown |= fuses
+            self.overcurrent, self.short_order = True, None
+        elif self.blown and named == self.short_named and data.get("works") is False:
+            self.renew = frozenset(self.blown)
+
     def _short_suspect(self) -> Hypothesis | None:
         """The next part a short between two nodes may end on, among the shorts that show the lights seen
         at the start (:func:`~diagkg.agents.neurosymbolic_knowledge.short_screen`, worked out when first
         needed), most likely first; None when there is none left (or a light comes and goes: a short
         does not make one)."""
+        if self.renew:
+            renew, self.renew = self.renew, frozenset()
+            return Hypothesis(renew, "blown again while the short was there")
         if not self.settings.shorts or self.short_mode is None or not self.anomaly_seen or self.flickering:
             return None
         if self.short_order is None:
