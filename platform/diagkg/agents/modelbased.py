@@ -48,7 +48,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from ..env.actions import Action, ActionType, Hypothesis
+from ..env.actions import Action, Hypothesis, fits_target
 from ..env.outcomes import Outcome
 from ..env.service import Checkpoint
 from ..errors import SessionError, SimulationError
@@ -345,7 +345,8 @@ class ModelBasedAssistant(BaseAssistant):
             # the repair's targets among the parts (two crossed cables of three parts named, the third an
             # indicator the system works without)
             for target in itertools.combinations(sorted(parts), spec.target_count):
-                if any(p in repaired or not self.takes(spec, p) for p in target):
+                if any(p in repaired or not fits_target(spec, p, self.worlds.sk.components, self.worlds.briefing.parts)
+                       for p in target):
                     continue
                 action = Action(spec.id, target)
                 fixed = cost = 0.0
@@ -361,15 +362,6 @@ class ModelBasedAssistant(BaseAssistant):
                 if expected < best[0]:
                     best = (expected, action)
         return best
-
-    def takes(self, spec: ActionType, part: str) -> bool:
-        """Whether an action of ``spec`` takes ``part`` as a target: a component of a type it applies to,
-        or a box or opening for an action on one (the briefing's kind of the part)."""
-        component = self.worlds.sk.components.get(part)
-        if component is None:
-            kind = str(self.briefing.parts.get(part, "")).lower() if self.briefing is not None else ""
-            return spec.target_kind in ("enclosure", "opening") and kind == spec.target_kind
-        return spec.target_kind in ("component", "any") and (not spec.types or component.type in spec.types)
 
     def undo_minutes(self, point: Checkpoint, step: Action) -> float:
         """The minutes of taking ``step`` back after it failed at ``point``: its own minutes again when

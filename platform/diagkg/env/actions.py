@@ -9,7 +9,7 @@ an assistant's view) once per version of the ontology.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..errors import ActionError
 from ..kg import graphs
@@ -87,6 +87,15 @@ class ActionType:
     requires: frozenset[str]
     tools: frozenset[str]
     types: frozenset[str] = frozenset()     # component types it applies to (empty: any)
+
+
+def fits_target(spec: ActionType, part: str, components: Mapping[str, Any], kinds: Mapping[str, str]) -> bool:
+    """Whether an action of ``spec`` may take ``part``: a component (of ``components``, by id) of a type
+    it applies to, or another part whose kind (``kinds``: "enclosure", "opening"…) it takes, as the
+    service's own checks have it."""
+    if part in components:
+        return spec.target_kind in ("component", "any") and (not spec.types or components[part].type in spec.types)
+    return kinds.get(part) == spec.target_kind or (spec.target_kind == "any" and kinds.get(part) in ("enclosure", "opening"))
 
 
 def repairs_fitting(catalogue: dict[str, ActionType], kind: str, target_kind: str | None = None) -> list[ActionType]:

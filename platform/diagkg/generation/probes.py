@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..agents.readings import Reading, masked_values
-from ..env.actions import Action, ActionType
+from ..env.actions import Action, fits_target
 from ..errors import SessionError, SimulationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,7 +79,7 @@ def probes(bench: Bench) -> list[Action]:
         if spec.parameter:
             continue
 
-        targets = [p for p in sorted(set(comps) | set(kinds)) if _fits(spec, p, comps, kinds)]
+        targets = [p for p in sorted(set(comps) | set(kinds)) if fits_target(spec, p, comps, kinds)]
         if spec.target_count == 1:
             out += [(spec.cost, Action(aid, (t,))) for t in targets]
         elif spec.target_count == 2:
@@ -87,13 +87,6 @@ def probes(bench: Bench) -> list[Action]:
                      if a not in comps or b not in comps or nets.get(a, set()) & nets.get(b, set())]
             out += [(spec.cost, Action(aid, pair)) for pair in pairs]
     return [a for _, a in sorted(out, key=lambda x: (x[0], x[1].action, x[1].targets))]
-
-
-def _fits(spec: ActionType, part: str, comps: dict[str, Any], kinds: dict[str, str]) -> bool:
-    """Whether an action may take ``part`` (its kind of target and component types)."""
-    if part in comps:
-        return spec.target_kind in ("component", "any") and (not spec.types or comps[part].type in spec.types)
-    return kinds.get(part) == spec.target_kind or (spec.target_kind == "any" and kinds.get(part) in ("enclosure", "opening"))
 
 
 class Worlds:
