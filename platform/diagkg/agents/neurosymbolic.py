@@ -75,13 +75,12 @@ from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from .neurosymbolic_config import ROUND_MINUTES, NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Knowledge, Test, dense_candidates
 from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
-from .neurosymbolic_repairs import VOLTAGE_TOLERANCE, Repairs, data_of
+from .neurosymbolic_repairs import CURRENT_TOLERANCE, VOLTAGE_TOLERANCE, Repairs, data_of
 from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
 from .registry import BaseAssistant, Briefing
 
 LIGHT_STATES = {"on": "on", "off": "off", "flickering": "intermittent"}     # a visible light's state, as the classifier says it
 LOCAL_TESTS = {"continuity", "diode", "switch-test", "connections"}
-CURRENT_TOLERANCE = 0.1      # relative
 
 # what other code imports from here, wherever it lives now
 __all__ = ["CURRENT_TOLERANCE", "LOCAL_TESTS", "ROUND_MINUTES", "SPLITTING", "SUSPECT_WEIGHT", "VOLTAGE_TOLERANCE",
@@ -417,10 +416,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             return
         verdict = self._verdict(test, outcome)
         kind = self.catalogue[test.action].observes
-        if verdict and kind == "current" and test.component in self.nominal.components:
-            # more than the working system carries: something bypasses a load (see _short_suspect)
-            amps = abs(data_of(outcome, test.component)["current"])
-            self.overcurrent |= amps > abs(self.nominal.components[test.component].current)
+        self._reading(test.component, kind, data_of(outcome, test.component), verdict)    # of a short
         if kind == "visual" and test.component in self.lamps:
             self._lamp_seen(test.component, outcome)
         if verdict is None:

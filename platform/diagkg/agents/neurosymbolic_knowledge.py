@@ -150,19 +150,32 @@ class ShortScreen:
 
     def suspects(self, lit: frozenset[str], dark: frozenset[str],
                  blown: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
-        """The parts a short showing the lamps ``lit`` lit and ``dark`` dark may sit on, most likely first:
-        a short lies between one port of each of its nodes, each placement alike, so a part weighs the
-        placements it is an end of among those of every short that shows what was seen. A short that
-        damages something shows the lamps of the damaged circuit, and is a suspect only when parts were
+        """The parts a short showing the lamps ``lit`` lit and ``dark`` dark may sit on, most likely first
+        (:meth:`weigh` of :meth:`showing`)."""
+        return self.weigh(self.showing(lit, dark, blown))
+
+    def showing(self, lit: frozenset[str], dark: frozenset[str],
+                blown: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
+        """The pairs of nodes a short between which shows the lamps ``lit`` lit and ``dark`` dark. A short
+        that damages something shows the lamps of the damaged circuit, and is kept only when parts were
         found so damaged (``blown``: a fuse replaced that did not bring the system back), and then only one
         that damages every one of them."""
-        weight: dict[str, float] = {}
-        total = 0.0
+        out = []
         for (a, b), shown in self.lit.items():
             damaged = self.damaged.get((a, b), frozenset())
             if shown is None or not lit <= shown or dark & shown or \
                     (not blown <= damaged if blown else bool(damaged)):
                 continue
+            out.append((a, b))
+        return out
+
+    def weigh(self, pairs: list[tuple[int, int]]) -> list[tuple[str, float]]:
+        """The parts a short between one of ``pairs`` of nodes may sit on, most likely first: a short lies
+        between one port of each of its nodes, each placement alike, so a part weighs the placements it is
+        an end of among those of every pair."""
+        weight: dict[str, float] = {}
+        total = 0.0
+        for a, b in pairs:
             total += len(self.nodes[a]) * len(self.nodes[b])
             for here, there in ((a, b), (b, a)):
                 for cid, _ in self.nodes[here]:

@@ -13,8 +13,9 @@ keeps.
   another reason) is set aside (:meth:`Repairs._sets_aside`): what it explains is accounted for,
   and the search goes on for what keeps the main lamps dark. It is repaired last, if at all.
 * **A short between two nodes.** No test reveals one; once a current reads above the working
-  system's, the parts a short that shows the lights seen may end on are named, most likely first
-  (:meth:`Repairs._short_suspect`).
+  system's, a fuse blows again, or a part that conducts carries next to nothing of its working current
+  (starved: something bypasses it), the parts a short that shows the lights seen, and every current and
+  voltage read so far, may end on are named, most likely first (:meth:`Repairs._short_suspect`).
 * **Repair rather than name.** While a fault is set aside, or some anomaly seen is not one the part
   could explain, naming that part alone cannot be the whole diagnosis: it is repaired with the
   catalogue's own repair instead (:meth:`Repairs._repair_instead`: the same work and minutes as
@@ -30,11 +31,17 @@ from ..env.outcomes import Outcome, TerminalState
 from ..env.service import Action, Hypothesis
 from ..env.verification import REPAIR_TEMPLATE
 from ..env.worlds import FaultMode
+from ..errors import SimulationError
 from ..kg.store import KnowledgeSource
+from ..sim.circuit import NOMINAL
+from ..sim.results import SimulationResult
+from ..sim.simulator import Simulator
 from .neurosymbolic_config import NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Knowledge, Test, short_screen
 
 VOLTAGE_TOLERANCE = 0.5      # volts
+CURRENT_TOLERANCE = 0.1      # relative
+STARVED = 0.1                # a current below this share of the working one: the part is starved
 
 
 class Repairs:
@@ -71,6 +78,12 @@ class Repairs:
     blown: set[str]
     renew: frozenset[str]
     overcurrent: bool
+    starved: set[str]                # parts whose current read next to nothing of their working current
+    conducts: set[str]               # parts whose continuity read nominal
+    readings: list[tuple[str, str, dict[str, Any]]]     # currents and voltages read before any repair
+    partly_repaired: bool
+    nominal: SimulationResult
+    simulator: Simulator
     view: KnowledgeSource
     system_key: str
     start_lights: dict[str, Any]
@@ -148,7 +161,71 @@ class Repairs:
         self.blown = set()              # fuses found blown whose replacement did not bring the system back
         self.renew = frozenset()        # those fuses, to be named again once the short is cleared
         self.short_named = None         # the last part named as a short's end
-        self.overcurrent = False        # a current read above the working system's
+        self.overcurrent = False        # a current read above the working system's, or a part starved
+        self.starved, self.conducts, self.readings = set(), set(), []
+
+    def _reading(self, part: str, kind: str, data: Any, verdict: bool | None) -> None:
+        """A test of ``part`` read (``kind``, its ``data`` and verdict): what it says of a short. A current
+        above the working system's, or one next to nothing through a part whose continuity reads nominal
+        (the two tests in either order), is a sign of one; currents and voltages read before any repair
+        are what a short named must agree with (see :meth:`_agrees`)."""
+        if not isinstance(data, dict) or data.get("settled") is False:
+            return
+        if kind in ("current", "voltages") and not self.partly_repaired:
+            self.readings.append((part, kind, data))
+            self.short_order = None
+        working = self.nominal.components.get(part)
+        if kind == "current" and verdict and working is not None:
+            amps, normal = abs(float(data["current"])), abs(working.current)
+            self.overcurrent |= amps > normal
+            if normal > 1e-3 and amps < STARVED * normal:
+                self.starved.add(part)
+        if kind == "continuity" and verdict is False:
+            self.conducts.add(part)
+        if self.settings.starved_shorts and self.starved & self.conducts and not self.overcurrent and \
+                not self._an_open_explains():
+            self.overcurrent = True
+
+    def _lights_seen(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The lamps seen lit and dark at the start."""
+        return (frozenset(c for c, s in self.start_lights.items() if str(s) == "on"),
+                frozenset(c for c, s in self.start_lights.items() if str(s) == "off"))
+
+    def _an_open_explains(self) -> bool:
+        """Whether a part cut off at one end (open, blown, burnt out, an end off), among those whose
+        continuity has not read nominal, shows the lights seen at the start and every current and voltage
+        read so far: a part in series with a starved one that opened starves it too, without a short."""
+        lit, dark = self._lights_seen()
+        components = self.simulator.skeleton.components
+        for cid in sorted(self.components - self.conducts - self.excluded):
+            ports = sorted(components[cid].ports) if cid in components else []
+            if not ports:
+                continue
+            try:
+                result = self.simulator.simulate(NOMINAL.evolve(detached=frozenset({(cid, ports[0])})))
+            except SimulationError:
+                continue
+            if lit <= set(result.lit) and not dark & set(result.lit) and self._agrees(result):
+                return True
+        return False
+
+    def _agrees(self, result: SimulationResult | None) -> bool:
+        """Whether a short's circuit (``result``) gives every current and voltage read so far."""
+        if result is None:
+            return False
+        for part, kind, data in self.readings:
+            there = result.components.get(part)
+            if there is None:
+                return False
+            if kind == "current" and abs(float(data["current"]) - abs(there.current)) > \
+                    CURRENT_TOLERANCE * max(abs(there.current), 1e-3):
+                return False
+            if kind == "voltages":
+                for port, v in (data.get("port_voltages") or {}).items():
+                    w = there.port_v.get(port)
+                    if (v is None) != (w is None) or (v is not None and w is not None and abs(v - w) > VOLTAGE_TOLERANCE):
+                        return False
+        return True
 
     def _fuses_after(self, data: dict[str, Any], named: frozenset[str]) -> None:
         """A partial verdict (``data``) on ``named``: a fuse among them blew, and the system still does
@@ -172,11 +249,15 @@ class Repairs:
         if not self.settings.shorts or self.short_mode is None or not self.anomaly_seen or self.flickering:
             return None
         if self.short_order is None:
-            lit = frozenset(c for c, s in self.start_lights.items() if str(s) == "on")
-            dark = frozenset(c for c, s in self.start_lights.items() if str(s) == "off")
-            screen = short_screen(self.view, self.system_key, float(self.short_mode.default or 0.0))
-            self.short_order = [c for c, _ in screen.suspects(lit, dark, frozenset(self.blown))
-                                if c in self.components]
+            lit, dark = self._lights_seen()
+            ohms = float(self.short_mode.default or 0.0)
+            screen = short_screen(self.view, self.system_key, ohms)
+            pairs = screen.showing(lit, dark, frozenset(self.blown))
+            if self.readings and not self.blown:       # and every current and voltage read so far
+                results = self.simulator.screen_shorts(NOMINAL, [(screen.nodes[a][0], screen.nodes[b][0], ohms)
+                                                                 for a, b in pairs])
+                pairs = [pair for pair, result in zip(pairs, results, strict=True) if self._agrees(result)]
+            self.short_order = [c for c, _ in screen.weigh(pairs) if c in self.components]
         while self.short_order:
             key = frozenset({self.short_order.pop(0)})
             if key not in self.tried and not key & self.excluded:
