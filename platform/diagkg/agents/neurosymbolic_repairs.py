@@ -180,10 +180,15 @@ class Repairs:
             self.overcurrent |= amps > normal
             if normal > 1e-3 and amps < STARVED * normal:
                 self.starved.add(part)
-        if kind == "continuity" and verdict is False:
+        if kind in ("continuity", "diode") and verdict is False:
             self.conducts.add(part)
-        if self.settings.starved_shorts and self.starved & self.conducts and not self.overcurrent and \
-                not self._an_open_explains():
+        if not self.starved or self.partly_repaired or not self.settings.starved_shorts:
+            return
+        opens = self._opens_explaining()
+        if opens:          # the fault is among the parts whose opening starves it so
+            self.evidence.append(frozenset(opens))
+            self.sources.append((part, True, frozenset(opens)))
+        elif self.starved & self.conducts:
             self.overcurrent = True
 
     def _lights_seen(self) -> tuple[frozenset[str], frozenset[str]]:
@@ -191,12 +196,14 @@ class Repairs:
         return (frozenset(c for c, s in self.start_lights.items() if str(s) == "on"),
                 frozenset(c for c, s in self.start_lights.items() if str(s) == "off"))
 
-    def _an_open_explains(self) -> bool:
-        """Whether a part cut off at one end (open, blown, burnt out, an end off), among those whose
-        continuity has not read nominal, shows the lights seen at the start and every current and voltage
-        read so far: a part in series with a starved one that opened starves it too, without a short."""
+    def _opens_explaining(self) -> set[str]:
+        """The parts which, cut off at one end (open, blown, burnt out, an end off), show the lights seen at
+        the start and every current and voltage read so far, among those not found to conduct (continuity or
+        a diode test nominal) nor named: a part in series with a starved one that opened starves it too;
+        when none does, a short bypasses the starved part."""
         lit, dark = self._lights_seen()
         components = self.simulator.skeleton.components
+        out = set()
         for cid in sorted(self.components - self.conducts - self.excluded):
             ports = sorted(components[cid].ports) if cid in components else []
             if not ports:
@@ -206,8 +213,17 @@ class Repairs:
             except SimulationError:
                 continue
             if lit <= set(result.lit) and not dark & set(result.lit) and self._agrees(result):
-                return True
-        return False
+                out.add(cid)
+        return out
+
+    def _shorted(self, a: tuple[str, str], b: tuple[str, str]) -> SimulationResult | None:
+        """The working system with a short between ports ``a`` and ``b``, simulated whole (the screen's
+        floating nodes hang on its hub's ties: their potentials are not for reading); None if it cannot be."""
+        assert self.short_mode is not None
+        try:
+            return self.simulator.simulate(NOMINAL.evolve(shorts=((a, b, float(self.short_mode.default or 0.0)),)))
+        except SimulationError:
+            return None
 
     def _agrees(self, result: SimulationResult | None) -> bool:
         """Whether a short's circuit (``result``) gives every current and voltage read so far."""
@@ -254,9 +270,7 @@ class Repairs:
             screen = short_screen(self.view, self.system_key, ohms)
             pairs = screen.showing(lit, dark, frozenset(self.blown))
             if self.readings and not self.blown:       # and every current and voltage read so far
-                results = self.simulator.screen_shorts(NOMINAL, [(screen.nodes[a][0], screen.nodes[b][0], ohms)
-                                                                 for a, b in pairs])
-                pairs = [pair for pair, result in zip(pairs, results, strict=True) if self._agrees(result)]
+                pairs = [(a, b) for a, b in pairs if self._agrees(self._shorted(screen.nodes[a][0], screen.nodes[b][0]))]
             self.short_order = [c for c, _ in screen.weigh(pairs) if c in self.components]
         while self.short_order:
             key = frozenset({self.short_order.pop(0)})
