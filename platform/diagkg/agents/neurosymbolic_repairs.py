@@ -269,7 +269,7 @@ class Repairs:
             ohms = float(self.short_mode.default or 0.0)
             screen = short_screen(self.view, self.system_key, ohms)
             pairs = screen.showing(lit, dark, frozenset(self.blown))
-            if self.readings and not self.blown:       # and every current and voltage read so far
+            if self.readings:       # and every current and voltage read so far (before any repair)
                 pairs = [(a, b) for a, b in pairs if self._agrees(self._shorted(screen.nodes[a][0], screen.nodes[b][0]))]
             self.short_order = [c for c, _ in screen.weigh(pairs) if c in self.components]
         while self.short_order:
