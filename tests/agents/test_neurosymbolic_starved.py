@@ -1,10 +1,10 @@
 """A short across a lamp that draws no over-current, on a system written here: the lamp goes dark, the
 lamp in series with it burns brighter, and no current reads above the working one where the
 neuro-symbolic assistant looks (on the random systems of benchmarks/unwritten_systems.py it lost such
-shorts by measuring the rest of the system until its rounds ran out). A part that conducts (its
-continuity reads nominal) yet carries next to nothing of its working current is starved: something
-bypasses it. The parts a short that shows the lights seen, and every current and voltage read so far,
-may end on are then named, most likely first."""
+shorts by measuring the rest of the system until its rounds ran out). A part that carries less than its
+working current is starved; when it conducts (its continuity reads nominal) and no part that opened would
+give what was read, something bypasses it. The parts a short that shows the lights seen, and gives every
+current and voltage read so far, may end on are then named, most likely first."""
 
 from __future__ import annotations
 

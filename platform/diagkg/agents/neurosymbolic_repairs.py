@@ -13,9 +13,10 @@ keeps.
   another reason) is set aside (:meth:`Repairs._sets_aside`): what it explains is accounted for,
   and the search goes on for what keeps the main lamps dark. It is repaired last, if at all.
 * **A short between two nodes.** No test reveals one; once a current reads above the working
-  system's, a fuse blows again, or a part that conducts carries next to nothing of its working current
-  (starved: something bypasses it), the parts a short that shows the lights seen, and every current and
-  voltage read so far, may end on are named, most likely first (:meth:`Repairs._short_suspect`).
+  system's, a fuse blows again, or a part that conducts carries less than its working current (starved)
+  and no part that opened explains that, the parts a short that shows the lights seen, and gives every
+  current and voltage read so far, may end on are named, most likely first (:meth:`Repairs._short_suspect`).
+  Where opening a part explains it, those parts are evidence (:meth:`Repairs._opens_explaining`).
 * **Repair rather than name.** While a fault is set aside, or some anomaly seen is not one the part
   could explain, naming that part alone cannot be the whole diagnosis: it is repaired with the
   catalogue's own repair instead (:meth:`Repairs._repair_instead`: the same work and minutes as
@@ -41,7 +42,6 @@ from .neurosymbolic_knowledge import Knowledge, Test, short_screen
 
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
-STARVED = 0.1                # a current below this share of the working one: the part is starved
 
 
 class Repairs:
@@ -78,7 +78,7 @@ class Repairs:
     blown: set[str]
     renew: frozenset[str]
     overcurrent: bool
-    starved: set[str]                # parts whose current read next to nothing of their working current
+    starved: set[str]                # parts whose current read below their working current
     conducts: set[str]               # parts whose continuity read nominal
     readings: list[tuple[str, str, dict[str, Any]]]     # currents and voltages read before any repair
     partly_repaired: bool
@@ -165,10 +165,12 @@ class Repairs:
         self.starved, self.conducts, self.readings = set(), set(), []
 
     def _reading(self, part: str, kind: str, data: Any, verdict: bool | None) -> None:
-        """A test of ``part`` read (``kind``, its ``data`` and verdict): what it says of a short. A current
-        above the working system's, or one next to nothing through a part whose continuity reads nominal
-        (the two tests in either order), is a sign of one; currents and voltages read before any repair
-        are what a short named must agree with (see :meth:`_agrees`)."""
+        """A test of ``part`` read (``kind``, its ``data`` and verdict): what it says of an open part or a
+        short. A part whose current reads below its working one is starved: the parts whose opening would
+        give every reading so far are evidence (:meth:`_opens_explaining`); when none would and a starved
+        part conducts (its continuity or diode test nominal, in either order), something bypasses it, as
+        when a current reads above the working system's: a short. Currents and voltages read before any
+        repair are what a short named must give (see :meth:`_agrees`)."""
         if not isinstance(data, dict) or data.get("settled") is False:
             return
         if kind in ("current", "voltages") and not self.partly_repaired:
@@ -178,14 +180,14 @@ class Repairs:
         if kind == "current" and verdict and working is not None:
             amps, normal = abs(float(data["current"])), abs(working.current)
             self.overcurrent |= amps > normal
-            if normal > 1e-3 and amps < STARVED * normal:
+            if normal > 1e-3 and amps < normal:         # starved: less than it carries working
                 self.starved.add(part)
         if kind in ("continuity", "diode") and verdict is False:
             self.conducts.add(part)
         if not self.starved or self.partly_repaired or not self.settings.starved_shorts:
             return
         opens = self._opens_explaining()
-        if opens:          # the fault is among the parts whose opening starves it so
+        if opens:       # the fault is among them: evidence again with each reading they all give
             self.evidence.append(frozenset(opens))
             self.sources.append((part, True, frozenset(opens)))
         elif self.starved & self.conducts:
