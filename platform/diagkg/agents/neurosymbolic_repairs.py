@@ -307,9 +307,9 @@ class Repairs:
 
     def _crossed(self, cable: str, outcome: Outcome) -> list[frozenset[str]]:
         """The pairs of cables whose swapped ends explain ``cable``'s end seen attached on another net
-        than its own: an end of ``cable`` and the cable end nominally on the net it sits on swapped, or the
-        end it sits beside and the cable end nominally beside ``cable``'s. Two crossings look alike from
-        here; each is one naming of two cables."""
+        than its own: an end of ``cable`` and a cable end nominally on the net it sits on swapped (beside a
+        cable's end or any other part's), or the cable end it sits beside and a cable end nominally beside
+        ``cable``'s. Two crossings look alike from here; each is one naming of two cables."""
         def cables_on(net: int | None, but: str) -> set[str]:
             return {c for c, _ in self.on_net.get(net, []) if c in self.cables and c != but} if net is not None else set()
 
@@ -318,9 +318,11 @@ class Repairs:
             for other in sorted(attached):
                 owner, _, other_port = other.partition(".")
                 there = self.expected_nets.get((owner, other_port))
-                if owner not in self.cables or there is None or there == own:
+                if there is None or there == own:
                     continue
-                pairs += [frozenset({owner, m}) for m in sorted(cables_on(own, cable) - {owner})]
+                if owner in self.cables:
+                    pairs += [frozenset({owner, m}) for m in sorted(cables_on(own, cable) - {owner})]
+                # the cables nominally on the net it sits on (beside a cable's end or another part's)
                 pairs += [frozenset({cable, b}) for b in sorted(cables_on(there, owner) - {cable})]
         return [p for p in dict.fromkeys(pairs) if len(p) == 2 and p <= self.components]
 
