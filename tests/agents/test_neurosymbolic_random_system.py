@@ -7,6 +7,9 @@ benchmarks/unwritten_systems.py (nobody on the team wrote it), written out here 
   it conducts (its continuity reads nominal) and no part that opened would give what was read, something
   bypasses it. The parts a short that shows the lights seen, and gives every current and voltage read so
   far, may end on are then named, most likely first.
+* A battery's loose terminal, every lamp of its circuit coming and going: its voltage read right at a
+  moment the terminal held ruled the battery out (and was evidence that the parts it depends on work).
+  While a light comes and goes, a reading right is a moment: it clears no fault that acts at random.
 * Two cables of different circuits with their ends swapped: an inspected cable end sits beside a fuse's
   end, where the other cable's end belongs (the crossings it knew were of ends sitting beside cables).
 """
@@ -51,9 +54,10 @@ def _system() -> str:
     return text.replace("dk:affords dk:Observable,", "dk:affords dk:Observable, dk:Reachable,")
 
 
-def _scenario(number: int, fault: str, faulty: str, dark: str = "bulb10", lit: str = "bulb8 led5") -> str:
-    def said(parts: str, looks: str) -> str:
-        return ", ".join(f"[ dk:about sys:{p} ; dk:appearance dk:{looks} ]" for p in parts.split())
+def _scenario(number: int, fault: str, faulty: str, dark: str = "bulb10", lit: str = "bulb8 led5",
+              flickering: str = "", text: str = "Some lamps are dark.") -> str:
+    said = ", ".join(f"[ dk:about sys:{p} ; dk:appearance dk:{looks} ]"
+                     for parts, looks in ((dark, "Dark"), (lit, "Lit"), (flickering, "Flickering")) for p in parts.split())
 
     return f"""@prefix : <https://example.org/porch-scenarios/> .
 @prefix dcterms: <http://purl.org/dc/terms/> .
@@ -72,8 +76,8 @@ def _scenario(number: int, fault: str, faulty: str, dark: str = "bulb10", lit: s
     dk:faultyComponent {", ".join(f"sys:{p}" for p in faulty.split())} ;
     dk:idealRepair [ a dk:RepairPlan ; dk:step [ a dk:DiagnosticAction ; dk:actionType dk:ReplaceComponent ;
                                                  dk:position 1 ; dk:target sys:{faulty.split()[0]} ] ] ;
-    dk:initialObservations "Some lamps are dark." ;
-    dk:statedSymptom {said(dark, "Dark")}, {said(lit, "Lit")} .
+    dk:initialObservations "{text}" ;
+    dk:statedSymptom {said} .
 """
 
 
@@ -88,9 +92,13 @@ def store(tmp_path_factory):
     (folder / "porch-3.ttl").write_text(_scenario(
         3, "dk:faultMode dk:CrossedCables ; dk:faultTarget sys:cable1.n ; dk:otherTarget sys:cable11.n",
         "cable1 cable11", dark="bulb10 bulb8", lit="led5"))
+    (folder / "porch-4.ttl").write_text(_scenario(
+        4, "dk:faultMode dk:LooseConnectionFault ; dk:faultTarget sys:bat4.neg ; dk:probability 0.5", "bat4",
+        dark="", lit="", flickering="bulb10 bulb8 led5",
+        text="Bulb 10 is flickering; Bulb 8 is flickering; LED 5 is flickering."))
     out = KnowledgeStore.memory()
     load_shipped(out)
-    load_files(out, [folder / "porch.ttl"] + [folder / f"porch-{n}.ttl" for n in range(1, 4)])
+    load_files(out, [folder / "porch.ttl"] + [folder / f"porch-{n}.ttl" for n in range(1, 5)])
     return out
 
 
@@ -128,3 +136,14 @@ def test_an_end_beside_another_circuits_fuse_names_the_two_cables_crossed(store)
                 and r["action"]["targets"][0] in ("cable1", "cable11"))
     # the end seen beside the fuse names the two cables at once (not a third cable, then another look)
     assert set(rounds[seen + 1].get("suspects") or ()) == {"cable1", "cable11"}, rounds[seen:]
+
+
+@pytest.mark.parametrize("flicker_holds", [True, False])
+def test_a_reading_right_while_lamps_come_and_go_clears_no_loose_connection(store, flicker_holds):
+    result, rounds = _run(store, "PORCH.4", flicker_holds=flicker_holds)
+    measured = [r["action"]["targets"][0] for r in rounds if r.get("action") and r["action"]["action"] == "measure_voltage"]
+    assert "bat4" in measured, rounds       # read right at a moment its terminal held
+    if not flicker_holds:
+        assert result.end not in SOLVED     # the battery ruled out: the rounds run out on the rest
+        return
+    assert result.end in SOLVED, rounds

@@ -433,6 +433,8 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             self.tripping = bool(self.fed_by_switch and self.raising_modes)
             self._replan()
             return
+        # while a light comes and goes, one reading right does not rule out what acts at random
+        held = self.intermittent_modes if self.flickering and self.settings.flicker_holds else set()
         local = kind in LOCAL_TESTS or (self.split == "sides" and kind == "visual" and test.component not in self.lamps)
         # a potential that depends on nothing else (a source's own terminals) shows that part alone
         local = local or (self.source_local and verdict is True and kind == "voltages" and self.split == "sides"
@@ -460,7 +462,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
                 self.candidates = {test.component}
                 self.plan = {(test.component, m) for m in self.problems.get(test.component, ())} - self.cleared
                 return
-            self.cleared |= {(test.component, m) for m in test.modes}
+            self.cleared |= {(test.component, m) for m in test.modes - (held if kind != "connections" else set())}
         else:
             if verdict:
                 self.anomaly_seen = True
@@ -473,16 +475,17 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
                 reach = {test.component} | (self.deps.get(test.component, set()) & self.components) | \
                     {c for c in self.components if module is not None and self.module_of.get(c) == module}
             implicated = self._anomalous_if(test)
-            self._add_evidence(test.component, anomalous=verdict, reach=reach)
+            if verdict or not held or kind == "visual":      # (held: a reading right is a moment)
+                self._add_evidence(test.component, anomalous=verdict, reach=reach)
             if not verdict:
                 own = set(test.modes)
                 if kind == "voltages" and self.port_potentials:
                     # potentials are read at a part's ends: they show its ends' faults, not
                     # whether the part itself conducts (an open lamp beside a lit one reads right)
                     own &= self.port_modes
-                self.cleared |= {(test.component, m) for m in own}
+                self.cleared |= {(test.component, m) for m in own - held}
                 if reach is not None:      # what a nominal reading depends on works
-                    self.cleared |= self._shown_working(test)
+                    self.cleared |= {(c, m) for c, m in self._shown_working(test) if m not in held}
             if self.split == "dependencies" and kind in SPLITTING:
                 # the outcome splits the candidates: an anomaly lies among what the part depends
                 # on; a nominal reading clears all of that

@@ -39,6 +39,7 @@ class NeuroSymbolicConfig(Settings):
     couplings: bool = True             # problems for couplings
     wiring: bool = True                # a system that declares no functions: dependencies from its wiring
     shorts: bool = True                # a current above nominal: name the parts a short showing the lights seen may end on
+    flicker_holds: bool = True         # a light comes and goes: a reading right once does not clear random faults
     starved_shorts: bool = True        # a part carries less than working: the parts whose opening explains it, else a short
     blown_fuses: bool = True           # a fuse replaced that did not bring the system back: a short that blows it
     reinspect: bool = False            # look again at lights already seen

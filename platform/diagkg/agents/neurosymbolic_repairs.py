@@ -185,7 +185,7 @@ class Repairs:
         if kind in ("continuity", "diode") and verdict is False:
             self.conducts.add(part)
         if not self.starved or self.partly_repaired or not self.settings.starved_shorts:
-            return
+            return          # (a light that comes and goes: each reading is a moment, they need not agree)
         opens = self._opens_explaining()
         if opens:       # the fault is among them: evidence again with each reading they all give
             self.evidence.append(frozenset(opens))
