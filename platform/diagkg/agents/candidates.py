@@ -226,7 +226,8 @@ class CandidateSpace:
 
     def admit_combos(self, ranked: Sequence[tuple[Candidate, ...]], most: int, settle: bool = True) -> None:
         """Admit combinations of singles not tried yet, in order: ``most`` at most (with
-        ``settle``, a quarter of that once some agree with everything seen). A combination whose
+        ``settle``, a quarter of that once two diagnoses agree with everything seen: one alone would
+        be believed certain, with the truth perhaps further down the ranking). A combination whose
         lights at the start, composed from its singles' worlds (:meth:`Worlds.composed_lights`),
         are not those seen is turned away without writing its world (counted as tried)."""
         tried = 0
@@ -242,7 +243,7 @@ class CandidateSpace:
             if shown is None or shown == self.worlds.briefing.lights:
                 prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
                 self.admit([Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)])
-            if tried >= most or (settle and self.live and tried >= most // 4):
+            if tried >= most or (settle and len({c.faulty for c, _ in self.live}) > 1 and tried >= most // 4):
                 break
 
     def more_singles(self) -> bool:

@@ -1,0 +1,80 @@
+"""When the model-based assistant widens to pairs of faults, it admits the pairs whose worlds agree with
+what was seen in the order they rank, at most ``max_pairs``; it settles for a quarter of that once what
+agrees is enough to choose between. One pair alone that agrees is no such choice: settling on it made its
+diagnosis certain (a belief of 1) while the pair that was the truth ranked further down, and the wrong
+part was replaced first (3CC-CS.M.9: a shorted internal bulb replaced, 270 min, where the main bulb was
+shorted, 160). So it settles only once two diagnoses agree. Checked on the battery pack written in
+``test_model_based_repair_cost`` (its pairs of single faults, which pairs agree scripted)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from diagkg.agents.modelbased import ModelBasedAssistant
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+
+from .test_model_based_repair_cost import PACK, SCENARIOS
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> KnowledgeStore:
+    folder = tmp_path_factory.mktemp("pack-widening")
+    files = [folder / "pack.ttl"] + [folder / f"pack-{n}.ttl" for n in (1, 2, 3)]
+    for file, text in zip(files, [PACK, *SCENARIOS], strict=True):
+        file.write_text(text)
+    out = KnowledgeStore.memory()
+    load_files(out, files)
+    return out
+
+
+class Scripted(ModelBasedAssistant):
+    """At its first decision, admits 16 pairs at most from a ranking of 40 whose agreeing ones are
+    scripted (``agree``: their places in the ranking), and notes how many were tried; then goes on as
+    before, its candidates as they were."""
+
+    agree: tuple[int, ...] = ()
+
+    def suggest(self):
+        if not hasattr(self, "tried"):
+            space = self.space
+            kept = (space.admit, space.live, set(space.tried_pairs), self.worlds.since)
+            ranked = list(itertools.combinations(space.pairable, 2))[:40]
+            agreeing = {id(ranked[n][0]) ^ id(ranked[n][1]) for n in self.agree}
+            tried: list[int] = []
+
+            def admit(candidates):
+                for c in candidates:
+                    tried.append(len(tried))
+                    # a pair agrees when it is one of the scripted ones (its two singles' faults)
+                    n = next(k for k, (a, b) in enumerate(ranked) if c.faults == a.faults + b.faults)
+                    if id(ranked[n][0]) ^ id(ranked[n][1]) in agreeing:
+                        space.live.append((c, None))
+
+            space.admit, space.live, space.tried_pairs = admit, [], set()
+            self.worlds.since = 1          # (no lights at the start composed: every pair goes to admit)
+            space.admit_combos(ranked, 16)
+            self.tried = len(tried)
+            space.admit, space.live, space.tried_pairs, self.worlds.since = kept
+        return super().suggest()
+
+
+def _tried(store: KnowledgeStore, agree: tuple[int, ...]) -> int:
+    assistant = Scripted()
+    assistant.agree = agree
+    run_session("PACK.3", assistant, store=store, seed=0, record=False, keep_ledger=False)
+    return assistant.tried
+
+
+def test_one_pair_that_agrees_is_no_reason_to_stop_looking(store):
+    # the second pair agrees, no other: every one of the 16 is tried (it stopped at a quarter, 4)
+    assert _tried(store, (1,)) == 16
+
+
+def test_two_diagnoses_that_agree_settle_it(store):
+    assert _tried(store, (1, 2)) == 4          # two agree within the first quarter: a quarter
+    assert _tried(store, (1, 6)) == 7          # the second agrees at the seventh: stop there
+    assert _tried(store, ()) == 16             # none agrees: all of them
