@@ -112,15 +112,19 @@ SCENARIOS = [PREFIXES + """
 """]
 
 
-@pytest.fixture(scope="module")
-def pack(tmp_path_factory) -> KnowledgeStore:
-    folder = tmp_path_factory.mktemp("pack")
+def pack_store(folder) -> KnowledgeStore:
+    """A store of the battery pack and its three scenarios, written into ``folder``."""
     files = [folder / "pack.ttl"] + [folder / f"pack-{n}.ttl" for n in (1, 2, 3)]
     for file, text in zip(files, [PACK, *SCENARIOS], strict=True):
         file.write_text(text)
     store = KnowledgeStore.memory()
     load_files(store, files)
     return store
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory) -> KnowledgeStore:
+    return pack_store(tmp_path_factory.mktemp("pack"))
 
 
 class Looking(ModelBasedAssistant):

@@ -13,22 +13,15 @@ import itertools
 import pytest
 
 from diagkg.agents.modelbased import ModelBasedAssistant
-from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
-from .test_model_based_repair_cost import PACK, SCENARIOS
+from .test_model_based_repair_cost import pack_store
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> KnowledgeStore:
-    folder = tmp_path_factory.mktemp("pack-widening")
-    files = [folder / "pack.ttl"] + [folder / f"pack-{n}.ttl" for n in (1, 2, 3)]
-    for file, text in zip(files, [PACK, *SCENARIOS], strict=True):
-        file.write_text(text)
-    out = KnowledgeStore.memory()
-    load_files(out, files)
-    return out
+    return pack_store(tmp_path_factory.mktemp("pack-widening"))
 
 
 class Scripted(ModelBasedAssistant):
