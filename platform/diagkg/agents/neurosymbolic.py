@@ -416,7 +416,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             return
         verdict = self._verdict(test, outcome)
         kind = self.catalogue[test.action].observes
-        self._reading(test.component, kind, data_of(outcome, test.component), verdict)    # of a short
+        self._reading(test.component, kind, data_of(outcome, test.component), verdict)    # an open part, a short
         if kind == "visual" and test.component in self.lamps:
             self._lamp_seen(test.component, outcome)
         if verdict is None:

@@ -79,7 +79,7 @@ class Repairs:
     renew: frozenset[str]
     overcurrent: bool
     starved: set[str]                # parts whose current read below their working current
-    conducts: set[str]               # parts whose continuity read nominal
+    conducts: set[str]               # parts whose continuity (or diode test) read nominal
     readings: list[tuple[str, str, dict[str, Any]]]     # currents and voltages read before any repair
     partly_repaired: bool
     nominal: SimulationResult
@@ -185,7 +185,7 @@ class Repairs:
         if kind in ("continuity", "diode") and verdict is False:
             self.conducts.add(part)
         if not self.starved or self.partly_repaired or not self.settings.starved_shorts:
-            return          # (a light that comes and goes: each reading is a moment, they need not agree)
+            return
         opens = self._opens_explaining()
         if opens:       # the fault is among them: evidence again with each reading they all give
             self.evidence.append(frozenset(opens))
@@ -228,7 +228,8 @@ class Repairs:
             return None
 
     def _agrees(self, result: SimulationResult | None) -> bool:
-        """Whether a short's circuit (``result``) gives every current and voltage read so far."""
+        """Whether a circuit (``result``: the working system with a short, or with a part opened) gives
+        every current and voltage read so far (within the tolerances a reading is judged by)."""
         if result is None:
             return False
         for part, kind, data in self.readings:
