@@ -91,7 +91,9 @@ def test_author_a_broken_then_a_fixed_scenario(page):
     assert "bad" in page.get_attribute(".annotated .line[data-line='18']", "class")
     assert "violation" in page.inner_text("#verdict")
     page.screenshot(path=str(SHOTS / "02-broken-scenario-validated.png"), full_page=True)
-    page.click("#load")                  # refused: nothing loaded
+    with page.expect_response(lambda r: "/api/scenarios?name=" in r.url) as refused:
+        page.click("#load")              # refused: nothing loaded
+    assert refused.value.status == 422
     page.wait_for_function("document.querySelector('#verdict').textContent.includes('nothing was loaded')")
     page.fill("#editor", scenario_text(**LOOSE_LEAD))
     page.click("#validate")
@@ -100,6 +102,30 @@ def test_author_a_broken_then_a_fixed_scenario(page):
     page.wait_for_function("document.querySelector('#verdict').textContent.startsWith('Loaded')")
     page.wait_for_selector("#scenario option[value='TORCH.2']", state="attached")
     page.screenshot(path=str(SHOTS / "03-fixed-scenario-loaded.png"), full_page=True)
+
+
+def test_a_late_answer_does_not_overwrite_a_later_verdict(page):
+    """A load refused slowly, answered after the fixed text's validation: the verdict stays the last
+    one asked for (under load, the suite once saw the refusal overwrite "Conforms")."""
+    page.wait_for_selector("#schematic svg")
+    page.evaluate("""() => {
+        const plain = window.fetch;
+        window.lateAnswered = false;
+        window.fetch = (url, opts) => {
+            const answer = plain(url, opts);
+            if (!String(url).startsWith("/api/scenarios?name=")) return answer;
+            return answer.then((r) => new Promise((done) => setTimeout(() => { window.lateAnswered = true; done(r); }, 1500)));
+        };
+    }""")
+    page.fill("#editor", broken_scenario())
+    page.fill("#filename", "torch-late.ttl")
+    page.click("#load")                  # refused, its answer held back 1.5 s
+    page.fill("#editor", scenario_text(**LOOSE_LEAD))
+    page.click("#validate")
+    page.wait_for_function("document.querySelector('#verdict').textContent.startsWith('Conforms')")
+    page.wait_for_function("window.lateAnswered === true")
+    page.wait_for_timeout(200)
+    assert page.inner_text("#verdict").startswith("Conforms")
 
 
 def test_run_a_scenario_with_the_oracle(page):

@@ -123,20 +123,29 @@ function showReport(report, loadedText) {
     for (const m of msgs || []) out.append(el("div", { class: "msg", "data-line": i + 1 }, m));
   });
 }
+// the verdict shows the answer to the last validate or load clicked: an earlier one answered late
+// (a load refused slowly, a validation of the text before it was fixed) does not overwrite it
+let verdictAsked = 0;
 async function validate() {
+  const mine = ++verdictAsked;
   const r = await api("/api/scenarios/validate?name=" + encodeURIComponent($("#filename").value),
     { method: "POST", body: $("#editor").value, headers: { "Content-Type": "text/turtle" } });
-  showReport(await r.json());
+  const report = await r.json();
+  if (mine === verdictAsked) showReport(report);
 }
 async function load() {
+  const mine = ++verdictAsked;
   const r = await api("/api/scenarios?name=" + encodeURIComponent($("#filename").value),
     { method: "POST", body: $("#editor").value, headers: { "Content-Type": "text/turtle" } });
   const text = await r.text();
   if (r.status === 200) {
     const rep = JSON.parse(text);
-    showReport(rep, "Loaded: " + rep.loaded.map((l) => `${l.graph} (${l.triples} triples)`).join(", "));
-    await systemChanged(); await loadDiagnosisMenus();
-  } else if (r.status === 422) showReport(JSON.parse(text));
+    if (mine === verdictAsked) {
+      showReport(rep, "Loaded: " + rep.loaded.map((l) => `${l.graph} (${l.triples} triples)`).join(", "));
+    }
+    await systemChanged(); await loadDiagnosisMenus();       // loaded all the same: the menus show it
+  } else if (mine !== verdictAsked) return;
+  else if (r.status === 422) showReport(JSON.parse(text));
   else { $("#verdict").textContent = errorText(text); $("#verdict").className = "verdict bad"; $("#annotated").replaceChildren(); }
 }
 $("#system").addEventListener("change", systemChanged);
