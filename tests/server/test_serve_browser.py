@@ -104,19 +104,25 @@ def test_author_a_broken_then_a_fixed_scenario(page):
     page.screenshot(path=str(SHOTS / "03-fixed-scenario-loaded.png"), full_page=True)
 
 
-def test_a_late_answer_does_not_overwrite_a_later_verdict(page):
-    """A load refused slowly, answered after the fixed text's validation: the verdict stays the last
-    one asked for (under load, the suite once saw the refusal overwrite "Conforms")."""
-    page.wait_for_selector("#schematic svg")
-    page.evaluate("""() => {
+def _hold_back(page, prefix: str) -> None:
+    """Answers to requests whose path starts with ``prefix`` reach the page 1.5 s late (``lateAnswered``
+    is set then)."""
+    page.evaluate("""(prefix) => {
         const plain = window.fetch;
         window.lateAnswered = false;
         window.fetch = (url, opts) => {
             const answer = plain(url, opts);
-            if (!String(url).startsWith("/api/scenarios?name=")) return answer;
+            if (!String(url).startsWith(prefix)) return answer;
             return answer.then((r) => new Promise((done) => setTimeout(() => { window.lateAnswered = true; done(r); }, 1500)));
         };
-    }""")
+    }""", prefix)
+
+
+def test_a_late_answer_does_not_overwrite_a_later_verdict(page):
+    """A load refused slowly, answered after the fixed text's validation: the verdict stays the last
+    one asked for (under load, the suite once saw the refusal overwrite "Conforms")."""
+    page.wait_for_selector("#schematic svg")
+    _hold_back(page, "/api/scenarios?name=")
     page.fill("#editor", broken_scenario())
     page.fill("#filename", "torch-late.ttl")
     page.click("#load")                  # refused, its answer held back 1.5 s
@@ -126,6 +132,19 @@ def test_a_late_answer_does_not_overwrite_a_later_verdict(page):
     page.wait_for_function("window.lateAnswered === true")
     page.wait_for_timeout(200)
     assert page.inner_text("#verdict").startswith("Conforms")
+
+
+def test_a_scenario_chosen_before_the_last_does_not_fill_the_editor(page):
+    """TORCH.1 chosen, its text answered late, the nominal system chosen meanwhile: the editor is not filled
+    with TORCH.1's text (it would be edited and loaded under the other choice)."""
+    page.wait_for_selector("#schematic svg")
+    page.fill("#editor", "")
+    _hold_back(page, "/api/scenarios/TORCH.1")
+    page.select_option("#scenario", "TORCH.1")
+    page.select_option("#scenario", "")
+    page.wait_for_function("window.lateAnswered === true")
+    page.wait_for_timeout(200)
+    assert "TORCH.1" not in page.input_value("#editor")
 
 
 def test_run_a_scenario_with_the_oracle(page):

@@ -18,6 +18,14 @@ localStorage.removeItem("diagkg-token");
 tokenInput.value = sessionStorage.getItem("diagkg-token") || "";
 tokenInput.addEventListener("input", () => sessionStorage.setItem("diagkg-token", tokenInput.value));
 
+// what a request shows is shown only while it is the last of its kind asked for: an earlier one answered
+// later (a load refused slowly, the scenario chosen before the last) does not overwrite a later answer
+const asked = {};
+function ask(kind) {
+  const n = (asked[kind] || 0) + 1;
+  asked[kind] = n;
+  return () => asked[kind] === n;
+}
 async function api(path, opts = {}) {
   const headers = Object.assign({}, opts.headers || {});
   if (tokenInput.value) headers["Authorization"] = "Bearer " + tokenInput.value;
@@ -52,24 +60,31 @@ async function loadSystems() {
 }
 async function systemChanged() {
   const key = $("#system").value;
+  const current = ask("system");
   const rows = await json("/api/scenarios?system=" + encodeURIComponent(key));
+  if (!current()) return;
   $("#scenario").replaceChildren(el("option", { value: "" }, "(nominal)"),
     ...rows.map((r) => el("option", { value: r.id }, `${r.number} ${r.id}: ${r.label}`)));
   showSchematic($("#schematic"), key, "");
 }
 async function showSchematic(target, key, scenario, extra = "") {
   const q = scenario ? "?scenario=" + encodeURIComponent(scenario) + extra : "";
+  const current = ask("schematic:" + target.id);
   target.textContent = "drawing…";
   const r = await api(`/api/systems/${encodeURIComponent(key)}/schematic.svg${q}`);
-  if (r.ok) target.innerHTML = await r.text(); else target.textContent = errorText(await r.text());
+  const text = await r.text();
+  if (!current()) return;
+  if (r.ok) target.innerHTML = text; else target.textContent = errorText(text);
   target.dataset.system = key;
   $("#schematic-png").href = `/api/systems/${encodeURIComponent(key)}/schematic.png${q}`;
 }
 async function scenarioChanged() {
   const id = $("#scenario").value;
   showSchematic($("#schematic"), $("#system").value, id);
+  const current = ask("scenario");
   if (!id) return;
   const s = await json("/api/scenarios/" + encodeURIComponent(id));
+  if (!current()) return;          // another scenario was chosen meanwhile: its text, not this one's
   $("#editor").value = s.turtle;
   $("#filename").value = id + ".ttl";
   clearReport();
@@ -123,28 +138,25 @@ function showReport(report, loadedText) {
     for (const m of msgs || []) out.append(el("div", { class: "msg", "data-line": i + 1 }, m));
   });
 }
-// the verdict shows the answer to the last validate or load clicked: an earlier one answered late
-// (a load refused slowly, a validation of the text before it was fixed) does not overwrite it
-let verdictAsked = 0;
 async function validate() {
-  const mine = ++verdictAsked;
+  const current = ask("verdict");
   const r = await api("/api/scenarios/validate?name=" + encodeURIComponent($("#filename").value),
     { method: "POST", body: $("#editor").value, headers: { "Content-Type": "text/turtle" } });
   const report = await r.json();
-  if (mine === verdictAsked) showReport(report);
+  if (current()) showReport(report);
 }
 async function load() {
-  const mine = ++verdictAsked;
+  const current = ask("verdict");
   const r = await api("/api/scenarios?name=" + encodeURIComponent($("#filename").value),
     { method: "POST", body: $("#editor").value, headers: { "Content-Type": "text/turtle" } });
   const text = await r.text();
   if (r.status === 200) {
     const rep = JSON.parse(text);
-    if (mine === verdictAsked) {
+    if (current()) {
       showReport(rep, "Loaded: " + rep.loaded.map((l) => `${l.graph} (${l.triples} triples)`).join(", "));
     }
     await systemChanged(); await loadDiagnosisMenus();       // loaded all the same: the menus show it
-  } else if (mine !== verdictAsked) return;
+  } else if (!current()) return;
   else if (r.status === 422) showReport(JSON.parse(text));
   else { $("#verdict").textContent = errorText(text); $("#verdict").className = "verdict bad"; $("#annotated").replaceChildren(); }
 }
@@ -272,10 +284,12 @@ $("#q-examples").addEventListener("change", () => {
 });
 $("#q-run").addEventListener("click", async () => {
   $("#q-error").textContent = ""; $("#q-results").replaceChildren(); $("#q-info").textContent = "running…";
+  const current = ask("query");
   const t0 = performance.now();
   const r = await fetch("/sparql", { method: "POST", body: new URLSearchParams({ query: $("#q-text").value }),
     headers: { Accept: "application/sparql-results+json" } });
   const text = await r.text();
+  if (!current()) return;
   $("#q-info").textContent = `${r.status} in ${Math.round(performance.now() - t0)} ms`;
   if (!r.ok) { $("#q-error").textContent = text; return; }
   if (!r.headers.get("content-type").includes("json")) { $("#q-error").textContent = text; return; }
