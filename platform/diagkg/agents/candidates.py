@@ -243,7 +243,7 @@ class CandidateSpace:
             if shown is None or shown == self.worlds.briefing.lights:
                 prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
                 self.admit([Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)])
-            if tried >= most or (settle and len({c.faulty for c, _ in self.live}) > 1 and tried >= most // 4):
+            if tried >= most or (settle and tried >= most // 4 and len({c.faulty for c, _ in self.live}) > 1):
                 break
 
     def more_singles(self) -> bool:

@@ -75,7 +75,7 @@ from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from .neurosymbolic_config import ROUND_MINUTES, NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Knowledge, Test, dense_candidates
 from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
-from .neurosymbolic_repairs import CURRENT_TOLERANCE, VOLTAGE_TOLERANCE, Repairs, data_of
+from .neurosymbolic_repairs import CURRENT_TOLERANCE, VOLTAGE_TOLERANCE, Repairs, current_off, data_of
 from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
 from .registry import BaseAssistant, Briefing
 
@@ -577,8 +577,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         if kind == "current":
             if not isinstance(d, dict) or nominal is None:
                 return None
-            amps = abs(nominal.current)
-            return bool(abs(float(d["current"]) - amps) > CURRENT_TOLERANCE * max(amps, 1e-3))
+            return current_off(float(d["current"]), nominal.current)
         if kind == "visual":
             if not isinstance(d, dict):
                 return None

@@ -44,6 +44,13 @@ VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
 
 
+def current_off(measured: float, expected: float) -> bool:
+    """Whether a current read (``measured``, A) is off the one a circuit gives (``expected``): by more than
+    :data:`CURRENT_TOLERANCE` of it (of a milliampere at least), whichever way it flows."""
+    amps = abs(expected)
+    return abs(measured - amps) > CURRENT_TOLERANCE * max(amps, 1e-3)
+
+
 class Repairs:
     """Cable ends, faults set aside and repairs of :class:`~diagkg.agents.neurosymbolic.NeuroSymbolic`
     (a mixin: the assistant sets the state declared here)."""
@@ -236,8 +243,7 @@ class Repairs:
             there = result.components.get(part)
             if there is None:
                 return False
-            if kind == "current" and abs(float(data["current"]) - abs(there.current)) > \
-                    CURRENT_TOLERANCE * max(abs(there.current), 1e-3):
+            if kind == "current" and current_off(float(data["current"]), there.current):
                 return False
             if kind == "voltages":
                 for port, v in (data.get("port_voltages") or {}).items():
