@@ -10,6 +10,7 @@ import argparse
 import statistics
 import time
 
+from _load import load_average
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
@@ -44,7 +45,7 @@ def main() -> None:
         runs = [r for rs in by_system.values() for r in rs]
         ok = sum(r.end in ("success", "success_no_hypothesis") for r in runs)
         print(f"{name}: {ok}/{len(runs)} successes, {total:.1f} s for {len(runs)} runs, "
-              f"median decision {statistics.median(decisions) * 1000:.2f} ms")
+              f"median decision {statistics.median(decisions) * 1000:.2f} ms  ({load_average()})")
         for key, rs in by_system.items():
             wins = sum(r.end in ("success", "success_no_hypothesis") for r in rs)
             print(f"  {key:22s} success {wins:3d}/{len(rs):3d} ({wins / len(rs):5.1%})  "

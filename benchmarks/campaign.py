@@ -24,6 +24,7 @@ import statistics
 import tempfile
 import time
 
+from _load import load_average
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
@@ -51,7 +52,7 @@ def main() -> None:
     load_shipped(store)
     numbers = ScenarioCatalog(store).numbers()
     print(f"store ready in {time.perf_counter() - t0:.1f} s ({len(numbers)} scenarios); "
-          f"{len(numbers) * args.runs} runs of {args.assistant}")
+          f"{len(numbers) * args.runs} runs of {args.assistant}  ({load_average()})")
     plan = [(n, seed) for seed in range(args.runs) for n in numbers]
     tenth = max(1, len(plan) // 10)
     times: list[float] = []
@@ -63,7 +64,7 @@ def main() -> None:
     wins = ends.get("success", 0) + ends.get("success_no_hypothesis", 0)
     print(f"{len(plan)} runs in {total:.1f} s ({total / len(plan) * 1e3:.1f} ms per run); "
           f"{wins} successes; ends: {', '.join(f'{k} {v}' for k, v in sorted(ends.items()))}; "
-          f"peak RSS {peak_rss_mib():.0f} MiB")
+          f"peak RSS {peak_rss_mib():.0f} MiB  ({load_average()})")
 
 
 def run_all(store: KnowledgeStore, plan: list[tuple[int, int]], assistant: str, times: list[float],
@@ -78,7 +79,8 @@ def run_all(store: KnowledgeStore, plan: list[tuple[int, int]], assistant: str, 
         if i % tenth == 0 or i == len(plan):
             chunk = times[-tenth:]
             print(f"  {i:5d} runs  {time.perf_counter() - t0:6.1f} s   median {statistics.median(chunk) * 1e3:6.1f} ms"
-                  f"  p90 {sorted(chunk)[int(len(chunk) * 0.9)] * 1e3:6.1f} ms   peak RSS {peak_rss_mib():6.0f} MiB",
+                  f"  p90 {sorted(chunk)[int(len(chunk) * 0.9)] * 1e3:6.1f} ms   peak RSS {peak_rss_mib():6.0f} MiB"
+                  f"  ({load_average()})",
                   flush=True)
 
 

@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _load import load_average
+
 HERE = Path(__file__).resolve().parent
 # measured by the author against the original's newest commit (same kind of machine)
 ANCHORS = {"fresh_solve_ms.three_cubes": 1.84, "fresh_solve_ms.ten_cubes": 5.48,
@@ -63,6 +65,7 @@ def main() -> None:
                    stdout=subprocess.DEVNULL)
     ours: dict[str, list[float]] = {}
     theirs: dict[str, list[float]] = {}
+    loads: list[str] = []
     for r in range(args.rounds):
         print(f"round {r + 1}/{args.rounds}…", file=sys.stderr)
         sim_result = run_json([sys.executable, str(HERE / "simulate.py"), "--json", "--drift", "0"])
@@ -77,11 +80,13 @@ def main() -> None:
                              str(args.process_runs)], env)["summary"]
             for key in ANCHORS:
                 theirs.setdefault(key, []).append(orig[key])
+        loads.append(f"round {r + 1}: {load_average()}")
     print(f"{'path':38s} {'original':>10s} {'diagkg':>10s} {'original/diagkg':>16s}")
     for key, anchor in ANCHORS.items():
         base = statistics.median(theirs[key]) if have_original else anchor
         mine = statistics.median(ours[key])
         print(f"{key:38s} {base:10.3f} {mine:10.3f} {base / mine:15.2f}x")
+    print(f"({'; '.join(loads)}, as each round ended)")
     print("original: " + ("measured now, in its own processes" if have_original else
                           "the issue's figures (set up benchmarks/original/ to measure it here)"))
 

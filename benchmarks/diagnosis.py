@@ -20,6 +20,7 @@ import statistics
 import time
 from collections import defaultdict
 
+from _load import load_average, load_averages
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
@@ -67,10 +68,12 @@ def main() -> None:
                 if dump is not None:
                     dump.write(json.dumps({"assistant": name, "scenario": r.scenario_id, "seed": seed, "end": r.end,
                                            "cost": r.cost, "rounds": len(r.decision_times),
-                                           "worst_ms": round(max(r.decision_times, default=0.0) * 1e3, 1)}) + "\n")
+                                           "worst_ms": round(max(r.decision_times, default=0.0) * 1e3, 1),
+                                           "load": load_averages()}) + "\n")
                     dump.flush()
         total = sum(ok for rs in runs[name].values() for ok, _ in rs)
-        print(f"{name}: {total}/{len(numbers) * len(args.seeds)} solved in {time.perf_counter() - t0:.0f} s", flush=True)
+        print(f"{name}: {total}/{len(numbers) * len(args.seeds)} solved in {time.perf_counter() - t0:.0f} s  "
+              f"({load_average()})", flush=True)
     print()
     print("| system | assistant | solved | mean cost (min) | cost / oracle | median decision (ms) | p95 (ms) | worst (ms) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -83,6 +86,7 @@ def main() -> None:
             ratio = f"{mean / oracle:.2f}" if oracle else "–"
             print(f"| {key} | {name} | {sum(ok for ok, _ in rs)}/{len(rs)} | {mean:.0f} | {ratio} | "
                   f"{statistics.median(ds) * 1e3:.1f} | {percentile(ds, 0.95) * 1e3:.0f} | {max(ds) * 1e3:.0f} |")
+    print(f"\n({load_average()} after the runs; each assistant's, as its runs ended, on its line above)")
     for name, failed in failures.items():
         print(f"\n{name} did not solve ({len(failed)}): {', '.join(failed[:40])}" + (" …" if len(failed) > 40 else ""))
 

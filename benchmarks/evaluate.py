@@ -13,6 +13,7 @@ import argparse
 import tempfile
 import time
 
+from _load import load_average
 from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import execution
 from diagkg.kg.loading import load_shipped
@@ -42,7 +43,7 @@ def main() -> None:
         n = summary.progress.stored
         results[mode] = n / seconds
         print(f"{mode:7s} {n} trajectories in {seconds:6.1f} s = {n / seconds:6.1f} per second "
-              f"(successes {summary.progress.successes}; start-up of workers included)", flush=True)
+              f"(successes {summary.progress.successes}; start-up of workers included)  ({load_average()})", flush=True)
     if "inline" in results:
         for mode, rate in results.items():
             if mode != "inline":

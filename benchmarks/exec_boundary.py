@@ -24,6 +24,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from _load import load_average
 from diagkg.agents import registry
 from diagkg.agents.registry import BaseAssistant, Briefing
 from diagkg.env.actions import Action, Hypothesis
@@ -89,10 +90,6 @@ class Measurer(BaseAssistant):
         return Action("measure_voltage", (self.first,))
 
 
-def load() -> str:
-    return "load %.2f" % os.getloadavg()[0]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -123,7 +120,7 @@ def main() -> None:
                 result = run_session(scenario, name, store=store, budget=budget, record=False)
                 times.setdefault((label, budget), []).append(time.perf_counter() - t0)
                 assert result.rounds == budget, (label, result.end, result.record.rounds[-1] if result.record else None)
-            loads[label] = load()
+            loads[label] = load_average()
     print(f"scenario {args.scenario}: sessions of 1 and {args.rounds} rounds, {args.repeats} repeats, medians")
     print(f"{'variant':16} {'1 round ms':>10} {f'{args.rounds} rounds ms':>14} {'ms/round':>9} {'start ms':>9}")
     per_round: dict[str, float] = {}
@@ -154,10 +151,10 @@ def main() -> None:
         for o in typed:
             outcome_json(o)
     per = (time.perf_counter() - t0) / (1000 * len(typed))
-    print(f"Outcome.to_dict (before): {before * 1e6:.1f} µs per round   {load()}")
+    print(f"Outcome.to_dict (before): {before * 1e6:.1f} µs per round   {load_average()}")
     print(f"outcome_json: {per * 1e6:.1f} µs per round, against a median step of {statistics.median(steps) * 1000:.2f} ms "
           f"({len(typed)} rounds; the exec: python round costs {(per_round['exec: python'] - per_round['in process']) * 1000:.2f} "
-          f"ms more than in process)   {load()}")
+          f"ms more than in process)   {load_average()}")
 
 
 if __name__ == "__main__":

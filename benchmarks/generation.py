@@ -11,20 +11,16 @@ The load average is printed beside each figure.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from collections import Counter
 
+from _load import load_average
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.generation.coverage import reproduced
 from diagkg.generation.diagnosability import diagnose
 from diagkg.generation.generate import GenerationConfig, generate
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
-
-
-def load() -> str:
-    return "load %.2f" % os.getloadavg()[0]
 
 
 def main() -> None:
@@ -46,7 +42,7 @@ def main() -> None:
         t0 = time.perf_counter()
         gen = generate(store, GenerationConfig(key, faults=args.faults, limit=args.limit))
         seconds = time.perf_counter() - t0
-        where = load()
+        where = load_average()
         matches = reproduced(store, key, gen) if args.faults == 1 else []
         left = ", ".join(f"{n} {r}" for r, n in sorted(Counter(i.reason.value for i in gen.left).items()))
         row = (f"| {key} | {gen.tried} | {gen.singles_noticed} | {len(gen.written)} | {left} | {len(matches)} | "
@@ -60,7 +56,7 @@ def main() -> None:
             seconds = time.perf_counter() - t0
             groups = sum(1 for g in report.groups if len(g.members) > 1)
             one, two, three = report.resolution()
-            row += (f" {groups} | {one:.0%} / {two:.0%} / {three:.0%} | {seconds:.1f} ({load()}"
+            row += (f" {groups} | {one:.0%} / {two:.0%} / {three:.0%} | {seconds:.1f} ({load_average()}"
                     f"{', budget ran out' if report.exhausted else ''}) |")
         print(row, flush=True)
 

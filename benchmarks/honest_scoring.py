@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -27,15 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # the repositor
 
 from tests.support.adversaries import ADVERSARIES  # noqa: E402
 
+from _load import load_average  # noqa: E402
 from diagkg.kg.loading import load_shipped  # noqa: E402
 from diagkg.kg.store import KnowledgeStore  # noqa: E402
 from diagkg.runs.runner import run_session  # noqa: E402
 
 SHIPPED = ["oracle", "model-based", "neuro-symbolic", "random-search", "fixed-random"]
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def run_all(store: KnowledgeStore, names: list[str], scenarios: list[int], seeds: list[int],
@@ -52,7 +48,7 @@ def run_all(store: KnowledgeStore, names: list[str], scenarios: list[int], seeds
                 diagnosis = getattr(r, "diagnosis", None)
                 out[name][f"{n}/{seed}"] = {"end": r.end, "cost": r.cost, "rounds": r.rounds,
                                             "false_removals": diagnosis.false_removals if diagnosis else None}
-            print(f"  {name} seed {seed} done ({time.perf_counter() - t0:.0f} s, load {load()})", file=sys.stderr)
+            print(f"  {name} seed {seed} done ({time.perf_counter() - t0:.0f} s, {load_average()})", file=sys.stderr)
     return out
 
 
@@ -93,7 +89,7 @@ def main() -> None:
     t0 = time.perf_counter()
     results = run_all(store, args.assistants, args.scenarios, args.seeds, args.budget)
     print(f"{len(args.assistants)} assistants x {len(args.scenarios)} scenarios x {len(args.seeds)} seeds in "
-          f"{time.perf_counter() - t0:.0f} s (load {load()})")
+          f"{time.perf_counter() - t0:.0f} s ({load_average()})")
     summarise(results)
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from _load import load_average
 from diagkg.evaluation import campaign as cp
 from diagkg.kg.store import KnowledgeStore
 
@@ -87,7 +88,7 @@ def main() -> None:
     want = sorted((a, n, s) for a in ASSISTANTS for n in range(1, 136) for s in range(args.runs))
     print(f"{len(final)} trajectories, {len(set(final))} distinct slots, expected {expected}: "
           f"{'exactly as expected' if sorted(final) == want else 'DIFFERENT'}; stored graphs {stored(store)}; "
-          f"{time.perf_counter() - t0:.0f} s in all")
+          f"{time.perf_counter() - t0:.0f} s in all  ({load_average()})")
     out = store.parent / "report"
     r = subprocess.run([*DIAGKG, "--store", str(store), "report", cid, "--out", str(out)], capture_output=True, text=True)
     print(f"report: {'written to ' + str(out) if r.returncode == 0 else r.stderr}")

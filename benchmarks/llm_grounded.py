@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -38,6 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _load import load_average  # noqa: E402
 from diagkg.kg.loading import load_shipped  # noqa: E402
 from diagkg.kg.store import KnowledgeStore  # noqa: E402
 from diagkg.runs.runner import run_session  # noqa: E402
@@ -45,10 +45,6 @@ from noisy_expert import ERRORS, Expert, NoisyExpertServer  # noqa: E402
 
 SYSTEMS = {"llm": ("llm", {}), "llm-grounded": ("llm-grounded", {}),
            "llm-grounded+confirmed": ("llm-grounded", {"require_confirmed": True})}
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def one(store: KnowledgeStore, server: NoisyExpertServer, system: str, number: int, p: float, seed: int) -> dict[str, Any]:
@@ -132,14 +128,14 @@ def benchmark(args: argparse.Namespace) -> None:
                 for system in args.systems:            # interleaved, scenario by scenario
                     runs.append(one(store, server, system, n, p, args.seed))
                 if i % 15 == 0:
-                    print(f"  p={p}: {i}/{len(numbers)} scenarios ({time.perf_counter() - t0:.0f} s, load {load()})",
+                    print(f"  p={p}: {i}/{len(numbers)} scenarios ({time.perf_counter() - t0:.0f} s, {load_average()})",
                           file=sys.stderr)
             seconds = defaultdict(list)
             for x in runs:
                 if x["p"] == p:
                     seconds[x["system"]].append(x["seconds"])
             print(f"p={p}: " + ", ".join(f"{s} {statistics.mean(v):.2f} s/session" for s, v in seconds.items())
-                  + f" (load {load()})", file=sys.stderr)
+                  + f" ({load_average()})", file=sys.stderr)
     if args.out:
         Path(args.out).write_text(json.dumps(runs, indent=1))
     report(runs, args.p, args.systems, args.seed, len(numbers))
@@ -178,7 +174,7 @@ def local(args: argparse.Namespace) -> None:
             valid = [c for c in answered if not c.rejected]
             end = r.end + (f" ({r.llm_cause.value})" if r.llm_cause else "")
             print(f"| {key} | {system} | {end} | {len(records)} | {len(valid)}/{len(answered)} |"
-                  f"  ({time.perf_counter() - t0:.0f} s, load {load()})", flush=True)
+                  f"  ({time.perf_counter() - t0:.0f} s, {load_average()})", flush=True)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ import argparse
 import statistics
 import time
 
+from _load import load_average
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
@@ -41,7 +42,7 @@ def main() -> None:
         per_call = statistics.mean(c.latency for c in calls) if calls else 0.0
         end = result.end + (f" ({result.llm_cause.value})" if result.llm_cause else "")
         print(f"{system:<16} {row['id']:<10} {end:<24} {result.cost:>6g} {result.rounds:>6} {len(calls):>5} "
-              f"{per_call:>7.2f}   ({time.perf_counter() - t0:.1f} s)")
+              f"{per_call:>7.2f}   ({time.perf_counter() - t0:.1f} s)  ({load_average()})")
 
 
 if __name__ == "__main__":

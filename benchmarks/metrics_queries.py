@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 
 import pyoxigraph as ox
 
+from _load import load_average
 from diagkg.env.actions import action_catalogue
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.evaluation import campaign as cp
@@ -91,7 +92,8 @@ def build_synthetic(store: KnowledgeStore, count: int, where: str, progress_ever
     campaign = cp.create(store, cp.CampaignConfig(assistants=ASSISTANTS, scenarios=tuple(numbers), runs=runs,
                                                   name="synthetic"))
     total = runs * len(ASSISTANTS) * len(numbers)
-    print(f"store ready in {time.perf_counter() - t0:.1f} s at {where}; writing {total} synthetic trajectories…",
+    print(f"store ready in {time.perf_counter() - t0:.1f} s at {where}; writing {total} synthetic trajectories…  "
+          f"({load_average()})",
           flush=True)
     rng = random.Random(0)
     t0 = time.perf_counter()
@@ -118,9 +120,10 @@ def build_synthetic(store: KnowledgeStore, count: int, where: str, progress_ever
                     if progress_every and (written % progress_every == 0 or written == total):
                         spent = time.perf_counter() - t0
                         print(f"  {written:>7}/{total} trajectories  {spent:6.0f} s  "
-                              f"(about {spent / written * (total - written):.0f} s left)", flush=True)
+                              f"(about {spent / written * (total - written):.0f} s left)  ({load_average()})", flush=True)
         store.add_quads(chunk)
-    print(f"{written} trajectories written in {time.perf_counter() - t0:.1f} s ({len(store)} quads in the store)",
+    print(f"{written} trajectories written in {time.perf_counter() - t0:.1f} s ({len(store)} quads in the store)  "
+          f"({load_average()})",
           flush=True)
     return campaign
 
@@ -131,13 +134,14 @@ def time_queries(store: KnowledgeStore, campaign: cp.Campaign) -> None:
         t1 = time.perf_counter()
         slots = tally.rebuild(store, campaign)
         store.refresh()
-        print(f"  slot tallies rebuilt from the trajectories  {time.perf_counter() - t1:6.2f} s  ({slots} slots)",
+        print(f"  slot tallies rebuilt from the trajectories  {time.perf_counter() - t1:6.2f} s  ({slots} slots)  "
+              f"({load_average()})",
               flush=True)
     print("the metric queries of `diagkg report` (over the slot tallies):")
     for name in ("tally-sessions", "metrics-scenarios"):
         t1 = time.perf_counter()
         rows = store.select(name, {"campaign": node})
-        print(f"  {name:30s} {time.perf_counter() - t1:6.2f} s  ({len(rows)} rows)", flush=True)
+        print(f"  {name:30s} {time.perf_counter() - t1:6.2f} s  ({len(rows)} rows)  ({load_average()})", flush=True)
     report_queries(store, campaign)
     print("the per-trajectory queries (campaigns without tallies; resume and export):")
     for name, bindings in (("metrics-by-scenario", {"campaign": node}), ("metrics-sessions", {"campaign": node}),
@@ -148,10 +152,10 @@ def time_queries(store: KnowledgeStore, campaign: cp.Campaign) -> None:
                            ("campaign-trajectories", {"campaign": node})):
         t1 = time.perf_counter()
         rows = store.select(name, bindings)
-        print(f"  {name:30s} {time.perf_counter() - t1:6.2f} s  ({len(rows)} rows)", flush=True)
+        print(f"  {name:30s} {time.perf_counter() - t1:6.2f} s  ({len(rows)} rows)  ({load_average()})", flush=True)
     t1 = time.perf_counter()
     rows = store.select("tally-source", {"campaign": node})
-    print(f"  {'tally-source':30s} {time.perf_counter() - t1:6.2f} s  ({len(rows)} rows)", flush=True)
+    print(f"  {'tally-source':30s} {time.perf_counter() - t1:6.2f} s  ({len(rows)} rows)  ({load_average()})", flush=True)
     report_queries(store, campaign, per_trajectory=True)
 
 
@@ -160,10 +164,11 @@ def report_queries(store: KnowledgeStore, campaign: cp.Campaign, per_trajectory:
     data = metrics.load(store, [campaign.id], per_trajectory=per_trajectory)
     tables = [metrics.overall(data), metrics.by_system(data), metrics.by_category(data), metrics.by_scenario(data)]
     print(f"  metrics.load + four tables       {time.perf_counter() - t1:6.2f} s  "
-          f"({sum(len(t) for t in tables)} rows)")
+          f"({sum(len(t) for t in tables)} rows)  ({load_average()})")
     t1 = time.perf_counter()
     paired = metrics.paired(store, data, ASSISTANTS[0], ASSISTANTS[1])
-    print(f"  paired comparison                {time.perf_counter() - t1:6.2f} s  ({paired[0].pairs} pairs)")
+    print(f"  paired comparison                {time.perf_counter() - t1:6.2f} s  ({paired[0].pairs} pairs)  "
+          f"({load_average()})")
 
 
 if __name__ == "__main__":

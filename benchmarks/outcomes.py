@@ -18,6 +18,7 @@ import json
 import time
 from pathlib import Path
 
+from _load import load_average
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
@@ -57,7 +58,7 @@ def main() -> None:
                 r = run_session(n, name, seed=args.seed, store=store, record=False)
                 results[name][str(n)] = [r.end, r.cost, r.rounds]
             ok = sum(v[0] in SUCCESS for v in results[name].values())
-            print(f"{name:15s} {ok:3d}/{len(numbers)} successes ({time.perf_counter() - t0:.1f} s)", flush=True)
+            print(f"{name:15s} {ok:3d}/{len(numbers)} successes ({time.perf_counter() - t0:.1f} s)  ({load_average()})", flush=True)
     args.out.write_text(json.dumps(results, indent=1))
     if args.compare:
         before = json.loads(args.compare.read_text())

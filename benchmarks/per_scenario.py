@@ -21,6 +21,7 @@ import statistics
 import time
 
 import diagkg
+from _load import load_average, load_averages
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
@@ -62,10 +63,10 @@ def main() -> None:
               "max_ms": round(max(every) * 1e3, 3),
               "by_system_ms": {k: round(statistics.median(v) * 1e3, 3) for k, v in by_system.items()}}
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps({**result, "load": load_averages()}))
         return
     print(f"{len(numbers)} scenarios x {args.passes} passes: median {result['median_ms']:.2f} ms per scenario "
-          f"(worst {result['max_ms']:.1f} ms)")
+          f"(worst {result['max_ms']:.1f} ms)  ({load_average()})")
     for key, value in result["by_system_ms"].items():
         print(f"  {key:22s} {value:7.2f} ms")
 

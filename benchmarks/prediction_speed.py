@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from _load import load_average
 from diagkg.agents.worlds import Worlds
 from diagkg.env.actions import Hypothesis
 from diagkg.kg.loading import load_shipped
@@ -77,7 +78,7 @@ def main() -> None:
     console = Console()
     console.print(table)
     console.print(f"median decision {1000 * statistics.median(decisions):.1f} ms over {len(decisions)} decisions; "
-                  f"wall {wall:.1f} s; predictions {100 * total / wall:.0f} % of it")
+                  f"wall {wall:.1f} s; predictions {100 * total / wall:.0f} % of it  ({load_average()})", soft_wrap=True)
     console.print("ends: " + " ".join(ends))
     if profiler:
         stats = pstats.Stats(profiler).sort_stats("tottime")

@@ -31,17 +31,11 @@ from hypothesis import given, note, seed, settings  # noqa: E402
 from tests.support.circuits import KEY, GeneratedSystem, invariant_failures, load, systems  # noqa: E402
 from tests.support.engines import differences  # noqa: E402
 
+from _load import load_average  # noqa: E402
 from diagkg.kg.validation import Validator  # noqa: E402
 from diagkg.sim.circuit import NOMINAL  # noqa: E402
 from diagkg.sim.pyspice_engine import PySpiceEngine  # noqa: E402
 from diagkg.sim.simulator import Simulator  # noqa: E402
-
-
-def load_average() -> str:
-    try:
-        return "load %.2f" % os.getloadavg()[0]
-    except OSError:  # pragma: no cover - not on every platform
-        return "load ?"
 
 
 def median_ms(xs: list[float]) -> str:

@@ -28,6 +28,7 @@ from typing import Callable
 
 import pyoxigraph as ox
 
+from _load import load_average, load_averages
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.remote import connect
 from diagkg.kg.store import KnowledgeStore
@@ -94,19 +95,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         if args.backend:          # one backend, in a process of its own (no cache carried over)
-            print(json.dumps(one_backend(args.backend, base, args.runs)))
+            print(json.dumps({**one_backend(args.backend, base, args.runs), "load": load_averages()}))
             return
         # warm the inference cache once, so that neither backend pays for the reasoner
         load_shipped(KnowledgeStore.memory())
         figures = {}
+        loads = {}
         for backend in ("embedded", "remote"):
             out = subprocess.run([sys.executable, __file__, "--backend", backend, "--runs", str(args.runs)],
                                  check=True, capture_output=True, text=True).stdout
             figures[backend] = json.loads(out.strip().splitlines()[-1])
+            loads[backend] = load_average(figures[backend].pop("load"))
     local, served = figures["embedded"], figures["remote"]
     print(f"{'':28} {'embedded':>10} {'oxigraph serve':>15} {'ratio':>7}")
     for name, value in local.items():
         print(f"{name:28} {value:9.3f}s {served[name]:14.3f}s {served[name] / value:6.1f}×")
+    print(f"(embedded: {loads['embedded']}; oxigraph serve: {loads['remote']}; each as its process ended)")
 
 
 if __name__ == "__main__":

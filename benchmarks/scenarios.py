@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import diagkg
+from _load import load_average
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
@@ -22,6 +23,7 @@ def main() -> None:
     load_shipped(store)
     catalog = ScenarioCatalog(store)
     t1 = time.perf_counter()
+    loaded = load_average()
     restored = correct = steps = 0
     per_system: dict[str, float] = {}
     for number in catalog.numbers():
@@ -40,9 +42,10 @@ def main() -> None:
         correct += obs["verdict"] == "correct"
         per_system[scenario.key] = per_system.get(scenario.key, 0.0) + time.perf_counter() - start
     t2 = time.perf_counter()
-    print(f"loaded {len(catalog)} scenarios in {t1 - t0:.2f} s")
+    print(f"loaded {len(catalog)} scenarios in {t1 - t0:.2f} s  ({loaded})")
     print(f"ideal repairs restored {restored}/{len(catalog)}, correct hypotheses {correct}/{len(catalog)}, "
-          f"{steps} repair actions, in {t2 - t1:.2f} s ({(t2 - t1) / len(catalog) * 1000:.1f} ms per scenario)")
+          f"{steps} repair actions, in {t2 - t1:.2f} s ({(t2 - t1) / len(catalog) * 1000:.1f} ms per scenario)  "
+          f"({load_average()})")
     for key, seconds in per_system.items():
         print(f"  {key:22s} {seconds:.2f} s")
 

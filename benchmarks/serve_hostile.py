@@ -32,12 +32,10 @@ from pathlib import Path
 
 import httpx
 
+from _load import load_average
+
 TOKEN = "hostile-benchmark-token"
 SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }"
-
-
-def load() -> str:
-    return "load %.2f" % os.getloadavg()[0]
 
 
 def free_port() -> int:
@@ -103,7 +101,7 @@ def main() -> int:
         bypass = ("PREFIX ex: <urn:ex:> SELECT * WHERE { OPTIONAL { ?x ex:a\\# ?y } SERVICE "
                   f"<http://127.0.0.1:{remote.server_port}/anything> {{ ?s ?p ?o }} }} LIMIT 1")
         r = httpx.get(base + "/sparql", params={"query": bypass}, timeout=60)
-        print(f"SERVICE bypass without the token: {r.status_code}, fetched: {bool(_Remote.hits)}  ({load()})")
+        print(f"SERVICE bypass without the token: {r.status_code}, fetched: {bool(_Remote.hits)}  ({load_average()})")
         bodies = {
             "escaped quotes 20 KB": 'SELECT * WHERE { ?s ?p "' + '\\"' * 10_000,
             "escaped quotes 40 KB": 'SELECT * WHERE { ?s ?p "' + '\\"' * 20_000,
@@ -115,7 +113,7 @@ def main() -> int:
             t, status, worst = timed_while_page(base, lambda body=body: httpx.post(
                 base + "/sparql", content=body, headers={"content-type": "application/sparql-query"},
                 timeout=600).status_code)
-            print(f"{name:32s}: {status} in {t:.3f} s; slowest GET / meanwhile {worst:.3f} s  ({load()})")
+            print(f"{name:32s}: {status} in {t:.3f} s; slowest GET / meanwhile {worst:.3f} s  ({load_average()})")
         with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
             t = time.perf_counter()
             s.sendall(f"POST /sparql HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/sparql-query\r\n"
@@ -125,7 +123,7 @@ def main() -> int:
                 head = s.recv(200).decode("latin-1").splitlines()[0]
             except TimeoutError:
                 head = "no answer within 10 s (waiting for the body)"
-            print(f"50 MB declared, 1 KB sent: {head!r} after {time.perf_counter() - t:.3f} s  ({load()})")
+            print(f"50 MB declared, 1 KB sent: {head!r} after {time.perf_counter() - t:.3f} s  ({load_average()})")
         r = httpx.get(base + "/api/systems", headers={"host": "evil.example"})
         print(f"Host: evil.example: {r.status_code}")
         r = httpx.post(base + "/sparql", content=b"ASK { \xff }", headers={"content-type": "application/sparql-query"})
@@ -140,7 +138,7 @@ def main() -> int:
             t = time.perf_counter()
             r = other.get(base + "/sparql", params={"query": "ASK { ?s ?p ?o }"})
             print(f"a quick query from 127.0.0.2 while 127.0.0.1 runs two slow ones: {r.status_code} in "
-                  f"{time.perf_counter() - t:.3f} s  ({load()})")
+                  f"{time.perf_counter() - t:.3f} s  ({load_average()})")
             other.close()
             for th in threads:
                 th.join()

@@ -31,6 +31,8 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+from _load import load_average
+
 DIAGKG = [sys.executable, "-m", "diagkg.cli"]
 TOKEN = "load-test-token"
 QUERIES = ["system-summary", "scenario-index", "trajectory-list", "action-catalogue", "graph-summary"]
@@ -136,13 +138,14 @@ def session_phase(base: str, n: int, assistant: str) -> dict[str, float]:
             "lost trajectories": len(lost), "trajectories (SPARQL)": int(count)}
 
 
-def show(title: str, figures: dict[str, float]) -> None:
+def show(title: str, figures: dict[str, float], load: str) -> None:
     table = Table(title=title)
     table.add_column("figure")
     table.add_column("value", justify="right")
     for k, v in figures.items():
         table.add_row(k, f"{v:,.1f}" if isinstance(v, float) else str(v))
     Console().print(table)
+    Console().print(f"({load} as the figures above were measured)")
 
 
 def main() -> None:
@@ -169,9 +172,11 @@ def main() -> None:
             if "listening on" not in line:
                 raise SystemExit(f"diagkg serve did not start: {line}")
             base = f"http://127.0.0.1:{port}"
-            show(f"SPARQL: {args.queries} queries from {args.clients} clients", query_phase(base, args.queries, args.clients))
-            show(f"Sessions: {args.sessions} concurrent {args.assistant} sessions, each followed over SSE",
-                 session_phase(base, args.sessions, args.assistant))
+            queried = query_phase(base, args.queries, args.clients)
+            show(f"SPARQL: {args.queries} queries from {args.clients} clients", queried, load_average())
+            ran = session_phase(base, args.sessions, args.assistant)
+            show(f"Sessions: {args.sessions} concurrent {args.assistant} sessions, each followed over SSE", ran,
+                 load_average())
         except Exception:
             print("the server said:\n" + log.read_text()[-3000:], file=sys.stderr)
             raise

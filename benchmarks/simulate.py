@@ -22,6 +22,7 @@ import statistics
 import time
 from pathlib import Path
 
+from _load import load_average, load_averages
 from diagkg.kg import systems
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
@@ -91,8 +92,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     result = measure(args.states, args.drift)
+    averages = load_averages()
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps({**result, "load": averages}))
         return
     print(f"{'system':22s} {'elements':>8s} {'fresh ms':>9s} {'repeat µs':>10s} "
           f"{'first ms':>9s} {'last ms':>9s}  (first/last: medians of the first and last "
@@ -101,6 +103,7 @@ def main() -> None:
         r = result[key]
         print(f"{key:22s} {int(r['elements']):8d} {r['fresh_ms']:9.3f} {r['repeat_us']:10.2f} "
               f"{r['first_ms']:9.3f} {r['last_ms']:9.3f}")
+    print(f"({load_average(averages)} as the figures above were measured)")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -37,6 +36,7 @@ from statistics import mean
 
 from scipy.stats import kendalltau
 
+from _load import load_average
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.evaluation.metrics import bootstrap_mean
 from diagkg.generation.generate import GenerationConfig, generate
@@ -47,10 +47,6 @@ from diagkg.runs.runner import run_session
 
 ASSISTANTS = "oracle,model-based,neuro-symbolic,random-search,fixed-random"
 SOLVED = ("success", "success_no_hypothesis")
-
-
-def load() -> str:
-    return "load %.2f" % os.getloadavg()[0]
 
 
 def catalogue(store: KnowledgeStore, keys: list[str], doubles: int, folder: Path) -> list[int]:
@@ -65,7 +61,7 @@ def catalogue(store: KnowledgeStore, keys: list[str], doubles: int, folder: Path
             double.write(folder / key / "double")
             made += len(double.written)
         load_files(store, [folder / key])          # before the next system: its numbers start past these
-        print(f"generated {key}: {made} scenarios in {time.perf_counter() - t0:.0f} s ({load()})", flush=True)
+        print(f"generated {key}: {made} scenarios in {time.perf_counter() - t0:.0f} s ({load_average()})", flush=True)
     catalog = ScenarioCatalog(store)
     return [n for n in catalog.numbers() if catalog.resolve(n).id.startswith("GEN-") and catalog.resolve(n).key in keys]
 
@@ -132,7 +128,7 @@ def main() -> None:
     catalog = ScenarioCatalog(store)
     scenarios = [catalog.resolve(n) for n in numbers][: args.max_scenarios]
     lite = split(scenarios, "study", per_system=args.per_system, seed=args.split_seed)
-    print(f"full set: {len(scenarios)} scenarios on {', '.join(keys)}; lite set: {len(lite.lite)} ({load()})")
+    print(f"full set: {len(scenarios)} scenarios on {', '.join(keys)}; lite set: {len(lite.lite)} ({load_average()})")
     for (system, faults, chance), (n, m) in sorted(lite.strata.items()):
         print(f"  stratum {system}, {faults} fault(s){', chance' if chance else ''}: {m} of {n}")
     done: dict[str, dict[str, float | str]] = json.loads(args.results.read_text()) if args.results.exists() else {}
@@ -153,9 +149,9 @@ def main() -> None:
                 ran += 1
                 keep(args.results, done)        # after each session: a stop loses none
                 if ran % 25 == 0:
-                    print(f"  {len(done)}/{total} sessions, {time.perf_counter() - t0:.0f} s ({load()})", flush=True)
+                    print(f"  {len(done)}/{total} sessions, {time.perf_counter() - t0:.0f} s ({load_average()})", flush=True)
         keep(args.results, done)
-        print(f"{assistant}: {time.perf_counter() - spent:.0f} s for its sessions ({load()})", flush=True)
+        print(f"{assistant}: {time.perf_counter() - spent:.0f} s for its sessions ({load_average()})", flush=True)
 
     def per_scenario(members: list[str], seed_list: list[int]) -> dict[str, dict[str, list[float]]]:
         """Each metric's figure of each assistant per scenario (the mean over ``seed_list``)."""
@@ -212,7 +208,7 @@ def main() -> None:
         print(f"\nlite sets of split seeds 0-{args.robustness - 1} that rank as the full set does, on both metrics, "
               f"each seed and their mean: {strict} of {args.robustness} (ties allowed), {beyond_ties} of "
               f"{args.robustness} (ties: not significant on the full set)")
-    print(f"\n({load()}; {ran} sessions run now, {len(done)} kept in {args.results})")
+    print(f"\n({load_average()}; {ran} sessions run now, {len(done)} kept in {args.results})")
 
 
 if __name__ == "__main__":

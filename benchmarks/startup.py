@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _load import load_average
+
 HERE = Path(__file__).resolve().parent
 DIAGKG = [sys.executable, "-m", "diagkg.cli"]
 
@@ -64,7 +66,7 @@ def main() -> None:
             samples[name].append(wall(cmd, env))
     for name, values in samples.items():
         print(f"{name:45s} median {statistics.median(values):.3f} s   "
-              f"(min {min(values):.3f}, max {max(values):.3f}, {len(values)} runs)")
+              f"(min {min(values):.3f}, max {max(values):.3f}, {len(values)} runs)  ({load_average()})")
     if "original: simulate three cubes" in samples:
         ratio = statistics.median(samples["diagkg simulate three_cubes"]) / statistics.median(
             samples["original: simulate three cubes"])

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _load import load_average
+
 ROOT = Path(__file__).resolve().parents[1]
 DIAGKG = [sys.executable, "-m", "diagkg.cli"]
 
@@ -42,20 +44,21 @@ def main() -> None:
         cold = timed(["--store", str(base / "cold"), "load", "--shipped"], env)
         warm = timed(["--store", str(base / "warm"), "load", "--shipped"], env)
         print(f"load --shipped into an empty store: {cold:.2f} s (reasoning over 5 systems), "
-              f"{warm:.2f} s (inferences from the cache)")
+              f"{warm:.2f} s (inferences from the cache)  ({load_average()})")
         validated = timed(["--store", str(base / "validated"), "load", str(ROOT / "scenarios" / "systems"),
                            str(ROOT / "scenarios" / "catalog")], env)
-        print(f"load scenarios/systems scenarios/catalog (validated): {validated:.2f} s")
+        print(f"load scenarios/systems scenarios/catalog (validated): {validated:.2f} s  ({load_average()})")
         store = str(base / "warm")
         run = ["--store", store, "run", "--scenario", "3CC.S.3", "--assistant", "neuro-symbolic", "--format", "json"]
         samples = [timed(run, env) for _ in range(args.runs)]
         print(f"run 3CC.S.3 neuro-symbolic, whole process: median {statistics.median(samples):.2f} s "
-              f"(of {args.runs})")
+              f"(of {args.runs})  ({load_average()})")
         t0 = time.perf_counter()
         procs = [subprocess.Popen([*DIAGKG, *run], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
                  for _ in range(2)]
         codes = [p.wait() for p in procs]
-        print(f"two runs started together on one store: {time.perf_counter() - t0:.2f} s, exit codes {codes}")
+        print(f"two runs started together on one store: {time.perf_counter() - t0:.2f} s, exit codes {codes}  "
+              f"({load_average()})")
 
 
 if __name__ == "__main__":

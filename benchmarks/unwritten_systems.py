@@ -36,6 +36,7 @@ from hypothesis import given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from tests.support.circuits import loops, render  # noqa: E402
 
+from _load import load_average  # noqa: E402
 from diagkg.env.scenarios import ScenarioCatalog  # noqa: E402
 from diagkg.generation.generate import GenerationConfig, generate  # noqa: E402
 from diagkg.kg.loading import load_files, load_shipped  # noqa: E402
@@ -46,10 +47,6 @@ from diagkg.sim.simulator import Simulator  # noqa: E402
 
 SOLVED = ("success", "success_no_hypothesis")
 LAMPS = ("Bulb", "LED")
-
-
-def load_average() -> str:
-    return f"load {os.getloadavg()[0]:.2f}"
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -16,13 +16,13 @@ is timed last. The two ways are interleaved; the load average is printed beside 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _load import load_average
 from diagkg.kg import graphs
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
@@ -51,10 +51,6 @@ print(f"{worst:.3f} {n}")
 """
 
 
-def load() -> str:
-    return "load %.2f" % os.getloadavg()[0]
-
-
 def counting(pairs: int) -> str:
     ontology = graphs.ONTOLOGY.value
     patterns = " ".join(f"GRAPH <{ontology}> {{ ?s{i} ?p{i} ?o{i} }}" for i in range(pairs + 1))
@@ -76,7 +72,7 @@ def measure(path: Path, label: str, run: object) -> None:
         out, _ = writer.communicate(timeout=600)
     worst, writes = out.split()
     print(f"{label:40s} update {took:6.2f} s; concurrent writer: {writes:>4s} writes, longest {float(worst):6.3f} s"
-          f"   [{load()}]", flush=True)
+          f"   [{load_average()}]", flush=True)
 
 
 def main() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -22,12 +21,10 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from _load import load_average
+
 DIAGKG = [sys.executable, "-m", "diagkg.cli"]
 ASSISTANTS = "oracle,random-search"
-
-
-def load() -> str:
-    return "load %.2f" % os.getloadavg()[0]
 
 
 def trajectory_graphs(store: Path) -> int:
@@ -74,7 +71,7 @@ def main() -> None:
         stored = has_graph(store, json.loads(run.stdout)["trajectory"].replace(
             "/trajectory/", "/graph/trajectory/"))
     print(f"run during evaluate (started {started:.1f} s in): {run_s:.2f} s, exit {run.returncode}, "
-          f"trajectory stored: {'yes' if stored else 'NO'}   [{load()}]")
+          f"trajectory stored: {'yes' if stored else 'NO'}   [{load_average()}]")
     if run.returncode != 0:
         print("  " + run.stderr.strip().splitlines()[-1])
     l0 = time.perf_counter()
@@ -82,7 +79,7 @@ def main() -> None:
                             capture_output=True, text=True)
     load_s = time.perf_counter() - l0
     print(f"load --wait 5 during evaluate: {load_s:.2f} s, exit {loaded.returncode}, "
-          f"campaign still running: {'yes' if campaign.poll() is None else 'no'}   [{load()}]")
+          f"campaign still running: {'yes' if campaign.poll() is None else 'no'}   [{load_average()}]")
     if loaded.returncode != 0:
         print("  " + loaded.stderr.strip().splitlines()[-1])
     out, err = campaign.communicate()
@@ -94,7 +91,7 @@ def main() -> None:
     commits = (f", {summary['commits']} commits: the longest {summary['longest_commit']:.2f} s with the wait for "
                f"the lock, the lock held {summary['longest_hold']:.2f} s at most" if "longest_hold" in summary else "")
     print(f"evaluate: {summary['trajectories']} trajectories in {total:.1f} s "
-          f"({summary['seconds']:.1f} s running sessions{commits})   [{load()}]")
+          f"({summary['seconds']:.1f} s running sessions{commits})   [{load_average()}]")
 
 
 if __name__ == "__main__":
