@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 import pyoxigraph as ox
 
@@ -76,6 +76,16 @@ class Scenario:
 _SCENARIOS: Memo[Scenario] = Memo("scenarios", 1024)   # derived: by the versions of the graphs read
 
 
+class IndexEntry(NamedTuple):
+    """A scenario as the scenario index lists it (:meth:`ScenarioCatalog.entry`)."""
+
+    number: int
+    id: str
+    iri: str
+    system_iri: str
+    key: str
+
+
 class ScenarioCatalog:
     """The scenarios of a store, found by number or identifier.
 
@@ -122,8 +132,21 @@ class ScenarioCatalog:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def entry(self, ref: str | int) -> IndexEntry:
+        """What the scenario index says of a scenario (by number or identifier, as :meth:`resolve`
+        finds it): its IRI, system and key, without reading the scenario itself (five queries)."""
+        row = self._rows[self._number(ref)]
+        return IndexEntry(int(row["number"]), row["id"], str(row["scenario"]), str(row["system"]), row["key"])
+
     def resolve(self, ref: str | int) -> Scenario:
         """A scenario by number (``5`` or ``"5"``) or identifier (``"3CC.S.5"``)."""
+        number = self._number(ref)
+        if number not in self._cache:
+            self._cache[number] = _read_scenario(self.store, self._rows[number])
+        return self._cache[number]
+
+    def _number(self, ref: str | int) -> int:
+        """The number of the scenario ``ref`` names; an unknown one is said with the closest."""
         number: int | None = None
         if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
             number = int(ref)
@@ -141,9 +164,7 @@ class ScenarioCatalog:
                     hint = f"; did you mean {', '.join(close)}?" if close else ""
                     raise UnknownTermError(f"no scenario {ref!r} in the store{hint}; load its file "
                                            "(diagkg load FILE.ttl) or list them (diagkg query scenario-index)")
-        if number not in self._cache:
-            self._cache[number] = _read_scenario(self.store, self._rows[number])
-        return self._cache[number]
+        return number
 
 
 def _read_scenario(store: "KnowledgeStore", row: dict[str, Any]) -> Scenario:

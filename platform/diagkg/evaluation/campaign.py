@@ -211,9 +211,10 @@ def select_scenarios(store: KnowledgeStore, items: Iterable[str],
                 chosen.extend(catalog.numbers())
             elif low.startswith("system:"):
                 key = item.split(":", 1)[1]
-                found = [s.number for s in _all(store, catalog) if s.key == key]
+                entries = [catalog.entry(n) for n in catalog.numbers()]
+                found = [e.number for e in entries if e.key == key]
                 if not found:
-                    keys = sorted({s.key for s in _all(store, catalog)})
+                    keys = sorted({e.key for e in entries})
                     raise InputError(f"--scenarios {item}: no scenario on a system {key!r} "
                                      f"(systems with scenarios: {', '.join(keys) or 'none'})")
                 chosen.extend(found)
@@ -286,7 +287,7 @@ def used_graphs(store: KnowledgeStore, numbers: Iterable[int]) -> list[ox.NamedN
     catalog = ScenarioCatalog(store)
     out: list[ox.NamedNode] = []
     for n in numbers:
-        s = catalog.resolve(n)
+        s = catalog.entry(n)
         out.append(graph_holding(store, s.iri, str(DK.Scenario)) or graphs.named("scenario", s.id))
         out.append(graph_holding(store, s.system_iri, str(DK.System)) or graphs.system(s.key))
     return list(dict.fromkeys(out))

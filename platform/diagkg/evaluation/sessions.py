@@ -71,7 +71,7 @@ def knowledge_bytes(store: KnowledgeStore, numbers: Iterable[int]) -> bytes:
 
     numbers = list(numbers)
     catalog = ScenarioCatalog(store)
-    for key in sorted({catalog.resolve(n).key for n in numbers}):
+    for key in sorted({catalog.entry(n).key for n in numbers}):
         ensure_inferences(store, key, None)
     return store.dump(knowledge_graphs(store, numbers))
 
