@@ -61,9 +61,9 @@ def scenarios_of(store: KnowledgeStore, key: str, selection: Sequence[str] | Non
             raise InputError(f"--scenarios: {', '.join(s.id for s in other)} "
                              f"{'is' if len(other) == 1 else 'are'} not on system {key!r}")
     else:
-        chosen = [s for s in (catalog.resolve(n) for n in catalog.numbers()) if s.key == key]
+        chosen = [catalog.resolve(e.number) for e in map(catalog.entry, catalog.numbers()) if e.key == key]
     if not chosen:
-        keys = sorted({catalog.resolve(n).key for n in catalog.numbers()})
+        keys = sorted({catalog.entry(n).key for n in catalog.numbers()})
         raise InputError(f"no stored scenario on a system {key!r} (systems with scenarios: {', '.join(keys) or 'none'})")
     return chosen
 
