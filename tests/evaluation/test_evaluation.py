@@ -351,8 +351,7 @@ def test_the_index_says_what_a_worker_needs_without_reading_scenarios(tmp_path, 
 
     monkeypatch.setattr(sc, "_read_scenario", unread)
     assert cp.select_scenarios(store, ["system:torch"]) == [9101, 9102]
-    names = {g.value.rsplit("/", 2)[-2:][0] + "/" + g.value.rsplit("/", 1)[1]
-             for g in sessions.knowledge_graphs(store, [9101, 9102])}
+    names = {"/".join(g.value.rsplit("/", 2)[-2:]) for g in sessions.knowledge_graphs(store, [9101, 9102])}
     assert {"system/torch", "scenario/TORCH.1", "scenario/TORCH.2"} <= names
 
 
