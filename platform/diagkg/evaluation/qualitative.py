@@ -218,7 +218,7 @@ def plan(store: KnowledgeStore, campaign: Campaign) -> Plan:
             if not states or states[-1]["state"] not in cp.FINAL_STATES:
                 out.notes.append(f"{a} on scenario {n}: not finished, not judged yet")
                 continue
-            scenario_iri = catalog.resolve(n).iri
+            scenario_iri = catalog.entry(n).iri
             trajectories = usable(store, campaign, a, scenario_iri)
             if cfg.protocol == "fixed":
                 out.ratings += [(u.trajectory, None) for u in trajectories]
@@ -266,7 +266,7 @@ def trajectory_context(store: KnowledgeStore, trajectory: str) -> dict[str, Any]
             "cost": r["cost"], "kind": r["kind"] or "none", "verdict": r["verdict"] or "", "executed": []})
         if r["executed"] and r["executed"].strip() not in entry["executed"]:
             entry["executed"].append(r["executed"].strip())
-    scenario = ScenarioCatalog(store).resolve(int(head["scenario"]))
+    scenario = ScenarioCatalog(store).entry(int(head["scenario"]))      # the index says enough
     system = store.select("llm-system", {"system": ox.NamedNode(scenario.system_iri)})
     return {"trajectory": head, "rounds": [rounds[k] for k in sorted(rounds)], "scenario_iri": scenario.iri,
             "system": system[0] if system else {"label": scenario.key, "description": ""}}

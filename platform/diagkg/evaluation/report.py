@@ -215,7 +215,7 @@ def dendrograms(store: KnowledgeStore, data: mx.CampaignData, out: Path, plt: An
 def _scenario_iri(store: KnowledgeStore, number: int) -> str:
     from ..env.scenarios import ScenarioCatalog
 
-    return ScenarioCatalog(store).resolve(number).iri
+    return ScenarioCatalog(store).entry(number).iri
 
 
 # ---------------------------------------------------------------------------
