@@ -6,6 +6,7 @@ decision time, with the load average beside each line; then the totals.
 
     .venv/bin/python benchmarks/unwritten_systems.py [--systems 6] [--max-loops 3] [--min-lit 2]
                                                      [--assistants model-based neuro-symbolic] [--seed 0]
+                                                     [--config JSON]
 
 hypothesis draws the systems (one per hypothesis seed, from ``--seed``: the same systems every run), each part
 made reachable by the service agent (the generator's parts afford only what a simulation needs). A
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import math
 import os
 import statistics
@@ -77,6 +79,8 @@ def main() -> None:
     parser.add_argument("--min-lit", type=int, default=2)
     parser.add_argument("--assistants", nargs="+", default=["model-based", "neuro-symbolic"])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--config", type=json.loads, default={},
+                        help="configuration of the assistants but the oracle (JSON), e.g. '{\"max_pairs\": 200}'")
     parser.add_argument("--folder", type=Path, help="write the systems and their scenarios here (kept; default: a "
                                                       "temporary folder), to load them again to look at a session")
     args = parser.parse_args()
@@ -129,7 +133,8 @@ def main() -> None:
         for name in args.assistants:
             solved, cost, decisions, failed = 0, 0.0, [], []
             for number in numbers:
-                r = run_session(number, name, seed=args.seed, store=store, record=False, keep_ledger=False)
+                r = run_session(number, name, seed=args.seed, store=store, record=False, keep_ledger=False,
+                                config=args.config if name != "oracle" else None)
                 solved += r.end in SOLVED
                 cost += r.cost
                 decisions += r.decision_times

@@ -11,6 +11,10 @@
   that blocks no coupling; a box that blocks a coupling still counts.
 * An effect applied again to the same state is set again, not run again, and
   leaves the same state.
+* The sessions of a process share what their worlds predicted (the same faults,
+  circuit state, repairs and step on the same versions of the system and
+  ontology): a session run again chooses the same with fewer predictions, and a
+  system changed since reuses none of them.
 
 On the torch written in tests/support/torch.py (not shipped), and on shipped
 scenarios with a loose connection and a double fault.
@@ -26,15 +30,17 @@ import diagkg
 from diagkg.agents.likeness import OBSERVATIONS, cell
 from diagkg.agents.modelbased import ModelBasedAssistant
 from diagkg.agents.readings import reading
+from diagkg.agents.worlds import PREDICTED
 from diagkg.env.actions import Hypothesis
 from diagkg.env.observations import volts
 from diagkg.errors import SessionError
+from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 from diagkg.sim.circuit import CircuitState
 
 from ..support.stores import catalog_store
-from ..support.torch import torch_memory_store
+from ..support.torch import FLAT, TORCH, scenario_text, torch_memory_store
 from ..support.worlds import set_up_worlds
 
 
@@ -43,8 +49,11 @@ def torch_store(tmp_path_factory) -> KnowledgeStore:
     return torch_memory_store(tmp_path_factory.mktemp("model-based-speed"))
 
 
-def _run(store: KnowledgeStore, scenario: str, **config) -> tuple[tuple[str, float, list[str]], int]:
-    """How a session went (end, cost, steps), and how many actions the assistant tried in its worlds."""
+def _run(store: KnowledgeStore, scenario: str, keep: bool = False, **config) -> tuple[tuple[str, float, list[str]], int]:
+    """How a session went (end, cost, steps), and how many actions the assistant tried in its worlds
+    (on its own: what earlier sessions predicted is forgotten first, unless ``keep``)."""
+    if not keep:
+        PREDICTED.clear()
     assistant = ModelBasedAssistant(**config)
     result = run_session(scenario, assistant, store=store, seed=0, record=False)
     worlds = assistant.worlds
@@ -66,6 +75,22 @@ def test_worlds_alike_share_predictions_and_choose_the_same(scenario):
     shared, fewer = _run(store, scenario)
     assert shared == alone
     assert fewer < every * 0.75
+
+
+def test_sessions_share_what_worlds_predicted_on_a_users_system(torch_store, tmp_path):
+    first, made = _run(torch_store, "TORCH.1")
+    hits = PREDICTED.hits
+    again, remade = _run(torch_store, "TORCH.1", keep=True)
+    assert again == first
+    assert made > 0 and remade < made and PREDICTED.hits > hits
+    # the same torch with another bulb: a new version of the system, nothing of the first reused
+    (tmp_path / "torch.ttl").write_text(TORCH.replace("dk:resistance 60 ;", "dk:resistance 30 ;"))
+    (tmp_path / "t1.ttl").write_text(scenario_text(**FLAT))
+    changed = KnowledgeStore.memory()
+    load_files(changed, [tmp_path / "torch.ttl", tmp_path / "t1.ttl"])
+    after, made_after = _run(changed, "TORCH.1", keep=True)
+    alone, made_alone = _run(changed, "TORCH.1")
+    assert after == alone and made_after == made_alone
 
 
 def _every_world(store: KnowledgeStore, scenario: str) -> tuple[ModelBasedAssistant, list]:

@@ -135,3 +135,43 @@ def test_the_model_based_assistant_reads_the_lights_not_their_wording(torch_stor
     assert obs["lights"] and set(obs["lights"].values()) <= {"on", "off", "flickering"}
     monkeypatch.setattr(service, "describe_lights", lambda lights: "Zzz " + ", ".join(sorted(lights))[::-1])
     assert decisions() == before
+
+
+def test_a_shadow_started_from_an_earlier_start_answers_as_one_injected_afresh(torch_store):
+    """A start is worked out once per name of the state graph (Shadow.start): a second shadow of
+    the same name, on another working memory, writes back the same state graph (its blank nodes
+    included), the same draws of a loose connection, and answers every step as the first; a shadow
+    of another name works it out again."""
+    real = resolve_scenario(torch_store, "TORCH.1")
+    modes = worlds.fault_modes(torch_store)
+    loose = next(m for m in modes.values() if m.chance).fault("https://example.org/torch/", "lead.n")
+    with Session(real, torch_store) as probe:
+        probe.reset(seed=0)
+        fault_sets = _single_faults(probe)[:6] + [(loose,)]
+        steps = [Action(spec.id, (cid,)) for cid in ("bat", "lead", "bulb")
+                 for spec in sorted(probe.catalogue.values(), key=lambda s: s.id)
+                 if spec.target_count == 1 and not spec.parameter and spec.target_kind in ("component", "any")]
+    for n, faults in enumerate(fault_sets):
+        scenario = worlds.hypothetical(faults, iri=f"urn:test:opening:{n}", base=real)
+        name = f"opening-test-{n}"
+        with worlds.Shadow(scenario, torch_store, session_id=name) as first, \
+                worlds.Shadow(scenario, torch_store, session_id=name) as second:
+            misses = worlds.OPENINGS.misses
+            seen = first.start(scenario, 3)
+            hits = worlds.OPENINGS.hits
+            again = second.start(scenario, 3)
+            assert worlds.OPENINGS.hits == hits + 1 and worlds.OPENINGS.misses == misses + 1
+            assert again == seen
+            assert second.state_key() == first.state_key() and second._snapshot == first._snapshot
+            assert second.rng.getstate() == first.rng.getstate()
+            assert (second.nominal_state, second.injected_state, second.main_bulbs, second.nominal_bulbs) == \
+                (first.nominal_state, first.injected_state, first.main_bulbs, first.nominal_bulbs)
+            a, b = first.checkpoint(), second.checkpoint()
+            for step in steps:
+                got, want = second.trial(b, step), first.trial(a, step)
+                assert (got.to_dict() if got else None) == (want.to_dict() if want else None), (faults, step)
+                assert second.end == first.end
+        with worlds.Shadow(scenario, torch_store) as other:       # a state graph of its own name
+            misses = worlds.OPENINGS.misses
+            other.start(scenario, 3)
+            assert worlds.OPENINGS.misses == misses + 1

@@ -19,6 +19,8 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+import pyoxigraph as ox
+
 from ..env import access
 from ..env.actions import Action, Hypothesis
 from ..env.effects import still_broken
@@ -29,6 +31,7 @@ from ..env.service import Checkpoint, simulator_for
 from ..env.worlds import Shadow, hypothetical
 from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
+from ..kg.memo import Memo
 from ..sim.circuit import CircuitState, Fall, PortRef, composed
 from .combinations import Candidate
 from .readings import UNKNOWN, Reading
@@ -37,6 +40,14 @@ from .registry import Briefing
 
 SOLVED = ("success", "success_no_hypothesis")
 Prediction = tuple[Reading, float, bool]       # a report (as a key), its minutes, whether the system works again
+
+WORLDS_GRAPH = "model-based-worlds"       # the name of the worlds' state graph (see Worlds.shade)
+
+# what worlds predicted, shared by the sessions of a process (see Worlds.predicted): keyed by the versions
+# of the graphs the worlds read, the faults, the circuit state read from the world's state graph (free of
+# its blank nodes and graph name), the parts repaired, the world's end, the step and the coin
+# (with the parts the step's end depended on: see Worlds.remembered)
+PREDICTED: Memo[tuple[Prediction, frozenset[str]]] = Memo("what worlds predicted", 200_000)
 
 
 class Coin(random.Random):
@@ -88,6 +99,10 @@ class Worlds:
         self.briefing = briefing
         self.chance_in_worlds = chance
         self.graph = briefing.store.private_copy()
+        # the versions of what the worlds read (the system, its inferred facts, the ontology): what the
+        # predictions shared between sessions are keyed by
+        self.versions = tuple(sorted((g.value, self.graph.version_of(g)) for g in self.graph.raw.named_graphs()
+                                     if isinstance(g, ox.NamedNode)))
         self.sk = simulator_for(self.graph, briefing.system).skeleton
         self.ns = graphs.namespace_of(self.sk.iri)
         self.removed = frozenset(c for c in self.sk.components if c not in briefing.parts)
@@ -334,10 +349,19 @@ class Worlds:
         :meth:`remembered`), so that is remembered across decisions and across the candidates
         that are the same world (the same faults, anchor included)."""
         remember = coin is not None or not any(f.probability is not None for f in c.faults)
+        shared: tuple[Any, ...] | None = None
         if remember:
             known = self.remembered(c, point, step, coin)
             if known is not None:
                 return known
+            # another session of this process may have predicted it in the same world (the same faults,
+            # circuit state and repairs, read from the graph as the step would read it)
+            shared = self.shared_key(c, point, step, coin)
+            if shared is not None:
+                found = PREDICTED.get(shared)
+                if found is not None:
+                    self.remember(c, point, step, coin, found[1], found[0])
+                    return found[0]
         assert self.shadow is not None
         if coin is not None:
             self.shadow.rng = coin
@@ -345,7 +369,24 @@ class Worlds:
         answer = (key_of(out), float(out["cost"]), self.shadow.end in SOLVED) if out is not None else (UNKNOWN, 0.0, False)
         if remember:
             self.remember(c, point, step, coin, self.shadow.reads, answer)
+            if shared is not None:
+                PREDICTED.put(shared, (answer, self.shadow.reads))
         return answer
+
+    def shared_key(self, c: Candidate, point: Checkpoint, step: Action | Hypothesis, coin: Way) -> tuple[Any, ...] | None:
+        """What a prediction is shared between sessions by (:data:`PREDICTED`): the versions of the
+        graphs the worlds read, the faults (anchor included), the circuit state the world stands in
+        as read from its state graph (the same in every session, unlike the graph's blank nodes),
+        every part repaired, whether the world has ended, the step and the coin. None when the
+        state cannot be read."""
+        assert self.shadow is not None
+        try:
+            self.shadow.rollback(point)
+            state = self.shadow.state()
+        except (SessionError, SimulationError):
+            return None
+        return (self.versions, self.anchor + c.faults, state, point.repaired, point.end, str(step),
+                coin.value if isinstance(coin, Coin) else coin.opened if coin is not None else None)
 
     def predict(self, point: Checkpoint, step: Action | Hypothesis) -> Outcome | None:
         """The report of ``step`` taken at ``point`` (simulated; None when the world cannot take it)."""
@@ -432,7 +473,9 @@ class Worlds:
     def shade(self, scenario: Scenario) -> Shadow:
         """The shadow the worlds are tried on (made on first need, and again after :meth:`close`)."""
         if self.shadow is None:
-            self.shadow = Shadow(scenario, self.graph)
+            # one name for the worlds' state graph in every session: a world started again (here or in
+            # another session of this process) gets the same graph, and what was remembered by it is found
+            self.shadow = Shadow(scenario, self.graph, session_id=WORLDS_GRAPH)
         return self.shadow
 
     def close(self) -> None:
@@ -475,4 +518,4 @@ class Worlds:
         return out
 
 
-__all__ = ["CLOSED", "OPEN", "SOLVED", "Coin", "Fallen", "Prediction", "Way", "Worlds", "coins", "falls"]
+__all__ = ["CLOSED", "OPEN", "PREDICTED", "SOLVED", "Coin", "Fallen", "Prediction", "Way", "Worlds", "coins", "falls"]

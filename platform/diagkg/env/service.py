@@ -178,12 +178,7 @@ class Session:
         self.rng = random.Random(self.seed)
         configure(self.store, self.scenario, self.state_graph)
         self.nominal_state = self.state()       # the system as set up, before the faults
-        nominal = self.sim.simulate(self.nominal_state, random.Random(self.seed))
-        self.nominal_result = nominal
-        self.nominal_lit = nominal.lit
-        bulbs = {c for c in nominal.lit if self.sk.components[c].type == "Bulb"}
-        self.nominal_bulbs = frozenset(bulbs)
-        self.main_bulbs = frozenset(c for c in bulbs if not self.sk.components[c].params.get("isIndicator"))
+        self.set_nominal(self.sim.simulate(self.nominal_state, random.Random(self.seed)))
         inject(self.store, self.scenario, self.state_graph)
         self.injected_state = self.state()      # the faults as injected, before what they damage at once
         result = self.initial_result = self.simulate(self.injected_state)
@@ -199,6 +194,14 @@ class Session:
             "lights": lights,                          # lamp -> Light, for assistants
         }
         return obs, self._info(result=result)
+
+    def set_nominal(self, nominal: SimulationResult) -> None:
+        """The system as set up, simulated: what lights then, its bulbs, and the main ones (not indicators)."""
+        self.nominal_result = nominal
+        self.nominal_lit = nominal.lit
+        bulbs = {c for c in nominal.lit if self.sk.components[c].type == "Bulb"}
+        self.nominal_bulbs = frozenset(bulbs)
+        self.main_bulbs = frozenset(c for c in bulbs if not self.sk.components[c].params.get("isIndicator"))
 
     def step(self, act: Action | Hypothesis | None) -> tuple[Outcome, float, bool, bool, dict[str, Any]]:
         """One round: execute an action, verify a hypothesis, or (None) give up; the round's typed

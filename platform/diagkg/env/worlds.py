@@ -24,9 +24,12 @@ reports depend on besides the steps).
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import pyoxigraph as ox
 
 from ..errors import SessionError, SimulationError
 from ..kg import graphs
@@ -40,6 +43,7 @@ from .service import Checkpoint, Session
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeSource, KnowledgeStore
+    from ..sim.circuit import CircuitState
 
 UNBOUNDED = 10**6        # a what-if session's budget of rounds: never the reason it stops
 
@@ -176,15 +180,34 @@ def opening_key(store: KnowledgeSource, scenario: Scenario, seed: int) -> tuple[
             seed if any(f.probability is not None for f in scenario.faults) else None)
 
 
+@dataclass(frozen=True)
+class Opening:
+    """What a shadow's start worked out (see :meth:`Shadow.start`): its state graph as the faults
+    left it (the fault snapshot), the system as set up and as injected (simulated again when
+    written back: the simulator remembers its results), and the first observation."""
+
+    snapshot: tuple[ox.Quad, ...]
+    nominal_state: CircuitState
+    injected_state: CircuitState
+    observation: dict[str, Any]
+
+
+# what shadows' starts worked out, shared by the shadows of a process: by the world's opening key, the
+# scenario's own fields its first observation shows, and the state graph the snapshot is written in
+OPENINGS: Memo[Opening] = Memo("shadow openings", 5_000)
+
+
 class Shadow(Session):
     """A what-if session: the real session's code on a working memory of its own, with an
     unbounded budget, started on any hypothetical scenario (:meth:`start`), tried from a
     checkpoint again and again (:meth:`trial`), remembering what it worked out (:attr:`recall`).
-    Close it (or use it in a ``with`` block) when done: its working memory goes back to the pool."""
+    Close it (or use it in a ``with`` block) when done: its working memory goes back to the pool.
+    ``session_id`` names its state graph (a fresh one by default); shadows with the same name
+    share what their starts worked out (:meth:`start`)."""
 
-    def __init__(self, scenario: Scenario, store: KnowledgeStore):
+    def __init__(self, scenario: Scenario, store: KnowledgeStore, session_id: str | None = None):
         self.recall = Recall()
-        super().__init__(scenario, store, budget=UNBOUNDED)
+        super().__init__(scenario, store, session_id=session_id, budget=UNBOUNDED)
 
     @property
     def reads(self) -> frozenset[str]:
@@ -194,10 +217,36 @@ class Shadow(Session):
         return self.recall.reads
 
     def start(self, scenario: Scenario, seed: int) -> dict[str, Any]:
-        """Inject ``scenario``'s faults afresh (as a reset does); the first observation."""
+        """Inject ``scenario``'s faults afresh (as a reset does); the first observation. A start
+        worked out before in a state graph of the same name (this shadow's, or another's of the
+        same name, on the same versions of the system and ontology) is written back as it was, its
+        blank nodes included, rather than injected again: the same world then has the same state
+        graph in every session, and what is remembered by that graph's content is found again."""
         self.scenario = scenario
-        obs, _ = self.reset(seed=seed)
-        return obs
+        key = (opening_key(self.store, scenario, seed), self.state_graph.value, scenario.number, scenario.id,
+               scenario.key, scenario.observations)
+        known = OPENINGS.get(key)
+        if known is None:
+            obs, _ = self.reset(seed=seed)
+            OPENINGS.put(key, Opening(self._snapshot, self.nominal_state, self.injected_state,
+                                       {**obs, "lights": dict(obs["lights"])}))
+            return obs
+        if self.closed:
+            raise SessionError("start() on a closed session: make a new one")
+        self._reset_fields()
+        self._started = True
+        self._pending = None
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self._write(frozenset(known.snapshot))
+        # as reset simulates them (the draws of loose connections from the same random numbers)
+        self.nominal_state = known.nominal_state
+        self.set_nominal(self.sim.simulate(known.nominal_state, random.Random(seed)))
+        self.injected_state = known.injected_state
+        self.initial_result = self.simulate(known.injected_state)
+        self._snapshot = known.snapshot
+        self._snapshot_set = None
+        return {**known.observation, "lights": dict(known.observation["lights"])}
 
     def trial(self, point: Checkpoint, step: Action | Hypothesis) -> Outcome | None:
         """What ``step`` reports taken at ``point`` (the shadow then stands after it); None when the
@@ -210,5 +259,5 @@ class Shadow(Session):
         return out
 
 
-__all__ = ["PARAMETERS", "TARGET_KINDS", "UNBOUNDED", "FaultMode", "Shadow", "fault_modes", "hypothetical",
+__all__ = ["OPENINGS", "PARAMETERS", "TARGET_KINDS", "UNBOUNDED", "FaultMode", "Opening", "Shadow", "fault_modes", "hypothetical",
            "opening_key"]
