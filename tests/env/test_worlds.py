@@ -141,7 +141,7 @@ def test_a_shadow_started_from_an_earlier_start_answers_as_one_injected_afresh(t
     """A start is worked out once per name of the state graph (Shadow.start): a second shadow of
     the same name, on another working memory, writes back the same state graph (its blank nodes
     included), the same draws of a loose connection, and answers every step as the first; a shadow
-    of another name works it out again."""
+    not given a name shares nothing."""
     real = resolve_scenario(torch_store, "TORCH.1")
     modes = worlds.fault_modes(torch_store)
     loose = next(m for m in modes.values() if m.chance).fault("https://example.org/torch/", "lead.n")
@@ -171,7 +171,7 @@ def test_a_shadow_started_from_an_earlier_start_answers_as_one_injected_afresh(t
                 got, want = second.trial(b, step), first.trial(a, step)
                 assert (got.to_dict() if got else None) == (want.to_dict() if want else None), (faults, step)
                 assert second.end == first.end
-        with worlds.Shadow(scenario, torch_store) as other:       # a state graph of its own name
-            misses = worlds.OPENINGS.misses
-            other.start(scenario, 3)
-            assert worlds.OPENINGS.misses == misses + 1
+        with worlds.Shadow(scenario, torch_store) as other:       # a state graph of its own: nothing shared
+            before = (worlds.OPENINGS.hits, worlds.OPENINGS.misses, len(worlds.OPENINGS))
+            assert other.start(scenario, 3) == seen
+            assert (worlds.OPENINGS.hits, worlds.OPENINGS.misses, len(worlds.OPENINGS)) == before

@@ -202,11 +202,12 @@ class Shadow(Session):
     unbounded budget, started on any hypothetical scenario (:meth:`start`), tried from a
     checkpoint again and again (:meth:`trial`), remembering what it worked out (:attr:`recall`).
     Close it (or use it in a ``with`` block) when done: its working memory goes back to the pool.
-    ``session_id`` names its state graph (a fresh one by default); shadows with the same name
+    ``session_id`` names its state graph (a fresh one by default); shadows given the same name
     share what their starts worked out (:meth:`start`)."""
 
     def __init__(self, scenario: Scenario, store: KnowledgeStore, session_id: str | None = None):
         self.recall = Recall()
+        self.named = session_id is not None       # its starts are shared (see start)
         super().__init__(scenario, store, session_id=session_id, budget=UNBOUNDED)
 
     @property
@@ -223,6 +224,9 @@ class Shadow(Session):
         blank nodes included, rather than injected again: the same world then has the same state
         graph in every session, and what is remembered by that graph's content is found again."""
         self.scenario = scenario
+        if not self.named:            # a state graph of its own: no other shadow could use its starts
+            obs, _ = self.reset(seed=seed)
+            return obs
         key = (opening_key(self.store, scenario, seed), self.state_graph.value, scenario.number, scenario.id,
                scenario.key, scenario.observations)
         known = OPENINGS.get(key)
