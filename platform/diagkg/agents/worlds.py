@@ -47,7 +47,7 @@ WORLDS_GRAPH = "model-based-worlds"       # the name of the worlds' state graph 
 # of the graphs the worlds read, the faults, the circuit state read from the world's state graph (free of
 # its blank nodes and graph name), the parts repaired, the world's end, the step and the coin
 # (with the parts the step's end depended on: see Worlds.remembered)
-PREDICTED: Memo[tuple[Prediction, frozenset[str]]] = Memo("what worlds predicted", 200_000)
+PREDICTED: Memo[tuple[Prediction, frozenset[str]]] = Memo("what worlds predicted", 50_000)
 
 
 class Coin(random.Random):
