@@ -4,9 +4,11 @@ it the time spent widening to pairs, admitting pairs, screening shorts, restarti
 following the candidates through the step, and predicting reports for the options. Printed: the
 decisions' median, 95th percentile and worst, and for the decisions over ``--slow`` seconds the
 seconds in each part (nested parts are also counted in the part that holds them), with the load
-average.
+average; then Python's garbage collections over the run (how many, their seconds, the longest: in a
+long run the full ones fall inside whichever decision they land in). ``--gc off`` runs without the
+collector, ``--gc N`` with a first threshold of N allocations (700 by default), to see its share.
 
-    .venv/bin/python benchmarks/decision_parts.py [--seed 0] [--scenarios 1-135] [--slow 0.15]
+    .venv/bin/python benchmarks/decision_parts.py [--seed 0] [--scenarios 1-135] [--slow 0.15] [--gc off|N]
 
 Compare two versions of the code by running it under each (``PYTHONPATH=<worktree>/platform``),
 one after the other on a quiet machine.
@@ -17,12 +19,14 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
+import gc
 import os
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
+from _load import load_average
 from diagkg.agents import candidates, likeness, modelbased, worlds
 from diagkg.evaluation import campaign
 from diagkg.kg.loading import load_shipped
@@ -68,6 +72,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scenarios", nargs="*", default=["all"])
     parser.add_argument("--slow", type=float, default=0.15, help="seconds above which a decision is broken down")
+    parser.add_argument("--gc", default="on", help="on (as Python sets it), off, or the first threshold N")
     args = parser.parse_args()
     os.environ.setdefault("DIAGKG_CHECK_TRAJECTORIES", "never")
     spent: collections.Counter[str] = collections.Counter()
@@ -94,6 +99,20 @@ def main() -> None:
     store = KnowledgeStore.memory()
     load_shipped(store)
     numbers = campaign.select_scenarios(store, args.scenarios)
+    collections_: dict[int, list[float]] = collections.defaultdict(list)     # generation -> seconds of each
+    started = [0.0]
+
+    def collected(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            collections_[info["generation"]].append(time.perf_counter() - started[0])
+
+    gc.callbacks.append(collected)
+    if args.gc == "off":
+        gc.disable()
+    elif args.gc != "on":
+        gc.set_threshold(int(args.gc), *gc.get_threshold()[1:])
     t0 = time.perf_counter()
     for n in numbers:
         run_session(n, Timed(), seed=args.seed, store=store, record=False, keep_ledger=False)
@@ -101,7 +120,11 @@ def main() -> None:
     p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
     print(f"{len(numbers)} sessions, {len(times)} decisions in {time.perf_counter() - t0:.0f} s: median "
           f"{statistics.median(times) * 1e3:.0f} ms, p95 {p95 * 1e3:.0f} ms, worst {times[-1] * 1e3:.0f} ms "
-          f"(load {os.getloadavg()[0]:.2f})")
+          f"({load_average()})")
+    full = collections_.get(2, [])
+    print(f"garbage collections (gc {args.gc}): {sum(map(len, collections_.values()))} in "
+          f"{sum(map(sum, collections_.values())):.1f} s; full ones {len(full)} in {sum(full):.1f} s, the longest "
+          f"{max(full, default=0.0) * 1e3:.0f} ms")
     slow = [(t, parts) for t, parts in decisions if t > args.slow]
     total: collections.Counter[str] = collections.Counter()
     for _, parts in slow:
