@@ -19,8 +19,6 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import pyoxigraph as ox
-
 from ..env import access
 from ..env.actions import Action, Hypothesis
 from ..env.effects import still_broken
@@ -99,10 +97,9 @@ class Worlds:
         self.briefing = briefing
         self.chance_in_worlds = chance
         self.graph = briefing.store.private_copy()
-        # the versions of what the worlds read (the system, its inferred facts, the ontology): what the
-        # predictions shared between sessions are keyed by
-        self.versions = tuple(sorted((g.value, self.graph.version_of(g)) for g in self.graph.raw.named_graphs()
-                                     if isinstance(g, ox.NamedNode)))
+        # the versions of what the worlds read (the ontology, the system, its inferences, as the view holds
+        # them): what the predictions shared between sessions are keyed by
+        self.versions = briefing.store.versions
         self.sk = simulator_for(self.graph, briefing.system).skeleton
         self.ns = graphs.namespace_of(self.sk.iri)
         self.removed = frozenset(c for c in self.sk.components if c not in briefing.parts)

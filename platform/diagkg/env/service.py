@@ -168,14 +168,7 @@ class Session:
         accepted for compatibility and must be empty."""
         if options:
             raise SessionError(f"reset() takes no options, got {', '.join(sorted(options))}")
-        if self.closed:
-            raise SessionError("reset() on a closed session: make a new one")
-        self._reset_fields()
-        self._started = True
-        self._pending = None                  # configure starts the state graph afresh
-        self.store.compact()
-        self.seed = seed if seed is not None else 0
-        self.rng = random.Random(self.seed)
+        self.begin(seed if seed is not None else 0)
         configure(self.store, self.scenario, self.state_graph)
         self.nominal_state = self.state()       # the system as set up, before the faults
         self.set_nominal(self.sim.simulate(self.nominal_state, random.Random(self.seed)))
@@ -194,6 +187,18 @@ class Session:
             "lights": lights,                          # lamp -> Light, for assistants
         }
         return obs, self._info(result=result)
+
+    def begin(self, seed: int) -> None:
+        """Start afresh (what a reset does before it writes the state graph): nothing done yet, the
+        random draws of loose connections from ``seed``."""
+        if self.closed:
+            raise SessionError("reset() on a closed session: make a new one")
+        self._reset_fields()
+        self._started = True
+        self._pending = None                  # the state graph is written afresh next
+        self.store.compact()
+        self.seed = seed
+        self.rng = random.Random(seed)
 
     def set_nominal(self, nominal: SimulationResult) -> None:
         """The system as set up, simulated: what lights then, its bulbs, and the main ones (not indicators)."""

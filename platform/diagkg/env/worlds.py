@@ -235,13 +235,7 @@ class Shadow(Session):
             OPENINGS.put(key, Opening(self._snapshot, self.nominal_state, self.injected_state,
                                        {**obs, "lights": dict(obs["lights"])}))
             return obs
-        if self.closed:
-            raise SessionError("start() on a closed session: make a new one")
-        self._reset_fields()
-        self._started = True
-        self._pending = None
-        self.seed = seed
-        self.rng = random.Random(seed)
+        self.begin(seed)
         self._write(frozenset(known.snapshot))
         # as reset simulates them (the draws of loose connections from the same random numbers)
         self.nominal_state = known.nominal_state
