@@ -8,7 +8,12 @@ average; then Python's garbage collections over the run (how many, their seconds
 long run the full ones fall inside whichever decision they land in). ``--gc off`` runs without the
 collector, ``--gc N`` with a first threshold of N allocations (700 by default), to see its share.
 
-    .venv/bin/python benchmarks/decision_parts.py [--seed 0] [--scenarios 1-135] [--slow 0.15] [--gc off|N]
+    .venv/bin/python benchmarks/decision_parts.py [--seed 0 [1 …]] [--scenarios 1-135] [--slow 0.15] [--gc off|N]
+
+With several seeds, every scenario is run with each seed in turn in the one process (as a campaign's
+worker runs them), and each seed's decisions are also summed up on a line of their own: what the
+sessions of a process share (:data:`~diagkg.agents.worlds.PREDICTED`, :data:`~diagkg.agents.worlds.REFUTED`)
+shows in the seeds after the first.
 
 Compare two versions of the code by running it under each (``PYTHONPATH=<worktree>/platform``),
 one after the other on a quiet machine.
@@ -67,9 +72,17 @@ def instrument(spent: collections.Counter[str]) -> None:
         setattr(cls, name, timed(getattr(cls, name), label))
 
 
+def summary(what: str, took: list[float], seconds: float) -> None:
+    """Print the median, 95th percentile and worst of the decisions ``took`` (seconds each)."""
+    times = sorted(took)
+    p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
+    print(f"{what}, {len(times)} decisions in {seconds:.0f} s: median {statistics.median(times) * 1e3:.0f} ms, "
+          f"p95 {p95 * 1e3:.0f} ms, worst {times[-1] * 1e3:.0f} ms ({load_average()})", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, nargs="+", default=[0], help="one seed or more, in turn")
     parser.add_argument("--scenarios", nargs="*", default=["all"])
     parser.add_argument("--slow", type=float, default=0.15, help="seconds above which a decision is broken down")
     parser.add_argument("--gc", default="on", help="on (as Python sets it), off, or the first threshold N")
@@ -114,13 +127,13 @@ def main() -> None:
     elif args.gc != "on":
         gc.set_threshold(int(args.gc), *gc.get_threshold()[1:])
     t0 = time.perf_counter()
-    for n in numbers:
-        run_session(n, Timed(), seed=args.seed, store=store, record=False, keep_ledger=False)
-    times = sorted(t for t, _ in decisions)
-    p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
-    print(f"{len(numbers)} sessions, {len(times)} decisions in {time.perf_counter() - t0:.0f} s: median "
-          f"{statistics.median(times) * 1e3:.0f} ms, p95 {p95 * 1e3:.0f} ms, worst {times[-1] * 1e3:.0f} ms "
-          f"({load_average()})")
+    for seed in args.seed:
+        first, t1 = len(decisions), time.perf_counter()
+        for n in numbers:
+            run_session(n, Timed(), seed=seed, store=store, record=False, keep_ledger=False)
+        if len(args.seed) > 1:
+            summary(f"seed {seed}: {len(numbers)} sessions", [t for t, _ in decisions[first:]], time.perf_counter() - t1)
+    summary(f"{len(numbers) * len(args.seed)} sessions", [t for t, _ in decisions], time.perf_counter() - t0)
     full = collections_.get(2, [])
     print(f"garbage collections (gc {args.gc}): {sum(map(len, collections_.values()))} in "
           f"{sum(map(sum, collections_.values())):.1f} s; full ones {len(full)} in {sum(full):.1f} s, the longest "

@@ -15,6 +15,9 @@
   circuit state, repairs and step on the same versions of the system and
   ontology): a session run again chooses the same with fewer predictions, and a
   system changed since reuses none of them.
+* … and the worlds that disagreed with what was seen (the same faults, steps and
+  reports): a session run again starts fewer worlds and chooses the same, its
+  pairs screened as before; a system changed since reuses none of them.
 
 On the torch written in tests/support/torch.py (not shipped), and on shipped
 scenarios with a loose connection and a double fault.
@@ -30,7 +33,7 @@ import diagkg
 from diagkg.agents.likeness import OBSERVATIONS, cell
 from diagkg.agents.modelbased import ModelBasedAssistant
 from diagkg.agents.readings import reading
-from diagkg.agents.worlds import PREDICTED
+from diagkg.agents.worlds import PREDICTED, REFUTED
 from diagkg.env.actions import Hypothesis
 from diagkg.env.observations import volts
 from diagkg.errors import SessionError
@@ -54,6 +57,7 @@ def _run(store: KnowledgeStore, scenario: str, keep: bool = False, **config) -> 
     (on its own: what earlier sessions predicted is forgotten first, unless ``keep``)."""
     if not keep:
         PREDICTED.clear()
+        REFUTED.clear()
     assistant = ModelBasedAssistant(**config)
     result = run_session(scenario, assistant, store=store, seed=0, record=False)
     worlds = assistant.worlds
@@ -91,6 +95,63 @@ def test_sessions_share_what_worlds_predicted_on_a_users_system(torch_store, tmp
     after, made_after = _run(changed, "TORCH.1", keep=True)
     alone, made_alone = _run(changed, "TORCH.1")
     assert after == alone and made_after == made_alone
+
+
+# two faults on the torch (tests/support/torch.py): the bulb and the LED's resistor open. Torch and LED dark
+# look like a flat battery; once the battery is seen to be fine, no single fault explains what was seen and
+# the worlds widen to pairs
+TWO_FAULTS = """\
+@prefix :        <https://example.org/torch-scenarios/> .
+@prefix sys:     <https://example.org/torch/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:TORCH.9 a dk:Scenario ; dk:scenarioNumber 9109 ; dcterms:identifier "TORCH.9" ;
+    rdfs:label "Bulb and LED resistor open" ; dk:onSystem sys:torch ; dk:hasCategory dk:Double ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:bulb ] ,
+               [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:r_led ] ;
+    dk:initialObservations "The torch stays dark when switched on, and the green LED is dark too." ;
+    dk:faultyComponent sys:bulb , sys:r_led ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:bulb ] ,
+                [ a dk:DiagnosticAction ; dk:position 2 ; dk:actionType dk:ReplaceComponent ; dk:target sys:r_led ] ] ;
+    dk:actionBudget 12 .
+"""
+
+
+def _starts(store: KnowledgeStore, scenario: str, keep: bool = False) -> tuple[tuple[str, float, list[str]], int, int]:
+    """How a session went (end, cost, steps), how many worlds it started and took through the steps,
+    and how many of its starts found their world refuted by an earlier session (what earlier sessions
+    found is forgotten first, unless ``keep``); the session must have widened to pairs."""
+    if not keep:
+        PREDICTED.clear()
+        REFUTED.clear()
+    hits = REFUTED.hits
+    assistant = ModelBasedAssistant()
+    result = run_session(scenario, assistant, store=store, seed=0, record=False)
+    worlds = assistant.worlds
+    assert assistant.space.widenings > 0 or assistant.space.widened
+    return (result.end, result.cost, [str(step) for step, _ in worlds.steps]), worlds.started, REFUTED.hits - hits
+
+
+def test_sessions_share_the_worlds_refuted_on_a_users_system(tmp_path):
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    (tmp_path / "t9.ttl").write_text(TWO_FAULTS)
+    store = KnowledgeStore.memory()
+    load_files(store, [tmp_path / "torch.ttl", tmp_path / "t9.ttl"])
+    first, started, _ = _starts(store, "TORCH.9")
+    assert first[0] in ("success", "success_no_hypothesis")
+    again, restarted, found = _starts(store, "TORCH.9", keep=True)
+    assert again == first
+    assert found > 0 and restarted < started
+    # the same torch with another bulb: a new version of the system, nothing found refuted before
+    (tmp_path / "torch2.ttl").write_text(TORCH.replace("dk:resistance 60 ;", "dk:resistance 30 ;"))
+    changed = KnowledgeStore.memory()
+    load_files(changed, [tmp_path / "torch2.ttl", tmp_path / "t9.ttl"])
+    after, started_after, found_after = _starts(changed, "TORCH.9", keep=True)
+    alone, started_alone, _ = _starts(changed, "TORCH.9")
+    assert found_after == 0 and after == alone and started_after == started_alone
 
 
 def _every_world(store: KnowledgeStore, scenario: str) -> tuple[ModelBasedAssistant, list]:

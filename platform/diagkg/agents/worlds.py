@@ -13,6 +13,7 @@ explaining (:attr:`Worlds.since`), and the faults repairs have shown and fixed
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import random
@@ -46,6 +47,13 @@ WORLDS_GRAPH = "model-based-worlds"       # the name of the worlds' state graph 
 # its blank nodes and graph name), the parts repaired, the world's end, the step and the coin
 # (with the parts the step's end depended on: see Worlds.remembered)
 PREDICTED: Memo[tuple[Prediction, frozenset[str]]] = Memo("what worlds predicted", 50_000)
+
+# worlds that disagreed with what was seen, shared by the sessions of a process (see Worlds.start): keyed by
+# a digest of what a world's start reads (Worlds.start_key); the value is what the start noted of the world
+# before it disagreed (its lights at the start and its state as injected: what pairs of it are screened by),
+# () when it could not be started. Digests and tuples of strings keep the entries out of the garbage
+# collector's way (a long run's full collections walk every object that can hold others)
+REFUTED: Memo[tuple[Any, ...]] = Memo("worlds refuted by what was seen", 100_000)
 
 
 class Coin(random.Random):
@@ -111,6 +119,7 @@ class Worlds:
         self.anchor: tuple[Fault, ...] = ()  # faults that repairs done so far have shown and fixed
         self.shadow: Shadow | None = None
         self.predictions = 0      # predictions simulated (not remembered)
+        self.started = 0          # worlds started and taken through the steps (not found refuted: see start)
         # a single fault run through the steps: lamps at the start, steps alike, where it got to, steps done
         self.through: dict[int, tuple[dict[str, str], frozenset[int], Checkpoint | None, int]] = {}
         self.first_lamps: dict[int, tuple[Candidate, tuple[Fault, ...], dict[str, str]]] = {}   # see lamps_at_start
@@ -119,6 +128,11 @@ class Worlds:
         # (as injected, and what can be seen there): what composed_lights composes
         self.injected: dict[int, tuple[Candidate, tuple[Fault, ...], CircuitState]] = {}
         self.base: tuple[tuple[Fault, ...], tuple[CircuitState, frozenset[str]] | None] | None = None
+        # what a world's start reads besides its faults and the steps (see start_key), and that with the
+        # steps, once per steps done and step judged from: (steps, since, digest)
+        self.setting = repr((self.versions, briefing.system, sorted(briefing.lights.items()), sorted(self.flickering),
+                             sorted(self.removed), chance))
+        self.context: tuple[int, int, bytes] = (-1, -1, b"")
 
     # -- a world -----------------------------------------------------------
     def scenario(self, c: Candidate, anchored: bool = True) -> Scenario:
@@ -132,7 +146,54 @@ class Worlds:
 
     def start(self, c: Candidate) -> tuple[Checkpoint, float] | None:
         """A world for ``c``, run through everything done so far, and how likely it gave what was
-        seen (1 without chance); None as soon as it disagrees."""
+        seen (1 without chance); None as soon as it disagrees. A world another session of this
+        process (or this one) found disagreeing with the same steps and reports is not run again
+        (:data:`REFUTED`); what its start noted is noted again, as a run would."""
+        key = self.start_key(c)
+        known = REFUTED.get(key)
+        if known is not None:
+            if known:
+                lights, injected = known
+                self.note_start(c, dict(lights), injected)
+            return None
+        started = self.run_start(c)
+        if started is None:
+            lamps, injected = self.first_lamps.get(id(c)), self.injected.get(id(c))
+            if lamps is not None and injected is not None and lamps[0] is c is injected[0] \
+                    and lamps[1] == self.anchor == injected[1]:
+                REFUTED.put(key, (tuple(lamps[2].items()), injected[2]))
+            else:                 # it could not be started
+                REFUTED.put(key, ())
+        return started
+
+    def start_key(self, c: Candidate) -> bytes:
+        """A digest of what :meth:`start` gives for ``c`` follows from (see :data:`REFUTED`): the
+        versions of the graphs the worlds read, the lights and lamps seen at the start, the parts
+        removed, whether worlds draw on chance, the steps done and what each showed, from which step
+        on they are judged, the faults (the anchor's included), the parts ``c`` names (what a
+        hypothesis's verdict reads) and the seed where a fault draws on chance."""
+        if self.context[:2] != (len(self.steps), self.since):
+            history = [(str(step), seen) for step, seen in self.steps]
+            self.context = (len(self.steps), self.since,
+                            hashlib.blake2b(repr((self.setting, history, self.since)).encode(), digest_size=16).digest())
+        faults = self.anchor + c.faults
+        chance = any(f.probability is not None for f in faults)
+        text = repr((faults, sorted(c.faulty), self.briefing.seed if chance else None))
+        return hashlib.blake2b(self.context[2] + text.encode(), digest_size=16).digest()
+
+    def note_start(self, c: Candidate, lights: dict[str, str], injected: CircuitState) -> None:
+        """Note what ``c``'s world showed at its start and the state it was injected into (see
+        :meth:`lamps_at_start`, :meth:`composed_lights`)."""
+        if len(self.first_lamps) > 20_000:
+            self.first_lamps.clear()
+        self.first_lamps[id(c)] = (c, self.anchor, lights)
+        if len(self.injected) > 20_000:
+            self.injected.clear()
+        self.injected[id(c)] = (c, self.anchor, injected)
+
+    def run_start(self, c: Candidate) -> tuple[Checkpoint, float] | None:
+        """:meth:`start`, run."""
+        self.started += 1
         briefing = self.briefing
         scenario = self.scenario(c)
         shadow = self.shade(scenario)
@@ -140,10 +201,7 @@ class Worlds:
         likelihood = 1.0
         try:
             obs = shadow.start(scenario, briefing.seed)
-            if len(self.first_lamps) > 20_000:
-                self.first_lamps.clear()
-            self.first_lamps[id(c)] = (c, self.anchor, obs["lights"])
-            self.keep_injected(c, shadow)
+            self.note_start(c, obs["lights"], shadow.injected_state)
             if not self.since:
                 if fallen is not None:
                     shown = [(self.lights(coin), w) for coin, w in fallen]
@@ -515,4 +573,4 @@ class Worlds:
         return out
 
 
-__all__ = ["CLOSED", "OPEN", "PREDICTED", "SOLVED", "Coin", "Fallen", "Prediction", "Way", "Worlds", "coins", "falls"]
+__all__ = ["CLOSED", "OPEN", "PREDICTED", "REFUTED", "SOLVED", "Coin", "Fallen", "Prediction", "Way", "Worlds", "coins", "falls"]
