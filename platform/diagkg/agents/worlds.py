@@ -128,8 +128,8 @@ class Worlds:
         # (as injected, and what can be seen there): what composed_lights composes
         self.injected: dict[int, tuple[Candidate, tuple[Fault, ...], CircuitState]] = {}
         self.base: tuple[tuple[Fault, ...], tuple[CircuitState, frozenset[str]] | None] | None = None
-        # what a world's start reads besides its faults and the steps (see start_key), and that with the
-        # steps, once per steps done and step judged from: (steps, since, digest)
+        # what a world's start reads besides its faults and the steps (see start_key); and that with the
+        # steps, worked out once per number of steps done and step judged from: (steps, since, digest)
         self.setting = repr((self.versions, briefing.system, sorted(briefing.lights.items()), sorted(self.flickering),
                              sorted(self.removed), chance))
         self.context: tuple[int, int, bytes] = (-1, -1, b"")
@@ -187,9 +187,7 @@ class Worlds:
         if len(self.first_lamps) > 20_000:
             self.first_lamps.clear()
         self.first_lamps[id(c)] = (c, self.anchor, lights)
-        if len(self.injected) > 20_000:
-            self.injected.clear()
-        self.injected[id(c)] = (c, self.anchor, injected)
+        self.keep_injected(c, injected)
 
     def run_start(self, c: Candidate) -> tuple[Checkpoint, float] | None:
         """:meth:`start`, run."""
@@ -267,11 +265,11 @@ class Worlds:
         return [None if result is None or result.damage else dict(visible_lights(result, shadow))
                 for result in shadow.sim.screen_shorts(state, shorts)]
 
-    def keep_injected(self, c: Candidate, shadow: Shadow) -> None:
-        """Remember the state ``c``'s faults were injected into (its world just started on ``shadow``)."""
+    def keep_injected(self, c: Candidate, injected: CircuitState) -> None:
+        """Remember the state ``c``'s faults were injected into (with the anchor's, as its world started)."""
         if len(self.injected) > 20_000:
             self.injected.clear()
-        self.injected[id(c)] = (c, self.anchor, shadow.injected_state)
+        self.injected[id(c)] = (c, self.anchor, injected)
 
     def base_start(self) -> tuple[CircuitState, frozenset[str]] | None:
         """The world of the anchor's faults alone at its start: its state as injected and the parts
@@ -489,7 +487,7 @@ class Worlds:
                 self.through[id(c)] = known = ({}, frozenset(), None, 0)
             else:
                 known = (dict(obs["lights"]), frozenset(), shadow.checkpoint(), 0)
-                self.keep_injected(c, shadow)
+                self.keep_injected(c, shadow.injected_state)
         seen_lamps, alike, point, done = known
         if point is not None and done < len(self.steps):
             shadow.rollback(point)
