@@ -462,23 +462,59 @@ def test_a_pair_world_composed_from_its_singles_shows_what_it_shows(torch_store)
     assert composed >= len(singles) * (len(singles) - 1) // 4      # most pairs compose (not those on one part)
 
 
+def test_a_pair_world_with_a_loose_connection_composed_shows_what_it_shows_each_way(torch_store):
+    """A pair with a loose connection is screened by the lights its world would show at the start each
+    way the connection may fall, composed from its singles' states: they must be what the pair's own
+    world shows each way, with the same probabilities, for every such pair of the torch's singles."""
+    from diagkg.agents.combinations import Candidate
+
+    assistant = set_up_worlds(torch_store, "TORCH.2")
+    worlds = assistant.worlds
+    singles = list(assistant.space.pairable)
+    for c in singles:
+        worlds.run_through(c)
+    loose = [c for c in singles if c.faults[0].probability is not None]
+    composed = 0
+    for a, b in itertools.product(loose, singles):
+        ways = None if a is b else worlds.composed_ways((a, b))
+        if ways is None:
+            continue
+        composed += 1
+        pair = Candidate(a.faults + b.faults, a.faulty | b.faulty, 1.0)
+        scenario = worlds.scenario(pair)
+        worlds.shade(scenario).start(scenario, 0)
+        falls = worlds.falls(pair)
+        assert falls is not None
+        assert ways == [(worlds.lights(coin), weight) for coin, weight in falls], (a.label, b.label)
+    assert loose and composed >= len(loose) * 2
+
+
 @pytest.mark.parametrize("scenario", ["3CC.M.4", "3CC.M.1"])      # double faults: pairs are tried
 def test_screening_pairs_by_composed_lights_chooses_the_same(scenario, monkeypatch):
-    """The screen only spares writing the worlds it turns away: sessions go as without it."""
+    """The screen only spares writing the worlds it turns away: sessions go as without it (on
+    3CC.M.1, pairs with a loose connection are turned away too, by the lights each way it falls)."""
     from diagkg.agents.worlds import Worlds
 
     store = catalog_store()
-    screened = []
-    original = Worlds.composed_lights
+    screened, loose = [], []
+    original, original_ways = Worlds.composed_lights, Worlds.composed_ways
 
     def counting(self, combo):
         shown = original(self, combo)
         screened.append(shown is not None and shown != self.briefing.lights)
         return shown
 
+    def counting_ways(self, combo):
+        ways = original_ways(self, combo)
+        loose.append(ways is not None and not self.shown_at_start(ways))
+        return ways
+
     monkeypatch.setattr(Worlds, "composed_lights", counting)
+    monkeypatch.setattr(Worlds, "composed_ways", counting_ways)
     with_screen, _ = _run(store, scenario)
     assert any(screened), "no pair was turned away by its composed lights"
+    assert any(loose) or scenario != "3CC.M.1", "no pair with a loose connection was turned away"
     monkeypatch.setattr(Worlds, "composed_lights", lambda self, combo: None)
+    monkeypatch.setattr(Worlds, "composed_ways", lambda self, combo: None)
     without, _ = _run(store, scenario)
     assert with_screen == without

@@ -228,8 +228,9 @@ class CandidateSpace:
         """Admit combinations of singles not tried yet, in order: ``most`` at most (with
         ``settle``, a quarter of that once two diagnoses agree with everything seen: one alone would
         be believed certain, with the truth perhaps further down the ranking). A combination whose
-        lights at the start, composed from its singles' worlds (:meth:`Worlds.composed_lights`),
-        are not those seen is turned away without writing its world (counted as tried)."""
+        lights at the start, composed from its singles' worlds (:meth:`Worlds.composed_lights`; each
+        way its loose connections may fall, :meth:`Worlds.composed_ways`), are not those seen is turned
+        away without writing its world (counted as tried)."""
         tried = 0
         for combo in ranked:
             faults = tuple(f for c in combo for f in c.faults)
@@ -238,9 +239,16 @@ class CandidateSpace:
                 continue
             self.tried_pairs.add(ident)
             tried += 1
-            # the lights at the start first, composed from the singles' worlds (while they are still judged)
-            shown = None if self.worlds.since else self.worlds.composed_lights(combo)
-            if shown is None or shown == self.worlds.briefing.lights:
+            # the lights at the start first, composed from the singles' worlds (while they are still judged),
+            # each way its loose connections may fall for a combination with some
+            if self.worlds.since:
+                agrees = True
+            elif (shown := self.worlds.composed_lights(combo)) is not None:
+                agrees = shown == self.worlds.briefing.lights
+            else:
+                ways = self.worlds.composed_ways(combo)
+                agrees = ways is None or self.worlds.shown_at_start(ways)
+            if agrees:
                 prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
                 self.admit([Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)])
             if tried >= most or (settle and tried >= most // 4 and len({c.faulty for c, _ in self.live}) > 1):

@@ -204,7 +204,7 @@ class Worlds:
                 if fallen is not None:
                     shown = [(self.lights(coin), w) for coin, w in fallen]
                     likelihood = sum(w for lights, w in shown if lights == briefing.lights)
-                    if not self.comes_and_goes(*(lights for lights, _ in shown)):
+                    if not self.shown_at_start(shown):
                         return None
                 elif not self.comes_and_goes(obs["lights"]):
                     return None
@@ -314,7 +314,48 @@ class Worlds:
         faults on different things add up), simulated. What :meth:`start` compares first, for a
         fraction of its cost. None when it cannot be told so: a single whose world was not started
         with this anchor, states that do not compose, a loose connection (chance), or a physical
-        change (what can be seen might differ)."""
+        change (what can be seen might differ); see :meth:`composed_ways` for loose connections."""
+        found = self.composed_state(combo)
+        if found is None or found[0].loose:
+            return None
+        state, observable = found
+        assert self.shadow is not None
+        try:
+            result = self.shadow.sim.simulate(state, random.Random(self.briefing.seed))
+        except SimulationError:
+            return None
+        return dict(visible_lights(result, self.shadow, observable))
+
+    def composed_ways(self, combo: Sequence[Candidate]) -> list[tuple[dict[str, str], float]] | None:
+        """The lights the world of ``combo``'s faults together shows at its start for each way its
+        loose connections may fall (:meth:`falls`), each with its probability, composed as
+        :meth:`composed_lights` composes: what :meth:`start` weighs first for such a world. None when
+        it cannot be told so (as for :meth:`composed_lights`), when none of the faults is a loose
+        connection, or when worlds draw as the real session does (no chance)."""
+        found = self.composed_state(combo)
+        if found is None or not found[0].loose:
+            return None
+        state, observable = found
+        ways = self.falls(Candidate(tuple(f for c in combo for f in c.faults), frozenset(), 1.0))
+        if ways is None:
+            return None
+        assert self.shadow is not None
+        try:
+            return [(dict(visible_lights(self.shadow.sim.simulate(state, coin), self.shadow, observable)), weight)
+                    for coin, weight in ways]
+        except SimulationError:
+            return None
+
+    def shown_at_start(self, shown: Sequence[tuple[dict[str, str], float]]) -> bool:
+        """Whether a world with loose connections that shows ``shown`` at its start (its lights each
+        way they fall, with its probability) agrees with the start as :meth:`start` judges it."""
+        lights = self.briefing.lights
+        return self.comes_and_goes(*(looks for looks, _ in shown)) and sum(w for looks, w in shown if looks == lights) > 0
+
+    def composed_state(self, combo: Sequence[Candidate]) -> tuple[CircuitState, frozenset[str]] | None:
+        """The state of the world of ``combo``'s faults together at its start, composed from its
+        singles' worlds over the anchor's (see :meth:`composed_lights`), and the parts that can be
+        seen there; None when it cannot be told so."""
         base = self.base_start()
         if base is None:
             return None
@@ -326,14 +367,9 @@ class Worlds:
                 return None
             states.append(known[2])
         state = composed(before, states)
-        if state is None or state.loose or state.physical != before.physical:
+        if state is None or state.physical != before.physical:
             return None
-        assert self.shadow is not None
-        try:
-            result = self.shadow.sim.simulate(state, random.Random(self.briefing.seed))
-        except SimulationError:
-            return None
-        return dict(visible_lights(result, self.shadow, observable))
+        return state, observable
 
     def chance(self, c: Candidate) -> float | None:
         """The probability of ``c``'s loose connection (None for a world without chance)."""
