@@ -48,11 +48,9 @@ WORLDS_GRAPH = "model-based-worlds"       # the name of the worlds' state graph 
 # (with the parts the step's end depended on: see Worlds.remembered)
 PREDICTED: Memo[tuple[Prediction, frozenset[str]]] = Memo("what worlds predicted", 50_000)
 
-# worlds that disagreed with what was seen, shared by the sessions of a process (see Worlds.start): keyed by
-# a digest of what a world's start reads (Worlds.start_key); the value is what the start noted of the world
-# before it disagreed (its lights at the start and its state as injected: what pairs of it are screened by),
-# () when it could not be started. Digests and tuples of strings keep the entries out of the garbage
-# collector's way (a long run's full collections walk every object that can hold others)
+# worlds that disagreed with what was seen, shared by the sessions of a process (see Worlds.start), by a digest
+# of what a start reads (Worlds.start_key): what the start noted (lights, state as injected), () if none.
+# Digests and tuples of strings keep the entries out of the garbage collector's walks
 REFUTED: Memo[tuple[Any, ...]] = Memo("worlds refuted by what was seen", 100_000)
 
 
@@ -128,8 +126,7 @@ class Worlds:
         # (as injected, and what can be seen there): what composed_lights composes
         self.injected: dict[int, tuple[Candidate, tuple[Fault, ...], CircuitState]] = {}
         self.base: tuple[tuple[Fault, ...], tuple[CircuitState, frozenset[str]] | None] | None = None
-        # what a world's start reads besides its faults and the steps (see start_key); and that with the
-        # steps, worked out once per number of steps done and step judged from: (steps, since, digest)
+        # what a start reads besides faults and steps; with the steps: (steps, since, digest) (see start_key)
         self.setting = repr((self.versions, briefing.system, sorted(briefing.lights.items()), sorted(self.flickering),
                              sorted(self.removed), chance))
         self.context: tuple[int, int, bytes] = (-1, -1, b"")
@@ -146,9 +143,8 @@ class Worlds:
 
     def start(self, c: Candidate) -> tuple[Checkpoint, float] | None:
         """A world for ``c``, run through everything done so far, and how likely it gave what was
-        seen (1 without chance); None as soon as it disagrees. A world another session of this
-        process (or this one) found disagreeing with the same steps and reports is not run again
-        (:data:`REFUTED`); what its start noted is noted again, as a run would."""
+        seen (1 without chance); None as soon as it disagrees. A world found disagreeing before
+        (:data:`REFUTED`) is not run again; what its start noted is noted again, as a run would."""
         key = self.start_key(c)
         known = REFUTED.get(key)
         if known is not None:
@@ -266,7 +262,7 @@ class Worlds:
                 for result in shadow.sim.screen_shorts(state, shorts)]
 
     def keep_injected(self, c: Candidate, injected: CircuitState) -> None:
-        """Remember the state ``c``'s faults were injected into (with the anchor's, as its world started)."""
+        """Remember the state ``c``'s faults were injected into (with the anchor's)."""
         if len(self.injected) > 20_000:
             self.injected.clear()
         self.injected[id(c)] = (c, self.anchor, injected)
@@ -308,13 +304,11 @@ class Worlds:
                 if pa[0] != pb[0] and dark([pa, pb]) - da - db]
 
     def composed_lights(self, combo: Sequence[Candidate]) -> dict[str, str] | None:
-        """The lights the world of ``combo``'s faults together (with the anchor's) shows at its
-        start, without writing that world: the state each single's own world was injected into
-        (:meth:`keep_injected`) composed over the anchor's world (:func:`~diagkg.sim.circuit.composed`;
-        faults on different things add up), simulated. What :meth:`start` compares first, for a
-        fraction of its cost. None when it cannot be told so: a single whose world was not started
-        with this anchor, states that do not compose, a loose connection (chance), or a physical
-        change (what can be seen might differ); see :meth:`composed_ways` for loose connections."""
+        """The lights the world of ``combo``'s faults (with the anchor's) shows at its start, without
+        writing it: each single's injected state (:meth:`keep_injected`) composed over the anchor's world
+        (:func:`~diagkg.sim.circuit.composed`), simulated; what :meth:`start` compares first. None when it
+        cannot be told: a single not started with this anchor, states that do not compose, a physical
+        change, or a loose connection (:meth:`composed_ways`)."""
         found = self.composed_state(combo)
         if found is None or found[0].loose:
             return None
@@ -327,11 +321,9 @@ class Worlds:
         return dict(visible_lights(result, self.shadow, observable))
 
     def composed_ways(self, combo: Sequence[Candidate]) -> list[tuple[dict[str, str], float]] | None:
-        """The lights the world of ``combo``'s faults together shows at its start for each way its
-        loose connections may fall (:meth:`falls`), each with its probability, composed as
-        :meth:`composed_lights` composes: what :meth:`start` weighs first for such a world. None when
-        it cannot be told so (as for :meth:`composed_lights`), when none of the faults is a loose
-        connection, or when worlds draw as the real session does (no chance)."""
+        """The lights the world of ``combo``'s faults together shows at its start each way its loose
+        connections may fall (:meth:`falls`), with its probability, composed as in :meth:`composed_lights`.
+        None when that cannot be told, no fault is a loose connection, or worlds draw without chance."""
         found = self.composed_state(combo)
         if found is None or not found[0].loose:
             return None
@@ -347,15 +339,13 @@ class Worlds:
             return None
 
     def shown_at_start(self, shown: Sequence[tuple[dict[str, str], float]]) -> bool:
-        """Whether a world with loose connections that shows ``shown`` at its start (its lights each
-        way they fall, with its probability) agrees with the start as :meth:`start` judges it."""
-        lights = self.briefing.lights
-        return self.comes_and_goes(*(looks for looks, _ in shown)) and sum(w for looks, w in shown if looks == lights) > 0
+        """Whether a world showing ``shown`` at its start (lights each way, weighed) agrees, as :meth:`start` judges."""
+        seen = self.briefing.lights
+        return self.comes_and_goes(*(looks for looks, _ in shown)) and sum(w for looks, w in shown if looks == seen) > 0
 
     def composed_state(self, combo: Sequence[Candidate]) -> tuple[CircuitState, frozenset[str]] | None:
-        """The state of the world of ``combo``'s faults together at its start, composed from its
-        singles' worlds over the anchor's (see :meth:`composed_lights`), and the parts that can be
-        seen there; None when it cannot be told so."""
+        """The state of ``combo``'s world at its start, composed from its singles' worlds over the
+        anchor's (see :meth:`composed_lights`), and the parts seen there; None when it cannot be told."""
         base = self.base_start()
         if base is None:
             return None
