@@ -11,9 +11,9 @@ import random
 
 import pytest
 
+from diagkg.agents.chance import CLOSED, OPEN, falls
 from diagkg.agents.combinations import Candidate
 from diagkg.agents.modelbased import ModelBasedAssistant
-from diagkg.agents.worlds import CLOSED, OPEN, falls
 from diagkg.env.service import make
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore

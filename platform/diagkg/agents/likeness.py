@@ -17,9 +17,10 @@ from ..env.actions import Action, Hypothesis
 from ..env.observations import amps, volts
 from ..env.service import Checkpoint
 from ..errors import SimulationError
+from .chance import CLOSED, OPEN, Coin, Way, coins
 from .combinations import Candidate
 from .readings import TOLERANCE, Reading, grid
-from .worlds import CLOSED, OPEN, Coin, Way, Worlds, coins
+from .worlds import Worlds
 
 # the actions that only look (an observation's report depends on the part it looks at)
 OBSERVATIONS = ("observe_component", "inspect_connections", "measure_voltage", "test_continuity", "test_diode",

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import math
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -31,7 +30,8 @@ from ..env.worlds import Shadow, hypothetical
 from ..errors import AssistantError, SessionError, SimulationError
 from ..kg import graphs
 from ..kg.memo import Memo
-from ..sim.circuit import CircuitState, Fall, PortRef, composed
+from ..sim.circuit import CircuitState, PortRef, composed
+from .chance import Coin, Fallen, Way, falls
 from .combinations import Candidate
 from .readings import UNKNOWN, Reading
 from .readings import reading as key_of
@@ -52,43 +52,6 @@ PREDICTED: Memo[tuple[Prediction, frozenset[str]]] = Memo("what worlds predicted
 # of what a start reads (Worlds.start_key): what the start noted (lights, state as injected), () if none.
 # Digests and tuples of strings keep the entries out of the garbage collector's walks
 REFUTED: Memo[tuple[Any, ...]] = Memo("worlds refuted by what was seen", 100_000)
-
-
-class Coin(random.Random):
-    """A coin that always falls the same way, for a world's loose connections: 0.0 opens every
-    one of them (``random() < probability``), 1.0 keeps every one closed."""
-
-    def __init__(self, value: float):
-        super().__init__(0)
-        self.value = value
-
-    def random(self) -> float:
-        return self.value
-
-
-OPEN, CLOSED = Coin(0.0), Coin(1.0)
-
-
-Fallen = Coin | Fall           # how a world's loose connections fall
-Way = Fallen | None             # ... or None, for a world without chance
-
-
-def coins(chance: float) -> tuple[tuple[Coin, float], ...]:
-    """The two ways a loose connection may fall, each with its probability."""
-    return (OPEN, chance), (CLOSED, 1.0 - chance)
-
-
-def falls(loose: Sequence[tuple[PortRef, float]]) -> tuple[tuple[Fallen, float], ...]:
-    """Every way the loose connections ``loose`` (port, probability) may fall, each with its
-    probability: one connection falls open or closed (:func:`coins`); several fall each its own way
-    (all open first, all closed last), as the real system's draws do."""
-    if len(loose) == 1:
-        return coins(loose[0][1])
-    out: list[tuple[Fallen, float]] = []
-    for opened in itertools.product((True, False), repeat=len(loose)):
-        weight = math.prod(p if o else 1.0 - p for (_, p), o in zip(loose, opened, strict=True))
-        out.append((Fall(port for (port, _), o in zip(loose, opened, strict=True) if o), weight))
-    return tuple(out)
 
 
 class Worlds:
@@ -597,4 +560,4 @@ class Worlds:
         return out
 
 
-__all__ = ["CLOSED", "OPEN", "PREDICTED", "REFUTED", "SOLVED", "Coin", "Fallen", "Prediction", "Way", "Worlds", "coins", "falls"]
+__all__ = ["PREDICTED", "REFUTED", "SOLVED", "Prediction", "Worlds"]
