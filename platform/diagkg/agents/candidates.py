@@ -247,7 +247,7 @@ class CandidateSpace:
                 agrees = shown == self.worlds.briefing.lights
             else:
                 ways = self.worlds.composed_ways(combo)
-                agrees = ways is None or self.worlds.shown_at_start(ways)
+                agrees = ways is None or self.worlds.likelihood_at_start(ways) > 0
             if agrees:
                 prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
                 self.admit([Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)])

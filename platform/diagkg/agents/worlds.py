@@ -161,10 +161,7 @@ class Worlds:
             self.note_start(c, obs["lights"], shadow.injected_state)
             if not self.since:
                 if fallen is not None:
-                    shown = [(self.lights(coin), w) for coin, w in fallen]
-                    likelihood = sum(w for lights, w in shown if lights == briefing.lights)
-                    if not self.shown_at_start(shown):
-                        return None
+                    likelihood = self.likelihood_at_start([(self.lights(coin), w) for coin, w in fallen])
                 elif not self.comes_and_goes(obs["lights"]):
                     return None
                 if likelihood <= 0 or (fallen is None and obs["lights"] != briefing.lights):
@@ -301,10 +298,12 @@ class Worlds:
         except SimulationError:
             return None
 
-    def shown_at_start(self, shown: Sequence[tuple[dict[str, str], float]]) -> bool:
-        """Whether a world showing ``shown`` at its start (lights each way, weighed) agrees, as :meth:`start` judges."""
-        seen = self.briefing.lights
-        return self.comes_and_goes(*(looks for looks, _ in shown)) and sum(w for looks, w in shown if looks == seen) > 0
+    def likelihood_at_start(self, shown: Sequence[tuple[dict[str, str], float]]) -> float:
+        """How likely a world showing ``shown`` at its start (lights each way, weighed) shows what was seen (0:
+        a lamp reported flickering cannot come and go in it), as :meth:`start` judges."""
+        if not self.comes_and_goes(*(looks for looks, _ in shown)):
+            return 0.0
+        return sum(w for looks, w in shown if looks == self.briefing.lights)
 
     def composed_state(self, combo: Sequence[Candidate]) -> tuple[CircuitState, frozenset[str]] | None:
         """The state of ``combo``'s world at its start, composed from its singles' worlds over the
