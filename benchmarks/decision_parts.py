@@ -5,10 +5,12 @@ following the candidates through the step, and predicting reports for the option
 decisions' median, 95th percentile and worst, and for the decisions over ``--slow`` seconds the
 seconds in each part (nested parts are also counted in the part that holds them), with the load
 average; then Python's garbage collections over the run (how many, their seconds, the longest: in a
-long run the full ones fall inside whichever decision they land in). ``--gc off`` runs without the
-collector, ``--gc N`` with a first threshold of N allocations (700 by default), to see its share.
+long run the full ones fall inside whichever decision they land in). Between two sessions the heap is
+settled as a campaign's worker settles it (:func:`diagkg.runs.heap.settle`); ``--gc on`` leaves the
+collector as Python sets it, ``--gc off`` runs without it, ``--gc N`` with a first threshold of N
+allocations (700 by default), to see its share.
 
-    .venv/bin/python benchmarks/decision_parts.py [--seed 0 [1 …]] [--scenarios 1-135] [--slow 0.15] [--gc off|N]
+    .venv/bin/python benchmarks/decision_parts.py [--seed 0 [1 …]] [--scenarios 1-135] [--slow 0.15] [--gc settle|on|off|N]
 
 With several seeds, every scenario is run with each seed in turn in the one process (as a campaign's
 worker runs them), and each seed's decisions are also summed up on a line of their own: what the
@@ -36,6 +38,7 @@ from diagkg.agents import candidates, likeness, modelbased, worlds
 from diagkg.evaluation import campaign
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
+from diagkg.runs import heap
 from diagkg.runs.runner import run_session
 
 PARTS: list[tuple[Any, str, str]] = [
@@ -85,7 +88,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, nargs="+", default=[0], help="one seed or more, in turn")
     parser.add_argument("--scenarios", nargs="*", default=["all"])
     parser.add_argument("--slow", type=float, default=0.15, help="seconds above which a decision is broken down")
-    parser.add_argument("--gc", default="on", help="on (as Python sets it), off, or the first threshold N")
+    parser.add_argument("--gc", default="settle",
+                        help="settle (as a campaign's worker: diagkg.runs.heap.settle between sessions), on (as "
+                             "Python sets it), off, or the first threshold N")
     args = parser.parse_args()
     os.environ.setdefault("DIAGKG_CHECK_TRAJECTORIES", "never")
     spent: collections.Counter[str] = collections.Counter()
@@ -122,14 +127,16 @@ def main() -> None:
             collections_[info["generation"]].append(time.perf_counter() - started[0])
 
     gc.callbacks.append(collected)
+    heap.FREEZE = args.gc == "settle"
     if args.gc == "off":
         gc.disable()
-    elif args.gc != "on":
+    elif args.gc not in ("on", "settle"):
         gc.set_threshold(int(args.gc), *gc.get_threshold()[1:])
     t0 = time.perf_counter()
     for seed in args.seed:
         first, t1 = len(decisions), time.perf_counter()
         for n in numbers:
+            heap.settle()         # as a campaign's worker does before each session (nothing with --gc other than settle)
             run_session(n, Timed(), seed=seed, store=store, record=False, keep_ledger=False)
         if len(args.seed) > 1:
             summary(f"seed {seed}: {len(numbers)} sessions", [t for t, _ in decisions[first:]], time.perf_counter() - t1)

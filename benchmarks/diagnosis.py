@@ -24,6 +24,7 @@ from _load import load_average, load_averages
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.kg.loading import load_shipped
 from diagkg.kg.store import KnowledgeStore
+from diagkg.runs import heap
 from diagkg.runs.runner import run_session
 
 SUCCESS = ("success", "success_no_hypothesis")
@@ -59,6 +60,7 @@ def main() -> None:
         t0 = time.perf_counter()
         for seed in args.seeds:
             for n in numbers:
+                heap.settle()      # between two sessions, as a campaign's worker
                 r = run_session(n, name, seed=seed, store=store, config=args.config if name != "oracle" else None)
                 ok = r.end in SUCCESS
                 runs[name][systems[n]].append((ok, r.cost))

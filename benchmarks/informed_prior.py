@@ -33,6 +33,7 @@ from diagkg.env.scenarios import Fault, ScenarioCatalog
 from diagkg.evaluation import optimum
 from diagkg.kg.loading import ensure_shipped
 from diagkg.kg.store import KnowledgeStore
+from diagkg.runs import heap
 from diagkg.runs.runner import run_session
 
 SOLVED = ("success", "success_no_hypothesis")
@@ -110,6 +111,7 @@ def main() -> int:
                     for variant in ("shipped", "informed"):
                         Informed.listed = dict(listed) if variant == "informed" else None
                         t0 = time.perf_counter()
+                        heap.settle()      # between two sessions, as a campaign's worker
                         r = run_session(n, "model-based", seed=seed, store=store, record=False)
                         spent[variant] += time.perf_counter() - t0
                         cost[variant] += r.cost

@@ -44,6 +44,7 @@ from diagkg.generation.generate import GenerationConfig, generate  # noqa: E402
 from diagkg.kg.loading import load_files, load_shipped  # noqa: E402
 from diagkg.kg.store import KnowledgeStore  # noqa: E402
 from diagkg.kg.validation import Validator  # noqa: E402
+from diagkg.runs import heap  # noqa: E402
 from diagkg.runs.runner import run_session  # noqa: E402
 from diagkg.sim.simulator import Simulator  # noqa: E402
 
@@ -133,6 +134,7 @@ def main() -> None:
         for name in args.assistants:
             solved, cost, decisions, failed = 0, 0.0, [], []
             for number in numbers:
+                heap.settle()      # between two sessions, as a campaign's worker
                 r = run_session(number, name, seed=args.seed, store=store, record=False, keep_ledger=False,
                                 config=args.config if name != "oracle" else None)
                 solved += r.end in SOLVED

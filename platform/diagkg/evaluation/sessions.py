@@ -148,9 +148,10 @@ def run_task(store: KnowledgeStore, task: Task) -> Outcome:
     """Run one session of a campaign and return its trajectory (nothing is written to ``store``)."""
     from ..env.actions import action_catalogue
     from ..env.workspace import resolve_scenario
-    from ..runs import trajectory
+    from ..runs import heap, trajectory
     from ..runs.runner import run_session
 
+    heap.settle()        # what the last session left collected, and what the sessions share frozen out of the way
     scenario = resolve_scenario(store, task.scenario)
     record: SessionRecord | None
     try:
