@@ -269,6 +269,8 @@ class Worlds:
         (:func:`~diagkg.sim.circuit.composed`), simulated; what :meth:`start` compares first. None when it
         cannot be told: a single not started with this anchor, states that do not compose, a physical
         change, or a loose connection (:meth:`composed_ways`)."""
+        if any(f.probability is not None for c in combo for f in c.faults):
+            return None         # (composed_ways composes it: each pair is composed once)
         found = self.composed_state(combo)
         if found is None or found[0].loose:
             return None
@@ -284,6 +286,8 @@ class Worlds:
         """The lights the world of ``combo``'s faults together shows at its start each way its loose
         connections may fall (:meth:`falls`), with its probability, composed as in :meth:`composed_lights`.
         None when that cannot be told, no fault is a loose connection, or worlds draw without chance."""
+        if not any(self.chance(c) is not None for c in combo):
+            return None         # (composed_lights composes it)
         found = self.composed_state(combo)
         if found is None or not found[0].loose:
             return None
