@@ -152,6 +152,14 @@ def main() -> None:
     print(f"{len(slow)} decisions over {args.slow * 1e3:.0f} ms, {sum(t for t, _ in slow):.1f} s in all:")
     for label, seconds in total.most_common():
         print(f"  {label:<14} {seconds:7.1f} s")
+    # which slow decisions widened (pairs, shorts, a restart), and which only predicted
+    kinds: dict[str, list[float]] = collections.defaultdict(list)
+    for t, parts in slow:
+        kind = "widened" if parts.get("widen") else "restarted" if parts.get("restart") or parts.get("more singles") \
+            else "predicted only"
+        kinds[kind].append(t)
+    for kind, times in sorted(kinds.items()):
+        print(f"  {kind}: {len(times)} decisions, {sum(times):.1f} s, median {statistics.median(times) * 1e3:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.belief: dict[int, float] = {}  # step -> share of the candidates that named what it repaired
         self.undo: Action | None = None     # the next step: a repair on a healthy part that undoes itself
         self.undoing_step: Action | None = None   # the last such step taken
+        self.taken_back: dict[tuple[int, str], tuple[Checkpoint, bool]] = {}   # see undo_minutes
         self.space.begin()
 
     def close(self, end: str) -> None:
@@ -368,7 +369,17 @@ class ModelBasedAssistant(BaseAssistant):
         it changed the world and taking it once more puts it back (a healthy battery turned round must
         be turned back, see :meth:`takes_back`), else none."""
         spec = self.worlds.briefing.catalogue.get(step.action)
-        return spec.cost if spec is not None and self.takes_back(step, point) else 0.0
+        if spec is None:
+            return 0.0
+        # asked again for the same world and step by every naming cost of a decision: remembered
+        # (a checkpoint never changes; the entry keeps it, so its id is not reused)
+        key = (id(point), str(step))
+        known = self.taken_back.get(key)
+        if known is None or known[0] is not point:
+            if len(self.taken_back) > 50_000:
+                self.taken_back.clear()
+            known = self.taken_back[key] = (point, self.takes_back(step, point))
+        return spec.cost if known[1] else 0.0
 
     def naming_cost(self, weights: dict[frozenset[str], float], sample: Sample,
                     rounds: int) -> tuple[float, frozenset[str] | None]:
