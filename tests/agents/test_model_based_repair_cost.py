@@ -177,6 +177,34 @@ def test_the_cell_is_measured_before_it_is_turned_round(pack):
     assert old_end == "success" and old_cost == 180.0
 
 
+def test_whether_a_repair_is_taken_back_is_worked_out_once_per_world_and_step(pack):
+    # every naming cost of a decision asks it again for the same worlds: the steps are taken once per
+    # world and repair, and the answers are those of taking them each time
+    class Counting(ModelBasedAssistant):
+        def setup(self, briefing):
+            super().setup(briefing)
+            self.asked, self.worked_out = [], []
+
+        def undo_minutes(self, point, step):
+            minutes = super().undo_minutes(point, step)
+            self.asked.append((point, step, minutes))
+            return minutes
+
+        def takes_back(self, step, point, there=None):
+            self.worked_out.append((point, step))
+            return super().takes_back(step, point, there)
+
+    assistant = Counting()
+    result = run_session("PACK.1", assistant, store=pack, seed=0, record=False, keep_ledger=False)
+    assert result.end == "success" and result.cost == 140.0
+    distinct = {(id(point), str(step)) for point, step, _ in assistant.asked}
+    assert len(assistant.asked) > len(distinct) == len(assistant.worked_out)
+    # the same world and step always answer the same
+    answers: dict[tuple[int, str], float] = {}
+    for point, step, minutes in assistant.asked:
+        assert answers.setdefault((id(point), str(step)), minutes) == minutes
+
+
 def test_crossed_leads_named_with_a_dead_led_are_swapped_not_all_replaced(pack):
     assistant, *_ = _played(pack, "PACK.2", pair=("crossed cables on lead_n.p", "open (burned) component on led"))
     expected, step = assistant.repaired_as
