@@ -81,3 +81,32 @@ def test_short_candidates_are_every_placement_on_the_nodes_that_agree(store):
     assert across & node_pairs == {frozenset({sk.net_of_port["bulb", "p"], sk.net_of_port["bulb", "n"]})}
     # the priors of a node pair's placements add up to its mode's prior
     assert sum(c.prior for c in shorts) == pytest.approx(0.2 * len(node_pairs))
+
+
+def test_shorts_that_agree_are_candidates_before_the_pairs_are_admitted(store):
+    # a short is one fault: it is tried before pairs of two, and one that agrees is already two
+    # diagnoses (either part), so the pairs that follow settle at a quarter of max_pairs rather than
+    # every one of them being started (after a rebase, with no lights at the start to screen them,
+    # a short that was the truth waited for all of them)
+    assistant = KeptOpen(max_pairs=16)
+    run_session("TORCH.S1", assistant, store=store, seed=0, budget=1, record=False)
+    space = assistant.space
+    assistant.worlds.steps.clear()           # judged on the lights seen at the start only
+    space.live, space.tried_pairs, space.shorts, space.widenings = [], set(), False, 0
+    node_shorts = {m.name for m in space.modes().values() if m.node_short}
+    admitted: list[tuple[int, int]] = []     # per ranked admission: shorts standing before it, pairs tried
+    admit_combos = space.admit_combos
+
+    def watched(ranked, most, settle=True):
+        shorts = sum(1 for c, _ in space.live if c.faults[0].mode in node_shorts)
+        before = len(space.tried_pairs)
+        admit_combos(ranked, most, settle)
+        if settle:
+            admitted.append((shorts, len(space.tried_pairs) - before))
+
+    space.admit_combos = watched
+    space.widen()
+    ((shorts, tried),) = admitted
+    assert shorts > 0
+    assert len({c.faulty for c, _ in space.live}) > 1
+    assert tried == 16 // 4

@@ -9,7 +9,7 @@ when no single fault explains what has been observed (:meth:`CandidateSpace.wide
 
 A short between two nodes (a mode with ``dk:otherTargetRule "node"``) is a single fault too, but
 not one of a part: any two ports on the two nodes give the same circuit, and only a repair tells
-which. Shorts are tried with the first pairs, once no single fault explains (:meth:`CandidateSpace.widen`):
+which. Shorts are tried when no single fault of a part explains, before the pairs (:meth:`CandidateSpace.widen`):
 one world per pair of nodes screens it (its short between ports of parts no step touched; the lights
 at the start first, every pair of nodes on one circuit: :meth:`Simulator.screen_shorts`), and the
 pairs that agree with what was seen are spread into their placements, one per pair of parts on the
@@ -208,6 +208,12 @@ class CandidateSpace:
         ranked = self.combinations.ranked_pairs(seen, runs, len(worlds.steps))
         if size == 3:
             ranked = self.combinations.ranked_triples(seen, runs, ranked[: self.config.triple_pool], len(worlds.steps))
+        if size == 2 and not self.shorts:
+            # a short between two nodes: one fault, but of no part the singles enumerate; tried before the
+            # pairs, as a single fault is (each placement weighs a share of its mode's prior: less than a
+            # pair). A short that agrees is two diagnoses (either part), so the pairs then settle at a quarter
+            self.shorts = True
+            self.admit(self.short_candidates())
         if size == 2 and self.widenings == 1:
             self.admit_combos(self.symmetric, len(self.symmetric), settle=False)
         self.admit_combos(ranked, self.config.max_pairs)
@@ -218,11 +224,6 @@ class CandidateSpace:
                      and c.faults[0].other is None]
             together = worlds.together_only(loose)
             self.admit_combos(together, len(together), settle=False)
-        if size == 2 and not self.shorts:
-            # a short between two nodes: one fault, but of no part the singles enumerate; tried with
-            # the first pairs (each placement weighs a share of its mode's prior: less than a pair)
-            self.shorts = True
-            self.admit(self.short_candidates())
 
     def admit_combos(self, ranked: Sequence[tuple[Candidate, ...]], most: int, settle: bool = True) -> None:
         """Admit combinations of singles not tried yet, in order: ``most`` at most (with
