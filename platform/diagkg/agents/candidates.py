@@ -211,7 +211,7 @@ class CandidateSpace:
         if size == 2 and not self.shorts:
             # a short between two nodes: one fault, but of no part the singles enumerate; tried before the
             # pairs, as a single fault is (each placement weighs a share of its mode's prior: less than a
-            # pair). A short that agrees is two diagnoses (either part), so the pairs then settle at a quarter
+            # pair). One that agrees settles the pairs at a quarter of max_pairs (see settled)
             self.shorts = True
             self.admit(self.short_candidates())
         if size == 2 and self.widenings == 1:
@@ -227,8 +227,8 @@ class CandidateSpace:
 
     def admit_combos(self, ranked: Sequence[tuple[Candidate, ...]], most: int, settle: bool = True) -> None:
         """Admit combinations of singles not tried yet, in order: ``most`` at most (with
-        ``settle``, a quarter of that once two diagnoses agree with everything seen: one alone would
-        be believed certain, with the truth perhaps further down the ranking). A combination whose
+        ``settle``, a quarter of that once :meth:`settled`: one pair alone that agrees would be
+        believed certain, with the truth perhaps further down the ranking). A combination whose
         lights at the start, composed from its singles' worlds (:meth:`Worlds.composed_lights`; each
         way its loose connections may fall, :meth:`Worlds.composed_ways`), are not those seen is turned
         away without writing its world (counted as tried)."""
@@ -252,8 +252,14 @@ class CandidateSpace:
             if agrees:
                 prior = PAIR_PRIOR ** (len(combo) - 1) * math.prod(c.prior for c in combo)
                 self.admit([Candidate(faults, frozenset().union(*(c.faulty for c in combo)), prior)])
-            if tried >= most or (settle and tried >= most // 4 and len({c.faulty for c, _ in self.live}) > 1):
+            if tried >= most or (settle and tried >= most // 4 and self.settled()):
                 break
+
+    def settled(self) -> bool:
+        """Whether what agrees so far is enough to choose between, once a quarter of the pairs are
+        tried: two diagnoses, or one fault alone (a short between two nodes, tried before the pairs:
+        one fault that explains everything is likelier than two, as a single fault of a part is)."""
+        return len({c.faulty for c, _ in self.live}) > 1 or any(len(c.faults) == 1 for c, _ in self.live)
 
     def more_singles(self) -> bool:
         """A component's own terminal coming loose is a candidate only when no cable end or
