@@ -239,6 +239,29 @@ def test_a_cable_nearly_every_candidate_names_is_reconnected(torch_store, reconn
         assert choice != diagkg.Action("reconnect_cable", ("lead",))
 
 
+def test_one_decision_tries_two_rounds_of_pairs_then_triples(torch_store):
+    """When neither a single fault nor a pair explains what was seen, a decision tries two rounds of
+    pairs (``max_widenings``), then triples, then a probe. Rounds three and four changed no end and no
+    cost in the 675 shipped sessions of seeds 0-4, and took seconds (3CC-CS.M.2: 2,400 pairs in one
+    decision)."""
+    assistant = ModelBasedAssistant()
+    run_session("TORCH.1", assistant, store=torch_store, seed=0, budget=1, record=False)
+    space = assistant.space
+    rounds: list[int] = []
+    widen = space.widen
+
+    def nothing_agrees(size: int = 2) -> None:
+        rounds.append(size)
+        widen(size)
+        space.live = []
+
+    space.widen = nothing_agrees
+    space.live, space.terminals = [], True
+    assistant.rebased = set(range(len(assistant.worlds.steps)))
+    assistant.suggest()
+    assert rounds == [2, 2, 3]
+
+
 def test_when_nothing_explains_a_repair_is_tried_as_a_probe(torch_store):
     """No single fault, pair or triple is left: the part of the single fault that explains most
     of what was seen is repaired as a probe, and that repair counts as having fixed something."""

@@ -38,7 +38,7 @@ class ModelBasedConfig(Settings):
     # a round is worth minutes too: the budget counts rounds, so a cheap test that tells little is not free
     round_minutes: float = 20.0
     certain: float = 0.9            # repair a part that this share of candidates names
-    max_widenings: int = 4          # rounds of pairs tried when none is left
+    max_widenings: int = 2          # rounds of pairs tried when none is left
     shortlist: int = 8              # options of the second pass
     fail_minutes: float = 600.0     # what running out of rounds is worth
     triple_pool: int = 40           # best pairs extended to triples (and thirds per pair)
