@@ -84,10 +84,10 @@ def test_short_candidates_are_every_placement_on_the_nodes_that_agree(store):
 
 
 def test_shorts_that_agree_are_candidates_before_the_pairs_are_admitted(store):
-    # a short is one fault: it is tried before pairs of two, and one that agrees is already two
-    # diagnoses (either part), so the pairs that follow settle at a quarter of max_pairs rather than
-    # every one of them being started (after a rebase, with no lights at the start to screen them,
-    # a short that was the truth waited for all of them)
+    # a short is one fault: it is tried before pairs of two, and one that agrees (one fault, named by
+    # either part) settles the pairs that follow at a quarter of max_pairs rather than every one of them
+    # being started (after a rebase, with no lights at the start to screen them, a short that was the
+    # truth waited for all of them)
     assistant = KeptOpen(max_pairs=16)
     run_session("TORCH.S1", assistant, store=store, seed=0, budget=1, record=False)
     space = assistant.space
