@@ -253,6 +253,10 @@ CASES = [
          "dksh:RaisesCurrentShape", "dk:ShortedComponent", "true or false"),
     Case("raises-current-not-a-mode", FAULTS, _add((DK.Cable.uri, DK.raisesCurrent.uri, Literal(True))),
          "dksh:RaisesCurrentShape", "dk:Cable", "only a dk:FaultMode"),
+    Case("follows-overcurrent-not-boolean", FAULTS, _set(DK.BlownFuse.uri, DK.followsOverCurrent.uri, Literal("yes")),
+         "dksh:FollowsOverCurrentShape", "dk:BlownFuse", "true or false"),
+    Case("follows-overcurrent-not-a-mode", FAULTS, _add((DK.Fuse.uri, DK.followsOverCurrent.uri, Literal(True))),
+         "dksh:FollowsOverCurrentShape", "dk:Fuse", "only a dk:FaultMode"),
     # scenarios (validated with their system's description)
     Case("scenario-unknown-component", SC1, _add((SCN["3CC.S.1"], DK.faultyComponent.uri, S.flux_capacitor)),
          "dksh:ScenarioShape", ":3CC.S.1", "is not a part of the scenario's system"),

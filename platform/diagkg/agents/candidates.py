@@ -208,12 +208,11 @@ class CandidateSpace:
         ranked = self.combinations.ranked_pairs(seen, runs, len(worlds.steps))
         if size == 3:
             ranked = self.combinations.ranked_triples(seen, runs, ranked[: self.config.triple_pool], len(worlds.steps))
-        if size == 2 and not self.shorts:
+        if size == 2:
             # a short between two nodes: one fault, but of no part the singles enumerate; tried before the
             # pairs, as a single fault is (each placement weighs a share of its mode's prior: less than a
             # pair). One that agrees settles the pairs at a quarter of max_pairs (see settled)
-            self.shorts = True
-            self.admit(self.short_candidates())
+            self.admit_shorts()
         if size == 2 and self.widenings == 1:
             self.admit_combos(self.symmetric, len(self.symmetric), settle=False)
         self.admit_combos(ranked, self.config.max_pairs)
@@ -271,6 +270,20 @@ class CandidateSpace:
         self.admit([c for c in self.singles if self.own_terminal(c) and id(c) not in self.loose_in])
         return bool(self.live)
 
+    def left_by_overcurrent(self, parts: set[str]) -> bool:
+        """Whether a candidate standing names one of ``parts`` faulty by a mode that often follows an
+        over-current (``dk:followsOverCurrent``: a fuse blown), so that a repair of them may not last."""
+        follows = {m.name for m in self.modes().values() if m.follows_overcurrent}
+        ns = self.worlds.ns
+        return any(f.mode in follows and f.target[len(ns):].split(".", 1)[0] in parts
+                   for c, _ in self.live if c.faulty & parts for f in c.faults)
+
+    def admit_shorts(self) -> None:
+        """Shorts between two nodes are candidates now (at a restart: a repair that may not last)."""
+        if not self.shorts:
+            self.shorts = True
+            self.admit(self.short_candidates())
+
     def short_candidates(self) -> list[Candidate]:
         """The shorts between two nodes whose worlds agree with what was seen, one candidate per
         placement: each short mode between a port of a part on one node and a port of a part on
@@ -284,32 +297,53 @@ class CandidateSpace:
         for (cid, port), net in sorted(sk.net_of_port.items()):
             if cid in sk.components and cid not in self.worlds.removed:
                 nodes[net][cid].append(port)
-        touched = {t for step, _ in self.worlds.steps for t in getattr(step, "targets", ())}
-        touched |= {t for step, _ in self.worlds.steps for t in getattr(step, "components", ())}
+        steps = self.worlds.steps
+        touched = {t.split(".", 1)[0] for step, _ in steps for t in getattr(step, "targets", ())}
+        touched |= {t for step, _ in steps for t in getattr(step, "components", ())}
+        # the parts a step may have changed (a repair, a hypothesis's replacements): a short on one of
+        # them is not the short between the same nodes on parts nobody changed (its repair cleared it).
+        # Not the parts of a hypothesis judged wrong: a short on one of them would have made it faulty
+        changed = {t.split(".", 1)[0] for n, (step, seen) in enumerate(steps) if self.worlds.changes(step)
+                   and not (n >= self.worlds.since and getattr(seen, "verdict", None) == "wrong")
+                   for t in (*getattr(step, "targets", ()), *getattr(step, "components", ()))}
 
-        def first(parts: dict[str, list[str]]) -> tuple[str, str]:
-            cid = next((c for c in parts if c not in touched), next(iter(parts)))
-            return cid, parts[cid][0]
+        def first(parts: dict[str, list[str]]) -> tuple[str, str] | None:
+            plain = [c for c in parts if c not in changed]
+            cid = next((c for c in plain if c not in touched), plain[0] if plain else None)
+            return None if cid is None else (cid, parts[cid][0])
 
         out: list[Candidate] = []
         pairs = list(itertools.combinations(sorted(nodes), 2))
         for m in self.modes().values():
             if not m.node_short or m.default is None:      # (node_short says it has one)
                 continue
-            ends = [(first(nodes[x]), first(nodes[y])) for x, y in pairs]
+            # the circuit at the start is the same wherever on the two nodes the short is
+            ends = [(next(((c, ps[0]) for c, ps in nodes[x].items())), next(((c, ps[0]) for c, ps in nodes[y].items())))
+                    for x, y in pairs]
             # the lights at the start first, simulated straight from the state (a world is written only
             # for a pair that shows them), while they are still judged (not after a rebase)
             lights = [None] * len(pairs) if self.worlds.since else \
                 self.worlds.lights_with_short([(a, b, m.default) for a, b in ends])
-            for (x, y), ((a, pa), (b, pb)), shown in zip(pairs, ends, lights, strict=True):
+            for (x, y), shown in zip(pairs, lights, strict=True):
                 if shown is not None and shown != self.worlds.briefing.lights:
                     continue
-                screen = Candidate((self.fault(m, f"{a}.{pa}", f"{b}.{pb}"),), frozenset({a, b}), m.prior)
-                if self.worlds.start(screen) is None:
-                    continue
                 total = sum(map(len, nodes[x].values())) * sum(map(len, nodes[y].values()))
+                screened = None
                 for (a, ports_a), (b, ports_b) in itertools.product(nodes[x].items(), nodes[y].items()):
                     fault = self.fault(m, f"{a}.{ports_a[0]}", f"{b}.{ports_b[0]}")
+                    if a in changed or b in changed:
+                        # its own world: a step changed one of its parts
+                        if self.worlds.start(Candidate((fault,), frozenset({a, b}), m.prior)) is None:
+                            continue
+                    else:
+                        if screened is None:       # one world for every placement on parts nobody changed
+                            plain_x, plain_y = first(nodes[x]), first(nodes[y])
+                            assert plain_x is not None and plain_y is not None     # (a and b are such parts)
+                            (sa, pa), (sb, pb) = plain_x, plain_y
+                            screen = Candidate((self.fault(m, f"{sa}.{pa}", f"{sb}.{pb}"),), frozenset({sa, sb}), m.prior)
+                            screened = self.worlds.start(screen) is not None
+                        if not screened:
+                            continue
                     share = m.prior * len(ports_a) * len(ports_b) / total
                     names = sorted({a, b})
                     out += [Candidate((fault,), frozenset({part}), share / len(names)) for part in names]

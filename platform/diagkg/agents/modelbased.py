@@ -94,6 +94,7 @@ class ModelBasedAssistant(BaseAssistant):
         self.pending: Action | Hypothesis | None = None
         self.rebased: set[int] = set()      # the repairs rebased on
         self.belief: dict[int, float] = {}  # step -> share of the candidates that named what it repaired
+        self.overcurrent: set[int] = set()  # repairs of a fault an over-current may have left (see rebase)
         self.undo: Action | None = None     # the next step: a repair on a healthy part that undoes itself
         self.undoing_step: Action | None = None   # the last such step taken
         self.taken_back: dict[tuple[int, str], tuple[Checkpoint, bool]] = {}   # see undo_minutes
@@ -116,6 +117,10 @@ class ModelBasedAssistant(BaseAssistant):
             total = sum(c.prior for c, _ in space.live) or 1.0
             self.belief[len(worlds.steps)] = 1.0 if self.prober.probing == len(worlds.steps) else \
                 sum(c.prior for c, _ in space.live if set(step.targets) <= c.faulty) / total
+        if worlds.changes(step):
+            parts = {t.split(".", 1)[0] for t in (step.targets if isinstance(step, Action) else step.components)}
+            if space.left_by_overcurrent(parts):
+                self.overcurrent.add(len(worlds.steps))
         futile = isinstance(step, Action) and bool(outcome.healthy) and \
             {t.split(".", 1)[0] for t in step.targets} <= set(outcome.healthy)
         if futile or step is self.undoing_step:
@@ -202,6 +207,10 @@ class ModelBasedAssistant(BaseAssistant):
             worlds.since = last
             worlds.anchor += worlds.fixed_by(step, self.space.singles)
         self.space.restart()
+        if last in self.overcurrent:
+            # it repaired what an over-current often leaves (a fuse blown): the short that raised the
+            # current may still be there, and may have undone the repair since
+            self.space.admit_shorts()
         return True
 
     def repair(self, n: int, step: Action | Hypothesis, seen: Reading) -> bool:

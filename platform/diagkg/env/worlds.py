@@ -69,6 +69,7 @@ class FaultMode:
     rule: str | None = None          # where a second target lies (``dk:otherTargetRule``: own, alike, node)
     type_priors: tuple[tuple[str, float], ...] = ()   # (type's local name, weight): its ``dk:TypePrior``s
     raises_current: bool = False     # ``dk:raisesCurrent``: it lets more current flow (a short)
+    follows_overcurrent: bool = False  # ``dk:followsOverCurrent``: often what an over-current leaves (a fuse blown)
 
     def prior_on(self, part_type: str | None) -> float:
         """How likely it is on one part of ``part_type`` (a component type's local name): the catalogue's
@@ -140,7 +141,7 @@ def fault_modes(store: KnowledgeSource) -> dict[str, FaultMode]:
                                         "types": set(), "parameters": set(), "default": r["default"],
                                         "prior": float(r["prior"]) if r["prior"] is not None else 1.0,
                                         "comment": str(r["comment"] or ""), "rule": r["rule"],
-                                        "raises": bool(r["raises"])})
+                                        "raises": bool(r["raises"]), "follows": bool(r["follows"])})
         if r["appliesTo"]:
             m["types"].add(_local_type(r["appliesTo"]))
         if r["parameter"]:
@@ -151,7 +152,7 @@ def fault_modes(store: KnowledgeSource) -> dict[str, FaultMode]:
     modes = {iri: FaultMode(iri, m["label"], m["kind"], m["template"], frozenset(m["types"]),
                             frozenset(m["parameters"]), float(m["default"]) if m["default"] is not None else None,
                             m["prior"], m["comment"], str(m["rule"]) if m["rule"] is not None else None,
-                            tuple(on_types.get(iri, ())), m["raises"])
+                            tuple(on_types.get(iri, ())), m["raises"], m["follows"])
              for iri, m in sorted(rows.items())}
     return _MODES.put(key, modes)
 

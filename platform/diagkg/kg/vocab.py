@@ -398,6 +398,7 @@ class DK:
     faultValue = Term(DK_NS + 'faultValue')  # datatype property: fault value
     faultsConsidered = Term(DK_NS + 'faultsConsidered')  # datatype property: faults considered
     faultyComponent = Term(DK_NS + 'faultyComponent')  # object property: faulty component
+    followsOverCurrent = Term(DK_NS + 'followsOverCurrent')  # datatype property: follows an over-current
     forComponentType = Term(DK_NS + 'forComponentType')  # object property: for component type
     forcedClosed = Term(DK_NS + 'forcedClosed')  # datatype property: forced closed
     formatVersion = Term(DK_NS + 'formatVersion')  # datatype property: format version
