@@ -11,9 +11,12 @@ import sys
 # or campaign workers inherit it): a command whose memory runs away fails with a
 # MemoryError and its traceback on stderr, where the test shows it, instead of growing until the kernel
 # kills it (or another process) without a word: once, a `diagkg load` run beside a campaign grew to
-# 21 GB and was killed so (docs/results/2026-12.md).
+# 21 GB and was killed so (docs/results/2026-12.md). A failed allocation in the store's Rust code aborts
+# the process without a Python traceback: faulthandler then prints the Python stack of every thread,
+# which says which call ran away.
 MEMORY_CAP = 12 * 2**30
-_LAUNCH = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap})); "
+_LAUNCH = ("import faulthandler, resource, runpy, sys; faulthandler.enable(all_threads=True); "
+           "resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap})); "
            "sys.argv[0] = 'diagkg'; runpy.run_module('diagkg.cli', run_name='__main__', alter_sys=True)")
 DIAGKG = [sys.executable, "-c", _LAUNCH.format(cap=MEMORY_CAP)]
 
