@@ -307,10 +307,10 @@ class CandidateSpace:
                    and not (n >= self.worlds.since and getattr(seen, "verdict", None) == "wrong")
                    for t in (*getattr(step, "targets", ()), *getattr(step, "components", ()))}
 
-        def first(parts: dict[str, list[str]]) -> tuple[str, str] | None:
-            plain = [c for c in parts if c not in changed]
-            cid = next((c for c in plain if c not in touched), plain[0] if plain else None)
-            return None if cid is None else (cid, parts[cid][0])
+        def first(parts: dict[str, list[str]], plain: str) -> tuple[str, str]:
+            """A port of a part on the node that no step touched, else of ``plain`` (one no step changed)."""
+            cid = next((c for c in parts if c not in changed and c not in touched), plain)
+            return cid, parts[cid][0]
 
         out: list[Candidate] = []
         pairs = list(itertools.combinations(sorted(nodes), 2))
@@ -337,9 +337,7 @@ class CandidateSpace:
                             continue
                     else:
                         if screened is None:       # one world for every placement on parts nobody changed
-                            plain_x, plain_y = first(nodes[x]), first(nodes[y])
-                            assert plain_x is not None and plain_y is not None     # (a and b are such parts)
-                            (sa, pa), (sb, pb) = plain_x, plain_y
+                            (sa, pa), (sb, pb) = first(nodes[x], a), first(nodes[y], b)
                             screen = Candidate((self.fault(m, f"{sa}.{pa}", f"{sb}.{pb}"),), frozenset({sa, sb}), m.prior)
                             screened = self.worlds.start(screen) is not None
                         if not screened:
