@@ -20,11 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyoxigraph as ox
-
 from _load import load_average
+from diagkg.errors import StoreError
 from diagkg.evaluation import campaign as cp
 from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.turns import open_read_only
 
 DIAGKG = [sys.executable, "-m", "diagkg.cli"]
 ASSISTANTS = ("neuro-symbolic", "random-search", "oracle")
@@ -33,9 +33,9 @@ ASSISTANTS = ("neuro-symbolic", "random-search", "oracle")
 def stored(store: Path) -> int:
     """Trajectory graphs a reader sees now (each committed with its campaign entry)."""
     try:      # a snapshot may lose a file to the writer's compaction while it is read: then 0 this time
-        raw = ox.Store.read_only(str(store))
+        raw = open_read_only(store)
         return sum(1 for g in raw.named_graphs() if "/graph/trajectory/" in g.value)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, StoreError):
         return 0
 
 

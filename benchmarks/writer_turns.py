@@ -22,6 +22,8 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from _load import load_average
+from diagkg.errors import StoreError
+from diagkg.kg.turns import open_read_only
 
 DIAGKG = [sys.executable, "-m", "diagkg.cli"]
 ASSISTANTS = "oracle,random-search"
@@ -29,14 +31,14 @@ ASSISTANTS = "oracle,random-search"
 
 def trajectory_graphs(store: Path) -> int:
     try:      # a snapshot may lose a file to the writer's compaction while it is read: then 0 this time
-        raw = ox.Store.read_only(str(store))
+        raw = open_read_only(store)
         return sum(1 for g in raw.named_graphs() if "/graph/trajectory/" in g.value)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, StoreError):
         return 0
 
 
 def has_graph(store: Path, iri: str) -> bool:
-    raw = ox.Store.read_only(str(store))
+    raw = open_read_only(store)
     return raw.contains_named_graph(ox.NamedNode(iri))
 
 

@@ -150,17 +150,23 @@ class StoreError(DiagkgError):
 
 
 class StoreLockedError(StoreError):
-    """Another process holds the write lock of an on-disk store."""
+    """Another process holds the write lock of an on-disk store (for a reader: it is writing, and readers
+    open the store between writers' commits, :mod:`diagkg.kg.turns`)."""
 
-    def __init__(self, path: Path, waited: float = 0.0):
+    def __init__(self, path: Path, waited: float = 0.0, *, reading: bool = False):
         self.path = path
         self.waited = waited
-        super().__init__(
-            f"the store at {path} is still being written by another process after waiting "
-            f"{waited:g} s (one writer at a time). Nothing was written. Read-only commands "
-            "(query, graphs, dump) still work; try again when the other process is done, wait "
-            "longer with --wait SECONDS, or use --store to pick another store."
-        )
+        self.reading = reading
+        if reading:
+            text = (f"the store at {path} is still being written by another process after waiting {waited:g} s "
+                    "(readers open it between commits). Nothing was read or changed; try again when the other "
+                    "process is done, or wait longer with --wait SECONDS.")
+        else:
+            text = (f"the store at {path} is still being written by another process after waiting "
+                    f"{waited:g} s (one writer at a time). Nothing was written. Read-only commands "
+                    "(query, graphs, dump) still work between its commits; try again when the other process is "
+                    "done, wait longer with --wait SECONDS, or use --store to pick another store.")
+        super().__init__(text)
 
 
 class UpdateConflict(StoreError):

@@ -14,14 +14,15 @@ import subprocess
 import time
 from pathlib import Path
 
-import pyoxigraph as ox
 import pytest
 
+from diagkg.errors import StoreError
 from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import execution
 from diagkg.evaluation.campaign import CampaignConfig
 from diagkg.kg import graphs
 from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.turns import open_read_only
 
 from ..support.cli import DIAGKG, run_cli
 from ..support.torch import FLAT, LOOSE_LEAD, TORCH, scenario_text, torch_memory_store
@@ -43,9 +44,9 @@ def _torch_store(tmp_path: Path) -> Path:
 def _trajectory_graphs(store: Path) -> set[str]:
     for _ in range(20):      # a snapshot may lose a file to the campaign's compaction while it is read
         try:
-            raw = ox.Store.read_only(str(store))
+            raw = open_read_only(store)
             return {g.value for g in raw.named_graphs() if "/graph/trajectory/" in g.value}
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, StoreError):
             time.sleep(0.05)
     return set()
 

@@ -19,6 +19,7 @@ from diagkg.env.actions import action_catalogue
 from diagkg.env.workspace import resolve_scenario
 from diagkg.kg import graphs
 from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.turns import open_read_only
 from diagkg.runs import keeping, trajectory
 
 from ..support.cli import DIAGKG, run_cli
@@ -35,7 +36,7 @@ def _torch_store(tmp_path: Path) -> Path:
 
 
 def _has_trajectory(store: Path, iri: str) -> bool:
-    raw = ox.Store.read_only(str(store))
+    raw = open_read_only(store)
     return raw.contains_named_graph(graphs.named("trajectory", iri.rsplit("/", 1)[1]))
 
 

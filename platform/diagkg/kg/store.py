@@ -10,7 +10,8 @@ Where the store lives, in order of precedence:
 
 Many processes share one on-disk store. A process reads through a read-only
 handle (a snapshot, renewed by :meth:`KnowledgeStore.refresh` and after each
-of its own writes) and holds the write lock only while it writes: each write
+of its own writes, opened between other processes' writes: :mod:`diagkg.kg.turns`)
+and holds the write lock only while it writes: each write
 (:meth:`~KnowledgeStore.write_graphs`, :meth:`~KnowledgeStore.add_quads`,
 :meth:`~KnowledgeStore.update`) opens the store for writing, waits up to
 ``wait`` seconds for another writer to finish (telling ``on_wait`` once), then
@@ -37,6 +38,7 @@ from . import graphs
 from .queries import QueryFile, explain_syntax_error, from_text, library
 from .rawstore import RawStore
 from .rdfio import RdfDocument, value_of
+from .turns import WriteTurn, open_read_only, try_write_turn, write_turn
 from .vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,24 +77,6 @@ class KnowledgeSource(Protocol):
     def version_of(self, graph: ox.NamedNode) -> str: ...
 
 
-def open_read_only(path: Path) -> ox.Store:
-    """A read-only handle on the on-disk store. Opening it while another process
-    writes can meet a file that the writer's compaction has just replaced
-    (``No such file or directory`` in the manifest): that is tried again."""
-    delay = 0.01
-    for attempt in range(12):
-        try:
-            return ox.Store.read_only(str(path))
-        except (OSError, RuntimeError) as exc:
-            if "no such file" in str(exc).lower() and attempt < 11:
-                time.sleep(delay)
-                delay = min(delay * 2, 0.2)
-                continue
-            raise StoreError(f"cannot read the store at {path}: {exc} (if a process creating it was "
-                             "interrupted, any command that writes, e.g. a load, finishes it)") from None
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
 def _version(raw: RawStore, graph: ox.NamedNode) -> str:
     for marker in (DK.contentHash, DK.inferredFrom):
         for q in raw.quads_for_pattern(graph, ox.NamedNode(str(marker)), None, graph):
@@ -127,6 +111,7 @@ class KnowledgeStore:
         self.on_wait = on_wait
         self._reader: ox.Store | None = None
         self._held: ox.Store | None = None     # the writer, while holding() lasts
+        self._turn: WriteTurn | None = None    # its turn on the store (diagkg.kg.turns)
         self.generation = 0                    # counts writes made through this object (see touch)
         self._compacted = 0                    # the generation of the last compaction (see compact)
         self._closed = False
@@ -149,7 +134,7 @@ class KnowledgeStore:
                 pass      # creates the database files
         elif not read_only:
             try:
-                self._reader = open_read_only(self.path)      # tries again while a writer compacts
+                self._reader = open_read_only(self.path, wait, on_wait)      # between writers' turns
             except StoreError:      # unfinished (its creator was killed): opening it for writing completes it,
                 with contextlib.suppress(StoreLockedError), self.writing():   # as does another writer, now
                     pass
@@ -197,7 +182,7 @@ class KnowledgeStore:
             return self._held
         if self._reader is None:
             assert self.path is not None
-            self._reader = open_read_only(self.path)
+            self._reader = open_read_only(self.path, self.wait, self.on_wait)
         return self._reader
 
     def refresh(self) -> None:
@@ -224,7 +209,7 @@ class KnowledgeStore:
         if self._held is not None:
             yield self._held          # each update or extend is atomic by itself
             return
-        writer = self._open_writer(wait)
+        turn, writer = self._open_writer(wait)
         t0 = time.perf_counter()
         try:
             yield writer
@@ -233,6 +218,7 @@ class KnowledgeStore:
             raise StoreError(f"cannot write the store at {self.path}: {exc}") from None
         finally:
             del writer            # releases the lock
+            turn.release()
             self.last_hold = time.perf_counter() - t0
             self._reader = None   # the next read sees what was written
 
@@ -246,34 +232,46 @@ class KnowledgeStore:
             raise StoreError("the store is closed")
         if self.path is None or self._held is not None:     # in memory, or a server (it answers each write)
             return
+        turn = try_write_turn(self.path)
+        if turn is None:           # another process writes now
+            return
         try:
-            writer = ox.Store(str(self.path))
-        except OSError as exc:
-            if _is_lock_error(exc):
-                return
-            raise StoreError(f"the store at {self.path} cannot be written: {exc}") from None
-        del writer                 # releases the lock
+            try:
+                writer = ox.Store(str(self.path))
+            except OSError as exc:
+                if _is_lock_error(exc):
+                    return
+                raise StoreError(f"the store at {self.path} cannot be written: {exc}") from None
+            del writer             # releases the lock
+        finally:
+            turn.release()
         self._reader = None        # opening for writing may have removed files an older read handle expects
 
-    def _open_writer(self, wait: float | None = None) -> ox.Store:
-        """Open the on-disk store for writing, waiting up to ``wait`` (by default :attr:`wait`) seconds for the lock."""
+    def _open_writer(self, wait: float | None = None) -> tuple[WriteTurn, ox.Store]:
+        """Take the store's write turn and open it for writing, waiting up to ``wait`` (by default :attr:`wait`)
+        seconds for another writer (or a reader opening its handle: :mod:`diagkg.kg.turns`)."""
         assert self.path is not None
         wait = self.wait if wait is None else wait
         deadline = time.monotonic() + max(wait, 0.0)
         delay, told = 0.02, False
         while True:
             try:
-                return ox.Store(str(self.path))
+                turn = write_turn(self.path, deadline - time.monotonic(), None if told else self.on_wait)
+            except StoreLockedError:
+                raise StoreLockedError(self.path, wait) from None
+            try:
+                return turn, ox.Store(str(self.path))
             except OSError as exc:
-                if not _is_lock_error(exc):
+                turn.release()
+                if not _is_lock_error(exc):     # else a process that takes no turns holds it
                     raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
-                if time.monotonic() >= deadline:
-                    raise StoreLockedError(self.path, wait) from None
-                if not told and self.on_wait is not None:
-                    self.on_wait(f"waiting for the store at {self.path} (another process is writing)…")
-                told = True
-                time.sleep(delay)
-                delay = min(delay * 1.5, 0.25)
+            if time.monotonic() >= deadline:
+                raise StoreLockedError(self.path, wait) from None
+            if not told and self.on_wait is not None:
+                self.on_wait(f"waiting for the store at {self.path} (another process is writing)…")
+            told = True
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.25)
 
     @contextmanager
     def holding(self) -> Iterator["KnowledgeStore"]:
@@ -287,7 +285,7 @@ class KnowledgeStore:
         if self.in_memory or self._held is not None:
             yield self
             return
-        self._held = self._open_writer()
+        self._turn, self._held = self._open_writer()
         try:
             yield self
             self._held.flush()
@@ -295,7 +293,13 @@ class KnowledgeStore:
             raise StoreError(f"cannot write the store at {self.path}: {exc}") from None
         finally:
             self._held = None       # releases the lock
+            self._let_turn_go()
             self._reader = None     # the next read sees what was written
+
+    def _let_turn_go(self) -> None:
+        if self._turn is not None:
+            self._turn.release()
+            self._turn = None
 
     def touch(self) -> None:
         """Say that :attr:`raw` was written directly (caches keyed by
@@ -325,7 +329,8 @@ class KnowledgeStore:
             return
         self._held.flush()
         self._held = None           # releases the lock (another writer may slip in: we wait our turn)
-        self._held = self._open_writer()
+        self._let_turn_go()
+        self._turn, self._held = self._open_writer()
 
     def write_graphs(self, new: Mapping[ox.NamedNode, Sequence[ox.Triple]],
                      drop: Iterable[ox.NamedNode] = (),

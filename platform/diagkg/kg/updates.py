@@ -79,7 +79,8 @@ from .loading import Held, held_claims
 from .queries import QueryFile, library
 from .rawstore import RawStore
 from .revision import Revision, Settled, settle
-from .store import KnowledgeStore, open_read_only, resolve_query, select_on
+from .store import DEFAULT_WAIT, KnowledgeStore, resolve_query, select_on
+from .turns import reading
 
 if TYPE_CHECKING:  # pragma: no cover
     from .validation import Validator
@@ -227,11 +228,12 @@ def _checkpoint(path: str, work: str, n: int) -> ox.Store:
     delay = 0.01
     for attempt in range(10):
         try:
-            reader = open_read_only(Path(path))
-            try:
-                reader.backup(str(target))
-            finally:
-                del reader
+            with reading(Path(path), DEFAULT_WAIT):     # no writer may remove files while they are linked
+                reader = ox.Store.read_only(str(path))
+                try:
+                    reader.backup(str(target))
+                finally:
+                    del reader
             return ox.Store(str(target))
         except (OSError, RuntimeError) as exc:   # a file compacted away meanwhile: again
             shutil.rmtree(target, ignore_errors=True)

@@ -9,7 +9,8 @@ the size limit is cut off with an error. Workers serialise the results
 themselves (SPARQL JSON/XML/CSV/TSV, or an RDF format for CONSTRUCT/DESCRIBE
 and graphs), chosen from the client's ``Accept`` list.
 
-This module imports nothing from diagkg, so that a worker starts quickly.
+This module imports nothing from diagkg but the store's turns (:mod:`diagkg.kg.turns`, which imports
+only pyoxigraph and diagkg's errors), so that a worker starts quickly.
 """
 
 from __future__ import annotations
@@ -22,9 +23,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
+
+from ..errors import StoreLockedError
+from ..kg.turns import open_read_only
 
 RESULT_TYPES: dict[str, ox.QueryResultsFormat] = {
     "application/sparql-results+json": ox.QueryResultsFormat.JSON,
@@ -213,7 +218,11 @@ def _serve(path: str, conn: Connection) -> None:  # pragma: no cover - runs in t
             try:
                 now = fingerprint(path)
                 if store is None or now != seen:
-                    store, seen = ox.Store.read_only(path), now
+                    try:     # between writers' commits (diagkg.kg.turns); a handle already open serves meanwhile
+                        store, seen = open_read_only(Path(path), wait=0.0 if store is not None else 20.0), now
+                    except StoreLockedError:
+                        if store is None:
+                            raise
                 reply = answer(store, req)
                 break
             except Exception as exc:   # any failure goes back to the client as a message
