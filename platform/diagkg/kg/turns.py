@@ -21,6 +21,9 @@ itself opens its own readers without waiting for itself. Where the lock file can
 read-only folder of somebody else's), nothing is coordinated, as before, and RocksDB's own lock still
 keeps writers apart. Processes that do not take turns (an ``oxigraph serve`` on the folder, a script
 with pyoxigraph) are not kept out by this lock; RocksDB's lock keeps them from writing at the same time.
+The lock files are opened close-on-exec (a command started meanwhile does not inherit a turn), but a
+child forked without an exec while its parent holds a turn holds it too, until it ends: diagkg's own
+worker processes are spawned.
 """
 
 from __future__ import annotations
