@@ -141,3 +141,20 @@ def test_a_process_reads_while_it_writes_without_waiting_for_itself(tmp_path):
         assert other.raw.contains_named_graph(_graph("early"))
         assert time.monotonic() - t0 < 2.5
     assert KnowledgeStore.open_for_reading(path).raw.contains_named_graph(_graph("mine"))
+
+
+def test_a_server_keeps_its_snapshot_while_another_process_commits(tmp_path):
+    # what diagkg serve's quick queries read: renewed only where that needs no wait
+    path = _new_store(tmp_path)
+    served = KnowledgeStore(path, read_only=True, wait=30)
+    assert served.raw.contains_named_graph(_graph("early"))
+    proc = _writer(path)
+    try:
+        t0 = time.monotonic()
+        assert served.refresh_now() is False and time.monotonic() - t0 < 1
+        assert served.raw.contains_named_graph(_graph("early"))          # the snapshot at hand
+        assert not served.raw.contains_named_graph(_graph("late"))
+    finally:
+        _finish(proc)
+    assert served.refresh_now() is True
+    assert served.raw.contains_named_graph(_graph("late"))

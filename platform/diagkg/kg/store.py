@@ -38,7 +38,7 @@ from . import graphs
 from .queries import QueryFile, explain_syntax_error, from_text, library
 from .rawstore import RawStore
 from .rdfio import RdfDocument, value_of
-from .turns import WriteTurn, open_read_only, try_write_turn, write_turn
+from .turns import WriteTurn, is_lock_error, open_read_only, try_write_turn, write_turn
 from .vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,14 +83,6 @@ def _version(raw: RawStore, graph: ox.NamedNode) -> str:
             return value_of(q.object)
     lines = sorted(str(q.triple) for q in raw.quads_for_pattern(None, None, None, graph))
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest() if lines else ""
-
-
-def _is_lock_error(exc: OSError) -> bool:
-    """Whether opening for writing failed only because another writer holds the lock (RocksDB's words;
-    a ``LOCK`` file that cannot be opened, ``while open a file for lock: …``, is no writer to wait for)."""
-    text = str(exc).lower()
-    return "lock hold by current process" in text or (
-        "while lock file" in text and "resource temporarily unavailable" in text)
 
 
 # writes to an in-memory store between compactions (see KnowledgeStore.compact)
@@ -190,6 +182,19 @@ class KnowledgeStore:
         if not self.in_memory:
             self._reader = None
 
+    def refresh_now(self) -> bool:
+        """Like :meth:`refresh`, but only if that needs no wait: while another process commits, the
+        snapshot at hand stays (a server answering meanwhile); returns whether it was renewed."""
+        if self.in_memory or self._held is not None or self._reader is None:
+            self.refresh()
+            return True
+        assert self.path is not None
+        try:
+            self._reader = open_read_only(self.path, 0.0)
+        except StoreLockedError:
+            return False
+        return True
+
     # -- writing -----------------------------------------------------------
     @contextmanager
     def writing(self, wait: float | None = None) -> Iterator[RawStore]:
@@ -239,7 +244,7 @@ class KnowledgeStore:
             try:
                 writer = ox.Store(str(self.path))
             except OSError as exc:
-                if _is_lock_error(exc):
+                if is_lock_error(exc):
                     return
                 raise StoreError(f"the store at {self.path} cannot be written: {exc}") from None
             del writer             # releases the lock
@@ -263,7 +268,7 @@ class KnowledgeStore:
                 return turn, ox.Store(str(self.path))
             except OSError as exc:
                 turn.release()
-                if not _is_lock_error(exc):     # else a process that takes no turns holds it
+                if not is_lock_error(exc):     # else a process that takes no turns holds it
                     raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
             if time.monotonic() >= deadline:
                 raise StoreLockedError(self.path, wait) from None

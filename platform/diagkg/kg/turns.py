@@ -58,6 +58,14 @@ def _lock_fd(path: Path, name: str) -> int | None:
     return None
 
 
+def is_lock_error(exc: OSError) -> bool:
+    """Whether opening for writing failed only because another writer holds the lock (RocksDB's words;
+    a ``LOCK`` file that cannot be opened, ``while open a file for lock: …``, is no writer to wait for)."""
+    text = str(exc).lower()
+    return "lock hold by current process" in text or (
+        "while lock file" in text and "resource temporarily unavailable" in text)
+
+
 class _NoFlock(Exception):
     """The file system takes no ``flock``: there is nothing to coordinate."""
 

@@ -55,8 +55,7 @@ class ServerState:
         path = str(self.config.store_path)
         with self._lock:
             now = fingerprint(path)
-            if now != self._seen:
-                self.store.refresh()
+            if now != self._seen and self.store.refresh_now():    # (mid-commit: the snapshot at hand serves)
                 self._seen = now
         return self.store
 
