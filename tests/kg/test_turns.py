@@ -130,9 +130,17 @@ def test_a_writer_waiting_for_its_turn_keeps_new_readers_out(tmp_path):
     _finish(proc)
 
 
-def test_a_process_reads_while_it_writes_without_waiting_for_itself(tmp_path):
+def test_a_thread_reads_while_it_writes_without_waiting_for_itself_and_other_threads_wait(tmp_path):
     path = _new_store(tmp_path)
     writer = KnowledgeStore(path)
+    elsewhere: list[BaseException] = []
+
+    def read_elsewhere() -> None:
+        try:
+            KnowledgeStore(path, read_only=True, wait=0.3).version_of(_graph("early"))
+        except StoreLockedError as exc:
+            elsewhere.append(exc)
+
     with writer.holding():
         writer.add_quads([ox.Quad(ox.NamedNode(EX + "s"), ox.NamedNode(EX + "p"), ox.Literal("mine"),
                                   _graph("mine"))])
@@ -140,6 +148,10 @@ def test_a_process_reads_while_it_writes_without_waiting_for_itself(tmp_path):
         other = KnowledgeStore(path, read_only=True, wait=5)
         assert other.raw.contains_named_graph(_graph("early"))
         assert time.monotonic() - t0 < 2.5
+        thread = threading.Thread(target=read_elsewhere)
+        thread.start()
+        thread.join(30)
+        assert len(elsewhere) == 1       # another thread of this process waits for the turn, as a process does
     assert KnowledgeStore.open_for_reading(path).raw.contains_named_graph(_graph("mine"))
 
 

@@ -16,8 +16,9 @@ advisory lock (``flock``) on :data:`LOCK_FILE` in the store's folder:
   readers that open again and again cannot keep a writer out (measured: two readers opening in a loop
   kept a writer waiting past its 60 s without it).
 
-A reader waits for a writer's turn to end, up to the store's ``wait``; a process that writes the store
-itself opens its own readers without waiting for itself. Where the lock file cannot be opened (a
+A reader waits for a writer's turn to end, up to the store's ``wait``; a thread that writes the store
+opens its own readers without waiting for itself (another thread of the same process waits, as another
+process does: the locks belong to each opening of the lock file). Where the lock file cannot be opened (a
 read-only folder of somebody else's), nothing is coordinated, as before, and RocksDB's own lock still
 keeps writers apart. Processes that do not take turns (an ``oxigraph serve`` on the folder, a script
 with pyoxigraph) are not kept out by this lock; RocksDB's lock keeps them from writing at the same time.
@@ -43,8 +44,16 @@ from ..errors import StoreError, StoreLockedError
 LOCK_FILE = "diagkg-turns.lock"
 GATE_FILE = "diagkg-gate.lock"     # held by a writer from the moment it waits: no new reader slips in before it
 
-_here = threading.Lock()
-_writing_here = 0          # write turns this process holds now (its own readers do not wait for them)
+
+class _Held(threading.local):
+    """Write turns this thread holds now (``box[0]``): its own readers do not wait for them (another
+    thread's do). A turn keeps its thread's box, so that a release from elsewhere counts there."""
+
+    def __init__(self) -> None:
+        self.box = [0]
+
+
+_held = _Held()
 
 
 def _lock_fd(path: Path, name: str) -> int | None:
@@ -104,23 +113,22 @@ class WriteTurn:
     def __init__(self, fds: tuple[int, ...]):
         self._fds = fds
         self._released = False
+        self._box = _held.box         # the taking thread's count, wherever it is released
+        self._box[0] += 1
 
     def release(self) -> None:
-        global _writing_here
         if self._released:
             return
         self._released = True
         for fd in reversed(self._fds):
             os.close(fd)         # lets go of its lock
-        with _here:
-            _writing_here -= 1
+        self._box[0] -= 1
 
 
 def write_turn(path: Path, wait: float, on_wait: Callable[[str], None] | None = None) -> WriteTurn:
     """The store's write turn: waits up to ``wait`` seconds for the writer before (its whole turn) and for
     the readers opening their handles now (milliseconds; none starts once this one waits), then raises
     :class:`~diagkg.errors.StoreLockedError`."""
-    global _writing_here
     deadline = time.monotonic() + max(wait, 0.0)
     say = _teller(on_wait, f"waiting for the store at {path} (another process is writing)…")
     fds: list[int] = []
@@ -137,8 +145,6 @@ def write_turn(path: Path, wait: float, on_wait: Callable[[str], None] | None = 
         for fd in fds:
             os.close(fd)
         raise
-    with _here:
-        _writing_here += 1
     return WriteTurn(tuple(fds))
 
 
@@ -155,9 +161,7 @@ def reading(path: Path, wait: float, on_wait: Callable[[str], None] | None = Non
     """A reader's turn on the store at ``path`` for the ``with`` block (open a handle, copy the store):
     waits up to ``wait`` seconds while another process writes or waits to write, then raises
     :class:`~diagkg.errors.StoreLockedError`."""
-    with _here:
-        mine = _writing_here > 0
-    gate = None if mine else _lock_fd(path, GATE_FILE)
+    gate = None if _held.box[0] else _lock_fd(path, GATE_FILE)
     turn = None if gate is None else _lock_fd(path, LOCK_FILE)
     try:
         if gate is not None and turn is not None:
