@@ -135,14 +135,20 @@ class CandidateSpace:
                 out.extend(self.port_pairs(m, comps))
         return out
 
+    def part_of(self, iri: str | None) -> str | None:
+        """The id of the part that ``iri`` (a part's or a port's, ``part.port``) names; None when it is
+        not a name of this system."""
+        ns = self.worlds.ns
+        return iri[len(ns):].split(".", 1)[0] if iri and iri.startswith(ns) else None
+
     def own_terminal(self, c: Candidate) -> bool:
         """A component's own terminal coming off (a single end, not a part put in backwards)."""
         if c.faults[0].other is not None:
             return False
-        sk = self.worlds.sk
-        target = c.faults[0].target[len(self.worlds.ns):]
-        cid = target.split(".", 1)[0]
-        return "." in target and cid in sk.components and sk.components[cid].type != "Cable"
+        sk, target = self.worlds.sk, c.faults[0].target
+        cid = self.part_of(target)
+        on_a_port = "." in target[len(self.worlds.ns):]
+        return on_a_port and cid in sk.components and sk.components[cid].type != "Cable"
 
     def port_pairs(self, m: FaultMode, comps: dict[str, Any]) -> list[Candidate]:
         """A fault between two ports: same-side ends of two cables crossed, or a two-ended part reversed."""
@@ -184,9 +190,7 @@ class CandidateSpace:
         does not name stays unnamed (the other part of a short, which either part's repair clears)."""
         broken = self.worlds.broken_here()
         parts = self.worlds.sk.components.keys()
-        ns = self.worlds.ns
-        own = {iri[len(ns):].split(".", 1)[0] for f in c.faults for iri in (f.target, f.other)
-               if iri and iri.startswith(ns)}
+        own = {p for f in c.faults for iri in (f.target, f.other) if (p := self.part_of(iri)) is not None}
         named = (c.faulty & broken) | {p for p in c.faulty if p not in parts} | (broken - own - c.faulty)
         if named == c.faulty:
             return c
@@ -274,8 +278,7 @@ class CandidateSpace:
         """Whether a candidate standing names one of ``parts`` faulty by a mode that often follows an
         over-current (``dk:followsOverCurrent``: a fuse blown), so that a repair of them may not last."""
         follows = {m.name for m in self.modes().values() if m.follows_overcurrent}
-        ns = self.worlds.ns
-        return any(f.mode in follows and f.target[len(ns):].split(".", 1)[0] in parts
+        return any(f.mode in follows and self.part_of(f.target) in parts
                    for c, _ in self.live if c.faulty & parts for f in c.faults)
 
     def admit_shorts(self) -> None:
