@@ -6,7 +6,7 @@ decision time, with the load average beside each line; then the totals.
 
     .venv/bin/python benchmarks/unwritten_systems.py [--systems 6] [--max-loops 3] [--min-lit 2]
                                                      [--assistants model-based neuro-symbolic] [--seed 0]
-                                                     [--config JSON]
+                                                     [--config JSON] [--optimum SECONDS]
 
 hypothesis draws the systems (one per hypothesis seed, from ``--seed``: the same systems every run), each part
 made reachable by the service agent (the generator's parts afford only what a simulation needs). A
@@ -15,6 +15,12 @@ system whose lamps are mostly dark nominally shows no fault, so only those with 
 damaged by the nominal circuit (a random LED may be fed past its rating), are kept
 (``--draws`` are looked at to find ``--systems`` of them). Each is loaded beside the shipped
 catalogue (its fault modes and actions) under a key of its own, as a user's file is.
+
+With ``--optimum SECONDS``, each system's optimal policy over its generated scenarios (``diagkg optimum``'s
+work, ``evaluation.optimum.solve``, within SECONDS) is worked out first, and each assistant's line says its
+cost against it (``× optimum``: its mean cost over the optimum's expected cost, or over its proven lower
+bound where the search stopped, marked ``≤``); the totals give the mean and the largest ratio over the
+systems (issue 30's targets, "again on systems nobody on the team wrote").
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from tests.support.circuits import loops, render  # noqa: E402
 
 from _load import load_average  # noqa: E402
 from diagkg.env.scenarios import ScenarioCatalog  # noqa: E402
+from diagkg.evaluation import optimum  # noqa: E402
 from diagkg.generation.generate import GenerationConfig, generate  # noqa: E402
 from diagkg.kg.loading import load_files, load_shipped  # noqa: E402
 from diagkg.kg.store import KnowledgeStore  # noqa: E402
@@ -82,6 +89,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--config", type=json.loads, default={},
                         help="configuration of the assistants but the oracle (JSON), e.g. '{\"max_pairs\": 200}'")
+    parser.add_argument("--optimum", type=float, default=0.0, metavar="SECONDS",
+                        help="work out each system's optimum within SECONDS first and give each assistant's cost "
+                             "against it (default 0: not worked out)")
     parser.add_argument("--folder", type=Path, help="write the systems and their scenarios here (kept; default: a "
                                                       "temporary folder), to load them again to look at a session")
     args = parser.parse_args()
@@ -117,6 +127,7 @@ def main() -> None:
     print(f"{len(kept)} systems kept of {len(drawn)} drawn ({load_average()})", flush=True)
     catalog_before = set(ScenarioCatalog(store).numbers())
     totals: dict[str, list] = {a: [0, 0, 0.0, []] for a in args.assistants}    # solved, runs, cost, decisions
+    ratios: dict[str, list[tuple[str, float, bool]]] = {a: [] for a in args.assistants}   # system, × optimum, exact
     for key, size, lit in kept:
         t0 = time.perf_counter()
         gen = generate(store, GenerationConfig(key))
@@ -131,6 +142,16 @@ def main() -> None:
         catalog_before |= set(numbers)
         print(f"{key}: {size} parts, {lit} lamps lit, {len(numbers)} scenarios generated in "
               f"{time.perf_counter() - t0:.1f} s ({load_average()})", flush=True)
+        anchor: tuple[float, bool] | None = None      # the optimum (or its lower bound) and whether it is exact
+        if args.optimum > 0:
+            t0 = time.perf_counter()
+            best = optimum.solve(store, key, scenarios=[catalog.resolve(n) for n in numbers],
+                                 time_limit=args.optimum, seed=args.seed)
+            anchor = (best.expected_cost, True) if best.exact else (best.lower, False)
+            print("  optimum          " + (f"{best.expected_cost:.1f} min, exact" if best.exact else
+                                            f"between {best.lower:.1f} and {best.upper:.1f} min")
+                  + f"; perfect information {best.perfect_information:.1f} min; {time.perf_counter() - t0:.1f} s "
+                  f"({load_average()})", flush=True)
         for name in args.assistants:
             solved, cost, decisions, failed = 0, 0.0, [], []
             for number in numbers:
@@ -142,12 +163,17 @@ def main() -> None:
                 decisions += r.decision_times
                 if r.end not in SOLVED:
                     failed.append(f"{r.scenario_id}:{r.end}")
+            against = ""
+            if anchor is not None and anchor[0] > 0:
+                ratio = cost / len(numbers) / anchor[0]
+                ratios[name].append((key, ratio, anchor[1]))
+                against = f", {'' if anchor[1] else '≤ '}{ratio:.2f}× optimum"
             t = totals[name]
             t[0] += solved
             t[1] += len(numbers)
             t[2] += cost
             t[3] += decisions
-            print(f"  {name:16s} {solved}/{len(numbers)} solved, mean cost {cost / len(numbers):.0f} min, decisions "
+            print(f"  {name:16s} {solved}/{len(numbers)} solved, mean cost {cost / len(numbers):.0f} min{against}, decisions "
                   f"median {statistics.median(decisions or [0]) * 1e3:.0f} ms, p95 {percentile(decisions, 0.95) * 1e3:.0f} ms, "
                   f"worst {max(decisions or [0]) * 1e3:.0f} ms ({load_average()})"
                   + (f"; not solved: {', '.join(failed[:8])}" if failed else ""), flush=True)
@@ -155,6 +181,11 @@ def main() -> None:
         print(f"{name}: {solved}/{runs} solved, mean cost {cost / max(runs, 1):.0f} min, decisions median "
               f"{statistics.median(decisions or [0]) * 1e3:.0f} ms, p95 {percentile(decisions, 0.95) * 1e3:.0f} ms, "
               f"worst {max(decisions or [0]) * 1e3:.0f} ms")
+        if ratios[name]:
+            worst = max(ratios[name], key=lambda r: r[1])
+            print(f"  × optimum per system: mean {statistics.mean(r[1] for r in ratios[name]):.2f}, largest "
+                  f"{'' if worst[2] else '≤ '}{worst[1]:.2f} ({worst[0]}); "
+                  f"{sum(not r[2] for r in ratios[name])} of {len(ratios[name])} optima only bounded")
 
 
 if __name__ == "__main__":
