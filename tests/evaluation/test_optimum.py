@@ -19,8 +19,10 @@ from diagkg.env.service import Session
 from diagkg.evaluation import optimum
 from diagkg.evaluation.optimum_search import Search
 from diagkg.evaluation.optimum_worlds import Worlds
+from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
+from tests.support.chains import HEAD, part, scenario
 from tests.support.cli import run_cli
 from tests.support.torch_optimum import ACTIONS, CASES, load_into, write_files
 
@@ -142,6 +144,110 @@ def test_bounds_hold_when_the_search_is_stopped_at_once(torch_store):
     upper = search.settle(time.monotonic() + 60)        # hypotheses alone where the search did not go
     assert exact - 1e-9 <= upper < float("inf")
     assert sum(search.scenario_costs().values()) / len(CASES) == pytest.approx(upper)
+
+
+def strand_store(folder: Path) -> KnowledgeStore:
+    """A strand written here: a 12 V battery lighting three bulbs in series, and one scenario per bulb burnt
+    out. All three look alike at the start (every bulb dark), a new bulb costs more than a reading, so naming
+    bulb after bulb is dear and a reading between them pays."""
+    text = [HEAD.replace("garland", "strand"),
+            ':strand a dk:System ; dk:systemKey "strand" ; dcterms:identifier "strand" ; rdfs:label "Strand" ; '
+            'dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;\n'
+            '    dcterms:description "A battery lights three bulbs in series." .\n',
+            ':fn_operate a dk:Function ; rdfs:label "light the bulbs" ; dk:dependsOn :fn_light .\n',
+            ':fn_supply a dk:Function ; rdfs:label "supply 12 V" .\n',
+            ':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_supply .\n',
+            ':supply a dk:Module ; dcterms:identifier "supply" ; rdfs:label "supply" ; dk:partOf :strand .\n',
+            ':row a dk:Module ; dcterms:identifier "row" ; rdfs:label "row" ; dk:partOf :strand .\n',
+            part("bat", "VoltageSource", "supply", ("pos", "neg"), "fn_supply", " dk:voltage 12 ;")]
+    text += [part(f"b{k}", "Bulb", "row", ("p", "n"), "fn_light", " dk:resistance 40 ; dk:powerThreshold 0.1 ;")
+             for k in (1, 2, 3)]
+    text.append(":bat.pos dk:connectedTo :b1.p .\n:b1.n dk:connectedTo :b2.p .\n:b2.n dk:connectedTo :b3.p .\n"
+                ":b3.n dk:connectedTo :bat.neg .\n")
+    files = {"strand.ttl": "".join(text)}
+    for k in (1, 2, 3):
+        files[f"s{k}.ttl"] = scenario("strand", f"STRAND.{k}", 9400 + k, f"Bulb {k} burnt out",
+                                      [("OpenComponent", f"b{k}")], "The bulbs stay dark.")
+    for name, body in files.items():
+        (folder / name).write_text(body)
+    store = KnowledgeStore.memory()
+    load_files(store, [folder / "strand.ttl"])
+    load_files(store, [folder / n for n in files if n != "strand.ttl"])
+    return store
+
+
+def test_a_policy_grown_from_where_the_search_stopped_costs_less_than_hypotheses_alone(tmp_path):
+    # stopped at once, hypotheses alone name bulb after bulb; grown greedily from the search's frontier (each node
+    # the policy reaches expanded, its best options by lower bound followed), the stored policy reads first and
+    # costs less, its bounds still hold, and its expansions raise the proven lower bound
+    store = strand_store(tmp_path)
+    actions = ("measure_voltage", "replace_component")
+    exact = optimum.solve(store, "strand", actions=actions).expected_cost
+    worlds = Worlds(store, optimum.scenarios_of(store, "strand"), actions=actions)
+    search = Search(worlds)
+    search.run(time.monotonic())
+    before = search.lower
+    alone = search.settle(time.monotonic() + 60)
+    expanded = search.stats.expanded
+    grown = search.settle(time.monotonic() + 60, grow_until=time.monotonic() + 30)
+    assert search.stats.expanded > expanded
+    assert exact - 1e-9 <= grown < alone
+    assert before < search.lower <= exact + 1e-9
+    assert sum(search.scenario_costs().values()) / 3 == pytest.approx(grown)
+    print(f"hypotheses alone {alone:.1f}, grown {grown:.1f}, optimum {exact:.1f} min")
+
+
+def fan_store(folder: Path) -> KnowledgeStore:
+    """A fan written here: a 12 V battery lighting three bulbs side by side, b1 in view, b2 and b3 inside the
+    housing (nothing shows them from outside). One scenario a hidden bulb burnt out: both look alike from
+    outside, and each report states which bulb is dark (dk:statedSymptom), as a session's briefing says."""
+    text = [HEAD.replace("garland", "fan"),
+            ':fan a dk:System ; dk:systemKey "fan" ; dcterms:identifier "fan" ; rdfs:label "Fan" ; '
+            'dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;\n'
+            '    dcterms:description "A battery lights three bulbs side by side; two sit inside the housing." .\n',
+            ':fn_operate a dk:Function ; rdfs:label "light the bulbs" ; dk:dependsOn :fn_light .\n',
+            ':fn_supply a dk:Function ; rdfs:label "supply 12 V" .\n',
+            ':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_supply .\n',
+            ':supply a dk:Module ; dcterms:identifier "supply" ; rdfs:label "supply" ; dk:partOf :fan .\n',
+            ':row a dk:Module ; dcterms:identifier "row" ; rdfs:label "row" ; dk:partOf :fan .\n',
+            part("bat", "VoltageSource", "supply", ("pos", "neg"), "fn_supply", " dk:voltage 12 ;")]
+    for k in (1, 2, 3):
+        bulb = part(f"b{k}", "Bulb", "row", ("p", "n"), "fn_light", " dk:resistance 120 ; dk:powerThreshold 0.1 ;")
+        text.append(bulb if k == 1 else bulb.replace("dk:Observable, ", ""))
+        text.append(f":bat.pos dk:connectedTo :b{k}.p .\n:b{k}.n dk:connectedTo :bat.neg .\n")
+    files = {"fan.ttl": "".join(text)}
+    for k in (2, 3):
+        told = (f"dk:statedSymptom [ dk:about sys:b{k} ; dk:appearance dk:Dark ], "
+                "[ dk:about sys:b1 ; dk:appearance dk:Lit ] ;\n    dk:actionBudget 10 .")
+        files[f"f{k}.ttl"] = scenario("fan", f"FAN.{k}", 9410 + k, f"Bulb {k} burnt out", [("OpenComponent", f"b{k}")],
+                                      f"b1 is lit, but b{k} is dark.").replace("dk:actionBudget 10 .", told)
+    for name, body in files.items():
+        (folder / name).write_text(body)
+    store = KnowledgeStore.memory()
+    load_files(store, [folder / "fan.ttl"])
+    load_files(store, [folder / n for n in files if n != "fan.ttl"])
+    return store
+
+
+def test_the_policy_knows_what_the_report_states_as_every_assistant_does(tmp_path):
+    # the two scenarios look alike from outside; their reports (typed, Briefing.stated) say which bulb is dark. A
+    # policy blind to them would read before replacing (or replace the wrong one half of the time); the anchor of
+    # assistants that are told the report knows it too: it replaces the bulb the report names, at the
+    # perfect-information cost, and the optimal assistant finds its start by the report
+    store = fan_store(tmp_path)
+    result = optimum.solve(store, "fan", actions=("measure_voltage", "replace_component"))
+    assert result.exact
+    worlds = Worlds(store, optimum.scenarios_of(store, "fan"), actions=("measure_voltage", "replace_component"))
+    starts = worlds.starts()
+    worlds.close()
+    assert len({s.visible for s in starts}) == 1 and len(starts) == 2
+    assert {frozenset(s.stated) for s in starts} == {frozenset({("b1", "Lit"), (f"b{k}", "Dark")}) for k in (2, 3)}
+    assert result.expected_cost == pytest.approx(result.perfect_information)
+    optimum.store_optimum(store, result)
+    for k in (2, 3):
+        run = run_session(9410 + k, "optimal", store=store, record=False)
+        assert run.end in SOLVED and run.rounds == 1, run.to_json()
+        assert run.cost == pytest.approx(result.expected_cost)
 
 
 def test_the_shadow_sessions_stay_open_until_the_policy_is_written_then_close(torch_store, monkeypatch):

@@ -8,7 +8,7 @@ gives only to the assistants ``DIAGKG_INFORMED_ASSISTANTS`` names (by default th
 one; :mod:`diagkg.agents.trust`); the trajectory records ``dk:privileged false``.
 
 At the start it picks the policy's branch for what the session shows (the lights
-seen, the parts fitted, the budget); after each round it follows the branch of the
+seen, the lights its report states, the parts fitted, the budget); after each round it follows the branch of the
 report it got (:func:`outcome_key`: every field but the round, the message for
 people and the false-removal count). A report the policy did not foresee (a loose
 connection that fell differently in two simulations of one step) leaves the tree:
@@ -105,12 +105,17 @@ class OptimalAssistant(BaseAssistant):
         self.node: str | None = None
         self.last: str | None = None
         self.named: set[frozenset[str]] = set()
-        # the start that shows these lights with this budget and whose removed parts are all missing here
-        # (the most of them: a start that removed fewer parts is another configuration)
+        # the start that shows these lights, whose report states these lights, with this budget and whose
+        # removed parts are all missing here (the most of them: a start that removed fewer parts is another
+        # configuration). A policy none of whose starts states a light (its scenarios state none, or it was
+        # stored before policies conditioned on the report) is matched without them
+        stated = frozenset(f"{part}={looks}" for part, looks in briefing.stated.items())
+        by_report = any(s["stated"] for s in starts)
         fits: list[tuple[int, str]] = []
         for s in starts:
             gone = frozenset((s["removed"] or "").split())
-            if s["visible"] == briefing.visible and int(s["budget"]) == briefing.budget and not gone & fitted:
+            if s["visible"] == briefing.visible and int(s["budget"]) == briefing.budget and not gone & fitted and \
+                    (not by_report or frozenset((s["stated"] or "").split()) == stated):
                 fits.append((len(gone), s["decision"]))
         if fits:
             self.node = max(fits)[1]

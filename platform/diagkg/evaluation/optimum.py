@@ -13,13 +13,16 @@ Every outcome is read from the real session machinery on shadow sessions
 (:mod:`~diagkg.evaluation.optimum_worlds`), and the policy is found by AO* over
 belief sets with the perfect-information cost as an admissible heuristic
 (:mod:`~diagkg.evaluation.optimum_search`). Within the time limit it is exact;
-where the limit stops the search, the search's best options are completed with
-hypotheses where it did not go (``Search.settle``), and a proven
+where the limit stops the search, the search's best options are completed where it
+did not go by a greedy policy grown from its frontier and by hypotheses
+(``Search.settle``), and a proven
 lower bound and the cost of the policy stored (an upper bound) are reported.
 
 What the policy conditions on at the start is what a session shows in typed form:
-the lights seen (``Briefing.visible``, as the session derives them), the parts
-removed and the budget — not the wording of the reported symptoms.
+the lights seen (``Briefing.visible``, as the session derives them), the lights the
+report states as data (the scenario's ``dk:statedSymptom``, ``Briefing.stated``: every
+assistant is told them), the parts removed and the budget — not the wording of the
+reported symptoms.
 
 The policy is stored as RDF in the graph ``optimum/{key}`` (ontology/optimum.ttl;
 :mod:`~diagkg.evaluation.optimum_rdf`), read back by ``diagkg report`` (regret)
@@ -106,11 +109,21 @@ def solve(store: KnowledgeStore, key: str, *, scenarios: Sequence[Scenario] | No
         say = notify or (lambda _: None)
         say(f"{len(chosen)} scenario(s), {len(worlds.base)} actions on their targets, {len(search.roots)} start(s); "
             f"perfect-information bound {search.lower:.1f} min")
-        search.run(deadline - reserve)
+        # half the time to the search; if it is not done by then, a greedy policy grows from its frontier
+        # for a quarter (its expansions raise the lower bound too), and the search goes on from there
+        halfway = started + (time_limit - reserve) / 2
+        search.run(halfway)
+        if not search.solved:
+            grown = search.settle(deadline - reserve, grow_until=halfway + (time_limit - reserve) / 4)
+            say(f"half time: lower bound {search.lower:.1f} min, a complete policy of {grown:.1f} min; searching on")
+            search.run(deadline - reserve)
         if not search.solved:
             say(f"time limit: lower bound {search.lower:.1f} min after {search.stats.expanded} expansions; "
                 "settling a complete policy")
-        search.settle(deadline - reserve / 2)
+        # where the search stopped, a greedy policy grows from its frontier for a third of the reserve; should
+        # that leave no complete policy in time, hypotheses alone complete it (nothing expanded: quick)
+        if search.settle(deadline - reserve / 2, grow_until=deadline - reserve * 2 / 3) == math.inf:
+            search.settle(deadline - reserve / 4)
         costs = search.scenario_costs()
         figures = []
         for n, scenario in enumerate(chosen):

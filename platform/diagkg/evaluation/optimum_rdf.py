@@ -101,6 +101,8 @@ def policy_triples(optimum: Optimum, search: Search) -> list[ox.Triple]:
         add(node, DK.visibleLights, ox.Literal(start.visible))
         for part in sorted(start.removed):
             add(node, DK.removedPart, ox.Literal(part))
+        for part, looks in sorted(start.stated):
+            add(node, DK.statedLight, ox.Literal(f"{part}={looks}"))
         add(node, DK.startBudget, _integer(start.budget))
         add(node, DK.priorProbability, _double(mass))
         if id(root) in ids:

@@ -16,7 +16,9 @@ once). AO* expands, again and again, an unsolved tip of the best partial policy 
 lower bound), where the most probability and the widest gap meet, and backs the bounds
 up; a node is solved when its bounds meet. An expansion stops when the deadline passes.
 Then :meth:`Search.settle` fixes the policy that is stored: the search's best options
-where it went, hypotheses alone where it did not (so a time limit always leaves a
+where it went; where it did not, until ``grow_until``, the nodes the policy reaches are
+expanded and their best option by lower bound followed (a greedy policy of tests and
+repairs), and hypotheses alone are always an option (so a time limit always leaves a
 complete policy, whose expected cost is the upper bound).
 
 Reductions (each keeps the optimum of the moves considered, but the one said):
@@ -102,6 +104,7 @@ class Search:
         self.nodes: dict[tuple[int, int, tuple[tuple[int, float], ...]], Node] = {}
         self.stats = Stats()
         self._final: dict[int, tuple[float, Option | None]] = {}     # see settle
+        self._grow_until = -INF                                        # see settle
         self.roots: list[tuple[float, Node]] = []
         self.starts = worlds.starts()
         for start in self.starts:
@@ -248,14 +251,18 @@ class Search:
             node = _heaviest([(p, c) for p, _, c in option.children if not c.solved])
         return node
 
-    def settle(self, deadline: float = INF) -> float:
+    def settle(self, deadline: float = INF, grow_until: float = -INF) -> float:
         """Fix the policy that is stored, and return its expected cost (an upper bound of the optimum;
         infinite when no complete policy was found by ``deadline``). At each node it takes the best of a
         few options of the search (the best by upper bound, and by lower bound) and, where the search did
         not go, a policy of hypotheses only: the one that ends the most probability per expected minute,
-        again and again. Nothing is expanded, so this is quick; where the optimum was proven, it is the
-        search's own policy."""
+        again and again. Until ``grow_until`` (``time.monotonic``; never by default), a node the search
+        did not expand is expanded first, so its options by lower bound are followed too (a greedy policy
+        where hypotheses alone would name part after part: on a random system of 34 scenarios stopped at
+        60 s, 257.5 minutes with hypotheses alone). Where the optimum was proven, it is the search's own
+        policy."""
         self._final = {}
+        self._grow_until = grow_until
         try:
             return sum(p * self._settle(root, deadline) for p, root in self.roots)
         except OutOfTime:
@@ -269,6 +276,11 @@ class Search:
         if time.monotonic() > deadline:
             raise OutOfTime
         self._final[id(node)] = (INF, None)
+        if node.options is None and not node.solved and time.monotonic() < self._grow_until:
+            try:
+                self.expand(node, self._grow_until)
+            except OutOfTime:
+                pass                     # left unexpanded: hypotheses alone there
         candidates: list[Option] = []
         if node.options is None and node.upper < INF:
             shortcut = self._shortcut(node)

@@ -77,13 +77,18 @@ class Step:
 
 @dataclass(frozen=True)
 class Start:
-    """What a session shows at its start (the lights seen, the parts fitted, the budget), one class of
-    the prior: the worlds (with their probability, of the whole prior) that show it."""
+    """What a session shows at its start (the lights seen, the lights the report states, the parts fitted,
+    the budget), one class of the prior: the worlds (with their probability, of the whole prior) that show
+    it."""
 
     visible: str
     removed: frozenset[str]
     budget: int
     worlds: tuple[tuple[int, float], ...]
+    # the report's lights as data (the scenarios' dk:statedSymptom: part, "Lit" | "Dark" | "Flickering"), which
+    # every assistant is told at the start (Briefing.stated): a policy that did not condition on them would be
+    # less informed than the assistants it is the anchor of
+    stated: frozenset[tuple[str, str]] = frozenset()
 
 
 class Worlds:
@@ -249,7 +254,7 @@ class Worlds:
     def starts(self) -> list[Start]:
         """The classes of the prior by what a session shows at its start: every scenario weighs
         the same, each way its loose connections may fall by its probability."""
-        classes: dict[tuple[str, frozenset[str], int], list[tuple[int, float]]] = {}
+        classes: dict[tuple[str, frozenset[str], int, frozenset[tuple[str, str]]], list[tuple[int, float]]] = {}
         share = 1.0 / len(self.scenarios)
         for n, scenario in enumerate(self.scenarios):
             session, world = self.sessions[n], self.root_world(n)
@@ -257,14 +262,16 @@ class Worlds:
                 session.rollback(self.roots[n])
                 session.rng = Pattern(values) if values is not None else random.Random(self.seed)
                 visible = describe_visible(session.simulate(), session)
-                key = (visible, scenario.removed, scenario.budget)
+                # the report's lights as a session's briefing holds them (Briefing.stated: one look a part)
+                key = (visible, scenario.removed, scenario.budget, frozenset(dict(scenario.symptoms).items()))
                 classes.setdefault(key, []).append((world, share * p))
         out = []
-        for (visible, removed, budget), members in sorted(classes.items(), key=lambda kv: (kv[0][0], sorted(kv[0][1]))):
+        for (visible, removed, budget, stated), members in sorted(
+                classes.items(), key=lambda kv: (kv[0][0], sorted(kv[0][1]), kv[0][2], sorted(kv[0][3]))):
             merged: dict[int, float] = {}
             for w, p in members:
                 merged[w] = merged.get(w, 0.0) + p
-            out.append(Start(visible, removed, budget, tuple(sorted(merged.items()))))
+            out.append(Start(visible, removed, budget, tuple(sorted(merged.items())), stated))
         return out
 
     def broken(self, world: int) -> frozenset[str]:

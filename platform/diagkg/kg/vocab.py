@@ -572,6 +572,7 @@ class DK:
     startBudget = Term(DK_NS + 'startBudget')  # datatype property: start budget
     startsWith = Term(DK_NS + 'startsWith')  # object property: starts with
     stateOf = Term(DK_NS + 'stateOf')  # object property: state of
+    statedLight = Term(DK_NS + 'statedLight')  # datatype property: stated light
     statedSymptom = Term(DK_NS + 'statedSymptom')  # object property: stated symptom
     step = Term(DK_NS + 'step')  # object property: step
     stopReason = Term(DK_NS + 'stopReason')  # object property: stop reason
