@@ -120,10 +120,9 @@ def solve(store: KnowledgeStore, key: str, *, scenarios: Sequence[Scenario] | No
         if not search.solved:
             say(f"time limit: lower bound {search.lower:.1f} min after {search.stats.expanded} expansions; "
                 "settling a complete policy")
-        # where the search stopped, a greedy policy grows from its frontier for a third of the reserve; should
-        # that leave no complete policy in time, hypotheses alone complete it (nothing expanded: quick)
-        if search.settle(deadline - reserve / 2, grow_until=deadline - reserve * 2 / 3) == math.inf:
-            search.settle(deadline - reserve / 4)
+        # where the search stopped, hypotheses alone complete the policy (nothing expanded: quick), then a greedy
+        # policy grows from its frontier until a third of the reserve is spent, kept where it costs less
+        search.settle(deadline - reserve / 2, grow_until=deadline - reserve * 2 / 3)
         costs = search.scenario_costs()
         figures = []
         for n, scenario in enumerate(chosen):

@@ -105,6 +105,7 @@ class Search:
         self.stats = Stats()
         self._final: dict[int, tuple[float, Option | None]] = {}     # see settle
         self._grow_until = -INF                                        # see settle
+        self._kept: tuple[float, dict[int, tuple[float, Option | None]]] | None = None   # see settle
         self.roots: list[tuple[float, Node]] = []
         self.starts = worlds.starts()
         for start in self.starts:
@@ -260,7 +261,21 @@ class Search:
         did not expand is expanded first, so its options by lower bound are followed too (a greedy policy
         where hypotheses alone would name part after part: on a random system of 34 scenarios stopped at
         60 s, 257.5 minutes with hypotheses alone). Where the optimum was proven, it is the search's own
-        policy."""
+        policy. The policy without growing is worked out first and kept where the grown one is not
+        cheaper or not complete by ``deadline``; so is the policy an earlier call fixed (the nodes stay,
+        so it is still complete) where this call's costs more or is not complete in time."""
+        best = (self._settle_all(deadline, -INF), self._final)
+        if grow_until > -INF and time.monotonic() < grow_until:
+            grown = self._settle_all(deadline, grow_until)
+            if grown <= best[0]:
+                best = (grown, self._final)
+        if self._kept is not None and self._kept[0] < best[0]:
+            best = self._kept
+        self._kept = best
+        self._final = best[1]
+        return best[0]
+
+    def _settle_all(self, deadline: float, grow_until: float) -> float:
         self._final = {}
         self._grow_until = grow_until
         try:
