@@ -252,6 +252,16 @@ def test_the_policy_knows_what_the_report_states_as_every_assistant_does(tmp_pat
         run = run_session(9410 + k, "optimal", store=store, record=False)
         assert run.end in SOLVED and run.rounds == 1, run.to_json()
         assert run.cost == pytest.approx(result.expected_cost)
+    # a scenario outside the prior whose report no start states: the likeliest start that shows the same from
+    # outside is played (it replaces a hidden bulb: right or not, the policy did not foresee this scenario), rather
+    # than given up before a move
+    told = "dk:statedSymptom [ dk:about sys:b3 ; dk:appearance dk:Dark ] ;\n    dk:actionBudget 10 ."
+    (tmp_path / "f9.ttl").write_text(scenario("fan", "FAN.9", 9419, "Bulb 3 burnt out, b1 not mentioned",
+                                              [("OpenComponent", "b3")], "b3 is dark.")
+                                     .replace("dk:actionBudget 10 .", told))
+    load_files(store, [tmp_path / "f9.ttl"])
+    run = run_session(9419, "optimal", store=store, record=False)
+    assert run.rounds >= 1 and run.cost >= 120, run.to_json()
 
 
 def test_the_shadow_sessions_stay_open_until_the_policy_is_written_then_close(torch_store, monkeypatch):

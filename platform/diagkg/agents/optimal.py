@@ -108,17 +108,17 @@ class OptimalAssistant(BaseAssistant):
         # the start that shows these lights, whose report states these lights, with this budget and whose
         # removed parts are all missing here (the most of them: a start that removed fewer parts is another
         # configuration). A policy none of whose starts states a light (its scenarios state none, or it was
-        # stored before policies conditioned on the report) is matched without them
+        # stored before policies conditioned on the report) is matched without them; so is a report no start
+        # states (a scenario outside the prior), by the likeliest start that shows the same from outside
         stated = frozenset(f"{part}={looks}" for part, looks in briefing.stated.items())
-        by_report = any(s["stated"] for s in starts)
-        fits: list[tuple[int, str]] = []
+        fits: list[tuple[int, bool, float, str]] = []
         for s in starts:
             gone = frozenset((s["removed"] or "").split())
-            if s["visible"] == briefing.visible and int(s["budget"]) == briefing.budget and not gone & fitted and \
-                    (not by_report or frozenset((s["stated"] or "").split()) == stated):
-                fits.append((len(gone), s["decision"]))
+            if s["visible"] == briefing.visible and int(s["budget"]) == briefing.budget and not gone & fitted:
+                told = frozenset((s["stated"] or "").split()) == stated
+                fits.append((len(gone), told, float(s["probability"]), s["decision"]))
         if fits:
-            self.node = max(fits)[1]
+            self.node = max(fits)[3]
 
     def suggest(self) -> Action | Hypothesis | None:
         move: Action | Hypothesis | None
