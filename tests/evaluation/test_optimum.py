@@ -146,34 +146,46 @@ def test_bounds_hold_when_the_search_is_stopped_at_once(torch_store):
     assert sum(search.scenario_costs().values()) / len(CASES) == pytest.approx(upper)
 
 
+def battery_and_bulbs(key: str, description: str, bulbs: list[str], wiring: str) -> str:
+    """A system written here: a 12 V battery (module ``supply``) and ``bulbs`` (module ``row``) whose one
+    function is to light, wired by ``wiring``."""
+    return "".join([
+        HEAD.replace("garland", key),
+        f':{key} a dk:System ; dk:systemKey "{key}" ; dcterms:identifier "{key}" ; rdfs:label "{key.title()}" ; '
+        'dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;\n'
+        f'    dcterms:description "{description}" .\n',
+        ':fn_operate a dk:Function ; rdfs:label "light the bulbs" ; dk:dependsOn :fn_light .\n',
+        ':fn_supply a dk:Function ; rdfs:label "supply 12 V" .\n',
+        ':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_supply .\n',
+        f':supply a dk:Module ; dcterms:identifier "supply" ; rdfs:label "supply" ; dk:partOf :{key} .\n',
+        f':row a dk:Module ; dcterms:identifier "row" ; rdfs:label "row" ; dk:partOf :{key} .\n',
+        part("bat", "VoltageSource", "supply", ("pos", "neg"), "fn_supply", " dk:voltage 12 ;"), *bulbs, wiring])
+
+
+def stored(folder: Path, system: str, files: dict[str, str]) -> KnowledgeStore:
+    """An in-memory store holding ``files`` written in ``folder``: the system's file first, then the others."""
+    for name, body in files.items():
+        (folder / name).write_text(body)
+    store = KnowledgeStore.memory()
+    load_files(store, [folder / system])
+    load_files(store, [folder / n for n in files if n != system])
+    return store
+
+
 def strand_store(folder: Path) -> KnowledgeStore:
     """A strand written here: a 12 V battery lighting three bulbs in series, and one scenario per bulb burnt
     out. All three look alike at the start (every bulb dark), a new bulb costs more than a reading, so naming
     bulb after bulb is dear and a reading between them pays."""
-    text = [HEAD.replace("garland", "strand"),
-            ':strand a dk:System ; dk:systemKey "strand" ; dcterms:identifier "strand" ; rdfs:label "Strand" ; '
-            'dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;\n'
-            '    dcterms:description "A battery lights three bulbs in series." .\n',
-            ':fn_operate a dk:Function ; rdfs:label "light the bulbs" ; dk:dependsOn :fn_light .\n',
-            ':fn_supply a dk:Function ; rdfs:label "supply 12 V" .\n',
-            ':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_supply .\n',
-            ':supply a dk:Module ; dcterms:identifier "supply" ; rdfs:label "supply" ; dk:partOf :strand .\n',
-            ':row a dk:Module ; dcterms:identifier "row" ; rdfs:label "row" ; dk:partOf :strand .\n',
-            part("bat", "VoltageSource", "supply", ("pos", "neg"), "fn_supply", " dk:voltage 12 ;")]
-    text += [part(f"b{k}", "Bulb", "row", ("p", "n"), "fn_light", " dk:resistance 40 ; dk:powerThreshold 0.1 ;")
+    bulbs = [part(f"b{k}", "Bulb", "row", ("p", "n"), "fn_light", " dk:resistance 40 ; dk:powerThreshold 0.1 ;")
              for k in (1, 2, 3)]
-    text.append(":bat.pos dk:connectedTo :b1.p .\n:b1.n dk:connectedTo :b2.p .\n:b2.n dk:connectedTo :b3.p .\n"
-                ":b3.n dk:connectedTo :bat.neg .\n")
-    files = {"strand.ttl": "".join(text)}
+    files = {"strand.ttl": battery_and_bulbs(
+        "strand", "A battery lights three bulbs in series.", bulbs,
+        ":bat.pos dk:connectedTo :b1.p .\n:b1.n dk:connectedTo :b2.p .\n:b2.n dk:connectedTo :b3.p .\n"
+        ":b3.n dk:connectedTo :bat.neg .\n")}
     for k in (1, 2, 3):
         files[f"s{k}.ttl"] = scenario("strand", f"STRAND.{k}", 9400 + k, f"Bulb {k} burnt out",
                                       [("OpenComponent", f"b{k}")], "The bulbs stay dark.")
-    for name, body in files.items():
-        (folder / name).write_text(body)
-    store = KnowledgeStore.memory()
-    load_files(store, [folder / "strand.ttl"])
-    load_files(store, [folder / n for n in files if n != "strand.ttl"])
-    return store
+    return stored(folder, "strand.ttl", files)
 
 
 def test_a_policy_grown_from_where_the_search_stopped_costs_less_than_hypotheses_alone(tmp_path):
@@ -205,32 +217,18 @@ def fan_store(folder: Path) -> KnowledgeStore:
     """A fan written here: a 12 V battery lighting three bulbs side by side, b1 in view, b2 and b3 inside the
     housing (nothing shows them from outside). One scenario a hidden bulb burnt out: both look alike from
     outside, and each report states which bulb is dark (dk:statedSymptom), as a session's briefing says."""
-    text = [HEAD.replace("garland", "fan"),
-            ':fan a dk:System ; dk:systemKey "fan" ; dcterms:identifier "fan" ; rdfs:label "Fan" ; '
-            'dk:groundReference :bat.neg ; dk:hasFunction :fn_operate ;\n'
-            '    dcterms:description "A battery lights three bulbs side by side; two sit inside the housing." .\n',
-            ':fn_operate a dk:Function ; rdfs:label "light the bulbs" ; dk:dependsOn :fn_light .\n',
-            ':fn_supply a dk:Function ; rdfs:label "supply 12 V" .\n',
-            ':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_supply .\n',
-            ':supply a dk:Module ; dcterms:identifier "supply" ; rdfs:label "supply" ; dk:partOf :fan .\n',
-            ':row a dk:Module ; dcterms:identifier "row" ; rdfs:label "row" ; dk:partOf :fan .\n',
-            part("bat", "VoltageSource", "supply", ("pos", "neg"), "fn_supply", " dk:voltage 12 ;")]
-    for k in (1, 2, 3):
-        bulb = part(f"b{k}", "Bulb", "row", ("p", "n"), "fn_light", " dk:resistance 120 ; dk:powerThreshold 0.1 ;")
-        text.append(bulb if k == 1 else bulb.replace("dk:Observable, ", ""))
-        text.append(f":bat.pos dk:connectedTo :b{k}.p .\n:b{k}.n dk:connectedTo :bat.neg .\n")
-    files = {"fan.ttl": "".join(text)}
+    bulbs = [part(f"b{k}", "Bulb", "row", ("p", "n"), "fn_light", " dk:resistance 120 ; dk:powerThreshold 0.1 ;")
+             for k in (1, 2, 3)]
+    bulbs[1:] = [b.replace("dk:Observable, ", "") for b in bulbs[1:]]
+    files = {"fan.ttl": battery_and_bulbs(
+        "fan", "A battery lights three bulbs side by side; two sit inside the housing.", bulbs,
+        "".join(f":bat.pos dk:connectedTo :b{k}.p .\n:b{k}.n dk:connectedTo :bat.neg .\n" for k in (1, 2, 3)))}
     for k in (2, 3):
         told = (f"dk:statedSymptom [ dk:about sys:b{k} ; dk:appearance dk:Dark ], "
                 "[ dk:about sys:b1 ; dk:appearance dk:Lit ] ;\n    dk:actionBudget 10 .")
         files[f"f{k}.ttl"] = scenario("fan", f"FAN.{k}", 9410 + k, f"Bulb {k} burnt out", [("OpenComponent", f"b{k}")],
                                       f"b1 is lit, but b{k} is dark.").replace("dk:actionBudget 10 .", told)
-    for name, body in files.items():
-        (folder / name).write_text(body)
-    store = KnowledgeStore.memory()
-    load_files(store, [folder / "fan.ttl"])
-    load_files(store, [folder / n for n in files if n != "fan.ttl"])
-    return store
+    return stored(folder, "fan.ttl", files)
 
 
 def test_the_policy_knows_what_the_report_states_as_every_assistant_does(tmp_path):
