@@ -115,7 +115,9 @@ def brute_force(store: KnowledgeStore) -> float:
             s.rng = _Falls(value_) if value_ is not None else random.Random(0)
             from diagkg.env.observations import describe_visible
 
-            starts.setdefault(describe_visible(s.simulate(), s), []).append((n, root, q / len(sessions)))
+            # what a session shows at its start: the lights seen, and those its report states (as data)
+            told = frozenset(dict(scenarios[n].symptoms).items())
+            starts.setdefault((describe_visible(s.simulate(), s), told), []).append((n, root, q / len(sessions)))
     for members in starts.values():
         total += value(tuple(members), 0)
     return total
