@@ -264,6 +264,28 @@ def test_the_policy_knows_what_the_report_states_as_every_assistant_does(tmp_pat
     assert run.rounds >= 1 and run.cost >= 120, run.to_json()
 
 
+@pytest.mark.parametrize("system", ["strand", "fan"])
+def test_no_assistant_that_solves_every_scenario_costs_less_than_the_optimum(tmp_path, system):
+    # the relations a reader of the regret table relies on, on systems written here with every action of the
+    # catalogue: perfect information <= optimum <= the mean cost of every (deterministic) assistant that solves
+    # every scenario, and perfect information <= the oracle; the optimal assistant pays what the policy promised
+    store = (strand_store if system == "strand" else fan_store)(tmp_path)
+    result = optimum.solve(store, system)
+    assert result.exact
+    optimum.store_optimum(store, result)
+    numbers = [s.number for s in result.scenarios]
+    assert result.perfect_information <= result.expected_cost + 1e-9
+    assert result.oracle is not None and result.perfect_information <= result.oracle + 1e-9
+    solved_by = {}
+    for name in ("optimal", "model-based", "neuro-symbolic"):
+        runs = [run_session(n, name, store=store, record=False) for n in numbers]
+        if all(r.end in SOLVED for r in runs):
+            solved_by[name] = sum(r.cost for r in runs) / len(runs)
+    assert solved_by["optimal"] == pytest.approx(result.expected_cost)
+    assert {"model-based", "neuro-symbolic"} <= set(solved_by)
+    assert all(cost >= result.expected_cost - 1e-9 for cost in solved_by.values()), (result.expected_cost, solved_by)
+
+
 def test_the_shadow_sessions_stay_open_until_the_policy_is_written_then_close(torch_store, monkeypatch):
     # what a figure or the policy's triples read may step a shadow session again (a world's faulty parts, a
     # bound not worked out during the search): closed before them, every shipped system's optimum failed
