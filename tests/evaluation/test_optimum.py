@@ -22,7 +22,7 @@ from diagkg.evaluation.optimum_worlds import Worlds
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
-from tests.support.chains import HEAD, part, scenario
+from tests.support.chains import HEAD, _stored, part, scenario
 from tests.support.cli import run_cli
 from tests.support.torch_optimum import ACTIONS, CASES, load_into, write_files
 
@@ -164,16 +164,6 @@ def battery_and_bulbs(key: str, description: str, bulbs: list[str], wiring: str)
         part("bat", "VoltageSource", "supply", ("pos", "neg"), "fn_supply", " dk:voltage 12 ;"), *bulbs, wiring])
 
 
-def stored(folder: Path, system: str, files: dict[str, str]) -> KnowledgeStore:
-    """An in-memory store holding ``files`` written in ``folder``: the system's file first, then the others."""
-    for name, body in files.items():
-        (folder / name).write_text(body)
-    store = KnowledgeStore.memory()
-    load_files(store, [folder / system])
-    load_files(store, [folder / n for n in files if n != system])
-    return store
-
-
 def strand_store(folder: Path) -> KnowledgeStore:
     """A strand written here: a 12 V battery lighting three bulbs in series, and one scenario per bulb burnt
     out. All three look alike at the start (every bulb dark), a new bulb costs more than a reading, so naming
@@ -187,7 +177,7 @@ def strand_store(folder: Path) -> KnowledgeStore:
     for k in (1, 2, 3):
         files[f"s{k}.ttl"] = scenario("strand", f"STRAND.{k}", 9400 + k, f"Bulb {k} burnt out",
                                       [("OpenComponent", f"b{k}")], "The bulbs stay dark.")
-    return stored(folder, "strand.ttl", files)
+    return _stored(folder, files)      # the system (no digit in its name) first
 
 
 def test_a_policy_grown_from_where_the_search_stopped_costs_less_than_hypotheses_alone(tmp_path):
@@ -230,7 +220,7 @@ def fan_store(folder: Path) -> KnowledgeStore:
                 "[ dk:about sys:b1 ; dk:appearance dk:Lit ] ;\n    dk:actionBudget 10 .")
         files[f"f{k}.ttl"] = scenario("fan", f"FAN.{k}", 9410 + k, f"Bulb {k} burnt out", [("OpenComponent", f"b{k}")],
                                       f"b1 is lit, but b{k} is dark.").replace("dk:actionBudget 10 .", told)
-    return stored(folder, "fan.ttl", files)
+    return _stored(folder, files)
 
 
 def test_the_policy_knows_what_the_report_states_as_every_assistant_does(tmp_path):
