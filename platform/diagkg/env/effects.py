@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pyoxigraph as ox
+
 from ..kg.vocab import DK
 from ..sim.circuit import CircuitState, PortRef
 from . import access
@@ -23,6 +25,10 @@ if TYPE_CHECKING:  # pragma: no cover
 # of the state, so they are not run there (tests/test_prediction_shortcuts.py runs them on every
 # component of every single-fault world of a system written in the test and checks it).
 UNDOING = frozenset({"effect-repair-component", "effect-reconnect-cable"})
+
+# A test's bridge (short_ports) is a short named in the state graph's own namespace with this
+# fragment: the service agent takes it off at the end of its round (:func:`is_bridge`).
+BRIDGE = "#bridge-"
 
 # Arguments of the effect templates that depend on the action, not on its target.
 EFFECT_ARGUMENTS: dict[str, dict[str, Any]] = {
@@ -70,9 +76,14 @@ def apply_effect(session: Workbench, spec: ActionType, action: Action, out: Outc
         pa, pb = (port_of(session, t) for t in action.targets)
         session.short_count += 1
         args.update(target=session.iri_of(f"{pa[0]}.{pa[1]}"), other=session.iri_of(f"{pb[0]}.{pb[1]}"),
-                    value=0.01, short=f"{session.state_graph.value}#bridge-{session.short_count}")
+                    value=0.01, short=f"{session.state_graph.value}{BRIDGE}{session.short_count}")
     apply_template(session, spec.template, args)
     return True
+
+
+def is_bridge(session: Workbench, term: object) -> bool:
+    """Whether ``term`` is a bridge a test placed in this session's state graph (see :data:`BRIDGE`)."""
+    return isinstance(term, ox.NamedNode) and term.value.startswith(session.state_graph.value + BRIDGE)
 
 
 def keep_damage(session: Workbench, result: SimulationResult) -> None:

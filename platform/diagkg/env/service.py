@@ -235,7 +235,7 @@ class Session:
         terminated = False
         if outcome.verdict == "correct":
             self.end, terminated = End.SUCCESS, True
-        elif outcome.kind == "action" and self.is_nominal():
+        elif outcome.kind == "action" and self.works_again():
             self.end, terminated = End.SUCCESS_NO_HYPOTHESIS, True
             outcome.message += " The system works again."
         truncated = not terminated and self.round >= self.budget
@@ -365,6 +365,14 @@ class Session:
         result = self.simulate(state)
         return result.converged and self.nominal_bulbs <= set(result.lit)
 
+    def works_again(self, state: CircuitState | None = None) -> bool:
+        """Repaired without a diagnosis: the system works (:meth:`is_nominal`), and not thanks to
+        damage: with every damaged part as new it works too. Lamps that light because a fuse blew
+        and cut an injected short off are not a repair (the short is still there); a fuse a test
+        blew beside a working circuit does not stop one."""
+        state = state or self.state()
+        return self.is_nominal(state) and (not state.damaged or self.is_nominal(state.evolve(damaged=())))
+
     def affords(self, part: str, affordance: str) -> bool:
         """Does ``part`` afford ``affordance`` (a dk: local name) in the current state?"""
         return access.affords(self, part, affordance)
@@ -408,15 +416,18 @@ class Session:
             self._snapshot_set = frozenset(self._snapshot)
         current = self.state_key()
         recall = self.recall
-        key = (current, self._snapshot_set, frozenset(self.repaired))
+        bridges_stay = "short_ports" in self.scenario.permanent
+        key = (current, self._snapshot_set, frozenset(self.repaired), bridges_stay)
         known = recall.resets.get(key) if recall is not None else None
         if known is None:
             owners_now = self._owners(current)
             owners_then = self._owners(self._snapshot)
             # damage stays whatever part it is on, until the part is replaced (then it is gone from current)
-            # a triple about several parts (a short between two of them) goes with any of them repaired
+            # a triple about several parts (a short between two of them) goes with any of them repaired;
+            # a test's bridge is taken off whatever it touches, unless the scenario makes bridging a repair
             kept = frozenset([q for q in self._snapshot if not owners_then.get(q, frozenset()) & self.repaired]
-                             + [q for q in current if owners_now.get(q, frozenset()) & self.repaired
+                             + [q for q in current if (owners_now.get(q, frozenset()) & self.repaired
+                                                       and (bridges_stay or not effects.is_bridge(self, q.subject)))
                                 or q.predicate in self.damage_predicates])
             differ = {p for q in current - self._snapshot_set for p in owners_now.get(q, ())} | \
                      {p for q in self._snapshot_set - current for p in owners_then.get(q, ())}

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 
 from ..agents.optimal import outcome_key
 from ..env.actions import Action, Hypothesis
-from ..env.effects import still_broken
+from ..env.effects import BRIDGE, still_broken
 from ..env.observations import describe_visible
 from ..env.scenarios import Scenario
 from ..env.service import Checkpoint, Session
@@ -219,12 +219,13 @@ class Worlds:
     def world(self, scenario: int, state: frozenset[Any], repaired: frozenset[str], shorts: int) -> int:
         """The world of ``scenario`` standing in the state graph content ``state``. Worlds are told apart
         by the circuit state it says (canonical: the same overrides written with other blank nodes are
-        the same state), the parts repaired for good and, while a short made by hand is still in the
-        state, the count of shorts made (which only names the next short's node)."""
+        the same state), the parts repaired for good and, while a test's bridge is still in the state (a
+        scenario that makes bridging a repair keeps it), the count of bridges made (which only names the
+        next bridge's node)."""
         session = self.sessions[scenario]
         session.set_state(state)
         circuit = session.state()
-        bridged = shorts if any("#bridge-" in str(q.subject) for q in state) else 0
+        bridged = shorts if any(BRIDGE in str(q.subject) for q in state) else 0
         key = (scenario, circuit, repaired, bridged)
         known = self._worlds.get(key)
         if known is None:

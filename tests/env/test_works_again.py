@@ -1,0 +1,155 @@
+"""No repair thanks to damage: an action ends a session as a repair (``success_no_hypothesis``) when
+the system works and would work too with every damaged part as new.
+
+Found on a random system (``benchmarks/unwritten_systems.py``, ``unwritten_2_37``): a test's bridge
+blew a fuse, the blown fuse cut an injected short off, every lamp lit, and the session ended as a
+repair with the short still there. Here on a string of two lamps written in the test: a short from
+the string's middle to a fused node bypasses the lower lamp; bridging the battery to that node
+blows the fuse, and both lamps light with the short in place.
+
+And a test's bridge never outlives its round, also when it touches a part replaced before (it used
+to stay for good there: a reset keeps what belongs to a repaired part)."""
+
+from __future__ import annotations
+
+import pytest
+
+import diagkg
+from diagkg.env.effects import still_broken
+from diagkg.env.verification import injected_parts
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+
+STRING = """\
+@prefix :        <https://example.org/string/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:string a dk:System ; dk:systemKey "string" ; dcterms:identifier "string" ; rdfs:label "Two lamps in a string" ;
+    dk:groundReference :bat.neg ;
+    dcterms:description "A 12 V battery lights two lamps in series; a fused tap sits beside them, carrying nothing." .
+:box a dk:Module ; dcterms:identifier "box" ; rdfs:label "Box" ; dk:partOf :string .
+:bat a dk:VoltageSource ; dcterms:identifier "bat" ; rdfs:label "Battery" ; dk:partOf :box ; dk:voltage 12 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :bat.pos, :bat.neg .
+:bat.pos a dk:Port ; dk:portName "pos" . :bat.neg a dk:Port ; dk:portName "neg" .
+:upper a dk:Bulb ; dcterms:identifier "upper" ; rdfs:label "Upper lamp" ; dk:partOf :box ; dk:resistance 29 ;
+    dk:powerThreshold 1 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :upper.p, :upper.n .
+:upper.p a dk:Port ; dk:portName "p" . :upper.n a dk:Port ; dk:portName "n" .
+:lower a dk:Bulb ; dcterms:identifier "lower" ; rdfs:label "Lower lamp" ; dk:partOf :box ; dk:resistance 29 ;
+    dk:powerThreshold 1 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :lower.p, :lower.n .
+:lower.p a dk:Port ; dk:portName "p" . :lower.n a dk:Port ; dk:portName "n" .
+:tap a dk:Fuse ; dcterms:identifier "tap" ; rdfs:label "Tap fuse" ; dk:partOf :box ; dk:ratedCurrent 1 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :tap.p, :tap.n .
+:tap.p a dk:Port ; dk:portName "p" ; dk:openByDesign true . :tap.n a dk:Port ; dk:portName "n" .
+
+:bat.pos dk:connectedTo :upper.p .
+:upper.n dk:connectedTo :lower.p .
+:lower.n dk:connectedTo :bat.neg .
+:tap.n dk:connectedTo :bat.neg .
+"""
+
+SCENARIOS = """\
+@prefix :        <https://example.org/string-scenarios/> .
+@prefix sys:     <https://example.org/string/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:STRING.1 a dk:Scenario ; dk:scenarioNumber 9341 ; dcterms:identifier "STRING.1" ;
+    rdfs:label "The string's middle shorted to the tap" ; dk:onSystem sys:string ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:ShortBetweenNodes ; dk:faultTarget sys:lower.p ; dk:otherTarget sys:tap.p ] ;
+    dk:initialObservations "The lower lamp is dark." ;
+    dk:faultyComponent sys:lower ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:lower ] ] ;
+    dk:actionBudget 10 .
+
+:STRING.2 a dk:Scenario ; dk:scenarioNumber 9342 ; dcterms:identifier "STRING.2" ;
+    rdfs:label "A burned lower lamp" ; dk:onSystem sys:string ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:lower ] ;
+    dk:initialObservations "Both lamps are dark." ;
+    dk:faultyComponent sys:lower ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:lower ] ] ;
+    dk:actionBudget 10 .
+
+:STRING.3 a dk:Scenario ; dk:scenarioNumber 9343 ; dcterms:identifier "STRING.3" ;
+    rdfs:label "A burned lower lamp, bridged for good" ; dk:onSystem sys:string ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:lower ] ;
+    dk:initialObservations "Both lamps are dark." ;
+    dk:faultyComponent sys:lower ;
+    dk:permanentRepair dk:ShortPorts ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:lower ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
+@pytest.fixture(scope="module")
+def string(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("string")
+    head, *bodies = SCENARIOS.split("\n\n")
+    files = [folder / "string.ttl"] + [folder / f"scenario-{n}.ttl" for n in range(len(bodies))]
+    files[0].write_text(STRING)
+    for path, body in zip(files[1:], bodies, strict=True):       # one file per scenario
+        path.write_text(head + "\n\n" + body)
+    store = KnowledgeStore.memory()
+    load_files(store, files)
+    return store
+
+
+def act(session, action: str, *targets: str):
+    out, *_ = session.step(diagkg.Action(action, targets))
+    return out
+
+
+def test_lamps_lit_by_a_blown_fuse_that_cut_the_fault_off_are_not_a_repair(string):
+    session = diagkg.make("STRING.1", string)
+    _, info = session.reset(seed=0)
+    assert info["lit"] == ["upper"]                       # the short bypasses the lower lamp through the tap
+    act(session, "short_ports", "bat.pos", "tap.p")        # the battery straight into the tap: it blows
+    state = session.state()
+    assert ("tap", "blown") in state.damaged and state.shorts   # the injected short is still there…
+    assert session.is_nominal()                                  # …and yet both lamps light
+    assert injected_parts(session) & still_broken(session, state) == {"lower", "tap"}
+    assert not session.is_nominal(state.evolve(damaged=()))      # it works thanks to the blown tap…
+    assert session.end is None and not session.works_again()     # …so it is not a repair: the session goes on
+    out, *_ = session.step(diagkg.Hypothesis(frozenset({"lower", "tap"})))
+    assert out["verdict"] == "correct" and session.end == "success"
+
+
+def test_the_ideal_repair_still_ends_as_a_repair(string):
+    session = diagkg.make("STRING.1", string)
+    session.reset(seed=0)
+    act(session, "replace_component", "lower")            # clears the short (it belongs to both ends)
+    assert session.end == "success_no_hypothesis" and session.works_again()
+
+
+def test_a_fuse_a_test_blew_beside_a_working_circuit_does_not_stop_a_repair(string):
+    session = diagkg.make("STRING.2", string)
+    session.reset(seed=0)
+    act(session, "short_ports", "bat.pos", "tap.p")        # blows the tap, which carries nothing
+    assert ("tap", "blown") in session.state().damaged and session.end is None
+    act(session, "replace_component", "lower")
+    assert session.end == "success_no_hypothesis" and ("tap", "blown") in session.state().damaged
+
+
+def test_a_bridge_is_taken_off_after_its_round_also_on_a_part_replaced_before(string):
+    session = diagkg.make("STRING.2", string)
+    session.reset(seed=0)
+    act(session, "replace_component", "upper")            # healthy: replaced all the same
+    assert session.end is None and "upper" in session.repaired
+    act(session, "short_ports", "upper.p", "upper.n")
+    assert not session.state().shorts                     # gone after the round, as on any other part
+    act(session, "replace_component", "lower")
+    assert session.end == "success_no_hypothesis"         # the upper lamp was not left bypassed
+
+
+def test_a_scenario_that_makes_bridging_a_repair_keeps_the_bridge(string):
+    session = diagkg.make("STRING.3", string)
+    session.reset(seed=0)
+    act(session, "short_ports", "lower.p", "lower.n")
+    assert len(session.state().shorts) == 1 and session.end is None   # kept; the burned lamp is still there
