@@ -1,6 +1,6 @@
 """Systems written here, not shipped: a garland (a long chain of links), a lantern (three boxes), a
-beacon (boxes in a row, an LED each) and a trip (a relay switched by its own current), with scenarios
-on them."""
+beacon (boxes in a row, an LED each), a trip (a relay switched by its own current) and a twin (two
+supplies, either enough), with scenarios on them."""
 
 from __future__ import annotations
 
@@ -93,6 +93,45 @@ def lantern() -> str:
              ":led.cathode dk:connectedTo :bat.neg .\n:s_pos.n dk:connectedTo :sw.p .\n:sw.n dk:connectedTo :c_pos.p .\n"
              ":c_pos.n dk:connectedTo :h_pos.p .\n:h_pos.n dk:connectedTo :bulb.p .\n:bulb.n dk:connectedTo :h_neg.n .\n"
              ":h_neg.p dk:connectedTo :c_neg.n .\n:c_neg.p dk:connectedTo :s_neg.n .\n:s_neg.p dk:connectedTo :bat.neg .\n"]
+    return "".join(text).replace("@prefix dcterms:", "@prefix skos:    <http://www.w3.org/2004/02/skos/core#> .\n"
+                                 "@prefix dcterms:", 1)
+
+
+def twin() -> str:
+    """Two supply boxes, each a 6 V battery with a green LED and its resistor across it and a cable out,
+    joined through a diode each in a feed box, which lights a bulb through a head cable; a return lead
+    closes the circuit. Either supply lights the bulb alone; the declared functions say, as a user
+    would write them, that feeding the head depends on both supplies' diodes."""
+    text = [HEAD.replace("garland", "twin"),
+            ':twin a dk:System ; dk:systemKey "twin" ; dcterms:identifier "twin" ; rdfs:label "Twin" ; '
+            'dk:groundReference :bat1.neg ; dk:hasFunction :fn_operate ;\n'
+            '    dcterms:description "Two batteries, each with a green LED, feed one bulb through a diode each." .\n',
+            ':fn_operate a dk:Function ; rdfs:label "light the bulb" ; dk:dependsOn :fn_light .\n',
+            ':fn_feed a dk:Function ; rdfs:label "carry either supply on" ; dk:dependsOn :fn_diode1, :fn_diode2 .\n',
+            ':fn_light a dk:Function ; rdfs:label "light" ; dk:dependsOn :fn_feed, :fn_return .\n',
+            ':fn_return a dk:Function ; rdfs:label "close the circuit" ; dk:dependsOn :fn_supply1, :fn_supply2 .\n']
+    for module in ("supply1", "supply2", "feed_box", "head"):
+        text.append(f':{module} a dk:Module ; dcterms:identifier "{module}" ; rdfs:label "{module}" ; '
+                    f'dk:partOf :twin .\n')
+    for k in (1, 2):
+        text += [f':fn_supply{k} a dk:Function ; rdfs:label "supply 6 V ({k})" .\n',
+                 f':fn_indicate{k} a dk:Function ; rdfs:label "show supply {k}" ; dk:dependsOn :fn_supply{k} .\n',
+                 f':fn_deliver{k} a dk:Function ; rdfs:label "take supply {k} out" ; dk:dependsOn :fn_supply{k} .\n',
+                 f':fn_diode{k} a dk:Function ; rdfs:label "pass supply {k} only onwards" ; dk:dependsOn :fn_deliver{k} .\n',
+                 part(f"bat{k}", "VoltageSource", f"supply{k}", ("pos", "neg"), f"fn_supply{k}", " dk:voltage 6 ;"),
+                 part(f"r_led{k}", "Resistor", f"supply{k}", ("p", "n"), f"fn_indicate{k}", " dk:resistance 330 ;"),
+                 part(f"led{k}", "LED", f"supply{k}", ("anode", "cathode"), f"fn_indicate{k}",
+                      f' dk:forwardVoltage 2.0 ; dk:color "green" ; skos:altLabel "supply LED {k}" ;'),
+                 part(f"out{k}", "Cable", f"supply{k}", ("p", "n"), f"fn_deliver{k}"),
+                 part(f"d{k}", "Diode", "feed_box", ("anode", "cathode"), f"fn_diode{k}", " dk:forwardVoltage 0.7 ;"),
+                 f":bat{k}.pos dk:connectedTo :r_led{k}.p, :out{k}.p .\n:r_led{k}.n dk:connectedTo :led{k}.anode .\n"
+                 f":led{k}.cathode dk:connectedTo :bat{k}.neg .\n:out{k}.n dk:connectedTo :d{k}.anode .\n"
+                 f":d{k}.cathode dk:connectedTo :feed.p .\n"]
+    text += [part("feed", "Cable", "head", ("p", "n"), "fn_feed"),
+             part("bulb", "Bulb", "head", ("p", "n"), "fn_light", ' dk:resistance 60 ; dk:powerThreshold 0.1 ;'),
+             part("ret", "Cable", "head", ("p", "n"), "fn_return"),
+             ":feed.n dk:connectedTo :bulb.p .\n:bulb.n dk:connectedTo :ret.p .\n"
+             ":ret.n dk:connectedTo :bat1.neg .\n:bat2.neg dk:connectedTo :bat1.neg .\n"]
     return "".join(text).replace("@prefix dcterms:", "@prefix skos:    <http://www.w3.org/2004/02/skos/core#> .\n"
                                  "@prefix dcterms:", 1)
 
@@ -235,6 +274,15 @@ def beacon_store(folder: Path) -> KnowledgeStore:
         "b2.ttl": scenario("beacon", "BEACON.2", 9308, "An LED open and the lamp open",
                            [("OpenComponent", "led2"), ("OpenComponent", "lamp")],
                            "The lamp stays dark. LED 1, LED 3 and LED 4 are lit; LED 2 is dark.")})
+
+
+def twin_store(folder: Path) -> KnowledgeStore:
+    """An in-memory store holding the twin and a double fault on it: battery 2 flat, and the feed cable's
+    end off the bulb (TWIN.1)."""
+    return _stored(folder, {"twin.ttl": twin(), "w1.ttl": scenario(
+        "twin", "TWIN.1", 9309, "A flat battery and the feed off the bulb",
+        [("DepletedBattery", "bat2"), ("DetachedEnd", "feed.n")],
+        "The bulb stays dark. Supply LED 1 is lit; supply LED 2 is dark.")})
 
 
 def _stored(folder: Path, files: dict[str, str]) -> KnowledgeStore:

@@ -147,6 +147,8 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
         if not self.deps and self.settings.wiring:
             self.deps = knowledge.wired          # a system that declares no functions: its wiring's
+        # needs a part has two of, either one enough: a dark part does not implicate one of them alone
+        self.spares = knowledge.spares if self.settings.spares else {}
         self.port_modes = knowledge.port_modes
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)
@@ -286,7 +288,8 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         return anomalous, nominal - anomalous
 
     def _add_evidence(self, comp: str, anomalous: bool, reach: set[str] | None = None) -> None:
-        implicated = frozenset(reach if reach else {comp} | (self.deps.get(comp, set()) & self.components))
+        needs = self.deps.get(comp, set()) - (self.spares.get(comp, set()) if anomalous else set())
+        implicated = frozenset(reach if reach else {comp} | (needs & self.components))
         self.evidence.append(implicated if anomalous else frozenset(self.components - implicated))
         self.sources.append((comp, anomalous, implicated))
 

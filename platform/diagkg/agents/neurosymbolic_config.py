@@ -38,6 +38,7 @@ class NeuroSymbolicConfig(Settings):
     weights: str = "problems"
     couplings: bool = True             # problems for couplings
     wiring: bool = True                # a system that declares no functions: dependencies from its wiring
+    spares: bool = True                # a dark part does not implicate one of two needs either of which is enough
     shorts: bool = True                # a current above nominal: name the parts a short showing the lights seen may end on
     flicker_holds: bool = True         # a light comes and goes: a reading right once does not clear random faults
     starved_shorts: bool = True        # a part carries less than working: the parts whose opening explains it, else a short

@@ -7,6 +7,7 @@ dense-set candidate rule (:func:`dense_candidates`).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..kg import graphs
 from ..kg.memo import Memo
 from ..kg.store import KnowledgeSource
 from ..sim.circuit import NOMINAL
-from ..sim.results import ComponentResult
+from ..sim.results import ComponentResult, SimulationResult
 from ..sim.simulator import Simulator
 
 
@@ -64,6 +65,9 @@ class Knowledge:
     port_modes: frozenset[str] = frozenset()      # fault modes of a part's ends (dk:targetKind "port")
     # for a system that declares no functions (no dependencies): each part's needs by the wiring
     wired: dict[str, set[str]] = field(default_factory=dict)
+    # declared needs that are spares: a part the simulated working system keeps working as it did with that
+    # need opened alone (one of two supplies joined through diodes); see :func:`spare_dependencies`
+    spares: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -80,7 +84,9 @@ class Knowledge:
             for r in store.select("ns-dependencies", {"system": system}):
                 deps.setdefault(r["component"], set()).add(r["dependency"])
             # a system that declares no functions: what its wiring says instead (the assistant's `wiring`)
-            wired = {} if deps else wired_dependencies(simulator_for(store, key))
+            sim = simulator_for(store, key)
+            wired = {} if deps else wired_dependencies(sim)
+            spares = spare_dependencies(sim, deps) if deps else {}
             names: dict[str, list[str]] = {}
             for r in store.select("ns-labels", {"system": system}):
                 names.setdefault(r["component"], []).append(r["name"])
@@ -102,7 +108,7 @@ class Knowledge:
             driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
             port_modes = frozenset(iri for iri, m in modes.items() if m.kind == "port")
             known = _KNOWLEDGE.put(version, cls(deps, names, problems, tests, enclosed, couplings, modes,
-                                                intermittent, driven, port_modes, wired))
+                                                intermittent, driven, port_modes, wired, spares))
         return known
 
 
@@ -133,6 +139,54 @@ def wired_dependencies(sim: Simulator) -> dict[str, set[str]]:
     return deps
 
 
+def spare_dependencies(sim: Simulator, deps: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The declared needs a part has two of, either one enough: needs P and Q of a part X such that, in
+    the simulated working system, X keeps working as it did (lit as it was, its current within
+    :data:`SPARE_SHARE`) with P opened alone (every end off) and with Q opened alone, and stops working
+    with both opened (a lamp fed by two supplies joined through diodes needs one of them, not both). A
+    need that only one-at-a-time openings leave alone but no second opening makes needed is kept (a relay
+    needs the light sensor that opens it: opening the sensor shows nothing in the working system)."""
+    nominal = sim.simulate()
+
+    def opened(*cids: str) -> SimulationResult | None:
+        ports = {(c, port) for c in cids for port in sim.skeleton.components[c].ports}
+        try:
+            result = sim.simulate(NOMINAL.evolve(detached=ports))
+        except SimulationError:
+            return None
+        return result if result.converged else None
+
+    def same(other: str, result: SimulationResult) -> bool:
+        before, after = nominal.components.get(other), result.components.get(other)
+        if before is None or after is None:
+            return False
+        if before.lit is not None and after.lit != before.lit:
+            return False
+        return abs(after.current - before.current) <= SPARE_SHARE * abs(before.current)
+
+    working = {c for c, r in nominal.components.items() if r is not None and abs(r.current) > WIRED_CURRENT}
+    needed = sorted({d for c, ds in deps.items() if c in working for d in ds} & set(sim.skeleton.components))
+    alone = {cid: opened(cid) for cid in needed}
+    spared: dict[str, set[str]] = {}           # per part, the needs it keeps working without, one at a time
+    for cid, result in alone.items():
+        if result is None:
+            continue
+        for other in working:
+            if other != cid and cid in deps.get(other, ()) and same(other, result):
+                spared.setdefault(other, set()).add(cid)
+    pairs: dict[tuple[str, str], SimulationResult | None] = {}
+    spares: dict[str, set[str]] = {}
+    for other, maybe in sorted(spared.items()):
+        for p, q in itertools.combinations(sorted(maybe), 2):
+            if (p, q) not in pairs:
+                pairs[(p, q)] = opened(p, q)
+            both = pairs[(p, q)]
+            if both is not None and not same(other, both):
+                spares.setdefault(other, set()).update((p, q))
+    return spares
+
+
+SPARE_SHARE = 0.1        # a current that changes by less than this share is the same (a spare's opening)
 WIRED_CURRENT = 1e-6     # A: a part carrying less carries none (leakage through open ends)
 
 
