@@ -366,12 +366,29 @@ class Session:
         return result.converged and self.nominal_bulbs <= set(result.lit)
 
     def works_again(self, state: CircuitState | None = None) -> bool:
-        """Repaired without a diagnosis: the system works (:meth:`is_nominal`), and not thanks to
-        damage: with every damaged part as new it works too. Lamps that light because a fuse blew
-        and cut an injected short off are not a repair (the short is still there); a fuse a test
-        blew beside a working circuit does not stop one."""
+        """Repaired without a diagnosis: the system works (:meth:`is_nominal`), and so does the working
+        system with the faults left alone — what of the fault snapshot is still in the state graph, without
+        what the session did besides (damage, cables swapped or a battery turned round to make up for a
+        fault). Lamps that light because a fuse a test blew cut an injected short off, because two cables
+        swapped bypass a cable whose end is off, or because a reversed battery makes up for crossed cables,
+        are not a repair: the fault is still there. A broken indicator left alone does not stop one (the
+        lamps light with it). In a scenario that declares a repair of its own (``dk:permanentRepair``: a box
+        turned round so that no light reaches a sensor) the repaired parts count as they are now."""
         state = state or self.state()
-        return self.is_nominal(state) and (not state.damaged or self.is_nominal(state.evolve(damaged=())))
+        if not self.is_nominal(state):
+            return False
+        current = self.state_key()
+        left = current & (self._snapshot_set or frozenset(self._snapshot))
+        if self.scenario.permanent and self.repaired:
+            owners = self._owners(current)
+            left |= {q for q in current if owners.get(q, frozenset()) & self.repaired}
+        if left == current:
+            return True
+        self.set_state(frozenset(left))
+        try:
+            return self.is_nominal()
+        finally:
+            self.set_state(current)
 
     def affords(self, part: str, affordance: str) -> bool:
         """Does ``part`` afford ``affordance`` (a dk: local name) in the current state?"""
