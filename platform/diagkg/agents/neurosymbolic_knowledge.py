@@ -65,8 +65,8 @@ class Knowledge:
     port_modes: frozenset[str] = frozenset()      # fault modes of a part's ends (dk:targetKind "port")
     # for a system that declares no functions (no dependencies): each part's needs by the wiring
     wired: dict[str, set[str]] = field(default_factory=dict)
-    # declared needs that are spares: a part the simulated working system keeps working as it did with that
-    # need opened alone (one of two supplies joined through diodes); see :func:`spare_dependencies`
+    # declared needs that are spares: two needs of a part either of which is enough on the simulated working
+    # system (one of two supplies joined through diodes); see :func:`spare_dependencies`
     spares: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod

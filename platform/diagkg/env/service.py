@@ -365,7 +365,7 @@ class Session:
         result = self.simulate(state)
         return result.converged and self.nominal_bulbs <= set(result.lit)
 
-    def works_again(self, state: CircuitState | None = None) -> bool:
+    def works_again(self) -> bool:
         """Repaired without a diagnosis: the system works (:meth:`is_nominal`), and so does the working
         system with the faults left alone — what of the fault snapshot is still in the state graph, without
         what the session did besides (damage, cables swapped or a battery turned round to make up for a
@@ -374,8 +374,7 @@ class Session:
         are not a repair: the fault is still there. A broken indicator left alone does not stop one (the
         lamps light with it). In a scenario that declares a repair of its own (``dk:permanentRepair``: a box
         turned round so that no light reaches a sensor) the repaired parts count as they are now."""
-        state = state or self.state()
-        if not self.is_nominal(state):
+        if not self.is_nominal():
             return False
         current = self.state_key()
         left = current & (self._snapshot_set or frozenset(self._snapshot))
