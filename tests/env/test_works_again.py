@@ -21,7 +21,9 @@ from __future__ import annotations
 import pytest
 
 import diagkg
+from diagkg.env.checks import check_scenario
 from diagkg.env.effects import still_broken
+from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.env.verification import injected_parts
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
@@ -172,3 +174,36 @@ def test_a_scenario_that_makes_bridging_a_repair_keeps_the_bridge(string):
     session.reset(seed=0)
     act(session, "short_ports", "lower.p", "lower.n")
     assert len(session.state().shorts) == 1 and session.end is None   # kept; the burned lamp is still there
+
+
+WORKAROUND = """\
+@prefix :        <https://example.org/garland-scenarios/> .
+@prefix sys:     <https://example.org/garland/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:GARLAND.9 a dk:Scenario ; dk:scenarioNumber 9319 ; dcterms:identifier "GARLAND.9" ;
+    rdfs:label "Link 7 off, worked around" ; dk:onSystem sys:garland ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:link7.n ] ;
+    dk:initialObservations "The lamp stays dark." ;
+    dk:faultyComponent sys:link7 ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:SwapCablePolarities ;
+                  dk:target sys:link1, sys:link8 ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
+def test_diagkg_check_says_an_ideal_repair_works_around_the_fault(tmp_path):
+    store = chain_store(tmp_path)
+    path = tmp_path / "workaround.ttl"
+    path.write_text(WORKAROUND)
+    load_files(store, [path])
+    scenario = ScenarioCatalog(store).resolve("GARLAND.9")
+    report = check_scenario(store, scenario, seeds=1)
+    repair = [f for f in report.findings if f.check == "repair"]
+    assert len(repair) == 1 and not repair[0].passed
+    assert "works around a fault instead of repairing it" in repair[0].message and repair[0].file == str(path)
+    assert repair[0].line == WORKAROUND.splitlines().index(
+        next(line for line in WORKAROUND.splitlines() if "dk:idealRepair" in line)) + 1

@@ -291,13 +291,16 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
             if terminated or truncated:
                 break
         if s.end != "success_no_hypothesis":
-            failures.append((seed, s.end or "still running"))
+            # the lamps light, but not as a repair: what the steps did besides makes up for a fault left in place
+            failures.append((seed, s.end or "still running", s.end is None and s.is_nominal()))
         s.close()
     if failures:
-        seed, end = failures[0]
+        seed, end, workaround = failures[0]
         add("repair", False, f"the ideal repair does not bring the system back to nominal (seed {seed}: the "
             f"session ends {end!r} after {len(scenario.repair)} step(s))"
-            + (f"; the faults damage {damaged}, which stays damaged until it is replaced too" if damaged else ""),
+            + (f"; the faults damage {damaged}, which stays damaged until it is replaced too" if damaged else "")
+            + ("; the lamps light, but with the faults it leaves alone the system does not work: it works around "
+               "a fault instead of repairing it (give the faulty part's own repair)" if workaround else ""),
             repair_line)
     else:
         add("repair", True, "the ideal repair restores nominal", repair_line)
