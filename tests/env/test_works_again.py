@@ -61,7 +61,7 @@ STRING = """\
 :tap.n dk:connectedTo :bat.neg .
 """
 
-SCENARIOS = """\
+SCENARIOS_TEXT = """\
 @prefix :        <https://example.org/string-scenarios/> .
 @prefix sys:     <https://example.org/string/> .
 @prefix dk:      <https://w3id.org/diagkg/ontology#> .
@@ -77,25 +77,26 @@ SCENARIOS = """\
         dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:lower ] ] ;
     dk:actionBudget 10 .
 
-:STRING.2 a dk:Scenario ; dk:scenarioNumber 9342 ; dcterms:identifier "STRING.2" ;
-    rdfs:label "A burned lower lamp" ; dk:onSystem sys:string ; dk:hasCategory dk:Simple ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:lower ] ;
-    dk:initialObservations "Both lamps are dark." ;
-    dk:faultyComponent sys:lower ;
-    dk:idealRepair [ a dk:RepairPlan ;
-        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:lower ] ] ;
-    dk:actionBudget 10 .
+{burned2}
 
-:STRING.3 a dk:Scenario ; dk:scenarioNumber 9343 ; dcterms:identifier "STRING.3" ;
-    rdfs:label "A burned lower lamp, bridged for good" ; dk:onSystem sys:string ; dk:hasCategory dk:Simple ;
+{burned3}
+"""
+
+
+BURNED = """\
+:STRING.{n} a dk:Scenario ; dk:scenarioNumber 934{n} ; dcterms:identifier "STRING.{n}" ;
+    rdfs:label "{label}" ; dk:onSystem sys:string ; dk:hasCategory dk:Simple ;
     dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:lower ] ;
     dk:initialObservations "Both lamps are dark." ;
-    dk:faultyComponent sys:lower ;
-    dk:permanentRepair dk:ShortPorts ;
+    dk:faultyComponent sys:lower ;{extra}
     dk:idealRepair [ a dk:RepairPlan ;
         dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:lower ] ] ;
-    dk:actionBudget 10 .
-"""
+    dk:actionBudget 10 ."""
+
+# a burned lower lamp (STRING.2), and the same in a scenario that makes bridging a repair (STRING.3)
+SCENARIOS = SCENARIOS_TEXT.replace("{burned2}", BURNED.format(n=2, label="A burned lower lamp", extra="")).replace(
+    "{burned3}", BURNED.format(n=3, label="A burned lower lamp, bridged for good",
+                               extra="\n    dk:permanentRepair dk:ShortPorts ;"))
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from ..errors import AssistantError, SimulationError
 from ..kg import graphs
 from ..kg.memo import Memo
 from ..kg.store import KnowledgeSource
-from ..sim.circuit import NOMINAL
+from ..sim.circuit import NOMINAL, CircuitState
 from ..sim.results import ComponentResult, SimulationResult
 from ..sim.simulator import Simulator
 
@@ -112,6 +112,11 @@ class Knowledge:
         return known
 
 
+def opening(sim: Simulator, *cids: str) -> CircuitState:
+    """The working system with the parts ``cids`` opened: every end of each off its terminal."""
+    return NOMINAL.evolve(detached={(c, port) for c in cids for port in sim.skeleton.components[c].ports})
+
+
 def wired_dependencies(sim: Simulator) -> dict[str, set[str]]:
     """What each component needs, by the wiring, for a system that declares no functions: the parts
     whose opening (every end off) puts it out (a lamp lit when the system works) or stops its current
@@ -124,8 +129,8 @@ def wired_dependencies(sim: Simulator) -> dict[str, set[str]]:
     nominal = sim.simulate()
     working = {cid for cid, r in nominal.components.items() if works(r)}
     deps: dict[str, set[str]] = {}
-    for cid, comp in sorted(sim.skeleton.components.items()):
-        changed = [NOMINAL.evolve(detached={(cid, port) for port in comp.ports})]
+    for cid in sorted(sim.skeleton.components):
+        changed = [opening(sim, cid)]
         if nominal.live.get(f"closed:{cid}") is False:
             changed.append(NOMINAL.evolve(forced=((cid, True),)))
         for state in changed:
@@ -149,9 +154,8 @@ def spare_dependencies(sim: Simulator, deps: dict[str, set[str]]) -> dict[str, s
     nominal = sim.simulate()
 
     def opened(*cids: str) -> SimulationResult | None:
-        ports = {(c, port) for c in cids for port in sim.skeleton.components[c].ports}
         try:
-            result = sim.simulate(NOMINAL.evolve(detached=ports))
+            result = sim.simulate(opening(sim, *cids))
         except SimulationError:
             return None
         return result if result.converged else None

@@ -377,7 +377,7 @@ class Session:
         if not self.is_nominal():
             return False
         current = self.state_key()
-        left = current & (self._snapshot_set or frozenset(self._snapshot))
+        left = current & self._snapshot_facts()
         if self.scenario.permanent and self.repaired:
             owners = self._owners(current)
             left |= {q for q in current if owners.get(q, frozenset()) & self.repaired}
@@ -421,6 +421,12 @@ class Session:
             self._part_kinds = kinds
         return self._part_kinds
 
+    def _snapshot_facts(self) -> frozenset[ox.Quad]:
+        """The fault snapshot's quads as a set (made once per snapshot)."""
+        if self._snapshot_set is None:
+            self._snapshot_set = frozenset(self._snapshot)
+        return self._snapshot_set
+
     def _reset_to_snapshot(self) -> None:
         """Back to the fault snapshot, keeping the current state of repaired parts. What it
         keeps depends only on the state graph's content, the snapshot and the repaired parts,
@@ -428,12 +434,11 @@ class Session:
         to it (not written when it already holds it). It depends on the repaired parts only
         through those whose current state differs from the snapshot (the shadow's
         :attr:`~diagkg.env.roles.Recall.reads`)."""
-        if self._snapshot_set is None:
-            self._snapshot_set = frozenset(self._snapshot)
+        snapshot = self._snapshot_facts()
         current = self.state_key()
         recall = self.recall
         bridges_stay = "short_ports" in self.scenario.permanent
-        key = (current, self._snapshot_set, frozenset(self.repaired), bridges_stay)
+        key = (current, snapshot, frozenset(self.repaired), bridges_stay)
         known = recall.resets.get(key) if recall is not None else None
         if known is None:
             owners_now = self._owners(current)
@@ -445,8 +450,8 @@ class Session:
                              + [q for q in current if (owners_now.get(q, frozenset()) & self.repaired
                                                        and (bridges_stay or not effects.is_bridge(self, q.subject)))
                                 or q.predicate in self.damage_predicates])
-            differ = {p for q in current - self._snapshot_set for p in owners_now.get(q, ())} | \
-                     {p for q in self._snapshot_set - current for p in owners_then.get(q, ())}
+            differ = {p for q in current - snapshot for p in owners_now.get(q, ())} | \
+                     {p for q in snapshot - current for p in owners_then.get(q, ())}
             known = (kept, frozenset(differ))
             if recall is not None:
                 recall.resets.put(key, known)

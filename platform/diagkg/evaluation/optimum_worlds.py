@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 
 from ..agents.optimal import outcome_key
 from ..env.actions import Action, Hypothesis
-from ..env.effects import BRIDGE, still_broken
+from ..env.effects import is_bridge, still_broken
 from ..env.observations import describe_visible
 from ..env.scenarios import Scenario
 from ..env.service import Checkpoint, Session
@@ -225,7 +225,7 @@ class Worlds:
         session = self.sessions[scenario]
         session.set_state(state)
         circuit = session.state()
-        bridged = shorts if any(BRIDGE in str(q.subject) for q in state) else 0
+        bridged = shorts if any(is_bridge(session, q.subject) for q in state) else 0
         key = (scenario, circuit, repaired, bridged)
         known = self._worlds.get(key)
         if known is None:
