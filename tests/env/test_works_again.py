@@ -13,10 +13,15 @@ link 1's and link 8's battery-side ends feeds the lamp past link 7: it lit, and 
 repair with link 7 still off. `benchmarks/fake_repairs.py` (random walks over the catalogue) found 408
 such ends in 4,911 walks on the shipped systems and their generated scenarios, none after.
 
-And a test's bridge never outlives its round, also when it touches a part replaced before (it used
-to stay for good there: a reset keeps what belongs to a repaired part)."""
+And a test never outlives its round, also on a part repaired before: a bridge across it, a cable
+reconnected and then taken off to test, a switch replaced and then opened (each used to stay for good
+there: a reset kept whatever state a repaired part was in; now a part repaired before stays as it was
+when the round began, a part the round repairs as the round left it)."""
 
 from __future__ import annotations
+
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -208,3 +213,38 @@ def test_diagkg_check_says_an_ideal_repair_works_around_the_fault(tmp_path):
     assert "works around a fault instead of repairing it" in repair[0].message and repair[0].file == str(path)
     assert repair[0].line == WORKAROUND.splitlines().index(
         next(line for line in WORKAROUND.splitlines() if "dk:idealRepair" in line)) + 1
+
+
+def test_a_cable_reconnected_then_taken_off_to_test_is_back_on_after_the_round(tmp_path):
+    session = diagkg.make("GARLAND.2", chain_store(tmp_path))       # links 2 and 6 off
+    session.reset(seed=0)
+    act(session, "reconnect_cable", "link2")
+    assert "link2" in session.repaired
+    assert all(port[0] != "link2" for port in session.state().detached)
+    act(session, "disconnect_cable", "link2")                 # a test: both ends off for the round
+    assert all(port[0] != "link2" for port in session.state().detached), "taken off for good"
+    act(session, "reconnect_cable", "link6")
+    assert session.end == "success_no_hypothesis"             # link 2 was not left off
+
+
+def test_a_switch_replaced_then_opened_to_test_is_closed_again_after_the_round(string):
+    switched = STRING.replace(":lower.n dk:connectedTo :bat.neg .", """\
+:sw a dk:Switch ; dcterms:identifier "sw" ; rdfs:label "Switch" ; dk:partOf :box ; dk:normallyClosed true ;
+    dk:affords dk:Observable, dk:Reachable, dk:Togglable, dk:Measurable, dk:Replaceable ; dk:hasPort :sw.p, :sw.n .
+:sw.p a dk:Port ; dk:portName "p" . :sw.n a dk:Port ; dk:portName "n" .
+:lower.n dk:connectedTo :sw.p .
+:sw.n dk:connectedTo :bat.neg .""")
+    store = KnowledgeStore.memory()
+    folder = Path(tempfile.mkdtemp())
+    (folder / "string.ttl").write_text(switched)
+    head, *bodies = SCENARIOS.split("\n\n")
+    (folder / "burned.ttl").write_text(head + "\n\n" + bodies[1])      # STRING.2: the lower lamp burned
+    load_files(store, [folder / "string.ttl", folder / "burned.ttl"])
+    session = diagkg.make("STRING.2", store)
+    session.reset(seed=0)
+    act(session, "replace_component", "sw")                  # healthy: replaced all the same
+    assert "sw" in session.repaired and session.end is None
+    act(session, "open_switch", "sw")
+    assert session.state().positions == session.injected_state.positions, "left open for good"
+    act(session, "replace_component", "lower")
+    assert session.end == "success_no_hypothesis"

@@ -157,6 +157,7 @@ class Session:
         self._snapshot: tuple[ox.Quad, ...] = ()
         self._snapshot_set: frozenset[ox.Quad] | None = None
         self.short_count = 0
+        self._repairing: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------
     # Gymnasium-style API
@@ -427,31 +428,43 @@ class Session:
             self._snapshot_set = frozenset(self._snapshot)
         return self._snapshot_set
 
-    def _reset_to_snapshot(self) -> None:
-        """Back to the fault snapshot, keeping the current state of repaired parts. What it
-        keeps depends only on the state graph's content, the snapshot and the repaired parts,
-        so a session that remembers (a what-if shadow) keeps it by them; the state graph is set
-        to it (not written when it already holds it). It depends on the repaired parts only
-        through those whose current state differs from the snapshot (the shadow's
+    def _reset_to_snapshot(self, before: frozenset[ox.Quad], repairing: frozenset[str]) -> None:
+        """Back to the fault snapshot after an action, except for repaired parts: a part the action
+        repaired (``repairing``) stays as the action left it, a part repaired before stays as it was
+        before the action (``before``, the state the action started from): a test on a part replaced
+        earlier (a cable taken off, a switch opened, a bridge) is undone after its round as on any
+        other part. Damage stays whatever part it is on, until the part is replaced. What it keeps
+        depends only on the state graph's content, ``before``, the snapshot, the repaired parts and
+        ``repairing``, so a session that remembers (a what-if shadow) keeps it by them; the state
+        graph is set to it (not written when it already holds it). It depends on the repaired parts
+        only through those whose state now or before differs from the snapshot (the shadow's
         :attr:`~diagkg.env.roles.Recall.reads`)."""
         snapshot = self._snapshot_facts()
         current = self.state_key()
         recall = self.recall
         bridges_stay = "short_ports" in self.scenario.permanent
-        key = (current, snapshot, frozenset(self.repaired), bridges_stay)
+        repaired = frozenset(self.repaired)
+        key = (current, before, snapshot, repaired, repairing, bridges_stay)
         known = recall.resets.get(key) if recall is not None else None
         if known is None:
+            none: frozenset[str] = frozenset()
             owners_now = self._owners(current)
             owners_then = self._owners(self._snapshot)
-            # damage stays whatever part it is on, until the part is replaced (then it is gone from current)
-            # a triple about several parts (a short between two of them) goes with any of them repaired;
-            # a test's bridge is taken off whatever it touches, unless the scenario makes bridging a repair
-            kept = frozenset([q for q in self._snapshot if not owners_then.get(q, frozenset()) & self.repaired]
-                             + [q for q in current if (owners_now.get(q, frozenset()) & self.repaired
-                                                       and (bridges_stay or not effects.is_bridge(self, q.subject)))
+            owners_before = self._owners(before) if before is not current else owners_now
+            earlier = repaired - repairing
+
+            def stays(q: ox.Quad) -> bool:
+                """A test's bridge is taken off whatever it touches, unless the scenario makes bridging a repair."""
+                return bridges_stay or not effects.is_bridge(self, q.subject)
+
+            # a triple about several parts (a short between two of them) goes with any of them repaired
+            kept = frozenset([q for q in self._snapshot if not owners_then.get(q, none) & repaired]
+                             + [q for q in before if (owners_before.get(q, none) & earlier
+                                                      and not owners_before.get(q, none) & repairing and stays(q))]
+                             + [q for q in current if (owners_now.get(q, none) & repairing and stays(q))
                                 or q.predicate in self.damage_predicates])
-            differ = {p for q in current - snapshot for p in owners_now.get(q, ())} | \
-                     {p for q in snapshot - current for p in owners_then.get(q, ())}
+            differ = {p for q in current ^ snapshot for p in owners_now.get(q, owners_then.get(q, none))} | \
+                     {p for q in before ^ snapshot for p in owners_before.get(q, owners_then.get(q, none))}
             known = (kept, frozenset(differ))
             if recall is not None:
                 recall.resets.put(key, known)
@@ -493,6 +506,7 @@ class Session:
     def execute(self, action: Action) -> Outcome:
         outcome = Outcome(self.round, Kind.ACTION, str(action), False, "", 0.0)
         generation, repaired, before = self.store.generation, len(self.repaired), self.state_key()
+        self._repairing = frozenset()          # the parts this action repairs (set by _execute)
         spec = self.catalogue.get(action.action)
         # a repair of a part that did not differ from its description is a false removal
         broken = effects.still_broken(self, self.state()) if spec is not None and spec.repair else None
@@ -504,7 +518,7 @@ class Session:
             # an action that changed nothing and repaired nothing leaves the state as the
             # last reset made it: resetting again would give the same quads
             if self.store.generation != generation or len(self.repaired) != repaired or self.state_key() is not before:
-                self._reset_to_snapshot()
+                self._reset_to_snapshot(before, self._repairing)
         outcome.cost = sum(c for _, _, c in outcome.executed)
         return outcome
 
@@ -568,7 +582,8 @@ class Session:
         if not out.message:
             out.message = f"Done: {spec.label} {' and '.join(action.targets)}."
         if spec.repair or spec.id in self.scenario.permanent:
-            self.repaired.update(t.split(".", 1)[0] for t in action.targets)
+            self._repairing = frozenset(t.split(".", 1)[0] for t in action.targets)
+            self.repaired |= self._repairing
 
     # -- LED slots and control chains -------------------------------------
     # ------------------------------------------------------------------
