@@ -77,6 +77,7 @@ from .neurosymbolic_knowledge import Knowledge, Test, dense_candidates
 from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
 from .neurosymbolic_repairs import CURRENT_TOLERANCE, VOLTAGE_TOLERANCE, Repairs, current_off, data_of
 from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
+from .neurosymbolic_undo import Undoing
 from .registry import BaseAssistant, Briefing
 
 LIGHT_STATES = {"on": "on", "off": "off", "flickering": "intermittent"}     # a visible light's state, as the classifier says it
@@ -87,7 +88,7 @@ __all__ = ["CURRENT_TOLERANCE", "LOCAL_TESTS", "ROUND_MINUTES", "SPLITTING", "SU
            "Knowledge", "KeywordClassifier", "NeuroSymbolic", "Test", "dense_candidates"]
 
 
-class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
+class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
     """Evidence, dense candidates and information gain over the knowledge graph."""
 
     name = "neuro-symbolic"
@@ -220,6 +221,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         self.repairing: str | None = None     # the part the last action repairs
         self.last: Action | Hypothesis | None = None
         self.last_test: Test | None = None
+        self.read_on, self.undo_graph = {}, None     # the tests on each part, and what they showed (Undoing)
         self._replan()
 
     def _couple(self, knowledge: Knowledge, briefing: Briefing) -> None:
@@ -326,7 +328,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
             return short
         for _ in range(len(self.components) + 2):
             hyp = self._hypothesis()
-            repair = self._repair_instead(hyp) if hyp is not None else None
+            repair = self._undoing(hyp) or (self._repair_instead(hyp) if hyp is not None else None)
             if repair is not None:
                 self.last, self.last_test, self.repairing = repair, None, repair.targets[0]
                 return repair
@@ -408,6 +410,7 @@ class NeuroSymbolic(Repairs, Ranking, BaseAssistant):
         test = self.last_test
         if test is None:
             return
+        self._note_test(Action(test.action, (test.component,)), outcome)
         if not outcome["success"]:
             if outcome.get("refusal") == Refusal.REMOVED_PART:
                 self.components.discard(test.component)

@@ -88,6 +88,9 @@ class NeuroSymbolicConfig(Settings):
     # the search goes on; a part found faulty whose naming alone cannot be the whole diagnosis is repaired
     # with the catalogue's repair instead (the session ends when the system works again)
     aside: bool = True
+    # a part a test found faulty is repaired by the catalogue's repair cheaper than replacing it that undoes
+    # every fault mode its readings fit (a battery in the wrong way round is turned round, not replaced)
+    undo: bool = True
 
 
 __all__ = ["ROUND_MINUTES", "NeuroSymbolicConfig"]

@@ -31,7 +31,7 @@ a repair action would do automatically), whatever the verdict.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import pyoxigraph as ox
 
@@ -158,8 +158,18 @@ def access_steps(session: Workbench, part: str) -> list[tuple[str, tuple[str, ..
 
 
 def _catalogue_cost(session: Workbench, kind: str) -> float:
-    spec = session.catalogue.get(REPAIR_ACTIONS[kind])
+    return _cost_in(session.catalogue, kind)
+
+
+def _cost_in(catalogue: Mapping[str, Any], kind: str) -> float:
+    spec = catalogue.get(REPAIR_ACTIONS[kind])
     return float(spec.cost) if spec is not None else float(_DEFAULT_COSTS[kind])
+
+
+def naming_floor(catalogue: Mapping[str, Any], part_type: str) -> float:
+    """The least that naming one component of ``part_type`` (a type's local name) can cost, whatever
+    its state: :func:`repair_cost` with no cable end off."""
+    return _cost_in(catalogue, "cable" if part_type == "Cable" else "component")
 
 
 def repair_cost(session: Workbench, part: str, state: CircuitState) -> float:
