@@ -4,9 +4,10 @@ as a repair (``success_no_hypothesis``) checked against what is left of its faul
 A walk steps a session with actions drawn at random from the catalogue (any action, any fitting targets;
 two-target actions too; a potentiometer's value drawn as well), as no assistant of ours would. Where an
 action ends the session as a repair, the faults the scenario injected that are still in the state graph
-are set alone on the working system: if they keep it from working by themselves, the system works only
-thanks to something else the walk did (damage, a manipulation that stayed), and the end is counted as a
-*fake repair*, printed with the walk that made it. Printed per system: walks, repairs, fake repairs,
+are set alone on the working system: if they keep it from working by themselves (a lamp dark, or the lamps
+lit past a switch that no longer controls them), the system works only thanks to something else the walk did
+(damage, a manipulation that stayed), and the end is counted as a *fake repair*, printed with the walk that
+made it. Printed per system: walks, repairs, fake repairs,
 with the load average.
 
     .venv/bin/python benchmarks/fake_repairs.py --walks 20 [--folder FOLDER] [--systems KEY …] [--generated]
@@ -30,6 +31,7 @@ from pathlib import Path
 from diagkg.env.actions import Action
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.env.service import Session
+from diagkg.env.verification import switch_controls
 from diagkg.generation.generate import GenerationConfig, generate
 from diagkg.kg.loading import load_files, load_shipped
 from diagkg.kg.store import KnowledgeStore
@@ -67,10 +69,11 @@ def walk(session: Session, rng: random.Random, steps: int) -> list[Action]:
 
 def faults_alone_work(session: Session) -> bool:
     """Whether what is left of the injected faults (the fault snapshot's facts still in the state graph),
-    alone on the working system, lets it work."""
+    alone on the working system, lets it work: every lamp lit, and its switch still controlling them."""
     left = session.state_key() & frozenset(session.checkpoint().snapshot)
     session.set_state(left)
-    return session.is_nominal()
+    state = session.state()
+    return session.is_nominal(state) and switch_controls(session, state, session.simulate(state))
 
 
 def main() -> None:

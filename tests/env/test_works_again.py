@@ -20,9 +20,6 @@ when the round began, a part the round repairs as the round left it)."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
 
 import diagkg
@@ -227,19 +224,41 @@ def test_a_cable_reconnected_then_taken_off_to_test_is_back_on_after_the_round(t
     assert session.end == "success_no_hypothesis"             # link 2 was not left off
 
 
-def test_a_switch_replaced_then_opened_to_test_is_closed_again_after_the_round(string):
-    switched = STRING.replace(":lower.n dk:connectedTo :bat.neg .", """\
+SWITCHED = STRING.replace(":lower.n dk:connectedTo :bat.neg .", """\
 :sw a dk:Switch ; dcterms:identifier "sw" ; rdfs:label "Switch" ; dk:partOf :box ; dk:normallyClosed true ;
     dk:affords dk:Observable, dk:Reachable, dk:Togglable, dk:Measurable, dk:Replaceable ; dk:hasPort :sw.p, :sw.n .
 :sw.p a dk:Port ; dk:portName "p" . :sw.n a dk:Port ; dk:portName "n" .
 :lower.n dk:connectedTo :sw.p .
 :sw.n dk:connectedTo :bat.neg .""")
-    store = KnowledgeStore.memory()
-    folder = Path(tempfile.mkdtemp())
-    (folder / "string.ttl").write_text(switched)
+
+STUCK = """\
+:STUCK.1 a dk:Scenario ; dk:scenarioNumber 9361 ; dcterms:identifier "STUCK.1" ;
+    rdfs:label "The switch stuck closed" ; dk:onSystem sys:string ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:StuckClosed ; dk:faultTarget sys:sw ] ;
+    dk:initialObservations "Both lamps stay lit when the switch is opened." ;
+    dk:faultyComponent sys:sw ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:sw ] ] ;
+    dk:actionBudget 10 ."""
+
+
+@pytest.fixture(scope="module")
+def switched(tmp_path_factory):
+    """The string with a switch in its return (written here): the lower lamp burned (STRING.2), and the
+    switch stuck closed (STUCK.1)."""
+    folder = tmp_path_factory.mktemp("switched")
+    (folder / "string.ttl").write_text(SWITCHED)
     head, *bodies = SCENARIOS.split("\n\n")
     (folder / "burned.ttl").write_text(head + "\n\n" + bodies[1])      # STRING.2: the lower lamp burned
-    load_files(store, [folder / "string.ttl", folder / "burned.ttl"])
+    (folder / "stuck.ttl").write_text(head + "\n\n" + STUCK)
+    store = KnowledgeStore.memory()
+    load_files(store, [folder / "string.ttl"])
+    load_files(store, [folder / "burned.ttl", folder / "stuck.ttl"])
+    return store
+
+
+def test_a_switch_replaced_then_opened_to_test_is_closed_again_after_the_round(switched):
+    store = switched
     session = diagkg.make("STRING.2", store)
     session.reset(seed=0)
     act(session, "replace_component", "sw")                  # healthy: replaced all the same
@@ -248,3 +267,20 @@ def test_a_switch_replaced_then_opened_to_test_is_closed_again_after_the_round(s
     assert session.state().positions == session.injected_state.positions, "left open for good"
     act(session, "replace_component", "lower")
     assert session.end == "success_no_hypothesis"
+
+
+def test_lamps_lit_past_a_switch_stuck_closed_are_not_a_working_system(switched):
+    session = diagkg.make("STUCK.1", switched)
+    _, info = session.reset(seed=0)
+    assert info["lit"] == ["lower", "upper"] and session.is_nominal()     # every lamp lit, as set up…
+    act(session, "observe_component", "upper")
+    assert session.end is None and not session.works_again()            # …but the switch does not control them
+    act(session, "open_switch", "sw")
+    act(session, "replace_component", "sw")
+    assert session.end == "success_no_hypothesis"
+    hypothesis = diagkg.make("STUCK.1", switched)
+    hypothesis.reset(seed=0)
+    out, *_ = hypothesis.step(diagkg.Hypothesis(frozenset({"upper"})))
+    assert out["verdict"] == "wrong" and hypothesis.end is None
+    out, *_ = hypothesis.step(diagkg.Hypothesis(frozenset({"sw"})))
+    assert out["verdict"] == "correct" and hypothesis.end == "success"

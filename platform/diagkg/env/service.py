@@ -367,15 +367,15 @@ class Session:
         return result.converged and self.nominal_bulbs <= set(result.lit)
 
     def works_again(self) -> bool:
-        """Repaired without a diagnosis: the system works (:meth:`is_nominal`), and so does the working
-        system with the faults left alone — what of the fault snapshot is still in the state graph, without
-        what the session did besides (damage, cables swapped or a battery turned round to make up for a
-        fault). Lamps that light because a fuse a test blew cut an injected short off, because two cables
-        swapped bypass a cable whose end is off, or because a reversed battery makes up for crossed cables,
-        are not a repair: the fault is still there. A broken indicator left alone does not stop one (the
-        lamps light with it). In a scenario that declares a repair of its own (``dk:permanentRepair``: a box
-        turned round so that no light reaches a sensor) the repaired parts count as they are now."""
-        if not self.is_nominal():
+        """Repaired without a diagnosis: the system works (:meth:`is_nominal`, its switch controlling the lamps:
+        :func:`~diagkg.env.verification.switch_controls`), and so does the working system with the faults left
+        alone (what of the fault snapshot is still in the state graph): lamps lit by a fuse a test blew that cut
+        a short off, by cables swapped past one whose end is off, past a switch stuck closed, are no repair; a
+        broken indicator left alone stops none. With ``dk:permanentRepair`` repaired parts count as they are."""
+        def works() -> bool:
+            state = self.state()
+            return self.is_nominal(state) and verification.switch_controls(self, state, self.simulate(state))
+        if not works():
             return False
         current = self.state_key()
         left = current & self._snapshot_facts()
@@ -386,7 +386,7 @@ class Session:
             return True
         self.set_state(frozenset(left))
         try:
-            return self.is_nominal()
+            return works()
         finally:
             self.set_state(current)
 

@@ -233,8 +233,14 @@ def main_function_works(session: Workbench, state: CircuitState) -> bool:
     result = session.sim.simulate(state, session.rng)
     if not (result.converged and session.main_bulbs <= set(result.lit)):
         return False
-    # bypass guard: opening the first closed hand switch must put a main lamp out, where it does in the
-    # system as set up (a switch of another circuit, on a system nobody drew for this, puts none out)
+    return switch_controls(session, state, result)
+
+
+def switch_controls(session: Workbench, state: CircuitState, result: Any) -> bool:
+    """The bypass guard: opening the first closed hand switch puts a main lamp out in ``state`` (simulated:
+    ``result``), where it does in the system as set up (a switch of another circuit, on a system nobody drew
+    for this, puts none out). A switch stuck closed, or a short across it, keeps the lamps lit: that is not
+    a working system, whatever lights."""
     driven = {c.drives for c in session.sk.couplings if c.kind == "SwitchingCoupling"}
     for cid in sorted(session.sk.components):
         comp = session.sk.components[cid]
@@ -242,8 +248,7 @@ def main_function_works(session: Workbench, state: CircuitState) -> bool:
             continue
         if not result.live.get(f"closed:{cid}", False):
             continue
-        if dict(state.forced).get(cid) is True:
-            continue
+        # a switch stuck closed is one too: opening it by hand leaves it closed, and the lamps lit
         if _stays_lit(session, state, cid):
             return _stays_lit(session, session.nominal_state, cid)
         break
