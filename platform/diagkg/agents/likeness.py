@@ -16,6 +16,7 @@ from ..env import access
 from ..env.actions import Action, Hypothesis
 from ..env.observations import amps, volts
 from ..env.service import Checkpoint
+from ..env.verification import switch_controls
 from ..errors import SimulationError
 from .chance import CLOSED, OPEN, Coin, Way, coins
 from .combinations import Candidate
@@ -119,7 +120,8 @@ class Likeness:
     def signature(self, c: Candidate, point: Checkpoint) -> tuple[dict[str, tuple[int, ...]], ...]:
         """What one simulation of ``c``'s world (each way its loose connections may fall) shows of
         every component, aspect by aspect (:data:`VOLTS`, :data:`AMPS`, :data:`LIGHT`,
-        :data:`CONTACT`, :data:`SIGHT`), and of the whole system (key ``""``: its lights, and whether it settles)."""
+        :data:`CONTACT`, :data:`SIGHT`), and of the whole system (key ``""``: its lights, whether it settles, and
+        with every lamp lit whether its switch still controls them)."""
         assert self.worlds.shadow is not None
         ways = [way for way, _ in self.ways(c)]
         key = self.signature_key(c, point)
@@ -174,7 +176,11 @@ class Likeness:
                     intern((CONTACT, result.live.get(f"closed:{cid}")), len(self.interned)),
                     intern((SIGHT, positions.get(cid), cid in state.covered, tuple(sorted(off.get(cid, ()))),
                             damaged.get(cid)), len(self.interned)))
-            shows[""] = (intern(("", result.lit, result.flickering, result.converged), len(self.interned)),)
+            # whether the session would end on this step: the lamps, and with all of them lit whether the
+            # switch still controls them (a switch stuck closed keeps them lit: no working system)
+            shadow = self.worlds.shadow
+            controls = switch_controls(shadow, state, result) if shadow.nominal_bulbs <= set(result.lit) else None
+            shows[""] = (intern(("", result.lit, result.flickering, result.converged, controls), len(self.interned)),)
             out.append(shows)
         if len(self.signatures) > 50_000:
             self.signatures.clear()
