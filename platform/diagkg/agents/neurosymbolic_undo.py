@@ -78,11 +78,11 @@ class Undoing:
             return None
         modes = fault_modes(briefing.view)
         left = [modes[m] for m in sorted(self.problems.get(part, ())) if (part, m) not in self.cleared and m in modes]
-        fits = [fault for mode in left for fault in self._placements(part, mode) if self._fits(fault, tests)]
-        if not fits:
-            return None
+        # per fault that fits the readings, the cheaper repairs that undo it (each world started once)
+        undone = [by for mode in left for fault in self._placements(part, mode)
+                  if (by := self._undone_by(fault, part, tests, cheaper)) is not None]
         for spec in cheaper:             # cheapest first
-            if all(self._undoes(fault, part, spec) for fault in fits):
+            if undone and all(spec.id in by for by in undone):
                 return Action(spec.id, (part,))
         return None
 
@@ -116,30 +116,28 @@ class Undoing:
             shadow.close()
             return None
 
-    def _fits(self, fault: Fault, tests: list[tuple[Action, Outcome]]) -> bool:
-        """Whether ``fault``'s world gives every report seen of the tests done (their data, within a
-        meter's tolerance)."""
+    def _undone_by(self, fault: Fault, part: str, tests: list[tuple[Action, Outcome]],
+                   repairs: list[ActionType]) -> frozenset[str] | None:
+        """In the world of ``fault`` alone: None if it does not give every report seen of the tests done
+        (their data, within a meter's tolerance); else the ``repairs`` that cost less there than naming
+        ``part`` would and leave it with no fault."""
         world = self._world(fault)
         if world is None:
-            return False
+            return None
         shadow, point = world
         with shadow:
-            return all((shown := shadow.trial(point, action)) is not None and
+            naming = repair_cost(shadow, part, shadow.state())     # as the world stands before any step
+            if not all((shown := shadow.trial(point, action)) is not None and
                        reading({"data": shown.get("data")}).agrees(reading({"data": seen.get("data")}))
-                       for action, seen in tests)
-
-    def _undoes(self, fault: Fault, part: str, spec: ActionType) -> bool:
-        """Whether ``spec`` done on ``part`` costs less than naming the part would there and leaves it
-        with no fault, in the world of ``fault`` alone."""
-        world = self._world(fault)
-        if world is None:
-            return False
-        shadow, point = world
-        with shadow:
-            if spec.cost >= repair_cost(shadow, part, shadow.state()):     # naming it does as much for as little
-                return False
-            done = shadow.trial(point, Action(spec.id, (part,)))
-            return done is not None and bool(done.success) and part not in still_broken(shadow, shadow.state())
-
+                       for action, seen in tests):
+                return None
+            undone = set()
+            for spec in repairs:
+                if spec.cost >= naming:      # naming it does as much for as little
+                    continue
+                done = shadow.trial(point, Action(spec.id, (part,)))
+                if done is not None and done.success and part not in still_broken(shadow, shadow.state()):
+                    undone.add(spec.id)
+            return frozenset(undone)
 
 __all__ = ["Undoing"]

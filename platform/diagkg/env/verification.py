@@ -177,11 +177,12 @@ def repair_cost(session: Workbench, part: str, state: CircuitState) -> float:
     if kind in ("enclosure", "module", "opening"):
         return _catalogue_cost(session, "enclosure")
     comp = session.sk.components[part]
+    unit = naming_floor(session.catalogue, comp.type)
     if comp.type == "Cable":
         ends = {p for c, p in state.detached if c == part} | {p for (c, p), _ in state.rewired if c == part}
         ends |= {p for (c, p), _ in state.loose if c == part}
-        return _catalogue_cost(session, "cable") * max(1, len(ends))
-    return _catalogue_cost(session, "component")
+        return unit * max(1, len(ends))
+    return unit
 
 
 def least_naming_cost(session: Workbench, parts: Iterable[str]) -> float:
