@@ -78,9 +78,22 @@ def test_a_wrong_stated_symptom_is_located(tmp_path, torch):
     assert "1 fail" in r.stderr
 
 
-def test_a_fault_that_changes_nothing_is_located(tmp_path, torch):
-    text = scenario_text(**dict(FLAT, id="TORCH.9", number=9109, label="Stuck switch", mode="StuckClosed",
-                                target="sw", faulty="sw", repair="ReplaceComponent"))
+# the torch with a second bulb lead beside the first: one of the two broken changes nothing a person can see or
+# measure, as set up or with the switch worked
+TWIN_LEADS = TORCH.replace(":lead.n dk:connectedTo :bulb.p .", """\
+:lead.n dk:connectedTo :bulb.p .
+:lead2 a dk:Cable ; dcterms:identifier "lead2" ; rdfs:label "Second bulb lead" ; dk:partOf :body ;
+    dk:affords dk:Observable, dk:Reachable, dk:Detachable, dk:Measurable, dk:Replaceable ; dk:hasPort :lead2.p, :lead2.n .
+:lead2.p a dk:Port ; dk:portName "p" .
+:lead2.n a dk:Port ; dk:portName "n" .
+:sw.n dk:connectedTo :lead2.p .
+:lead2.n dk:connectedTo :bulb.p .""")
+
+
+def test_a_fault_that_changes_nothing_is_located(tmp_path):
+    torch = write(tmp_path, "torch.ttl", TWIN_LEADS)
+    text = scenario_text(**dict(FLAT, id="TORCH.9", number=9109, label="One of two leads broken",
+                                mode="OpenComponent", target="lead2", faulty="lead2", repair="ReplaceComponent"))
     bad = write(tmp_path, "invisible.ttl", text)
     r = run_cli("--memory", "check", str(torch), str(bad), "--format", "json")
     assert r.returncode == 1
@@ -89,6 +102,16 @@ def test_a_fault_that_changes_nothing_is_located(tmp_path, torch):
     assert len(observable) == 1
     assert observable[0]["file"] == str(bad) and observable[0]["line"] == line_of(bad, "a dk:Scenario")
     assert "change nothing a person can see or measure" in observable[0]["message"]
+    assert "also with each hand switch worked" in observable[0]["message"]
+
+
+def test_a_switch_stuck_closed_shows_when_it_is_opened(tmp_path, torch):
+    text = scenario_text(**dict(FLAT, id="TORCH.9", number=9109, label="Stuck switch", mode="StuckClosed",
+                                target="sw", faulty="sw", repair="ReplaceComponent"))
+    r = run_cli("--memory", "check", str(torch), str(write(tmp_path, "stuck.ttl", text)), "--format", "json")
+    observable = [f for f in json.loads(r.stdout)["scenarios"][0]["findings"] if f["check"] == "observable"]
+    assert len(observable) == 1 and observable[0]["passed"], r.stdout
+    assert "only when a switch is worked by hand (sw)" in observable[0]["message"]
 
 
 def test_an_ideal_repair_that_does_not_repair_is_located(tmp_path, torch):

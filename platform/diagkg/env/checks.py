@@ -5,10 +5,11 @@ scratch copy of the store's knowledge). Each check simulates the scenario
 through the service agent and reports, located in the scenario's file:
 
 * ``observable`` — the faults change something a person can see (a lamp or
-  LED, lit, dark or flickering) or measure (a voltage at a terminal); an
+  LED, lit, dark or flickering) or measure (a voltage at a terminal), as set up or with a hand
+  switch worked (a switch stuck closed shows only when it is opened); an
   intermittent fault is tried over several seeds;
-* ``masking`` — with several faults, each one changes something while the
-  others are present, unless the scenario says it is hidden on purpose
+* ``masking`` — with several faults, each one changes something (as set up
+  or with a hand switch worked) while the others are present, unless the scenario says it is hidden on purpose
   (``dk:masked true`` on the fault: a misleading multiple fault); a fault
   declared masked that is not hidden is reported too;
 * ``repair`` — the ideal repair, action by action, brings the system back to
@@ -55,6 +56,7 @@ from .workspace import graph_holding
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
+    from ..sim.circuit import CircuitState
     from ..sim.simulator import SimulationResult, Simulator
 
 CHECKS = ("observable", "masking", "repair", "hypotheses", "symptoms", "damage", "ratings")
@@ -220,6 +222,25 @@ def _faulty_results(store: "KnowledgeStore", scenario: Scenario, seeds: int) -> 
     return session, results
 
 
+def _hand_switches(session: Session) -> list[str]:
+    """The switches a person works by hand (a relay's contacts, driven by a coupling, are not)."""
+    driven = {c.drives for c in session.sk.couplings if c.kind == "SwitchingCoupling"}
+    return [cid for cid, comp in sorted(session.sk.components.items()) if comp.type == "Switch" and cid not in driven]
+
+
+def _worked(session: Session, state: CircuitState, seeds: int) -> dict[str, frozenset[Signature]]:
+    """What can be seen or measured in ``state`` with each hand switch worked (put the other way from how
+    the system as set up has it), over ``seeds``: a fault that shows only then (a switch stuck closed) shows."""
+    views: dict[str, frozenset[Signature]] = {}
+    for cid in _hand_switches(session):
+        if cid in state.removed:
+            continue
+        other = not session.nominal_result.live.get(f"closed:{cid}", False)
+        worked = state.evolve(positions=[p for p in state.positions if p[0] != cid] + [(cid, other)])
+        views[cid] = frozenset(_signature(session.sim.simulate(worked, random.Random(seed))) for seed in range(seeds))
+    return views
+
+
 def _appearance(results: list[SimulationResult], cid: str) -> str:
     """How a lamp looks over the seeds: flickering when it goes on and off in
     a state that does not settle, or when it is lit with some seeds and dark
@@ -254,10 +275,20 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
     nominal = _signature(session.nominal_result)
     faulty_signatures = {_signature(r) for r in faulty}
 
-    # the faults change what can be seen or measured
+    # the faults change what can be seen or measured: as set up, or with a hand switch worked
+    faulty_state = session.state()
+    worked_faulty: dict[str, frozenset[Signature]] | None = None
     if faulty_signatures == {nominal}:
-        add("observable", False, "the faults change nothing a person can see or measure (every lamp and every "
-            "terminal voltage is as in the working system" + (f", over {n} seeds" if n > 1 else "") + ")")
+        worked_faulty = _worked(session, faulty_state, n)
+        worked_nominal = _worked(session, session.nominal_state, 1)
+        shows = [cid for cid in worked_faulty if worked_faulty[cid] != worked_nominal.get(cid)]
+        if shows:
+            add("observable", True, "the faults show only when a switch is worked by hand (" + ", ".join(shows)
+                + "): as set up, every lamp and every terminal voltage is as in the working system")
+        else:
+            add("observable", False, "the faults change nothing a person can see or measure (every lamp and "
+                "every terminal voltage is as in the working system, also with each hand switch worked"
+                + (f", over {n} seeds" if n > 1 else "") + ")")
     else:
         add("observable", True, "the faults change what can be seen or measured")
 
@@ -266,8 +297,12 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
         for fault in scenario.faults:
             others = dataclasses.replace(scenario, faults=tuple(f for f in scenario.faults if f is not fault))
             shadow, without = _faulty_results(store, others, n)
-            shadow.close()
             hidden = {_signature(r) for r in without} == faulty_signatures
+            if hidden:      # and with each hand switch worked
+                if worked_faulty is None:
+                    worked_faulty = _worked(session, faulty_state, n)
+                hidden = _worked(shadow, shadow.state(), n) == worked_faulty
+            shadow.close()
             target = fault.target.rsplit("/", 1)[-1]
             line = where.naming("dk:faultTarget", target)
             label = f"the {fault.label.lower()} on {target}"
