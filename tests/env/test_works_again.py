@@ -284,3 +284,80 @@ def test_lamps_lit_past_a_switch_stuck_closed_are_not_a_working_system(switched)
     assert out["verdict"] == "wrong" and hypothesis.end is None
     out, *_ = hypothesis.step(diagkg.Hypothesis(frozenset({"sw"})))
     assert out["verdict"] == "correct" and hypothesis.end == "success"
+
+
+BYPASSED = """\
+@prefix :        <https://example.org/pilot/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:pilot a dk:System ; dk:systemKey "pilot" ; dcterms:identifier "pilot" ; rdfs:label "A lamp with a bypassed pilot" ;
+    dk:groundReference :bat.neg ;
+    dcterms:description "A 9 V battery lights a lamp through a pilot lamp that a fuse bypasses." .
+:box a dk:Module ; dcterms:identifier "box" ; rdfs:label "Box" ; dk:partOf :pilot .
+:bat a dk:VoltageSource ; dcterms:identifier "bat" ; rdfs:label "Battery" ; dk:partOf :box ; dk:voltage 9 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :bat.pos, :bat.neg .
+:bat.pos a dk:Port ; dk:portName "pos" . :bat.neg a dk:Port ; dk:portName "neg" .
+:warn a dk:Bulb ; dcterms:identifier "warn" ; rdfs:label "Pilot lamp" ; dk:partOf :box ; dk:resistance 22 ;
+    dk:powerThreshold 0.1 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :warn.p, :warn.n .
+:warn.p a dk:Port ; dk:portName "p" . :warn.n a dk:Port ; dk:portName "n" .
+:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Lamp" ; dk:partOf :box ; dk:resistance 100 ;
+    dk:powerThreshold 0.5 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :lamp.p, :lamp.n .
+:lamp.p a dk:Port ; dk:portName "p" . :lamp.n a dk:Port ; dk:portName "n" .
+:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "Bypass fuse" ; dk:partOf :box ; dk:ratedCurrent 5 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :fuse.p, :fuse.n .
+:fuse.p a dk:Port ; dk:portName "p" . :fuse.n a dk:Port ; dk:portName "n" .
+
+:bat.pos dk:connectedTo :warn.p, :fuse.p .
+:warn.n dk:connectedTo :fuse.n, :lamp.p .
+:lamp.n dk:connectedTo :bat.neg .
+"""
+
+BLOWN = """\
+@prefix :        <https://example.org/pilot-scenarios/> .
+@prefix sys:     <https://example.org/pilot/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:PILOT.1 a dk:Scenario ; dk:scenarioNumber 9371 ; dcterms:identifier "PILOT.1" ;
+    rdfs:label "The bypass fuse blown" ; dk:onSystem sys:pilot ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:BlownFuse ; dk:faultTarget sys:fuse ] ;
+    dk:initialObservations "The pilot lamp is lit, and the lamp too." ;
+    dk:faultyComponent sys:fuse ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:fuse ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
+@pytest.fixture(scope="module")
+def bypassed(tmp_path_factory):
+    """A lamp fed through a pilot lamp that a fuse bypasses (written here), the fuse blown (PILOT.1)."""
+    folder = tmp_path_factory.mktemp("pilot")
+    (folder / "pilot.ttl").write_text(BYPASSED)
+    (folder / "blown.ttl").write_text(BLOWN)
+    store = KnowledgeStore.memory()
+    load_files(store, [folder / "pilot.ttl"])
+    load_files(store, [folder / "blown.ttl"])
+    return store
+
+
+def test_a_lamp_lit_that_the_working_system_keeps_dark_is_no_working_system(bypassed):
+    """Found on a random system (``unwritten_5_9``): a short blew two fuses that bypass a lamp, and naming the
+    other end of the short was judged correct, the lamp lit where the working system keeps it dark."""
+    session = diagkg.make("PILOT.1", bypassed)
+    _, info = session.reset(seed=0)
+    assert info["nominal_lit"] == ["lamp"] and sorted(info["lit"]) == ["lamp", "warn"]   # every lamp lit as set up…
+    assert not session.is_nominal()                                         # …but the pilot should be dark
+    act(session, "observe_component", "lamp")
+    assert session.end is None                                              # a look is no repair
+    act(session, "replace_component", "fuse")
+    assert session.end == "success_no_hypothesis" and session.is_nominal()
+    hypothesis = diagkg.make("PILOT.1", bypassed)
+    hypothesis.reset(seed=0)
+    out, *_ = hypothesis.step(diagkg.Hypothesis(frozenset({"fuse"})))
+    assert out["verdict"] == "correct" and hypothesis.end == "success"

@@ -202,7 +202,7 @@ def _damage_text(session: Session, result: "SimulationResult") -> str:
 Signature = tuple[bool, tuple[str, ...], tuple[tuple[str, float], ...]]
 
 
-def _signature(result: SimulationResult) -> Signature:
+def signature(result: SimulationResult) -> Signature:
     """Lights and terminal voltages (to 10 mV): what a person can see or measure."""
     volts = tuple(sorted((f"{cid}.{port}", round(v, 2)) for cid, c in result.components.items()
                          for port, v in c.port_v.items() if v is not None))
@@ -222,22 +222,22 @@ def _faulty_results(store: "KnowledgeStore", scenario: Scenario, seeds: int) -> 
     return session, results
 
 
-def _hand_switches(session: Session) -> list[str]:
+def hand_switches(session: Session) -> list[str]:
     """The switches a person works by hand (a relay's contacts, driven by a coupling, are not)."""
     driven = {c.drives for c in session.sk.couplings if c.kind == "SwitchingCoupling"}
     return [cid for cid, comp in sorted(session.sk.components.items()) if comp.type == "Switch" and cid not in driven]
 
 
-def _worked(session: Session, state: CircuitState, seeds: int) -> dict[str, frozenset[Signature]]:
+def worked(session: Session, state: CircuitState, seeds: int) -> dict[str, frozenset[Signature]]:
     """What can be seen or measured in ``state`` with each hand switch worked (put the other way from how
     the system as set up has it), over ``seeds``: a fault that shows only then (a switch stuck closed) shows."""
     views: dict[str, frozenset[Signature]] = {}
-    for cid in _hand_switches(session):
+    for cid in hand_switches(session):
         if cid in state.removed:
             continue
         other = not session.nominal_result.live.get(f"closed:{cid}", False)
         worked = state.evolve(positions=[p for p in state.positions if p[0] != cid] + [(cid, other)])
-        views[cid] = frozenset(_signature(session.sim.simulate(worked, random.Random(seed))) for seed in range(seeds))
+        views[cid] = frozenset(signature(session.sim.simulate(worked, random.Random(seed))) for seed in range(seeds))
     return views
 
 
@@ -272,15 +272,15 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
     if damaged:
         add("damage", True, f"the faults damage {damaged}: it stays damaged until replaced, so the scenario "
             "names it among its faulty components and its ideal repair replaces it")
-    nominal = _signature(session.nominal_result)
-    faulty_signatures = {_signature(r) for r in faulty}
+    nominal = signature(session.nominal_result)
+    faulty_signatures = {signature(r) for r in faulty}
 
     # the faults change what can be seen or measured: as set up, or with a hand switch worked
     faulty_state = session.state()
     worked_faulty: dict[str, frozenset[Signature]] | None = None
     if faulty_signatures == {nominal}:
-        worked_faulty = _worked(session, faulty_state, n)
-        worked_nominal = _worked(session, session.nominal_state, 1)
+        worked_faulty = worked(session, faulty_state, n)
+        worked_nominal = worked(session, session.nominal_state, 1)
         shows = [cid for cid in worked_faulty if worked_faulty[cid] != worked_nominal.get(cid)]
         if shows:
             add("observable", True, "the faults show only when a switch is worked by hand (" + ", ".join(shows)
@@ -297,11 +297,11 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
         for fault in scenario.faults:
             others = dataclasses.replace(scenario, faults=tuple(f for f in scenario.faults if f is not fault))
             shadow, without = _faulty_results(store, others, n)
-            hidden = {_signature(r) for r in without} == faulty_signatures
+            hidden = {signature(r) for r in without} == faulty_signatures
             if hidden:      # and with each hand switch worked
                 if worked_faulty is None:
-                    worked_faulty = _worked(session, faulty_state, n)
-                hidden = _worked(shadow, shadow.state(), n) == worked_faulty
+                    worked_faulty = worked(session, faulty_state, n)
+                hidden = worked(shadow, shadow.state(), n) == worked_faulty
             shadow.close()
             target = fault.target.rsplit("/", 1)[-1]
             line = where.naming("dk:faultTarget", target)

@@ -359,12 +359,12 @@ class Session:
         return self.sim.simulate(state or self.state(), self.rng)
 
     def is_nominal(self, state: CircuitState | None = None) -> bool:
-        """Converged, no loose connection left, and every bulb lit in the nominal state is lit."""
+        """Converged, no loose end left, every bulb lit nominally lit, none dark there lit (``none_lit_past``)."""
         state = state or self.state()
         if state.loose:
             return False
         result = self.simulate(state)
-        return result.converged and self.nominal_bulbs <= set(result.lit)
+        return result.converged and self.nominal_bulbs <= set(result.lit) and verification.none_lit_past(self, result)
 
     def works_again(self) -> bool:
         """Repaired without a diagnosis: the system works (:meth:`is_nominal`, its switch controlling the lamps:

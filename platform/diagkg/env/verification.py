@@ -228,13 +228,22 @@ def _tried(session: Workbench, parts: tuple[str, ...]) -> CircuitState:
 
 
 def main_function_works(session: Workbench, state: CircuitState) -> bool:
-    """The test_repair check: main lamps lit, settled, no loose end, and no bypass."""
+    """The test_repair check: main lamps lit, none lit that is dark as set up, settled, no loose end,
+    and no bypass."""
     if state.loose or not session.main_bulbs:
         return False
     result = session.sim.simulate(state, session.rng)
-    if not (result.converged and session.main_bulbs <= set(result.lit)):
+    if not (result.converged and session.main_bulbs <= set(result.lit) and none_lit_past(session, result)):
         return False
     return switch_controls(session, state, result)
+
+
+def none_lit_past(session: Workbench, result: Any) -> bool:
+    """No bulb is lit in ``result`` that is dark in the system as set up: a lamp a blown fuse (or a part
+    left out) no longer bypasses lights where the working system keeps it dark, and that is no working
+    system, however the other lamps light."""
+    lit_as_set_up = set(session.nominal_result.lit)
+    return all(cid in lit_as_set_up or session.sk.components[cid].type != "Bulb" for cid in result.lit)
 
 
 def switch_controls(session: Workbench, state: CircuitState, result: Any) -> bool:
