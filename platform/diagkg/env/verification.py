@@ -178,11 +178,20 @@ def repair_cost(session: Workbench, part: str, state: CircuitState) -> float:
         return _catalogue_cost(session, "enclosure")
     comp = session.sk.components[part]
     unit = naming_floor(session.catalogue, comp.type)
+    if comp.type == "Cable" and _inside(part, state):
+        return _catalogue_cost(session, "component")      # broken or shorted inside: a new cable
     if comp.type == "Cable":
         ends = {p for c, p in state.detached if c == part} | {p for (c, p), _ in state.rewired if c == part}
         ends |= {p for (c, p), _ in state.loose if c == part}
         return unit * max(1, len(ends))
     return unit
+
+
+def _inside(part: str, state: CircuitState) -> bool:
+    """Whether ``part`` has a fault of its own besides its ends (a value changed, damage, a short on one of
+    its ports): reconnecting an end does not repair it, replacing it does."""
+    return (any(c == part for c, _, _ in state.overrides) or any(c == part for c, _ in state.damaged)
+            or any(p[0] == part for a, b, _ in state.shorts for p in (a, b)))
 
 
 def least_naming_cost(session: Workbench, parts: Iterable[str]) -> float:
