@@ -536,7 +536,8 @@ class Worlds:
     def fixed_by(self, step: Action, singles: list[Candidate]) -> tuple[Fault, ...]:
         """The single fault (of ``singles``) on ``step``'s parts that ``step`` repairs on its own
         (the likeliest), found by trying it in each such fault's world; none when no fault of the
-        catalogue is."""
+        catalogue is. A fault that alone leaves the system working (a flat battery that feeds only a lamp the
+        working system keeps dark) is not one: its world ends as a repair on any step."""
         targets = frozenset(step.targets)
         for c in sorted((c for c in singles if c.faulty <= targets and (len(targets) == 1 or c.faulty == targets)),
                         key=lambda c: -c.prior):
@@ -544,6 +545,8 @@ class Worlds:
             shadow = self.shade(alone)
             try:
                 shadow.start(alone, self.briefing.seed)
+                if shadow.works_again():
+                    continue
                 shadow.step(step)
             except (SessionError, SimulationError):
                 continue
