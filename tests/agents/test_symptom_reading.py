@@ -56,6 +56,10 @@ def read(text: str) -> dict[str, set[str]]:
     ("The pump LED is lit, the LED on the fan box is dark.", {"pump_led": {"on"}, "fan_led": {"off"}}),
     # a range with no numbered name around it says nothing
     ("Boxes 1 to 3 are dark.", {}),
+    # the working system's look said beside what is seen (the generator's wording) is no second sight: a bulb
+    # lit where it is dark when the system works was read as flickering (lit and dark at once)
+    ("With every switch as set up, the grow lamp is lit, where it is dark when the system works; the pump LED "
+     "is dark, where it is lit when the system works.", {"grow_lamp": {"on"}, "pump_led": {"off"}}),
 ])
 def test_a_report_is_read_light_by_light(text: str, expected: dict[str, set[str]]) -> None:
     assert read(text) == expected

@@ -39,6 +39,8 @@ NOW_AND_THEN = re.compile(r"\bevery so often\b|\bfrom time to time\b|\bnow and t
 STEADY = {"stays", "stay", "remains", "remain", "throughout", "always", "whole", "constantly", "steadily"}
 CHANGES = {"goes", "go", "went", "going", "blinks", "switches", "switching", "turns", "drops"}
 EXPECTED = {"should", "ought", "supposed", "would", "expected"}       # an expectation, not a sight
+# the working system's look, said beside what is seen ("lit, where it is dark when the system works")
+WORKING = re.compile(r"\bwhen the system works\b|\bin the working system\b")
 HEDGES = {"perhaps", "maybe", "might", "possibly"}                   # a guess ("at most it flickers" too)
 AMBIENT = {"around", "outside", "near", "nearby"}                     # "dark around the lamp": the room's
 PRONOUNS = {"it", "they", "them", "both"}
@@ -219,7 +221,7 @@ ARTICLES = {"the", "a", "an", "top", "its", "each", "one", "both", "either", "th
 def _state(toks: list[str], now_and_then: bool = False) -> tuple[str, bool] | None:
     """What a segment's own words (the names taken out) say of a light, and whether a negation
     said it; None when they say nothing (or only an expectation)."""
-    if EXPECTED & set(toks) or HEDGES & set(toks) or "at most" in " ".join(toks):
+    if EXPECTED & set(toks) or HEDGES & set(toks) or "at most" in " ".join(toks) or WORKING.search(" ".join(toks)):
         return None
     # "on" before an article is a preposition ("the LED on the control cube"), not a state; a state
     # word before "around" speaks of the room ("it is dark around the lamp")
