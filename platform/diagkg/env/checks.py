@@ -5,13 +5,14 @@ scratch copy of the store's knowledge). Each check simulates the scenario
 through the service agent and reports, located in the scenario's file:
 
 * ``observable`` — the faults change something a person can see (a lamp or
-  LED, lit, dark or flickering) or measure (a voltage at a terminal), as set up or with a hand
-  switch worked (a switch stuck closed shows only when it is opened); an
-  intermittent fault is tried over several seeds;
+  LED, lit, dark or flickering) or measure (a voltage at a terminal), as set
+  up or with a hand switch worked (a switch stuck closed shows only when it is
+  opened); an intermittent fault is tried over several seeds;
 * ``masking`` — with several faults, each one changes something (as set up
-  or with a hand switch worked) while the others are present, unless the scenario says it is hidden on purpose
-  (``dk:masked true`` on the fault: a misleading multiple fault); a fault
-  declared masked that is not hidden is reported too;
+  or with a hand switch worked) while the others are present, unless the
+  scenario says it is hidden on purpose (``dk:masked true`` on the fault: a
+  misleading multiple fault); a fault declared masked that is not hidden is
+  reported too;
 * ``repair`` — the ideal repair, action by action, brings the system back to
   nominal (as the service agent judges it, over several seeds when a fault is
   intermittent);
@@ -236,8 +237,8 @@ def worked(session: Session, state: CircuitState, seeds: int) -> dict[str, froze
         if cid in state.removed:
             continue
         other = not session.nominal_result.live.get(f"closed:{cid}", False)
-        worked = state.evolve(positions=[p for p in state.positions if p[0] != cid] + [(cid, other)])
-        views[cid] = frozenset(signature(session.sim.simulate(worked, random.Random(seed))) for seed in range(seeds))
+        flipped = state.evolve(positions=[p for p in state.positions if p[0] != cid] + [(cid, other)])
+        views[cid] = frozenset(signature(session.sim.simulate(flipped, random.Random(seed))) for seed in range(seeds))
     return views
 
 
