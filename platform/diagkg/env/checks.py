@@ -52,7 +52,7 @@ from .actions import Action
 from .effects import still_broken
 from .scenarios import Scenario
 from .service import Hypothesis, Session
-from .verification import injected_parts
+from .verification import hand_switches, injected_parts, set_by_hand
 from .workspace import graph_holding
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -223,12 +223,6 @@ def _faulty_results(store: "KnowledgeStore", scenario: Scenario, seeds: int) -> 
     return session, results
 
 
-def hand_switches(session: Session) -> list[str]:
-    """The switches a person works by hand (a relay's contacts, driven by a coupling, are not)."""
-    driven = {c.drives for c in session.sk.couplings if c.kind == "SwitchingCoupling"}
-    return [cid for cid, comp in sorted(session.sk.components.items()) if comp.type == "Switch" and cid not in driven]
-
-
 def worked(session: Session, state: CircuitState, seeds: int) -> dict[str, frozenset[Signature]]:
     """What can be seen or measured in ``state`` with each hand switch worked (put the other way from how
     the system as set up has it), over ``seeds``: a fault that shows only then (a switch stuck closed) shows."""
@@ -237,7 +231,7 @@ def worked(session: Session, state: CircuitState, seeds: int) -> dict[str, froze
         if cid in state.removed:
             continue
         other = not session.nominal_result.live.get(f"closed:{cid}", False)
-        flipped = state.evolve(positions=[p for p in state.positions if p[0] != cid] + [(cid, other)])
+        flipped = set_by_hand(state, cid, other)
         views[cid] = frozenset(signature(session.sim.simulate(flipped, random.Random(seed))) for seed in range(seeds))
     return views
 

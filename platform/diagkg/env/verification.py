@@ -177,14 +177,13 @@ def repair_cost(session: Workbench, part: str, state: CircuitState) -> float:
     if kind in ("enclosure", "module", "opening"):
         return _catalogue_cost(session, "enclosure")
     comp = session.sk.components[part]
-    unit = naming_floor(session.catalogue, comp.type)
-    if comp.type == "Cable" and _inside(part, state):
-        return _catalogue_cost(session, "component")      # broken or shorted inside: a new cable
     if comp.type == "Cable":
+        if _inside(part, state):
+            return _catalogue_cost(session, "component")      # broken or shorted inside: a new cable
         ends = {p for c, p in state.detached if c == part} | {p for (c, p), _ in state.rewired if c == part}
         ends |= {p for (c, p), _ in state.loose if c == part}
-        return unit * max(1, len(ends))
-    return unit
+        return naming_floor(session.catalogue, comp.type) * max(1, len(ends))
+    return naming_floor(session.catalogue, comp.type)
 
 
 def _inside(part: str, state: CircuitState) -> bool:
@@ -260,12 +259,8 @@ def switch_controls(session: Workbench, state: CircuitState, result: Any) -> boo
     ``result``), where it does in the system as set up (a switch of another circuit, on a system nobody drew
     for this, puts none out). A switch stuck closed, or a short across it, keeps the lamps lit: that is not
     a working system, whatever lights."""
-    driven = {c.drives for c in session.sk.couplings if c.kind == "SwitchingCoupling"}
-    for cid in sorted(session.sk.components):
-        comp = session.sk.components[cid]
-        if comp.type != "Switch" or cid in driven or cid in state.removed:
-            continue
-        if not result.live.get(f"closed:{cid}", False):
+    for cid in hand_switches(session):
+        if cid in state.removed or not result.live.get(f"closed:{cid}", False):
             continue
         # a switch stuck closed is one too: opening it by hand leaves it closed, and the lamps lit
         if _stays_lit(session, state, cid):
@@ -274,10 +269,20 @@ def switch_controls(session: Workbench, state: CircuitState, result: Any) -> boo
     return True
 
 
+def hand_switches(session: Workbench) -> list[str]:
+    """The switches a person works by hand, in order (a relay's contacts, driven by a coupling, are not)."""
+    driven = {c.drives for c in session.sk.couplings if c.kind == "SwitchingCoupling"}
+    return [cid for cid, comp in sorted(session.sk.components.items()) if comp.type == "Switch" and cid not in driven]
+
+
+def set_by_hand(state: CircuitState, switch: str, closed: bool) -> CircuitState:
+    """``state`` with ``switch`` put closed (or open) by hand."""
+    return state.evolve(positions=[p for p in state.positions if p[0] != switch] + [(switch, closed)])
+
+
 def _stays_lit(session: Workbench, state: CircuitState, switch: str) -> bool:
     """Whether every main lamp stays lit in ``state`` with ``switch`` opened by hand."""
-    opened = state.evolve(positions=[p for p in state.positions if p[0] != switch] + [(switch, False)])
-    return session.main_bulbs <= set(session.sim.simulate(opened, session.rng).lit)
+    return session.main_bulbs <= set(session.sim.simulate(set_by_hand(state, switch, False), session.rng).lit)
 
 
 def make_repair(session: Workbench, part: str, graph: ox.NamedNode | None = None) -> None:

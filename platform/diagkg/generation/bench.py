@@ -115,9 +115,12 @@ class Bench:
     def results(self, placement: Placement) -> list[SimulationResult]:
         """The faulty system simulated with each seed (one when no fault is left to chance)."""
         s = self._start(self.scenario(placement))
-        n = self.seeds if any(f.probability is not None for f in placement.faults) else 1
         state = s.state()
-        return [s.sim.simulate(state, random.Random(seed)) for seed in range(n)]
+        return [s.sim.simulate(state, random.Random(seed)) for seed in range(self._draws(placement))]
+
+    def _draws(self, placement: Placement) -> int:
+        """How many simulations tell what ``placement`` shows: ``seeds`` when a fault is left to chance, else one."""
+        return self.seeds if any(f.probability is not None for f in placement.faults) else 1
 
     def look(self, placement: Placement) -> Look:
         """What ``placement`` does (see :class:`Look`)."""
@@ -153,8 +156,7 @@ class Bench:
     def worked(self, placement: Placement) -> dict[str, frozenset[Signature]]:
         """What can be seen or measured with each hand switch worked, ``placement``'s faults injected."""
         s = self._start(self.scenario(placement))
-        n = self.seeds if any(f.probability is not None for f in placement.faults) else 1
-        return worked(s, s.state(), n)
+        return worked(s, s.state(), self._draws(placement))
 
     # -- the cheapest repair ---------------------------------------------------
     def repair(self, look: Look) -> Repair | None:
