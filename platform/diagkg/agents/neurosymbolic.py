@@ -393,9 +393,9 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         if outcome["kind"] == "hypothesis":
             named = set(outcome.get("data", {}).get("candidates", [])) or set(getattr(self.last, "components", ()))
             if outcome["verdict"] in ("partial", "wrong"):
+                self._shorts_after(outcome["verdict"], outcome.get("data", {}), frozenset(named))
                 if outcome["verdict"] == "partial":
                     self.partly_repaired = True
-                    self._fuses_after(outcome.get("data", {}), frozenset(named))
                 if outcome["verdict"] == "partial" and self.rebase:
                     self._rebase(named)
                     if self.still_dark and outcome.get("data", {}).get("works") is False:

@@ -40,6 +40,15 @@ class NeuroSymbolicConfig(Settings):
     wiring: bool = True                # a system that declares no functions: dependencies from its wiring
     spares: bool = True                # a dark part does not implicate one of two needs either of which is enough
     shorts: bool = True                # a current above nominal: name the parts a short showing the lights seen may end on
+    # a bulb seen lit that the working system keeps dark, and a naming judged wrong: a short between two nodes
+    # may light it; the parts it may end on are named as after a current above nominal
+    lit_past: bool = True
+    # no short that damages nothing shows the lights seen (and no fuse was found blown): one that damaged
+    # something on its way to them (the lamps of the damaged circuit)
+    damaging_shorts: bool = True
+    # a short's parts by the share of the placements left they end (those on parts named are ruled out) per
+    # minute of naming them (a round's minutes included), the likeliest in the last round
+    short_by_cost: bool = True
     flicker_holds: bool = True         # a light comes and goes: a reading right once does not clear random faults
     starved_shorts: bool = True        # a part carries less than working: the parts whose opening explains it, else a short
     blown_fuses: bool = True           # a fuse replaced that did not bring the system back: a short that blows it

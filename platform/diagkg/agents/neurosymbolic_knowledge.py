@@ -213,7 +213,7 @@ class ShortScreen:
         return self.weigh(self.showing(lit, dark, blown))
 
     def showing(self, lit: frozenset[str], dark: frozenset[str],
-                blown: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
+                blown: frozenset[str] = frozenset(), damaging: bool = False) -> list[tuple[int, int]]:
         """The pairs of nodes a short between which shows the lamps ``lit`` lit and ``dark`` dark. A short
         that damages something shows the lamps of the damaged circuit, and is kept only when parts were
         found so damaged (``blown``: a fuse replaced that did not bring the system back), and then only one
@@ -222,23 +222,35 @@ class ShortScreen:
         for (a, b), shown in self.lit.items():
             damaged = self.damaged.get((a, b), frozenset())
             if shown is None or not lit <= shown or dark & shown or \
-                    (not blown <= damaged if blown else bool(damaged)):
+                    (not blown <= damaged if blown else bool(damaged) != damaging):
                 continue
             out.append((a, b))
         return out
 
-    def weigh(self, pairs: list[tuple[int, int]]) -> list[tuple[str, float]]:
+    def weigh(self, pairs: list[tuple[int, int]], without: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
         """The parts a short between one of ``pairs`` of nodes may sit on, most likely first: a short lies
         between one port of each of its nodes, each placement alike, so a part weighs the placements it is
         an end of among those of every pair."""
         weight: dict[str, float] = {}
         total = 0.0
         for a, b in pairs:
-            total += len(self.nodes[a]) * len(self.nodes[b])
+            ends = {x: [cid for cid, _ in self.nodes[x] if cid not in without] for x in (a, b)}
+            total += len(ends[a]) * len(ends[b])
             for here, there in ((a, b), (b, a)):
-                for cid, _ in self.nodes[here]:
-                    weight[cid] = weight.get(cid, 0.0) + len(self.nodes[there])
-        return sorted(((c, w / total) for c, w in weight.items()), key=lambda cw: (-cw[1], cw[0]))
+                for cid in ends[here]:
+                    weight[cid] = weight.get(cid, 0.0) + len(ends[there])
+        return sorted(((c, w / total) for c, w in weight.items() if w), key=lambda cw: (-cw[1], cw[0]))
+
+
+    def covered(self, pairs: list[tuple[int, int]], parts: frozenset[str], without: frozenset[str] = frozenset()) -> float:
+        """The share of the placements of a short between one of ``pairs`` of nodes (none on a part of
+        ``without``) that naming ``parts`` clears (those with an end on one of them)."""
+        total = hit = 0
+        for a, b in pairs:
+            ends = [[cid for cid, _ in self.nodes[x] if cid not in without] for x in (a, b)]
+            total += len(ends[0]) * len(ends[1])
+            hit += sum(x in parts or y in parts for x in ends[0] for y in ends[1])
+        return hit / total if total else 0.0
 
 
 def short_screen(store: KnowledgeSource, key: str, resistance: float) -> ShortScreen:

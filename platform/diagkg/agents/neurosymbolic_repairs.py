@@ -30,7 +30,7 @@ from typing import Any, Callable
 from ..env.actions import ActionType, repairs_fitting
 from ..env.outcomes import Outcome, TerminalState
 from ..env.service import Action, Hypothesis
-from ..env.verification import REPAIR_TEMPLATE
+from ..env.verification import REPAIR_TEMPLATE, naming_floor
 from ..env.worlds import FaultMode
 from ..errors import SimulationError
 from ..kg.store import KnowledgeSource
@@ -38,7 +38,7 @@ from ..sim.circuit import NOMINAL
 from ..sim.results import SimulationResult
 from ..sim.simulator import Simulator
 from .neurosymbolic_config import NeuroSymbolicConfig
-from .neurosymbolic_knowledge import Knowledge, Test, short_screen
+from .neurosymbolic_knowledge import Knowledge, ShortScreen, Test, short_screen
 
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
@@ -80,7 +80,7 @@ class Repairs:
     # shorts between two nodes (see _short_suspect)
     settings: NeuroSymbolicConfig
     short_mode: FaultMode | None
-    short_order: list[str] | None
+    short_pairs: list[tuple[int, int]] | None     # the pairs of nodes a short may be between (None: to work out)
     short_named: frozenset[str] | None
     blown: set[str]
     renew: frozenset[str]
@@ -96,6 +96,7 @@ class Repairs:
     start_lights: dict[str, Any]
     flickering: bool
     tried: set[frozenset[str]]
+    _rounds_left: Callable[[], int]
 
     def _sets_aside(self, part: str, end_off: bool) -> bool:
         """``part`` was just found faulty (``end_off``: an end of it off or loose); set it aside when
@@ -164,7 +165,7 @@ class Repairs:
         know; once a current reads above the working system's, or a fuse blows again, the parts it may end
         on are named (see :meth:`_short_suspect`)."""
         self.short_mode = next((m for m in (knowledge.modes or {}).values() if m.node_short), None)
-        self.short_order = None
+        self.short_pairs = None
         self.blown = set()              # fuses found blown whose replacement did not bring the system back
         self.renew = frozenset()        # those fuses, to be named again once the short is cleared
         self.short_named = None         # the last part named as a short's end
@@ -182,7 +183,7 @@ class Repairs:
             return
         if kind in ("current", "voltages") and not self.partly_repaired:
             self.readings.append((part, kind, data))
-            self.short_order = None
+            self.short_pairs = None
         working = self.nominal.components.get(part)
         if kind == "current" and verdict and working is not None:
             amps, normal = abs(float(data["current"])), abs(working.current)
@@ -225,6 +226,11 @@ class Repairs:
                 out.add(cid)
         return out
 
+    def _screen(self) -> ShortScreen:
+        """The short screen of the system (worked out once per version of its description)."""
+        assert self.short_mode is not None
+        return short_screen(self.view, self.system_key, float(self.short_mode.default or 0.0))
+
     def _shorted(self, a: tuple[str, str], b: tuple[str, str]) -> SimulationResult | None:
         """The working system with a short between ports ``a`` and ``b``, simulated whole (the screen's
         floating nodes hang on its hub's ties: their potentials are not for reading); None if it cannot be."""
@@ -252,38 +258,71 @@ class Repairs:
                         return False
         return True
 
-    def _fuses_after(self, data: dict[str, Any], named: frozenset[str]) -> None:
-        """A partial verdict (``data``) on ``named``: a fuse among them blew, and the system still does
-        not work with a new one — something draws more than it is rated for (a short that blows it again);
-        or a short's end was named, and the fuses it blew meanwhile are to be named again."""
+    def _shorts_after(self, verdict: str, data: dict[str, Any], named: frozenset[str]) -> None:
+        """A verdict (``partial`` or ``wrong``, with its ``data``) on ``named``. Partial: a fuse among them
+        blew, and the system still does not work with a new one — something draws more than it is rated for
+        (a short that blows it again); or a short's end was named, and the fuses it blew meanwhile are to be
+        named again. Wrong, while a bulb is seen lit that the working system keeps dark (``lit_past``): what
+        the dependencies suspected did not light it, a short between two nodes may have (see
+        :meth:`_lit_past`)."""
+        if verdict == "wrong":
+            self.overcurrent |= self.settings.lit_past and self._lit_past()
+            return
         fuses = {p for p in data.get("actually_faulty", ()) if self.part_types.get(p) == "Fuse"}
         if fuses and data.get("works") is False and self.settings.blown_fuses:
             self.blown |= fuses
-            self.overcurrent, self.short_order = True, None
+            self.overcurrent, self.short_pairs = True, None
         elif self.blown and named == self.short_named and data.get("works") is False:
             self.renew = frozenset(self.blown)
+
+    def _lit_past(self) -> bool:
+        """Whether a bulb was seen lit at the start that the working system keeps dark: a part's opening
+        (what the dependencies say of a part) never lights a lamp; a short between two nodes may, by a path
+        the working system does not have (an indicator LED lit may be the system's own alarm)."""
+        bulbs = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Bulb"}
+        lit, _ = self._lights_seen()
+        return bool(lit & bulbs - set(self.nominal.lit))
 
     def _short_suspect(self) -> Hypothesis | None:
         """The next part a short between two nodes may end on, among the shorts that show the lights seen
         at the start (:func:`~diagkg.agents.neurosymbolic_knowledge.short_screen`, worked out when first
-        needed), most likely first; None when there is none left (or a light comes and goes: a short
+        needed) and give every current and voltage read: the part that ends the largest share of the
+        placements left (none on a part named already) per minute of naming it (``short_by_cost``; in the
+        last round the likeliest); None when there is none left (or a light comes and goes: a short
         does not make one)."""
         if self.renew:
             renew, self.renew = self.renew, frozenset()
             return Hypothesis(renew, "blown again while the short was there")
         if not self.settings.shorts or self.short_mode is None or not self.anomaly_seen or self.flickering:
             return None
-        if self.short_order is None:
+        if self.short_pairs is None:
             lit, dark = self._lights_seen()
-            ohms = float(self.short_mode.default or 0.0)
-            screen = short_screen(self.view, self.system_key, ohms)
+            screen = self._screen()
             pairs = screen.showing(lit, dark, frozenset(self.blown))
+            if not pairs and not self.blown and self.settings.damaging_shorts:
+                # none that damages nothing: one that damaged something on its way to the lights seen
+                pairs = screen.showing(lit, dark, damaging=True)
             if self.readings:       # and every current and voltage read so far (before any repair)
                 pairs = [(a, b) for a, b in pairs if self._agrees(self._shorted(screen.nodes[a][0], screen.nodes[b][0]))]
-            self.short_order = [c for c, _ in screen.weigh(pairs) if c in self.components]
-        while self.short_order:
-            key = frozenset({self.short_order.pop(0)})
-            if key not in self.tried and not key & self.excluded:
+            self.short_pairs = pairs
+        # the placements left: none on a part named already (naming either end of a short clears it)
+        named = frozenset(c for key in self.tried if len(key) == 1 for c in key) | frozenset(self.excluded)
+        screen = self._screen()
+        weighed = [(c, w) for c, w in screen.weigh(self.short_pairs, named) if c in self.components]
+        if self.settings.short_by_cost:
+            # per minute of naming (a round's minutes included), unless that finds the short less surely in the
+            # rounds left (a fuse it blew is named again after it)
+            by_cost = sorted(weighed, key=lambda cw: -cw[1] / (naming_floor(self.catalogue, self.part_types.get(cw[0], ""))
+                                                                 + self.settings.round_minutes))
+            rounds = self._rounds_left() - bool(self.blown)
+
+            def chance(order: list[tuple[str, float]]) -> float:
+                return screen.covered(self.short_pairs or [], frozenset(c for c, _ in order[:rounds]), named)
+
+            weighed = by_cost if chance(by_cost) >= chance(weighed) - 1e-9 else weighed
+        for part, _ in weighed:
+            key = frozenset({part})
+            if key not in self.tried:
                 self.tried.add(key)
                 self.short_named = key
                 return Hypothesis(key, "a short between two nodes that shows the lights seen may end on it")
