@@ -79,7 +79,7 @@ class NeuroSymbolicConfig(Settings):
     side_only: bool = True             # a right potential vouches only for the parts wholly on its side
     unsettled_flicker: bool = True     # a reading that keeps changing counts as a light that comes and goes
     port_potentials: bool = True       # a right voltage clears only end faults
-    source_local: bool = True          # a wrong potential of a source is its own
+    source_local: bool = True          # a wrong potential of a source is its own (and one turned round, always)
     lit_modules: bool = False          # a light seen lit vouches for other modules only
     current_module: bool = True        # a wrong current speaks of its module
     current_module_all: bool = True

@@ -258,6 +258,20 @@ class Repairs:
                         return False
         return True
 
+    def _turned(self, test: Test, outcome: Outcome) -> bool:
+        """Whether a source's two potentials read the other way round from the working system's: nothing
+        outside a source turns the voltage across it, so that reading is of the source alone."""
+        volts = (data_of(outcome, test.component) or {}).get("port_voltages") or {}
+        working = self.nominal.components.get(test.component)
+        if self.part_types.get(test.component) != "VoltageSource" or working is None or len(volts) != 2:
+            return False
+        (p, vp), (q, vq) = sorted(volts.items())
+        wp, wq = working.port_v.get(p), working.port_v.get(q)
+        if vp is None or vq is None or wp is None or wq is None:
+            return False
+        across, should = float(vp) - float(vq), wp - wq
+        return abs(across - should) > VOLTAGE_TOLERANCE and across * should < 0
+
     def _shorts_after(self, verdict: str, data: dict[str, Any], named: frozenset[str]) -> None:
         """A verdict (``partial`` or ``wrong``, with its ``data``) on ``named``. Partial: a fuse among them
         blew, and the system still does not work with a new one — something draws more than it is rated for

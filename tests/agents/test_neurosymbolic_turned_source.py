@@ -1,0 +1,68 @@
+"""A battery in backwards read as such, on a system nobody on the team wrote: the voltage across a source
+depends on nothing outside it, so two potentials read the other way round from the working system's are
+the source's own (``source_local``), whatever the parts the wiring makes it depend on. Found on the random
+systems of benchmarks/unwritten_systems.py (generator seed 2, ``unwritten_2_37``, scenarios S.625/S.626):
+the first reading said the battery's plus sat at -20 V, and the neuro-symbolic assistant spread that
+anomaly over everything the battery's loop holds, tested part after part and ran out of rounds. The loop
+here is one of that system's, written out part by part."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagkg.agents.neurosymbolic import NeuroSymbolic
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.generation.generate import GenerationConfig, generate
+from diagkg.kg.loading import load_files, load_shipped
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import run_session
+
+from ..support.circuits import Leaf, Loop, Parallel, Series, render
+
+KEY = "stranger_turned"
+
+
+def _system() -> str:
+    def bulb(ohms: float, threshold: float, module: int) -> Leaf:
+        return Leaf("Bulb", (("resistance", ohms), ("powerThreshold", threshold)), module=module)
+
+    white = Leaf("LED", (("forwardVoltage", 1.65), ("color", "white"), ("forwardCurrent", 0.02), ("powerThreshold", 0.005)),
+                 reversed=True, module=0)
+    loop = Series((Parallel((white, Leaf("Resistor", (("resistance", 4700),), module=1), bulb(47, 0.1, 0))),
+                   Parallel((bulb(60, 0.1, 2), Leaf("Diode", (("forwardVoltage", 0.86),), module=2))),
+                   bulb(100, 0.05, 0)))
+    loops = (Loop(20, 1, loop), Loop(20, 1, loop),
+             Loop(3, 1, Series((bulb(22, 1.0, 2), Parallel((Leaf("Fuse", (("ratedCurrent", 10),), module=0),
+                                                             Leaf("Resistor", (("resistance", 100),), module=1)))))))
+    text = render(loops, key=KEY).turtle
+    return text.replace("dk:affords dk:Observable,", "dk:affords dk:Observable, dk:Reachable,")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("stranger_turned")
+    (folder / f"{KEY}.ttl").write_text(_system())
+    out = KnowledgeStore.memory()
+    load_shipped(out)
+    load_files(out, [folder / f"{KEY}.ttl"])
+    gen = generate(out, GenerationConfig(KEY, modes=frozenset({"ReversedBattery"}), check=False))
+    load_files(out, gen.write(folder / "scenarios"))
+    return out
+
+
+def test_a_battery_read_the_wrong_way_round_is_turned_round(store):
+    catalog = ScenarioCatalog(store)
+    numbers = [n for n in catalog.numbers() if catalog.resolve(n).key == KEY]
+    assert numbers
+    for number in numbers:
+        rounds: list[dict] = []
+        result = run_session(number, NeuroSymbolic(), store=store, seed=0, record=False,
+                             keep_ledger=False, on_round=lambda r, into=rounds: into.append(r.to_dict()))
+        steps = [(e["action"], tuple(e["targets"])) for r in rounds for e in r.get("executed") or ()]
+        battery = catalog.resolve(number).faults[0].target.rsplit("/", 1)[-1]
+        read = ("measure_voltage", (battery,))
+        assert read in steps, steps       # (the cheapest reading that tells it)
+        # once its plus is read below its minus, the battery is turned round next, and that ends it
+        after = steps[steps.index(read) + 1:]
+        assert after[:1] == [("reverse_battery", (battery,))], steps
+        assert result.end == "success_no_hypothesis" and result.cost <= 120, (result.end, result.cost, steps)
