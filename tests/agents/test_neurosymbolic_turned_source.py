@@ -66,3 +66,29 @@ def test_a_battery_read_the_wrong_way_round_is_turned_round(store):
         after = steps[steps.index(read) + 1:]
         assert after[:1] == [("reverse_battery", (battery,))], steps
         assert result.end == "success_no_hypothesis" and result.cost <= 120, (result.end, result.cost, steps)
+
+
+def test_a_part_found_turned_round_whose_fault_shows_every_light_is_not_set_aside(tmp_path):
+    """An LED found mounted the wrong way round (its diode test says so) that nothing is said to depend on
+    was set aside as an indicator while the dark lamp's dependencies were searched, until the rounds ran
+    out (``unwritten_2_37`` S.629/S.630): its fault alone, set on the system as described, shows every light
+    seen, so it accounts for the dark lamp too, and it is repaired at once."""
+    store = KnowledgeStore.memory()
+    load_shipped(store)
+    (tmp_path / f"{KEY}.ttl").write_text(_system())
+    load_files(store, [tmp_path / f"{KEY}.ttl"])
+    gen = generate(store, GenerationConfig(KEY, modes=frozenset({"ReversedComponent"}), check=False))
+    load_files(store, gen.write(tmp_path / "scenarios"))
+    catalog = ScenarioCatalog(store)
+    numbers = [n for n in catalog.numbers() if catalog.resolve(n).key == KEY
+               and catalog.resolve(n).faults[0].target.rsplit("/", 1)[-1].startswith("led")]
+    assert numbers
+    for number in numbers:
+        led = catalog.resolve(number).faults[0].target.rsplit("/", 1)[-1].split(".")[0]
+        rounds: list[dict] = []
+        result = run_session(number, NeuroSymbolic(), store=store, seed=0, record=False, keep_ledger=False,
+                             on_round=lambda r, into=rounds: into.append(r.to_dict()))
+        steps = [(e["action"], tuple(e["targets"])) for r in rounds for e in r.get("executed") or ()]
+        assert result.end in ("success", "success_no_hypothesis"), steps
+        found = steps.index(("test_diode", (led,)))
+        assert steps[found + 1][1] == (led,), steps       # repaired (or named) right after

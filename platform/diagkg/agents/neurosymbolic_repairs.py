@@ -97,6 +97,7 @@ class Repairs:
     flickering: bool
     tried: set[frozenset[str]]
     _rounds_left: Callable[[], int]
+    _explains_all: Callable[[str], bool]
 
     def _sets_aside(self, part: str, end_off: bool) -> bool:
         """``part`` was just found faulty (``end_off``: an end of it off or loose); set it aside when
@@ -112,8 +113,9 @@ class Repairs:
         if self.dependents.get(part, 0):
             return False
         # … and only while the main lamps' anomalies have suspects of their own left (where the graph gives
-        # a lamp few dependencies, the part found faulty is the best explanation there is)
-        if not self._suspects_left(lamps, part):
+        # a lamp few dependencies, the part found faulty is the best explanation there is), and its fault alone
+        # does not show every light seen (then it explains them, whatever the graph says)
+        if not self._suspects_left(lamps, part) or self._explains_all(part):
             return False
         self.aside.append(part)
         self.excluded.add(part)

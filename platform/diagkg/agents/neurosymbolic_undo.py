@@ -86,6 +86,30 @@ class Undoing:
                 return Action(spec.id, (part,))
         return None
 
+    def _explains_all(self, part: str) -> bool:
+        """Whether a fault of ``part`` alone that gives every report seen of the tests done on it also shows
+        the lights seen at the start (each fault mode the part may still have, set alone on the system as
+        described): then it accounts for every anomaly there, whatever the dependencies say (a reversed LED
+        across a lamp's feed darkens the lamp, though nothing is said to depend on the LED)."""
+        briefing = self.briefing
+        if briefing is None or briefing.store is None or not briefing.lights:
+            return False
+        tests = self.read_on.get(part, [])
+        modes = fault_modes(briefing.view)
+        for mode in [modes[m] for m in sorted(self.problems.get(part, ())) if (part, m) not in self.cleared and m in modes]:
+            for fault in self._placements(part, mode) + self._turned_round(part, mode):
+                world = self._world(fault)
+                if world is None:
+                    continue
+                shadow, point, lights = world
+                with shadow:
+                    if lights == dict(briefing.lights) and all(
+                            (shown := shadow.trial(point, action)) is not None and
+                            reading({"data": shown.get("data")}).agrees(reading({"data": seen.get("data")}))
+                            for action, seen in tests):
+                        return True
+        return False
+
     def _placements(self, part: str, mode: FaultMode) -> list[Fault]:
         """``mode`` set on ``part`` (a mode of ports: on each of its ports), acting at random as if it had
         come off for good (what a test shows of it when it is off; when it is on, the part is as described);
@@ -98,8 +122,18 @@ class Undoing:
         faults = [mode.fault(ns, target) for target in targets]
         return [dataclasses.replace(f, probability=1.0) if mode.chance else f for f in faults]
 
-    def _world(self, fault: Fault) -> tuple[Shadow, Any] | None:
-        """A what-if session with ``fault`` alone (started; its first checkpoint), or None."""
+    def _turned_round(self, part: str, mode: FaultMode) -> list[Fault]:
+        """``mode`` on ``part``'s own two ends when its second target is the part's own (``dk:otherTargetRule
+        "own"``: a part put in backwards); none otherwise."""
+        ports = sorted(self.simulator.skeleton.components[part].ports) if part in self.simulator.skeleton.components else []
+        if mode.rule != "own" or not mode.two_targets or len(ports) != 2 or not mode.sized:
+            return []
+        ns = graphs.namespace_of(self.simulator.skeleton.iri)
+        return [mode.fault(ns, f"{part}.{ports[0]}", f"{part}.{ports[1]}")]
+
+    def _world(self, fault: Fault) -> tuple[Shadow, Any, dict[str, Any]] | None:
+        """A what-if session with ``fault`` alone (started; its first checkpoint and the lights it shows
+        then), or None."""
         briefing = self.briefing
         assert briefing is not None and briefing.store is not None
         if self.undo_graph is None:
@@ -110,8 +144,8 @@ class Undoing:
                                 system_iri=skeleton.iri, key=briefing.system, removed=removed)
         shadow = Shadow(scenario, self.undo_graph)
         try:
-            shadow.start(scenario, 0)
-            return shadow, shadow.checkpoint()
+            lights = shadow.start(scenario, 0)["lights"]
+            return shadow, shadow.checkpoint(), dict(lights)
         except (SessionError, SimulationError):
             shadow.close()
             return None
@@ -124,7 +158,7 @@ class Undoing:
         world = self._world(fault)
         if world is None:
             return None
-        shadow, point = world
+        shadow, point, _ = world
         with shadow:
             naming = repair_cost(shadow, part, shadow.state())     # as the world stands before any step
             if not all((shown := shadow.trial(point, action)) is not None and
