@@ -16,13 +16,10 @@ import pytest
 from diagkg.agents.neurosymbolic import NeuroSymbolic
 from diagkg.agents.neurosymbolic_knowledge import short_screen
 from diagkg.env.scenarios import ScenarioCatalog
-from diagkg.generation.generate import GenerationConfig, generate
-from diagkg.kg.loading import load_files, load_shipped
-from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 from diagkg.sim.simulator import Simulator
 
-from ..support.circuits import Leaf, Loop, Parallel, Series, render
+from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, with_generated
 
 KEY = "stranger_lit"
 SOLVED = ("success", "success_no_hypothesis")
@@ -54,20 +51,12 @@ def _system() -> str:
                                       Parallel((cable(2, 0.05), switch(True, 0))))),
                             bulb(22, 0.5, 2)))),
     )
-    text = render(loops, key=KEY).turtle
-    return text.replace("dk:affords dk:Observable,", "dk:affords dk:Observable, dk:Reachable,")
+    return reachable(loops, KEY)
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("stranger_lit")
-    (folder / f"{KEY}.ttl").write_text(_system())
-    out = KnowledgeStore.memory()
-    load_shipped(out)
-    load_files(out, [folder / f"{KEY}.ttl"])
-    gen = generate(out, GenerationConfig(KEY, modes=frozenset({"ShortBetweenNodes"}), check=False))
-    load_files(out, gen.write(folder / "scenarios"))
-    return out
+    return with_generated(tmp_path_factory.mktemp("stranger_lit"), KEY, _system(), frozenset({"ShortBetweenNodes"}))
 
 
 def _lit_past(store) -> list[int]:

@@ -12,12 +12,10 @@ import pytest
 from diagkg.agents.neurosymbolic import NeuroSymbolic
 from diagkg.agents.neurosymbolic_knowledge import short_screen
 from diagkg.env.scenarios import ScenarioCatalog
-from diagkg.generation.generate import GenerationConfig, generate
-from diagkg.kg.loading import load_files, load_shipped
-from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.loading import load_files
 from diagkg.runs.runner import run_session
 
-from ..support.circuits import Leaf, Loop, Parallel, Series, render
+from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, with_generated
 from ..support.rear import OPEN_TAIL, rear_memory_store
 
 KEY = "stranger"
@@ -38,20 +36,12 @@ def _system() -> str:
         Loop(8, 1, Series((Parallel((Leaf("Diode", (("forwardVoltage", 0.75),), module=2), switch(1))),
                            bulb(60, 0.05, 1)))),
     )
-    text = render(loops, key=KEY).turtle
-    return text.replace("dk:affords dk:Observable,", "dk:affords dk:Observable, dk:Reachable,")
+    return reachable(loops, KEY)
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("stranger")
-    (folder / "stranger.ttl").write_text(_system())
-    out = KnowledgeStore.memory()
-    load_shipped(out)
-    load_files(out, [folder / "stranger.ttl"])
-    gen = generate(out, GenerationConfig(KEY, modes=frozenset({"ShortBetweenNodes"}), check=False, seeds=2))
-    load_files(out, gen.write(folder / "scenarios"))
-    return out
+    return with_generated(tmp_path_factory.mktemp("stranger"), KEY, _system(), frozenset({"ShortBetweenNodes"}), seeds=2)
 
 
 def _shorts_on_bulb1(store) -> list[int]:

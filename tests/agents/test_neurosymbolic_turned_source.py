@@ -12,12 +12,9 @@ import pytest
 
 from diagkg.agents.neurosymbolic import NeuroSymbolic
 from diagkg.env.scenarios import ScenarioCatalog
-from diagkg.generation.generate import GenerationConfig, generate
-from diagkg.kg.loading import load_files, load_shipped
-from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
-from ..support.circuits import Leaf, Loop, Parallel, Series, render
+from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, with_generated
 
 KEY = "stranger_turned"
 
@@ -34,20 +31,12 @@ def _system() -> str:
     loops = (Loop(20, 1, loop), Loop(20, 1, loop),
              Loop(3, 1, Series((bulb(22, 1.0, 2), Parallel((Leaf("Fuse", (("ratedCurrent", 10),), module=0),
                                                              Leaf("Resistor", (("resistance", 100),), module=1)))))))
-    text = render(loops, key=KEY).turtle
-    return text.replace("dk:affords dk:Observable,", "dk:affords dk:Observable, dk:Reachable,")
+    return reachable(loops, KEY)
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("stranger_turned")
-    (folder / f"{KEY}.ttl").write_text(_system())
-    out = KnowledgeStore.memory()
-    load_shipped(out)
-    load_files(out, [folder / f"{KEY}.ttl"])
-    gen = generate(out, GenerationConfig(KEY, modes=frozenset({"ReversedBattery"}), check=False))
-    load_files(out, gen.write(folder / "scenarios"))
-    return out
+    return with_generated(tmp_path_factory.mktemp("stranger_turned"), KEY, _system(), frozenset({"ReversedBattery"}))
 
 
 def test_a_battery_read_the_wrong_way_round_is_turned_round(store):
@@ -73,12 +62,7 @@ def test_a_part_found_turned_round_whose_fault_shows_every_light_is_not_set_asid
     was set aside as an indicator while the dark lamp's dependencies were searched, until the rounds ran
     out (``unwritten_2_37`` S.629/S.630): its fault alone, set on the system as described, shows every light
     seen, so it accounts for the dark lamp too, and it is repaired at once."""
-    store = KnowledgeStore.memory()
-    load_shipped(store)
-    (tmp_path / f"{KEY}.ttl").write_text(_system())
-    load_files(store, [tmp_path / f"{KEY}.ttl"])
-    gen = generate(store, GenerationConfig(KEY, modes=frozenset({"ReversedComponent"}), check=False))
-    load_files(store, gen.write(tmp_path / "scenarios"))
+    store = with_generated(tmp_path, KEY, _system(), frozenset({"ReversedComponent"}))
     catalog = ScenarioCatalog(store)
     numbers = [n for n in catalog.numbers() if catalog.resolve(n).key == KEY
                and catalog.resolve(n).faults[0].target.rsplit("/", 1)[-1].startswith("led")]

@@ -251,6 +251,28 @@ def render(loops_: tuple[Loop, ...], key: str = KEY) -> GeneratedSystem:
     return GeneratedSystem(loops_, key, turtle, frozenset(blocked[0]), frozenset(blocked[1]), types, switches)
 
 
+def reachable(loops_: tuple[Loop, ...], key: str) -> str:
+    """The Turtle of the system of ``loops_`` with every part reachable by the service agent too (the
+    generator's parts afford only what a simulation needs), as benchmarks/unwritten_systems.py loads them."""
+    return render(loops_, key=key).turtle.replace("dk:affords dk:Observable,", "dk:affords dk:Observable, dk:Reachable,")
+
+
+def with_generated(folder: Path, key: str, turtle: str, modes: frozenset[str], **options: Any) -> KnowledgeStore:
+    """A fresh in-memory store holding the shipped catalogue, the system ``turtle`` (written into ``folder``
+    as ``key``.ttl) and the scenarios ``diagkg generate`` makes of it with fault ``modes`` (not checked;
+    ``options``: more of its configuration, e.g. ``seeds``)."""
+    from diagkg.generation.generate import GenerationConfig, generate
+    from diagkg.kg.loading import load_shipped
+
+    (folder / f"{key}.ttl").write_text(turtle)
+    store = KnowledgeStore.memory()
+    load_shipped(store)
+    load_files(store, [folder / f"{key}.ttl"])
+    gen = generate(store, GenerationConfig(key, modes=modes, check=False, **options))
+    load_files(store, gen.write(folder / "scenarios"))
+    return store
+
+
 def load(system: GeneratedSystem, folder: Path, validator: Validator | None = None) -> KnowledgeStore:
     """A fresh in-memory store holding ``system``, validated with the shapes and loaded as a user would."""
     store = KnowledgeStore.memory()
