@@ -23,7 +23,7 @@ from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, with_gen
 
 KEY = "stranger_lit"
 SOLVED = ("success", "success_no_hypothesis")
-BEFORE = {"lit_past": False, "damaging_shorts": False, "short_by_cost": False}
+BEFORE = {"lit_past": False, "damaging_shorts": False, "short_by_cost": False, "unexplained_shorts": False}
 
 
 def _system() -> str:

@@ -280,9 +280,12 @@ class Repairs:
         (a short that blows it again); or a short's end was named, and the fuses it blew meanwhile are to be
         named again. Wrong, while a bulb is seen lit that the working system keeps dark (``lit_past``): what
         the dependencies suspected did not light it, a short between two nodes may have (see
-        :meth:`_lit_past`)."""
+        :meth:`_lit_past`); or wrong, where no part cut off at one end gives the lights seen and every current
+        and voltage read so far (``unexplained_shorts``, :meth:`_opens_explaining`): what the dependencies speak
+        of does not explain them, a short between two nodes may."""
         if verdict == "wrong":
-            self.overcurrent |= self.settings.lit_past and self._lit_past()
+            self.overcurrent |= (self.settings.lit_past and self._lit_past()) or \
+                (self.settings.unexplained_shorts and bool(self.readings) and not self._opens_explaining())
             return
         fuses = {p for p in data.get("actually_faulty", ()) if self.part_types.get(p) == "Fuse"}
         if fuses and data.get("works") is False and self.settings.blown_fuses:
