@@ -337,8 +337,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
                 return hyp
             if self.exhaust and self.candidates and self._left_of_candidates() < self.exhaust:
                 # what these candidates were suspected of is nearly all ruled out: look elsewhere
-                self.excluded |= self.candidates
-                self._replan()
+                if (short := self._look_elsewhere()) is not None:
+                    return short
                 continue
             test = self._best_test()
             if test is not None:
@@ -349,8 +349,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             if not self.candidates:
                 self.last = self._the_aside()
                 return self.last
-            self.excluded |= self.candidates
-            self._replan()
+            if (short := self._look_elsewhere()) is not None:
+                return short
         self.last = self._the_aside()
         return self.last
 

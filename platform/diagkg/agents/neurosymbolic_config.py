@@ -43,8 +43,8 @@ class NeuroSymbolicConfig(Settings):
     # a bulb seen lit that the working system keeps dark, and a naming judged wrong: a short between two nodes
     # may light it; the parts it may end on are named as after a current above nominal
     lit_past: bool = True
-    # a naming judged wrong, and no part cut off at one end gives the lights seen and every current and voltage read:
-    # the parts a short may end on are named, as after a current above nominal
+    # a naming judged wrong (or the candidates used up), and no part cut off at one end gives the lights seen and
+    # every current and voltage read: the parts a short may end on are named, as after a current above nominal
     unexplained_shorts: bool = True
     # no short that damages nothing shows the lights seen (and no fuse was found blown): one that damaged
     # something on its way to them (the lamps of the damaged circuit)

@@ -98,6 +98,9 @@ class Repairs:
     tried: set[frozenset[str]]
     _rounds_left: Callable[[], int]
     _explains_all: Callable[[str], bool]
+    _replan: Callable[[], None]
+    candidates: set[str]
+    last: Action | Hypothesis | None
 
     def _sets_aside(self, part: str, end_off: bool) -> bool:
         """``part`` was just found faulty (``end_off``: an end of it off or loose); set it aside when
@@ -293,6 +296,20 @@ class Repairs:
             self.overcurrent, self.short_pairs = True, None
         elif self.blown and named == self.short_named and data.get("works") is False:
             self.renew = frozenset(self.blown)
+
+    def _look_elsewhere(self) -> Hypothesis | None:
+        """The candidates are used up (their suspects ruled out, or nothing left to test among them): where no
+        part cut off at one end gives the lights seen and every current and voltage read (``unexplained_shorts``),
+        the first part a short may end on (the short suspects go on from there); else None, the candidates
+        left aside and the plan made again from what is left."""
+        if self.settings.unexplained_shorts and not self.overcurrent and self.anomaly_seen and not self._opens_explaining():
+            self.overcurrent = True
+            if (short := self._short_suspect()) is not None:
+                self.last = short
+                return short
+        self.excluded |= self.candidates
+        self._replan()
+        return None
 
     def _lit_past(self) -> bool:
         """Whether a bulb was seen lit at the start that the working system keeps dark: a part's opening
