@@ -50,7 +50,7 @@ class NeuroSymbolicConfig(Settings):
     # something on its way to them (the lamps of the damaged circuit)
     damaging_shorts: bool = True
     # a short's parts by the share of the placements left they end (those on parts named are ruled out) per
-    # minute of naming them (a round's minutes included), the likeliest in the last round
+    # minute of naming them (a round's minutes included), unless that finds it less surely in the rounds left
     short_by_cost: bool = True
     flicker_holds: bool = True         # a light comes and goes: a reading right once does not clear random faults
     starved_shorts: bool = True        # a part carries less than working: the parts whose opening explains it, else a short

@@ -217,7 +217,8 @@ class ShortScreen:
         """The pairs of nodes a short between which shows the lamps ``lit`` lit and ``dark`` dark. A short
         that damages something shows the lamps of the damaged circuit, and is kept only when parts were
         found so damaged (``blown``: a fuse replaced that did not bring the system back), and then only one
-        that damages every one of them."""
+        that damages every one of them; with ``damaging`` (and nothing found blown), only those that damage
+        something."""
         out = []
         for (a, b), shown in self.lit.items():
             damaged = self.damaged.get((a, b), frozenset())
@@ -230,7 +231,8 @@ class ShortScreen:
     def weigh(self, pairs: list[tuple[int, int]], without: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
         """The parts a short between one of ``pairs`` of nodes may sit on, most likely first: a short lies
         between one port of each of its nodes, each placement alike, so a part weighs the placements it is
-        an end of among those of every pair."""
+        an end of among those of every pair; none on a part of ``without`` (named already: naming either
+        end of a short clears it, so those placements are ruled out)."""
         weight: dict[str, float] = {}
         total = 0.0
         for a, b in pairs:
@@ -240,7 +242,6 @@ class ShortScreen:
                 for cid in ends[here]:
                     weight[cid] = weight.get(cid, 0.0) + len(ends[there])
         return sorted(((c, w / total) for c, w in weight.items() if w), key=lambda cw: (-cw[1], cw[0]))
-
 
     def covered(self, pairs: list[tuple[int, int]], parts: frozenset[str], without: frozenset[str] = frozenset()) -> float:
         """The share of the placements of a short between one of ``pairs`` of nodes (none on a part of

@@ -11,12 +11,17 @@ keeps.
 * **A fault that does not stop the system working.** A part a local test finds faulty that none
   of the main lamps' anomalies implicates (an indicator LED that is open while the lamp is dark for
   another reason) is set aside (:meth:`Repairs._sets_aside`): what it explains is accounted for,
-  and the search goes on for what keeps the main lamps dark. It is repaired last, if at all.
+  and the search goes on for what keeps the main lamps dark. It is repaired last, if at all. Not when
+  its fault alone shows every light seen (then it explains the main lamps too).
 * **A short between two nodes.** No test reveals one; once a current reads above the working
-  system's, a fuse blows again, or a part that conducts carries less than its working current (starved)
-  and no part that opened explains that, the parts a short that shows the lights seen, and gives every
-  current and voltage read so far, may end on are named, most likely first (:meth:`Repairs._short_suspect`).
+  system's, a fuse blows again, a part that conducts carries less than its working current (starved)
+  and no part that opened explains that, or a naming is judged wrong (or the candidates are used up)
+  where a bulb is lit that the working system keeps dark or no part that opened explains the readings,
+  the parts a short that shows the lights seen, and gives every current and voltage read so far, may end
+  on are named, the most placements left per minute of naming first (:meth:`Repairs._short_suspect`).
   Where opening a part explains it, those parts are evidence (:meth:`Repairs._opens_explaining`).
+* **A source read turned round** is its own fault, whatever the wiring makes it depend on
+  (:meth:`Repairs._turned`).
 * **Repair rather than name.** While a fault is set aside, or some anomaly seen is not one the part
   could explain, naming that part alone cannot be the whole diagnosis: it is repaired with the
   catalogue's own repair instead (:meth:`Repairs._repair_instead`: the same work and minutes as
