@@ -236,7 +236,7 @@ class ShortScreen:
         weight: dict[str, float] = {}
         total = 0.0
         for a, b in pairs:
-            ends = {x: [cid for cid, _ in self.nodes[x] if cid not in without] for x in (a, b)}
+            ends = {x: self._ends(x, without) for x in (a, b)}
             total += len(ends[a]) * len(ends[b])
             for here, there in ((a, b), (b, a)):
                 for cid in ends[here]:
@@ -248,10 +248,14 @@ class ShortScreen:
         ``without``) that naming ``parts`` clears (those with an end on one of them)."""
         total = hit = 0
         for a, b in pairs:
-            ends = [[cid for cid, _ in self.nodes[x] if cid not in without] for x in (a, b)]
-            total += len(ends[0]) * len(ends[1])
-            hit += sum(x in parts or y in parts for x in ends[0] for y in ends[1])
+            here, there = self._ends(a, without), self._ends(b, without)
+            total += len(here) * len(there)
+            hit += sum(x in parts or y in parts for x in here for y in there)
         return hit / total if total else 0.0
+
+    def _ends(self, node: int, without: frozenset[str]) -> list[str]:
+        """The parts with a port on ``node`` (one entry per port), but those of ``without``."""
+        return [cid for cid, _ in self.nodes[node] if cid not in without]
 
 
 def short_screen(store: KnowledgeSource, key: str, resistance: float) -> ShortScreen:

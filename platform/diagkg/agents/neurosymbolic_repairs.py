@@ -336,9 +336,9 @@ class Repairs:
             return Hypothesis(renew, "blown again while the short was there")
         if not self.settings.shorts or self.short_mode is None or not self.anomaly_seen or self.flickering:
             return None
+        screen = self._screen()
         if self.short_pairs is None:
             lit, dark = self._lights_seen()
-            screen = self._screen()
             pairs = screen.showing(lit, dark, frozenset(self.blown))
             if not pairs and not self.blown and self.settings.damaging_shorts:
                 # none that damages nothing: one that damaged something on its way to the lights seen
@@ -348,7 +348,6 @@ class Repairs:
             self.short_pairs = pairs
         # the placements left: none on a part named already (naming either end of a short clears it)
         named = frozenset(c for key in self.tried if len(key) == 1 for c in key) | frozenset(self.excluded)
-        screen = self._screen()
         weighed = [(c, w) for c, w in screen.weigh(self.short_pairs, named) if c in self.components]
         if self.settings.short_by_cost:
             # per minute of naming (a round's minutes included), unless that finds the short less surely in the

@@ -76,8 +76,7 @@ class Undoing:
         cheaper = [spec for spec in repairs_fitting(self.catalogue, kind, "component") if spec.cost < floor]
         if not cheaper:
             return None
-        modes = fault_modes(briefing.view)
-        left = [modes[m] for m in sorted(self.problems.get(part, ())) if (part, m) not in self.cleared and m in modes]
+        left = self._modes_left(part)
         # per fault that fits the readings, the cheaper repairs that undo it (each world started once)
         undone = [by for mode in left for fault in self._placements(part, mode)
                   if (by := self._undone_by(fault, part, tests, cheaper)) is not None]
@@ -95,20 +94,30 @@ class Undoing:
         if briefing is None or briefing.store is None or not briefing.lights:
             return False
         tests = self.read_on.get(part, [])
-        modes = fault_modes(briefing.view)
-        for mode in [modes[m] for m in sorted(self.problems.get(part, ())) if (part, m) not in self.cleared and m in modes]:
+        for mode in self._modes_left(part):
             for fault in self._placements(part, mode) + self._turned_round(part, mode):
                 world = self._world(fault)
                 if world is None:
                     continue
                 shadow, point, lights = world
                 with shadow:
-                    if lights == dict(briefing.lights) and all(
-                            (shown := shadow.trial(point, action)) is not None and
-                            reading({"data": shown.get("data")}).agrees(reading({"data": seen.get("data")}))
-                            for action, seen in tests):
+                    if lights == dict(briefing.lights) and self._gives(shadow, point, tests):
                         return True
         return False
+
+    def _modes_left(self, part: str) -> list[FaultMode]:
+        """The fault modes ``part`` may still have: its problems no test has ruled out."""
+        assert self.briefing is not None
+        modes = fault_modes(self.briefing.view)
+        return [modes[m] for m in sorted(self.problems.get(part, ())) if (part, m) not in self.cleared and m in modes]
+
+    @staticmethod
+    def _gives(shadow: Shadow, point: Any, tests: list[tuple[Action, Outcome]]) -> bool:
+        """Whether the world of ``shadow``, from ``point``, gives every report seen of ``tests`` (their data,
+        within a meter's tolerance)."""
+        return all((shown := shadow.trial(point, action)) is not None and
+                   reading({"data": shown.get("data")}).agrees(reading({"data": seen.get("data")}))
+                   for action, seen in tests)
 
     def _placements(self, part: str, mode: FaultMode) -> list[Fault]:
         """``mode`` set on ``part`` (a mode of ports: on each of its ports), acting at random as if it had
@@ -161,9 +170,7 @@ class Undoing:
         shadow, point, _ = world
         with shadow:
             naming = repair_cost(shadow, part, shadow.state())     # as the world stands before any step
-            if not all((shown := shadow.trial(point, action)) is not None and
-                       reading({"data": shown.get("data")}).agrees(reading({"data": seen.get("data")}))
-                       for action, seen in tests):
+            if not self._gives(shadow, point, tests):
                 return None
             undone = set()
             for spec in repairs:
