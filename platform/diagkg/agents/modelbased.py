@@ -250,6 +250,18 @@ class ModelBasedAssistant(BaseAssistant):
         if undo is not None and self.briefing.budget - len(worlds.steps) > 1:
             self.undoing_step = undo
             return undo                     # a repair that broke a healthy part, taken back
+        last = worlds.steps[-1] if worlds.steps else None
+        if last is not None and isinstance(last[0], Hypothesis) and last[1].verdict == "partial" and last[1].works \
+                and (closing := self.prober.closing_step()) is not None:
+            # a naming judged partial made the system work: the next step of any kind may end the session as a
+            # repair (a fault it did not name is left, or a repair before fixed one), so the cheapest look, unless
+            # naming what is likely left costs no more (only a correct naming ends a session: a diagnosis)
+            ranked = self.candidates()
+            if ranked and ranked[0][1] >= settings.confident:
+                minutes, step = self.repair_of(ranked[0][0], space.sample())
+                if isinstance(step, Hypothesis) and minutes <= worlds.briefing.catalogue[closing.action].cost:
+                    return step
+            return closing
         ranked = self.candidates()
         if not ranked and (self.rebase(strong=settings.probe_last) or space.more_singles()):
             ranked = self.candidates()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..env.actions import Action, Hypothesis, repairs_fitting
+from ..env.actions import Action, Hypothesis, cheapest_look, repairs_fitting
 from ..env.service import Checkpoint
 from .candidates import CandidateSpace
 from .combinations import Candidate
@@ -101,6 +101,15 @@ class Prober:
         parts is a partial diagnosis, but an action that made the system work would have ended it)."""
         report, _, solved = self.worlds.predicted(c, point, Hypothesis(c.faulty - {part}))
         return solved or report.works
+
+    def closing_step(self) -> Action | None:
+        """The step after a naming judged partial that made the main function work: the next step of any
+        kind may end the session as a repair, so the cheapest look at a lamp the person described at the
+        start and can see there (:func:`~diagkg.env.actions.cheapest_look`). Where the session goes on (a
+        bulb the naming did not repair is still dark), what the look shows is evidence like any report."""
+        briefing, base = self.worlds.briefing, self.worlds.base_start()
+        seen = [lamp for lamp in sorted(briefing.lights) if base is None or self.worlds.ns + lamp in base[1]]
+        return cheapest_look(briefing.catalogue, seen, self.worlds.sk.components, briefing.parts)
 
     def repairs_fitting(self, kind: str) -> list[Any]:
         """The catalogue's repairs of one part that fit a part of type ``kind``, cheapest first."""

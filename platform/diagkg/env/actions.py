@@ -98,6 +98,18 @@ def fits_target(spec: ActionType, part: str, components: Mapping[str, Any], kind
     return kinds.get(part) == spec.target_kind or (spec.target_kind == "any" and kinds.get(part) in ("enclosure", "opening"))
 
 
+def cheapest_look(catalogue: Mapping[str, ActionType], parts: Iterable[str], components: Mapping[str, Any],
+                  kinds: Mapping[str, str]) -> Action | None:
+    """The cheapest look of the catalogue (an observation: no effect, one target) at one of ``parts``,
+    cheapest first, then by the action's id and the part's; None when none fits. What an assistant takes
+    when any step will do: after a naming judged partial that made the system work, the next step of any
+    kind ends the session as a repair where every bulb is lit again."""
+    looks = sorted((spec.cost, spec.id, part) for spec in catalogue.values()
+                   if spec.category == "observe" and not spec.repair and spec.template is None and spec.target_count == 1
+                   for part in parts if fits_target(spec, part, components, kinds))
+    return Action(looks[0][1], (looks[0][2],)) if looks else None
+
+
 def repairs_fitting(catalogue: dict[str, ActionType], kind: str, target_kind: str | None = None) -> list[ActionType]:
     """The catalogue's one-target repairs that fit a part of type ``kind`` (and take a target of
     ``target_kind``, when given), cheapest first, then by id."""
