@@ -42,6 +42,7 @@ the scorer (:class:`~diagkg.agents.scoring.Scorer`) and the prober
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import time
@@ -318,7 +319,7 @@ class ModelBasedAssistant(BaseAssistant):
             scored = self.scorer.scored(shortlist, sample) if len(sample) > settings.quick else first
         if not scored:
             return Hypothesis(best_set, "no test tells the remaining candidates apart")
-        best = max(scored, key=lambda o: o.rate)
+        best = self.paid_back(max(scored, key=lambda o: o.rate), options, sample)
         if isinstance(best.step, Hypothesis):
             return best.step
         # a probe only when it is cheaper in expectation than naming the diagnoses one by one now
@@ -340,6 +341,31 @@ class ModelBasedAssistant(BaseAssistant):
             return self.fix(plan, sample, f"naming it is cheaper in expectation ({now:.0f} min) than testing "
                                           f"first ({tested:.0f} min)")
         return best.step
+
+    def paid_back(self, best: Scored, options: list[Action | Hypothesis], sample: Sample) -> Scored:
+        """``best``, or the best option once a probe that changes parts is priced with taking it back
+        (``undo_cost``, :meth:`undo_minutes`): in a world where it does not make the system work and is its own
+        undoing (a healthy battery turned round), it must be taken again before the system can work. Scored by
+        rate, such a probe counted its minutes once; the others are scored again without it while it falls
+        below them so priced."""
+        catalogue = self.worlds.briefing.catalogue
+        left = list(options)
+        while self.settings.undo_cost and isinstance(best.step, Action) and \
+                getattr(catalogue.get(best.step.action), "template", None) is not None:
+            step, total = best.step, sum(c.prior for c, _ in sample)
+            extra = sum(c.prior * self.undo_minutes(point, step) for c, point in sample
+                        if not self.worlds.predicted(c, point, step)[2]) / total
+            if extra <= 0:
+                return best
+            priced = dataclasses.replace(best, minutes=best.minutes + extra, rate=best.rate * (
+                best.minutes + self.settings.round_minutes) / (best.minutes + extra + self.settings.round_minutes))
+            left = [o for o in left if o is not step and str(o) != str(step)]
+            others = self.scorer.scored(left, sample) if left else []
+            rival = max(others, key=lambda o: o.rate, default=None)
+            if rival is None or priced.rate >= rival.rate:
+                return priced
+            best = rival
+        return best
 
     def fix(self, parts: frozenset[str], sample: Sample, why: str) -> Action | Hypothesis:
         """Name ``parts`` (the hypothesis's repair replaces them), unless a cheaper repair of the
