@@ -347,25 +347,25 @@ class ModelBasedAssistant(BaseAssistant):
         (``undo_cost``, :meth:`undo_minutes`): in a world where it does not make the system work and is its own
         undoing (a healthy battery turned round), it must be taken again before the system can work. Scored by
         rate, such a probe counted its minutes once; the others are scored again without it while it falls
-        below them so priced."""
-        catalogue = self.worlds.briefing.catalogue
-        left = list(options)
+        below them so priced (the best priced probe kept against the rest)."""
+        catalogue, round_minutes = self.worlds.briefing.catalogue, self.settings.round_minutes
+        left, kept = list(options), None
         while self.settings.undo_cost and isinstance(best.step, Action) and \
                 getattr(catalogue.get(best.step.action), "template", None) is not None:
             step, total = best.step, sum(c.prior for c, _ in sample)
             extra = sum(c.prior * self.undo_minutes(point, step) for c, point in sample
                         if not self.worlds.predicted(c, point, step)[2]) / total
             if extra <= 0:
-                return best
-            priced = dataclasses.replace(best, minutes=best.minutes + extra, rate=best.rate * (
-                best.minutes + self.settings.round_minutes) / (best.minutes + extra + self.settings.round_minutes))
-            left = [o for o in left if o is not step and str(o) != str(step)]
-            others = self.scorer.scored(left, sample) if left else []
-            rival = max(others, key=lambda o: o.rate, default=None)
-            if rival is None or priced.rate >= rival.rate:
-                return priced
+                break
+            priced = dataclasses.replace(best, minutes=best.minutes + extra,
+                                         rate=best.rate * (best.minutes + round_minutes) / (best.minutes + extra + round_minutes))
+            kept = priced if kept is None or priced.rate > kept.rate else kept
+            left = [o for o in left if str(o) != str(step)]
+            rival = max(self.scorer.scored(left, sample) if left else [], key=lambda o: o.rate, default=None)
+            if rival is None or kept.rate >= rival.rate:
+                return kept
             best = rival
-        return best
+        return kept if kept is not None and kept.rate > best.rate else best
 
     def fix(self, parts: frozenset[str], sample: Sample, why: str) -> Action | Hypothesis:
         """Name ``parts`` (the hypothesis's repair replaces them), unless a cheaper repair of the
