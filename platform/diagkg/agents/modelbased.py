@@ -347,12 +347,15 @@ class ModelBasedAssistant(BaseAssistant):
         (``undo_cost``, :meth:`undo_minutes`): in a world where it does not make the system work and is its own
         undoing (a healthy battery turned round), it must be taken again before the system can work. Scored by
         rate, such a probe counted its minutes once; the others are scored again without it while it falls
-        below them so priced (the best priced probe kept against the rest)."""
+        below them so priced (the best priced probe kept against the rest). Pricing only lowers a rate, so an
+        option never priced because it never came out best would not come out best priced: this finds what
+        pricing every option in the scorer would, pricing only those that reach the top."""
         catalogue, round_minutes = self.worlds.briefing.catalogue, self.settings.round_minutes
+        total = sum(c.prior for c, _ in sample)
         left, kept = list(options), None
         while self.settings.undo_cost and isinstance(best.step, Action) and \
                 getattr(catalogue.get(best.step.action), "template", None) is not None:
-            step, total = best.step, sum(c.prior for c, _ in sample)
+            step = best.step
             extra = sum(c.prior * self.undo_minutes(point, step) for c, point in sample
                         if not self.worlds.predicted(c, point, step)[2]) / total
             if extra <= 0:
@@ -360,7 +363,7 @@ class ModelBasedAssistant(BaseAssistant):
             priced = dataclasses.replace(best, minutes=best.minutes + extra,
                                          rate=best.rate * (best.minutes + round_minutes) / (best.minutes + extra + round_minutes))
             kept = priced if kept is None or priced.rate > kept.rate else kept
-            left = [o for o in left if str(o) != str(step)]
+            left = [o for o in left if o != step]
             rival = max(self.scorer.scored(left, sample) if left else [], key=lambda o: o.rate, default=None)
             if rival is None or kept.rate >= rival.rate:
                 return kept
