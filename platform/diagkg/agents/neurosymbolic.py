@@ -150,6 +150,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             self.deps = knowledge.wired          # a system that declares no functions: its wiring's
         # needs a part has two of, either one enough: a dark part does not implicate one of them alone
         self.spares = knowledge.spares if self.settings.spares else {}
+        self.keepers = knowledge.keepers if self.settings.keepers else {}
         self.port_modes = knowledge.port_modes
         names = knowledge.names
         self.components = set(names) & set(briefing.parts)
@@ -160,8 +161,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             for d in needs:
                 self.dependents[d] = self.dependents.get(d, 0) + 1
         self.modes = dict(knowledge.modes or {}) if self.use_priors else {}
-        # faults that can make a light come and go: those acting at random, and (with
-        # coupling_flicker) couplings that act when they should not (a feedback loop)
+        # faults that can make a light come and go: at random, and (coupling_flicker) couplings acting when they should not
         self.intermittent_modes = set(knowledge.intermittent)
         self.fed_by_switch: set[str] = set()    # what the current of a switch that this current opens feeds
         self.raising_modes = {iri for iri, m in (knowledge.modes or {}).items() if m.raises_current}
@@ -291,7 +291,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
 
     def _add_evidence(self, comp: str, anomalous: bool, reach: set[str] | None = None) -> None:
         needs = self.deps.get(comp, set()) - (self.spares.get(comp, set()) if anomalous else set())
-        implicated = frozenset(reach if reach else {comp} | (needs & self.components))
+        keep = self.keepers.get(comp, set()) & self.components if anomalous else set()   # lit where it is kept dark
+        implicated = frozenset((reach if reach else {comp} | (needs & self.components)) | keep)
         self.evidence.append(implicated if anomalous else frozenset(self.components - implicated))
         self.sources.append((comp, anomalous, implicated))
 
@@ -493,8 +494,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
                 if reach is not None:      # what a nominal reading depends on works
                     self.cleared |= {(c, m) for c, m in self._shown_working(test) if m not in held}
             if self.split == "dependencies" and kind in SPLITTING:
-                # the outcome splits the candidates: an anomaly lies among what the part depends
-                # on; a nominal reading clears all of that
+                # the outcome splits the candidates: an anomaly lies among what the part depends on; a nominal reading clears it
                 if not verdict:
                     self.cleared |= implicated
                 elif implicated:

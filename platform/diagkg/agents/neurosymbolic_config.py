@@ -39,6 +39,9 @@ class NeuroSymbolicConfig(Settings):
     couplings: bool = True             # problems for couplings
     wiring: bool = True                # a system that declares no functions: dependencies from its wiring
     spares: bool = True                # a dark part does not implicate one of two needs either of which is enough
+    # a lamp seen lit (or coming and going) that the working system keeps dark implicates what keeps it dark:
+    # the parts whose opening lights it (a cable across it)
+    keepers: bool = True
     shorts: bool = True                # a current above nominal: name the parts a short showing the lights seen may end on
     # a bulb seen lit that the working system keeps dark, and a naming judged wrong: a short between two nodes
     # may light it; the parts it may end on are named as after a current above nominal

@@ -68,6 +68,9 @@ class Knowledge:
     # declared needs that are spares: two needs of a part either of which is enough on the simulated working
     # system (one of two supplies joined through diodes); see :func:`spare_dependencies`
     spares: dict[str, set[str]] = field(default_factory=dict)
+    # each lamp dark in the working system with the parts whose opening lights it (a cable or a closed switch
+    # across it): what a lamp seen lit, or coming and going, there implicates (see :func:`keepers_dark`)
+    keepers: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -87,6 +90,7 @@ class Knowledge:
             sim = simulator_for(store, key)
             wired = {} if deps else wired_dependencies(sim)
             spares = spare_dependencies(sim, deps) if deps else {}
+            keepers = keepers_dark(sim)
             names: dict[str, list[str]] = {}
             for r in store.select("ns-labels", {"system": system}):
                 names.setdefault(r["component"], []).append(r["name"])
@@ -108,7 +112,7 @@ class Knowledge:
             driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
             port_modes = frozenset(iri for iri, m in modes.items() if m.kind == "port")
             known = _KNOWLEDGE.put(version, cls(deps, names, problems, tests, enclosed, couplings, modes,
-                                                intermittent, driven, port_modes, wired, spares))
+                                                intermittent, driven, port_modes, wired, spares, keepers))
         return known
 
 
@@ -188,6 +192,28 @@ def spare_dependencies(sim: Simulator, deps: dict[str, set[str]]) -> dict[str, s
             if both is not None and not same(other, both):
                 spares.setdefault(other, set()).update((p, q))
     return spares
+
+
+def keepers_dark(sim: Simulator) -> dict[str, set[str]]:
+    """Each lamp dark in the working system, with the parts whose opening (every end off) lights it: what
+    keeps it dark (a cable or a switch set closed across it, a part that takes its current). A lamp seen
+    lit, or coming and going, there speaks of these as much as of itself (a loose end of a cable across
+    an LED makes it flicker), which its needs (what lights it) do not say. One simulation per part."""
+    nominal = sim.simulate()
+    dark = {c for c, r in nominal.components.items() if r is not None and r.lit is False}
+    keepers: dict[str, set[str]] = {}
+    if not dark:
+        return keepers
+    for cid in sorted(sim.skeleton.components):
+        try:
+            result = sim.simulate(opening(sim, cid))
+        except SimulationError:
+            continue
+        for lamp in sorted(dark - {cid}):
+            r = result.components.get(lamp)
+            if r is not None and r.lit:
+                keepers.setdefault(lamp, set()).add(cid)
+    return keepers
 
 
 SPARE_SHARE = 0.1        # a current that changes by less than this share is the same (a spare's opening)
