@@ -46,6 +46,9 @@ class NeuroSymbolicConfig(Settings):
     # a bulb seen lit that the working system keeps dark, and a naming judged wrong: a short between two nodes
     # may light it; the parts it may end on are named as after a current above nominal
     lit_past: bool = True
+    # … and before any step, a lamp seen lit that the working system keeps dark and one dark that it lights, no
+    # part cut off at one end showing the lights seen: the parts a short may end on go first
+    lit_at_start: bool = True
     # a naming judged wrong (or the candidates used up), and no part cut off at one end gives the lights seen and
     # every current and voltage read: the parts a short may end on are named, as after a current above nominal
     unexplained_shorts: bool = True

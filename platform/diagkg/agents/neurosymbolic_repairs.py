@@ -94,6 +94,7 @@ class Repairs:
     conducts: set[str]               # parts whose continuity (or diode test) read nominal
     readings: list[tuple[str, str, dict[str, Any]]]     # currents and voltages read before any repair
     partly_repaired: bool
+    outcomes: list[dict[str, Any]]
     nominal: SimulationResult
     simulator: Simulator
     view: KnowledgeSource
@@ -323,6 +324,23 @@ class Repairs:
         bulbs = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Bulb"}
         lit, _ = self._lights_seen()
         return bool(lit & bulbs - set(self.nominal.lit))
+
+    def _lit_at_start(self) -> bool:
+        """Whether, before any step, a lamp is seen lit that the working system keeps dark and another dark
+        that it lights, and no part cut off at one end shows the lights seen (``lit_at_start``): a short
+        between two nodes may do both, feeding one by a path the working system does not have and taking
+        the other's current, so the parts it may end on go first (as after a wrong naming while a bulb is so
+        lit, :meth:`_lit_past`); the dark lamp's dependencies speak of what feeds it, which the short
+        bypasses. A lamp lit alone points at itself, on the short's path, and the dependencies are followed;
+        so are an opening that shows the lights (a cable across a lamp come off, a fuse blown lighting an alarm)."""
+        if self.overcurrent or self.outcomes or not self.settings.lit_at_start:
+            return False
+        lit, dark = self._lights_seen()
+        working = set(self.nominal.lit)
+        if not lit - working or not dark & working or self._opens_explaining():
+            return False
+        self.overcurrent = self.anomaly_seen = True
+        return True
 
     def _short_suspect(self) -> Hypothesis | None:
         """The next part a short between two nodes may end on, among the shorts that show the lights seen
