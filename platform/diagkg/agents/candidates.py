@@ -76,9 +76,12 @@ class CandidateSpace:
                             for c in self.singles]
 
     def begin(self) -> None:
-        """Admit the single faults whose worlds agree with what was seen (pairs when none does)."""
+        """Admit the single faults whose worlds agree with what was seen; when none does, a component's own
+        terminal (:meth:`more_singles`, a single fault too: as at every later decision), then pairs."""
         self.admit(self.singles if self.terminals else self.pairable)
         self.loose_terminals()
+        if not self.live:
+            self.more_singles()
         if not self.live:
             self.widen()
 
