@@ -13,7 +13,9 @@ which. Shorts are tried when no single fault of a part explains, before the pair
 one world per pair of nodes screens it (its short between ports of parts no step touched; the lights
 at the start first, every pair of nodes on one circuit: :meth:`Simulator.screen_shorts`), and the
 pairs that agree with what was seen are spread into their placements, one per pair of parts on the
-two nodes, each named by either of its parts (repairing either clears the short).
+two nodes, each named by either of its parts (repairing either clears the short). They are tried
+before a part shorted is named, too (:meth:`CandidateSpace.shorts_before_naming`): it shows the lights
+of a short between its two nodes, or elsewhere past it.
 
 Priors are data: each fault mode's ``dk:priorWeight`` in the fault catalogue, or its
 ``dk:TypePrior`` on the part's type (a cable broken inside is rarer than a bulb burned out); a
@@ -84,6 +86,25 @@ class CandidateSpace:
             self.more_singles()
         if not self.live:
             self.widen()
+
+    def raises_current(self, c: Candidate) -> bool:
+        """Whether a fault of ``c`` lets more current flow (``dk:raisesCurrent``: a part shorted)."""
+        modes = {m.name: m for m in self.modes().values()}
+        return any(f.mode in modes and modes[f.mode].raises_current for f in c.faults)
+
+    def shorts_before_naming(self) -> bool:
+        """Admit the shorts between two nodes before a part shorted is named (:meth:`admit_shorts`), when
+        they are not candidates yet and cost little to screen: no rebase (the lights at the start screen
+        them, one solve per pair of nodes) and no step has changed the circuit (each short's world replays
+        nothing that changed). A part shorted shows the lights of a short between its two nodes, and often
+        of a short elsewhere that takes the same current past it; the shorts are single faults too, only
+        not enumerated with the parts'. True when they were admitted."""
+        worlds = self.worlds
+        if self.shorts or worlds.since or any(worlds.changes(step) for step, _ in worlds.steps) or \
+                not any(self.raises_current(c) for c, _ in self.live):
+            return False
+        self.admit_shorts()
+        return True
 
     def loose_terminals(self) -> None:
         """Once only loose connections explain what was seen (every candidate left has one), a

@@ -282,6 +282,10 @@ class ModelBasedAssistant(BaseAssistant):
             return self.prober.probe_repair() if settings.last_probe else None
         best_set, p = ranked[0]
         rounds_left = self.briefing.budget - len(worlds.steps)
+        if settings.shorts_before_naming and (len(ranked) == 1 or p >= settings.confident) and rounds_left > 2 \
+                and space.shorts_before_naming():
+            ranked = self.candidates()      # a part shorted, or a short between nodes that gives the same lights
+            best_set, p = ranked[0]
         if len(ranked) == 1 or p >= settings.confident or rounds_left <= 1:
             why = f"the simulated fault explains every report ({p:.0%} of the candidates)"
             check = self.prober.confirming(best_set, space.sample()) if rounds_left > 2 and settings.confirm > 0 \

@@ -21,6 +21,7 @@ from ..env.service import Checkpoint
 from ..env.verification import least_naming_cost
 from .combinations import Candidate
 from .likeness import Likeness, entropy
+from .readings import Reading
 
 
 @dataclass
@@ -104,11 +105,15 @@ class Scorer:
         groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
         masses: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
         members: dict[tuple[str, tuple[int, ...]], list[tuple[Candidate, Checkpoint]]] = defaultdict(list)
+        firsts: dict[tuple[str, tuple[int, ...]], list[Reading]] = defaultdict(list)   # each class's reports
+        owns: list[tuple[float, dict[tuple[str, tuple[int, ...]], float]]] = []
         known = noise = cost = mass = 0.0      # the entropy of the reports so far, chance, minutes, weight
         for n, (c, point) in enumerate(sample):
             own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
             for weight, key, minutes in self.likeness.outcomes(c, point, step):
                 group = key.group()
+                if all(r.values != key.values for r in firsts[group]):
+                    firsts[group].append(key)
                 groups[group][c.faulty] += c.prior * weight
                 if group not in own:
                     members[group].append((c, point))
@@ -119,15 +124,62 @@ class Scorer:
                     masses[group] = before + c.prior * weight
                     known += _share(masses[group], total) - _share(before, total)
             noise += c.prior * entropy(list(own.values()))
+            owns.append((c.prior, own))
             mass += c.prior
             if floor is not None and n + 1 < len(sample):
                 most = min(bound, known + after[n + 1] - noise / total)
                 if most / ((cost + least * (total - mass)) / total + self.round_minutes) < floor:
                     return None
+        if len(groups) > 1 and (merged := _alike(firsts)):
+            # reports of neighbouring cells that agree are one report: the judge keeps every world that
+            # predicted either, so the split they seem to make is none
+            groups, members, noise = _merge(groups, members, owns, merged)
         gain = entropy([sum(g.values()) for g in groups.values()]) - noise / total
         if len(groups) < 2 or gain <= 1e-9:
             return None
         return Scored(gain / (cost / total + self.round_minutes), step, cost / total, groups, members)
+
+
+Group = tuple[str, tuple[int, ...]]
+
+
+def _alike(reports: dict[Group, list[Reading]]) -> dict[Group, Group]:
+    """Classes of reports (cells of the grid) that are one report to the judge, each mapped to the class it joins:
+    every report of the one agrees with every report of the other (neighbouring cells, within the measurement's
+    tolerance), and with every report of the classes joined before. Empty when none joins."""
+    joined: list[tuple[Group, list[Reading]]] = []
+    out: dict[Group, Group] = {}
+    for g, mine in reports.items():
+        for head, theirs in joined:
+            if head[0] == g[0] and all(a.agrees(b) for a in mine for b in theirs):
+                theirs.extend(mine)
+                out[g] = head
+                break
+        else:
+            joined.append((g, list(mine)))
+    return out
+
+
+def _merge(groups: dict[Group, dict[frozenset[str], float]], members: dict[Group, list[tuple[Candidate, Checkpoint]]],
+           owns: list[tuple[float, dict[Group, float]]], merged: dict[Group, Group]
+           ) -> tuple[dict[Group, dict[frozenset[str], float]], dict[Group, list[tuple[Candidate, Checkpoint]]], float]:
+    """``groups`` and ``members`` with the classes in ``merged`` joined to theirs, and the chance the worlds add
+    (each world's entropy over its own reports) over the joined classes."""
+    out: dict[Group, dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
+    who: dict[Group, list[tuple[Candidate, Checkpoint]]] = defaultdict(list)
+    for g, weights in groups.items():
+        for faulty, w in weights.items():
+            out[merged.get(g, g)][faulty] += w
+    for g, worlds in members.items():
+        into = who[merged.get(g, g)]
+        into.extend(x for x in worlds if not any(x is y for y in into))
+    noise = 0.0
+    for prior, own in owns:
+        joined: dict[Group, float] = defaultdict(float)
+        for g, w in own.items():
+            joined[merged.get(g, g)] += w
+        noise += prior * entropy(list(joined.values()))
+    return out, who, noise
 
 
 __all__ = ["Scored", "Scorer"]
