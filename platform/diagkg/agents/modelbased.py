@@ -243,7 +243,17 @@ class ModelBasedAssistant(BaseAssistant):
         return [parts for parts, _ in self.candidates()]
 
     def choose(self) -> Action | Hypothesis | None:
-        """The next step (what :meth:`suggest` returns, without timing it or expecting its report)."""
+        """The next step (what :meth:`suggest` returns, without timing it or expecting its report): chosen again
+        when it names parts while a part shorted stands and the shorts between nodes are not candidates yet
+        (``shorts_before_naming``, :meth:`CandidateSpace.shorts_before_naming`)."""
+        step = self.choose_step()
+        if isinstance(step, Hypothesis) and self.settings.shorts_before_naming and self.briefing is not None and \
+                self.briefing.budget - len(self.worlds.steps) > 2 and self.space.shorts_before_naming():
+            step = self.choose_step()
+        return step
+
+    def choose_step(self) -> Action | Hypothesis | None:
+        """The next step, with the candidates as they stand."""
         assert self.briefing is not None
         settings, space, worlds = self.settings, self.space, self.worlds
         sk = worlds.sk
@@ -282,10 +292,6 @@ class ModelBasedAssistant(BaseAssistant):
             return self.prober.probe_repair() if settings.last_probe else None
         best_set, p = ranked[0]
         rounds_left = self.briefing.budget - len(worlds.steps)
-        if settings.shorts_before_naming and (len(ranked) == 1 or p >= settings.confident) and rounds_left > 2 \
-                and space.shorts_before_naming():
-            ranked = self.candidates()      # a part shorted, or a short between nodes that gives the same lights
-            best_set, p = ranked[0]
         if len(ranked) == 1 or p >= settings.confident or rounds_left <= 1:
             why = f"the simulated fault explains every report ({p:.0%} of the candidates)"
             check = self.prober.confirming(best_set, space.sample()) if rounds_left > 2 and settings.confirm > 0 \
