@@ -72,6 +72,7 @@ class CandidateSpace:
         # terminal_prior) or, with terminal_prior 0, only once nothing else explains the reports
         self.terminals = config.terminal_prior > 0
         self.shorts = False          # whether shorts between nodes are candidates yet (see widen)
+        self.shorted_at_start = False
         self.loose_in: set[int] = set()   # own loose terminals admitted by loose_terminals (ids of singles)
         if self.terminals:
             self.singles = [dataclasses.replace(c, prior=c.prior * config.terminal_prior) if self.own_terminal(c) else c
@@ -86,6 +87,8 @@ class CandidateSpace:
             self.more_singles()
         if not self.live:
             self.widen()
+        # whether the lights at the start are those of a part shorted (a short between nodes may give them too)
+        self.shorted_at_start = any(self.raises_current(c) for c, _ in self.live)
 
     def raises_current(self, c: Candidate) -> bool:
         """Whether a fault of ``c`` lets more current flow (``dk:raisesCurrent``: a part shorted)."""
@@ -93,15 +96,16 @@ class CandidateSpace:
         return any(f.mode in modes and modes[f.mode].raises_current for f in c.faults)
 
     def shorts_before_naming(self) -> bool:
-        """Admit the shorts between two nodes before a part shorted is named (:meth:`admit_shorts`), when
-        they are not candidates yet and cost little to screen: no rebase (the lights at the start screen
+        """Admit the shorts between two nodes before parts are named (:meth:`admit_shorts`) where a part
+        shorted stands, or stood at the start (the lights seen are then a short's), when they are not
+        candidates yet and cost little to screen: no rebase (the lights at the start screen
         them, one solve per pair of nodes) and no step has changed the circuit (each short's world replays
         nothing that changed). A part shorted shows the lights of a short between its two nodes, and often
         of a short elsewhere that takes the same current past it; the shorts are single faults too, only
         not enumerated with the parts'. True when they were admitted."""
         worlds = self.worlds
         if self.shorts or worlds.since or any(worlds.changes(step) for step, _ in worlds.steps) or \
-                not any(self.raises_current(c) for c, _ in self.live):
+                not (self.shorted_at_start or any(self.raises_current(c) for c, _ in self.live)):
             return False
         self.admit_shorts()
         return True

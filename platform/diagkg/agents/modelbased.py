@@ -244,7 +244,8 @@ class ModelBasedAssistant(BaseAssistant):
 
     def choose(self) -> Action | Hypothesis | None:
         """The next step (what :meth:`suggest` returns, without timing it or expecting its report): chosen again
-        when it names parts while a part shorted stands and the shorts between nodes are not candidates yet
+        when it names parts while a part shorted stands (or stood at the start) and the shorts between nodes are
+        not candidates yet
         (``shorts_before_naming``, :meth:`CandidateSpace.shorts_before_naming`)."""
         step = self.choose_step()
         if isinstance(step, Hypothesis) and self.settings.shorts_before_naming and self.briefing is not None and \

@@ -69,7 +69,7 @@ class ModelBasedConfig(Settings):
     undo_cost: bool = True
     # an action with an effect that makes the system work in a diagnosis's worlds counts as its repair
     effect_repairs: bool = True
-    # before a part shorted is named, the shorts between two nodes that give the same lights are candidates too
+    # before parts are named where a part shorted stands (or stood at the start), the shorts between nodes too
     shorts_before_naming: bool = True
 
 
