@@ -87,8 +87,14 @@ class CandidateSpace:
             self.more_singles()
         if not self.live:
             self.widen()
-        # whether the lights at the start are those of a part shorted (a short between nodes may give them too)
+        # whether the lights at the start are those of a part shorted (a short between nodes may give them too):
+        # where parts shorted are a likely reading of them (``shorted_share`` of the belief), the shorts are
+        # candidates from the start, before a step that changes the circuit makes them dear to screen
         self.shorted_at_start = any(self.raises_current(c) for c, _ in self.live)
+        total = sum(c.prior for c, _ in self.live)
+        if self.config.shorts_before_naming and self.shorted_at_start and \
+                sum(c.prior for c, _ in self.live if self.raises_current(c)) >= self.config.shorted_share * total:
+            self.admit_shorts()
 
     def raises_current(self, c: Candidate) -> bool:
         """Whether a fault of ``c`` lets more current flow (``dk:raisesCurrent``: a part shorted)."""

@@ -18,7 +18,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "fail_minutes": (0.0, INF), "triple_pool": (0, INF), "role_depth": (0, INF), "terminal_prior": (0.0, INF),
     "loose_terminal_prior": (0.0, INF),
     "anchor_belief": (0.0, 1.0), "prior_rank": (0.0, INF), "named_options": (0, INF), "unexplained": (0.0, 0.9),
-    "confirm": (0.0, 1.0)}
+    "confirm": (0.0, 1.0), "shorted_share": (0.0, 1.0)}
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,8 @@ class ModelBasedConfig(Settings):
     effect_repairs: bool = True
     # before parts are named where a part shorted stands (or stood at the start), the shorts between nodes too
     shorts_before_naming: bool = True
+    # … and from the start, where parts shorted hold this share of the belief in what the lights at the start say
+    shorted_share: float = 0.1
 
 
 __all__ = ["RANGES", "ModelBasedConfig"]
