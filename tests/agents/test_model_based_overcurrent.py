@@ -124,16 +124,22 @@ def shorts_on(candidates, part: str) -> list:
             and part in {iri.rsplit("/", 1)[-1].split(".")[0] for iri in (c.faults[0].target, c.faults[0].other)}]
 
 
-def test_after_a_blown_fuse_is_replaced_in_vain_the_short_that_blew_it_is_a_candidate(store):
-    assistant = FirstHypothesis()
+@pytest.mark.parametrize("share", [None, 1.0])
+def test_after_a_blown_fuse_is_replaced_in_vain_the_short_that_blew_it_is_a_candidate(store, share):
+    assistant = FirstHypothesis(**({} if share is None else {"shorted_share": share}))
     assistant.first = frozenset({"fuse"})
     result = run_session("FUSED.S1", assistant, store=store, seed=0, record=False)
     rounds = [r.outcome for r in result.record.rounds]
     assert rounds[0].verdict == "partial"          # the fuse was blown, and blew again
-    # at once with the rebase on the fuse's repair, before any widening: the short, on the bulb's side
-    # or the return lead's
-    assert assistant.rebased_to is not None and assistant.widenings == 0
-    assert shorts_on(assistant.rebased_to, "ret") and shorts_on(assistant.rebased_to, "bulb")
+    # the short, on the bulb's side or the return lead's: a candidate from the start (a part shorted is a likely
+    # reading of the lights, ``shorted_share``), so still standing once the fuse was replaced in vain …
+    if share is None:
+        assert shorts_on(assistant.after, "ret") and shorts_on(assistant.after, "bulb")
+    # … or, where the shorts are not candidates from the start, at once with the rebase on the fuse's repair,
+    # before any widening
+    else:
+        assert assistant.rebased_to is not None and assistant.widenings == 0
+        assert shorts_on(assistant.rebased_to, "ret") and shorts_on(assistant.rebased_to, "bulb")
     assert result.end == "success", [o.intention for o in rounds]
     assert rounds[-1].verdict == "correct" and "fuse" in rounds[-1].data["candidates"]
 
