@@ -72,7 +72,8 @@ class CandidateSpace:
         # terminal_prior) or, with terminal_prior 0, only once nothing else explains the reports
         self.terminals = config.terminal_prior > 0
         self.shorts = False          # whether shorts between nodes are candidates yet (see widen)
-        self.shorted_at_start = False
+        self.shorted_at_start = False   # whether a part shorted was among the first candidates (see begin)
+        self.raising: frozenset[str] | None = None     # the modes that let more current flow (raises_current)
         self.loose_in: set[int] = set()   # own loose terminals admitted by loose_terminals (ids of singles)
         if self.terminals:
             self.singles = [dataclasses.replace(c, prior=c.prior * config.terminal_prior) if self.own_terminal(c) else c
@@ -98,8 +99,9 @@ class CandidateSpace:
 
     def raises_current(self, c: Candidate) -> bool:
         """Whether a fault of ``c`` lets more current flow (``dk:raisesCurrent``: a part shorted)."""
-        modes = {m.name: m for m in self.modes().values()}
-        return any(f.mode in modes and modes[f.mode].raises_current for f in c.faults)
+        if self.raising is None:
+            self.raising = frozenset(m.name for m in self.modes().values() if m.raises_current)
+        return any(f.mode in self.raising for f in c.faults)
 
     def shorts_before_naming(self) -> bool:
         """Admit the shorts between two nodes before parts are named (:meth:`admit_shorts`) where a part

@@ -245,8 +245,7 @@ class ModelBasedAssistant(BaseAssistant):
     def choose(self) -> Action | Hypothesis | None:
         """The next step (what :meth:`suggest` returns, without timing it or expecting its report): chosen again
         when it names parts while a part shorted stands (or stood at the start) and the shorts between nodes are
-        not candidates yet
-        (``shorts_before_naming``, :meth:`CandidateSpace.shorts_before_naming`)."""
+        not candidates yet (``shorts_before_naming``, :meth:`CandidateSpace.shorts_before_naming`)."""
         step = self.choose_step()
         if isinstance(step, Hypothesis) and self.settings.shorts_before_naming and self.briefing is not None and \
                 self.briefing.budget - len(self.worlds.steps) > 2 and self.space.shorts_before_naming():

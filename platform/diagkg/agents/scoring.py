@@ -105,15 +105,15 @@ class Scorer:
         groups: dict[tuple[str, tuple[int, ...]], dict[frozenset[str], float]] = defaultdict(lambda: defaultdict(float))
         masses: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
         members: dict[tuple[str, tuple[int, ...]], list[tuple[Candidate, Checkpoint]]] = defaultdict(list)
-        firsts: dict[tuple[str, tuple[int, ...]], list[Reading]] = defaultdict(list)   # each class's reports
+        reports: dict[tuple[str, tuple[int, ...]], list[Reading]] = defaultdict(list)   # each class's distinct reports
         owns: list[tuple[float, dict[tuple[str, tuple[int, ...]], float]]] = []
         known = noise = cost = mass = 0.0      # the entropy of the reports so far, chance, minutes, weight
         for n, (c, point) in enumerate(sample):
             own: dict[tuple[str, tuple[int, ...]], float] = defaultdict(float)
             for weight, key, minutes in self.likeness.outcomes(c, point, step):
                 group = key.group()
-                if all(r.values != key.values for r in firsts[group]):
-                    firsts[group].append(key)
+                if all(r.values != key.values for r in reports[group]):
+                    reports[group].append(key)
                 groups[group][c.faulty] += c.prior * weight
                 if group not in own:
                     members[group].append((c, point))
@@ -130,7 +130,7 @@ class Scorer:
                 most = min(bound, known + after[n + 1] - noise / total)
                 if most / ((cost + least * (total - mass)) / total + self.round_minutes) < floor:
                     return None
-        if len(groups) > 1 and (merged := _alike(firsts)):
+        if len(groups) > 1 and (merged := _alike(reports)):
             # reports of neighbouring cells that agree are one report: the judge keeps every world that
             # predicted either, so the split they seem to make is none
             groups, members, noise = _merge(groups, members, owns, merged)
