@@ -97,6 +97,25 @@ def test_a_part_shorted_costs_at_most_one_test_more(store):
             assert end in SOLVED and cost <= oracle.cost + 20, (n, seed, cost, end)
 
 
+def _saved(tmp_path_factory, key: str, turtle: str, before: dict, seeds: tuple[int, ...]) -> list[tuple[int, int]]:
+    """The generated shorts between nodes of ``turtle`` (at least 15), each session on ``seeds`` run with the
+    configuration ``before`` and as shipped: every one solved as shipped and no dearer than before; the sessions
+    at least 100 min cheaper."""
+    store = with_generated(tmp_path_factory.mktemp(key), key, turtle, frozenset({"ShortBetweenNodes"}))
+    catalog = ScenarioCatalog(store)
+    shorts = [n for n in catalog.numbers() if catalog.resolve(n).key == key]
+    assert len(shorts) >= 15
+    saved = []
+    for n in shorts:
+        for seed in seeds:
+            old = run_session(n, "model-based", store=store, seed=seed, record=False, keep_ledger=False, config=before)
+            now = run_session(n, "model-based", store=store, seed=seed, record=False, keep_ledger=False)
+            assert str(now.end) in SOLVED and now.cost <= old.cost, (n, seed, old.cost, old.end, now.cost, now.end)
+            if old.cost - now.cost >= 100:
+                saved.append((n, seed))
+    return saved
+
+
 def _lights_system() -> str:
     def bulb(ohms: float, threshold: float, module: int) -> Leaf:
         return Leaf("Bulb", (("resistance", ohms), ("powerThreshold", threshold)), module=module)
@@ -110,20 +129,7 @@ def _lights_system() -> str:
 
 
 def test_a_part_shorted_at_the_start_keeps_the_shorts_in_mind_after_a_test_sets_it_aside(tmp_path_factory):
-    store = with_generated(tmp_path_factory.mktemp("stranger_lights"), KEY_LIGHTS, _lights_system(),
-                           frozenset({"ShortBetweenNodes"}))
-    catalog = ScenarioCatalog(store)
-    shorts = [n for n in catalog.numbers() if catalog.resolve(n).key == KEY_LIGHTS]
-    assert len(shorts) >= 15
-    saved = []
-    for n in shorts:
-        for seed in (0, 1):
-            before = run_session(n, "model-based", store=store, seed=seed, record=False, keep_ledger=False,
-                                 config={"shorts_before_naming": False})
-            now = run_session(n, "model-based", store=store, seed=seed, record=False, keep_ledger=False)
-            assert str(now.end) in SOLVED and now.cost <= before.cost, (n, seed, before.cost, now.cost)
-            if before.cost - now.cost >= 100:
-                saved.append((n, seed))
+    saved = _saved(tmp_path_factory, KEY_LIGHTS, _lights_system(), {"shorts_before_naming": False}, (0, 1))
     # the shorts from the second battery's positive pole, and one from the first's (410-440 and 270 min before)
     assert len(saved) >= 8, saved
 
@@ -147,18 +153,6 @@ def _reversed_system() -> str:
 
 
 def test_where_parts_shorted_read_the_lights_the_shorts_are_candidates_from_the_start(tmp_path_factory):
-    store = with_generated(tmp_path_factory.mktemp("stranger_reversed"), KEY_REVERSED, _reversed_system(),
-                           frozenset({"ShortBetweenNodes"}))
-    catalog = ScenarioCatalog(store)
-    shorts = [n for n in catalog.numbers() if catalog.resolve(n).key == KEY_REVERSED]
-    assert len(shorts) >= 15
-    saved = []
-    for n in shorts:
-        # a share no reading reaches unless parts shorted are all the candidates: the start as before
-        before = run_session(n, "model-based", store=store, seed=0, record=False, keep_ledger=False,
-                             config={"shorted_share": 1.0})
-        now = run_session(n, "model-based", store=store, seed=0, record=False, keep_ledger=False)
-        assert str(now.end) in SOLVED and now.cost <= before.cost, (n, before.cost, before.end, now.cost, now.end)
-        if before.cost - now.cost >= 100:
-            saved.append(n)
+    # a share no reading reaches unless parts shorted are all the candidates: the start as before
+    saved = _saved(tmp_path_factory, KEY_REVERSED, _reversed_system(), {"shorted_share": 1.0}, (0,))
     assert len(saved) >= 12, saved        # 320-360 min before (two out of rounds), 140-260 now
