@@ -16,7 +16,12 @@ The third (``unwritten_0_15``, generator seed 0): diodes and ultraviolet LEDs be
 that lights a bulb kept dark reads as a diode shorted or turned round, or a battery turned round; turning the
 battery round first (a step that changes the circuit, after which the shorts are dear to screen) led to a diode
 named in vain and 320–360 min, two sessions out of rounds. Where parts shorted hold a tenth of the belief at the
-start (``shorted_share``), the shorts are candidates from the start."""
+start (``shorted_share``), the shorts are candidates from the start.
+
+The fourth (``unwritten_5_11``, generator seed 5): a normally open switch before a bulb. A short that lights the bulb
+reads as the switch stuck closed, which lets current through where it should block it as a short across it does;
+the catalogue now says so (``dk:StuckClosed`` ``dk:raisesCurrent``), and the lone switch is no longer named before
+the shorts are weighed (260 min before, 140-170 now)."""
 
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, with_gen
 KEY = "stranger_bypass"
 KEY_LIGHTS = "stranger_lights"
 KEY_REVERSED = "stranger_reversed"
+KEY_STUCK = "stranger_stuck"
 SOLVED = ("success", "success_no_hypothesis")
 
 
@@ -156,3 +162,43 @@ def test_where_parts_shorted_read_the_lights_the_shorts_are_candidates_from_the_
     # a share no reading reaches unless parts shorted are all the candidates: the start as before
     saved = _saved(tmp_path_factory, KEY_REVERSED, _reversed_system(), {"shorted_share": 1.0}, (0,))
     assert len(saved) >= 12, saved        # 320-360 min before (two out of rounds), 140-260 now
+
+
+def _stuck_system() -> str:
+    def bulb(ohms: float, threshold: float, module: int) -> Leaf:
+        return Leaf("Bulb", (("resistance", ohms), ("powerThreshold", threshold)), module=module)
+
+    def diode(volts: float, module: int) -> Leaf:
+        return Leaf("Diode", (("forwardVoltage", volts),), reversed=True, module=module)
+
+    def cable(ohms: float | None = None, detachable: bool = False) -> Leaf:
+        return Leaf("Cable", (("resistance", ohms),) if ohms else (), detachable=detachable, module=2)
+
+    def switch(closed: bool, module: int) -> Leaf:
+        return Leaf("Switch", (("normallyClosed", closed),), module=module)
+
+    resistor = Leaf("Resistor", (("resistance", 10000),), module=2)
+    bypass = Parallel((cable(0.05), switch(True, 0)))
+    white = Leaf("LED", (("forwardVoltage", 2.91), ("color", "white"), ("powerThreshold", 0.005)), reversed=True, module=2)
+    feed = Series((Leaf("Fuse", (("ratedCurrent", 10),), module=0), bulb(22, 0.5, 1), cable(detachable=True)))
+    branches = Parallel((Series((switch(False, 2), bulb(60, 0.1, 0))), Series((white, cable(0.5), diode(0.36, 0)))))
+    return reachable((Loop(12, 2, Series((bulb(22, 0.1, 0), Parallel((diode(0.68, 1), cable(0.5), bulb(220, 0.5, 2)))))),
+                      Loop(13, 2, Series((feed, branches, bulb(100, 0.1, 0)))),
+                      Loop(14, 0, Series((Parallel((Series((bulb(100, 1.0, 2), resistor)), bypass)), bulb(22, 0.5, 2))))),
+                     KEY_STUCK)
+
+
+def test_a_switch_stuck_closed_is_not_named_before_the_shorts_that_light_its_bulb(tmp_path_factory):
+    store = with_generated(tmp_path_factory.mktemp("stranger_stuck"), KEY_STUCK, _stuck_system(), frozenset({"ShortBetweenNodes"}))
+    catalog = ScenarioCatalog(store)
+    shorts = [n for n in catalog.numbers() if catalog.resolve(n).key == KEY_STUCK]
+    # the shorts that light the bulb behind the open switch (its feed, bulb 10's p end), as the switch stuck closed
+    # does; those across the switch's own branch (to bulb 7, cable 8) are told from it by no reading
+    ends = {n: {t.rsplit("/", 1)[-1] for f in catalog.resolve(n).faults for t in (f.target, f.other) if t} for n in shorts}
+    behind = [n for n in shorts if "bulb10.p" in ends[n] and not any(e.startswith(("bulb7.", "cable8.")) for e in ends[n])]
+    assert len(shorts) >= 20 and len(behind) >= 5
+    for n in shorts:
+        result = run_session(n, "model-based", store=store, seed=0, record=False, keep_ledger=False)
+        assert str(result.end) in SOLVED, (n, result.end)
+        if n in behind:
+            assert result.cost <= 180, (n, result.cost)      # 260 before: the switch named first, in vain
