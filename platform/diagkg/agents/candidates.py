@@ -91,10 +91,10 @@ class CandidateSpace:
         # whether the lights at the start are those of a part shorted (a short between nodes may give them too):
         # where parts shorted are a likely reading of them (``shorted_share`` of the belief), the shorts are
         # candidates from the start, before a step that changes the circuit makes them dear to screen
-        self.shorted_at_start = any(self.raises_current(c) for c, _ in self.live)
-        total = sum(c.prior for c, _ in self.live)
-        if self.config.shorts_before_naming and self.shorted_at_start and \
-                sum(c.prior for c, _ in self.live if self.raises_current(c)) >= self.config.shorted_share * total:
+        shorted = [c for c, _ in self.live if self.raises_current(c)]
+        self.shorted_at_start = bool(shorted)
+        if self.config.shorts_before_naming and shorted and \
+                sum(c.prior for c in shorted) >= self.config.shorted_share * sum(c.prior for c, _ in self.live):
             self.admit_shorts()
 
     def raises_current(self, c: Candidate) -> bool:
@@ -112,7 +112,7 @@ class CandidateSpace:
         of a short elsewhere that takes the same current past it; the shorts are single faults too, only
         not enumerated with the parts'. True when they were admitted."""
         worlds = self.worlds
-        if self.shorts or worlds.since or any(worlds.changes(step) for step, _ in worlds.steps) or \
+        if self.shorts or worlds.since or worlds.changed() or \
                 not (self.shorted_at_start or any(self.raises_current(c) for c, _ in self.live)):
             return False
         self.admit_shorts()
@@ -209,7 +209,7 @@ class CandidateSpace:
     def admit(self, candidates: list[Candidate]) -> None:
         """Keep, among ``candidates``, those whose worlds agree with everything seen so far (a
         world with a loose connection weighed by how likely its coin gave what was seen)."""
-        changed = any(self.worlds.changes(step) for step, _ in self.worlds.steps)
+        changed = self.worlds.changed()
         for c in candidates:
             started = self.worlds.start(c)
             if started is not None:

@@ -332,7 +332,8 @@ class Repairs:
         the other's current, so the parts it may end on go first (as after a wrong naming while a bulb is so
         lit, :meth:`_lit_past`); the dark lamp's dependencies speak of what feeds it, which the short
         bypasses. A lamp lit alone points at itself, on the short's path, and the dependencies are followed;
-        so are an opening that shows the lights (a cable across a lamp come off, a fuse blown lighting an alarm)."""
+        so are an opening that shows the lights (a cable across a lamp come off, a fuse blown lighting an alarm).
+        When it holds, the session goes on as after a current above nominal (``overcurrent`` set)."""
         if self.overcurrent or self.outcomes or not self.settings.lit_at_start:
             return False
         lit, dark = self._lights_seen()

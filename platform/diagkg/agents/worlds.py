@@ -186,6 +186,10 @@ class Worlds:
             Light.FLICKERING in looks or len(looks) > 1
             for looks in ({lights.get(lamp) for lights in shown} for lamp in self.flickering))
 
+    def changed(self) -> bool:
+        """Whether a step so far changed the circuit (:meth:`changes`)."""
+        return any(self.changes(step) for step, _ in self.steps)
+
     def changes(self, step: Action | Hypothesis) -> bool:
         """Whether ``step`` may change what is faulty in a world: a hypothesis (its repair) or an
         action of the catalogue with an effect (an observation has none; reading a world's state
