@@ -87,7 +87,8 @@ def test_a_short_that_puts_a_bulb_out_as_its_own_short_would_is_tested_before_a_
         for seed in (0, 1, 2):
             before = _session(store, n, seed, shorts_before_naming=False)
             cost, end, rounds = _session(store, n, seed)
-            assert end in SOLVED and cost <= before[0], (n, seed, before, cost, end)
+            # across bulb 2's own nodes no reading tells the short from bulb 2 shorted: one test more at most
+            assert end in SOLVED and cost <= before[0] + (0 if n in farther else 20), (n, seed, before, cost, end)
             if n in farther:
                 # before: bulb 2 shorted, the lone single fault, named at once (wrong); now a test first, and
                 # no naming in vain

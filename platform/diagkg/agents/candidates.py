@@ -417,10 +417,46 @@ class CandidateSpace:
         by_set: dict[frozenset[str], Live] = defaultdict(list)
         for entry in self.live:
             by_set[entry[0].faulty].append(entry)
+        if self.config.diagnosis_mass and len(by_set) < self.config.sample:
+            return stratified(list(by_set.values()), self.config.sample)
         picked = [group[0] for group in by_set.values()]          # every diagnosis once …
         if len(picked) > self.config.sample:
             picked = self.rng.sample(picked, self.config.sample)
         return picked
 
 
-__all__ = ["PAIR_PRIOR", "CandidateSpace", "Live", "weighed"]
+def stratified(groups: list[Live], size: int) -> Live:
+    """A sample of at most ``size`` worlds of the diagnoses ``groups`` (each a diagnosis's worlds, fewer
+    diagnoses than ``size``) that weighs each diagnosis as all its worlds do: every diagnosis has a place,
+    the places left are shared by weight (whole places only, so diagnoses alike get alike places; those a
+    diagnosis of fewer worlds cannot fill are shared again), a diagnosis's likeliest worlds take its places,
+    and they stand for the whole of its weight in proportion to their own. One world per diagnosis at its
+    own weight would make a diagnosis of one world (a battery turned round) outweigh one of many (a short
+    placed between any of several pairs of nodes)."""
+    masses = [sum(c.prior for c, _ in g) for g in groups]
+    places: dict[int, int] = {}
+    left, room = list(range(len(groups))), size
+    while left:     # a diagnosis with fewer worlds than its share takes them all, and the rest share what is left
+        total = sum(masses[i] for i in left) or 1.0
+        spare = room - len(left)
+        share = {i: 1 + spare * masses[i] / total + 1e-9 for i in left}
+        full = [i for i in left if len(groups[i]) <= share[i]]
+        if not full:
+            places.update((i, int(share[i])) for i in left)
+            break
+        for i in full:
+            places[i] = len(groups[i])
+            room -= len(groups[i])
+        left = [i for i in left if i not in full]
+    out: Live = []
+    for i, g in enumerate(groups):
+        if places[i] == len(g):
+            out.extend(g)
+            continue
+        chosen = sorted(g, key=lambda e: -e[0].prior)[:places[i]]
+        kept = sum(c.prior for c, _ in chosen) or 1.0
+        out.extend((dataclasses.replace(c, prior=c.prior * masses[i] / kept), point) for c, point in chosen)
+    return out
+
+
+__all__ = ["PAIR_PRIOR", "CandidateSpace", "Live", "stratified", "weighed"]
