@@ -410,8 +410,9 @@ class CandidateSpace:
         return sorted(((s, w / total) for s, w in weight.items()), key=lambda x: (-x[1], sorted(x[0])))
 
     def sample(self) -> Live:
-        """The candidates a decision looks at: all of them, or (more than ``config.sample``) one
-        world per diagnosis, drawn at random when there are still too many."""
+        """The candidates a decision looks at: all of them, or (more than ``config.sample``) a place for
+        every diagnosis and the rest shared by weight (``diagnosis_mass``, :func:`stratified`); with more
+        diagnoses than places, one world of each of ``config.sample`` drawn at random."""
         if len(self.live) <= self.config.sample:
             return list(self.live)
         by_set: dict[frozenset[str], Live] = defaultdict(list)

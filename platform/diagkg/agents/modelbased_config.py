@@ -73,7 +73,8 @@ class ModelBasedConfig(Settings):
     shorts_before_naming: bool = True
     # … and from the start, where parts shorted hold this share of the belief in what the lights at the start say
     shorted_share: float = 0.1
-    # a sample of one world per diagnosis weighs each world as its whole diagnosis (not as the one world)
+    # beyond ``sample`` worlds, every diagnosis a place, the rest shared by weight, a diagnosis's worlds standing for
+    # its whole weight (false: one world per diagnosis at that world's own weight)
     diagnosis_mass: bool = True
 
 
