@@ -47,6 +47,7 @@ import itertools
 import random
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 from ..env.actions import Action, Hypothesis, fits_target
@@ -336,13 +337,14 @@ class ModelBasedAssistant(BaseAssistant):
         weights: dict[frozenset[str], float] = defaultdict(float)
         for c, _ in sample:
             weights[c.faulty] += c.prior
-        now, plan = self.naming_cost(weights, sample, rounds_left)
+        reach = self.reach_of(weights, sample) if settings.naming_ends else None
+        now, plan = self.naming_cost(weights, sample, rounds_left, reach)
 
         def testing_first(option: Scored) -> float:
             # each report's diagnoses repaired in the worlds that give it (a reading that tells a battery
             # is the wrong way round leaves only turning it)
             after = sum(sum(group.values()) * self.naming_cost(
-                group, (option.members.get(key) if settings.undo_cost else None) or sample, rounds_left - 1)[0]
+                group, (option.members.get(key) if settings.undo_cost else None) or sample, rounds_left - 1, reach)[0]
                 for key, group in option.groups.items())
             return option.minutes + settings.round_minutes + after / sum(weights.values())
 
@@ -441,22 +443,23 @@ class ModelBasedAssistant(BaseAssistant):
             known = self.taken_back[key] = (point, self.takes_back(step, point))
         return spec.cost if known[1] else 0.0
 
-    def naming_cost(self, weights: dict[frozenset[str], float], sample: Sample,
-                    rounds: int) -> tuple[float, frozenset[str] | None]:
+    def naming_cost(self, weights: dict[frozenset[str], float], sample: Sample, rounds: int,
+                    reach: list[frozenset[str]] | None = None) -> tuple[float, frozenset[str] | None]:
         """The expected minutes of naming the diagnoses one after another, the best value first
         (probability per minute: the optimal order of a sequential search), and the first to name.
         Only ``rounds`` can be named: what is left after them counts as a failure
         (``fail_minutes``). The candidates may all be wrong (``unexplained``: more
-        faults than they have): each naming is then paid for and none is right."""
+        faults than they have): each naming is then paid for and none is right. With ``naming_ends``, see
+        :meth:`naming_plan` (``reach``: the namings tried in every world, :meth:`reach_of` by default)."""
         settings = self.settings
         total = sum(weights.values()) / (1.0 - settings.unexplained)
         if total <= 0:
             return 0.0, None
-        c0, point0 = sample[0]
-        if settings.undo_cost:        # each diagnosis at what repairing it is expected to cost (see repair_of)
-            costs = {s: self.repair_of(s, sample)[0] + settings.round_minutes for s in weights}
-        else:
-            costs = {s: self.worlds.predicted(c0, point0, Hypothesis(s))[1] + settings.round_minutes for s in weights}
+        if settings.naming_ends:
+            reach = self.reach_of(weights, sample) if reach is None else reach
+            return self.naming_plan(weights, sample, rounds, self.naming_costs(set(weights) | set(reach), sample),
+                                    total, reach)
+        costs = self.naming_costs(weights, sample)
         order = sorted(weights, key=lambda s: (-weights[s] / costs[s], sorted(s)))
         expected, left = 0.0, 1.0
         for n, s in enumerate(order):
@@ -466,6 +469,73 @@ class ModelBasedAssistant(BaseAssistant):
             expected += left * costs[s]
             left -= weights[s] / total
         return expected, order[0]
+
+    def naming_costs(self, namings: Iterable[frozenset[str]], sample: Sample) -> dict[frozenset[str], float]:
+        """The minutes of each naming and its round: what repairing it is expected to cost in its worlds of
+        ``sample`` (:meth:`repair_of`, with ``undo_cost``), or naming it in the first world."""
+        settings = self.settings
+        c0, point0 = sample[0]
+        if settings.undo_cost:        # each diagnosis at what repairing it is expected to cost (see repair_of)
+            return {s: self.repair_of(s, sample)[0] + settings.round_minutes for s in namings}
+        return {s: self.worlds.predicted(c0, point0, Hypothesis(s))[1] + settings.round_minutes for s in namings}
+
+    def reach_of(self, weights: dict[frozenset[str], float], sample: Sample) -> list[frozenset[str]]:
+        """The namings :meth:`naming_plan` tries in every world: the first ``naming_reach`` diagnoses by weight
+        per minute. A decision takes them from its whole sample and offers them after each report of a test
+        too, so that naming and testing first are weighed with the same namings at hand (after a report, a
+        short's other end may name no world that gives it, yet end them all)."""
+        costs = self.naming_costs(weights, sample)
+        return sorted(weights, key=lambda s: (-weights[s] / costs[s], sorted(s)))[: self.settings.naming_reach]
+
+    def naming_plan(self, weights: dict[frozenset[str], float], sample: Sample, rounds: int,
+                    costs: dict[frozenset[str], float], total: float,
+                    reach: list[frozenset[str]]) -> tuple[float, frozenset[str] | None]:
+        """:meth:`naming_cost` where a naming ends the session in more worlds than its diagnosis's (``naming_ends``):
+        a short between two nodes is a candidate under the part of one end, but naming the part at the other end
+        repairs it too and is judged correct; naming a part that a fault elsewhere damaged (a fuse blown by a
+        short that another blown fuse now keeps out) makes the system work, and the session ends at the next
+        look (:meth:`Prober.closing_step`). Each world stands for its diagnosis's weight in proportion to its
+        prior; the namings (the diagnoses and ``reach``, those tried in the other diagnoses' worlds) are ordered
+        greedily by the weight they end per minute (the order of :meth:`naming_cost` when each ends only its
+        own)."""
+        settings = self.settings
+        worlds = [(c, point) for c, point in sample if c.faulty in weights]
+        own: dict[frozenset[str], float] = defaultdict(float)
+        for c, _ in worlds:
+            own[c.faulty] += c.prior
+        # each world's share of its diagnosis's weight; a diagnosis without a world here, as one of its own
+        mass = [weights[c.faulty] * c.prior / own[c.faulty] if own[c.faulty] > 0 else 0.0 for c, _ in worlds]
+        ends: dict[frozenset[str], dict[int, float]] = {s: {} for s in costs}
+        for i, (c, _) in enumerate(worlds):
+            ends[c.faulty][i] = 0.0
+        for s in weights:
+            if own[s] <= 0:
+                ends[s][len(mass)] = 0.0
+                mass.append(weights[s])
+        closing = self.prober.closing_step()
+        look = self.worlds.briefing.catalogue[closing.action].cost + settings.round_minutes if closing else 0.0
+        for s in reach:
+            hypothesis = Hypothesis(s)
+            for i, (c, point) in enumerate(worlds):
+                if c.faulty != s and mass[i] > 0:
+                    seen, _, solved = self.worlds.predicted(c, point, hypothesis)
+                    if solved or seen.works:    # judged correct (a short named by its other end), or made it work
+                        ends[s][i] = 0.0 if solved else look
+        expected, left, done = 0.0, 1.0, set[int]()
+        first: frozenset[str] | None = None
+        for n in range(len(costs)):
+            gain = {s: sum(mass[i] for i in ended if i not in done) for s, ended in ends.items()}
+            s = min(gain, key=lambda s: (-gain[s] / costs[s], sorted(s)))
+            if gain[s] <= 0:
+                break
+            if n >= rounds:
+                expected += max(left, 0.0) * settings.fail_minutes
+                break
+            first = s if first is None else first
+            expected += left * costs[s] + sum(mass[i] * extra for i, extra in ends[s].items() if i not in done) / total
+            left -= gain[s] / total
+            done |= ends.pop(s).keys()
+        return expected, first
 
     def applied_config(self) -> dict[str, Any]:
         """Every key of :class:`ModelBasedConfig` as applied, defaults included (what the trajectory records)."""

@@ -76,6 +76,10 @@ class ModelBasedConfig(Settings):
     # beyond ``sample`` worlds, every diagnosis a place, the rest shared by weight, a diagnosis's worlds standing for
     # its whole weight (false: one world per diagnosis at that world's own weight)
     diagnosis_mass: bool = True
+    # naming a part ends the session in the worlds of other diagnoses where it makes the system work (a fuse a
+    # short blew, the short kept out by another blown fuse): the namings ordered by the weight each ends
+    naming_ends: bool = True
+    naming_reach: int = 3           # … tried there: a decision's first namings by weight per minute, after every report too
 
 
 __all__ = ["RANGES", "ModelBasedConfig"]

@@ -1,0 +1,110 @@
+"""A naming ends a session in more worlds than its own diagnosis's. The model-based assistant weighs naming the
+candidates' diagnoses one after another against testing first, and ordered the namings as if each ended the
+session only where the candidates name its parts. But a short between two nodes is repaired (and the naming
+judged correct) by naming the part at either end, and a fuse a short blew, once another blown fuse keeps the
+short out, makes the system work when it is replaced: the session ends at the next look. Now (``naming_ends``)
+the first namings of that order are tried in the other diagnoses' worlds and ordered by the weight each ends
+per minute (:meth:`ModelBasedAssistant.naming_plan`). Both systems here are of benchmarks/unwritten_systems.py,
+written out: ``unwritten_0_1`` (generator seed 0) and ``unwritten_2_9`` (seed 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.runs.runner import run_session
+
+from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, with_generated
+
+SOLVED = ("success", "success_no_hypothesis")
+
+
+def leaf(kind: str, module: int, reversed: bool = False, detachable: bool = False, **params: object) -> Leaf:
+    return Leaf(kind, tuple(params.items()), reversed=reversed, detachable=detachable, module=module)
+
+
+def bulb(ohms: float, watts: float, module: int) -> Leaf:
+    return leaf("Bulb", module, resistance=ohms, powerThreshold=watts)
+
+
+def switch(closed: bool, module: int) -> Leaf:
+    return leaf("Switch", module, normallyClosed=closed)
+
+
+def resistor(ohms: float, module: int) -> Leaf:
+    return leaf("Resistor", module, resistance=ohms)
+
+
+def cable(module: int) -> Leaf:
+    return leaf("Cable", module, detachable=True, resistance=0.05)
+
+
+def fuse(amps: float, module: int) -> Leaf:
+    return leaf("Fuse", module, ratedCurrent=amps)
+
+
+def three_loops(key: str) -> str:
+    """``unwritten_0_1``: a bulb beside two open switches and a second bulb; resistors beside a red LED; a diode
+    beside a switch before a bulb."""
+    return reachable((
+        Loop(9, 0, Series((bulb(10, 0.5, 2), Parallel((switch(False, 0), switch(False, 1), bulb(22, 0.1, 1)))))),
+        Loop(17, 2, Series((resistor(10, 1), Parallel((
+            resistor(330, 0), resistor(100, 0), leaf("LED", 0, forwardVoltage=2.7, color="red", powerThreshold=0.02)))))),
+        Loop(8, 1, Series((Parallel((leaf("Diode", 2, forwardVoltage=0.75), switch(False, 1))), bulb(60, 0.05, 1)))),
+    ), key)
+
+
+def fused_loops(key: str) -> str:
+    """``unwritten_2_9``: a cable beside a resistor and a diode turned round, before a bulb; a cable, a 5 A fuse, a
+    bulb and a switch in series; a cable, a 5 A fuse, a switch and a resistor in series."""
+    return reachable((
+        Loop(9, 0, Series((Parallel((Parallel((resistor(100, 1), cable(2))),
+                                     leaf("Diode", 2, reversed=True, forwardVoltage=0.34))), bulb(10, 1.0, 2)))),
+        Loop(12, 1, Series((cable(0), fuse(5, 1), bulb(47, 0.5, 0), switch(True, 1)))),
+        Loop(4, 0, Series((cable(0), fuse(5, 1), switch(True, 1), resistor(100, 2)))),
+    ), key)
+
+
+def _short(store, ends: set[str]) -> int:
+    catalog = ScenarioCatalog(store)
+    found = [n for n in catalog.numbers()
+             if {(f.target or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults}
+             | {(f.other or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults} == ends]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _run(store, number: int, on: bool) -> tuple[str, float, list[tuple[str, ...]]]:
+    rounds: list[dict] = []
+    result = run_session(number, "model-based", seed=0, store=store, record=False, keep_ledger=False,
+                         config={"naming_ends": on}, on_round=lambda r: rounds.append(r.to_dict()))
+    named = [tuple(r["suspects"]) for r in rounds if r.get("suspects")]
+    return result.end, result.cost, named
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_short_is_named_by_the_part_at_either_end(tmp_path: Path, on: bool):
+    """A short between the negative pole of battery 0 and bulb 1's far end: bulb 4 dark, the rest lit. Each
+    placement of a short is a candidate under the part of its first end only; bulb 1 and battery 0 each end it."""
+    store = with_generated(tmp_path, "unwritten_0_1", three_loops("unwritten_0_1"), frozenset({"ShortBetweenNodes"}))
+    end, cost, named = _run(store, _short(store, {"bat0.neg", "bulb1.n"}), on)
+    assert end in SOLVED
+    if on:      # a switch, then bulb 1 (260 min)
+        assert cost <= 260 and len(named) <= 2 and named[-1] in (("bulb1",), ("bat0",)), (cost, named)
+    else:       # the two switches and bulb 4 named first, each wrong (500 min)
+        assert cost >= 400 and len(named) >= 3, (cost, named)
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_fuse_a_short_blew_is_replaced_once_another_fuse_keeps_the_short_out(tmp_path: Path, on: bool):
+    """A short between bulb 8's near end and fuse 12's far end blew both fuses; bulb 8 is dark. Replacing fuse 7
+    makes the system work (blown fuse 12 keeps the short out): the session ends at the look after it."""
+    store = with_generated(tmp_path, "unwritten_2_9", fused_loops("unwritten_2_9"), frozenset({"ShortBetweenNodes"}))
+    end, cost, named = _run(store, _short(store, {"bulb8.p", "fuse12.n"}), on)
+    assert end in SOLVED
+    if on:
+        assert cost <= 160 and named == [("fuse7",)], (cost, named)
+    else:       # a look at fuse 12 first, then the short named by bulb 8, then fuse 7 replaced
+        assert cost >= 280, (cost, named)
