@@ -285,8 +285,10 @@ class Worlds:
         return known
 
     def namings(self, world: int) -> tuple[int, ...]:
-        """The hypotheses tried in a world: every set between the parts with an injected fault still
-        there, R, and every faulty part, H (each subset of H − R added to R while H − R has at most
+        """The hypotheses tried in a world: every set of its faulty parts, H, while H has at most
+        :data:`MAX_NAMING_SPAN` + 1 (a short between two parts is cleared by naming either end, so a correct
+        diagnosis need not name every part with an injected fault); beyond, every set between the parts with an
+        injected fault still there, R, and H (each subset of H − R added to R while H − R has at most
         :data:`MAX_NAMING_SPAN` parts; else R and H), and each faulty part alone."""
         known = self._namings.get(world)
         if known is None:
@@ -295,7 +297,12 @@ class Worlds:
             required = frozenset(injected_parts(session)) & broken
             extra = sorted(broken - required)
             sets: set[frozenset[str]] = {frozenset({p}) for p in broken}
-            if len(extra) <= MAX_NAMING_SPAN:
+            if len(broken) <= MAX_NAMING_SPAN + 1:
+                # every set of the faulty parts: a short between two parts belongs to both, and either end's
+                # repair clears it, so a diagnosis need not name both ends (nor every injected part)
+                for k in range(2, len(broken) + 1):
+                    sets.update(frozenset(c) for c in itertools.combinations(sorted(broken), k))
+            elif len(extra) <= MAX_NAMING_SPAN:
                 for k in range(len(extra) + 1):
                     sets.update(required | set(c) for c in itertools.combinations(extra, k))
             else:
