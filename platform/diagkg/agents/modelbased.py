@@ -68,6 +68,12 @@ from .worlds import Worlds
 Sample = list[tuple[Candidate, Checkpoint]]
 
 
+def by_value(weights: dict[frozenset[str], float], costs: dict[frozenset[str], float]) -> list[frozenset[str]]:
+    """The diagnoses of ``weights``, the best probability per minute first (ties by their parts): the order of
+    a sequential search."""
+    return sorted(weights, key=lambda s: (-weights[s] / costs[s], sorted(s)))
+
+
 class ModelBasedAssistant(BaseAssistant):
     name = "model-based"
     config_keys = ModelBasedConfig.keys()
@@ -337,8 +343,12 @@ class ModelBasedAssistant(BaseAssistant):
         weights: dict[frozenset[str], float] = defaultdict(float)
         for c, _ in sample:
             weights[c.faulty] += c.prior
-        reach = self.reach_of(weights, sample) if settings.naming_ends else None
-        now, plan = self.naming_cost(weights, sample, rounds_left, reach)
+        # with naming_ends, the decision's likeliest namings per minute are offered after each report of a test
+        # too, so that naming now and testing first are weighed with the same namings at hand (after a report, a
+        # short's other end may be the diagnosis of no world that gives it, yet end them all)
+        costs = self.naming_costs(weights, sample)
+        reach = by_value(weights, costs)[: settings.naming_reach] if settings.naming_ends else None
+        now, plan = self.naming_cost(weights, sample, rounds_left, reach, costs)
 
         def testing_first(option: Scored) -> float:
             # each report's diagnoses repaired in the worlds that give it (a reading that tells a battery
@@ -444,23 +454,26 @@ class ModelBasedAssistant(BaseAssistant):
         return spec.cost if known[1] else 0.0
 
     def naming_cost(self, weights: dict[frozenset[str], float], sample: Sample, rounds: int,
-                    reach: list[frozenset[str]] | None = None) -> tuple[float, frozenset[str] | None]:
+                    reach: list[frozenset[str]] | None = None,
+                    costs: dict[frozenset[str], float] | None = None) -> tuple[float, frozenset[str] | None]:
         """The expected minutes of naming the diagnoses one after another, the best value first
         (probability per minute: the optimal order of a sequential search), and the first to name.
         Only ``rounds`` can be named: what is left after them counts as a failure
         (``fail_minutes``). The candidates may all be wrong (``unexplained``: more
         faults than they have): each naming is then paid for and none is right. With ``naming_ends``, see
-        :meth:`naming_plan` (``reach``: the namings tried in every world, :meth:`reach_of` by default)."""
+        :meth:`naming_plan` (``reach``: the namings tried in every world, by default the ``naming_reach``
+        likeliest per minute of ``weights``). ``costs``: the diagnoses' minutes (:meth:`naming_costs`), when
+        already worked out on ``sample``."""
         settings = self.settings
         total = sum(weights.values()) / (1.0 - settings.unexplained)
         if total <= 0:
             return 0.0, None
+        costs = dict(costs) if costs is not None else self.naming_costs(weights, sample)
         if settings.naming_ends:
-            reach = self.reach_of(weights, sample) if reach is None else reach
-            return self.naming_plan(weights, sample, rounds, self.naming_costs(set(weights) | set(reach), sample),
-                                    total, reach)
-        costs = self.naming_costs(weights, sample)
-        order = sorted(weights, key=lambda s: (-weights[s] / costs[s], sorted(s)))
+            reach = by_value(weights, costs)[: settings.naming_reach] if reach is None else reach
+            costs.update(self.naming_costs([s for s in reach if s not in costs], sample))
+            return self.naming_plan(weights, sample, rounds, costs, total, reach)
+        order = by_value(weights, costs)
         expected, left = 0.0, 1.0
         for n, s in enumerate(order):
             if n >= rounds:
@@ -478,14 +491,6 @@ class ModelBasedAssistant(BaseAssistant):
         if settings.undo_cost:        # each diagnosis at what repairing it is expected to cost (see repair_of)
             return {s: self.repair_of(s, sample)[0] + settings.round_minutes for s in namings}
         return {s: self.worlds.predicted(c0, point0, Hypothesis(s))[1] + settings.round_minutes for s in namings}
-
-    def reach_of(self, weights: dict[frozenset[str], float], sample: Sample) -> list[frozenset[str]]:
-        """The namings :meth:`naming_plan` tries in every world: the first ``naming_reach`` diagnoses by weight
-        per minute. A decision takes them from its whole sample and offers them after each report of a test
-        too, so that naming and testing first are weighed with the same namings at hand (after a report, a
-        short's other end may name no world that gives it, yet end them all)."""
-        costs = self.naming_costs(weights, sample)
-        return sorted(weights, key=lambda s: (-weights[s] / costs[s], sorted(s)))[: self.settings.naming_reach]
 
     def naming_plan(self, weights: dict[frozenset[str], float], sample: Sample, rounds: int,
                     costs: dict[frozenset[str], float], total: float,
