@@ -13,36 +13,31 @@ from pathlib import Path
 
 import pytest
 
-from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.runs.runner import run_session
 
-from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, with_generated
+from ..support.circuits import Leaf, Loop, Parallel, Series, part, reachable, scenarios_between, with_generated
 
 SOLVED = ("success", "success_no_hypothesis")
 
 
-def leaf(kind: str, module: int, reversed: bool = False, detachable: bool = False, **params: object) -> Leaf:
-    return Leaf(kind, tuple(params.items()), reversed=reversed, detachable=detachable, module=module)
-
-
 def bulb(ohms: float, watts: float, module: int) -> Leaf:
-    return leaf("Bulb", module, resistance=ohms, powerThreshold=watts)
+    return part("Bulb", module, resistance=ohms, powerThreshold=watts)
 
 
 def switch(closed: bool, module: int) -> Leaf:
-    return leaf("Switch", module, normallyClosed=closed)
+    return part("Switch", module, normallyClosed=closed)
 
 
 def resistor(ohms: float, module: int) -> Leaf:
-    return leaf("Resistor", module, resistance=ohms)
+    return part("Resistor", module, resistance=ohms)
 
 
 def cable(module: int) -> Leaf:
-    return leaf("Cable", module, detachable=True, resistance=0.05)
+    return part("Cable", module, detachable=True, resistance=0.05)
 
 
 def fuse(amps: float, module: int) -> Leaf:
-    return leaf("Fuse", module, ratedCurrent=amps)
+    return part("Fuse", module, ratedCurrent=amps)
 
 
 def three_loops(key: str) -> str:
@@ -51,8 +46,8 @@ def three_loops(key: str) -> str:
     return reachable((
         Loop(9, 0, Series((bulb(10, 0.5, 2), Parallel((switch(False, 0), switch(False, 1), bulb(22, 0.1, 1)))))),
         Loop(17, 2, Series((resistor(10, 1), Parallel((
-            resistor(330, 0), resistor(100, 0), leaf("LED", 0, forwardVoltage=2.7, color="red", powerThreshold=0.02)))))),
-        Loop(8, 1, Series((Parallel((leaf("Diode", 2, forwardVoltage=0.75), switch(False, 1))), bulb(60, 0.05, 1)))),
+            resistor(330, 0), resistor(100, 0), part("LED", 0, forwardVoltage=2.7, color="red", powerThreshold=0.02)))))),
+        Loop(8, 1, Series((Parallel((part("Diode", 2, forwardVoltage=0.75), switch(False, 1))), bulb(60, 0.05, 1)))),
     ), key)
 
 
@@ -61,17 +56,14 @@ def fused_loops(key: str) -> str:
     bulb and a switch in series; a cable, a 5 A fuse, a switch and a resistor in series."""
     return reachable((
         Loop(9, 0, Series((Parallel((Parallel((resistor(100, 1), cable(2))),
-                                     leaf("Diode", 2, reversed=True, forwardVoltage=0.34))), bulb(10, 1.0, 2)))),
+                                     part("Diode", 2, reversed=True, forwardVoltage=0.34))), bulb(10, 1.0, 2)))),
         Loop(12, 1, Series((cable(0), fuse(5, 1), bulb(47, 0.5, 0), switch(True, 1)))),
         Loop(4, 0, Series((cable(0), fuse(5, 1), switch(True, 1), resistor(100, 2)))),
     ), key)
 
 
 def _short(store, ends: set[str]) -> int:
-    catalog = ScenarioCatalog(store)
-    found = [n for n in catalog.numbers()
-             if {(f.target or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults}
-             | {(f.other or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults} == ends]
+    found = scenarios_between(store, ends)
     assert len(found) == 1, found
     return found[0]
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 from itertools import pairwise
 from pathlib import Path
 
-from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.runs.runner import run_session
 
-from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, with_generated
+from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, scenarios_between, with_generated
 
 KEY = "stranger_twin_loops"
 
@@ -50,10 +49,7 @@ def _system() -> str:
 
 def test_a_battery_is_not_turned_round_and_back_as_a_probe(tmp_path: Path):
     store = with_generated(tmp_path, KEY, _system(), frozenset({"ShortBetweenNodes"}))
-    catalog = ScenarioCatalog(store)
-    ends = {n: {(f.target or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults}
-            | {(f.other or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults} for n in catalog.numbers()}
-    short = [n for n, e in ends.items() if e == {"bulb11.n", "fuse2.n"}]
+    short = scenarios_between(store, {"bulb11.n", "fuse2.n"})
     assert len(short) == 1
     rounds: list[dict] = []
     result = run_session(short[0], "model-based", seed=0, store=store, record=False, keep_ledger=False,

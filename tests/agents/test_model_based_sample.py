@@ -21,10 +21,9 @@ from hypothesis import strategies as st
 
 from diagkg.agents.candidates import Live, stratified
 from diagkg.agents.combinations import Candidate
-from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.runs.runner import run_session
 
-from ..support.circuits import with_generated
+from ..support.circuits import scenarios_between, with_generated
 from .test_model_based_probe_price import KEY, _system
 
 
@@ -74,10 +73,7 @@ def test_diagnoses_alike_get_alike_places_and_few_worlds_are_all_kept():
 @pytest.mark.parametrize("by_mass", [True, False])
 def test_a_short_between_fuses_is_not_met_by_turning_batteries_round(tmp_path: Path, by_mass: bool):
     store = with_generated(tmp_path, KEY, _system(), frozenset({"ShortBetweenNodes"}))
-    catalog = ScenarioCatalog(store)
-    ends = {n: {(f.target or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults}
-            | {(f.other or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults} for n in catalog.numbers()}
-    short = [n for n, e in ends.items() if e == {"fuse5.p", "fuse6.n"}]
+    short = scenarios_between(store, {"fuse5.p", "fuse6.n"})
     assert len(short) == 1
     rounds: list[dict] = []
     result = run_session(short[0], "model-based", seed=0, store=store, record=False, keep_ledger=False,

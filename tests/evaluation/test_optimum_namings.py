@@ -14,32 +14,28 @@ from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.evaluation import optimum
 from diagkg.runs.runner import run_session
 
-from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, with_generated
+from ..support.circuits import Leaf, Loop, Parallel, Series, part, reachable, scenarios_between, with_generated
 
 KEY = "stranger_fused_short"
 SOLVED = ("success", "success_no_hypothesis")
 
 
-def leaf(kind: str, module: int, reversed: bool = False, **params: object) -> Leaf:
-    return Leaf(kind, tuple(params.items()), reversed=reversed, module=module)
-
-
 def bulb(ohms: float, watts: float, module: int) -> Leaf:
-    return leaf("Bulb", module, resistance=ohms, powerThreshold=watts)
+    return part("Bulb", module, resistance=ohms, powerThreshold=watts)
 
 
 def resistor(ohms: float, module: int) -> Leaf:
-    return leaf("Resistor", module, resistance=ohms)
+    return part("Resistor", module, resistance=ohms)
 
 
 def _system() -> str:
-    amber = leaf("LED", 2, forwardVoltage=3.48, color="amber", forwardCurrent=0.01, powerThreshold=0.005)
-    turned = leaf("LED", 1, reversed=True, forwardVoltage=2.71, color="amber", powerThreshold=0.005)
+    amber = part("LED", 2, forwardVoltage=3.48, color="amber", forwardCurrent=0.01, powerThreshold=0.005)
+    turned = part("LED", 1, reversed=True, forwardVoltage=2.71, color="amber", powerThreshold=0.005)
     return reachable((
-        Loop(14, 2, Series((Parallel((Parallel((amber, turned, bulb(60, 0.1, 0))), leaf("Fuse", 1, ratedCurrent=5))),
+        Loop(14, 2, Series((Parallel((Parallel((amber, turned, bulb(60, 0.1, 0))), part("Fuse", 1, ratedCurrent=5))),
                             bulb(60, 1.0, 0)))),
         Loop(22, 2, Series((bulb(22, 0.05, 1), Parallel((
-            Parallel((leaf("Diode", 1, forwardVoltage=0.47), leaf("Diode", 0, forwardVoltage=0.39), resistor(4.7, 1))),
+            Parallel((part("Diode", 1, forwardVoltage=0.47), part("Diode", 0, forwardVoltage=0.39), resistor(4.7, 1))),
             Series((bulb(22, 0.5, 0), bulb(22, 0.5, 0)))))))),
         Loop(5, 0, Series((Parallel((resistor(4.7, 1), bulb(100, 0.05, 0), resistor(33, 2))), bulb(220, 0.1, 2)))),
     ), KEY)
@@ -52,9 +48,7 @@ def store(tmp_path_factory):
 
 def test_a_short_that_blew_a_fuse_is_named_by_one_end_and_the_fuse(store):
     catalog = ScenarioCatalog(store)
-    short = [catalog.resolve(n) for n in catalog.numbers()
-             if {(f.target or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults}
-             | {(f.other or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults} == {"bat0.neg", "bulb3.n"}]
+    short = [catalog.resolve(n) for n in scenarios_between(store, {"bat0.neg", "bulb3.n"})]
     assert len(short) == 1
     # one scenario as the whole prior: the optimum is the cheapest way to success there, a naming of two parts
     result = optimum.solve(store, KEY, scenarios=short, time_limit=60)

@@ -257,6 +257,22 @@ def reachable(loops_: tuple[Loop, ...], key: str) -> str:
     return render(loops_, key=key).turtle.replace("dk:affords dk:Observable,", "dk:affords dk:Observable, dk:Reachable,")
 
 
+def part(kind: str, module: int, reversed: bool = False, detachable: bool = False, **params: object) -> Leaf:
+    """A component of ``kind`` in box ``module`` with its ``params`` (dk: property -> value), as a test writes one."""
+    return Leaf(kind, tuple(params.items()), reversed=reversed, detachable=detachable, module=module)
+
+
+def scenarios_between(store: KnowledgeStore, ends: set[str]) -> list[int]:
+    """The stored scenarios whose faults' ends (``part.port`` of each target and other end) are ``ends``: the
+    generated short between two nodes, found by where it goes."""
+    from diagkg.env.scenarios import ScenarioCatalog
+
+    catalog = ScenarioCatalog(store)
+    return [n for n in catalog.numbers()
+            if {(iri or "").rsplit("/", 1)[-1] for f in catalog.resolve(n).faults for iri in (f.target, f.other)}
+            - {""} == ends]
+
+
 def with_generated(folder: Path, key: str, turtle: str, modes: frozenset[str], **options: Any) -> KnowledgeStore:
     """A fresh in-memory store holding the shipped catalogue, the system ``turtle`` (written into ``folder``
     as ``key``.ttl) and the scenarios ``diagkg generate`` makes of it with fault ``modes`` (not checked;
