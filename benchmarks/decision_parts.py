@@ -43,6 +43,7 @@ from diagkg.runs.runner import run_session
 
 PARTS: list[tuple[Any, str, str]] = [
     (candidates.CandidateSpace, "widen", "widen"),
+    (candidates.CandidateSpace, "widen_early", "widen early"),
     (candidates.CandidateSpace, "admit_combos", "admit pairs"),
     (candidates.CandidateSpace, "short_candidates", "shorts"),
     (candidates.CandidateSpace, "restart", "restart"),
@@ -72,7 +73,8 @@ def instrument(spent: collections.Counter[str]) -> None:
         return run
 
     for cls, name, label in PARTS:
-        setattr(cls, name, timed(getattr(cls, name), label))
+        if hasattr(cls, name):          # (an older version of the code may not have the part)
+            setattr(cls, name, timed(getattr(cls, name), label))
 
 
 def summary(what: str, took: list[float], seconds: float) -> None:
@@ -88,6 +90,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, nargs="+", default=[0], help="one seed or more, in turn")
     parser.add_argument("--scenarios", nargs="*", default=["all"])
     parser.add_argument("--slow", type=float, default=0.15, help="seconds above which a decision is broken down")
+    parser.add_argument("--top", type=int, default=0, help="print the N slowest decisions: scenario, decision, parts")
     parser.add_argument("--gc", default="settle",
                         help="settle (as a campaign's worker: diagkg.runs.heap.settle between sessions), on (as "
                              "Python sets it), off, or the first threshold N")
@@ -96,6 +99,8 @@ def main() -> None:
     spent: collections.Counter[str] = collections.Counter()
     instrument(spent)
     decisions: list[tuple[float, dict[str, float]]] = []
+    where: list[tuple[int, int, int]] = []          # (seed, scenario, decision of the session) of each decision
+    now = [0, 0]                                    # the seed and scenario running
 
     class Timed(modelbased.ModelBasedAssistant):
         def suggest(self) -> Any:
@@ -113,6 +118,7 @@ def main() -> None:
             merged = collections.Counter(parts)
             merged.update(spent)
             decisions.append((took + time.perf_counter() - t0, dict(merged)))
+            where.append((now[0], now[1], sum(1 for w in where if w[:2] == tuple(now)) + 1))
 
     store = KnowledgeStore.memory()
     load_shipped(store)
@@ -136,6 +142,7 @@ def main() -> None:
     for seed in args.seed:
         first, t1 = len(decisions), time.perf_counter()
         for n in numbers:
+            now[:] = [seed, n]
             heap.settle()         # as a campaign's worker does before each session (nothing with --gc other than settle)
             run_session(n, Timed(), seed=seed, store=store, record=False, keep_ledger=False)
         if len(args.seed) > 1:
@@ -160,6 +167,14 @@ def main() -> None:
         kinds[kind].append(t)
     for kind, times in sorted(kinds.items()):
         print(f"  {kind}: {len(times)} decisions, {sum(times):.1f} s, median {statistics.median(times) * 1e3:.0f} ms")
+    if args.top:
+        print(f"the {args.top} slowest decisions (seed, scenario, decision of its session: ms, parts in ms):")
+        ranked = sorted(range(len(decisions)), key=lambda i: -decisions[i][0])[:args.top]
+        for i in ranked:
+            t, parts = decisions[i]
+            seed, n, k = where[i]
+            shown = ", ".join(f"{label} {s * 1e3:.0f}" for label, s in sorted(parts.items(), key=lambda kv: -kv[1]) if s > 0.005)
+            print(f"  seed {seed} scenario {n} decision {k}: {t * 1e3:.0f} ({shown})")
 
 
 if __name__ == "__main__":

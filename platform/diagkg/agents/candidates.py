@@ -73,6 +73,7 @@ class CandidateSpace:
         self.terminals = config.terminal_prior > 0
         self.shorts = False          # whether shorts between nodes are candidates yet (see widen)
         self.shorted_at_start = False   # whether a part shorted was among the first candidates (see begin)
+        self.start_weight = 0.0      # the weight of the singles admitted at the start (see widen_early)
         self.raising: frozenset[str] | None = None     # the modes that let more current flow (raises_current)
         self.loose_in: set[int] = set()   # own loose terminals admitted by loose_terminals (ids of singles)
         if self.terminals:
@@ -86,6 +87,7 @@ class CandidateSpace:
         self.loose_terminals()
         if not self.live:
             self.more_singles()
+        self.start_weight = sum(c.prior for c, _ in self.live)
         if not self.live:
             self.widen()
         # whether the lights at the start are those of a part shorted (a short between nodes may give them too):
@@ -232,13 +234,14 @@ class CandidateSpace:
             return c
         return dataclasses.replace(c, faulty=frozenset(named)) if named else None
 
-    def widen(self, size: int = 2) -> None:
+    def widen(self, size: int = 2, shorts: bool = True) -> None:
         """No single fault explains the reports: pairs (``size`` 2), or, when no pair does
         either, triples (``size`` 3: the best pairs, each with one more single). Each single
         fault is run through what was seen without stopping at a disagreement; a combination is
         scored by what its faults would explain together — a lamp seen lit must stay lit under
         all of them, a lamp seen dark (or flickering) needs one of them to make it so, a later
-        report needs one of them to give it — and combinations are tried best first."""
+        report needs one of them to give it — and combinations are tried best first. The shorts
+        between two nodes come first (unless not ``shorts``: see :meth:`widen_early`)."""
         self.widened = True
         self.widenings += 1
         worlds = self.worlds
@@ -248,7 +251,7 @@ class CandidateSpace:
         ranked = self.combinations.ranked_pairs(seen, runs, len(worlds.steps))
         if size == 3:
             ranked = self.combinations.ranked_triples(seen, runs, ranked[: self.config.triple_pool], len(worlds.steps))
-        if size == 2:
+        if size == 2 and shorts:
             # a short between two nodes: one fault, but of no part the singles enumerate; tried before the
             # pairs, as a single fault is (each placement weighs a share of its mode's prior: less than a
             # pair). One that agrees settles the pairs at a quarter of max_pairs (see settled)
@@ -263,6 +266,27 @@ class CandidateSpace:
                      and c.faults[0].other is None]
             together = worlds.together_only(loose)
             self.admit_combos(together, len(together), settle=False)
+
+    def widens_early(self) -> bool:
+        """Whether pairs should join the singles still standing (:meth:`widen_early`): these hold less than
+        ``widen_share`` of the weight the singles had at the start and one diagnosis is ``confident`` (before
+        any rebase, once; the assistant asks only before a costly repair). A single is believed only against
+        other singles until pairs are tried, so one that survived because the reports went against the
+        likelier ones would be named as certain, where the faults of two parts explain the same reports (both
+        lamps dark, the battery reading 12 V: a lamp and an indicator, not the battery's inside)."""
+        share = self.config.widen_share
+        return bool(share) and not self.widened and not self.worlds.since and bool(self.live) and \
+            sum(c.prior for c, _ in self.live) < share * self.start_weight and \
+            self.distribution()[0][1] >= self.config.confident
+
+    def widen_early(self) -> None:
+        """Pairs join the singles still standing (see :meth:`widens_early`). A pair that holds a standing
+        single's faults is left out: that single explains what it does (it is not a minimal diagnosis)."""
+        standing = [frozenset(c.faults) for c, _ in self.live]
+        self.widen(shorts=False)     # (shorts between nodes are singles: tried when none of a part stands)
+        self.widenings -= 1          # not one of the rounds of pairs tried when nothing stands (max_widenings)
+        self.live = [(c, point) for c, point in self.live
+                     if len(c.faults) == 1 or not any(faults <= frozenset(c.faults) for faults in standing)]
 
     def admit_combos(self, ranked: Sequence[tuple[Candidate, ...]], most: int, settle: bool = True) -> None:
         """Admit combinations of singles not tried yet, in order: ``most`` at most (with

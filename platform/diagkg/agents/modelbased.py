@@ -8,7 +8,9 @@ scenario:
   system's parts: every component of a type a mode applies to, every cable end,
   pairs of same-side cable ends (crossed), the two ends of a diode or LED
   (reversed), every coupling. Pairs of faults are added only when no single
-  fault explains what has been observed.
+  fault explains what has been observed, or before a costly repair of a
+  single that holds little of the weight the singles had at the start
+  (``widen_share``, ``widen_minutes``).
 * **Each candidate is a world the assistant simulates itself**: a private copy
   of its view of the knowledge graph, a hypothetical scenario injecting the
   candidate's faults, and a service-agent session on it (the same code as the
@@ -299,6 +301,11 @@ class ModelBasedAssistant(BaseAssistant):
             return self.prober.probe_repair() if settings.last_probe else None
         best_set, p = ranked[0]
         rounds_left = self.briefing.budget - len(worlds.steps)
+        if rounds_left > 2 and space.widens_early() and \
+                self.repair_of(best_set, space.sample())[0] >= settings.widen_minutes:
+            # a costly repair of a single that holds little of the singles' first weight: weighed against pairs
+            space.widen_early()
+            best_set, p = (ranked := self.candidates())[0]
         if len(ranked) == 1 or p >= settings.confident or rounds_left <= 1:
             why = f"the simulated fault explains every report ({p:.0%} of the candidates)"
             check = self.prober.confirming(best_set, space.sample()) if rounds_left > 2 and settings.confirm > 0 \

@@ -18,7 +18,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "fail_minutes": (0.0, INF), "triple_pool": (0, INF), "role_depth": (0, INF), "terminal_prior": (0.0, INF),
     "loose_terminal_prior": (0.0, INF),
     "anchor_belief": (0.0, 1.0), "prior_rank": (0.0, INF), "named_options": (0, INF), "unexplained": (0.0, 0.9),
-    "confirm": (0.0, 1.0), "shorted_share": (0.0, 1.0)}
+    "confirm": (0.0, 1.0), "shorted_share": (0.0, 1.0), "widen_share": (0.0, 1.0), "widen_minutes": (0.0, INF)}
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,11 @@ class ModelBasedConfig(Settings):
     # short blew, the short kept out by another blown fuse): the namings ordered by the weight each ends
     naming_ends: bool = True
     naming_reach: int = 3           # … tried there: a decision's first namings by weight per minute, after every report too
+    # the pairs join the singles still standing once these hold less than this share of the weight the singles had
+    # at the start and one diagnosis is ``confident`` (the reports went against the likelier singles; pairs that
+    # contain a standing single stay out), before a costly repair
+    widen_share: float = 0.3
+    widen_minutes: float = 60.0     # … before a repair expected to cost this many minutes at least (not a reconnection)
 
 
 __all__ = ["RANGES", "ModelBasedConfig"]
