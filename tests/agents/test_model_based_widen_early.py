@@ -90,6 +90,13 @@ def test_a_lone_single_with_little_weight_left_is_weighed_against_pairs(store: K
     assert after <= before - 60, (before, after)
 
 
+def test_only_before_a_costly_repair(store: KnowledgeStore):
+    """Replacing the diode is expected to cost less than ``widen_minutes`` here: no widening, the diode named as
+    with the setting off (a cheap repair of a lone single is its own test)."""
+    assert _run(store, SCENARIO, {"widen_share": 0.5, "widen_minutes": 10_000}) == \
+        _run(store, SCENARIO, {"widen_share": 0})
+
+
 def test_a_pair_that_holds_a_standing_single_stays_out(store: KnowledgeStore):
     """Widening early adds pairs of parts of both branches, never the diode with another part: the diode
     alone explains whatever such a pair does (checked on the candidates right after the widening)."""
