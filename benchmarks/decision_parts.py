@@ -101,6 +101,7 @@ def main() -> None:
     decisions: list[tuple[float, dict[str, float]]] = []
     where: list[tuple[int, int, int]] = []          # (seed, scenario, decision of the session) of each decision
     now = [0, 0]                                    # the seed and scenario running
+    made: collections.Counter[tuple[int, int]] = collections.Counter()     # decisions so far per (seed, scenario)
 
     class Timed(modelbased.ModelBasedAssistant):
         def suggest(self) -> Any:
@@ -118,7 +119,8 @@ def main() -> None:
             merged = collections.Counter(parts)
             merged.update(spent)
             decisions.append((took + time.perf_counter() - t0, dict(merged)))
-            where.append((now[0], now[1], sum(1 for w in where if w[:2] == tuple(now)) + 1))
+            made[now[0], now[1]] += 1
+            where.append((now[0], now[1], made[now[0], now[1]]))
 
     store = KnowledgeStore.memory()
     load_shipped(store)

@@ -269,15 +269,14 @@ class CandidateSpace:
 
     def widens_early(self) -> bool:
         """Whether pairs should join the singles still standing (:meth:`widen_early`): these hold less than
-        ``widen_share`` of the weight the singles had at the start and one diagnosis is ``confident`` (before
-        any rebase, once; the assistant asks only before a costly repair). A single is believed only against
+        ``widen_share`` of the weight the singles had at the start (before any rebase, once; the assistant
+        asks only before a costly repair of a ``confident`` diagnosis). A single is believed only against
         other singles until pairs are tried, so one that survived because the reports went against the
         likelier ones would be named as certain, where the faults of two parts explain the same reports (both
         lamps dark, the battery reading 12 V: a lamp and an indicator, not the battery's inside)."""
         share = self.config.widen_share
         return bool(share) and not self.widened and not self.worlds.since and bool(self.live) and \
-            sum(c.prior for c, _ in self.live) < share * self.start_weight and \
-            self.distribution()[0][1] >= self.config.confident
+            sum(c.prior for c, _ in self.live) < share * self.start_weight
 
     def widen_early(self) -> None:
         """Pairs join the singles still standing (see :meth:`widens_early`). A pair that holds a standing

@@ -301,9 +301,10 @@ class ModelBasedAssistant(BaseAssistant):
             return self.prober.probe_repair() if settings.last_probe else None
         best_set, p = ranked[0]
         rounds_left = self.briefing.budget - len(worlds.steps)
-        if rounds_left > 2 and space.widens_early() and \
+        if p >= settings.confident and rounds_left > 2 and space.widens_early() and \
                 self.repair_of(best_set, space.sample())[0] >= settings.widen_minutes:
-            # a costly repair of a single that holds little of the singles' first weight: weighed against pairs
+            # a costly repair of a confident single that holds little of the singles' first weight: weighed
+            # against pairs
             space.widen_early()
             best_set, p = (ranked := self.candidates())[0]
         if len(ranked) == 1 or p >= settings.confident or rounds_left <= 1:
