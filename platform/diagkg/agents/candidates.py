@@ -74,6 +74,7 @@ class CandidateSpace:
         self.shorts = False          # whether shorts between nodes are candidates yet (see widen)
         self.shorted_at_start = False   # whether a part shorted was among the first candidates (see begin)
         self.start_weight = 0.0      # the weight of the singles admitted at the start (see widen_early)
+        self.early = False           # whether pairs joined singles still standing, no shorts yet (see singles_gone)
         self.raising: frozenset[str] | None = None     # the modes that let more current flow (raises_current)
         self.loose_in: set[int] = set()   # own loose terminals admitted by loose_terminals (ids of singles)
         if self.terminals:
@@ -284,8 +285,21 @@ class CandidateSpace:
         standing = [frozenset(c.faults) for c, _ in self.live]
         self.widen(shorts=False)     # (shorts between nodes are singles: tried when none of a part stands)
         self.widenings -= 1          # not one of the rounds of pairs tried when nothing stands (max_widenings)
+        self.early = not self.shorts
         self.live = [(c, point) for c, point in self.live
                      if len(c.faults) == 1 or not any(faults <= frozenset(c.faults) for faults in standing)]
+
+    def singles_gone(self) -> bool:
+        """After an early widening (:meth:`widen_early`), once no single fault stands beside the pairs: what
+        a widening tries before the pairs is tried now, a component's own terminal and the shorts between
+        nodes (one fault that explains every report is likelier than two: a short across a lamp that blew
+        the two fuses feeding it, not the two fuses). True when they were tried."""
+        if not self.early or any(len(c.faults) == 1 for c, _ in self.live):
+            return False
+        self.early = False
+        self.more_singles()
+        self.admit_shorts()
+        return True
 
     def admit_combos(self, ranked: Sequence[tuple[Candidate, ...]], most: int, settle: bool = True) -> None:
         """Admit combinations of singles not tried yet, in order: ``most`` at most (with

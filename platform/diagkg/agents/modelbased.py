@@ -153,6 +153,7 @@ class ModelBasedAssistant(BaseAssistant):
                     before = before or (point, there)
         space.live = kept
         space.loose_terminals()
+        space.singles_gone()
         if futile and before is not None and isinstance(step, Action):
             self.undo = self.undoing(step, *before)
         if not space.live and not self.rebase(strong=self.settings.probe_last) and not space.more_singles():
