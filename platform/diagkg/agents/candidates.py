@@ -257,6 +257,7 @@ class CandidateSpace:
             # pairs, as a single fault is (each placement weighs a share of its mode's prior: less than a
             # pair). One that agrees settles the pairs at a quarter of max_pairs (see settled)
             self.admit_shorts()
+            self.early = False
         if size == 2 and self.widenings == 1:
             self.admit_combos(self.symmetric, len(self.symmetric), settle=False)
         self.admit_combos(ranked, self.config.max_pairs)
@@ -431,6 +432,7 @@ class CandidateSpace:
         self.tripled = False
         self.worlds.through.clear()
         self.shorts = False          # tried again with the first pairs after this restart
+        self.early = False           # (the pairs that joined early are gone)
         anchored = {f.target for f in self.worlds.anchor}
         pool = self.singles if self.terminals else self.pairable
         self.admit([c for c in pool if not any(f.target in anchored for f in c.faults)])
