@@ -116,10 +116,17 @@ class CandidateSpace:
         not enumerated with the parts'. True when they were admitted."""
         worlds = self.worlds
         if self.shorts or worlds.since or worlds.changed() or \
-                not (self.shorted_at_start or any(self.raises_current(c) for c, _ in self.live)):
+                not (self.shorted_at_start or any(self.raises_current(c) or self.joins_parts(c) for c, _ in self.live)):
             return False
         self.admit_shorts()
         return True
+
+    def joins_parts(self, c: Candidate) -> bool:
+        """Whether a fault of ``c`` connects a port of one part where a port of another belongs (two cables
+        crossed): what a short between two nodes can look like too. A part's own two ports (a diode turned
+        round) are not."""
+        return self.config.shorts_before_joins and \
+            any(f.other is not None and self.part_of(f.target) != self.part_of(f.other) for f in c.faults)
 
     def loose_terminals(self) -> None:
         """Once only loose connections explain what was seen (every candidate left has one), a

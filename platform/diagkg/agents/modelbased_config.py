@@ -73,6 +73,8 @@ class ModelBasedConfig(Settings):
     shorts_before_naming: bool = True
     # … and from the start, where parts shorted hold this share of the belief in what the lights at the start say
     shorted_share: float = 0.1
+    # … and where a fault joining two parts' ports stands (two cables crossed: a short can look the same)
+    shorts_before_joins: bool = True
     # beyond ``sample`` worlds, every diagnosis a place, the rest shared by weight, a diagnosis's worlds standing for
     # its whole weight (false: one world per diagnosis at that world's own weight)
     diagnosis_mass: bool = True
