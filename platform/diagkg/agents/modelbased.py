@@ -528,13 +528,19 @@ class ModelBasedAssistant(BaseAssistant):
                 mass.append(weights[s])
         closing = self.prober.closing_step()
         look = self.worlds.briefing.catalogue[closing.action].cost + settings.round_minutes if closing else 0.0
+        # what a naming costs in another diagnosis's world, where it differs from its own price (two cables
+        # named as crossed are a swap where they are, and turned back at a replacement's price where one is not)
+        priced: dict[frozenset[str], dict[int, float]] = defaultdict(dict)
         for s in reach:
             hypothesis = Hypothesis(s)
+            plain = settings.world_prices and isinstance(self.repair_of(s, sample)[1], Hypothesis)
             for i, (c, point) in enumerate(worlds):
                 if c.faulty != s and mass[i] > 0:
-                    seen, _, solved = self.worlds.predicted(c, point, hypothesis)
+                    seen, minutes, solved = self.worlds.predicted(c, point, hypothesis)
                     if solved or seen.works:    # judged correct (a short named by its other end), or made it work
                         ends[s][i] = 0.0 if solved else look
+                    if plain:
+                        priced[s][i] = minutes + settings.round_minutes - costs[s]
         expected, left, done = 0.0, 1.0, set[int]()
         first: frozenset[str] | None = None
         for n in range(len(costs)):
@@ -546,7 +552,8 @@ class ModelBasedAssistant(BaseAssistant):
                 expected += max(left, 0.0) * settings.fail_minutes
                 break
             first = s if first is None else first
-            expected += left * costs[s] + sum(mass[i] * extra for i, extra in ends[s].items() if i not in done) / total
+            expected += left * costs[s] + sum(mass[i] * extra for i, extra in ends[s].items() if i not in done) / total \
+                + sum(mass[i] * extra for i, extra in priced[s].items() if i not in done) / total
             left -= gain[s] / total
             done |= ends.pop(s).keys()
         return expected, first

@@ -75,6 +75,8 @@ class ModelBasedConfig(Settings):
     shorted_share: float = 0.1
     # … and where a fault joining two parts' ports stands (two cables crossed: a short can look the same)
     shorts_before_joins: bool = True
+    # the naming plan prices a naming in each diagnosis's world as it would be paid there, not at its own
+    world_prices: bool = True
     # beyond ``sample`` worlds, every diagnosis a place, the rest shared by weight, a diagnosis's worlds standing for
     # its whole weight (false: one world per diagnosis at that world's own weight)
     diagnosis_mass: bool = True
