@@ -85,14 +85,18 @@ BLOWN = """\
 """
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> KnowledgeStore:
-    folder = tmp_path_factory.mktemp("fused")
+def fused_store(folder) -> KnowledgeStore:
+    """An in-memory store holding the fused lamps and FUSED.S1 (written into ``folder``)."""
     (folder / "fused.ttl").write_text(FUSED)
     (folder / "blown.ttl").write_text(BLOWN)
     out = KnowledgeStore.memory()
     load_files(out, [folder / "fused.ttl", folder / "blown.ttl"])
     return out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> KnowledgeStore:
+    return fused_store(tmp_path_factory.mktemp("fused"))
 
 
 class FirstHypothesis(ModelBasedAssistant):

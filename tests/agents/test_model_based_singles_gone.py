@@ -14,21 +14,15 @@ from __future__ import annotations
 import pytest
 
 from diagkg.agents.modelbased import ModelBasedAssistant
-from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
-from .test_model_based_overcurrent import BLOWN, FUSED, shorts_on
+from .test_model_based_overcurrent import fused_store, shorts_on
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> KnowledgeStore:
-    folder = tmp_path_factory.mktemp("singles_gone")
-    (folder / "fused.ttl").write_text(FUSED)
-    (folder / "blown.ttl").write_text(BLOWN)
-    out = KnowledgeStore.memory()
-    load_files(out, [folder / "fused.ttl", folder / "blown.ttl"])
-    return out
+    return fused_store(tmp_path_factory.mktemp("singles_gone"))
 
 
 class Widened(ModelBasedAssistant):
