@@ -18,36 +18,31 @@ described in Turtle.
 
 The session goes as follows:
 
-1. the symptom report is classified (anomalous / nominal components) by
-   :class:`KeywordClassifier` — component labels and synonyms from the graph,
-   with negation — or by an LLM classifier (``classifier="llm"``);
-2. each anomalous component X gives the evidence set {X} ∪ deps(X); each
-   nominal component Y the set of all components except {Y} ∪ deps(Y);
-3. candidates are the minimum open dense set of the topology the evidence
-   sets generate (the components whose support — the evidence sets holding
-   them — is inclusion-maximal);
-4. the plan is the problems of the candidates and the tests that reveal them;
-   the next action is the test with the best information gain per minute,
-   the gain counting how its outcome splits the candidates: a light speaks of
-   all it depends on, and (while the candidates span a chain of modules) a
-   voltage of what it depends on on its side of the supply (:meth:`_reach`);
-5. outcomes update the state: a local test (continuity, diode, switch,
-   connections, a look at a part that is not a light) that finds an anomaly
-   narrows the candidates to its target, one that finds nothing removes its
-   target's problems; an observation (lights, voltages, currents) adds
-   evidence like a symptom does, and one that reads right clears what it
-   shows working; readings that keep changing (typed ``settled``) are anomalies; a cable's two
-   potentials speak of the cable itself (an end that floats is off, two ends at one potential
-   conduct) and, once a repair helped only partly, of the chain on its side of the supply; a
-   partial verdict whose ``works`` is false leaves the main lamp dark;
-6. hypotheses: first, what an inspected cable end showed against the description: the two cables
-   whose swapped ends explain an end found on another net than its own, or the part whose end should
-   sit beside it and is not there; then one candidate left after an anomaly, or the component of the
-   only remaining problem, or all candidates when no problem is left, or the
-   candidates cheaper to repair than to test when that costs less in
-   expectation than testing (repair as a probe); a wrong verdict removes the
-   named components and replans, a partial one also drops the anomalies the
-   named parts may explain (their lights may be looked at again).
+1. the symptom report is classified (anomalous / nominal components) by :class:`KeywordClassifier` — component
+   labels and synonyms from the graph, with negation — or by an LLM classifier (``classifier="llm"``);
+2. each anomalous component X gives the evidence set {X} ∪ deps(X); each nominal component Y the set of all
+   components except {Y} ∪ deps(Y);
+3. candidates are the minimum open dense set of the topology the evidence sets generate (the components whose
+   support — the evidence sets holding them — is inclusion-maximal);
+4. the plan is the problems of the candidates and the tests that reveal them; the next action is the test with
+   the best information gain per minute, the gain counting how its outcome splits the candidates: a light speaks
+   of all it depends on, and (while the candidates span a chain of modules) a voltage of what it depends on on
+   its side of the supply (:meth:`_reach`);
+5. outcomes update the state: a local test (continuity, diode, switch, connections, a look at a part that is not
+   a light) that finds an anomaly narrows the candidates to its target, one that finds nothing removes its
+   target's problems; an observation (lights, voltages, currents) adds evidence like a symptom does, and one
+   that reads right clears what it shows working; readings that keep changing (typed ``settled``) are anomalies;
+   a cable's two potentials speak of the cable itself (an end that floats is off, two ends at one potential
+   conduct) and, once a repair helped only partly, of the chain on its side of the supply; a partial verdict
+   whose ``works`` is false leaves the main lamp dark;
+6. hypotheses: first, what an inspected cable end showed against the description: the two cables whose swapped
+   ends explain an end found on another net than its own, or the part whose end should sit beside it and is not
+   there; then one candidate left after an anomaly, or the component of the only remaining problem, or all
+   candidates when no problem is left, or the candidates cheaper to repair than to test when that costs less in
+   expectation than testing (repair as a probe); a wrong verdict removes the named components and replans, a
+   partial one also drops the anomalies the named parts may explain (their lights may be looked at again) and
+   has the cables it found faulty inspected next (a cable whose end sits beside one, where that one's belonged,
+   is named: its crossing partner).
 
 Switching couplings (a relay opened and closed by what flows through it) make
 the relay depend on what its current feeds; optical couplings are problems of
@@ -205,6 +200,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         self.excluded: set[str] = set()
         self.tried: set[frozenset[str]] = set()
         self.named_first: list[frozenset[str]] = []   # what inspected cable ends showed: to name before the rest
+        self.look_again, self.just_repaired, self.partners = list[str](), set[str](), list[frozenset[str]]()
         self.executed: set[tuple[str, str]] = set()
         if not self.reinspect:       # what was already seen is not looked at again
             self.seen |= anomalous | nominal
@@ -324,6 +320,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
 
     # ------------------------------------------------------------------
     def suggest(self) -> Action | Hypothesis | None:
+        if (look := self._looked_again()) is not None:
+            return look
         if (self.overcurrent or self._lit_at_start()) and (short := self._short_suspect()) is not None:
             self.last = short
             return short
@@ -399,6 +397,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
                     self.partly_repaired = True
                 if outcome["verdict"] == "partial" and self.rebase:
                     self._rebase(named)
+                    self._after_partial(frozenset(named), outcome.get("data", {}))
                     if self.still_dark and outcome.get("data", {}).get("works") is False:
                         self._main_lamp_dark(named)
                 self.excluded |= named

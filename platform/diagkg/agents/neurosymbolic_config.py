@@ -99,6 +99,9 @@ class NeuroSymbolicConfig(Settings):
     rebase: bool = True                # after a partial repair, drop what it may explain
     # a cable end found on another net than its own: name the two cables that swapped ends (either pair)
     crossings: bool = True
+    # a naming judged partial that leaves the system not working: inspect the cables of it found faulty next (an
+    # end crossed with one stays beside it once it is repaired: that cable is named)
+    look_after_partial: bool = True
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True
     dark_currents: bool = False        # measure the current through a lamp seen dark (none flows: it tells nothing)

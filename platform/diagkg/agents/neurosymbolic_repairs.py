@@ -107,6 +107,42 @@ class Repairs:
     _replan: Callable[[], None]
     candidates: set[str]
     last: Action | Hypothesis | None
+    last_test: Test | None
+    tests: dict[tuple[str, str], Test]
+    executed: set[tuple[str, str]]
+    look_again: list[str]            # cables a partial naming repaired, to inspect next (see _after_partial)
+    just_repaired: set[str]          # … and every such cable so far (see _crossed)
+    partners: list[frozenset[str]]   # a cable whose end an inspection found beside one of those: named next
+
+    def _after_partial(self, named: frozenset[str], data: dict[str, Any]) -> None:
+        """A naming judged partial that leaves the system not working: the one cable of it found faulty is inspected
+        next (``look_after_partial``). Where two cables' ends were crossed and one was named, its repair puts its
+        ends back where they belong, and the other cable's end is still there: it shows beside the repaired one's,
+        and :meth:`_crossed` names that cable alone."""
+        found = sorted(p for p in data.get("actually_faulty", ()) if p in named and p in self.cables)
+        # (two cables found faulty in one naming: a crossing of the two was repaired whole)
+        if self.settings.look_after_partial and data.get("works") is False and len(found) == 1:
+            self.just_repaired |= set(found)
+            self.look_again += [c for c in found if c not in self.look_again]
+
+    def _looked_again(self) -> Action | Hypothesis | None:
+        """The cable whose end the inspection of a cable a partial naming repaired found beside it, named (before
+        any other suspect: an end seen where it does not belong); else that inspection (see :meth:`_after_partial`)."""
+        while self.partners:
+            parts = self.partners.pop(0)
+            if parts not in self.tried and not parts & self.excluded and parts <= self.components:
+                self.tried.add(parts)
+                self.last = Hypothesis(parts, "its end sits beside a cable repaired, where that cable's end was")
+                return self.last
+        while self.look_again:
+            cable = self.look_again.pop(0)
+            test = next((t for (a, c), t in sorted(self.tests.items()) if c == cable
+                         and self.catalogue[a].observes == "connections" and (a, c) not in self.executed), None)
+            if test is not None:
+                self.last, self.last_test = Action(test.action, (test.component,)), test
+                self.executed.add((test.action, test.component))
+                return self.last
+        return None
 
     def _sets_aside(self, part: str, end_off: bool) -> bool:
         """``part`` was just found faulty (``end_off``: an end of it off or loose); set it aside when
@@ -425,7 +461,9 @@ class Repairs:
                 there = self.expected_nets.get((owner, other_port))
                 if there is None or there == own:
                     continue
-                if owner in self.cables:
+                if owner in self.cables and cable in self.just_repaired:
+                    self.partners.append(frozenset({owner}))    # its partner was repaired: this end is left there
+                elif owner in self.cables:
                     pairs += [frozenset({owner, m}) for m in sorted(cables_on(own, cable) - {owner})]
                 # the cables nominally on the net it sits on (beside a cable's end or another part's)
                 pairs += [frozenset({cable, b}) for b in sorted(cables_on(there, owner) - {cable})]
