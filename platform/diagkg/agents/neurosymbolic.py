@@ -41,7 +41,7 @@ The session goes as follows:
    candidates when no problem is left, or the candidates cheaper to repair than to test when that costs less in
    expectation than testing (repair as a probe); a wrong verdict removes the named components and replans, a
    partial one also drops the anomalies the named parts may explain (their lights may be looked at again) and
-   has the cables it found faulty inspected next (a cable whose end sits beside one, where that one's belonged,
+   has the one cable it found faulty inspected next (a cable whose end sits beside it, where its own belonged,
    is named: its crossing partner).
 
 Switching couplings (a relay opened and closed by what flows through it) make

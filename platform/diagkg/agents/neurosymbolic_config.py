@@ -99,8 +99,8 @@ class NeuroSymbolicConfig(Settings):
     rebase: bool = True                # after a partial repair, drop what it may explain
     # a cable end found on another net than its own: name the two cables that swapped ends (either pair)
     crossings: bool = True
-    # a naming judged partial that leaves the system not working: inspect the cables of it found faulty next (an
-    # end crossed with one stays beside it once it is repaired: that cable is named)
+    # a naming judged partial that leaves the system not working: inspect the one cable of it found faulty next (an
+    # end crossed with it stays beside it once it is repaired: that cable is named)
     look_after_partial: bool = True
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True

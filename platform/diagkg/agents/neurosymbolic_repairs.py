@@ -134,7 +134,7 @@ class Repairs:
                 self.tried.add(parts)
                 self.last = Hypothesis(parts, "its end sits beside a cable repaired, where that cable's end was")
                 return self.last
-        while self.look_again:
+        while self.look_again and self._rounds_left() > 1:      # (a round for the inspection, one to name)
             cable = self.look_again.pop(0)
             test = next((t for (a, c), t in sorted(self.tests.items()) if c == cable
                          and self.catalogue[a].observes == "connections" and (a, c) not in self.executed), None)
