@@ -18,13 +18,10 @@ from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
 from ..support.circuits import Loop, Parallel, Series, part, reachable, with_generated
+from .test_model_based_shorts_before_joins import cable
 
 KEY = "crossed_or_short_one"
 SOLVED = ("success", "success_no_hypothesis")
-
-
-def cable():
-    return part("Cable", 0, detachable=True, resistance=0.05)
 
 
 def system_ttl() -> str:

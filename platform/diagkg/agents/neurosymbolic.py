@@ -365,12 +365,9 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
     def _hypothesis(self) -> Hypothesis | None:
         if not self.anomaly_seen:
             return None
-        while self.named_first:
-            parts = self.named_first.pop(0)
-            if parts not in self.tried and not parts & self.excluded:
-                self.tried.add(parts)
-                why = "two cables seen with their ends swapped" if len(parts) == 2 else "its end is off its terminal"
-                return Hypothesis(parts, why)
+        if (first := self._first_named(self.named_first, lambda parts: "two cables seen with their ends swapped"
+                                       if len(parts) == 2 else "its end is off its terminal")) is not None:
+            return first
         options = []
         if len(self.candidates) == 1:
             options.append(set(self.candidates))

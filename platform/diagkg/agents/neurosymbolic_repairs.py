@@ -125,15 +125,23 @@ class Repairs:
             self.just_repaired |= set(found)
             self.look_again += [c for c in found if c not in self.look_again]
 
+    def _first_named(self, queue: list[frozenset[str]], why: Callable[[frozenset[str]], str]) -> Hypothesis | None:
+        """The first diagnosis of ``queue`` (taken off it, with those before it) not tried yet and clear of the
+        parts ruled out, named (and marked tried); None when none is left."""
+        while queue:
+            parts = queue.pop(0)
+            if parts not in self.tried and not parts & self.excluded:
+                self.tried.add(parts)
+                return Hypothesis(parts, why(parts))
+        return None
+
     def _looked_again(self) -> Action | Hypothesis | None:
         """The cable whose end the inspection of a cable a partial naming repaired found beside it, named (before
         any other suspect: an end seen where it does not belong); else that inspection (see :meth:`_after_partial`)."""
-        while self.partners:
-            parts = self.partners.pop(0)
-            if parts not in self.tried and not parts & self.excluded and parts <= self.components:
-                self.tried.add(parts)
-                self.last = Hypothesis(parts, "its end sits beside a cable repaired, where that cable's end was")
-                return self.last
+        if (partner := self._first_named(self.partners, lambda _: "its end sits beside a cable repaired, where that "
+                                         "cable's end was")) is not None:
+            self.last = partner
+            return partner
         while self.look_again and self._rounds_left() > 1:      # (a round for the inspection, one to name)
             cable = self.look_again.pop(0)
             test = next((t for (a, c), t in sorted(self.tests.items()) if c == cable
@@ -461,7 +469,7 @@ class Repairs:
                 there = self.expected_nets.get((owner, other_port))
                 if there is None or there == own:
                     continue
-                if owner in self.cables and cable in self.just_repaired:
+                if owner in self.cables and cable in self.just_repaired and owner in self.components:
                     self.partners.append(frozenset({owner}))    # its partner was repaired: this end is left there
                 elif owner in self.cables:
                     pairs += [frozenset({owner, m}) for m in sorted(cables_on(own, cable) - {owner})]
