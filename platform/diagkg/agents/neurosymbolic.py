@@ -510,6 +510,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             self.tried.discard(frozenset({part}))
             return
         self.partly_repaired = True
+        self._fuse_replaced(part)
         if self.rebase:
             self._rebase({part})
         self.excluded.add(part)

@@ -277,7 +277,8 @@ class Repairs:
                 result = self.simulator.simulate(NOMINAL.evolve(detached=frozenset({(cid, ports[0])})))
             except SimulationError:
                 continue
-            if lit <= set(result.lit) and not dark & set(result.lit) and self._agrees(result):
+            if lit <= set(result.lit) and not dark & set(result.lit) and \
+                    self._agrees(result, cut=cid):
                 out.add(cid)
         return out
 
@@ -295,9 +296,11 @@ class Repairs:
         except SimulationError:
             return None
 
-    def _agrees(self, result: SimulationResult | None) -> bool:
-        """Whether a circuit (``result``: the working system with a short, or with a part opened) gives
-        every current and voltage read so far (within the tolerances a reading is judged by)."""
+    def _agrees(self, result: SimulationResult | None, cut: str | None = None) -> bool:
+        """Whether a circuit (``result``: the working system with a short, or with part ``cut`` cut off at one
+        end) gives every current and voltage read so far (within the tolerances a reading is judged by). The
+        end ``cut`` is off in the model reads no potential; cut inside instead (a fuse blown, a filament burnt
+        out) it reads its net's: any potential read there agrees."""
         if result is None:
             return False
         for part, kind, data in self.readings:
@@ -309,6 +312,8 @@ class Repairs:
             if kind == "voltages":
                 for port, v in (data.get("port_voltages") or {}).items():
                     w = there.port_v.get(port)
+                    if part == cut and w is None:
+                        continue
                     if (v is None) != (w is None) or (v is not None and w is not None and abs(v - w) > VOLTAGE_TOLERANCE):
                         return False
         return True
@@ -346,6 +351,13 @@ class Repairs:
             self.overcurrent, self.short_pairs = True, None
         elif self.blown and named == self.short_named and data.get("works") is False:
             self.renew = frozenset(self.blown)
+
+    def _fuse_replaced(self, part: str) -> None:
+        """A fuse a test found faulty was replaced and the system does not work yet: as after naming it (see
+        :meth:`_shorts_after`), a short may blow the new one; it is named again once the short is cleared."""
+        if self.part_types.get(part) == "Fuse" and self.settings.blown_fuses:
+            self.blown.add(part)
+            self.overcurrent, self.short_pairs = True, None
 
     def _look_elsewhere(self) -> Hypothesis | None:
         """The candidates are used up (their suspects ruled out, or nothing left to test among them): where no
@@ -409,8 +421,9 @@ class Repairs:
             if self.readings:       # and every current and voltage read so far (before any repair)
                 pairs = [(a, b) for a, b in pairs if self._agrees(self._shorted(screen.nodes[a][0], screen.nodes[b][0]))]
             self.short_pairs = pairs
-        # the placements left: none on a part named already (naming either end of a short clears it)
-        named = frozenset(c for key in self.tried if len(key) == 1 for c in key) | frozenset(self.excluded)
+        # the placements left: none on a part named already (naming either end of a short clears it); a part
+        # only set aside (its own faults ruled out, the candidates used up) may still be an end
+        named = frozenset(c for key in self.tried for c in key)
         weighed = [(c, w) for c, w in screen.weigh(self.short_pairs, named) if c in self.components]
         if self.settings.short_by_cost:
             # per minute of naming (a round's minutes included), unless that finds the short less surely in the
