@@ -451,8 +451,14 @@ class Repairs:
         return isinstance(ends, dict) and any(e["state"] != TerminalState.ATTACHED for e in ends.values())
 
     def _the_aside(self) -> Hypothesis | None:
-        """Nothing else left to look for: name the faults set aside."""
+        """Nothing else left to look for: name the faults set aside; with none set aside, the first part a short
+        between two nodes may end on (``last_shorts``: as when no part cut off at one end explains what was seen);
+        None when there is none of those either."""
         if not self.aside:
+            lit, dark = self._lights_seen()
+            if self.settings.last_shorts and not self.overcurrent and (lit - set(self.nominal.lit) or dark & set(self.nominal.lit)):
+                self.overcurrent = self.anomaly_seen = True      # the lamps seen at the start are the anomaly
+                return self._short_suspect()
             return None
         parts, self.aside = frozenset(self.aside), []
         return Hypothesis(parts, "found faulty earlier, set aside while the main lamps stayed dark")
