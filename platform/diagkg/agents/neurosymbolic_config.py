@@ -104,6 +104,9 @@ class NeuroSymbolicConfig(Settings):
     # a naming judged partial that leaves the system not working: inspect the one cable of it found faulty next (an
     # end crossed with it stays beside it once it is repaired: that cable is named)
     look_after_partial: bool = True
+    # a part found shorted by its own test, repaired, and the system still not working: the fuses a short across it
+    # blows (simulated on the working system) are named next
+    fuses_after_shorted: bool = True
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True
     dark_currents: bool = False        # measure the current through a lamp seen dark (none flows: it tells nothing)

@@ -45,6 +45,8 @@ from ..sim.simulator import Simulator
 from .neurosymbolic_config import NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Knowledge, ShortScreen, Test, short_screen
 
+SHORTED_OHMS = 0.001         # a part a diode test read shorted (no ohms read), simulated (see Repairs._fuses_blown_by)
+
 VOLTAGE_TOLERANCE = 0.5      # volts
 CURRENT_TOLERANCE = 0.1      # relative
 
@@ -113,6 +115,8 @@ class Repairs:
     look_again: list[str]            # cables a partial naming repaired, to inspect next (see _after_partial)
     just_repaired: set[str]          # … and every such cable so far (see _crossed)
     partners: list[frozenset[str]]   # a cable whose end an inspection found beside one of those: named next
+    read_short: dict[str, float]
+    blown_by: list[frozenset[str]]
 
     def _after_partial(self, named: frozenset[str], data: dict[str, Any]) -> None:
         """A naming judged partial that leaves the system not working: the one cable of it found faulty is inspected
@@ -124,6 +128,25 @@ class Repairs:
         if self.settings.look_after_partial and data.get("works") is False and len(found) == 1:
             self.just_repaired |= set(found)
             self.look_again += [c for c in found if c not in self.look_again]
+        if self.settings.fuses_after_shorted and data.get("works") is False:
+            self._fuses_blown_by(set(data.get("actually_faulty", ())) & set(self.read_short))
+
+    def _fuses_blown_by(self, parts: set[str]) -> None:
+        """``parts``, found shorted by their own test, were repaired and the system still does not work: the fuses
+        a short across one of them (as many ohms as its test read) blows in the working system (simulated) are named
+        next (``fuses_after_shorted``; the current it drew blew them before it was repaired)."""
+        for part in sorted(parts):
+            ports = sorted(self.simulator.skeleton.components[part].ports) if part in self.simulator.skeleton.components else []
+            if len(ports) != 2:
+                continue
+            try:
+                across = ((part, ports[0]), (part, ports[1]), self.read_short[part])
+                result = self.simulator.simulate(NOMINAL.evolve(shorts=(across,)))
+            except SimulationError:
+                continue
+            for fuse in sorted({d.component for d in result.damage if self.part_types.get(d.component) == "Fuse"}):
+                if frozenset({fuse}) not in self.blown_by and fuse in self.components:
+                    self.blown_by.append(frozenset({fuse}))
 
     def _first_named(self, queue: list[frozenset[str]], why: Callable[[frozenset[str]], str]) -> Hypothesis | None:
         """The first diagnosis of ``queue`` (taken off it, with those before it) not tried yet and clear of the
@@ -139,7 +162,8 @@ class Repairs:
         """The cable whose end the inspection of a cable a partial naming repaired found beside it, named (before
         any other suspect: an end seen where it does not belong); else that inspection (see :meth:`_after_partial`)."""
         if (partner := self._first_named(self.partners, lambda _: "its end sits beside a cable repaired, where that "
-                                         "cable's end was")) is not None:
+                                         "cable's end was")) is not None or \
+                (partner := self._first_named(self.blown_by, lambda _: "blown by the short of a part repaired")) is not None:
             self.last = partner
             return partner
         while self.look_again and self._rounds_left() > 1:      # (a round for the inspection, one to name)
@@ -226,6 +250,8 @@ class Repairs:
         self.short_named = None         # the last part named as a short's end
         self.overcurrent = False        # a current read above the working system's, or a part starved
         self.starved, self.conducts, self.readings = set(), set(), []
+        self.read_short: dict[str, float] = {}      # parts whose continuity (or diode test) read shorted: the ohms read
+        self.blown_by: list[frozenset[str]] = []     # fuses a part found shorted and repaired blows: named next
 
     def _reading(self, part: str, kind: str, data: Any, verdict: bool | None) -> None:
         """A test of ``part`` read (``kind``, its ``data`` and verdict): what it says of an open part or a
@@ -247,6 +273,8 @@ class Repairs:
                 self.starved.add(part)
         if kind in ("continuity", "diode") and verdict is False:
             self.conducts.add(part)
+        if kind in ("continuity", "diode") and data.get("verdict") in ("short", "shorted"):
+            self.read_short[part] = float(data.get("resistance") or SHORTED_OHMS)
         if not self.starved or self.partly_repaired or not self.settings.starved_shorts:
             return
         opens = self._opens_explaining()
