@@ -79,6 +79,8 @@ class NeuroSymbolicConfig(Settings):
     # candidates of which less than this share of what they were suspected of is left untested (as
     # weighed when they became the candidates): look elsewhere, as when nothing is left
     exhaust: float = 0.2
+    # … unless a reading only their opening gives holds them, and a test of theirs is left
+    opens_hold: bool = True
     # nothing left to test nor to name (no fault set aside): the parts a short between two nodes may end on
     last_shorts: bool = True
     # a reading that keeps changing says something switches on and off, not where the part measured is

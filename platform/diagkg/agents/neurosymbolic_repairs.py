@@ -115,6 +115,9 @@ class Repairs:
     look_again: list[str]            # cables a partial naming repaired, to inspect next (see _after_partial)
     just_repaired: set[str]          # … and every such cable so far (see _crossed)
     partners: list[frozenset[str]]   # a cable whose end an inspection found beside one of those: named next
+    formed: dict[frozenset[str], float]
+    plan: set[tuple[str, str]]
+    _best_test: Callable[[], Test | None]
     read_short: dict[str, float]
     blown_by: list[frozenset[str]]
 
@@ -391,7 +394,16 @@ class Repairs:
         """The candidates are used up (their suspects ruled out, or nothing left to test among them): where no
         part cut off at one end gives the lights seen and every current and voltage read (``unexplained_shorts``),
         the first part a short may end on (the short suspects go on from there); else None, the candidates
-        left aside and the plan made again from what is left."""
+        left aside and the plan made again from what is left. Not while a current or voltage read is what the opening
+        of some of them gives and a test of theirs is left (``opens_hold``): those are the candidates, and what the
+        tests left of their faults, however unlikely the catalogue makes it (a cable broken inside), is tested."""
+        if self.settings.opens_hold and self.readings and (held := self.candidates & self._opens_explaining()):
+            kept = self.candidates, self.plan
+            self.candidates, self.plan = held, {(c, m) for c, m in self.plan if c in held}
+            if self._best_test() is not None:
+                self.formed[frozenset(held)] = 0.0      # (a share of nothing is taken as whole)
+                return None
+            self.candidates, self.plan = kept
         if self.settings.unexplained_shorts and not self.overcurrent and self.anomaly_seen and not self._opens_explaining():
             self.overcurrent = True
             if (short := self._short_suspect()) is not None:
