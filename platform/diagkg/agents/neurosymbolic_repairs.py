@@ -454,12 +454,16 @@ class Repairs:
         screen = self._screen()
         if self.short_pairs is None:
             lit, dark = self._lights_seen()
-            pairs = screen.showing(lit, dark, frozenset(self.blown))
+            def agreeing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+                # … and every current and voltage read so far (before any repair)
+                return [(a, b) for a, b in pairs if self._agrees(self._shorted(screen.nodes[a][0], screen.nodes[b][0]))] \
+                    if self.readings else pairs
+
+            pairs = agreeing(screen.showing(lit, dark, frozenset(self.blown)))
             if not pairs and not self.blown and self.settings.damaging_shorts:
-                # none that damages nothing: one that damaged something on its way to the lights seen
-                pairs = screen.showing(lit, dark, damaging=True)
-            if self.readings:       # and every current and voltage read so far (before any repair)
-                pairs = [(a, b) for a, b in pairs if self._agrees(self._shorted(screen.nodes[a][0], screen.nodes[b][0]))]
+                # none that damages nothing (and gives the readings): one that damaged something on its way to the
+                # lights seen (a fuse it blew reads no current)
+                pairs = agreeing(screen.showing(lit, dark, damaging=True))
             self.short_pairs = pairs
         # the placements left: none on a part named already (naming either end of a short clears it); a part
         # only set aside (its own faults ruled out, the candidates used up) may still be an end
