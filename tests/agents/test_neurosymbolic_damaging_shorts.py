@@ -41,3 +41,21 @@ def test_a_short_that_blew_the_fuse_is_a_suspect_when_the_readings_rule_out_the_
     assert "fuse3" in screen.damaged[truth]
     ends = {cid for n in truth for cid, _ in screen.nodes[n]}
     assert [s for s in named if s] and set(next(s for s in named if s)) <= ends   # its first naming: an end of it
+
+
+def test_once_an_end_of_the_short_is_repaired_what_it_blew_is_named(store):
+    """Its first suspect, an end of the short, is judged partial (the short cleared, the fuse it blew still
+    blown): no more short suspects, the fuse is named next (``short_damage``). Before, the assistant went on
+    naming the short's other possible ends."""
+    (number,) = scenarios_between(store, {"bat4.pos", "bulb2.n"})
+
+    def session(**config: bool) -> tuple[str, float, list[tuple[str, ...]]]:
+        named: list[tuple[str, ...]] = []
+        result = run_session(number, NeuroSymbolic(**config), store=store, seed=0, record=False, keep_ledger=False,
+                             on_round=lambda r: named.append(tuple(r.to_dict().get("suspects") or ())))
+        return str(result.end), result.cost, [s for s in named if s]
+
+    end, cost, named = session()
+    assert end == "success" and named[-1] == ("fuse3",) and len(named) == 2, named
+    end_before, cost_before, named_before = session(short_damage=False)
+    assert end_before != "success" or cost_before > cost, named_before

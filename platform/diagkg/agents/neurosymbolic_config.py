@@ -109,6 +109,9 @@ class NeuroSymbolicConfig(Settings):
     # a part found shorted by its own test, repaired, and the system still not working: the fuses a short across it
     # blows (simulated on the working system) are named next
     fuses_after_shorted: bool = True
+    # a part named as a short's end found faulty, the system still not working: no more short suspects; what the
+    # shorts ending on it damage (a fuse blown, as the screen found) is named next
+    short_damage: bool = True
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True
     dark_currents: bool = False        # measure the current through a lamp seen dark (none flows: it tells nothing)

@@ -166,7 +166,7 @@ class Repairs:
         any other suspect: an end seen where it does not belong); else that inspection (see :meth:`_after_partial`)."""
         if (partner := self._first_named(self.partners, lambda _: "its end sits beside a cable repaired, where that "
                                          "cable's end was")) is not None or \
-                (partner := self._first_named(self.blown_by, lambda _: "blown by the short of a part repaired")) is not None:
+                (partner := self._first_named(self.blown_by, lambda _: "damaged by the short of a part repaired")) is not None:
             self.last = partner
             return partner
         while self.look_again and self._rounds_left() > 1:      # (a round for the inspection, one to name)
@@ -382,6 +382,19 @@ class Repairs:
             self.overcurrent, self.short_pairs = True, None
         elif self.blown and named == self.short_named and data.get("works") is False:
             self.renew = frozenset(self.blown)
+        elif named == self.short_named and data.get("works") is False and self.settings.short_damage:
+            self._short_cleared(named)
+
+    def _short_cleared(self, named: frozenset[str]) -> None:
+        """A part named as a short's end was found faulty (its repair cleared the short) and the system still does
+        not work (``short_damage``): no more short suspects; what the shorts it may have ended (those left that
+        end on it) damage in the working system, as the screen found, is named next."""
+        self.overcurrent = False
+        screen = self._screen()
+        nodes = {n for n, ports in screen.nodes.items() if any(c in named for c, _ in ports)}
+        damaged = {d for pair in self.short_pairs or [] if set(pair) & nodes for d in screen.damaged.get(pair, frozenset())}
+        self.blown_by += [frozenset({d}) for d in sorted(damaged - named) if d in self.components
+                          and frozenset({d}) not in self.blown_by]
 
     def _fuse_replaced(self, part: str) -> None:
         """A fuse a test found faulty was replaced and the system does not work yet: as after naming it (see
