@@ -48,15 +48,16 @@ Switching couplings (a relay opened and closed by what flows through it) make
 the relay depend on what its current feeds; optical couplings are problems of
 the element that would block them.
 
-The assistant is split over five modules: this one holds the session (setup,
+The assistant is split over seven modules: this one holds the session (setup,
 the symptoms as evidence, the decision loop and how outcomes update the state);
 :mod:`~diagkg.agents.neurosymbolic_symptoms` reads the symptom report,
 :mod:`~diagkg.agents.neurosymbolic_knowledge` reads the knowledge from the store
 and holds the candidate rule, :mod:`~diagkg.agents.neurosymbolic_ranking`
 weighs the problems and chooses the next test, and
-:mod:`~diagkg.agents.neurosymbolic_repairs` reads inspected cable ends, sets
-aside a fault that does not keep the main lamps dark and repairs (rather than
-names) a part found faulty when naming it alone cannot be the whole diagnosis.
+:mod:`~diagkg.agents.neurosymbolic_repairs` reads inspected cable ends, sets aside a fault that does not keep
+the main lamps dark and repairs (rather than names) a part found faulty when naming it alone cannot be the whole
+diagnosis, :mod:`~diagkg.agents.neurosymbolic_shorts` looks for a short between two nodes and what it damaged,
+and :mod:`~diagkg.agents.neurosymbolic_undo` undoes what a reading shows.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from .neurosymbolic_config import ROUND_MINUTES, NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Knowledge, Test, dense_candidates
 from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
-from .neurosymbolic_repairs import CURRENT_TOLERANCE, VOLTAGE_TOLERANCE, Repairs, current_off, data_of
+from .neurosymbolic_repairs import Repairs, data_of
+from .neurosymbolic_shorts import CURRENT_TOLERANCE, VOLTAGE_TOLERANCE, current_off
 from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
 from .neurosymbolic_undo import Undoing
 from .registry import BaseAssistant, Briefing
