@@ -7,10 +7,13 @@ short that shows them may end on are named (``last_shorts``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from diagkg.agents.neurosymbolic import NeuroSymbolic
 from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
 from ..support.circuits import Loop, Series, part, reachable, with_generated
@@ -18,12 +21,18 @@ from ..support.circuits import Loop, Series, part, reachable, with_generated
 KEY = "lamp_string"
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
+def lamp_string(folder: Path, key: str, modes: frozenset[str]) -> KnowledgeStore:
+    """A store with the string of lamps (a 13 V battery, bulb, cable, bulb, cable in series) under ``key`` and the
+    scenarios ``diagkg generate`` makes of it with fault ``modes``."""
     string = (Loop(13, 0, Series((part("Bulb", 1, resistance=22, powerThreshold=0.05), part("Cable", 1, resistance=0.05),
                                   part("Bulb", 2, resistance=22, powerThreshold=1.0),
                                   part("Cable", 1, detachable=True, resistance=0.5)))),)
-    return with_generated(tmp_path_factory.mktemp(KEY), KEY, reachable(string, KEY), frozenset({"ShortBetweenNodes"}))
+    return with_generated(folder, key, reachable(string, key), modes)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return lamp_string(tmp_path_factory.mktemp(KEY), KEY, frozenset({"ShortBetweenNodes"}))
 
 
 def test_a_short_is_named_before_giving_up(store):

@@ -13,17 +13,14 @@ from diagkg.agents.neurosymbolic import NeuroSymbolic
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.runs.runner import run_session
 
-from ..support.circuits import Loop, Series, part, reachable, with_generated
+from .test_neurosymbolic_last_shorts import lamp_string
 
 KEY = "open_string"
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    string = (Loop(13, 0, Series((part("Bulb", 1, resistance=22, powerThreshold=0.05), part("Cable", 1, resistance=0.05),
-                                  part("Bulb", 2, resistance=22, powerThreshold=1.0),
-                                  part("Cable", 1, detachable=True, resistance=0.5)))),)
-    return with_generated(tmp_path_factory.mktemp(KEY), KEY, reachable(string, KEY), frozenset({"OpenComponent"}))
+    return lamp_string(tmp_path_factory.mktemp(KEY), KEY, frozenset({"OpenComponent"}))
 
 
 def test_a_cable_its_reading_points_to_is_tested_however_rare(store):
