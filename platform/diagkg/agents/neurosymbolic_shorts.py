@@ -88,23 +88,6 @@ class Shorts:
     read_short: dict[str, float]
     blown_by: list[frozenset[str]]
 
-    def _fuses_blown_by(self, parts: set[str]) -> None:
-        """``parts``, found shorted by their own test, were repaired and the system still does not work: the fuses
-        a short across one of them (as many ohms as its test read) blows in the working system (simulated) are named
-        next (``fuses_after_shorted``; the current it drew blew them before it was repaired)."""
-        for part in sorted(parts):
-            ports = sorted(self.simulator.skeleton.components[part].ports) if part in self.simulator.skeleton.components else []
-            if len(ports) != 2:
-                continue
-            try:
-                across = ((part, ports[0]), (part, ports[1]), self.read_short[part])
-                result = self.simulator.simulate(NOMINAL.evolve(shorts=(across,)))
-            except SimulationError:
-                continue
-            for fuse in sorted({d.component for d in result.damage if self.part_types.get(d.component) == "Fuse"}):
-                if frozenset({fuse}) not in self.blown_by and fuse in self.components:
-                    self.blown_by.append(frozenset({fuse}))
-
     def _start_shorts(self, knowledge: Knowledge) -> None:
         """A short between two nodes: no test reveals one, and it is a fault of no part the dependencies
         know; once a current reads above the working system's, or a fuse blows again, the parts it may end
@@ -216,9 +199,10 @@ class Shorts:
         """A verdict (``partial`` or ``wrong``, with its ``data``) on ``named``. Partial: a fuse among them
         blew, and the system still does not work with a new one — something draws more than it is rated for
         (a short that blows it again); or a short's end was named, and the fuses it blew meanwhile are to be
-        named again. Wrong, while a bulb is seen lit that the working system keeps dark (``lit_past``): what
-        the dependencies suspected did not light it, a short between two nodes may have (see
-        :meth:`_lit_past`); or wrong, where no part cut off at one end gives the lights seen and every current
+        named again; or a short's end was named and no fuse was found blown: what the short damaged is named
+        next (``short_damage``, :meth:`_short_cleared`). Wrong, while a bulb is seen lit that the working system
+        keeps dark (``lit_past``): what the dependencies suspected did not light it, a short between two nodes may
+        have (see :meth:`_lit_past`); or wrong, where no part cut off at one end gives the lights seen and every current
         and voltage read so far (``unexplained_shorts``, :meth:`_opens_explaining`): what the dependencies speak
         of does not explain them, a short between two nodes may."""
         if verdict == "wrong":
@@ -244,6 +228,23 @@ class Shorts:
         damaged = {d for pair in self.short_pairs or [] if set(pair) & nodes for d in screen.damaged.get(pair, frozenset())}
         self.blown_by += [frozenset({d}) for d in sorted(damaged - named) if d in self.components
                           and frozenset({d}) not in self.blown_by]
+
+    def _fuses_blown_by(self, parts: set[str]) -> None:
+        """``parts``, found shorted by their own test, were repaired and the system still does not work: the fuses
+        a short across one of them (as many ohms as its test read) blows in the working system (simulated) are named
+        next (``fuses_after_shorted``; the current it drew blew them before it was repaired)."""
+        for part in sorted(parts):
+            ports = sorted(self.simulator.skeleton.components[part].ports) if part in self.simulator.skeleton.components else []
+            if len(ports) != 2:
+                continue
+            try:
+                across = ((part, ports[0]), (part, ports[1]), self.read_short[part])
+                result = self.simulator.simulate(NOMINAL.evolve(shorts=(across,)))
+            except SimulationError:
+                continue
+            for fuse in sorted({d.component for d in result.damage if self.part_types.get(d.component) == "Fuse"}):
+                if frozenset({fuse}) not in self.blown_by and fuse in self.components:
+                    self.blown_by.append(frozenset({fuse}))
 
     def _fuse_replaced(self, part: str) -> None:
         """A fuse a test found faulty was replaced and the system does not work yet: as after naming it (see
