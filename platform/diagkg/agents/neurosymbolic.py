@@ -341,7 +341,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
                 if (short := self._look_elsewhere()) is not None:
                     return short
                 continue
-            test = self._probe_dark() or self._best_test()
+            test = self._best_test()
             if test is not None:
                 self.last, self.last_test = Action(test.action, (test.component,)), test
                 self.executed.add((test.action, test.component))
@@ -512,7 +512,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             self.tried.discard(frozenset({part}))
             return
         self.partly_repaired = True
-        self._part_repaired(part)
+        self._fuse_replaced(part)
         if self.rebase:
             self._rebase({part})
         self.excluded.add(part)

@@ -87,10 +87,6 @@ class Shorts:
     readings: list[tuple[str, str, dict[str, Any]]]     # currents and voltages read before any repair
     read_short: dict[str, float]
     blown_by: list[frozenset[str]]
-    probed: set[str]
-    dark: set[str]
-    tests: dict[tuple[str, str], Test]
-    executed: set[tuple[str, str]]
 
     def _start_shorts(self, knowledge: Knowledge) -> None:
         """A short between two nodes: no test reveals one, and it is a fault of no part the dependencies
@@ -103,7 +99,6 @@ class Shorts:
         self.short_named = None         # the last part named as a short's end
         self.overcurrent = False        # a current read above the working system's, or a part starved
         self.starved, self.conducts, self.readings = set(), set(), []
-        self.probed: set[str] = set()       # the dark lamp whose ends' potentials were read (see _probe_dark)
         self.read_short: dict[str, float] = {}      # parts whose continuity (or diode test) read shorted: the ohms read
         self.blown_by: list[frozenset[str]] = []     # fuses a part found shorted and repaired blows: named next
 
@@ -129,30 +124,14 @@ class Shorts:
             self.conducts.add(part)
         if kind in ("continuity", "diode") and data.get("verdict") in ("short", "shorted"):
             self.read_short[part] = float(data.get("resistance") or SHORTED_OHMS)
-        if kind == "voltages" and part in self.dark & self.conducts and not self.partly_repaired:
-            self.probed.add(part)
-        if not (self.starved or self.probed) or self.partly_repaired or not self.settings.starved_shorts:
+        if not self.starved or self.partly_repaired or not self.settings.starved_shorts:
             return
         opens = self._opens_explaining()
         if opens:       # the fault is among them: evidence again with each reading they all give
             self.evidence.append(frozenset(opens))
             self.sources.append((part, True, frozenset(opens)))
-        elif self.starved & self.conducts or self.probed:
+        elif self.starved & self.conducts:
             self.overcurrent = True
-
-    def _probe_dark(self) -> Test | None:
-        """The one lamp seen out of place at the start, dark where the working system lights it, found conducting:
-        the potentials at its ends, read next (``probe_dark``)."""
-        if not self.settings.probe_dark or self.short_mode is None or self.partly_repaired or self.probed:
-            return None
-        lit, dark = self._lights_seen()
-        working = set(self.nominal.lit)
-        odd = (lit - working) | (dark & working)
-        if len(odd) != 1 or not odd <= dark & self.conducts & self.candidates:
-            return None
-        lamp = next(iter(odd))
-        return next((t for (a, c), t in sorted(self.tests.items()) if c == lamp and (a, c) not in self.executed
-                     and self.catalogue[a].observes == "voltages"), None)
 
     def _lights_seen(self) -> tuple[frozenset[str], frozenset[str]]:
         """The lamps seen lit and dark at the start."""
@@ -228,8 +207,7 @@ class Shorts:
         of does not explain them, a short between two nodes may."""
         if verdict == "wrong":
             self.overcurrent |= (self.settings.lit_past and self._lit_past()) or \
-                (self.settings.unexplained_shorts and bool(self.readings) and not self.partly_repaired
-                 and not self._opens_explaining())
+                (self.settings.unexplained_shorts and bool(self.readings) and not self._opens_explaining())
             return
         fuses = {p for p in data.get("actually_faulty", ()) if self.part_types.get(p) == "Fuse"}
         if fuses and data.get("works") is False and self.settings.blown_fuses:
