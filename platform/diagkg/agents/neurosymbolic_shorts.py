@@ -99,8 +99,8 @@ class Shorts:
         self.short_named = None         # the last part named as a short's end
         self.overcurrent = False        # a current read above the working system's, or a part starved
         self.starved, self.conducts, self.readings = set(), set(), []
-        self.read_short: dict[str, float] = {}      # parts whose continuity (or diode test) read shorted: the ohms read
-        self.blown_by: list[frozenset[str]] = []     # fuses a part found shorted and repaired blows: named next
+        self.read_short = {}            # parts whose continuity (or diode test) read shorted: the ohms read
+        self.blown_by = []              # what a short blew or damaged (see _fuses_blown_by, _short_cleared): named next
 
     def _reading(self, part: str, kind: str, data: Any, verdict: bool | None) -> None:
         """A test of ``part`` read (``kind``, its ``data`` and verdict): what it says of an open part or a
@@ -226,8 +226,7 @@ class Shorts:
         screen = self._screen()
         nodes = {n for n, ports in screen.nodes.items() if any(c in named for c, _ in ports)}
         damaged = {d for pair in self.short_pairs or [] if set(pair) & nodes for d in screen.damaged.get(pair, frozenset())}
-        self.blown_by += [frozenset({d}) for d in sorted(damaged - named) if d in self.components
-                          and frozenset({d}) not in self.blown_by]
+        self._name_next(damaged - named)
 
     def _fuses_blown_by(self, parts: set[str]) -> None:
         """``parts``, found shorted by their own test, were repaired and the system still does not work: the fuses
@@ -242,9 +241,11 @@ class Shorts:
                 result = self.simulator.simulate(NOMINAL.evolve(shorts=(across,)))
             except SimulationError:
                 continue
-            for fuse in sorted({d.component for d in result.damage if self.part_types.get(d.component) == "Fuse"}):
-                if frozenset({fuse}) not in self.blown_by and fuse in self.components:
-                    self.blown_by.append(frozenset({fuse}))
+            self._name_next({d.component for d in result.damage if self.part_types.get(d.component) == "Fuse"})
+
+    def _name_next(self, parts: set[str]) -> None:
+        """Queue each of ``parts`` still in the system, alone, to be named next (:attr:`blown_by`), once."""
+        self.blown_by += [frozenset({p}) for p in sorted(parts) if p in self.components and frozenset({p}) not in self.blown_by]
 
     def _fuse_replaced(self, part: str) -> None:
         """A fuse a test found faulty was replaced and the system does not work yet: as after naming it (see
@@ -260,14 +261,17 @@ class Shorts:
         left aside and the plan made again from what is left. Not while a current or voltage read is what the opening
         of some of them gives and a test of theirs is left (``opens_hold``): those are the candidates, and what the
         tests left of their faults, however unlikely the catalogue makes it (a cable broken inside), is tested."""
-        if self.settings.opens_hold and self.readings and (held := self.candidates & self._opens_explaining()):
+        hold = self.settings.opens_hold and bool(self.readings)
+        seek = self.settings.unexplained_shorts and not self.overcurrent and self.anomaly_seen
+        opens = self._opens_explaining() if hold or seek else set()       # (one simulation per part: worked out once)
+        if hold and (held := self.candidates & opens):
             kept = self.candidates, self.plan
             self.candidates, self.plan = held, {(c, m) for c, m in self.plan if c in held}
             if self._best_test() is not None:
                 self.formed[frozenset(held)] = 0.0      # (a share of nothing is taken as whole)
                 return None
             self.candidates, self.plan = kept
-        if self.settings.unexplained_shorts and not self.overcurrent and self.anomaly_seen and not self._opens_explaining():
+        if seek and not opens:
             self.overcurrent = True
             if (short := self._short_suspect()) is not None:
                 self.last = short
