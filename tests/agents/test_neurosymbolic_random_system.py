@@ -111,14 +111,16 @@ def _run(store, scenario: str, **config):
 
 
 def test_a_starved_part_that_conducts_points_to_a_short_across_it(store):
-    result, rounds = _run(store, "PORCH.1")
+    # (the dark lamp's potentials, read first by default, find this short too: see test_neurosymbolic_probe_dark.py)
+    assert _run(store, "PORCH.1")[0].end in SOLVED
+    result, rounds = _run(store, "PORCH.1", probe_dark=False)
     assert result.end in SOLVED, rounds
     first = next(n for n, r in enumerate(rounds) if r.get("suspects"))
     tests = [(r["action"]["action"], r["action"]["targets"][0]) for r in rounds[:first]]
     # a part read starved and conducting before anything was named: the lamp, or the resistor across it
     assert any(("measure_current", p) in tests and ("test_continuity", p) in tests for p in ("bulb10", "r9")), tests
     assert set(rounds[-1]["suspects"]) & {"bulb10", "r9"}          # an end of the short across the small bulb
-    off, _ = _run(store, "PORCH.1", starved_shorts=False)
+    off, _ = _run(store, "PORCH.1", starved_shorts=False, probe_dark=False)
     assert off.end not in SOLVED          # without it, the rest of the system is measured until the rounds run out
 
 
@@ -205,5 +207,26 @@ def test_a_short_no_opened_part_explains_is_sought_once_the_candidates_are_used_
                                keep_ledger=False).end in SOLVED for n in numbers)
 
     assert len(numbers) == 13
-    before, after = solved(unexplained_shorts=False), solved()
+    before, after = solved(unexplained_shorts=False, probe_dark=False), solved(probe_dark=False)
     assert after >= 12 and before <= after - 3, (before, after)      # 8 and 12; 11 when only a wrong naming was the sign
+    # the dark lamp's potentials read first (probe_dark, on by default) find every one of these shorts, without the rule too
+    assert solved() == solved(unexplained_shorts=False) == 13
+
+
+@pytest.mark.parametrize("number", [205, 211])
+def test_once_a_shorts_end_is_repaired_the_fuse_a_short_there_blew_is_named(tmp_path, number):
+    """A short from the 4 V supply's positive terminal to the 47 Ω bulb's supply end blows the 5 A fuse before
+    it. The dark bulb's potentials read 4 V at that end, and a short upstream of the fuse, which damages nothing,
+    gives them too: only such shorts were suspected. Once an end of the short (the 4 V battery, or its cable) is
+    named and found faulty, what the shorts ending there damage is named next, those that damage something among
+    them (``short_damage`` with ``damaging_shorts``): the fuse. Before, the fuse was never named and the rounds
+    ran out."""
+    store = with_generated(tmp_path, "porch_two", _second_system(), frozenset({"ShortBetweenNodes"}))
+    scenario = ScenarioCatalog(store).resolve(number)
+    assert scenario.faults[0].mode == "ShortBetweenNodes" and "fuse7" in scenario.faulty
+    named: list[tuple[str, ...]] = []
+    result = run_session(number, NeuroSymbolic(), store=store, seed=0, record=False, keep_ledger=False,
+                         on_round=lambda r: named.append(tuple(r.to_dict().get("suspects") or ())))
+    named = [s for s in named if s]
+    assert result.end == "success" and named[-1] == ("fuse7",), named
+    assert set(named[-2]) & {"bat10", "cable11"}        # right after the short's end

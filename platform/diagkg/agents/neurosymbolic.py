@@ -341,7 +341,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
                 if (short := self._look_elsewhere()) is not None:
                     return short
                 continue
-            test = self._best_test()
+            test = self._probe_dark() or self._best_test()
             if test is not None:
                 self.last, self.last_test = Action(test.action, (test.component,)), test
                 self.executed.add((test.action, test.component))
@@ -480,7 +480,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
                 reach = {test.component} | (self.deps.get(test.component, set()) & self.components) | \
                     {c for c in self.components if module is not None and self.module_of.get(c) == module}
             implicated = self._anomalous_if(test)
-            if verdict or not held or kind == "visual":      # (held: a reading right is a moment)
+            # (held: a reading right is a moment; the dark lamp's potentials speak of what cuts it off: _probe_dark)
+            if (verdict or not held or kind == "visual") and not (verdict and test.component in self.probed):
                 self._add_evidence(test.component, anomalous=verdict, reach=reach)
             if not verdict:
                 own = set(test.modes)
@@ -512,7 +513,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             self.tried.discard(frozenset({part}))
             return
         self.partly_repaired = True
-        self._fuse_replaced(part)
+        self._part_repaired(part)
         if self.rebase:
             self._rebase({part})
         self.excluded.add(part)

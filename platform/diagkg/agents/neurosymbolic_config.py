@@ -110,8 +110,12 @@ class NeuroSymbolicConfig(Settings):
     # blows (simulated on the working system) are named next
     fuses_after_shorted: bool = True
     # a part named as a short's end found faulty, the system still not working: no more short suspects; what the
-    # shorts ending on it damage (a fuse blown, as the screen found) is named next
+    # shorts ending on it damage (a fuse blown, as the screen found) is named next, among them those that damage
+    # something and give the readings (with damaging_shorts), whichever were suspected
     short_damage: bool = True
+    # the one lamp seen out of place, dark where the working system lights it, found conducting: the potentials at its
+    # ends are read next; once no part cut off at one end gives them, the parts a short may end on are named
+    probe_dark: bool = True
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True
     dark_currents: bool = False        # measure the current through a lamp seen dark (none flows: it tells nothing)

@@ -74,6 +74,19 @@ class Repairs(Shorts):
             self.look_again += [c for c in found if c not in self.look_again]
         if self.settings.fuses_after_shorted and data.get("works") is False:
             self._fuses_blown_by(set(data.get("actually_faulty", ())) & set(self.read_short))
+        self._drop_probe()
+
+    def _part_repaired(self, part: str) -> None:
+        """``part`` repaired by the catalogue's repair, the system not working yet: a fuse counts as blown again
+        (:meth:`_fuse_replaced`), and what the dark lamp's potentials said goes (:meth:`_drop_probe`)."""
+        self._fuse_replaced(part)
+        self._drop_probe()
+
+    def _drop_probe(self) -> None:
+        """A repair helped only partly: the dark lamp's potentials (:meth:`_probe_dark`) were read with that fault in
+        place, and are no evidence now."""
+        if self.probed:
+            self._drop_evidence(lambda part, anomalous, implicated: part in self.probed)
 
     def _first_named(self, queue: list[frozenset[str]], why: Callable[[frozenset[str]], str]) -> Hypothesis | None:
         """The first diagnosis of ``queue`` (taken off it, with those before it) not tried yet and clear of the

@@ -87,6 +87,10 @@ class Shorts:
     readings: list[tuple[str, str, dict[str, Any]]]     # currents and voltages read before any repair
     read_short: dict[str, float]
     blown_by: list[frozenset[str]]
+    probed: set[str]
+    dark: set[str]
+    tests: dict[tuple[str, str], Test]
+    executed: set[tuple[str, str]]
 
     def _start_shorts(self, knowledge: Knowledge) -> None:
         """A short between two nodes: no test reveals one, and it is a fault of no part the dependencies
@@ -99,6 +103,7 @@ class Shorts:
         self.short_named = None         # the last part named as a short's end
         self.overcurrent = False        # a current read above the working system's, or a part starved
         self.starved, self.conducts, self.readings = set(), set(), []
+        self.probed: set[str] = set()       # the dark lamp whose ends' potentials were read (see _probe_dark)
         self.read_short = {}            # parts whose continuity (or diode test) read shorted: the ohms read
         self.blown_by = []              # what a short blew or damaged (see _fuses_blown_by, _short_cleared): named next
 
@@ -124,14 +129,30 @@ class Shorts:
             self.conducts.add(part)
         if kind in ("continuity", "diode") and data.get("verdict") in ("short", "shorted"):
             self.read_short[part] = float(data.get("resistance") or SHORTED_OHMS)
-        if not self.starved or self.partly_repaired or not self.settings.starved_shorts:
+        if kind == "voltages" and part in self.dark & self.conducts and not self.partly_repaired:
+            self.probed.add(part)
+        if not (self.starved or self.probed) or self.partly_repaired or not self.settings.starved_shorts:
             return
         opens = self._opens_explaining()
         if opens:       # the fault is among them: evidence again with each reading they all give
             self.evidence.append(frozenset(opens))
             self.sources.append((part, True, frozenset(opens)))
-        elif self.starved & self.conducts:
+        elif self.starved & self.conducts or self.probed:
             self.overcurrent = True
+
+    def _probe_dark(self) -> Test | None:
+        """The one lamp seen out of place at the start, dark where the working system lights it, found conducting:
+        the potentials at its ends, read next (``probe_dark``)."""
+        if not self.settings.probe_dark or self.short_mode is None or self.partly_repaired or self.probed:
+            return None
+        lit, dark = self._lights_seen()
+        working = set(self.nominal.lit)
+        odd = (lit - working) | (dark & working)
+        if len(odd) != 1 or not odd <= dark & self.conducts & self.candidates:
+            return None
+        lamp = next(iter(odd))
+        return next((t for (a, c), t in sorted(self.tests.items()) if c == lamp and (a, c) not in self.executed
+                     and self.catalogue[a].observes == "voltages"), None)
 
     def _lights_seen(self) -> tuple[frozenset[str], frozenset[str]]:
         """The lamps seen lit and dark at the start."""
@@ -207,7 +228,8 @@ class Shorts:
         of does not explain them, a short between two nodes may."""
         if verdict == "wrong":
             self.overcurrent |= (self.settings.lit_past and self._lit_past()) or \
-                (self.settings.unexplained_shorts and bool(self.readings) and not self._opens_explaining())
+                (self.settings.unexplained_shorts and bool(self.readings) and not self.partly_repaired
+                 and not self._opens_explaining())
             return
         fuses = {p for p in data.get("actually_faulty", ()) if self.part_types.get(p) == "Fuse"}
         if fuses and data.get("works") is False and self.settings.blown_fuses:
@@ -221,11 +243,18 @@ class Shorts:
     def _short_cleared(self, named: frozenset[str]) -> None:
         """A part named as a short's end was found faulty (its repair cleared the short) and the system still does
         not work (``short_damage``): no more short suspects; what the shorts it may have ended (those left that
-        end on it) damage in the working system, as the screen found, is named next."""
+        end on it) damage in the working system, as the screen found, is named next. With ``damaging_shorts``, so
+        is what any short ending there damages that shows the lights seen and gives the readings: the suspects may
+        have been only those that damage nothing, and the short there was not one of them (the readings were
+        taken with a fuse it blew open, and a short beside it, upstream of the fuse, gives them too)."""
         self.overcurrent = False
         screen = self._screen()
         nodes = {n for n, ports in screen.nodes.items() if any(c in named for c, _ in ports)}
-        damaged = {d for pair in self.short_pairs or [] if set(pair) & nodes for d in screen.damaged.get(pair, frozenset())}
+        pairs = list(self.short_pairs or [])
+        if self.settings.damaging_shorts:       # the short there may have been one that damaged something: any that agrees
+            lit, dark = self._lights_seen()
+            pairs += self._agreeing(screen, [p for p in screen.showing(lit, dark, damaging=True) if set(p) & nodes])
+        damaged = {d for pair in pairs if set(pair) & nodes for d in screen.damaged.get(pair, frozenset())}
         self._name_next(damaged - named)
 
     def _fuses_blown_by(self, parts: set[str]) -> None:
@@ -306,6 +335,11 @@ class Shorts:
         self.overcurrent = self.anomaly_seen = True
         return True
 
+    def _agreeing(self, screen: ShortScreen, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Those of the screen's short ``pairs`` (of its nodes) that give every current and voltage read so far."""
+        return [(a, b) for a, b in pairs if self._agrees(self._shorted(screen.nodes[a][0], screen.nodes[b][0]))] \
+            if self.readings else pairs
+
     def _short_suspect(self) -> Hypothesis | None:
         """The next part a short between two nodes may end on, among the shorts that show the lights seen
         at the start (:func:`~diagkg.agents.neurosymbolic_knowledge.short_screen`, worked out when first
@@ -321,16 +355,11 @@ class Shorts:
         screen = self._screen()
         if self.short_pairs is None:
             lit, dark = self._lights_seen()
-            def agreeing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-                # … and every current and voltage read so far (before any repair)
-                return [(a, b) for a, b in pairs if self._agrees(self._shorted(screen.nodes[a][0], screen.nodes[b][0]))] \
-                    if self.readings else pairs
-
-            pairs = agreeing(screen.showing(lit, dark, frozenset(self.blown)))
+            pairs = self._agreeing(screen, screen.showing(lit, dark, frozenset(self.blown)))
             if not pairs and not self.blown and self.settings.damaging_shorts:
                 # none that damages nothing (and gives the readings): one that damaged something on its way to the
                 # lights seen (a fuse it blew reads no current)
-                pairs = agreeing(screen.showing(lit, dark, damaging=True))
+                pairs = self._agreeing(screen, screen.showing(lit, dark, damaging=True))
             self.short_pairs = pairs
         # the placements left: none on a part named already (naming either end of a short clears it); a part
         # only set aside (its own faults ruled out, the candidates used up) may still be an end
