@@ -7,7 +7,8 @@ and of readings an opened part would give: :class:`Shorts`, a mixin that reads t
   and no part that opened explains that, or a naming is judged wrong (or the candidates are used up)
   where a bulb is lit that the working system keeps dark or no part that opened explains the readings,
   the parts a short that shows the lights seen, and gives every current and voltage read so far, may end
-  on are named, the most placements left per minute of naming first (:meth:`Shorts._short_suspect`).
+  on are named, the most placements left per minute of naming first (:meth:`Shorts._short_suspect`), after
+  the potentials at a part's ends that tell the pairs of nodes apart, where that pays (:meth:`Shorts._short_split`).
   Where opening a part explains it, those parts are evidence (:meth:`Shorts._opens_explaining`), and hold
   the candidates while a test of theirs is left (:meth:`Shorts._look_elsewhere`).
 * **What a short damaged.** A fuse replaced or named that does not bring the system back may be blown
@@ -91,6 +92,7 @@ class Shorts:
     dark: set[str]
     tests: dict[tuple[str, str], Test]
     executed: set[tuple[str, str]]
+    last_test: Test | None
 
     def _start_shorts(self, knowledge: Knowledge) -> None:
         """A short between two nodes: no test reveals one, and it is a fault of no part the dependencies
@@ -340,6 +342,102 @@ class Shorts:
         return [(a, b) for a, b in pairs if self._agrees(self._shorted(screen.nodes[a][0], screen.nodes[b][0]))] \
             if self.readings else pairs
 
+    def _suspected_pairs(self, screen: ShortScreen) -> list[tuple[int, int]]:
+        """The pairs of nodes a short between which shows the lights seen at the start and gives every current and
+        voltage read (:attr:`short_pairs`, worked out again after each reading)."""
+        if self.short_pairs is None:
+            lit, dark = self._lights_seen()
+            pairs = self._agreeing(screen, screen.showing(lit, dark, frozenset(self.blown)))
+            if not pairs and not self.blown and self.settings.damaging_shorts:
+                # none that damages nothing (and gives the readings): one that damaged something on its way to the
+                # lights seen (a fuse it blew reads no current)
+                pairs = self._agreeing(screen, screen.showing(lit, dark, damaging=True))
+            self.short_pairs = pairs
+        return self.short_pairs
+
+    def _short_split(self) -> Action | None:
+        """Before the next short suspect is named (``short_split``): the potentials at the ends of a part, when
+        reading them is expected to cost less than it saves. Each pair of nodes a short may join is simulated
+        (the working system with that short); a reading groups the pairs by the potentials it would show there,
+        and after it only the suspects of its group are named. Taken when its minutes (a round's included) and
+        those of naming the suspects of the group it reads, weighed by each group's placements, come below
+        naming them all now (:meth:`_naming_minutes`); never with two rounds left or fewer."""
+        if not self.settings.short_split or self.renew or not self.settings.shorts or self.short_mode is None or \
+                not self.anomaly_seen or self.flickering or self._rounds_left() <= 2:
+            return None
+        screen = self._screen()
+        named = frozenset(c for key in self.tried for c in key)
+        ends = {n: [c for c, _ in screen.nodes[n] if c not in named] for pair in self._suspected_pairs(screen) for n in pair}
+        pairs = [(a, b) for a, b in self.short_pairs or [] if ends[a] and ends[b]]
+        if len(pairs) < 2:
+            return None
+        weight = {(a, b): float(len(ends[a]) * len(ends[b])) for a, b in pairs}
+        total = sum(weight.values())
+        best, least = None, self._naming_minutes(pairs, ends)
+        shorted = {(a, b): self._shorted(screen.nodes[a][0], screen.nodes[b][0]) for a, b in pairs}
+        known: dict[frozenset[tuple[int, int]], float] = {}
+
+        def naming(rest: frozenset[tuple[int, int]]) -> float:
+            if rest not in known:
+                known[rest] = self._naming_minutes(sorted(rest), ends)
+            return known[rest]
+
+        for (action, part), test in sorted(self.tests.items()):
+            if (action, part) in self.executed or part not in self.components or self.catalogue[action].observes != "voltages":
+                continue
+            seen = {pair: self._potentials(shorted[pair], part) for pair in pairs}
+            # what is left once the potentials are read, the short being each pair in turn: the pairs that agree with it
+            left = {pair: frozenset(q for q in pairs if self._alike(seen[pair], seen[q])) for pair in pairs}
+            if all(len(rest) == len(pairs) for rest in left.values()):
+                continue
+            minutes = test.cost + self.settings.round_minutes + sum(
+                weight[pair] / total * naming(rest) for pair, rest in left.items())
+            if minutes < least:
+                best, least = test, minutes
+        if best is None:
+            return None
+        self.last_test = best
+        self.executed.add((best.action, best.component))
+        return Action(best.action, (best.component,))
+
+    @staticmethod
+    def _potentials(result: SimulationResult | None, part: str) -> dict[str, float | None] | None:
+        """The potentials at the ends of ``part`` in ``result`` (None: no solution, or no such part)."""
+        there = result.components.get(part) if result is not None else None
+        return None if there is None else dict(there.port_v)
+
+    @staticmethod
+    def _alike(a: dict[str, float | None] | None, b: dict[str, float | None] | None) -> bool:
+        """Whether two sets of potentials read the same, within the tolerance a reading is judged by."""
+        if a is None or b is None:
+            return a is b
+        return a.keys() == b.keys() and all(
+            (a[k] is None) == (b[k] is None) and (a[k] is None or abs(float(a[k] or 0) - float(b[k] or 0)) <= VOLTAGE_TOLERANCE)
+            for k in a)
+
+    def _naming_minutes(self, pairs: list[tuple[int, int]], ends: dict[int, list[str]]) -> float:
+        """The minutes expected to clear a short between one of ``pairs`` of nodes (each placement, one port of each
+        node's ``ends``, alike) by naming the parts it may end on one by one, the most placements per minute first:
+        each naming's minutes (a round's included) weighed by the share of placements not cleared before it."""
+        def price(part: str) -> float:
+            return naming_floor(self.catalogue, self.part_types.get(part, "")) + self.settings.round_minutes
+
+        count: dict[str, float] = {}
+        for a, b in pairs:
+            for here, there in ((a, b), (b, a)):
+                for part in ends[here]:
+                    count[part] = count.get(part, 0.0) + len(ends[there])
+        order = sorted((c for c in count if c in self.components), key=lambda c: (-count[c] / price(c), c))
+        total = sum(len(ends[a]) * len(ends[b]) for a, b in pairs)
+        minutes, chosen = 0.0, set()
+        for part in order:
+            left = sum(sum(c not in chosen for c in ends[a]) * sum(c not in chosen for c in ends[b]) for a, b in pairs)
+            if not left:
+                break
+            minutes += left / total * price(part)
+            chosen.add(part)
+        return minutes
+
     def _short_suspect(self) -> Hypothesis | None:
         """The next part a short between two nodes may end on, among the shorts that show the lights seen
         at the start (:func:`~diagkg.agents.neurosymbolic_knowledge.short_screen`, worked out when first
@@ -353,18 +451,11 @@ class Shorts:
         if not self.settings.shorts or self.short_mode is None or not self.anomaly_seen or self.flickering:
             return None
         screen = self._screen()
-        if self.short_pairs is None:
-            lit, dark = self._lights_seen()
-            pairs = self._agreeing(screen, screen.showing(lit, dark, frozenset(self.blown)))
-            if not pairs and not self.blown and self.settings.damaging_shorts:
-                # none that damages nothing (and gives the readings): one that damaged something on its way to the
-                # lights seen (a fuse it blew reads no current)
-                pairs = self._agreeing(screen, screen.showing(lit, dark, damaging=True))
-            self.short_pairs = pairs
+        pairs = self._suspected_pairs(screen)
         # the placements left: none on a part named already (naming either end of a short clears it); a part
         # only set aside (its own faults ruled out, the candidates used up) may still be an end
         named = frozenset(c for key in self.tried for c in key)
-        weighed = [(c, w) for c, w in screen.weigh(self.short_pairs, named) if c in self.components]
+        weighed = [(c, w) for c, w in screen.weigh(pairs, named) if c in self.components]
         if self.settings.short_by_cost:
             # per minute of naming (a round's minutes included), unless that finds the short less surely in the
             # rounds left (a fuse it blew is named again after it)
@@ -373,7 +464,7 @@ class Shorts:
             rounds = self._rounds_left() - bool(self.blown)
 
             def chance(order: list[tuple[str, float]]) -> float:
-                return screen.covered(self.short_pairs or [], frozenset(c for c, _ in order[:rounds]), named)
+                return screen.covered(pairs, frozenset(c for c, _ in order[:rounds]), named)
 
             weighed = by_cost if chance(by_cost) >= chance(weighed) - 1e-9 else weighed
         for part, _ in weighed:
