@@ -358,10 +358,10 @@ class Shorts:
     def _short_split(self) -> Action | None:
         """Before the next short suspect is named (``short_split``): the potentials at the ends of a part, when
         reading them is expected to cost less than it saves. Each pair of nodes a short may join is simulated
-        (the working system with that short); a reading groups the pairs by the potentials it would show there,
-        and after it only the suspects of its group are named. Taken when its minutes (a round's included) and
-        those of naming the suspects of the group it reads, weighed by each group's placements, come below
-        naming them all now (:meth:`_naming_minutes`); never with two rounds left or fewer."""
+        (the working system with that short); were the short each pair in turn, the reading would leave the pairs
+        whose potentials there agree with that pair's (:meth:`_alike`). Taken when its minutes (a round's
+        included) and those of naming the suspects of what it leaves, weighed by each pair's placements, come
+        below naming them all now (:meth:`_naming_minutes`); never with two rounds left or fewer."""
         if not self.settings.short_split or self.renew or not self.settings.shorts or self.short_mode is None or \
                 not self.anomaly_seen or self.flickering or self._rounds_left() <= 2:
             return None
