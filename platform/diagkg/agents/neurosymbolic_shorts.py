@@ -8,7 +8,8 @@ and of readings an opened part would give: :class:`Shorts`, a mixin that reads t
   where a bulb is lit that the working system keeps dark or no part that opened explains the readings,
   the parts a short that shows the lights seen, and gives every current and voltage read so far, may end
   on are named, the most placements left per minute of naming first (:meth:`Shorts._short_suspect`), after
-  the potentials at a part's ends that tell the pairs of nodes apart, where that pays (:meth:`Shorts._short_split`).
+  a reading (a part's potentials or current) that tells the pairs of nodes apart, where that pays
+  (:meth:`Shorts._short_split`).
   Where opening a part explains it, those parts are evidence (:meth:`Shorts._opens_explaining`), and hold
   the candidates while a test of theirs is left (:meth:`Shorts._look_elsewhere`).
 * **What a short damaged.** A fuse replaced or named that does not bring the system back may be blown
@@ -36,6 +37,7 @@ from .neurosymbolic_knowledge import Knowledge, ShortScreen, Test, short_screen
 SHORTED_OHMS = 0.001         # a part a diode test read shorted (no ohms read), simulated (see Shorts._fuses_blown_by)
 
 VOLTAGE_TOLERANCE = 0.5      # volts
+SPLIT_KINDS = ("voltages", "current")      # the readings that may tell short suspects apart (see Shorts._short_split)
 CURRENT_TOLERANCE = 0.1      # relative
 
 
@@ -356,10 +358,10 @@ class Shorts:
         return self.short_pairs
 
     def _short_split(self) -> Action | None:
-        """Before the next short suspect is named (``short_split``): the potentials at the ends of a part, when
-        reading them is expected to cost less than it saves. Each pair of nodes a short may join is simulated
-        (the working system with that short); were the short each pair in turn, the reading would leave the pairs
-        whose potentials there agree with that pair's (:meth:`_alike`). Taken when its minutes (a round's
+        """Before the next short suspect is named (``short_split``): the potentials at the ends of a part, or the
+        current through it, when reading them is expected to cost less than it saves. Each pair of nodes a short
+        may join is simulated (the working system with that short); were the short each pair in turn, the reading
+        would leave the pairs that give the same reading there (:meth:`_alike`). Taken when its minutes (a round's
         included) and those of naming the suspects of what it leaves, weighed by each pair's placements, come
         below naming them all now (:meth:`_naming_minutes`); never with two rounds left or fewer."""
         if not self.settings.short_split or self.renew or not self.settings.shorts or self.short_mode is None or \
@@ -383,10 +385,11 @@ class Shorts:
             return known[rest]
 
         for (action, part), test in sorted(self.tests.items()):
-            if (action, part) in self.executed or part not in self.components or self.catalogue[action].observes != "voltages":
+            kind = self.catalogue[action].observes
+            if (action, part) in self.executed or part not in self.components or kind not in SPLIT_KINDS:
                 continue
-            seen = {pair: self._potentials(shorted[pair], part) for pair in pairs}
-            # what is left once the potentials are read, the short being each pair in turn: the pairs that agree with it
+            seen = {pair: self._predicted(shorted[pair], part, kind) for pair in pairs}
+            # what is left once it is read, the short being each pair in turn: the pairs that agree with it
             left = {pair: frozenset(q for q in pairs if self._alike(seen[pair], seen[q])) for pair in pairs}
             if all(len(rest) == len(pairs) for rest in left.values()):
                 continue
@@ -401,16 +404,21 @@ class Shorts:
         return Action(best.action, (best.component,))
 
     @staticmethod
-    def _potentials(result: SimulationResult | None, part: str) -> dict[str, float | None] | None:
-        """The potentials at the ends of ``part`` in ``result`` (None: no solution, or no such part)."""
+    def _predicted(result: SimulationResult | None, part: str, kind: str) -> dict[str, float | None] | float | None:
+        """What reading ``kind`` of ``part`` gives in ``result``: the potentials at its ends, or the current
+        through it (None: no solution, or no such part)."""
         there = result.components.get(part) if result is not None else None
-        return None if there is None else dict(there.port_v)
+        if there is None:
+            return None
+        return abs(there.current) if kind == "current" else dict(there.port_v)
 
     @staticmethod
-    def _alike(a: dict[str, float | None] | None, b: dict[str, float | None] | None) -> bool:
-        """Whether two sets of potentials read the same, within the tolerance a reading is judged by."""
+    def _alike(a: dict[str, float | None] | float | None, b: dict[str, float | None] | float | None) -> bool:
+        """Whether two readings read the same, within the tolerances a reading is judged by."""
         if a is None or b is None:
             return a is b
+        if isinstance(a, float) or isinstance(b, float):
+            return isinstance(a, float) and isinstance(b, float) and not current_off(a, b)
         return a.keys() == b.keys() and all(
             (a[k] is None) == (b[k] is None) and (a[k] is None or abs(float(a[k] or 0) - float(b[k] or 0)) <= VOLTAGE_TOLERANCE)
             for k in a)
