@@ -399,9 +399,9 @@ class Shorts:
                 best, least = test, minutes
         if best is None:
             return None
-        self.last_test = best
+        self.last, self.last_test = Action(best.action, (best.component,)), best
         self.executed.add((best.action, best.component))
-        return Action(best.action, (best.component,))
+        return self.last
 
     @staticmethod
     def _predicted(result: SimulationResult | None, part: str, kind: str) -> dict[str, float | None] | float | None:
