@@ -1,12 +1,13 @@
-"""A reading that tells the short suspects apart (issue 30). Once a short between two nodes is suspected, the neuro-
-symbolic assistant names the parts it may end on, the most placements per minute first. Where the pairs of nodes it
-may join are many and their ends many, that is a long list: on ``unwritten_2_39`` of the random systems nobody on
-the team wrote, a short from the 22 Ω bulb of the 18 V loop to the 220 Ω bulb of the 8 V loop took seven namings
-(730 min). Now, before a suspect is named, the potentials at a part's ends (or the current through it) are read when
-the pairs of nodes give them apart and reading them is expected to cost less than it saves (``short_split``): each
-pair is simulated, and what is left after the reading is named. The system is written here, in that system's shape:
-a 16 V loop of two bulbs; an 18 V loop through two fuses, a resistor and a string of a bulb, an LED and a switch in
-parallel with two bulbs, then a 220 Ω bulb; an 8 V loop of three bulbs and a cable across a 330 Ω resistor."""
+"""A reading that tells the short suspects apart (issue 30). Once a short between two nodes is suspected, the
+neuro-symbolic assistant names the parts it may end on, the most placements per minute first. Where the pairs of
+nodes it may join are many and their ends many, that is a long list: on ``unwritten_2_39`` of the random systems
+nobody on the team wrote, a short from the 22 Ω bulb of the 18 V loop to the 220 Ω bulb of the 8 V loop took seven
+namings (730 min). Now, before a suspect is named, the potentials at a part's ends (or the current through it) are
+read when the pairs of nodes give them apart and reading them is expected to cost less than it saves
+(``short_split``): each pair is simulated, and what is left after the reading is named. The system is written here,
+in that system's shape: a 16 V loop of two bulbs; an 18 V loop through two fuses, a resistor and a string of a bulb,
+an LED and a switch in parallel with two bulbs, then a 220 Ω bulb; an 8 V loop of three bulbs and a cable across a
+330 Ω resistor."""
 
 from __future__ import annotations
 
