@@ -116,8 +116,8 @@ class NeuroSymbolicConfig(Settings):
     # the one lamp seen out of place, dark where the working system lights it, found conducting: the potentials at its
     # ends are read next; once no part cut off at one end gives them, the parts a short may end on are named
     probe_dark: bool = True
-    # before the next short suspect is named: the potentials at a part's ends, when the pairs of nodes the short may
-    # join give them apart and reading them is expected to cost less than it saves
+    # before the next short suspect is named: the potentials at a part's ends, or the current through it, when the
+    # pairs of nodes the short may join give them apart and reading them is expected to cost less than it saves
     short_split: bool = True
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True
