@@ -259,25 +259,35 @@ class ShortScreen:
         between one port of each of its nodes, each placement alike, so a part weighs the placements it is
         an end of among those of every pair; none on a part of ``without`` (named already: naming either
         end of a short clears it, so those placements are ruled out)."""
-        weight: dict[str, float] = {}
-        total = 0.0
-        for a, b in pairs:
-            ends = {x: self._ends(x, without) for x in (a, b)}
-            total += len(ends[a]) * len(ends[b])
-            for here, there in ((a, b), (b, a)):
-                for cid in ends[here]:
-                    weight[cid] = weight.get(cid, 0.0) + len(ends[there])
-        return sorted(((c, w / total) for c, w in weight.items() if w), key=lambda cw: (-cw[1], cw[0]))
+        total = float(sum(self.placements(a, b, without) for a, b in pairs))
+        return sorted(((c, w / total) for c, w in self.ending(pairs, without).items() if w), key=lambda cw: (-cw[1], cw[0]))
 
     def covered(self, pairs: list[tuple[int, int]], parts: frozenset[str], without: frozenset[str] = frozenset()) -> float:
         """The share of the placements of a short between one of ``pairs`` of nodes (none on a part of
         ``without``) that naming ``parts`` clears (those with an end on one of them)."""
-        total = hit = 0
+        total = sum(self.placements(a, b, without) for a, b in pairs)
+        return (total - self.uncleared(pairs, parts, without)) / total if total else 0.0
+
+    def placements(self, a: int, b: int, without: frozenset[str] = frozenset()) -> int:
+        """The placements of a short between nodes ``a`` and ``b``: a port of each, none on a part of ``without``."""
+        return len(self._ends(a, without)) * len(self._ends(b, without))
+
+    def ending(self, pairs: list[tuple[int, int]], without: frozenset[str] = frozenset()) -> dict[str, int]:
+        """Per part (none of ``without``), the placements of a short between one of ``pairs`` of nodes it is an end of."""
+        count: dict[str, int] = {}
         for a, b in pairs:
-            here, there = self._ends(a, without), self._ends(b, without)
-            total += len(here) * len(there)
-            hit += sum(x in parts or y in parts for x in here for y in there)
-        return hit / total if total else 0.0
+            for here, there in ((a, b), (b, a)):
+                others = len(self._ends(there, without))
+                for cid in self._ends(here, without):
+                    count[cid] = count.get(cid, 0) + others
+        return count
+
+    def uncleared(self, pairs: list[tuple[int, int]], parts: frozenset[str] | set[str],
+                  without: frozenset[str] = frozenset()) -> int:
+        """The placements of a short between one of ``pairs`` of nodes (none on a part of ``without``) with no end on
+        one of ``parts``: those naming them leaves."""
+        return sum(sum(c not in parts for c in self._ends(a, without)) * sum(c not in parts for c in self._ends(b, without))
+                   for a, b in pairs)
 
     def _ends(self, node: int, without: frozenset[str]) -> list[str]:
         """The parts with a port on ``node`` (one entry per port), but those of ``without``."""

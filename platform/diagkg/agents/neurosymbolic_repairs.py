@@ -55,9 +55,6 @@ class Repairs(Shorts):
     aside: list[str]                 # of those, the ones set aside (they do not keep the main lamps dark)
     unrepairable: set[str]           # parts whose repair was refused (named instead)
     _explains_all: Callable[[str], bool]
-    last_test: Test | None
-    tests: dict[tuple[str, str], Test]
-    executed: set[tuple[str, str]]
     look_again: list[str]            # cables a partial naming repaired, to inspect next (see _after_partial)
     just_repaired: set[str]          # … and every such cable so far (see _crossed)
     partners: list[frozenset[str]]   # a cable whose end an inspection found beside one of those: named next
@@ -204,8 +201,7 @@ class Repairs(Shorts):
         between two nodes may end on (``last_shorts``: as when no part cut off at one end explains what was seen);
         None when there is none of those either."""
         if not self.aside:
-            lit, dark = self._lights_seen()
-            if self.settings.last_shorts and not self.overcurrent and (lit - set(self.nominal.lit) or dark & set(self.nominal.lit)):
+            if self.settings.last_shorts and not self.overcurrent and self._out_of_place():
                 self.overcurrent = self.anomaly_seen = True      # the lamps seen at the start are the anomaly
                 return self._short_suspect()
             return None

@@ -41,6 +41,13 @@ SPLIT_KINDS = ("voltages", "current")      # the readings that may tell short su
 CURRENT_TOLERANCE = 0.1      # relative
 
 
+def potential_off(read: float | None, expected: float | None) -> bool:
+    """Whether a potential read (``read``, V; None: no potential, an end off) is off the one a circuit gives
+    (``expected``): one is missing where the other is not, or they differ by more than :data:`VOLTAGE_TOLERANCE`."""
+    return (read is None) != (expected is None) or \
+        (read is not None and expected is not None and abs(read - expected) > VOLTAGE_TOLERANCE)
+
+
 def current_off(measured: float, expected: float) -> bool:
     """Whether a current read (``measured``, A) is off the one a circuit gives (``expected``): by more than
     :data:`CURRENT_TOLERANCE` of it (of a milliampere at least), whichever way it flows."""
@@ -149,9 +156,8 @@ class Shorts:
         the potentials at its ends, read next (``probe_dark``)."""
         if not self.settings.probe_dark or self.short_mode is None or self.partly_repaired or self.probed:
             return None
-        lit, dark = self._lights_seen()
-        working = set(self.nominal.lit)
-        odd = (lit - working) | (dark & working)
+        _, dark = self._lights_seen()
+        odd = self._out_of_place()
         if len(odd) != 1 or not odd <= dark & self.conducts & self.candidates:
             return None
         lamp = next(iter(odd))
@@ -162,6 +168,13 @@ class Shorts:
         """The lamps seen lit and dark at the start."""
         return (frozenset(c for c, s in self.start_lights.items() if str(s) == "on"),
                 frozenset(c for c, s in self.start_lights.items() if str(s) == "off"))
+
+    def _out_of_place(self) -> frozenset[str]:
+        """The lamps seen at the start otherwise than the working system shows them: lit where it keeps them dark,
+        dark where it lights them."""
+        lit, dark = self._lights_seen()
+        working = set(self.nominal.lit)
+        return (lit - working) | (dark & working)
 
     def _opens_explaining(self) -> set[str]:
         """The parts which, cut off at one end (open, blown, burnt out, an end off), show the lights seen at
@@ -216,7 +229,7 @@ class Shorts:
                     w = there.port_v.get(port)
                     if part == cut and w is None:
                         continue
-                    if (v is None) != (w is None) or (v is not None and w is not None and abs(v - w) > VOLTAGE_TOLERANCE):
+                    if potential_off(v, w):
                         return False
         return True
 
@@ -368,20 +381,19 @@ class Shorts:
                 not self.anomaly_seen or self.flickering or self._rounds_left() <= 2:
             return None
         screen = self._screen()
-        named = frozenset(c for key in self.tried for c in key)
-        ends = {n: [c for c, _ in screen.nodes[n] if c not in named] for pair in self._suspected_pairs(screen) for n in pair}
-        pairs = [(a, b) for a, b in self.short_pairs or [] if ends[a] and ends[b]]
+        named = self._named_ends()
+        weight = {(a, b): float(screen.placements(a, b, named)) for a, b in self._suspected_pairs(screen)}
+        pairs = [pair for pair, placed in weight.items() if placed]
         if len(pairs) < 2:
             return None
-        weight = {(a, b): float(len(ends[a]) * len(ends[b])) for a, b in pairs}
-        total = sum(weight.values())
-        best, least = None, self._naming_minutes(pairs, ends)
+        total = sum(weight[pair] for pair in pairs)
+        best, least = None, self._naming_minutes(screen, pairs, named)
         shorted = {(a, b): self._shorted(screen.nodes[a][0], screen.nodes[b][0]) for a, b in pairs}
         known: dict[frozenset[tuple[int, int]], float] = {}
 
         def naming(rest: frozenset[tuple[int, int]]) -> float:
             if rest not in known:
-                known[rest] = self._naming_minutes(sorted(rest), ends)
+                known[rest] = self._naming_minutes(screen, sorted(rest), named)
             return known[rest]
 
         for (action, part), test in sorted(self.tests.items()):
@@ -419,32 +431,32 @@ class Shorts:
             return a is b
         if isinstance(a, float) or isinstance(b, float):
             return isinstance(a, float) and isinstance(b, float) and not current_off(a, b)
-        return a.keys() == b.keys() and all(
-            (a[k] is None) == (b[k] is None) and (a[k] is None or abs(float(a[k] or 0) - float(b[k] or 0)) <= VOLTAGE_TOLERANCE)
-            for k in a)
+        return a.keys() == b.keys() and not any(potential_off(a[k], b[k]) for k in a)
 
-    def _naming_minutes(self, pairs: list[tuple[int, int]], ends: dict[int, list[str]]) -> float:
-        """The minutes expected to clear a short between one of ``pairs`` of nodes (each placement, one port of each
-        node's ``ends``, alike) by naming the parts it may end on one by one, the most placements per minute first:
-        each naming's minutes (a round's included) weighed by the share of placements not cleared before it."""
-        def price(part: str) -> float:
-            return naming_floor(self.catalogue, self.part_types.get(part, "")) + self.settings.round_minutes
-
-        count: dict[str, float] = {}
-        for a, b in pairs:
-            for here, there in ((a, b), (b, a)):
-                for part in ends[here]:
-                    count[part] = count.get(part, 0.0) + len(ends[there])
-        order = sorted((c for c in count if c in self.components), key=lambda c: (-count[c] / price(c), c))
-        total = sum(len(ends[a]) * len(ends[b]) for a, b in pairs)
-        minutes, chosen = 0.0, set()
+    def _naming_minutes(self, screen: ShortScreen, pairs: list[tuple[int, int]], named: frozenset[str]) -> float:
+        """The minutes expected to clear a short between one of ``pairs`` of nodes (each placement alike, none on a
+        part of ``named``) by naming the parts it may end on one by one, the most placements per minute first: each
+        naming's minutes (:meth:`_naming_price`) weighed by the share of placements not cleared before it."""
+        count = screen.ending(pairs, named)
+        order = sorted((c for c in count if c in self.components), key=lambda c: (-count[c] / self._naming_price(c), c))
+        total = sum(screen.placements(a, b, named) for a, b in pairs)
+        minutes, chosen = 0.0, set[str]()
         for part in order:
-            left = sum(sum(c not in chosen for c in ends[a]) * sum(c not in chosen for c in ends[b]) for a, b in pairs)
+            left = screen.uncleared(pairs, chosen, named)
             if not left:
                 break
-            minutes += left / total * price(part)
+            minutes += left / total * self._naming_price(part)
             chosen.add(part)
         return minutes
+
+    def _naming_price(self, part: str) -> float:
+        """What naming ``part`` costs at least, a round's minutes included (the order short suspects are named in)."""
+        return naming_floor(self.catalogue, self.part_types.get(part, "")) + self.settings.round_minutes
+
+    def _named_ends(self) -> frozenset[str]:
+        """The parts named already: a short's placements on them are ruled out (naming either end of a short clears
+        it); a part only set aside (its own faults ruled out, the candidates used up) may still be an end."""
+        return frozenset(c for key in self.tried for c in key)
 
     def _short_suspect(self) -> Hypothesis | None:
         """The next part a short between two nodes may end on, among the shorts that show the lights seen
@@ -460,15 +472,12 @@ class Shorts:
             return None
         screen = self._screen()
         pairs = self._suspected_pairs(screen)
-        # the placements left: none on a part named already (naming either end of a short clears it); a part
-        # only set aside (its own faults ruled out, the candidates used up) may still be an end
-        named = frozenset(c for key in self.tried for c in key)
+        named = self._named_ends()      # the placements left
         weighed = [(c, w) for c, w in screen.weigh(pairs, named) if c in self.components]
         if self.settings.short_by_cost:
             # per minute of naming (a round's minutes included), unless that finds the short less surely in the
             # rounds left (a fuse it blew is named again after it)
-            by_cost = sorted(weighed, key=lambda cw: -cw[1] / (naming_floor(self.catalogue, self.part_types.get(cw[0], ""))
-                                                                 + self.settings.round_minutes))
+            by_cost = sorted(weighed, key=lambda cw: -cw[1] / self._naming_price(cw[0]))
             rounds = self._rounds_left() - bool(self.blown)
 
             def chance(order: list[tuple[str, float]]) -> float:
