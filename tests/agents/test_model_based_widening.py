@@ -88,3 +88,31 @@ def test_one_fault_that_agrees_settles_it(store):
     assert _tried(store, (), standing=1) == 4
     # one pair standing is no such reason
     assert _tried(store, (), standing=2) == 16
+
+
+class Ranking(ModelBasedAssistant):
+    """At its first decision, ranks the pairs of its singles as a widening does, and keeps the ranking, and
+    the pairs built one by one from the ranking's own indices."""
+
+    def suggest(self):
+        if not hasattr(self, "ranked"):
+            space, worlds = self.space, self.worlds
+            runs = [worlds.run_through(c) for c in space.pairable]
+            self.ranked = space.combinations.ranked_pairs(dict(worlds.briefing.lights), runs, len(worlds.steps))
+            self.built = [(space.pairable[int(a)], space.pairable[int(b)])
+                          for a, b in zip(self.ranked.first.tolist(), self.ranked.second.tolist(), strict=True)]
+        return super().suggest()
+
+
+def test_the_pairs_ranked_are_made_as_they_are_read_and_read_as_a_list(store):
+    # a widening reads a few hundred pairs of the ranking: they are made when read (Ranked), not all first
+    assistant = Ranking()
+    run_session("PACK.3", assistant, store=store, seed=0, record=False, keep_ledger=False)
+    ranked, built = assistant.ranked, assistant.built
+    singles = assistant.space.pairable
+    targets = [c.faults[0].target for c in singles]
+    # every pair of singles on two targets, once each
+    assert len(ranked) == len(built) == sum(1 for a, b in itertools.combinations(targets, 2) if a != b) > 40
+    assert list(ranked) == built
+    assert ranked[:40] == built[:40] and ranked[5:9] == built[5:9] and ranked[-1] == built[-1]
+    assert all(a is not b and a.faults[0].target != b.faults[0].target for a, b in ranked)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from ..env.scenarios import Fault
 
@@ -24,6 +25,32 @@ class Candidate:
     @property
     def label(self) -> str:
         return " + ".join(f"{f.label} on {f.target.rsplit('/', 1)[-1]}" for f in self.faults)
+
+
+class Ranked(Sequence[tuple[Candidate, ...]]):
+    """Pairs of ``pairable``, the ``k``-th of ``pairable[first[k]]`` and ``pairable[second[k]]``, each made
+    only when it is read (indices as numpy arrays: a list of every pair of a large system's singles took
+    a tenth of a second to build, for the few hundred a widening tries)."""
+
+    def __init__(self, pairable: list[Candidate], first: Any, second: Any):
+        self.pairable, self.first, self.second = pairable, first, second
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    @overload
+    def __getitem__(self, k: int) -> tuple[Candidate, ...]: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[tuple[Candidate, ...]]: ...
+
+    def __getitem__(self, k: int | slice) -> tuple[Candidate, ...] | list[tuple[Candidate, ...]]:
+        if isinstance(k, slice):
+            return [self[n] for n in range(*k.indices(len(self)))]
+        return self.pairable[int(self.first[k])], self.pairable[int(self.second[k])]
+
+    def __iter__(self) -> Iterator[tuple[Candidate, ...]]:
+        return (self[n] for n in range(len(self)))
 
 
 class Combinations:
@@ -93,10 +120,12 @@ class Combinations:
         return a_on, a_off, steps
 
     def ranked_pairs(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
-                     steps_done: int) -> list[tuple[Candidate, ...]]:
+                     steps_done: int) -> Sequence[tuple[Candidate, ...]]:
         """Pairs of singles, best first: the lamps the two explain together, then the later
         reports either explains, then the better of the two alone. ``runs``: each of
-        :attr:`pairable` run through the ``steps_done`` steps (see ``Worlds.run_through``)."""
+        :attr:`pairable` run through the ``steps_done`` steps (see ``Worlds.run_through``).
+        The pairs are made as they are read (:class:`Ranked`): a widening reads a few hundred
+        of the hundreds of thousands ranked."""
         import numpy as np
 
         a_on, a_off, steps = self.explained(seen, runs, steps_done)
@@ -131,10 +160,10 @@ class Combinations:
             order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -score))
         else:
             order = np.lexsort((np.arange(len(i)), better_alone[i, j], -either[i, j], -lamps[i, j]))
-        return [(self.pairable[i[k]], self.pairable[j[k]]) for k in order.tolist()]
+        return Ranked(self.pairable, i[order], j[order])
 
     def ranked_triples(self, seen: dict[str, str], runs: list[tuple[dict[str, str], frozenset[int]]],
-                       pairs: list[tuple[Candidate, ...]], steps_done: int) -> list[tuple[Candidate, ...]]:
+                       pairs: Sequence[tuple[Candidate, ...]], steps_done: int) -> list[tuple[Candidate, ...]]:
         """The best pairs, each with a third single, scored as pairs are (all three together)."""
         import numpy as np
 
