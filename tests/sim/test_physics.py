@@ -7,6 +7,7 @@ every shipped system's nominal state and scenario's fault state."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -79,6 +80,37 @@ def test_currents_are_ngspices_device_currents():
     assert op.currents["d1"] == pytest.approx(op.currents["r1"], rel=1e-3, abs=1e-6)
     assert op.currents["v1"] == pytest.approx(-op.currents["r1"], rel=1e-6)
     assert op.voltages["b"] < 2.9     # as ngspice solves it: IS held at 1e-28 A, not 1.3e-30
+
+
+def _circuits_in_ngspice(engine: NgspiceEngine) -> int:
+    """How many circuits ngspice holds: the highest number of its ``setcirc`` listing (printed through the
+    engine, newest first from 1; the engine keeps the last lines printed, which end with the oldest)."""
+    engine.messages.clear()
+    engine._lib.ngSpice_Command(b"setcirc")
+    numbers = [int(m.group(1)) for line in engine.messages if (m := re.search(r"(\d+)\t[^\t]*$", line.strip()))]
+    return max(numbers, default=0)
+
+
+def test_the_engine_keeps_at_most_its_cap_of_circuits_and_solves_alike_after_clearing(monkeypatch):
+    """Past MAX_CIRCUITS parsed circuits the engine removes them all from ngspice (whose ``remcirc`` removes
+    only the current one: every other circuit stayed in its memory for good, 150 kB each on ten cubes, and a
+    campaign parses thousands) and parses again what it solves next, to the same operating point."""
+    engine = NgspiceEngine.shared()
+    monkeypatch.setattr(engine, "MAX_CIRCUITS", len(engine._order) + 6)
+    elements = [Element("v1", "V", "a", "0"), Element("r1", "R", "a", "b"), Element("r2", "R", "b", "0")]
+
+    def solve(n: int) -> float:
+        values = {"v1": 12.0, "r1": 100.0 + n, "r2": 200.0}
+        return engine.operating_point(("test-cap", n), elements, values, ["a", "b"]).voltages["b"]
+
+    first = [solve(n) for n in range(6)]
+    assert _circuits_in_ngspice(engine) == len(engine._order) == engine.MAX_CIRCUITS
+    parses = engine.parses
+    later = [solve(n) for n in range(6, 20)]        # past the cap: cleared on the way
+    assert engine.parses == parses + 14
+    assert _circuits_in_ngspice(engine) == len(engine._order) <= engine.MAX_CIRCUITS
+    assert [solve(n) for n in range(6)] == pytest.approx(first, rel=1e-9)       # parsed again: the same
+    assert later == pytest.approx([12.0 * 200.0 / (300.0 + n) for n in range(6, 20)], rel=1e-6)
 
 
 def test_shipped_states_keep_kirchhoff_and_the_power_balance():

@@ -234,7 +234,12 @@ class NgspiceEngine:
 
     def _load(self, topology: Topology, elements: list[Element], values: dict[str, float]) -> None:
         if len(self._order) >= self.MAX_CIRCUITS:
-            self._command("remcirc")  # pragma: no cover - long campaigns only
+            # `remcirc` removes the current circuit only (ngspice then makes the next one current): once for
+            # each circuit loaded, or every circuit but one stays in ngspice's memory for good (150 kB each
+            # on ten cubes, a campaign parses thousands)
+            for _ in range(len(self._order)):
+                if self._lib.ngSpice_Command(b"remcirc") != 0:
+                    break          # none left (a circuit it could not parse was never counted)
             self._order.clear()
             self._index.clear()
             self._values.clear()
