@@ -24,7 +24,7 @@ from diagkg.kg.loading import load_files, load_shipped
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
-from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, render, with_generated
+from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, render, scenarios_between, with_generated
 
 KEY = "porch"
 SOLVED = ("success", "success_no_hypothesis")
@@ -167,8 +167,33 @@ def test_a_short_no_opened_part_explains_is_sought_after_a_wrong_naming(tmp_path
         return sum(run_session(n, NeuroSymbolic(**config), store=store, seed=0, record=False,
                                keep_ledger=False).end in SOLVED for n in numbers)
 
-    before, after = solved(unexplained_shorts=False), solved()
+    # (the dark-lamp probe where several lamps are dark, written later, solves every one of them another way: it is
+    # off in both runs, so that the rule is seen on its own)
+    before, after = solved(unexplained_shorts=False, probe_dark_many=False), solved(probe_dark_many=False)
     assert after >= before + 6, (before, after, len(numbers))       # 11 -> 20 of 34 when written
+    assert solved() >= after
+
+
+def test_where_several_lamps_are_dark_one_found_conducting_is_probed(tmp_path):
+    """The short from the 15 V battery's positive pole to the end of the cable back puts out the LED and both
+    bulbs: three lamps out of place, all dark. The first found conducting has its ends' potentials read
+    (``probe_dark_many``), which no part cut off at one end gives: the short's ends are named. Before, the probe
+    waited for a light alone out of place, and the assistant tested and named part after part."""
+    store = with_generated(tmp_path, KEY, _system(), frozenset({"ShortBetweenNodes"}))
+    (number,) = scenarios_between(store, {"bat4.pos", "cable11.n"})
+
+    def session(**config: bool) -> tuple[str, float, list[str]]:
+        steps: list[str] = []
+        result = run_session(number, NeuroSymbolic(**config), store=store, seed=0, record=False, keep_ledger=False,
+                             on_round=lambda r: steps.append(r.to_dict()["intention"]))
+        return str(result.end), result.cost, steps
+
+    end, cost, steps = session()
+    assert end == "success" and any(s.startswith("measure_voltage bulb") for s in steps), steps
+    assert steps[-1] == "hypothesis {cable11}"
+    _, cost_one, steps_one = session(probe_dark_many=False)
+    assert not any(s.startswith("measure_voltage bulb") for s in steps_one), steps_one
+    assert cost < cost_one and len(steps) < len(steps_one)
 
 
 def _second_system() -> str:

@@ -116,6 +116,8 @@ class NeuroSymbolicConfig(Settings):
     # the one lamp seen out of place, dark where the working system lights it, found conducting: the potentials at its
     # ends are read next; once no part cut off at one end gives them, the parts a short may end on are named
     probe_dark: bool = True
+    # … and where several lamps are out of place, all of them dark, one of them found conducting (the first)
+    probe_dark_many: bool = True
     # before the next short suspect is named: the potentials at a part's ends, or the current through it, when the
     # pairs of nodes the short may join give them apart and reading them is expected to cost less than it saves
     short_split: bool = True

@@ -153,16 +153,17 @@ class Shorts:
 
     def _probe_dark(self) -> Test | None:
         """The one lamp seen out of place at the start, dark where the working system lights it, found conducting:
-        the potentials at its ends, read next (``probe_dark``)."""
+        the potentials at its ends, read next (``probe_dark``); with ``probe_dark_many``, where several lamps are
+        out of place, all of them dark, the first of them found conducting."""
         if not self.settings.probe_dark or self.short_mode is None or self.partly_repaired or self.probed:
             return None
         _, dark = self._lights_seen()
         odd = self._out_of_place()
-        if len(odd) != 1 or not odd <= dark & self.conducts & self.candidates:
+        ready = sorted(odd & dark & self.conducts & self.candidates)
+        if not odd <= dark or not ready or (len(odd) > 1 and not self.settings.probe_dark_many) or len(ready) < len(odd) == 1:
             return None
-        lamp = next(iter(odd))
-        return next((t for (a, c), t in sorted(self.tests.items()) if c == lamp and (a, c) not in self.executed
-                     and self.catalogue[a].observes == "voltages"), None)
+        return next((t for lamp in ready for (a, c), t in sorted(self.tests.items()) if c == lamp
+                     and (a, c) not in self.executed and self.catalogue[a].observes == "voltages"), None)
 
     def _lights_seen(self) -> tuple[frozenset[str], frozenset[str]]:
         """The lamps seen lit and dark at the start."""
