@@ -160,7 +160,7 @@ class Shorts:
         _, dark = self._lights_seen()
         odd = self._out_of_place()
         ready = sorted(odd & dark & self.conducts & self.candidates)
-        if not odd <= dark or not ready or (len(odd) > 1 and not self.settings.probe_dark_many) or len(ready) < len(odd) == 1:
+        if not odd <= dark or not ready or (len(odd) > 1 and not self.settings.probe_dark_many):
             return None
         return next((t for lamp in ready for (a, c), t in sorted(self.tests.items()) if c == lamp
                      and (a, c) not in self.executed and self.catalogue[a].observes == "voltages"), None)
