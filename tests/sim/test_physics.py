@@ -13,6 +13,7 @@ import pytest
 
 import diagkg
 from diagkg.env.scenarios import ScenarioCatalog
+from diagkg.errors import SimulationError
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.sim.circuit import CircuitState, state_from_turtle
@@ -111,6 +112,29 @@ def test_the_engine_keeps_at_most_its_cap_of_circuits_and_solves_alike_after_cle
     assert _circuits_in_ngspice(engine) == len(engine._order) <= engine.MAX_CIRCUITS
     assert [solve(n) for n in range(6)] == pytest.approx(first, rel=1e-9)       # parsed again: the same
     assert later == pytest.approx([12.0 * 200.0 / (300.0 + n) for n in range(6, 20)], rel=1e-6)
+
+
+def test_a_value_that_is_not_a_finite_number_is_refused_and_the_other_circuits_keep_their_own_solution():
+    """ngspice takes a deck with an infinite value without a word (``ngSpice_Circ`` says 0) and loads no circuit,
+    so the engine's numbers of the circuits it loads next no longer matched ngspice's: solving one solved
+    another (b read 9 V where its own divider gives 8 V). Now a value that is not a finite number is refused,
+    named, before ngspice sees it, as a NaN the engine would otherwise ``alter`` into a circuit."""
+    engine = NgspiceEngine.shared()
+    elements = [Element("v1", "V", "a", "0"), Element("r1", "R", "a", "b"), Element("r2", "R", "b", "0")]
+
+    def solve(key: str, lower: float) -> float:
+        values = {"v1": 12.0, "r1": 100.0, "r2": lower}
+        return engine.operating_point(("test-finite", key), elements, values, ["a", "b"]).voltages["b"]
+
+    assert solve("two hundred", 200.0) == pytest.approx(8.0)
+    with pytest.raises(SimulationError, match=r"r2 has the value inf, not a finite number"):
+        solve("infinite", float("inf"))
+    assert solve("three hundred", 300.0) == pytest.approx(9.0)
+    assert solve("two hundred", 200.0) == pytest.approx(8.0)          # its own circuit, not the one after it
+    with pytest.raises(SimulationError, match=r"r2 has the value nan"):
+        solve("two hundred", float("nan"))
+    assert solve("three hundred", 300.0) == pytest.approx(9.0)
+    assert solve("two hundred", 200.0) == pytest.approx(8.0)
 
 
 def test_shipped_states_keep_kirchhoff_and_the_power_balance():

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import math
 import os
 import threading
 from collections import deque
@@ -259,6 +260,7 @@ class NgspiceEngine:
         lines.append(".end")
         cards = (ctypes.c_char_p * (len(lines) + 1))(*[line.encode("ascii") for line in lines], None)
         if self._lib.ngSpice_Circ(cards) != 0:
+            self._current = None      # whichever circuit ngspice now holds current, the next solve selects its own
             raise SimulationError(f"ngspice could not parse the circuit ({self._last_message()})")
         self.parses += 1
         self._index[topology] = len(self._order)
@@ -306,6 +308,13 @@ class NgspiceEngine:
                          nodes: list[str]) -> OperatingPoint:
         """``topology`` identifies ``elements`` (same key, same elements and nodes);
         only the values may differ between calls with the same key."""
+        if not math.isfinite(sum(values.values())):
+            # ngspice takes a deck with an infinite value without a word and loads no circuit (so the next
+            # circuits' numbers no longer match ours), and alters a value to NaN: refused here, named
+            bad = next(((name, value) for name, value in sorted(values.items()) if not math.isfinite(value)), None)
+            if bad is not None:
+                raise SimulationError(f"element {bad[0]} has the value {bad[1]!r}, not a finite number: ngspice "
+                                      "cannot solve a circuit with it (a parameter out of range?)")
         if topology not in self._index:
             self._load(topology, elements, values)
         else:
