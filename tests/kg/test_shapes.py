@@ -16,7 +16,7 @@ from typing import Callable
 import pytest
 import rdflib
 from rdflib import RDF, Literal, Namespace
-from rdflib.namespace import SH
+from rdflib.namespace import SH, XSD
 
 from diagkg.kg.validation import default_shapes
 from diagkg.kg.vocab import DK, DK_NS
@@ -179,6 +179,11 @@ CASES = [
          ":battery", "dk:voltage"),
     Case("negative-resistance", TC, _set(S.main_bulb, DK.resistance.uri, Literal(-5)), "dksh:ResistorShape",
          ":main_bulb", "ohms > 0"),
+    # a number that is not finite ("1e400" reads as infinity): ngspice can solve neither it nor NaN
+    Case("infinite-resistance", TC, _set(S.main_bulb, DK.resistance.uri, Literal("1e400", datatype=XSD.double)),
+         "dksh:ResistorShape", ":main_bulb", "a number of ohms"),
+    Case("nan-voltage", TC, _set(S.battery, DK.voltage.uri, Literal("NaN", datatype=XSD.double)), "dksh:VoltageSourceShape",
+         ":battery", "dk:voltage"),
     Case("text-resistance", TC, _set(S.psu_green_resistor, DK.resistance.uri, Literal("1k")), "dksh:ResistorShape",
          ":psu_green_resistor", "a number of ohms"),
     Case("no-threshold", TC, _remove((S.internal_bulb, DK.powerThreshold.uri, None)), "dksh:BulbShape",
