@@ -343,9 +343,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
                 continue
             test = self._probe_dark() or self._best_test()
             if test is not None:
-                self.last, self.last_test = Action(test.action, (test.component,)), test
-                self.executed.add((test.action, test.component))
-                return self.last
+                return self._take(test)
             # nothing left to test among these candidates: look elsewhere
             if not self.candidates:
                 self.last = self._the_aside()

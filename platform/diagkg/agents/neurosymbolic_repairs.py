@@ -108,9 +108,7 @@ class Repairs(Shorts):
             test = next((t for (a, c), t in sorted(self.tests.items()) if c == cable
                          and self.catalogue[a].observes == "connections" and (a, c) not in self.executed), None)
             if test is not None:
-                self.last, self.last_test = Action(test.action, (test.component,)), test
-                self.executed.add((test.action, test.component))
-                return self.last
+                return self._take(test)
         return None
 
     def _sets_aside(self, part: str, end_off: bool) -> bool:

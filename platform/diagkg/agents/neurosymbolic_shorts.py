@@ -410,10 +410,12 @@ class Shorts:
                 weight[pair] / total * naming(rest) for pair, rest in left.items())
             if minutes < least:
                 best, least = test, minutes
-        if best is None:
-            return None
-        self.last, self.last_test = Action(best.action, (best.component,)), best
-        self.executed.add((best.action, best.component))
+        return self._take(best) if best is not None else None
+
+    def _take(self, test: Test) -> Action:
+        """``test`` as the next step: the action, noted as the last step and test, and as executed."""
+        self.last, self.last_test = Action(test.action, (test.component,)), test
+        self.executed.add((test.action, test.component))
         return self.last
 
     @staticmethod
