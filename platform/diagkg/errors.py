@@ -208,3 +208,8 @@ class SimulationError(DiagkgError):
 
 class SessionError(DiagkgError):
     """A session used out of order: a step before ``reset()``, or after the session ended."""
+
+
+class WorkerDied(DiagkgError):
+    """A campaign's worker process died running a session (a native crash, the out-of-memory killer): the
+    session is recorded ``crashed`` with this as its reason; raised when worker processes keep dying."""

@@ -7,29 +7,32 @@ lock is taken per commit only), close batches and decide convergence.
 
 Only the campaign's process writes; workers return N-Quads. Worker processes
 end when the campaign's process ends, kill -9 included
-(:func:`~diagkg.evaluation.sessions.exit_with_parent`).
+(:func:`~diagkg.evaluation.sessions.exit_with_parent`). A session that kills
+its worker process is recorded ``crashed`` and the campaign goes on
+(:mod:`diagkg.evaluation.pool`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
-import os
 import time
 from collections import deque
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 import pyoxigraph as ox
 
-from ..errors import InputError
+from ..errors import InputError, WorkerDied
 from ..kg.compaction import compact_if_grown, disk_bytes
 from . import campaign as cp
 from . import tally as tl
 from .budget import Spending, Stop, stop_quads
 from .campaign import Campaign, Task
-from .sessions import Outcome, init_local_worker, knowledge_bytes, run_remote, run_task
+from .pool import IN_A_ROW, LocalPool, died
+from .sessions import Outcome, died_outcome, knowledge_bytes, run_remote, run_task
 from .writer import CampaignWriter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,14 +107,9 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
         return _Inline(store), None, 1
     data = knowledge_bytes(store, campaign.config.scenarios)
     if kind == "local":
-        import multiprocessing
-
         # each worker gets the knowledge once, when it starts; tasks name it by its digest (sending the
         # megabytes with every task cost each session a few milliseconds on both ends of the pipe)
-        pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=init_local_worker, initargs=(os.getpid(), data))
-        stack.callback(pool.shutdown, wait=True, cancel_futures=True)
-        return pool, hashlib.sha256(data).hexdigest(), workers * 2
+        return LocalPool(stack, workers, data), hashlib.sha256(data).hexdigest(), workers * 2
     import importlib
 
     try:
@@ -202,32 +200,61 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
             _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
         pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify)
         inflight: dict[cf.Future[Outcome], Task] = {}
-        while (queue and not spending.exhausted()) or inflight:
-            while queue and not spending.exhausted() and len(inflight) < capacity:
-                task = spending.allow(queue.popleft())
+        lost: deque[Task] = deque()     # in flight when a worker process died: run again, one at a time
+        in_a_row: list[str] = []        # the sessions that killed their worker since one last finished
+
+        def take(task: Task, outcome: Outcome) -> None:
+            previous = done[task.slot].end if task.replaces else ""
+            store_outcome(writer, outcome, done, tallies, spending)
+            prog.ran += 1
+            if previous:
+                prog.ends[previous] -= 1
+            else:
+                prog.stored += 1
+            prog.ends[outcome.end] = prog.ends.get(outcome.end, 0) + 1
+            prog.successes = prog.ends.get("success", 0) + prog.ends.get("success_no_hypothesis", 0)
+            key = (task.assistant, task.scenario, task.batch)
+            if key in open_batches:
+                open_batches[key] -= 1
+                if open_batches[key] == 0:
+                    _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
+            report(f"{task.assistant} on scenario {task.scenario} seed {task.seed}: {outcome.end}")
+
+        def send(task: Task, source: deque[Task]) -> bool:
+            """Hand ``task`` to a worker; False (``task`` back at the front of ``source``) when the pool
+            broke since the last look: a worker died."""
+            try:
                 inflight[pool.submit(run_remote, data, task)] = task
+            except BrokenProcessPool:
+                source.appendleft(task)
+                return False
+            return True
+
+        while (queue and not spending.exhausted()) or inflight or lost:
+            sent = True
+            if lost:
+                if not inflight:
+                    sent = send(lost.popleft(), lost)
+            else:
+                while sent and queue and not spending.exhausted() and len(inflight) < capacity:
+                    sent = send(spending.allow(queue.popleft()), queue)
+            if not sent:
+                _after_death(pool, store, campaign, [], inflight, lost, in_a_row, take, notify)
+                continue
             if inflight:
                 finished, _ = cf.wait(list(inflight), timeout=writer.time_left(), return_when=cf.FIRST_COMPLETED)
             else:
                 finished = set()
-            for fut in finished:
+            dead: list[Task] = []
+            for fut in [f for f in inflight if f in finished]:        # (in the order they were sent)
                 task = inflight.pop(fut)
-                outcome = fut.result()        # a worker that died outright (not a session error) stops the campaign
-                previous = done[task.slot].end if task.replaces else ""
-                store_outcome(writer, outcome, done, tallies, spending)
-                prog.ran += 1
-                if previous:
-                    prog.ends[previous] -= 1
-                else:
-                    prog.stored += 1
-                prog.ends[outcome.end] = prog.ends.get(outcome.end, 0) + 1
-                prog.successes = prog.ends.get("success", 0) + prog.ends.get("success_no_hypothesis", 0)
-                key = (task.assistant, task.scenario, task.batch)
-                if key in open_batches:
-                    open_batches[key] -= 1
-                    if open_batches[key] == 0:
-                        _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
-                report(f"{task.assistant} on scenario {task.scenario} seed {task.seed}: {outcome.end}")
+                if (exc := fut.exception()) is not None and died(exc):
+                    dead.append(task)
+                    continue
+                in_a_row.clear()
+                take(task, fut.result())       # (a session's own error comes back as a crashed trajectory)
+            if dead:
+                _after_death(pool, store, campaign, dead, inflight, lost, in_a_row, take, notify)
             writer.commit_if_due()
         stopped = spending.stop(len(queue)) if queue and spending.exhausted() else None
         if stopped is not None:
@@ -239,6 +266,49 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         states[history[-1]["state"]] = states.get(history[-1]["state"], 0) + 1
     return Summary(campaign.id, prog, states, spending.spent, cost_limit, stopped, writer.commits,
                    writer.longest_commit, writer.longest_hold, compacted)
+
+
+def _after_death(pool: cf.Executor, store: KnowledgeStore, campaign: Campaign, dead: list[Task],
+                 inflight: dict[cf.Future[Outcome], Task], lost: deque[Task], in_a_row: list[str],
+                 take: Callable[[Task, Outcome], None], notify: Callable[[str], None] | None) -> None:
+    """The process running each of ``dead`` died (:mod:`diagkg.evaluation.pool`). On a Dask cluster each is
+    the session that killed its workers. A local pool is broken with every session in flight: those that
+    finished first are taken, and the rest are ``lost`` (run again one at a time on a fresh pool), unless one
+    alone was in flight: that one killed its worker, and is recorded ``crashed``. Stops the campaign
+    (:class:`~diagkg.errors.WorkerDied`) once :data:`~diagkg.evaluation.pool.IN_A_ROW` sessions in a row did,
+    with what finished stored."""
+    if isinstance(pool, LocalPool):
+        for fut in list(inflight):           # the pool fails them all (those that finished first aside)
+            task = inflight.pop(fut)
+            if (exc := fut.exception()) is not None and died(exc):
+                dead.append(task)
+            else:
+                in_a_row.clear()
+                take(task, fut.result())
+        how = pool.how()
+        pool.restart()
+        if not dead:
+            return          # (a worker died with no session on it)
+        if len(dead) > 1:
+            lost.extend(dead)
+            if notify:
+                notify(f"a worker process died ({how}) with {len(dead)} sessions in flight: running them again "
+                       "one at a time to find the one that killed it")
+            return
+        culprits = [(dead[0], f"the worker process running this session died ({how})")]
+    else:
+        culprits = [(task, "the cluster's workers running this session died each time it was tried") for task in dead]
+    for task, why in culprits:
+        where = f"{task.assistant} on scenario {task.scenario} seed {task.seed}"
+        if notify:
+            notify(f"{where}: {why}; recorded as crashed (--retry-failed runs it again)")
+        take(task, died_outcome(store, task, WorkerDied(why)))
+        in_a_row.append(where)
+    if len(in_a_row) >= IN_A_ROW:
+        raise WorkerDied(f"{len(in_a_row)} sessions in a row killed the worker process running them, none finishing "
+                         f"between ({'; '.join(in_a_row)}): each is recorded as crashed and what finished is stored. "
+                         f"Resume with: diagkg evaluate --resume {campaign.id} (--retry-failed runs the crashed ones "
+                         "again)")
 
 
 def _open_batch(cfg: cp.CampaignConfig, campaign: Campaign, assistant: str, number: int, batch: int,

@@ -146,9 +146,8 @@ def run_remote(data: bytes | str, task: Task) -> Outcome:
 
 def run_task(store: KnowledgeStore, task: Task) -> Outcome:
     """Run one session of a campaign and return its trajectory (nothing is written to ``store``)."""
-    from ..env.actions import action_catalogue
     from ..env.workspace import resolve_scenario
-    from ..runs import heap, trajectory
+    from ..runs import heap
     from ..runs.runner import run_session
 
     heap.settle()        # what the last session left collected, and what the sessions share frozen out of the way
@@ -160,6 +159,24 @@ def run_task(store: KnowledgeStore, task: Task) -> Outcome:
         assert record is not None
     except Exception as exc:  # noqa: BLE001 - any failure of a session is recorded, not dropped
         record = crashed_record(scenario, task, exc)
+    return outcome_of(store, task, scenario, record)
+
+
+def died_outcome(store: KnowledgeStore, task: Task, exc: BaseException) -> Outcome:
+    """The ``crashed`` trajectory of a session whose worker process died running it (``exc`` says how),
+    made by the campaign's process: the worker took the session's rounds with it."""
+    from ..env.workspace import resolve_scenario
+
+    scenario = resolve_scenario(store, task.scenario)
+    return outcome_of(store, task, scenario, crashed_record(scenario, task, exc))
+
+
+def outcome_of(store: KnowledgeStore, task: Task, scenario: Scenario, record: SessionRecord) -> Outcome:
+    """What the campaign's writer is sent for ``record``, ``task``'s trajectory: its N-Quads (checked as
+    :class:`~diagkg.runs.trajectory.CheckPolicy` says) and what the tallies and the money read off it."""
+    from ..env.actions import action_catalogue
+    from ..runs import trajectory
+
     record.extra.extend(summary_triples(record, scenario, task))
     catalogue = {a: spec.iri for a, spec in action_catalogue(store).items()}
     quads = trajectory.to_quads(record, catalogue)

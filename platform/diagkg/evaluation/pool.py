@@ -1,0 +1,107 @@
+"""A campaign's local worker processes, started again when one dies.
+
+A session can kill the process that runs it without raising anything Python can catch: a native
+crash in a simulator library on a circuit nobody tried before, the kernel's out-of-memory killer.
+A process pool whose worker died is broken, and every session in flight on it is lost with it, so
+:class:`LocalPool` starts a fresh pool, and the campaign (:func:`diagkg.evaluation.execution.run`)
+runs the sessions lost one at a time: the one that kills its worker while running alone is the one
+that did, and is recorded ``crashed`` (:class:`~diagkg.errors.WorkerDied` saying how the process
+ended); the others are stored as usual. A Dask cluster finds the session itself (it runs a session
+whose worker died on another worker, and gives up after a few: ``KilledWorker``, see :func:`died`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack
+from typing import Any
+
+from ..errors import WorkerDied
+from .sessions import init_local_worker
+
+REAPED = 2.0        # seconds to wait at most for a dead worker to be reaped, to say how it ended
+IN_A_ROW = 3        # sessions in a row that kill their worker, none finishing between: the campaign stops
+
+
+def ended(code: int | None) -> str:
+    """How a process with exit code ``code`` ended, in words."""
+    if code is None:
+        return "it ended in a way not known"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"it exited with status {code}"
+
+
+def died(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by a session's future, says the process running it died (a broken
+    process pool, or Dask's ``KilledWorker``) rather than that the session failed."""
+    return isinstance(exc, BrokenProcessPool) or type(exc).__name__ == "KilledWorker"
+
+
+class LocalPool(cf.Executor):
+    """``workers`` spawned processes, each given the campaign's knowledge ``data`` when it starts
+    (:func:`~diagkg.evaluation.sessions.init_local_worker`); :meth:`restart` replaces a broken pool."""
+
+    def __init__(self, stack: ExitStack, workers: int, data: bytes):
+        self.stack = stack
+        self.workers = workers
+        self.data = data
+        self.processes: dict[int, Any] = {}      # pid -> multiprocessing.Process of the pool's workers
+        self.pool = self._start()
+
+    def _start(self) -> cf.ProcessPoolExecutor:
+        pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=init_local_worker, initargs=(os.getpid(), self.data))
+        self.stack.callback(pool.shutdown, wait=True, cancel_futures=True)
+        return pool
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        future = self.pool.submit(fn, *args, **kwargs)
+        # the pool's processes, kept to say how one ended once the pool is broken (the pool forgets them)
+        self.processes.update(getattr(self.pool, "_processes", None) or {})
+        return future
+
+    def how(self) -> str:
+        """How the pool's worker ended that did not end well (once the pool is broken); ends the others."""
+        # the pool fails its futures as soon as it sees a worker gone, then ends the others. Ended here too:
+        # a worker it started while breaking escapes that, and would wait for work forever (and the pool's
+        # shutdown with it). Then wait for them all to be gone: one that crashed may still be writing its
+        # core dump
+        for p in self.processes.values():
+            if p.exitcode is None:
+                p.terminate()
+        # (the pool's thread reaps them too: the one that reaps a process second is not told its exit code,
+        # which the other then sets on the process both hold)
+        deadline = time.monotonic() + REAPED
+        while (left := [p for p in self.processes.values() if p.exitcode is None]) and time.monotonic() < deadline:
+            left[0].join(0.05)
+        for p in left:
+            p.kill()
+        codes = [p.exitcode for p in self.processes.values() if p.exitcode not in (None, 0)]
+        # the pool's own and this method's ending of the others: the signal least likely to tell
+        codes.sort(key=lambda code: code == -signal.SIGTERM)
+        return ended(codes[0] if codes else None)
+
+    def restart(self) -> None:
+        """A fresh pool for the broken one, checked to start: a pool that cannot start its workers is no
+        session's fault (:class:`~diagkg.errors.WorkerDied`)."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.processes = {}
+        self.pool = self._start()
+        try:
+            self.submit(os.getpid).result()
+        except BrokenProcessPool:
+            raise WorkerDied(f"the campaign's worker processes cannot be started again ({self.how()}); what "
+                             "finished is stored") from None
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.pool.shutdown(wait=wait, cancel_futures=cancel_futures)

@@ -1,0 +1,131 @@
+"""A session that kills the worker process running it (as a native crash in a simulator library would)
+is recorded ``crashed``, saying how the process ended, and the campaign goes on with a fresh pool: the
+other sessions in flight when it died are run again and stored, the tallies stay exact, and a campaign
+whose sessions keep killing their workers stops with a clear error and resumes.
+
+The assistant that kills its process is a plug-in written here, a distribution of its own (trusted, so
+that it runs in the worker's process rather than in one of its own), on the torch, a system written in
+the tests."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pyoxigraph as ox
+import pytest
+
+from diagkg.agents import registry
+from diagkg.errors import WorkerDied
+from diagkg.evaluation import campaign as cp
+from diagkg.evaluation import execution, pool
+from diagkg.evaluation.campaign import CampaignConfig
+
+from ..support.torch import torch_memory_store
+from .test_evaluation import assert_tallies_exact
+
+KILLER = textwrap.dedent('''
+    """An assistant that kills the process running it on the seeds listed in DIAGKG_TEST_KILL_SEEDS."""
+    import os
+    import signal
+
+    from diagkg.agents.registry import BaseAssistant
+
+
+    class Killer(BaseAssistant):
+        name = "killer"
+
+        def setup(self, briefing):
+            super().setup(briefing)
+            if str(briefing.seed) in os.environ.get("DIAGKG_TEST_KILL_SEEDS", "").split(","):
+                os.kill(os.getpid(), signal.SIGSEGV)      # what a native crash does to the process
+
+        def suggest(self):
+            return None
+''')
+
+
+@pytest.fixture()
+def killer(tmp_path, monkeypatch):
+    """The killer installed as a distribution in a folder on this process's path (and its workers')."""
+    site = tmp_path / "site"
+    info = site / "diagkg_killer-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: diagkg-killer\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[diagkg.assistants]\nkiller = diagkg_killer:Killer\n")
+    (site / "diagkg_killer.py").write_text(KILLER)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("DIAGKG_TRUSTED_ASSISTANTS", "killer")
+    registry.rescan()
+    yield
+    sys.modules.pop("diagkg_killer", None)
+    monkeypatch.undo()
+    registry.rescan()
+
+
+def crash_messages(store, campaign) -> dict[tuple[int, int], str]:
+    """What the last round of each crashed trajectory of ``campaign`` says, by (scenario, seed)."""
+    return {(n, seed): store.select("trajectory-rounds", {"trajectory": ox.NamedNode(rec.trajectory)})[-1]["outcome"]
+            for (_, n, seed), rec in cp.recorded(store, campaign).items() if rec.end == "crashed"}
+
+
+def test_a_session_that_kills_its_worker_is_recorded_crashed_and_the_campaign_goes_on(tmp_path, killer, monkeypatch):
+    monkeypatch.setenv("DIAGKG_TEST_KILL_SEEDS", "1")
+    store = torch_memory_store(tmp_path)
+    campaign = cp.create(store, CampaignConfig(assistants=("killer",), scenarios=(9101, 9102), runs=3, name="dying"))
+    said: list[str] = []
+    summary = execution.run(store, campaign, workers=2, notify=said.append)
+    slots = cp.recorded(store, campaign)
+    assert sorted(slots) == sorted(("killer", n, s) for n in (9101, 9102) for s in (0, 1, 2))
+    assert {k[1:]: r.end for k, r in slots.items() if r.end == "crashed"} == {(9101, 1): "crashed", (9102, 1): "crashed"}
+    assert summary.progress.stored == 6 and summary.states == {"complete": 2}
+    assert_tallies_exact(store, campaign.id)
+    messages = crash_messages(store, campaign)
+    assert sorted(messages) == [(9101, 1), (9102, 1)]
+    for (n, seed), message in messages.items():
+        assert "WorkerDied" in message and "SIGSEGV" in message, (n, seed, message)
+    assert any("seed 1" in line and "crashed" in line for line in said), said
+    # run again with the killer tamed: the crashed sessions, and only they, are replaced
+    monkeypatch.setenv("DIAGKG_TEST_KILL_SEEDS", "")
+    again = execution.run(store, campaign, workers=2, retry_failed=True)
+    assert again.progress.ran == 2
+    assert "crashed" not in {r.end for r in cp.recorded(store, campaign).values()}
+    assert_tallies_exact(store, campaign.id)
+
+
+def test_sessions_that_keep_killing_their_workers_stop_the_campaign_which_resumes(tmp_path, killer, monkeypatch):
+    monkeypatch.setenv("DIAGKG_TEST_KILL_SEEDS", "0,1,2,3")
+    store = torch_memory_store(tmp_path)
+    campaign = cp.create(store, CampaignConfig(assistants=("killer",), scenarios=(9101, 9102), runs=4, name="doomed"))
+    with pytest.raises(WorkerDied, match=f"{pool.IN_A_ROW} sessions in a row.*--resume {campaign.id}"):
+        execution.run(store, campaign, workers=2)
+    kept = cp.recorded(store, campaign)
+    assert len(kept) == pool.IN_A_ROW and {r.end for r in kept.values()} == {"crashed"}
+    assert_tallies_exact(store, campaign.id)
+    monkeypatch.setenv("DIAGKG_TEST_KILL_SEEDS", "")
+    resumed = execution.run(store, campaign, workers=2)
+    assert resumed.progress.ran == 8 - pool.IN_A_ROW and resumed.progress.stored == 8
+    assert_tallies_exact(store, campaign.id)
+
+
+@pytest.mark.parametrize("code, words", [(-11, "killed by signal SIGSEGV"), (-9, "killed by signal SIGKILL"),
+                                         (3, "it exited with status 3"), (None, "it ended in a way not known")])
+def test_how_a_worker_ended_is_said_in_words(code, words):
+    assert pool.ended(code) == words
+
+
+@pytest.mark.slow
+def test_on_a_dask_cluster_the_session_that_kills_its_workers_is_recorded_crashed(tmp_path, killer, monkeypatch):
+    import dask
+
+    monkeypatch.setenv("DIAGKG_TEST_KILL_SEEDS", "1")
+    store = torch_memory_store(tmp_path)
+    campaign = cp.create(store, CampaignConfig(assistants=("killer",), scenarios=(9101,), runs=3, name="dask-dying"))
+    # the scheduler tries a session whose worker died on another worker this many times more (3 by default)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        summary = execution.run(store, campaign, workers=2, executor="dask")
+    ends = {seed: r.end for (_, _, seed), r in cp.recorded(store, campaign).items()}
+    assert ends[1] == "crashed" and ends[0] != "crashed" and ends[2] != "crashed"
+    assert summary.progress.stored == 3
+    assert_tallies_exact(store, campaign.id)
+    assert "WorkerDied" in crash_messages(store, campaign)[9101, 1]
