@@ -1,7 +1,8 @@
 """A session that kills the worker process running it (as a native crash in a simulator library would)
 is recorded ``crashed``, saying how the process ended, and the campaign goes on with a fresh pool: the
 other sessions in flight when it died are run again and stored, the tallies stay exact, and a campaign
-whose sessions keep killing their workers stops with a clear error and resumes.
+whose sessions keep killing their workers stops with a clear error and resumes. A session that never
+ends is stopped at the campaign's time limit and recorded the same way.
 
 The assistant that kills its process is a plug-in written here, a distribution of its own (trusted, so
 that it runs in the worker's process rather than in one of its own), on the torch, a system written in
@@ -11,23 +12,27 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import time
 
 import pyoxigraph as ox
 import pytest
 
 from diagkg.agents import registry
-from diagkg.errors import WorkerDied
+from diagkg.errors import InputError, WorkerDied
 from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import execution, pool
 from diagkg.evaluation.campaign import CampaignConfig
 
+from ..support.cli import run_cli
 from ..support.torch import torch_memory_store
 from .test_evaluation import assert_tallies_exact
 
 KILLER = textwrap.dedent('''
-    """An assistant that kills the process running it on the seeds listed in DIAGKG_TEST_KILL_SEEDS."""
+    """An assistant that kills the process running it on the seeds listed in DIAGKG_TEST_KILL_SEEDS, and
+    never ends on those in DIAGKG_TEST_HANG_SEEDS."""
     import os
     import signal
+    import time
 
     from diagkg.agents.registry import BaseAssistant
 
@@ -39,6 +44,8 @@ KILLER = textwrap.dedent('''
             super().setup(briefing)
             if str(briefing.seed) in os.environ.get("DIAGKG_TEST_KILL_SEEDS", "").split(","):
                 os.kill(os.getpid(), signal.SIGSEGV)      # what a native crash does to the process
+            while str(briefing.seed) in os.environ.get("DIAGKG_TEST_HANG_SEEDS", "").split(","):
+                time.sleep(1)                               # what an endless loop does to a campaign
 
         def suggest(self):
             return None
@@ -129,3 +136,39 @@ def test_on_a_dask_cluster_the_session_that_kills_its_workers_is_recorded_crashe
     assert summary.progress.stored == 3
     assert_tallies_exact(store, campaign.id)
     assert "WorkerDied" in crash_messages(store, campaign)[9101, 1]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_session_past_the_time_limit_is_stopped_and_recorded_crashed(tmp_path, killer, monkeypatch, workers):
+    monkeypatch.setenv("DIAGKG_TEST_HANG_SEEDS", "1")
+    store = torch_memory_store(tmp_path)
+    campaign = cp.create(store, CampaignConfig(assistants=("killer",), scenarios=(9101,), runs=3, name="hanging"))
+    said: list[str] = []
+    t0 = time.monotonic()
+    summary = execution.run(store, campaign, workers=workers, session_seconds=1.5, notify=said.append)
+    assert time.monotonic() - t0 < 30
+    ends = {seed: r.end for (_, _, seed), r in cp.recorded(store, campaign).items()}
+    assert ends[1] == "crashed" and ends[0] != "crashed" and ends[2] != "crashed"
+    assert summary.progress.stored == 3
+    assert_tallies_exact(store, campaign.id)
+    message = crash_messages(store, campaign)[9101, 1]
+    assert "WorkerDied" in message and "longer than the limit of 1.5 s" in message, message
+    assert any("longer than 1.5 s" in line for line in said), said
+
+
+def test_the_time_limit_is_checked(tmp_path):
+    store = torch_memory_store(tmp_path)
+    campaign = cp.create(store, CampaignConfig(assistants=("oracle",), scenarios=(9101,), runs=1, name="limits"))
+    with pytest.raises(InputError, match="more than 0"):
+        execution.run(store, campaign, workers=2, session_seconds=0)
+    with pytest.raises(InputError, match="local worker processes only"):
+        execution.run(store, campaign, workers=2, executor="dask", session_seconds=5)
+
+
+def test_the_command_line_refuses_a_time_limit_it_cannot_keep_before_writing_anything(tmp_path):
+    store = tmp_path / "store"
+    for bad, says in ((["--session-seconds", "0"], "more than 0"),
+                      (["--session-seconds", "5", "--executor", "dask"], "local worker processes only")):
+        r = run_cli("--store", str(store), "evaluate", "--assistant", "oracle", "--scenarios", "1", *bad)
+        assert r.returncode == 2 and says in r.stderr, r.stderr
+        assert not store.exists()           # nothing was created, not even the store

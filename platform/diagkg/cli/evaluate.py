@@ -39,6 +39,10 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
                    help="local processes, or a Dask distributed cluster")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="dask: the scheduler (e.g. tcp://host:8786); default a LocalCluster of --workers processes")
+    p.add_argument("--session-seconds", type=float, metavar="S",
+                   help="stop a session that runs longer than S seconds (its worker process is ended; it runs again "
+                        "alone once, then is recorded as crashed, saying so); sessions then run in worker processes "
+                        "even with --workers 1. Default: no limit")
     p.add_argument("--resume", metavar="RUN", help="continue the campaign RUN, by id or by the name given to --name "
                    "(its settings are read from the store)")
     p.add_argument("--retry-failed", action="store_true",
@@ -135,6 +139,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from ..evaluation.budget import Spending, check_pricing, judge_allowance
     from ..kg.loading import ensure_shipped, load_files
 
+    execution.check_execution(args.workers, args.executor, args.session_seconds)
     if args.retry_failed and not args.resume:
         raise errors.InputError("--retry-failed continues a campaign: give --resume RUN")
     if args.allow_changed and not args.resume:
@@ -215,7 +220,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 display.start()
             summary = execution.run(store, campaign, workers=args.workers, executor=args.executor,
                                     scheduler=args.scheduler, retry_failed=args.retry_failed,
-                                    cost_limit=args.cost_limit, on_progress=show, notify=say)
+                                    cost_limit=args.cost_limit, on_progress=show, notify=say,
+                                    session_seconds=args.session_seconds)
         except KeyboardInterrupt:
             if display is not None:
                 display.stop()

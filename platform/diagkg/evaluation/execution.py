@@ -31,7 +31,7 @@ from . import campaign as cp
 from . import tally as tl
 from .budget import Spending, Stop, stop_quads
 from .campaign import Campaign, Task
-from .pool import IN_A_ROW, LocalPool, died
+from .pool import IN_A_ROW, LocalPool, Watch, died
 from .sessions import Outcome, died_outcome, knowledge_bytes, run_remote, run_task
 from .writer import CampaignWriter
 
@@ -96,14 +96,26 @@ class _Inline(cf.Executor):
         return future
 
 
-def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, workers: int, kind: str,
-              scheduler: str | None, notify: Callable[[str], None] | None) -> tuple[cf.Executor, Any, int]:
-    """The executor, the knowledge argument its tasks take, and how many sessions to keep in flight."""
+def check_execution(workers: int, kind: str = "local", session_seconds: float | None = None) -> None:
+    """Refuse settings a campaign cannot run with (before anything is written)."""
     if kind not in EXECUTORS:
         raise InputError(f"unknown executor {kind!r}; use one of {', '.join(EXECUTORS)}")
     if workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}")
-    if kind == "local" and workers == 1:
+    if session_seconds is not None and not session_seconds > 0:
+        raise InputError(f"--session-seconds must be more than 0, got {session_seconds:g}")
+    if session_seconds is not None and kind != "local":
+        raise InputError("--session-seconds stops sessions in local worker processes only (--executor local); a "
+                         "Dask cluster's workers cannot be stopped one session at a time")
+
+
+def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, workers: int, kind: str,
+              scheduler: str | None, notify: Callable[[str], None] | None,
+              session_seconds: float | None = None) -> tuple[cf.Executor, Any, int]:
+    """The executor, the knowledge argument its tasks take, and how many sessions to keep in flight (a
+    worker process even for one worker when a session's time is limited: only a process can be stopped)."""
+    check_execution(workers, kind, session_seconds)
+    if kind == "local" and workers == 1 and session_seconds is None:
         return _Inline(store), None, 1
     data = knowledge_bytes(store, campaign.config.scenarios)
     if kind == "local":
@@ -137,8 +149,11 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
 def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor: str = "local",
         scheduler: str | None = None, retry_failed: bool = False, cost_limit: float | None = None,
         on_progress: Callable[[Progress], None] | None = None,
-        notify: Callable[[str], None] | None = None) -> Summary:
+        notify: Callable[[str], None] | None = None, session_seconds: float | None = None) -> Summary:
     """Run what ``campaign`` still lacks and return a summary.
+
+    With ``session_seconds``, a session running longer is stopped and recorded ``crashed`` (in worker
+    processes: :mod:`diagkg.evaluation.pool`).
 
     With ``cost_limit``, each new session may spend only what the campaign's finished sessions and its judge
     left of it (:mod:`diagkg.evaluation.budget`); once it is spent nothing new is scheduled and the stop is
@@ -198,10 +213,12 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         stack.callback(writer.commit)    # what finished is committed, also when the loop is left by an error
         for key in to_close:
             _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
-        pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify)
+        pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify, session_seconds)
         inflight: dict[cf.Future[Outcome], Task] = {}
         lost: deque[Task] = deque()     # in flight when a worker process died: run again, one at a time
         in_a_row: list[str] = []        # the sessions that killed their worker since one last finished
+        watch = Watch(session_seconds)
+        late: set[tuple[str, int, int]] = set()     # the slots of the sessions stopped past the time limit
 
         def take(task: Task, outcome: Outcome) -> None:
             previous = done[task.slot].end if task.replaces else ""
@@ -228,7 +245,11 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
             except BrokenProcessPool:
                 source.appendleft(task)
                 return False
+            late.discard(task.slot)
             return True
+
+        def after_death(dead: list[Task]) -> None:
+            _after_death(pool, store, campaign, dead, inflight, lost, in_a_row, take, notify, late, session_seconds)
 
         while (queue and not spending.exhausted()) or inflight or lost:
             sent = True
@@ -239,10 +260,11 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                 while sent and queue and not spending.exhausted() and len(inflight) < capacity:
                     sent = send(spending.allow(queue.popleft()), queue)
             if not sent:
-                _after_death(pool, store, campaign, [], inflight, lost, in_a_row, take, notify)
+                after_death([])
                 continue
             if inflight:
-                finished, _ = cf.wait(list(inflight), timeout=writer.time_left(), return_when=cf.FIRST_COMPLETED)
+                finished, _ = cf.wait(list(inflight), timeout=watch.wait(inflight, writer.time_left()),
+                                      return_when=cf.FIRST_COMPLETED)
             else:
                 finished = set()
             dead: list[Task] = []
@@ -254,7 +276,14 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                 in_a_row.clear()
                 take(task, fut.result())       # (a session's own error comes back as a crashed trajectory)
             if dead:
-                _after_death(pool, store, campaign, dead, inflight, lost, in_a_row, take, notify)
+                after_death(dead)
+            elif (overdue := watch.overdue(inflight)) and isinstance(pool, LocalPool):
+                late.update(inflight[f].slot for f in overdue)
+                if notify:
+                    notify(f"{len(overdue)} session(s) ran longer than {session_seconds:g} s: stopping the worker "
+                           "processes")
+                pool.stop()
+                after_death([])
             writer.commit_if_due()
         stopped = spending.stop(len(queue)) if queue and spending.exhausted() else None
         if stopped is not None:
@@ -270,7 +299,8 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
 
 def _after_death(pool: cf.Executor, store: KnowledgeStore, campaign: Campaign, dead: list[Task],
                  inflight: dict[cf.Future[Outcome], Task], lost: deque[Task], in_a_row: list[str],
-                 take: Callable[[Task, Outcome], None], notify: Callable[[str], None] | None) -> None:
+                 take: Callable[[Task, Outcome], None], notify: Callable[[str], None] | None,
+                 late: set[tuple[str, int, int]], session_seconds: float | None) -> None:
     """The process running each of ``dead`` died (:mod:`diagkg.evaluation.pool`). On a Dask cluster each is
     the session that killed its workers. A local pool is broken with every session in flight: those that
     finished first are taken, and the rest are ``lost`` (run again one at a time on a fresh pool), unless one
@@ -295,7 +325,9 @@ def _after_death(pool: cf.Executor, store: KnowledgeStore, campaign: Campaign, d
                 notify(f"a worker process died ({how}) with {len(dead)} sessions in flight: running them again "
                        "one at a time to find the one that killed it")
             return
-        culprits = [(dead[0], f"the worker process running this session died ({how})")]
+        culprits = [(dead[0], f"the session ran longer than the limit of {session_seconds:g} s (--session-seconds) "
+                              "and its worker process was stopped" if dead[0].slot in late else
+                              f"the worker process running this session died ({how})")]
     else:
         culprits = [(task, "the cluster's workers running this session died each time it was tried") for task in dead]
     for task, why in culprits:

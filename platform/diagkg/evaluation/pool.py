@@ -8,16 +8,22 @@ runs the sessions lost one at a time: the one that kills its worker while runnin
 that did, and is recorded ``crashed`` (:class:`~diagkg.errors.WorkerDied` saying how the process
 ended); the others are stored as usual. A Dask cluster finds the session itself (it runs a session
 whose worker died on another worker, and gives up after a few: ``KilledWorker``, see :func:`died`).
+
+A session that runs past a time limit (``diagkg evaluate --session-seconds S``: an assistant in an
+endless loop, a solver that never returns) is stopped the same way (:class:`Watch`): the pool's
+workers are ended, and the sessions in flight run again one at a time; the one that runs past the
+limit alone is recorded ``crashed``, saying so.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import math
 import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from typing import Any
@@ -39,6 +45,39 @@ def ended(code: int | None) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"it exited with status {code}"
+
+
+class Watch:
+    """When each session in flight was first seen running (a pool marks a session running once it is
+    on its way to a worker: it may wait there behind one other), to find those past ``seconds``."""
+
+    POLL = 0.25          # seconds between two looks while a session has not been seen running yet
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.since: dict[cf.Future[Any], float] = {}
+
+    def wait(self, inflight: Collection[cf.Future[Any]], longest: float | None) -> float | None:
+        """How long to wait for a session to finish before looking again (``longest`` at most)."""
+        if self.seconds is None:
+            return longest
+        now = time.monotonic()
+        self.since = {f: t for f, t in self.since.items() if f in inflight}
+        for f in inflight:
+            if f not in self.since and f.running():
+                self.since[f] = now
+        due = min((t + self.seconds - now for t in self.since.values()), default=math.inf)
+        if len(self.since) < len(inflight):
+            due = min(due, self.POLL)
+        due = max(due, 0.0)
+        return due if longest is None else min(due, longest)
+
+    def overdue(self, inflight: Collection[cf.Future[Any]]) -> list[cf.Future[Any]]:
+        """The sessions in flight that have been running for longer than the limit."""
+        if self.seconds is None:
+            return []
+        now = time.monotonic()
+        return [f for f in inflight if f in self.since and not f.done() and now - self.since[f] > self.seconds]
 
 
 def died(exc: BaseException) -> bool:
@@ -90,6 +129,13 @@ class LocalPool(cf.Executor):
         # the pool's own and this method's ending of the others: the signal least likely to tell
         codes.sort(key=lambda code: code == -signal.SIGTERM)
         return ended(codes[0] if codes else None)
+
+    def stop(self) -> None:
+        """End every worker (a session ran past its time limit): the pool breaks, and the sessions in
+        flight come back as lost with it."""
+        for p in self.processes.values():
+            if p.exitcode is None:
+                p.terminate()
 
     def restart(self) -> None:
         """A fresh pool for the broken one, checked to start: a pool that cannot start its workers is no
