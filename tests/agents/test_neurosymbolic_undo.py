@@ -78,11 +78,7 @@ def store(tmp_path_factory):
 
 
 def steps(store, ident: str, **config) -> tuple[list[str], object]:
-    done: list[dict] = []
-    result = run_session(ident, NeuroSymbolic(**config), store=store, seed=0, record=False,
-                         on_round=lambda r: done.append(r.to_dict()))
-    return [r["intention"] if r.get("kind") == "action" else "hypothesis " + " ".join(r["data"]["candidates"])
-            for r in done], result
+    return steps_with(store, ident, NeuroSymbolic(**config))
 
 
 def test_a_battery_read_in_backwards_is_turned_round_not_named(store):
@@ -100,3 +96,40 @@ def test_a_flat_battery_is_named_as_before(store):
     assert "measure_voltage bat" in done
     assert "reverse_battery bat" not in done and done[-1] == "hypothesis bat"
     assert result.end == "success"
+
+
+def test_one_what_if_session_serves_the_worlds_and_a_later_session_starts_them_again_from_memory(store, monkeypatch):
+    from diagkg.env import workspace
+    from diagkg.env.worlds import Shadow
+
+    made, injected, copies = [], [], []
+    init, reset, copy = Shadow.__init__, Shadow.reset, workspace.KnowledgeView.private_copy
+
+    def counted_init(self, *args, **kwargs):
+        made.append(kwargs.get("session_id"))
+        init(self, *args, **kwargs)
+
+    def counted_reset(self, *args, **kwargs):
+        injected.append(self.scenario.faults)
+        return reset(self, *args, **kwargs)
+
+    monkeypatch.setattr(Shadow, "__init__", counted_init)
+    monkeypatch.setattr(Shadow, "reset", counted_reset)
+    monkeypatch.setattr(workspace.KnowledgeView, "private_copy", lambda view: copies.append(view) or copy(view))
+    first = NeuroSymbolic()
+    done, result = steps_with(store, "GUARD.1", first)
+    assert done[-1] == "reverse_battery bat"
+    assert made == ["neuro-symbolic-undo"]          # one what-if session for every world of the session
+    assert first.undo_shadow is None                  # given back when the session ended
+    made.clear(), injected.clear(), copies.clear()
+    again, repeat = steps_with(store, "GUARD.1", NeuroSymbolic())
+    assert (again, repeat.cost) == (done, result.cost)
+    assert made == ["neuro-symbolic-undo"]
+    assert injected == [] and copies == []            # its worlds written back as worked out, on the shared copy
+
+
+def steps_with(store, ident: str, assistant: NeuroSymbolic) -> tuple[list[str], object]:
+    done: list[dict] = []
+    result = run_session(ident, assistant, store=store, seed=0, record=False, on_round=lambda r: done.append(r.to_dict()))
+    return [r["intention"] if r.get("kind") == "action" else "hypothesis " + " ".join(r["data"]["candidates"])
+            for r in done], result

@@ -219,7 +219,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         self.repairing: str | None = None     # the part the last action repairs
         self.last: Action | Hypothesis | None = None
         self.last_test: Test | None = None
-        self.read_on, self.undo_graph = {}, None     # the tests on each part, and what they showed (Undoing)
+        self.read_on, self.undo_graph, self.undo_shadow = {}, None, None     # (Undoing)
         self._replan()
 
     def _couple(self, knowledge: Knowledge, briefing: Briefing) -> None:

@@ -38,6 +38,7 @@ from .readings import reading
 from .registry import Briefing
 
 _WORLDS = itertools.count()
+UNDO_WORLDS = "neuro-symbolic-undo"        # the name of the what-if session's state graph (see Undoing._world)
 
 
 class Undoing:
@@ -53,7 +54,8 @@ class Undoing:
     settings: Any
     simulator: Simulator
     read_on: dict[str, list[tuple[Action, Outcome]]]     # part -> the tests done on it and what they showed
-    undo_graph: KnowledgeStore | None                   # the what-if sessions' working copy (made on first need)
+    undo_graph: KnowledgeStore | None                   # what the what-if session reads (made on first need)
+    undo_shadow: Shadow | None = None                   # the what-if session (made on first need)
 
     def _note_test(self, action: Action, outcome: Outcome) -> None:
         """Keep a test done on one part, and what it showed (what :meth:`_undoing` asks the modes)."""
@@ -100,9 +102,8 @@ class Undoing:
                 if world is None:
                     continue
                 shadow, point, lights = world
-                with shadow:
-                    if lights == dict(briefing.lights) and self._gives(shadow, point, tests):
-                        return True
+                if lights == dict(briefing.lights) and self._gives(shadow, point, tests):
+                    return True
         return False
 
     def _modes_left(self, part: str) -> list[FaultMode]:
@@ -141,23 +142,33 @@ class Undoing:
         return [mode.fault(ns, f"{part}.{ports[0]}", f"{part}.{ports[1]}")]
 
     def _world(self, fault: Fault) -> tuple[Shadow, Any, dict[str, Any]] | None:
-        """A what-if session with ``fault`` alone (started; its first checkpoint and the lights it shows
-        then), or None."""
+        """The what-if session started with ``fault`` alone (its first checkpoint and the lights it shows
+        then), or None. One what-if session serves every world of the session, its state graph named
+        alike in every session (:data:`UNDO_WORLDS`): a world started before in this process is written back
+        rather than injected again, and what its steps worked out is remembered (as the model-based
+        assistant's worlds)."""
         briefing = self.briefing
         assert briefing is not None and briefing.store is not None
-        if self.undo_graph is None:
-            self.undo_graph = briefing.store.private_copy()
         skeleton = self.simulator.skeleton
         removed = frozenset(c for c in skeleton.components if c not in briefing.parts)
         scenario = hypothetical((fault,), iri=f"urn:diagkg:neuro-symbolic:undo:{next(_WORLDS)}",
                                 system_iri=skeleton.iri, key=briefing.system, removed=removed)
-        shadow = Shadow(scenario, self.undo_graph)
+        if self.undo_shadow is None:
+            if self.undo_graph is None:
+                self.undo_graph = briefing.store.shared_copy()
+            self.undo_shadow = Shadow(scenario, self.undo_graph, session_id=UNDO_WORLDS)
+        shadow = self.undo_shadow
         try:
             lights = shadow.start(scenario, 0)["lights"]
             return shadow, shadow.checkpoint(), dict(lights)
         except (SessionError, SimulationError):
-            shadow.close()
             return None
+
+    def close(self, end: str) -> None:
+        """The session is over: the what-if session gives its working memory back."""
+        if self.undo_shadow is not None:
+            self.undo_shadow.close()
+            self.undo_shadow = None
 
     def _undone_by(self, fault: Fault, part: str, tests: list[tuple[Action, Outcome]],
                    repairs: list[ActionType]) -> frozenset[str] | None:
@@ -168,17 +179,17 @@ class Undoing:
         if world is None:
             return None
         shadow, point, _ = world
-        with shadow:
-            naming = repair_cost(shadow, part, shadow.state())     # as the world stands before any step
-            if not self._gives(shadow, point, tests):
-                return None
-            undone = set()
-            for spec in repairs:
-                if spec.cost >= naming:      # naming it does as much for as little
-                    continue
-                done = shadow.trial(point, Action(spec.id, (part,)))
-                if done is not None and done.success and part not in still_broken(shadow, shadow.state()):
-                    undone.add(spec.id)
-            return frozenset(undone)
+        naming = repair_cost(shadow, part, shadow.state())     # as the world stands before any step
+        if not self._gives(shadow, point, tests):
+            return None
+        undone = set()
+        for spec in repairs:
+            if spec.cost >= naming:      # naming it does as much for as little
+                continue
+            done = shadow.trial(point, Action(spec.id, (part,)))
+            if done is not None and done.success and part not in still_broken(shadow, shadow.state()):
+                undone.add(spec.id)
+        return frozenset(undone)
+
 
 __all__ = ["Undoing"]

@@ -65,7 +65,7 @@ class Worlds:
             raise AssistantError("the model-based assistant needs the knowledge graph (briefing.store)")
         self.briefing = briefing
         self.chance_in_worlds = chance
-        self.graph = briefing.store.private_copy()
+        self.graph = briefing.store.shared_copy()
         # the versions of what the worlds read (the ontology, the system, its inferences, as the view holds
         # them): what the predictions shared between sessions are keyed by
         self.versions = briefing.store.versions

@@ -211,6 +211,7 @@ class KnowledgeView:
         self.key = key
         self.versions = versions
         self._ntriples: dict[str, str] | None = None
+        self._shared: KnowledgeStore | None = None     # see shared_copy
 
     def select(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
                **template_values: Any) -> list[dict[str, Any]]:
@@ -232,6 +233,15 @@ class KnowledgeView:
         store in use or the session."""
         names = [ox.NamedNode(name) for name, _ in self._backing.graphs()]
         return _copy(self._backing, names)
+
+    def shared_copy(self) -> "KnowledgeStore":
+        """An in-memory copy of what the view holds, made once per view and shared by every session that
+        asks for it (a view is shared while the graphs it copies are unchanged): what what-if sessions
+        (:class:`~diagkg.env.worlds.Shadow`) are made on, which only read it (each writes into a working
+        memory of its own). Never write into it; :meth:`private_copy` is the copy to write."""
+        if self._shared is None:
+            self._shared = self.private_copy()
+        return self._shared
 
     def contains_graph(self, graph: ox.NamedNode) -> bool:
         return self._backing.raw.contains_named_graph(graph)
