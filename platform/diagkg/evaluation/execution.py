@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pyoxigraph as ox
 
+from ..env.workspace import resolve_scenario
 from ..errors import InputError, WorkerDied
 from ..kg.compaction import compact_if_grown, disk_bytes
 from . import campaign as cp
@@ -36,6 +37,7 @@ from .sessions import Outcome, died_outcome, knowledge_bytes, run_remote, run_ta
 from .writer import CampaignWriter
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..env.scenarios import Scenario
     from ..kg.store import KnowledgeStore
 
 EXECUTORS = ("local", "dask")
@@ -82,15 +84,22 @@ class Summary:
 
 
 class _Inline(cf.Executor):
-    """Runs each session at once in this process (reading the campaign's own store)."""
+    """Runs each session at once in this process (reading the campaign's own store). Each scenario is
+    read once per run of the campaign, as a worker reads the knowledge once when it starts (on a store
+    on disk, finding a scenario again took milliseconds a session)."""
 
     def __init__(self, store: KnowledgeStore):
         self.store = store
+        self.scenarios: dict[int, Scenario] = {}
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
         future: cf.Future[Any] = cf.Future()
         try:
-            future.set_result(run_task(self.store, args[-1]))
+            task: Task = args[-1]
+            scenario = self.scenarios.get(task.scenario)
+            if scenario is None:
+                scenario = self.scenarios[task.scenario] = resolve_scenario(self.store, task.scenario)
+            future.set_result(run_task(self.store, task, scenario))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
             future.set_exception(exc)
         return future

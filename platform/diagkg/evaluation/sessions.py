@@ -144,14 +144,16 @@ def run_remote(data: bytes | str, task: Task) -> Outcome:
     return run_task(worker_store(data), task)
 
 
-def run_task(store: KnowledgeStore, task: Task) -> Outcome:
-    """Run one session of a campaign and return its trajectory (nothing is written to ``store``)."""
+def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None) -> Outcome:
+    """Run one session of a campaign and return its trajectory (nothing is written to ``store``);
+    ``scenario``: the task's, read already."""
     from ..env.workspace import resolve_scenario
     from ..runs import heap
     from ..runs.runner import run_session
 
     heap.settle()        # what the last session left collected, and what the sessions share frozen out of the way
-    scenario = resolve_scenario(store, task.scenario)
+    if scenario is None:
+        scenario = resolve_scenario(store, task.scenario)
     record: SessionRecord | None
     try:
         result = run_session(scenario, task.assistant, seed=task.seed, config=task.config, store=store, record=False)
