@@ -86,3 +86,15 @@ def test_a_shipped_report_and_its_stated_symptoms_agree_where_the_report_speaks(
                     wrong.append((scenario.id, comp, state, stated[comp]))
     assert read_lights > 200
     assert wrong == []
+
+
+def test_one_classifier_per_names_and_what_it_reads_is_remembered_apart_from_what_a_caller_does_with_it():
+    classifier = KeywordClassifier.of(NAMES)
+    assert KeywordClassifier.of({k: list(v) for k, v in reversed(NAMES.items())}) is classifier
+    assert KeywordClassifier.of(NAMES, coordinate=True) is not classifier
+    assert KeywordClassifier.of({**NAMES, "vent_led": ["vent LED"]}) is not classifier
+    text = "The pump LED is lit, the amber LED is dark."
+    first = classifier.mentions(text)
+    assert first == KeywordClassifier(NAMES).mentions(text) == [("pump_led", "on"), ("fan_led", "off")]
+    first.append(("grow_lamp", "off"))               # a caller's list is its own
+    assert classifier.mentions(text) == [("pump_led", "on"), ("fan_led", "off")]

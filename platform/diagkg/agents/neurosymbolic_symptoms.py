@@ -71,6 +71,9 @@ class _Segment:
     joint: str                             # the word joining it to the next ("and", ",", "but"…)
 
 
+_CLASSIFIERS: dict[tuple[object, ...], "KeywordClassifier"] = {}     # see KeywordClassifier.of
+
+
 class KeywordClassifier:
     """Finds components in a symptom report by their names and reads whether
     each is said to be lit, dark or flickering (with negation)."""
@@ -97,9 +100,31 @@ class KeywordClassifier:
                 self.families.setdefault(words, {}).setdefault(int(numbers[0]), comp)
         # for a segment no name matches word for word: names of two words or more, as sets of words
         self.bags = [(frozenset(_singular(t) for t in toks), comp) for toks, comp in self.phrases if len(toks) > 1]
+        self._said: dict[str, list[tuple[str, str]]] = {}     # text -> what mentions found in it
+
+    @classmethod
+    def of(cls, names: dict[str, list[str]], coordinate: bool = False) -> "KeywordClassifier":
+        """The classifier of ``names`` (made once per process for the same names: a system's sessions
+        all ask it, at setup)."""
+        key = (tuple(sorted((c, tuple(n)) for c, n in names.items())), coordinate)
+        known = _CLASSIFIERS.get(key)
+        if known is None:
+            if len(_CLASSIFIERS) >= 64:
+                _CLASSIFIERS.pop(next(iter(_CLASSIFIERS)))
+            known = _CLASSIFIERS[key] = cls(names, coordinate)
+        return known
 
     def mentions(self, text: str) -> list[tuple[str, str]]:
-        """(component, state) pairs; state is "on", "off" or "intermittent"."""
+        """(component, state) pairs; state is "on", "off" or "intermittent" (remembered per text: a
+        scenario's every session reads the same report)."""
+        said = self._said.get(text)
+        if said is None:
+            if len(self._said) >= 1024:
+                self._said.clear()
+            said = self._said[text] = self._mentions(text)
+        return list(said)
+
+    def _mentions(self, text: str) -> list[tuple[str, str]]:
         text = ASIDE.sub(" ", text.lower().replace("’", "'"))
         text = NUMBER_LIST.sub(lambda m: "_".join(re.findall(r"\d+", m.group(0))), text)
         out: list[tuple[str, str]] = []
