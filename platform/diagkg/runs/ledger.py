@@ -206,6 +206,7 @@ def report_key(outcome: Mapping[str, Any], fixed: bool = False) -> str:
 # versions, configuration, faults and, for faults that act at random, seed), the
 # report of each action after the same actions, and what a test would have shown
 MEMO_LIMIT = 20_000          # entries per memo (each a few hundred bytes)
+LEDGER_WORLDS = "ledger-worlds"     # the name of the state graph the ledger's worlds are played in (see _Worlds.shade)
 _OPENINGS: Memo[str] = Memo("ledger openings", MEMO_LIMIT)
 _REPORTS: Memo[str] = Memo("ledger reports", MEMO_LIMIT)
 _PROBES: Memo[str] = Memo("ledger probes", MEMO_LIMIT)
@@ -387,9 +388,11 @@ class _Worlds:
         return _PROBES.put(memo, report_key(out, self.shadow.end == "success_no_hypothesis"))
 
     def shade(self, scenario: Scenario) -> Shadow:
-        """The what-if shadow these worlds are played on (made on first need)."""
+        """The what-if shadow these worlds are played on (made on first need), its state graph named alike
+        in every session (:data:`LEDGER_WORLDS`): a world started before in this process (the same scenario
+        another seed played) is written back rather than injected again."""
         if self.shadow is None:
-            self.shadow = Shadow(scenario, self.session.source)
+            self.shadow = Shadow(scenario, self.session.source, session_id=LEDGER_WORLDS)
         return self.shadow
 
 
