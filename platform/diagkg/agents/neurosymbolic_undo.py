@@ -6,8 +6,8 @@ cheaper repair of the same part that undoes its fault: a battery put in the wron
 round (30 minutes) rather than replaced (120). Which fault the part has, the readings say: each fault
 mode the part may still have (:attr:`problems`, not :attr:`cleared`) is set alone on the system as
 described (a mode of ports on each of the part's ports; one acting at random as come off for good), in
-a what-if session of its own (:class:`~diagkg.env.worlds.Shadow`, as the model-based assistant's
-worlds), and asked each test already done on the part; those whose reports agree with the ones seen
+the session's what-if session (:class:`~diagkg.env.worlds.Shadow`, as the model-based assistant's
+worlds: started afresh for each), and asked each test already done on the part; those whose reports agree with the ones seen
 (their data, within a meter's tolerance: :mod:`~diagkg.agents.readings`) are the faults the part may
 have. If some agree and one repair of the catalogue fitting the part leaves it with no fault in every
 one of them, for less than naming the part would cost there (a replacement; a cable's ends put back),
