@@ -136,6 +136,9 @@ class Ranking:
         total = sum(weight.values())
         if total == 0:
             return None
+        by_part: dict[str, float] = {}       # each part's problems of the plan, weighed together
+        for (part, _), w in weight.items():
+            by_part[part] = by_part.get(part, 0.0) + w
         best, best_gain = None, -1.0
         # in a fixed order (action, component), so that ties never depend on the store's row order
         for (action, comp), test in sorted(self.tests.items()):
@@ -146,7 +149,10 @@ class Ranking:
                 continue           # a look shows a light or a cable's ends, nothing of other parts
             if not self.dark_currents and comp in self.dark and self.catalogue[action].observes == "current":
                 continue           # no current flows through a lamp seen dark, whatever the fault
-            covered = sum(weight[p] for p in self._anomalous_if(test))
+            # the weight of the problems under which it would show an anomaly (_anomalous_if), summed by part
+            own = test.component
+            covered = sum(weight[(own, m)] for m in test.modes if (own, m) in weight) + \
+                sum(by_part.get(c, 0.0) for c in self._reach(test) - {own})
             if covered == 0:
                 continue
             a, b = covered, total - covered
