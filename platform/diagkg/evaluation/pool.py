@@ -115,9 +115,7 @@ class LocalPool(cf.Executor):
         # a worker it started while breaking escapes that, and would wait for work forever (and the pool's
         # shutdown with it). Then wait for them all to be gone: one that crashed may still be writing its
         # core dump
-        for p in self.processes.values():
-            if p.exitcode is None:
-                p.terminate()
+        self.stop()
         # (the pool's thread reaps them too: the one that reaps a process second is not told its exit code,
         # which the other then sets on the process both hold)
         deadline = time.monotonic() + REAPED
@@ -131,8 +129,8 @@ class LocalPool(cf.Executor):
         return ended(codes[0] if codes else None)
 
     def stop(self) -> None:
-        """End every worker (a session ran past its time limit): the pool breaks, and the sessions in
-        flight come back as lost with it."""
+        """End every worker still running (a session ran past its time limit; or the pool broke, see
+        :meth:`how`): the pool breaks, and the sessions in flight come back as lost with it."""
         for p in self.processes.values():
             if p.exitcode is None:
                 p.terminate()
