@@ -144,7 +144,9 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
         except (OSError, TimeoutError) as exc:
             raise InputError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
     else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        # the scheduler serves HTTP (metrics) even without a dashboard: on a port the system picks, as two
+        # clusters starting at once both found 8787 free and one then failed to bind it
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
         stack.callback(cluster.close)
         client = Client(cluster)
         if notify:
