@@ -174,3 +174,42 @@ def test_the_command_line_refuses_a_time_limit_it_cannot_keep_before_writing_any
         r = run_cli("--store", str(store), "evaluate", "--assistant", "oracle", "--scenarios", "1", *bad)
         assert r.returncode == 2 and says in r.stderr, r.stderr
         assert not store.exists()           # nothing was created, not even the store
+
+
+UNGUARDED = textwrap.dedent('''
+    import pathlib
+    import sys
+    import tempfile
+
+    sys.path.insert(0, {root!r})
+    from diagkg.evaluation import campaign as cp
+    from diagkg.evaluation import execution
+    from tests.support.torch import torch_memory_store
+
+    store = torch_memory_store(pathlib.Path(tempfile.mkdtemp()))
+    campaign = cp.create(store, cp.CampaignConfig(assistants=("oracle",), scenarios=(9101,), runs=2, name="script"))
+    execution.run(store, campaign, workers=2)
+    print("stored", len(cp.recorded(store, campaign)))
+''')
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_a_script_that_runs_a_campaign_without_a_main_guard_is_told_so_instead_of_waiting_forever(tmp_path, guarded):
+    # a spawned worker imports the script as its main module: unguarded, the script starts a campaign again,
+    # Python refuses, and the worker dies while starting (the campaign used to wait forever writing it the
+    # knowledge)
+    import subprocess
+    from pathlib import Path
+
+    body = UNGUARDED.format(root=str(Path(__file__).resolve().parents[2]))
+    if guarded:
+        body = "if __name__ == '__main__':\n" + textwrap.indent(body, "    ")
+    script = tmp_path / "my_campaign.py"
+    script.write_text(body)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    if guarded:
+        assert r.returncode == 0 and "stored 2" in r.stdout, r.stderr[-2000:]
+    else:
+        assert r.returncode != 0
+        assert "WorkerDied" in r.stderr and "cannot be started (" in r.stderr and '__name__ == "__main__"' in r.stderr, \
+            r.stderr[-2000:]

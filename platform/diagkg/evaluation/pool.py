@@ -22,6 +22,7 @@ import math
 import multiprocessing
 import os
 import signal
+import tempfile
 import time
 from collections.abc import Callable, Collection
 from concurrent.futures.process import BrokenProcessPool
@@ -93,7 +94,15 @@ class LocalPool(cf.Executor):
     def __init__(self, stack: ExitStack, workers: int, data: bytes):
         self.stack = stack
         self.workers = workers
-        self.data = data
+        # the knowledge goes to each worker in a file it reads, not in the initializer's arguments: those are
+        # written to a worker through a pipe before it starts, and the write of megabytes waited forever for a
+        # worker that died while starting (a script that runs a campaign without ``if __name__ ==
+        # "__main__":``: the worker imports the script, which starts a campaign again, which Python refuses)
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="diagkg-knowledge-"))
+        self.data = os.path.join(folder, "knowledge.nq")
+        with open(self.data, "wb") as f:
+            f.write(data)
+        self.ran = False                          # whether a worker of this campaign ever ran a task
         self.processes: dict[int, Any] = {}      # pid -> multiprocessing.Process of the pool's workers
         self.pool = self._start()
 
@@ -105,9 +114,15 @@ class LocalPool(cf.Executor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
         future = self.pool.submit(fn, *args, **kwargs)
+        if not self.ran:
+            future.add_done_callback(self._ran)
         # the pool's processes, kept to say how one ended once the pool is broken (the pool forgets them)
         self.processes.update(getattr(self.pool, "_processes", None) or {})
         return future
+
+    def _ran(self, future: cf.Future[Any]) -> None:
+        if not future.cancelled() and not isinstance(future.exception(), BrokenProcessPool):
+            self.ran = True
 
     def how(self) -> str:
         """How the pool's worker ended that did not end well (once the pool is broken); ends the others."""
@@ -144,6 +159,11 @@ class LocalPool(cf.Executor):
         try:
             self.submit(os.getpid).result()
         except BrokenProcessPool:
+            if not self.ran:
+                raise WorkerDied(f"the campaign's worker processes cannot be started ({self.how()}, before running "
+                                 "anything: its error is printed above). A Python script that runs a campaign with "
+                                 "worker processes must start it under `if __name__ == \"__main__\":` (each worker "
+                                 "imports the script)") from None
             raise WorkerDied(f"the campaign's worker processes cannot be started again ({self.how()}); what "
                              "finished is stored") from None
 

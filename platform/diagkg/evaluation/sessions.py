@@ -103,11 +103,12 @@ def init_worker(data: bytes) -> None:
     worker_store(data)
 
 
-def init_local_worker(parent: int, data: bytes) -> None:
+def init_local_worker(parent: int, path: str) -> None:
     """The local process pool's initializer: end with the campaign's process (:func:`exit_with_parent`)
-    and hold the knowledge, which tasks then name by its digest."""
+    and hold the knowledge in the file ``path``, which tasks then name by its digest."""
     exit_with_parent(parent)
-    init_worker(data)
+    with open(path, "rb") as f:
+        init_worker(f.read())
 
 
 PR_SET_PDEATHSIG = 1          # linux/prctl.h
