@@ -164,6 +164,20 @@ def test_step_before_reset_raises_and_reset_is_keyword_only():
         session.step(diagkg.Hypothesis({"battery"}))
 
 
+def test_one_part_named_as_a_string_is_one_part_and_a_seed_must_be_a_whole_number(tmp_path):
+    from ..support.torch import torch_memory_store
+
+    session = diagkg.make("TORCH.1", store=torch_memory_store(tmp_path))       # a system written in the tests
+    for bad in ("1", 1.5, True):
+        with pytest.raises(SessionError, match="whole number"):
+            session.reset(seed=bad)       # type: ignore[arg-type]
+    session.reset(seed=3)
+    # a string is one part, as an action's target may be (it used to name its letters)
+    assert diagkg.Hypothesis("bat").components == frozenset({"bat"}) == diagkg.Hypothesis(["bat"]).components
+    obs, _, terminated, _, info = session.step(diagkg.Hypothesis("bat"))
+    assert obs["verdict"] == "correct" and terminated and info["end"] == "success"
+
+
 # ---------------------------------------------------------------------------
 # ties never depend on the store
 # ---------------------------------------------------------------------------

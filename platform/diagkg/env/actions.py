@@ -63,7 +63,9 @@ class Hypothesis:
     explanation: str = ""
 
     def __init__(self, components: Iterable[str], explanation: str = ""):
-        object.__setattr__(self, "components", frozenset(components))
+        # one part may be given as a plain string, as an action's target may (a string is an iterable of
+        # its characters: ``Hypothesis("fuse")`` named the parts f, u, s and e)
+        object.__setattr__(self, "components", frozenset((components,) if isinstance(components, str) else components))
         object.__setattr__(self, "explanation", explanation)
 
     def __str__(self) -> str:

@@ -169,6 +169,9 @@ class Session:
         accepted for compatibility and must be empty."""
         if options:
             raise SessionError(f"reset() takes no options, got {', '.join(sorted(options))}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            # (Python's random accepts any hashable seed: a string seed ran, and was recorded as the session's seed)
+            raise SessionError(f"reset(seed=…) takes a whole number, got {seed!r} ({type(seed).__name__})")
         self.begin(seed if seed is not None else 0)
         configure(self.store, self.scenario, self.state_graph)
         self.nominal_state = self.state()       # the system as set up, before the faults
