@@ -76,6 +76,25 @@ def test_query_inputs_are_enforced(tmp_path):
     assert r.returncode == 2 and "has no input x" in r.stderr
     r = run_cli(*store, "query", "system-components", "-p", "system=https://example.org/torch/torch", "--format", "json")
     assert r.returncode == 0 and "bulb" in r.stdout
+    # an IRI input given a name is told so (bound as a literal it matched nothing: 0 rows, no word why)
+    r = run_cli(*store, "query", "system-components", "-p", "system=torch")
+    assert r.returncode == 2 and "input system is an IRI, got 'torch'" in r.stderr, r.stderr
+    r = run_cli(*store, "update", "set-label", "-p", "graph=system/torch", "-p", "part=https://example.org/torch/bulb",
+                "-p", "label=Big bulb")
+    assert r.returncode == 2 and "input graph is an IRI" in r.stderr, r.stderr
+    # an integer input's text is an integer (a user's query file)
+    mine = tmp_path / "bulbs-beyond.rq"
+    mine.write_text("# The bulbs, numbered from ?k on\n#\n# inputs:\n#   ?k (integer) the first number\n"
+                    "# outputs:\n#   ?n\n"
+                    "PREFIX dk: <https://w3id.org/diagkg/ontology#>\n"
+                    "SELECT ?n WHERE { { SELECT (COUNT(?b) AS ?c) WHERE { ?b a dk:Bulb } } BIND(?k + ?c AS ?n) }\n")
+    r = run_cli(*store, "query", str(mine), "-p", "k=40", "--format", "csv")
+    assert r.returncode == 2 and "cannot bind ?k" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    mine.write_text(mine.read_text().replace("SELECT ?n WHERE", "SELECT ?k ?n WHERE"))   # (Oxigraph binds what it selects)
+    r = run_cli(*store, "query", str(mine), "-p", "k=40", "--format", "csv")
+    assert r.returncode == 0 and r.stdout.split() == ["k,n", "40,41"], (r.stdout, r.stderr)
+    r = run_cli(*store, "query", str(mine), "-p", "k=forty")
+    assert r.returncode == 2 and "input k is an integer, got 'forty'" in r.stderr, r.stderr
 
 
 def test_construct_prints_turtle_or_ntriples(tmp_path):

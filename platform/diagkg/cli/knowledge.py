@@ -193,6 +193,25 @@ def _check_inputs(q: QueryFile, params: dict[str, object]) -> None:
     raise errors.QueryError(f"{q.name} {problem}; its inputs are: {listing} (give each with -p NAME=VALUE)")
 
 
+def _typed_inputs(q: QueryFile, params: dict[str, object]) -> dict[str, object]:
+    """The inputs as the kinds the query's header declares: an IRI input given something else is an error
+    (bound as a literal it matched nothing, and the query said 0 rows), an integer input's text becomes an
+    ``xsd:integer``."""
+    kinds = {p.name: p.kind for p in q.inputs}
+    typed = dict(params)
+    for name, value in params.items():
+        kind, text = kinds.get(name), value.value if isinstance(value, ox.Literal) else None
+        if kind == "iri" and text is not None:
+            raise errors.QueryError(f"{q.name}: input {name} is an IRI, got {text!r}; write it whole, e.g. "
+                                    f"-p {name}=<https://…> or -p {name}=https://…")
+        if kind == "integer" and text is not None:
+            try:
+                typed[name] = ox.Literal(int(text))
+            except ValueError:
+                raise errors.QueryError(f"{q.name}: input {name} is an integer, got {text!r}") from None
+    return typed
+
+
 def _template_values(params: dict[str, object]) -> dict[str, Any]:
     return {k: python_value(v) for k, v in params.items()}
 
@@ -204,6 +223,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         raise errors.QueryError(f"{q.name} is an update; `diagkg query` only reads. Run it with "
                                 f"`diagkg update {args.query if len(args.query) < 60 else 'FILE'}`")
     _check_inputs(q, params)
+    params = _typed_inputs(q, params)
     with open_store(args, write=False) as store:
         if q.is_template:
             result = store.query(q, **_template_values(params))
@@ -223,6 +243,7 @@ def cmd_update(args: argparse.Namespace) -> int:
         raise errors.QueryError(f"{q.name} is a query, not an update; run it with `diagkg query`")
     params = dict(_parse_param(p) for p in args.param)
     _check_inputs(q, params)
+    params = _typed_inputs(q, params)
     timeout = DEFAULT_TIMEOUT if args.timeout is None else (args.timeout or None)
     with open_store(args, write=True) as store:
         report = apply_update(store, q, timeout=timeout, **_template_values(params))

@@ -477,6 +477,15 @@ class KnowledgeStore:
             raise QueryError(explain_syntax_error(q.name, text, exc)) from None
         except OSError as exc:
             raise StoreError(f"{q.name}: {exc}") from None
+        except RuntimeError as exc:
+            if subs is None:
+                raise
+            # Oxigraph binds an input only where the query's results could show it: a user's query file that
+            # used ?k in an expression and did not select it ended in a traceback
+            names = " ".join(f"?{v.value}" for v in subs)
+            raise QueryError(f"{q.name}: cannot bind {names} ({exc}); an input must be a variable the query could "
+                             "return: one it selects (SELECT ?k …) that one of its patterns binds, not one used only "
+                             "in a FILTER or in a BIND's expression") from None
 
     def select(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
                **template_values: Any) -> list[dict[str, Any]]:
