@@ -24,8 +24,8 @@ import pytest
 from diagkg.errors import QueryError, StoreError
 from diagkg.kg import graphs
 from diagkg.kg.loading import load_files
-from diagkg.kg.queries import library
-from diagkg.kg.remote import RemoteStore, bind_values, connect
+from diagkg.kg.queries import bind_values, library
+from diagkg.kg.remote import RemoteStore, connect
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.vocab import DK
 from diagkg.runs.runner import run_session

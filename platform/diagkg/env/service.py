@@ -9,13 +9,11 @@
     obs, cost, terminated, truncated, info = session.step(diagkg.Hypothesis({"battery"}))
     session.close()          # its working memory goes back to the pool (or: with diagkg.make(...) as session)
 
-A session works on the store in use: the scenario, the system, its inferences
-and the catalogues are read from it into the session's working memory
-(:func:`diagkg.env.workspace.workspace`, a private in-memory store), where the
-circuit state lives as a named graph; the runner writes the store once, when
-it stores the trajectory. The saboteur writes the scenario's configuration
-and faults into the state. The session only sequences rounds; each concept
-has its module:
+A session works on the store in use: the scenario, the system, its inferences and the catalogues are
+read from it into the session's working memory (:func:`diagkg.env.workspace.workspace`, a private
+in-memory store), where the circuit state lives as a named graph; the runner writes the store once,
+when it stores the trajectory. The saboteur writes the scenario's configuration and faults into the
+state. The session only sequences rounds; each concept has its module:
 
 * :mod:`~diagkg.env.access` — what a part affords now (SPARQL ASK templates);
 * :mod:`~diagkg.env.effects` — actions applied through their catalogue
@@ -164,13 +162,11 @@ class Session:
     # ------------------------------------------------------------------
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Inject the scenario; returns the first observation and info (as Gymnasium's
-        ``reset``). ``seed`` drives loose connections (default 0); ``options`` is
-        accepted for compatibility and must be empty."""
+        """Inject the scenario; returns the first observation and info (as Gymnasium's ``reset``). ``seed`` (a
+        whole number) drives loose connections (default 0); ``options`` is accepted for compatibility and must be empty."""
         if options:
             raise SessionError(f"reset() takes no options, got {', '.join(sorted(options))}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            # (Python's random accepts any hashable seed: a string seed ran, and was recorded as the session's seed)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):     # ("1" ran, and was recorded)
             raise SessionError(f"reset(seed=…) takes a whole number, got {seed!r} ({type(seed).__name__})")
         self.begin(seed if seed is not None else 0)
         configure(self.store, self.scenario, self.state_graph)

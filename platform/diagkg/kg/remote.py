@@ -25,7 +25,6 @@ How the embedded store's features map onto the protocol:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pyoxigraph as ox
 
 from ..errors import QueryError, StoreError
-from .queries import _SKIP, QueryFile, Substitution, library
+from .queries import QueryFile, Substitution, bind_values, library
 from .store import DEFAULT_WAIT, KnowledgeStore
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,54 +60,6 @@ def connect(location: str | Path | None = None, *, read_only: bool = False, in_m
         assert isinstance(location, str)
         return RemoteStore(location, read_only=read_only)
     return KnowledgeStore(location, read_only=read_only, wait=wait, on_wait=on_wait)
-
-
-# -- bound values ---------------------------------------------------------------------------------
-
-_KEYWORDS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE",
-             "WHERE")
-# after these the next "{" opens the pattern (after CONSTRUCT it opens the template)
-_OPENS_PATTERN = frozenset(_KEYWORDS) - {"CONSTRUCT"}
-_TOKENS = re.compile(_SKIP + r"|(?P<word>\b(?:" + "|".join(_KEYWORDS) + r")\b)|(?P<open>\{)|(?P<close>\})", re.IGNORECASE)
-
-
-def _where_brace(text: str) -> int:
-    """The offset just after the ``{`` that opens the query's outermost WHERE group."""
-    form: str | None = None
-    depth = 0
-    for m in _TOKENS.finditer(text):
-        word = m.group("word")
-        if word is not None:
-            word = word.upper()
-            if form is None and word != "WHERE":
-                form = word
-            elif depth == 0 and word == "WHERE" and form is not None:
-                form = "WHERE"
-        elif m.group("open") is not None:
-            if depth == 0 and form in _OPENS_PATTERN:
-                return m.end()
-            depth += 1
-        elif m.group("close") is not None:
-            depth -= 1
-    raise QueryError("cannot bind values: no WHERE group found in the query")
-
-
-def term_text(term: Substitution) -> str:
-    """One bound value as SPARQL text (pyoxigraph's own escaping)."""
-    if isinstance(term, ox.BlankNode):
-        raise QueryError("a blank node cannot be bound in a query sent to a remote store")
-    return str(term)
-
-
-def bind_values(text: str, substitutions: Mapping[ox.Variable, Substitution]) -> str:
-    """The query with its bound variables given as a ``VALUES`` block at the start of its
-    outermost WHERE group (what pyoxigraph's substitutions do, in standard SPARQL)."""
-    if not substitutions:
-        return text
-    names = " ".join(str(v) for v in substitutions)
-    values = " ".join(term_text(t) for t in substitutions.values())
-    at = _where_brace(text)
-    return f"{text[:at]} VALUES ({names}) {{ ({values}) }} {text[at:]}"
 
 
 # -- the endpoint, shaped like the pyoxigraph store the rest of diagkg reads -----------------------

@@ -35,7 +35,7 @@ import pyoxigraph as ox
 
 from ..errors import InputError, QueryError, StoreError, StoreLockedError
 from . import graphs
-from .queries import QueryFile, explain_syntax_error, from_text, library
+from .queries import QueryFile, bind_values, explain_syntax_error, from_text, library
 from .rawstore import RawStore
 from .rdfio import RdfDocument, value_of
 from .turns import WriteTurn, is_lock_error, open_read_only, try_write_turn, write_turn
@@ -461,31 +461,24 @@ class KnowledgeStore:
               **template_values: Any) -> ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples:
         """Run a SPARQL query: a query-file name, a :class:`QueryFile`, or text.
 
-        ``bindings`` bind variables of a plain query as RDF terms; templates take
-        ``template_values``. By default the default graph is the union of all
-        graphs, so a query sees everything unless it names a ``GRAPH``.
-        """
+        ``bindings`` bind variables of a plain query as RDF terms; templates take ``template_values``. By
+        default the default graph is the union of all graphs: a query sees everything unless it names a ``GRAPH``."""
         q = resolve_query(query)
         if q.is_update:
             raise QueryError(f"{q.name} is an update, not a query; run it as an update")
         text = q.render(**template_values) if q.is_template else q.text
         subs = q.substitutions(bindings or {}) if bindings else None
         try:
-            return self.raw.query(text, substitutions=subs,
-                                  use_default_graph_as_union=use_default_graph_as_union)
+            try:
+                return self.raw.query(text, substitutions=subs, use_default_graph_as_union=use_default_graph_as_union)
+            except RuntimeError:   # Oxigraph substitutes only what the results could show (?k in a FILTER alone was
+                if subs is None:   # a traceback): then bound as a remote store binds them, by a VALUES block
+                    raise
+                return self.raw.query(bind_values(text, subs), use_default_graph_as_union=use_default_graph_as_union)
         except SyntaxError as exc:
             raise QueryError(explain_syntax_error(q.name, text, exc)) from None
         except OSError as exc:
             raise StoreError(f"{q.name}: {exc}") from None
-        except RuntimeError as exc:
-            if subs is None:
-                raise
-            # Oxigraph binds an input only where the query's results could show it: a user's query file that
-            # used ?k in an expression and did not select it ended in a traceback
-            names = " ".join(f"?{v.value}" for v in subs)
-            raise QueryError(f"{q.name}: cannot bind {names} ({exc}); an input must be a variable the query could "
-                             "return: one it selects (SELECT ?k …) that one of its patterns binds, not one used only "
-                             "in a FILTER or in a BIND's expression") from None
 
     def select(self, query: str | QueryFile, bindings: Mapping[str, Any] | None = None,
                **template_values: Any) -> list[dict[str, Any]]:
