@@ -235,3 +235,14 @@ def test_evaluate_takes_the_assistants_comma_separated_or_the_option_again(tmp_p
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["trajectories"] == 3, summary          # each named once
+
+
+@pytest.mark.parametrize("command", [["run", "--scenario", "1", "--assistant", "oracle"],
+                                     ["evaluate", "--assistant", "oracle", "--scenarios", "1"],
+                                     ["simulate", "three_cubes"]])
+def test_a_negative_seed_is_refused_before_anything_is_written(tmp_path, command):
+    # Python's random draws the same from -5 as from 5: a session of seed -5 repeated seed 5 under a name of its own
+    store = tmp_path / "store"
+    r = run_cli("--store", str(store), *command, "--seed", "-5")
+    assert r.returncode == 2 and "a seed is a whole number, 0 or more, not -5" in r.stderr, r.stderr
+    assert not store.exists()

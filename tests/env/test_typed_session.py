@@ -168,7 +168,7 @@ def test_one_part_named_as_a_string_is_one_part_and_a_seed_must_be_a_whole_numbe
     from ..support.torch import torch_memory_store
 
     session = diagkg.make("TORCH.1", store=torch_memory_store(tmp_path))       # a system written in the tests
-    for bad in ("1", 1.5, True):
+    for bad in ("1", 1.5, True, -5):       # (-5 draws as 5 does)
         with pytest.raises(SessionError, match="whole number"):
             session.reset(seed=bad)       # type: ignore[arg-type]
     session.reset(seed=3)

@@ -102,6 +102,9 @@ def test_a_session_with_the_oracle_streams_its_rounds_and_stores_its_trajectory(
     html = client.get(f"/api/trajectories/{end['trajectory']}/transcript.html")
     assert html.status_code == 200 and "<html" in html.text.lower()
     assert client.post("/api/sessions", json={"scenario": "NOPE", "assistant": "oracle"}, headers=AUTH).status_code == 404
+    # a negative seed would repeat another (Python's random draws the same from -1 as from 1) under its own name
+    bad = client.post("/api/sessions", json={"scenario": "TORCH.1", "assistant": "oracle", "seed": -1}, headers=AUTH)
+    assert bad.status_code == 422 and "seed" in bad.text
     # a client that reconnects gets the events after the last one it saw
     with client.stream("GET", f"/api/sessions/{r.json()['id']}/events", headers={"last-event-id": "1"}) as again:
         seqs = [json.loads(line[6:])["seq"] for line in again.iter_lines() if line.startswith("data: ")]
@@ -173,6 +176,7 @@ def test_schematic_routes(client):
     png = client.get("/api/systems/torch/schematic.png")
     assert png.headers["content-type"] == "image/png" and png.content[:4] == b"\x89PNG"
     assert client.get("/api/systems/torch/schematic.gif").status_code == 404
+    assert client.get("/api/systems/torch/schematic.svg", params={"scenario": "TORCH.1", "seed": -1}).status_code == 422
     assert client.get("/api/systems/nope/schematic.svg").status_code == 404
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import errors
 from .output import EXIT_OK, json_config, open_store, progress_bar, say
+from .output import seed as seed_arg
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.execution import Progress
@@ -33,7 +34,7 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
                    help="fixed (--runs N) or adaptive (batches until behaviour converges or --max-batches)")
     p.add_argument("--batch-size", type=int, default=10, help="adaptive: runs per batch (default 10)")
     p.add_argument("--max-batches", type=int, default=5, help="adaptive: batches at most (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="first seed (default 0)")
     p.add_argument("--workers", type=int, default=1, help="sessions in N processes (default 1: this process)")
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="local processes, or a Dask distributed cluster")

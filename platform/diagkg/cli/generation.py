@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .. import errors
 from ..kg import graphs
 from .output import EXIT_OK, is_file_ref, open_store, progress_bar, say
+from .output import seed as seed_arg
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -33,7 +34,7 @@ def add_parsers(add: Add) -> None:
                    "`diagkg query fault-modes`)")
     p.add_argument("--limit", type=int, metavar="N", help="try at most N placements (drawn by prior weight; "
                    "default: every single fault, 200 placements of several)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0): the same seed writes the "
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the draws (default 0): the same seed writes the "
                    "same files")
     p.add_argument("--seeds", type=int, default=8, help="simulations of a fault that shows at random (default 8, "
                    "as `diagkg check`)")
@@ -208,7 +209,7 @@ def add_split(add: Add) -> None:
                         "category:NAME | set:NAME | scenario ids")
     p.add_argument("--name", required=True, help="the split's name: the sets are NAME-lite and NAME-held-out")
     p.add_argument("--per-system", type=int, default=20, metavar="N", help="lite scenarios per system (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the picks within each stratum (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the picks within each stratum (default 0)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 

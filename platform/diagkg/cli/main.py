@@ -25,6 +25,7 @@ from . import llm as llm_cli
 from . import mcp as mcp_cli
 from . import optimum as optimum_cli
 from .output import EXIT_INPUT, EXIT_OK, EXIT_STORE, EXIT_VIOLATIONS
+from .output import seed as seed_arg
 
 __all__ = ["EXIT_INPUT", "EXIT_OK", "EXIT_STORE", "EXIT_VIOLATIONS", "build_parser", "main"]
 
@@ -145,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "store, or a scenario file, validated and loaded first)")
     p.add_argument("--state", metavar="FILE.ttl", help="a circuit state in Turtle (faults, positions…)")
     p.add_argument("--format", choices=("table", "json"), default="table")
-    p.add_argument("--seed", type=int, default=0, help="seed for loose connections (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed for loose connections (default 0)")
     p.add_argument("--record", action="store_true",
                    help="also store the result as SOSA observations in a simulation/… graph")
     p.add_argument("--netlist", action="store_true", help="print the SPICE netlist instead of solving")
@@ -168,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(no endpoint needed); takes the scenario, assistant, seed and budget from it")
     p.add_argument("--cost-limit", type=float, metavar="MONEY",
                    help="stop the session before its language-model calls cost more than this (needs a pricing table)")
-    p.add_argument("--seed", type=int, default=0, help="seed for loose connections and random assistants")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed for loose connections and random assistants")
     p.add_argument("--budget", type=int, metavar="ROUNDS", help="override the scenario's action budget")
     p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object")
     p.add_argument("--format", choices=("text", "json"), default="text")
@@ -184,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "run a diagnostic session, and summarise the store.")
     p.add_argument("--scenario", default="3CC.S.3", metavar="N|ID", help="the scenario to run (default 3CC.S.3)")
     p.add_argument("--replace", action="store_true", help="replace what other files loaded under the shipped names")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_arg, default=0)
     p.add_argument("--store", metavar="PATH|URL", default=argparse.SUPPRESS,
                    help=f"the store to write (as diagkg --store; default: $DIAGKG_STORE or {default_store_path()}); "
                         "the demo says which one it writes before it does")

@@ -9,6 +9,7 @@ import sys
 
 from .. import errors
 from .output import EXIT_OK, open_store, say, scenario_ref
+from .output import seed as seed_arg
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -24,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                         "store's systems and loaded first)")
     p.add_argument("--replace", action="store_true", help="with a FILE: replace a stored scenario it collides with")
     p.add_argument("--budget", type=int, metavar="ROUNDS", help="override the scenario's action budget")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first session (loose connections; default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the first session (loose connections; default 0)")
     p.add_argument("--idle", type=float, default=1800.0, metavar="SECONDS",
                    help="end a session (surrender, stored) when its client sends no move for this long "
                         "(default 1800; 0: no limit)")

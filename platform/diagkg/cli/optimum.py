@@ -10,6 +10,7 @@ from typing import Callable
 
 from .. import errors
 from .output import EXIT_OK, open_store, say
+from .output import seed as seed_arg
 
 
 def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]) -> None:
@@ -23,7 +24,7 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
     p.add_argument("--time-limit", type=float, default=600.0, metavar="SECONDS",
                    help="bound on the whole command (default 600); where it stops the search, a proven lower bound "
                         "and the cost of the completed policy (an upper bound) are reported")
-    p.add_argument("--seed", type=int, default=0, help="the seed the shadow sessions start with (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="the seed the shadow sessions start with (default 0)")
     p.add_argument("--repeats", type=int, default=2, metavar="N",
                    help="reports in a row that only reweigh the scenarios (a loose connection seen on) the policy may "
                         "follow (default 2)")

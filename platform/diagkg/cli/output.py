@@ -106,6 +106,18 @@ def scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
     return ids[0]
 
 
+def seed(text: str) -> int:
+    """The value of a ``--seed`` option: a whole number, 0 or more (Python's random draws the same from -5
+    as from 5, so a negative seed would repeat another under a name of its own)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number, 0 or more, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number, 0 or more, not {value}")
+    return value
+
+
 def json_config(text: str | None) -> dict[str, Any]:
     """The value of a ``--config`` option: a JSON object (empty when not given)."""
     import json

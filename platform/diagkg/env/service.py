@@ -166,8 +166,8 @@ class Session:
         whole number) drives loose connections (default 0); ``options`` is accepted for compatibility and must be empty."""
         if options:
             raise SessionError(f"reset() takes no options, got {', '.join(sorted(options))}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):     # ("1" ran, and was recorded)
-            raise SessionError(f"reset(seed=…) takes a whole number, got {seed!r} ({type(seed).__name__})")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):  # ("1" and -5 ran:
+            raise SessionError(f"reset(seed=…) takes a whole number, 0 or more, got {seed!r}")   # -5 as 5, recorded -5)
         self.begin(seed if seed is not None else 0)
         configure(self.store, self.scenario, self.state_graph)
         self.nominal_state = self.state()       # the system as set up, before the faults

@@ -188,7 +188,7 @@ def campaigns(request: Request) -> list[dict[str, Any]]:
 @router.get("/systems/{key}/schematic.{fmt}", tags=["systems"],
             summary="A system's schematic drawn from the graph (svg, png or dot); lamps as simulated, "
                     "nominal or right after a scenario's faults (?scenario=ID)")
-def schematic(request: Request, key: str, fmt: str, scenario: str | None = None, seed: int = 0,
+def schematic(request: Request, key: str, fmt: str, scenario: str | None = None, seed: int = Query(0, ge=0),
               faults: bool = Query(True, description="mark removed, blown and detached parts (false: only the lamps)")
               ) -> Response:
     from ..sim.schematic import FORMATS, render

@@ -221,7 +221,7 @@ class StartRequest(BaseModel):
     scenario: str = Field(description="scenario number or identifier")
     assistant: str = Field(description="an installed assistant, or `human` (a person on the web page)")
     service: str = Field("simulated", description="`simulated`, or `human`: a person carries out each suggestion")
-    seed: int = 0
+    seed: int = Field(0, ge=0, description="seed of loose connections and random assistants (0 or more)")
     budget: int | None = None
     config: dict[str, Any] = Field(default_factory=dict)
 
