@@ -109,6 +109,37 @@ def test_a_new_figure_query_is_a_new_table_of_stored_campaigns(measured, tmp_pat
     assert {r[1] for r in longest.rows} == set(ASSISTANTS) and all(int(r[2]) >= 1 for r in longest.rows)
 
 
+LONGEST = ("# The most rounds a session of a campaign took, per assistant.\n#\n# inputs:\n"
+           "#   ?campaign (iri)  the campaign\n# outputs:\n#   ?campaign ?assistant ?most\n"
+           "PREFIX dk: <https://w3id.org/diagkg/ontology#>\n"
+           "SELECT ?campaign ?assistant (MAX(?r) AS ?most) WHERE { GRAPH ?g { ?campaign dk:hasTrajectory ?t . "
+           "?t dk:recordOf ?s . ?s dk:assistantName ?assistant ; dk:roundCount ?r } } GROUP BY ?campaign ?assistant\n")
+
+
+def test_the_command_line_reports_a_users_figure_folder_and_refuses_a_figure_it_cannot_show(measured, tmp_path):
+    path, cid, _ = measured
+    mine = tmp_path / "my-figures"
+    mine.mkdir()
+    (mine / "figure-longest-session.rq").write_text(LONGEST)
+    out = tmp_path / "report"
+    done = run_cli("--store", str(path), "report", cid, "--figures", str(mine), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    table = (out / "figure-longest-session.csv").read_text().splitlines()
+    assert table[0] == "campaign,assistant,most" and len(table) == 1 + len(ASSISTANTS)
+    assert "figure-longest-session" in (out / "report.html").read_text()
+    # what cannot be shown is refused, saying why, before anything is written
+    (mine / "figure-per-seed.rq").write_text(LONGEST.replace("#   ?campaign (iri)  the campaign\n",
+                                                             "#   ?campaign (iri)  the campaign\n#   ?seed (integer)\n"))
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    for folder, says in ((mine, "figure-per-seed.rq: a figure takes ?campaign alone"),
+                         (empty, "no figure-*.rq file in it"), (tmp_path / "nope", "no such folder")):
+        again = tmp_path / "again"
+        r = run_cli("--store", str(path), "report", cid, "--figures", str(folder), "--out", str(again))
+        assert r.returncode == 2 and says in r.stderr, r.stderr
+        assert not again.exists()
+
+
 def test_report_rescore_writes_the_tables_and_a_system_without_an_optimum_is_said_so(measured, tmp_path):
     path, cid, _ = measured
     out = tmp_path / "report"

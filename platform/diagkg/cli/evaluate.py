@@ -77,6 +77,9 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
                         "again")
     p.add_argument("--mix-versions", action="store_true",
                    help="report trajectories made under different scoring or physics versions together")
+    p.add_argument("--figures", metavar="DIR", action="append", default=[],
+                   help="a folder of your own figure-*.rq query files (each taking ?campaign alone): each is a "
+                        "table of the report too, on stored campaigns (repeatable)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = add("qualitative", cmd_qualitative,
@@ -322,7 +325,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         notes: list[str] = []
         with progress_bar(sys.stderr.isatty()) as progress:
             written = report.write_report(store, args.runs, Path(args.out), progress=progress, pool=args.pool,
-                                          notes=notes, rescore=args.rescore)
+                                          notes=notes, rescore=args.rescore, figures=[Path(f) for f in args.figures])
         for note in notes:
             say(note)
     if args.format == "json":

@@ -37,6 +37,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from math import comb
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pyoxigraph as ox
@@ -297,4 +298,32 @@ def extra_tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: Qu
     return out
 
 
-__all__ = ["FIGURE_PREFIX", "KNOWN", "PASS_K", "Row", "extra_tables", "load", "optimum_table", "tables"]
+def with_figures(folders: Sequence[str | Path]) -> QueryLibrary | None:
+    """The shipped queries with a user's figure files (``diagkg report --figures DIR``; None without folders):
+    each folder must hold a ``figure-*.rq``, and each of those must take ``?campaign`` alone (a figure that
+    takes more is refused, naming its file, rather than left out of the report without a word)."""
+    from ..errors import InputError, QueryError
+    from ..kg.queries import QueryLibrary, library
+
+    if not folders:
+        return None
+    for folder in map(Path, folders):
+        if not folder.is_dir():
+            raise InputError(f"--figures {folder}: no such folder")
+        if not any(f.name.startswith(FIGURE_PREFIX) and f.suffix == ".rq" for f in folder.iterdir()):
+            raise InputError(f"--figures {folder}: no {FIGURE_PREFIX}*.rq file in it")
+    try:
+        lib = QueryLibrary(extra=folders)
+    except QueryError as exc:
+        raise QueryError(f"--figures {', '.join(map(str, folders))}: {exc} (a shipped query's name cannot be reused)") \
+            from None
+    shipped = set(library().names())
+    for q in lib.files():
+        if q.name.startswith(FIGURE_PREFIX) and q.name not in shipped and [p.name for p in q.inputs] != ["campaign"]:
+            given = ", ".join("?" + p.name for p in q.inputs) or "none"
+            raise QueryError(f"{q.source}: a figure takes ?campaign alone as its input (in its header: "
+                             f"# inputs: / #   ?campaign (iri)); its inputs are: {given}")
+    return lib
+
+
+__all__ = ["FIGURE_PREFIX", "KNOWN", "PASS_K", "Row", "extra_tables", "load", "optimum_table", "tables", "with_figures"]

@@ -243,16 +243,18 @@ def pooling(store: KnowledgeStore, ids: Sequence[str], pool: bool) -> list[str]:
 
 def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
                  progress: Callable[[str, int, int], None] | None = None, *, pool: bool = False,
-                 notes: list[str] | None = None, rescore: bool = False) -> list[Path]:
+                 notes: list[str] | None = None, rescore: bool = False, figures: Sequence[Path] = ()) -> list[Path]:
     """Write every table (md, tex, csv), plot (png) and ``report.html`` into ``out``; returns the files.
 
     ``runs`` are campaign ids or the names given to ``--name`` (every campaign when empty); campaigns that
     repeat a slot are refused unless ``pool`` (:func:`pooling`); what was pooled is appended to ``notes``.
     ``rescore`` works every figure out from the trajectories (not the slot tallies), the figures measured
-    against the optimum (:mod:`diagkg.evaluation.regret`) included.
+    against the optimum (:mod:`diagkg.evaluation.regret`) included. ``figures``: folders of a user's own
+    ``figure-*.rq`` files, each a table too (:func:`~diagkg.evaluation.regret.with_figures`).
     """
-    from . import html_report
+    from . import html_report, regret
 
+    queries = regret.with_figures(figures)        # a user's figure files checked before anything is written
     refs = list(runs) or [r["campaign"][len(cp.CAMPAIGN_BASE):] for r in cp.campaigns(store)]
     if not refs:
         raise InputError("the store holds no campaign; run `diagkg evaluate` first")
@@ -276,9 +278,7 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
     from . import rubric_report
 
     qualitative = rubric_report.load(store, ids)
-    from . import regret
-
-    ts = tables(store, data) + regret.tables(store, ids, rescore=rescore) + rubric_report.tables(store, qualitative)
+    ts = tables(store, data) + regret.tables(store, ids, queries, rescore=rescore) + rubric_report.tables(store, qualitative)
     privileged = privileged_assistants(store, ids)
     mark_privileged(ts, privileged)
     for t in ts:
