@@ -246,3 +246,19 @@ def test_a_negative_seed_is_refused_before_anything_is_written(tmp_path, command
     r = run_cli("--store", str(store), *command, "--seed", "-5")
     assert r.returncode == 2 and "a seed is a whole number, 0 or more, not -5" in r.stderr, r.stderr
     assert not store.exists()
+
+
+def test_a_file_saved_with_a_byte_order_mark_and_windows_line_ends_loads_and_runs(tmp_path):
+    # an editor on Windows may start a UTF-8 file with a byte-order mark: it was read as the first subject
+    from ..support.torch import FLAT, TORCH, scenario_text
+
+    files = []
+    for name, text in (("torch.ttl", TORCH), ("flat.ttl", scenario_text(**FLAT))):
+        (path := tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
+        files.append(str(path))
+    store = ["--store", str(tmp_path / "store")]
+    r = run_cli(*store, "validate", *files)
+    assert r.returncode == 0, r.stderr
+    assert run_cli(*store, "load", *files).returncode == 0
+    r = run_cli(*store, "run", "--scenario", FLAT["id"], "--assistant", "oracle", "--format", "json")
+    assert r.returncode == 0 and json.loads(r.stdout)["end"] == "success", r.stderr

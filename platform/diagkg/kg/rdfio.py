@@ -94,7 +94,9 @@ def format_for(path: Path) -> tuple[ox.RdfFormat, str]:
 
 
 def parse_text(text: str, name: str, suffix: str = ".ttl", base_iri: str | None = None) -> RdfDocument:
-    """Parse RDF text; ``name`` is used in error messages."""
+    """Parse RDF text; ``name`` is used in error messages. A byte-order mark at its start is dropped (an
+    editor on Windows may write one; it was read as the first subject: "﻿ is not a valid subject")."""
+    text = text.removeprefix("\ufeff")
     rdf_format, rdflib_format = format_for(Path("x" + suffix))
     try:
         quads = list(ox.parse(input=text.encode("utf-8"), format=rdf_format, base_iri=base_iri))
