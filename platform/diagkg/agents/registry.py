@@ -231,6 +231,11 @@ def register(name: str, factory: Factory) -> None:
     declared_keys.cache_clear()
 
 
+def registered(names: Iterable[str]) -> dict[str, Factory]:
+    """The factories of those of ``names`` registered at run time in this process (:func:`register`)."""
+    return {n: _REGISTERED[n] for n in names if n in _REGISTERED}
+
+
 def rescan() -> None:
     """Read the installed entry points again (a plug-in installed while this process runs)."""
     declared_keys.cache_clear()

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
+import pickle
+import sys
 import time
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pyoxigraph as ox
 
@@ -118,6 +120,32 @@ def check_execution(workers: int, kind: str = "local", session_seconds: float | 
                          "Dask cluster's workers cannot be stopped one session at a time")
 
 
+def _registered(assistants: Iterable[str], kind: str) -> dict[str, Any]:
+    """The campaign's assistants registered at run time in this process (``registry.register``, a script's or
+    a notebook's own), for the local workers to register too (their sessions crashed, not knowing them);
+    refused where no worker could have them: on a Dask cluster, or when defined where a worker cannot
+    import them (a notebook's or a console's own class, a lambda)."""
+    from ..agents import registry
+
+    found = registry.registered(assistants)
+    for name, factory in found.items():
+        fix = (f"run the campaign in this process (workers=1, no session time limit), or install it as a plug-in "
+               f"(an entry point of the {registry.GROUP} group)")
+        if kind != "local":
+            raise InputError(f"the assistant {name!r} was registered in this process (registry.register): the "
+                             f"cluster's workers do not have it; {fix}")
+        main = sys.modules.get("__main__")
+        where = getattr(factory, "__module__", None)
+        try:
+            pickle.dumps(factory)
+            if where == "__main__" and not getattr(main, "__file__", None):
+                raise pickle.PicklingError("it is defined in an interactive session, which a worker cannot import")
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:
+            raise InputError(f"the assistant {name!r} was registered in this process (registry.register) and "
+                             f"cannot be sent to the worker processes ({exc}); {fix}") from None
+    return found
+
+
 def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, workers: int, kind: str,
               scheduler: str | None, notify: Callable[[str], None] | None,
               session_seconds: float | None = None) -> tuple[cf.Executor, Any, int]:
@@ -126,11 +154,12 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
     check_execution(workers, kind, session_seconds)
     if kind == "local" and workers == 1 and session_seconds is None:
         return _Inline(store), None, 1
+    registered = _registered(campaign.config.assistants, kind)
     data = knowledge_bytes(store, campaign.config.scenarios)
     if kind == "local":
         # each worker gets the knowledge once, when it starts; tasks name it by its digest (sending the
         # megabytes with every task cost each session a few milliseconds on both ends of the pipe)
-        return LocalPool(stack, workers, data), hashlib.sha256(data).hexdigest(), workers * 2
+        return LocalPool(stack, workers, data, registered), hashlib.sha256(data).hexdigest(), workers * 2
     import importlib
 
     try:

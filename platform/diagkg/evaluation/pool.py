@@ -91,9 +91,10 @@ class LocalPool(cf.Executor):
     """``workers`` spawned processes, each given the campaign's knowledge ``data`` when it starts
     (:func:`~diagkg.evaluation.sessions.init_local_worker`); :meth:`restart` replaces a broken pool."""
 
-    def __init__(self, stack: ExitStack, workers: int, data: bytes):
+    def __init__(self, stack: ExitStack, workers: int, data: bytes, registered: dict[str, Any] | None = None):
         self.stack = stack
         self.workers = workers
+        self.registered = registered or {}        # assistants registered at run time: the workers register them too
         # the knowledge goes to each worker in a file it reads, not in the initializer's arguments: those are
         # written to a worker through a pipe before it starts, and the write of megabytes waited forever for a
         # worker that died while starting (a script that runs a campaign without ``if __name__ ==
@@ -108,7 +109,7 @@ class LocalPool(cf.Executor):
 
     def _start(self) -> cf.ProcessPoolExecutor:
         pool = cf.ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=init_local_worker, initargs=(os.getpid(), self.data))
+                                      initializer=init_local_worker, initargs=(os.getpid(), self.data, self.registered))
         self.stack.callback(pool.shutdown, wait=True, cancel_futures=True)
         return pool
 

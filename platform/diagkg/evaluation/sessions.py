@@ -15,7 +15,7 @@ import hashlib
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pyoxigraph as ox
 
@@ -103,10 +103,15 @@ def init_worker(data: bytes) -> None:
     worker_store(data)
 
 
-def init_local_worker(parent: int, path: str) -> None:
-    """The local process pool's initializer: end with the campaign's process (:func:`exit_with_parent`)
-    and hold the knowledge in the file ``path``, which tasks then name by its digest."""
+def init_local_worker(parent: int, path: str, registered: dict[str, Any] | None = None) -> None:
+    """The local process pool's initializer: end with the campaign's process (:func:`exit_with_parent`),
+    hold the knowledge in the file ``path``, which tasks then name by its digest, and know the assistants
+    the campaign's process registered at run time (``registered``: name -> factory)."""
+    from ..agents import registry
+
     exit_with_parent(parent)
+    for name, factory in (registered or {}).items():
+        registry.register(name, factory)
     with open(path, "rb") as f:
         init_worker(f.read())
 
