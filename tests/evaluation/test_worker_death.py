@@ -124,6 +124,7 @@ def test_how_a_worker_ended_is_said_in_words(code, words):
 @pytest.mark.slow
 def test_on_a_dask_cluster_the_session_that_kills_its_workers_is_recorded_crashed(tmp_path, killer, monkeypatch):
     import dask
+    import distributed  # noqa: F401 - its defaults in dask's configuration before a setting is added to them
 
     monkeypatch.setenv("DIAGKG_TEST_KILL_SEEDS", "1")
     store = torch_memory_store(tmp_path)
@@ -136,6 +137,27 @@ def test_on_a_dask_cluster_the_session_that_kills_its_workers_is_recorded_crashe
     assert summary.progress.stored == 3
     assert_tallies_exact(store, campaign.id)
     assert "WorkerDied" in crash_messages(store, campaign)[9101, 1]
+
+
+@pytest.mark.slow
+def test_on_a_dask_cluster_the_sessions_after_one_that_killed_every_worker_still_run(tmp_path, killer, monkeypatch):
+    # one worker, which the session of seed 1 kills: the cluster restarts it, and the sessions after run on it. The
+    # knowledge used to be scattered to the workers, and went with the last of them: the campaign then waited
+    # forever for the sessions left
+    import concurrent.futures as cf
+
+    import dask
+    import distributed  # noqa: F401 - its defaults in dask's configuration before a setting is added to them
+
+    monkeypatch.setenv("DIAGKG_TEST_KILL_SEEDS", "1")
+    store = torch_memory_store(tmp_path)
+    campaign = cp.create(store, CampaignConfig(assistants=("killer",), scenarios=(9101,), runs=4, name="dask-alone"))
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), cf.ThreadPoolExecutor(1) as one:
+        summary = one.submit(execution.run, store, campaign, workers=1, executor="dask").result(timeout=90)
+    ends = {seed: r.end for (_, _, seed), r in cp.recorded(store, campaign).items()}
+    assert ends[1] == "crashed" and {ends[s] for s in (0, 2, 3)} == {"surrender"}, ends
+    assert summary.progress.stored == 4
+    assert_tallies_exact(store, campaign.id)
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -182,8 +182,22 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
             notify(f"started a local Dask cluster with {workers} worker processes")
     stack.callback(client.close)
     slots = sum(client.nthreads().values()) or workers
-    ref = client.scatter(data, broadcast=True)
-    return client.get_executor(pure=False), ref, slots * 2
+    # every worker, and every one that joins later (a worker restarted after a session killed it), loads the
+    # knowledge as it joins; tasks name it by its digest (see diagkg.evaluation.cluster)
+    from .cluster import Knowledge, plugin_name
+
+    digest = hashlib.sha256(data).hexdigest()
+    client.register_plugin(Knowledge(data), name=plugin_name(digest))
+    stack.callback(_unregister, client, plugin_name(digest))
+    return client.get_executor(pure=False), digest, slots * 2
+
+
+def _unregister(client: Any, name: str) -> None:
+    """Take the campaign's knowledge off a cluster that may outlive the campaign (a shared scheduler)."""
+    try:
+        client.unregister_worker_plugin(name)
+    except Exception:  # noqa: BLE001 - the cluster may be gone already: nothing is left to take off
+        pass
 
 
 def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor: str = "local",
@@ -259,6 +273,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         in_a_row: list[str] = []        # the sessions that killed their worker since one last finished
         watch = Watch(session_seconds)
         late: set[tuple[str, int, int]] = set()     # the slots of the sessions stopped past the time limit
+        alone: set[tuple[str, int, int]] = set()    # the slots of the sessions run again alone (from lost)
 
         def take(task: Task, outcome: Outcome) -> None:
             previous = done[task.slot].end if task.replaces else ""
@@ -286,10 +301,13 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                 source.appendleft(task)
                 return False
             late.discard(task.slot)
+            if source is lost:
+                alone.add(task.slot)
             return True
 
         def after_death(dead: list[Task]) -> None:
-            _after_death(pool, store, campaign, dead, inflight, lost, in_a_row, take, notify, late, session_seconds)
+            _after_death(pool, store, campaign, dead, inflight, lost, in_a_row, take, notify, late, session_seconds,
+                         alone)
 
         while (queue and not spending.exhausted()) or inflight or lost:
             sent = True
@@ -340,9 +358,11 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
 def _after_death(pool: cf.Executor, store: KnowledgeStore, campaign: Campaign, dead: list[Task],
                  inflight: dict[cf.Future[Outcome], Task], lost: deque[Task], in_a_row: list[str],
                  take: Callable[[Task, Outcome], None], notify: Callable[[str], None] | None,
-                 late: set[tuple[str, int, int]], session_seconds: float | None) -> None:
-    """The process running each of ``dead`` died (:mod:`diagkg.evaluation.pool`). On a Dask cluster each is
-    the session that killed its workers. A local pool is broken with every session in flight: those that
+                 late: set[tuple[str, int, int]], session_seconds: float | None,
+                 alone: set[tuple[str, int, int]]) -> None:
+    """The process running each of ``dead`` died (:mod:`diagkg.evaluation.pool`). On a Dask cluster each was on
+    workers that died each time it was tried: it is run again ``alone`` (through ``lost``), and recorded
+    ``crashed`` if it was alone already. A local pool is broken with every session in flight: those that
     finished first are taken, and the rest are ``lost`` (run again one at a time on a fresh pool), unless one
     alone was in flight: that one killed its worker, and is recorded ``crashed``. Stops the campaign
     (:class:`~diagkg.errors.WorkerDied`) once :data:`~diagkg.evaluation.pool.IN_A_ROW` sessions in a row did,
@@ -369,7 +389,17 @@ def _after_death(pool: cf.Executor, store: KnowledgeStore, campaign: Campaign, d
                               "and its worker process was stopped" if dead[0].slot in late else
                               f"the worker process running this session died ({how})")]
     else:
-        culprits = [(task, "the cluster's workers running this session died each time it was tried") for task in dead]
+        # the scheduler counts a worker's death against every session on it, those waiting behind the one that
+        # killed it too (a cluster of one worker told several innocent sessions KilledWorker): each is run again
+        # alone, and the one that kills its workers alone is the culprit
+        again = [task for task in dead if task.slot not in alone]
+        if again:
+            lost.extend(again)
+            if notify:
+                notify(f"{len(again)} session(s) were on workers that died each time they were tried: running each "
+                       "again alone to find the one that killed them")
+        culprits = [(task, "the cluster's workers running this session died each time it was tried, also alone")
+                    for task in dead if task.slot in alone]
     for task, why in culprits:
         where = f"{task.assistant} on scenario {task.scenario} seed {task.seed}"
         if notify:

@@ -77,6 +77,7 @@ def knowledge_bytes(store: KnowledgeStore, numbers: Iterable[int]) -> bytes:
 
 
 _WORKER: dict[str, KnowledgeStore] = {}
+WORKER_KNOWLEDGE = 2          # knowledge stores a worker process keeps, the oldest given up first
 
 
 def worker_store(data: bytes | str) -> KnowledgeStore:
@@ -93,7 +94,8 @@ def worker_store(data: bytes | str) -> KnowledgeStore:
     if digest not in _WORKER:
         store = KnowledgeStore.memory()
         store.add_quads(q for q in ox.parse(data, format=ox.RdfFormat.N_QUADS) if isinstance(q, ox.Quad))
-        _WORKER.clear()
+        while len(_WORKER) >= WORKER_KNOWLEDGE:        # (a Dask worker may serve two campaigns at once)
+            _WORKER.pop(next(iter(_WORKER)))
         _WORKER[digest] = store
     return _WORKER[digest]
 
