@@ -174,6 +174,16 @@ def test_one_part_named_as_a_string_is_one_part_and_a_seed_must_be_a_whole_numbe
     session.reset(seed=3)
     # a string is one part, as an action's target may be (it used to name its letters)
     assert diagkg.Hypothesis("bat").components == frozenset({"bat"}) == diagkg.Hypothesis(["bat"]).components
+    # an action's value is a number, its text too (a string value broke the round's record: "Unknown format code")
+    from diagkg.errors import ActionError
+
+    assert diagkg.Action("adjust_potentiometer", "pot", "0.5").value == 0.5 == diagkg.Action("a", "p", 0.5).value
+    assert str(diagkg.Action("adjust_potentiometer", "pot", 1)) == "adjust_potentiometer pot 1"
+    for bad in ("half", True, [0.5]):
+        with pytest.raises(ActionError, match="value is a number"):
+            diagkg.Action("adjust_potentiometer", "pot", bad)      # type: ignore[arg-type]
+    obs, *_ = session.step(diagkg.Action("measure_voltage", "bat", "2"))       # (a value the action does not take)
+    assert obs["success"] is True
     obs, _, terminated, _, info = session.step(diagkg.Hypothesis("bat"))
     assert obs["verdict"] == "correct" and terminated and info["end"] == "success"
 

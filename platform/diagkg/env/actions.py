@@ -30,6 +30,14 @@ class Action:
     def __post_init__(self) -> None:
         targets: Any = self.targets          # callers may pass one target as a plain string, or a list
         object.__setattr__(self, "targets", (targets,) if isinstance(targets, str) else tuple(targets))
+        value: Any = self.value              # a number; its text too ("0.5" broke the round's record)
+        if value is not None and not isinstance(value, float):
+            try:
+                if isinstance(value, bool):
+                    raise TypeError
+                object.__setattr__(self, "value", float(value))
+            except (TypeError, ValueError):
+                raise ActionError(f"an action's value is a number, got {value!r}") from None
 
     @classmethod
     def parse(cls, text: str) -> "Action":
