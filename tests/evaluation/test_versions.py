@@ -88,3 +88,25 @@ def test_resume_and_report_refuse_to_mix_versions_unless_told(tmp_path):
     assert run_cli("--store", str(store), "report", new, "--out", str(tmp_path / "r2")).returncode == 0
     r = run_cli("--store", str(store), "report", "--out", str(tmp_path / "r3"))
     assert r.returncode == 2 and cid in r.stderr and new in r.stderr
+
+
+def test_a_report_says_which_trajectories_it_leaves_out_when_their_scenario_was_removed(tmp_path):
+    # a report reads the scenarios the trajectories ran on: after `diagkg remove`, those trajectories dropped out of
+    # it without a word, and with none left it said the campaign held "no trajectory yet"
+    from ..support.torch import LOOSE_LEAD
+
+    files = [tmp_path / "torch.ttl", tmp_path / "t1.ttl", tmp_path / "t2.ttl"]
+    for f, text in zip(files, (TORCH, scenario_text(**FLAT), scenario_text(**LOOSE_LEAD)), strict=True):
+        f.write_text(text)
+    store = ["--store", str(tmp_path / "store")]
+    assert run_cli(*store, "load", *map(str, files)).returncode == 0
+    assert run_cli(*store, "evaluate", "--assistant", "oracle", "--scenarios", "9101,9102", "--name", "two").returncode == 0
+    assert run_cli(*store, "remove", "scenario/TORCH.2", "--yes").returncode == 0
+    out = tmp_path / "report"
+    r = run_cli(*store, "report", "two", "--out", str(out))
+    assert r.returncode == 0 and "1 graph(s) it ran on are no longer in the store" in r.stderr, r.stderr
+    assert "scenario/TORCH.2" in r.stderr and "left out of the report" in (out / "report.html").read_text()
+    assert run_cli(*store, "remove", "scenario/TORCH.1", "--yes").returncode == 0
+    r = run_cli(*store, "report", "two", "--out", str(tmp_path / "again"))
+    assert r.returncode == 2 and "2 graph(s) it ran on are no longer in the store" in r.stderr, r.stderr
+    assert "no trajectory yet" not in r.stderr

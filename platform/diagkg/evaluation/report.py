@@ -241,6 +241,19 @@ def pooling(store: KnowledgeStore, ids: Sequence[str], pool: bool) -> list[str]:
             "paired comparisons count each (scenario, seed) once."]
 
 
+def gone_graphs(store: KnowledgeStore, ids: Sequence[str]) -> list[str]:
+    """What to say of each campaign of ``ids`` whose scenario or system graphs are no longer in the store
+    (``diagkg remove``): a report reads them, so the trajectories that ran on them are left out of it."""
+    out = []
+    for cid in ids:
+        gone = [c.graph for c in cp.changed_versions(store, cp.open_campaign(store, cid)) if not c.now]
+        if gone:
+            out.append(f"campaign {cid}: {len(gone)} graph(s) it ran on are no longer in the store "
+                       f"({', '.join(f'<{g}>' for g in gone[:3])}{', …' if len(gone) > 3 else ''}): the "
+                       "trajectories on them are left out of the report; load them again to report them.")
+    return out
+
+
 def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
                  progress: Callable[[str, int, int], None] | None = None, *, pool: bool = False,
                  notes: list[str] | None = None, rescore: bool = False, figures: Sequence[Path] = ()) -> list[Path]:
@@ -259,7 +272,8 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
     if not refs:
         raise InputError("the store holds no campaign; run `diagkg evaluate` first")
     ids = list(dict.fromkeys(cp.open_campaign(store, ref).id for ref in refs))   # a clear error for an unknown one
-    said = pooling(store, ids, pool)
+    gone = gone_graphs(store, ids)
+    said = pooling(store, ids, pool) + gone
     if notes is not None:
         notes.extend(said)
     out.mkdir(parents=True, exist_ok=True)
@@ -272,7 +286,7 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
     step(0, "metric queries")
     data = mx.load(store, ids, per_trajectory=rescore)
     if not data.by_scenario:
-        raise InputError(f"campaign(s) {', '.join(ids)} hold no trajectory yet")
+        raise InputError(" ".join(gone) if gone else f"campaign(s) {', '.join(ids)} hold no trajectory yet")
     step(1, "tables")
     written: list[Path] = []
     from . import rubric_report
