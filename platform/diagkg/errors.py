@@ -82,9 +82,8 @@ class ValidationError(DiagkgError):
     def __init__(self, violations: Sequence[Located]):
         self.violations = list(violations)
         files = sorted({v.file for v in self.violations})
-        super().__init__(
-            f"{len(self.violations)} SHACL violation(s) in {', '.join(files) or 'the data'}"
-        )
+        said = len(set(map(str, self.violations)))        # as the lines say them (two results may read alike)
+        super().__init__(f"{said} SHACL violation(s) in {', '.join(files) or 'the data'}")
 
 
 class QueryError(DiagkgError):

@@ -262,3 +262,23 @@ def test_a_file_saved_with_a_byte_order_mark_and_windows_line_ends_loads_and_run
     assert run_cli(*store, "load", *files).returncode == 0
     r = run_cli(*store, "run", "--scenario", FLAT["id"], "--assistant", "oracle", "--format", "json")
     assert r.returncode == 0 and json.loads(r.stdout)["end"] == "success", r.stderr
+
+
+def test_a_literal_not_of_its_datatype_is_one_located_line_without_a_library_traceback(tmp_path):
+    # "ten"^^xsd:integer breaks two constraints that read alike: the lines say it once; rdflib's own warning, with a
+    # traceback, used to come first
+    from ..support.torch import FLAT, TORCH, scenario_text
+
+    (system := tmp_path / "torch.ttl").write_text(TORCH)
+    bad = scenario_text(**FLAT).replace("dk:actionBudget 10", 'dk:actionBudget "ten"^^<http://www.w3.org/2001/XMLSchema#integer>')
+    (scenario := tmp_path / "flat.ttl").write_text(bad)
+    store = ["--store", str(tmp_path / "store")]
+    assert run_cli(*store, "load", str(system)).returncode == 0
+    r = run_cli(*store, "validate", str(scenario))
+    lines = [line for line in r.stdout.splitlines() if "actionBudget" in line]
+    assert r.returncode == 1 and len(lines) == 1 and '"ten"' in lines[0] and "flat.ttl:" in lines[0], r.stdout
+    assert "Traceback" not in r.stderr and "1 violation(s)" in r.stderr, r.stderr
+    data = json.loads(run_cli(*store, "validate", str(scenario), "--format", "json").stdout)
+    assert len(data["files"][0]["violations"]) >= 1
+    r = run_cli(*store, "load", str(scenario))
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "1 SHACL violation(s)" in r.stderr, r.stderr

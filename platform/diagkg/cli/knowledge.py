@@ -46,6 +46,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise errors.InputError("no RDF files found in " + ", ".join(args.paths))
     unreadable = [r for r in reports if r.error is not None]
     violations = [v for r in reports for v in r.violations]
+    # (two SHACL results on one value may read alike: "ten" is neither an integer nor one > 0. The report as data,
+    # and as recorded, keeps both; the lines read by people say it once)
+    lines = {r.file: list(dict.fromkeys(map(str, r.violations))) for r in reports}
     recorded = None
     if args.record:          # the report as SHACL's sh:ValidationReport, with provenance, in a graph of its own
         from ..evaluation.campaign import code_version
@@ -72,11 +75,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for r in reports:
             if r.error is not None:
                 print(f"error: {r.error}", file=sys.stderr)
-            for v in r.violations:
-                print(v)
+            for line in lines[r.file]:
+                print(line)
         ok = sum(1 for r in reports if r.conforms)
         where = f"the store at {stored.path}" if stored is not None else "no store (none yet)"
-        print(f"{ok}/{len(reports)} file(s) conform; {len(violations)} violation(s), "
+        print(f"{ok}/{len(reports)} file(s) conform; {sum(map(len, lines.values()))} violation(s), "
               f"{len(unreadable)} unreadable file(s) (context: the files given and {where}"
               + (f"; shipped description of {', '.join(sorted(set(fallback)))}, not in the store" if fallback else "")
               + ")", file=sys.stderr)

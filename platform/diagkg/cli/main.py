@@ -211,8 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except errors.ValidationError as exc:
-        for v in exc.violations:
-            print(v, file=sys.stderr)
+        for line in dict.fromkeys(map(str, exc.violations)):     # (two results may read alike: said once)
+            print(line, file=sys.stderr)
         print(f"error: {exc}; nothing was loaded", file=sys.stderr)
         return EXIT_VIOLATIONS
     except errors.StoreError as exc:

@@ -8,6 +8,7 @@ gives false ``sh:in`` violations).
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,6 +21,10 @@ from ..errors import InputError, RdfSyntaxError, SourceLocation
 
 if TYPE_CHECKING:  # pragma: no cover
     import rdflib
+
+# a literal of a user's file that is not of its datatype ("ten"^^xsd:integer) is a violation the shapes name, at
+# its line; rdflib also logged a warning with a traceback for it, which the command line printed before the report
+logging.getLogger("rdflib.term").setLevel(logging.ERROR)
 
 # file suffix -> (pyoxigraph format, rdflib format name)
 FORMATS: dict[str, tuple[ox.RdfFormat, str]] = {
