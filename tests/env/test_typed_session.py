@@ -164,10 +164,14 @@ def test_step_before_reset_raises_and_reset_is_keyword_only():
         session.step(diagkg.Hypothesis({"battery"}))
 
 
-def test_one_part_named_as_a_string_is_one_part_and_a_seed_must_be_a_whole_number(tmp_path):
+def test_one_part_named_as_a_string_is_one_part_and_a_seed_and_a_budget_must_be_whole_numbers(tmp_path):
     from ..support.torch import torch_memory_store
 
-    session = diagkg.make("TORCH.1", store=torch_memory_store(tmp_path))       # a system written in the tests
+    store = torch_memory_store(tmp_path)
+    for budget in (0, -3, 2.5):
+        with pytest.raises(SessionError, match="at least 1"):
+            diagkg.make("TORCH.1", store=store, budget=budget)
+    session = diagkg.make("TORCH.1", store=store)       # a system written in the tests
     for bad in ("1", 1.5, True, -5):       # (-5 draws as 5 does)
         with pytest.raises(SessionError, match="whole number"):
             session.reset(seed=bad)       # type: ignore[arg-type]

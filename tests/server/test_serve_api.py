@@ -105,6 +105,8 @@ def test_a_session_with_the_oracle_streams_its_rounds_and_stores_its_trajectory(
     # a negative seed would repeat another (Python's random draws the same from -1 as from 1) under its own name
     bad = client.post("/api/sessions", json={"scenario": "TORCH.1", "assistant": "oracle", "seed": -1}, headers=AUTH)
     assert bad.status_code == 422 and "seed" in bad.text
+    bad = client.post("/api/sessions", json={"scenario": "TORCH.1", "assistant": "oracle", "budget": 0}, headers=AUTH)
+    assert bad.status_code == 422 and "budget" in bad.text
     # a client that reconnects gets the events after the last one it saw
     with client.stream("GET", f"/api/sessions/{r.json()['id']}/events", headers={"last-event-id": "1"}) as again:
         seqs = [json.loads(line[6:])["seq"] for line in again.iter_lines() if line.startswith("data: ")]

@@ -110,6 +110,8 @@ class Session:
                  notify: Callable[[str], None] | None = None):
         from .workspace import workspace
 
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+            raise SessionError(f"a session's budget is a whole number of rounds, at least 1, got {budget!r}")
         self.scenario = scenario
         self.source = store                                   # the store in use (read from, never written)
         self.memory = workspace(store, scenario, notify)    # working memory: knowledge + circuit state
@@ -584,16 +586,6 @@ class Session:
             self._repairing = frozenset(t.split(".", 1)[0] for t in action.targets)
             self.repaired |= self._repairing
 
-    # -- LED slots and control chains -------------------------------------
-    # ------------------------------------------------------------------
-    # observations (what a person would see or measure; never the fault itself)
-    # ------------------------------------------------------------------
-    # ------------------------------------------------------------------
-    # hypotheses
-    # ------------------------------------------------------------------
-# ---------------------------------------------------------------------------
-# observation helpers
-# ---------------------------------------------------------------------------
 
 
 __all__ = ["Action", "Hypothesis", "Session", "make", "action_catalogue", "END_VALUES", "VERDICTS"]

@@ -222,7 +222,7 @@ class StartRequest(BaseModel):
     assistant: str = Field(description="an installed assistant, or `human` (a person on the web page)")
     service: str = Field("simulated", description="`simulated`, or `human`: a person carries out each suggestion")
     seed: int = Field(0, ge=0, description="seed of loose connections and random assistants (0 or more)")
-    budget: int | None = None
+    budget: int | None = Field(None, ge=1, description="rounds at most (default: the scenario's budget)")
     config: dict[str, Any] = Field(default_factory=dict)
 
 
