@@ -282,3 +282,21 @@ def test_a_literal_not_of_its_datatype_is_one_located_line_without_a_library_tra
     assert len(data["files"][0]["violations"]) >= 1
     r = run_cli(*store, "load", str(scenario))
     assert r.returncode == 1 and "Traceback" not in r.stderr and "1 SHACL violation(s)" in r.stderr, r.stderr
+
+
+def test_a_store_is_not_made_in_a_folder_of_other_files_nor_in_a_file(tmp_path):
+    # `--store .` in a project folder, or a home, used to fill it with dozens of the store's own files
+    from ..support.torch import TORCH
+
+    (system := tmp_path / "torch.ttl").write_text(TORCH)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    r = run_cli("--store", str(project), "load", str(system))
+    assert r.returncode == 3 and "holds files that are not a store's (notes.txt)" in r.stderr, r.stderr
+    assert [p.name for p in project.iterdir()] == ["notes.txt"]
+    r = run_cli("--store", str(project / "notes.txt"), "graphs")
+    assert r.returncode == 3 and "is a file, not a store" in r.stderr, r.stderr
+    (empty := tmp_path / "empty").mkdir()
+    assert run_cli("--store", str(empty), "load", str(system)).returncode == 0
+    assert run_cli("--store", str(empty), "load", str(system)).returncode == 0      # a store's own files are its own

@@ -38,7 +38,7 @@ from . import graphs
 from .queries import QueryFile, bind_values, explain_syntax_error, from_text, library
 from .rawstore import RawStore
 from .rdfio import RdfDocument, value_of
-from .turns import WriteTurn, is_lock_error, open_read_only, try_write_turn, write_turn
+from .turns import WriteTurn, check_new_store, is_lock_error, open_read_only, try_write_turn, write_turn
 from .vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,8 +116,7 @@ class KnowledgeStore:
                              "(or diagkg --store URL)")
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         if not (self.path / "CURRENT").exists():
-            if read_only:
-                raise StoreError(f"there is no store at {self.path} yet; load something into it first")
+            check_new_store(self.path, read_only)
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:

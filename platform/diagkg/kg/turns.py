@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -43,6 +44,31 @@ from ..errors import StoreError, StoreLockedError
 
 LOCK_FILE = "diagkg-turns.lock"
 GATE_FILE = "diagkg-gate.lock"     # held by a writer from the moment it waits: no new reader slips in before it
+
+
+# what a store's folder holds of its own (RocksDB's files and the lock files above); anything else is a user's
+_STORE_FILES = re.compile(r"CURRENT|IDENTITY|LOCK|LOG(\.old.*)?|MANIFEST-\d+|OPTIONS-\d+(\.dbtmp)?|\d+\.(sst|log|blob)"
+                          r"|diagkg-[\w-]+\.lock")
+
+
+def foreign_files(folder: Path, most: int = 3) -> list[str]:
+    """Up to ``most`` names of what ``folder`` holds that no store writes (none when it is missing, empty or
+    a store's, created or being created)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if not _STORE_FILES.fullmatch(p.name))[:most]
+
+
+def check_new_store(path: Path, read_only: bool) -> None:
+    """Refuse to open ``path``, which holds no store yet, as one: a file; a folder of other files (a project's, a
+    home: a store writes dozens of files of its own into it); or any folder when only reading."""
+    if path.exists() and not path.is_dir():
+        raise StoreError(f"{path} is a file, not a store (a store is a folder of its own)")
+    if read_only:
+        raise StoreError(f"there is no store at {path} yet; load something into it first")
+    if others := foreign_files(path):
+        raise StoreError(f"{path} holds files that are not a store's ({', '.join(others)}): name a new folder for the "
+                         "store, or an empty one")
 
 
 class _Held(threading.local):
