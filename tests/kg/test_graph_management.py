@@ -104,6 +104,10 @@ def test_construct_prints_turtle_or_ntriples(tmp_path):
                  "CONSTRUCT { ?b a dk:Bulb } WHERE { ?b a dk:Bulb }")
     r = run_cli(*store, "query", construct, "--format", "turtle")
     assert r.returncode == 0 and "<https://example.org/torch/bulb>" in r.stdout
+    r = run_cli(*store, "query", construct, "--format", "json")          # JSON-LD (Turtle was printed)
+    rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+    assert r.returncode == 0 and json.loads(r.stdout) == [{"@id": "https://example.org/torch/bulb",
+                                                             rdf_type: [{"@id": "https://w3id.org/diagkg/ontology#Bulb"}]}]
     r = run_cli(*store, "query", construct, "--format", "ntriples")
     assert r.returncode == 0
     assert r.stdout.strip() == ("<https://example.org/torch/bulb> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "

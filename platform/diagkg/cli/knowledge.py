@@ -320,8 +320,9 @@ def _print_result(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples,
         print(json.dumps({"boolean": bool(result)}) if fmt == "json" else str(bool(result)).lower())
         return
     if isinstance(result, ox.QueryTriples):   # CONSTRUCT / DESCRIBE
-        rdf_format = ox.RdfFormat.N_TRIPLES if fmt in ("csv", "tsv", "ntriples") else ox.RdfFormat.TURTLE
-        sys.stdout.write((ox.serialize(result, format=rdf_format) or b"").decode("utf-8"))
+        rdf_format = ox.RdfFormat.N_TRIPLES if fmt in ("csv", "tsv", "ntriples") else \
+            ox.RdfFormat.JSON_LD if fmt == "json" else ox.RdfFormat.TURTLE        # (json: Turtle was printed)
+        sys.stdout.write((ox.serialize(result, format=rdf_format) or b"").decode("utf-8") + ("\n" if fmt == "json" else ""))
         return
     if fmt in ("csv", "tsv", "json"):
         f = {"csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV,
