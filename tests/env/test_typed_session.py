@@ -186,6 +186,12 @@ def test_one_part_named_as_a_string_is_one_part_and_a_seed_and_a_budget_must_be_
     for bad in ("half", True, [0.5]):
         with pytest.raises(ActionError, match="value is a number"):
             diagkg.Action("adjust_potentiometer", "pot", bad)      # type: ignore[arg-type]
+    # a part is named by a string (a number or None broke the round's record)
+    with pytest.raises(ActionError, match="targets are part names"):
+        diagkg.Action("observe_component", (5,))                   # type: ignore[arg-type]
+    with pytest.raises(ActionError, match="parts are part names"):
+        diagkg.Hypothesis([None])                                  # type: ignore[list-item]
+    assert diagkg.Action("observe_component", None).targets == ()  # type: ignore[arg-type]
     obs, *_ = session.step(diagkg.Action("measure_voltage", "bat", "2"))       # (a value the action does not take)
     assert obs["success"] is True
     obs, _, terminated, _, info = session.step(diagkg.Hypothesis("bat"))

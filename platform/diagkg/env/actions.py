@@ -19,6 +19,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeSource
 
 
+def _names(names: Iterable[Any], what: str) -> None:
+    """Refuse what is not a part's name (a number, None: the round's record broke on it)."""
+    odd = [n for n in names if not isinstance(n, str)]
+    if odd:
+        raise ActionError(f"{what} are part names (strings), got {odd[0]!r}")
+
+
 @dataclass(frozen=True)
 class Action:
     """A structured action: a catalogue action id, its targets, an optional value."""
@@ -29,7 +36,8 @@ class Action:
 
     def __post_init__(self) -> None:
         targets: Any = self.targets          # callers may pass one target as a plain string, or a list
-        object.__setattr__(self, "targets", (targets,) if isinstance(targets, str) else tuple(targets))
+        object.__setattr__(self, "targets", (targets,) if isinstance(targets, str) else tuple(targets or ()))
+        _names(self.targets, "an action's targets")
         value: Any = self.value              # a number; its text too ("0.5" broke the round's record)
         if value is not None and not isinstance(value, float):
             try:
@@ -74,6 +82,7 @@ class Hypothesis:
         # one part may be given as a plain string, as an action's target may (a string is an iterable of
         # its characters: ``Hypothesis("fuse")`` named the parts f, u, s and e)
         object.__setattr__(self, "components", frozenset((components,) if isinstance(components, str) else components))
+        _names(self.components, "a hypothesis's parts")
         object.__setattr__(self, "explanation", explanation)
 
     def __str__(self) -> str:
