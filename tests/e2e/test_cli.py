@@ -300,3 +300,24 @@ def test_a_store_is_not_made_in_a_folder_of_other_files_nor_in_a_file(tmp_path):
     (empty := tmp_path / "empty").mkdir()
     assert run_cli("--store", str(empty), "load", str(system)).returncode == 0
     assert run_cli("--store", str(empty), "load", str(system)).returncode == 0      # a store's own files are its own
+
+
+def test_a_state_file_on_a_users_system_says_what_it_cannot_read(tmp_path):
+    # on the torch (written in the tests): a switch written open as "false" (a string, which read as closed) and a
+    # misspelt property are refused, saying what a state file may say
+    from ..support.torch import TORCH
+
+    (system := tmp_path / "torch.ttl").write_text(TORCH)
+    store = ["--store", str(tmp_path / "store")]
+    assert run_cli(*store, "load", str(system)).returncode == 0
+    head = "@prefix t: <https://example.org/torch/> .\n@prefix dk: <https://w3id.org/diagkg/ontology#> .\n"
+    state = tmp_path / "state.ttl"
+    for body, says in (('t:sw dk:isClosed "false" .\n', 'is true or false (unquoted), got "false"'),
+                       ("t:sw dk:isClosd false .\n", "dk:isClosd is not part of the circuit-state vocabulary (did you "
+                                                     "mean dk:isClosed?)")):
+        state.write_text(head + body)
+        r = run_cli(*store, "simulate", "torch", "--state", str(state), "--format", "json")
+        assert r.returncode == 2 and says in r.stderr, r.stderr
+    state.write_text(head + "t:sw dk:isClosed false .\n")
+    r = run_cli(*store, "simulate", "torch", "--state", str(state), "--format", "json")
+    assert r.returncode == 0 and json.loads(r.stdout)["lit"] == ["led"], r.stdout     # opened: the bulb dark, not the LED

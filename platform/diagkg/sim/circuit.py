@@ -509,16 +509,30 @@ def state_from_turtle(text: str, name: str, skeleton: Skeleton) -> CircuitState:
     return read_state(scratch, graph, skeleton)
 
 
+_BOOLEAN = ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
+
+
 def _check_state_terms(triples: Iterable[ox.Triple], name: str, skeleton: Skeleton) -> None:
     known = {str(getattr(DK, t)) for t in (
         "hasPhysicalState", "isClosed", "forcedClosed", "covered", "removed", "detached",
         "rewiredTo", "active", "hasOverride", "parameter", "value", "between", "onPort", "probability",
         "resistance", "CircuitState", "stateOf", "ShortCircuit", "LooseConnection", "ParameterValue")}
     known |= set(skeleton.damage_states)
+    flags = {str(getattr(DK, t)) for t in ("isClosed", "forcedClosed", "covered", "removed", "active")}
     for t in triples:
         p = t.predicate.value
+        if p in flags and not (isinstance(t.object, ox.Literal) and t.object.datatype == _BOOLEAN):
+            # ("false" in quotes is a string, and any string read as true: a switch written open was closed)
+            raise InputError(f"{name}: dk:{p[len(DK_NS):]} of {t.subject} is true or false (unquoted), "
+                             f"got {t.object}")
         if p.startswith(DK_NS) and p not in known:
-            raise InputError(f"{name}: {p[len(DK_NS):]} is not part of the circuit-state vocabulary")
+            import difflib
+
+            terms = sorted(k[len(DK_NS):] for k in known if k.startswith(DK_NS) and k[len(DK_NS)].islower())
+            near = difflib.get_close_matches(p[len(DK_NS):], terms, n=1)
+            raise InputError(f"{name}: dk:{p[len(DK_NS):]} is not part of the circuit-state vocabulary"
+                             f"{f' (did you mean dk:{near[0]}?)' if near else ''}; its properties: "
+                             f"{', '.join('dk:' + t for t in terms)}")
 
 
 __all__ = ["CircuitState", "DamageRule", "NOMINAL", "Skeleton", "load_skeleton", "read_state", "state_from_turtle"]
