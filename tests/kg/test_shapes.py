@@ -281,6 +281,8 @@ CASES = [
          "dksh:FaultShape", ":3CC.S.1 dk:injects []", "does not apply to"),
     Case("fault-needs-other", SC1, lambda g: g.set((_fault(g), DK.faultMode.uri, DK.CrossedCables.uri)),
          "dksh:FaultShape", ":3CC.S.1 dk:injects []", "needs a second target"),
+    Case("fault-needs-value", SC1, lambda g: g.set((_fault(g), DK.faultMode.uri, DK.DegradedResistance.uri)),
+         "dksh:FaultShape", ":3CC.S.1 dk:injects []", "needs a value (dk:faultValue)"),
     Case("step-unknown-target", SC1, lambda g: g.set((_step(g), DK.target.uri, S.flux_capacitor)),
          "dksh:PlanStepShape", ":3CC.S.1 dk:idealRepair [] dk:step []", "is not a part of the scenario's system"),
     Case("step-target-count", SC1, lambda g: g.set((_step(g), DK.actionType.uri, DK.SwapCablePolarities.uri)),
