@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Iterable, Protocol, Sequence
 
 
 class Located(Protocol):
@@ -40,6 +40,12 @@ class Located(Protocol):
 
     @property
     def file(self) -> str: ...
+
+
+def said_once(violations: Iterable[Located]) -> list[str]:
+    """The lines that say ``violations`` to people, each once: two SHACL results on one value may read
+    alike ("ten" is neither an integer nor one > 0); the report as data keeps both."""
+    return list(dict.fromkeys(map(str, violations)))
 
 
 class DiagkgError(Exception):
@@ -81,9 +87,9 @@ class ValidationError(DiagkgError):
 
     def __init__(self, violations: Sequence[Located]):
         self.violations = list(violations)
+        self.lines = said_once(self.violations)
         files = sorted({v.file for v in self.violations})
-        said = len(set(map(str, self.violations)))        # as the lines say them (two results may read alike)
-        super().__init__(f"{said} SHACL violation(s) in {', '.join(files) or 'the data'}")
+        super().__init__(f"{len(self.lines)} SHACL violation(s) in {', '.join(files) or 'the data'}")
 
 
 class QueryError(DiagkgError):

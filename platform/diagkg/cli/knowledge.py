@@ -46,9 +46,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise errors.InputError("no RDF files found in " + ", ".join(args.paths))
     unreadable = [r for r in reports if r.error is not None]
     violations = [v for r in reports for v in r.violations]
-    # (two SHACL results on one value may read alike: "ten" is neither an integer nor one > 0. The report as data,
-    # and as recorded, keeps both; the lines read by people say it once)
-    lines = {r.file: list(dict.fromkeys(map(str, r.violations))) for r in reports}
+    lines = {r.file: errors.said_once(r.violations) for r in reports}     # (the report as data, and as recorded, keeps all)
     recorded = None
     if args.record:          # the report as SHACL's sh:ValidationReport, with provenance, in a graph of its own
         from ..evaluation.campaign import code_version

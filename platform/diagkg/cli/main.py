@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except errors.ValidationError as exc:
-        for line in dict.fromkeys(map(str, exc.violations)):     # (two results may read alike: said once)
+        for line in exc.lines:
             print(line, file=sys.stderr)
         print(f"error: {exc}; nothing was loaded", file=sys.stderr)
         return EXIT_VIOLATIONS

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from itertools import combinations
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..errors import InputError
 from . import campaign as cp
@@ -241,14 +241,14 @@ def pooling(store: KnowledgeStore, ids: Sequence[str], pool: bool) -> list[str]:
             "paired comparisons count each (scenario, seed) once."]
 
 
-def gone_graphs(store: KnowledgeStore, ids: Sequence[str]) -> list[str]:
-    """What to say of each campaign of ``ids`` whose scenario or system graphs are no longer in the store
+def gone_graphs(store: KnowledgeStore, campaigns: Iterable[cp.Campaign]) -> list[str]:
+    """What to say of each of ``campaigns`` whose scenario or system graphs are no longer in the store
     (``diagkg remove``): a report reads them, so the trajectories that ran on them are left out of it."""
     out = []
-    for cid in ids:
-        gone = [c.graph for c in cp.changed_versions(store, cp.open_campaign(store, cid)) if not c.now]
+    for campaign in campaigns:
+        gone = [c.graph for c in cp.changed_versions(store, campaign) if not c.now]
         if gone:
-            out.append(f"campaign {cid}: {len(gone)} graph(s) it ran on are no longer in the store "
+            out.append(f"campaign {campaign.id}: {len(gone)} graph(s) it ran on are no longer in the store "
                        f"({', '.join(f'<{g}>' for g in gone[:3])}{', …' if len(gone) > 3 else ''}): the "
                        "trajectories on them are left out of the report; load them again to report them.")
     return out
@@ -271,8 +271,9 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
     refs = list(runs) or [r["campaign"][len(cp.CAMPAIGN_BASE):] for r in cp.campaigns(store)]
     if not refs:
         raise InputError("the store holds no campaign; run `diagkg evaluate` first")
-    ids = list(dict.fromkeys(cp.open_campaign(store, ref).id for ref in refs))   # a clear error for an unknown one
-    gone = gone_graphs(store, ids)
+    opened = {c.id: c for c in (cp.open_campaign(store, ref) for ref in refs)}     # a clear error for an unknown one
+    ids = list(opened)
+    gone = gone_graphs(store, opened.values())
     said = pooling(store, ids, pool) + gone
     if notes is not None:
         notes.extend(said)

@@ -156,7 +156,7 @@ async def _update(request: Request, text: str) -> Response:
         return PlainTextResponse(f"update stopped: {exc}", status_code=503)
     except ValidationError as exc:
         return PlainTextResponse(f"update refused, nothing was written: {exc}:\n"
-                                 + "\n".join(str(v) for v in exc.violations), status_code=422)
+                                 + "\n".join(exc.lines), status_code=422)
     except QueryError as exc:
         return PlainTextResponse(f"malformed update: {exc}", status_code=400)
     return Response(status_code=204)
