@@ -179,3 +179,18 @@ def test_the_reports_locate_findings_in_a_loaded_users_file(tmp_path, torch):
     report = check_scenario(store, ScenarioCatalog(store).resolve("TORCH.1"))
     assert report.passed and report.file == str(good.resolve())
     assert {f.line for f in report.findings if f.check == "repair"} == {line_of(good, "dk:idealRepair")}
+
+
+def test_an_ideal_repair_whose_step_is_refused_says_which_step_and_why(tmp_path):
+    # the user's battery affords replacing but not reaching: the repair's only step is refused, and the
+    # check used to say only that the session was 'still running' after it
+    unreachable = TORCH.replace("dk:voltage 6 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable",
+                                "dk:voltage 6 ; dk:affords dk:Observable, dk:Measurable, dk:Replaceable")
+    assert unreachable != TORCH
+    system = write(tmp_path, "torch.ttl", unreachable)
+    scenario = write(tmp_path, "flat.ttl", scenario_text(**FLAT))
+    r = run_cli("--memory", "check", str(system), str(scenario))
+    assert r.returncode == 1
+    line = line_of(scenario, "dk:idealRepair")
+    assert f"{scenario}:{line}: TORCH.1: repair: the ideal repair does not bring the system back" in r.stdout
+    assert "step 1 (replace_component bat) is refused: Cannot replace bat: it is not reachable now." in r.stdout

@@ -316,19 +316,24 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
     for seed in range(min(n, 3)):
         s = Session(scenario, store)
         s.reset(seed=seed)
-        for step in scenario.repair:
-            *_, terminated, truncated, _ = s.step(Action(step.action, step.targets, step.value))
+        refused: str | None = None
+        for position, step in enumerate(scenario.repair, 1):
+            outcome, _, terminated, truncated, _ = s.step(Action(step.action, step.targets, step.value))
+            if outcome.refusal is not None and refused is None:
+                refused = f"step {position} ({outcome.intention}) is refused: {outcome.message}"
             if terminated or truncated:
                 break
         if s.end != "success_no_hypothesis":
             # the lamps light, but not as a repair: what the steps did besides makes up for a fault left in place
-            failures.append((seed, s.end or "still running", s.end is None and s.is_nominal()))
+            failures.append((seed, s.end or "still running", s.end is None and s.is_nominal(), refused))
         s.close()
     if failures:
-        seed, end, workaround = failures[0]
+        seed, end, workaround, refused = failures[0]
         add("repair", False, f"the ideal repair does not bring the system back to nominal (seed {seed}: the "
             f"session ends {end!r} after {len(scenario.repair)} step(s))"
-            + (f"; the faults damage {damaged}, which stays damaged until it is replaced too" if damaged else "")
+            + (f"; {refused}" if refused else "")
+            + (f"; the faults damage {damaged}, which stays damaged until it is replaced too"
+               if damaged and not refused else "")
             + ("; the lamps light, but with the faults it leaves alone the system does not work: it works around "
                "a fault instead of repairing it (give the faulty part's own repair)" if workaround else ""),
             repair_line)
