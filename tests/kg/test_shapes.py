@@ -188,6 +188,8 @@ CASES = [
          ":psu_green_resistor", "a number of ohms"),
     Case("no-threshold", TC, _remove((S.internal_bulb, DK.powerThreshold.uri, None)), "dksh:BulbShape",
          ":internal_bulb", "dk:powerThreshold"),
+    Case("led-indicator-no", TC, _set(S.psu_green_led, DK.isIndicator.uri, Literal("no")), "dksh:IndicatorShape",
+         ":psu_green_led", "dk:isIndicator is true or false"),
     Case("no-forward-voltage", TC, _remove((S.load_diode, DK.forwardVoltage.uri, None)), "dksh:DiodeShape",
          ":load_diode", "dk:forwardVoltage"),
     Case("led-current-zero", TC, _set(S.psu_green_led, DK.forwardCurrent.uri, Literal(0)), "dksh:LEDShape",

@@ -179,7 +179,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         self.lamps = {c for c, comp in self.simulator.skeleton.components.items() if comp.type in ("Bulb", "LED")}
         # the lamps whose light is the system's function (lit when it works; not indicators)
         self.main_lamps = {c for c, comp in self.simulator.skeleton.components.items()
-                           if comp.type == "Bulb" and c in self.nominal.lit and not comp.params.get("isIndicator")}
+                           if comp.is_lamp and c in self.nominal.lit and not comp.params.get("isIndicator")}
         self.cables = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Cable"}
         self.sides = self._sides()
         self.module_of = {c: comp.module for c, comp in self.simulator.skeleton.components.items()}

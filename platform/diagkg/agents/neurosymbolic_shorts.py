@@ -331,7 +331,7 @@ class Shorts:
         """Whether a bulb was seen lit at the start that the working system keeps dark: a part's opening
         (what the dependencies say of a part) never lights a lamp; a short between two nodes may, by a path
         the working system does not have (an indicator LED lit may be the system's own alarm)."""
-        bulbs = {c for c, comp in self.simulator.skeleton.components.items() if comp.type == "Bulb"}
+        bulbs = {c for c, comp in self.simulator.skeleton.components.items() if comp.is_lamp}
         lit, _ = self._lights_seen()
         return bool(lit & bulbs - set(self.nominal.lit))
 

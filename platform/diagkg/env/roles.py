@@ -44,6 +44,7 @@ class Workbench(Protocol):
     damage_iris: dict[str, str]
     nominal_state: CircuitState
     nominal_result: SimulationResult
+    initial_result: SimulationResult             # the faults as injected, simulated (what they damage at once)
     main_bulbs: frozenset[str]
     parent_of: dict[str, str]
     # where it stands

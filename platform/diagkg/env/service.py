@@ -206,7 +206,7 @@ class Session:
         """The system as set up, simulated: what lights then, its bulbs, and the main ones (not indicators)."""
         self.nominal_result = nominal
         self.nominal_lit = nominal.lit
-        bulbs = {c for c in nominal.lit if self.sk.components[c].type == "Bulb"}
+        bulbs = {c for c in nominal.lit if self.sk.components[c].is_lamp}
         self.nominal_bulbs = frozenset(bulbs)
         self.main_bulbs = frozenset(c for c in bulbs if not self.sk.components[c].params.get("isIndicator"))
 

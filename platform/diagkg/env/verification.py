@@ -134,6 +134,12 @@ def injected_parts(session: Workbench) -> set[str]:
     return out
 
 
+def faulty_at_start(session: Workbench) -> set[str]:
+    """The parts faulty when the session begins: those the scenario injected a fault into and those the
+    faults damaged at once (a fuse a shorted lamp blew), which a correct hypothesis must name too."""
+    return injected_parts(session) | {d.component for d in session.initial_result.damage}
+
+
 def access_steps(session: Workbench, part: str) -> list[tuple[str, tuple[str, ...], float]]:
     """What getting at ``part`` to repair it takes in the current state: the automatic access a
     repair action would perform (opening a panel, turning the enclosure over), as executed steps
@@ -251,7 +257,7 @@ def none_lit_past(session: Workbench, result: Any) -> bool:
     left out) no longer bypasses lights where the working system keeps it dark, and that is no working
     system, however the other lamps light."""
     lit_as_set_up = set(session.nominal_result.lit)
-    return all(cid in lit_as_set_up or session.sk.components[cid].type != "Bulb" for cid in result.lit)
+    return all(cid in lit_as_set_up or not session.sk.components[cid].is_lamp for cid in result.lit)
 
 
 def switch_controls(session: Workbench, state: CircuitState, result: Any) -> bool:

@@ -16,7 +16,10 @@ from ..sim.versions import PHYSICS_VERSION
 #    a flat 120 min a component, access not charged
 # 2: honest success — judged only on what it names (correct, partial, wrong, overbroad, empty; only
 #    correct ends in success); verifying costs the implied repairs at the catalogue's costs plus their access
-SCORING_VERSION = "2"
+# 3: an LED declared dk:isIndicator false is a lamp the working system needs lit (every LED was an indicator,
+#    whatever its description said: a fault seen only on such an LED ended the session at its first action);
+#    a diagnosis's precision and recall count a part the faults damaged at once (a blown fuse) as faulty
+SCORING_VERSION = "3"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 
 __all__ = ["PHYSICS_VERSION", "SCORING_VERSION", "UNRECORDED"]

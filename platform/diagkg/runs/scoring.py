@@ -4,8 +4,10 @@ and read back by the queries and the reports.
 
 * **false removals** — healthy parts replaced (a repair used as a probe) or named in a
   hypothesis, one per part and round (:attr:`diagkg.env.outcomes.Outcome.healthy`);
-* **precision and recall of the diagnosis** against the parts the scenario injected faults
-  into: the diagnosis is every part named by a hypothesis judged *correct* or *partial*
+* **precision and recall of the diagnosis** against the parts faulty at the start: those the
+  scenario injected faults into and those the faults damaged at once (a fuse a short blew, which a
+  correct hypothesis names too; against the injected parts alone, naming it halved precision):
+  the diagnosis is every part named by a hypothesis judged *correct* or *partial*
   (what the assistant established), else the last hypothesis it stated; precision is None
   when it named nothing;
 * **rounds and minutes to isolate** — the round of the correct hypothesis and the minutes
@@ -50,7 +52,7 @@ class DiagnosisScore:
 def score(injected: Iterable[str], rounds: Iterable[Mapping[str, Any]]) -> DiagnosisScore:
     """The figures of a session from its rounds (the runner's :class:`~diagkg.runs.rounds.Round` records, or
     plain entries read as rounds: their ``kind``, ``verdict``, ``suspects``, ``cost``, ``round`` and
-    ``healthy``) and the parts the scenario injected faults into."""
+    ``healthy``) and the parts faulty at the start (:func:`~diagkg.env.verification.faulty_at_start`)."""
     faulty = frozenset(injected)
     false_removals = 0
     established: set[str] = set()

@@ -76,6 +76,12 @@ class Component:
     def type(self) -> str:
         return self.type_iri[len(DK_NS):] if self.type_iri.startswith(DK_NS) else self.type_iri
 
+    @property
+    def is_lamp(self) -> bool:
+        """A light the working system needs lit where it lights as set up: a bulb, or an LED declared
+        ``dk:isIndicator false`` (an LED is an indicator unless its description says it is not)."""
+        return self.type == "Bulb" or (self.type == "LED" and self.params.get("isIndicator") is False)
+
 
 @dataclass(frozen=True)
 class Coupling:
