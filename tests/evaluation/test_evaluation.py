@@ -44,10 +44,10 @@ def hyp(n: int, verdict: str, cost: float, suspect: str) -> dict:
             "cost": cost, "success": verdict == "correct", "executed": [], "verdict": verdict, "suspects": [suspect]}
 
 
-def replace(n: int, part: str) -> dict:
+def replace(n: int, part: str, healthy: bool = False) -> dict:
     return {"round": n, "kind": "action", "intention": f"replace_component {part}", "message": "replaced",
             "cost": 120.0, "success": True, "executed": [{"action": "replace_component", "targets": [part], "cost": 120.0}],
-            "action": {"action": "replace_component", "targets": [part], "value": None}}
+            "action": {"action": "replace_component", "targets": [part], "value": None}, "healthy": [part] if healthy else []}
 
 
 def none_round(message: str) -> dict:
@@ -59,7 +59,7 @@ def none_round(message: str) -> dict:
 HAND = {
     "a": {9101: {0: ("success", 130, [hyp(1, "correct", 130, "bat")]),
                  1: ("success_no_hypothesis", 120, [replace(1, "bat")]),
-                 2: ("timeout", 250, [replace(1, "sw"), hyp(2, "wrong", 130, "sw")]),
+                 2: ("timeout", 250, [replace(1, "sw", healthy=True), hyp(2, "wrong", 130, "sw")]),
                  3: ("crashed", 0, [none_round("crashed")])},
           9102: {0: ("llm_truncation", 0, [none_round("cut off")]),
                  1: ("success", 20, [hyp(1, "correct", 20, "lead")]),

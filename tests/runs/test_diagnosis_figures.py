@@ -1,4 +1,5 @@
-"""A diagnosis's precision and recall count a part the faults damaged at once as faulty.
+"""A diagnosis's precision and recall, and a campaign's healthy replacements, count a part the faults
+damaged at once as faulty.
 
 Found on a bike light written as a user would: a shorted bulb blows the fuse as the faults are injected; a
 correct hypothesis must name the bulb and the fuse, and the oracle did, but precision was scored against
@@ -9,9 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from diagkg.env.actions import Action
+from diagkg.evaluation.sessions import healthy_replacements
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.vocab import DK
 from diagkg.runs.runner import run_session
+
+from ..support.scripted import Scripted
 
 LAMP = """\
 @prefix :        <https://example.org/fused/> .
@@ -73,3 +79,21 @@ def test_naming_the_fuse_a_short_blew_is_no_loss_of_precision(tmp_path: Path):
     model_based = run_session("FUSED.1", "model-based", store=store, seed=0, record=False, keep_ledger=False)
     assert model_based.end == "success" and model_based.diagnosis is not None
     assert model_based.diagnosis.recall == 1.0 and model_based.diagnosis.precision == 1.0
+
+
+def test_replacing_the_fuse_a_short_blew_is_no_healthy_replacement(tmp_path: Path):
+    # a campaign's summary counted a replacement healthy when the scenario injected no fault into the part:
+    # the oracle's repair of a generated scenario (replace the part, then the fuse the short blew) counted one
+    (tmp_path / "fused.ttl").write_text(LAMP)
+    (tmp_path / "shorted.ttl").write_text(SHORTED)
+    store = KnowledgeStore.memory()
+    load_files(store, [tmp_path / "fused.ttl", tmp_path / "shorted.ttl"])
+    plan = [Action("replace_component", ("right",)), Action("replace_component", ("left",)),
+            Action("replace_component", ("fuse",))]
+    result = run_session("FUSED.1", Scripted(plan), store=store, seed=0, keep_ledger=False)
+    assert result.end == "success_no_hypothesis" and result.record is not None
+    assert healthy_replacements(result.record.rounds) == 1           # the right lamp; not the fuse
+    assert result.diagnosis is not None and result.diagnosis.false_removals == 1
+    # the stored trajectory says which round's part was healthy (metrics-healthy-replacements reads it)
+    stored = {(str(q.subject), str(q.object)) for q in store.raw.quads_for_pattern(None, DK.healthyPart.node, None, None)}
+    assert stored == {(f"<{result.trajectory}#round-1>", "<https://example.org/fused/right>")}

@@ -15,7 +15,7 @@ import hashlib
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import pyoxigraph as ox
 
@@ -211,14 +211,18 @@ def crashed_record(scenario: Scenario, task: Task, exc: BaseException) -> Sessio
     return crashed(scenario, task.assistant, dict(task.config), task.seed, exc)
 
 
-def _faulted(scenario: Scenario) -> set[str]:
-    ns = graphs.namespace_of(scenario.system_iri) if scenario.system_iri else graphs.system_namespace(scenario.key)
-    out: set[str] = set()
-    for f in scenario.faults:
-        for iri in (f.target, f.other):
-            if iri:
-                out.add(iri[len(ns):] if iri.startswith(ns) else iri)
-    return out
+def healthy_replacements(rounds: Iterable[Mapping[str, Any]]) -> int:
+    """How many healthy parts a session replaced: the targets of its ``replace_component`` steps that the
+    service agent found not differing from their description when replaced (the round's ``healthy``, as
+    the false removals count them). A fuse the faults blew is no healthy part, though no fault was
+    injected into it (counted against the injected faults, replacing it was a healthy replacement)."""
+    count = 0
+    for r in rounds:
+        healthy = set(r.get("healthy") or ())
+        for e in r.get("executed", []):
+            if e.get("action") == "replace_component":
+                count += sum(1 for t in e.get("targets", []) if t.split(".", 1)[0] in healthy)
+    return count
 
 
 def summary_triples(record: SessionRecord, scenario: Scenario, task: Task) -> list[ox.Triple]:
@@ -228,13 +232,7 @@ def summary_triples(record: SessionRecord, scenario: Scenario, task: Task) -> li
     actions = sum(1 for r in record.rounds if r.get("kind") == "action")
     hyps = [r for r in record.rounds if r.get("kind") == "hypothesis"]
     correct = sum(1 for r in hyps if r.get("verdict") == "correct")
-    faulted = _faulted(scenario)
-    healthy = 0
-    for r in record.rounds:
-        for e in r.get("executed", []):
-            if e.get("action") == "replace_component":
-                healthy += sum(1 for t in e.get("targets", [])
-                               if not any(f == t or f.startswith(t + ".") for f in faulted))
+    healthy = healthy_replacements(record.rounds)
 
     def integer(n: int) -> ox.Literal:
         return ox.Literal(str(n), datatype=ox.NamedNode(XSD + "integer"))

@@ -431,6 +431,7 @@ class DK:
     hasSubFunction = Term(DK_NS + 'hasSubFunction')  # object property: has sub-function
     hasTest = Term(DK_NS + 'hasTest')  # object property: has test
     hasTrajectory = Term(DK_NS + 'hasTrajectory')  # object property: has trajectory
+    healthyPart = Term(DK_NS + 'healthyPart')  # object property: healthy part
     healthyReplacementCount = Term(DK_NS + 'healthyReplacementCount')  # datatype property: healthy replacement count
     hypothesisCount = Term(DK_NS + 'hypothesisCount')  # datatype property: hypothesis count
     hypothesisStatus = Term(DK_NS + 'hypothesisStatus')  # object property: hypothesis status

@@ -172,6 +172,8 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
         add(rnd, DK.costMinutes, lit(float(r.cost)))
         if r.decision_seconds is not None:
             add(rnd, DK.wallTimeSeconds, lit(round(r.decision_seconds, 6)))
+        for c in r.healthy:       # the false removals of the round, as the service agent judged them
+            add(rnd, DK.healthyPart, sys_ns + c)
         step = None
         action = r.action
         if r.kind is Kind.ACTION and action is not None and action.action in catalogue_iris:
@@ -226,7 +228,8 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     return quads
 
 
-FORMAT_VERSION = 2     # 2: structured results of inspections and tests (1: inspections as text)
+# 2: structured results of inspections and tests (1: inspections as text); 3: each round's healthy parts (dk:healthyPart)
+FORMAT_VERSION = 3
 
 TERMINAL_STATES = {"attached": DK.Attached, "loose": DK.Loose, "off": DK.Off}
 VERDICTS = {"nominal": DK.VerdictNominal, "open": DK.VerdictOpen, "short": DK.VerdictShort,
