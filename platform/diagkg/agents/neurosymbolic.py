@@ -441,7 +441,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         local = kind in LOCAL_TESTS or (self.split == "sides" and kind == "visual" and test.component not in self.lamps)
         # a potential that depends on nothing else (a source's own terminals) shows that part alone
         local = local or (self.source_local and verdict is True and kind == "voltages" and self.split == "sides"
-                          and (not self.deps.get(test.component, set()) & self.components or self._turned(test, outcome)))
+                          and (not self.deps.get(test.component, set()) & self.components or self._own_voltage_off(test, outcome)))
         if local:      # a look at a part that is not a light shows that part (a cable's ends), nothing else
             off = kind == "connections" and self._end_off(test.component, outcome)
             if kind == "connections" and not (verdict and self._reversed(test.component, outcome)):

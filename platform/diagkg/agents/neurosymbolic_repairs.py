@@ -15,8 +15,8 @@ keeps.
   its fault alone shows every light seen (then it explains the main lamps too).
 * **A short between two nodes**, and readings an opened part would give: see
   :class:`~diagkg.agents.neurosymbolic_shorts.Shorts`, which this mixin builds on.
-* **A source read turned round** is its own fault, whatever the wiring makes it depend on
-  (:meth:`Repairs._turned`).
+* **A source read turned round, or flat,** is its own fault, whatever the wiring makes it depend on
+  (:meth:`Repairs._own_voltage_off`).
 * **Repair rather than name.** While a fault is set aside, or some anomaly seen is not one the part
   could explain, naming that part alone cannot be the whole diagnosis: it is repaired with the
   catalogue's own repair instead (:meth:`Repairs._repair_instead`: the same work and minutes as
@@ -174,9 +174,10 @@ class Repairs(Shorts):
             fitting = [spec for spec in fitting if spec.template == REPAIR_TEMPLATE]
         return Action(fitting[0].id, (part,)) if fitting else None
 
-    def _turned(self, test: Test, outcome: Outcome) -> bool:
-        """Whether a source's two potentials read the other way round from the working system's: nothing
-        outside a source turns the voltage across it, so that reading is of the source alone."""
+    def _own_voltage_off(self, test: Test, outcome: Outcome) -> bool:
+        """Whether the voltage across a source reads other than the working system's: the other way round
+        (turned), or less (flat: a cell of a stack, whose terminals both sit away from ground). Nothing
+        outside a source sets the voltage across it, so that reading is of the source alone."""
         volts = (data_of(outcome, test.component) or {}).get("port_voltages") or {}
         working = self.nominal.components.get(test.component)
         if self.part_types.get(test.component) != "VoltageSource" or working is None or len(volts) != 2:
@@ -186,7 +187,7 @@ class Repairs(Shorts):
         if vp is None or vq is None or wp is None or wq is None:
             return False
         across, should = float(vp) - float(vq), wp - wq
-        return abs(across - should) > VOLTAGE_TOLERANCE and across * should < 0
+        return abs(across - should) > VOLTAGE_TOLERANCE
 
     @staticmethod
     def _end_off(part: str, outcome: Outcome) -> bool:
