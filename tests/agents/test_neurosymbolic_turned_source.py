@@ -88,7 +88,7 @@ STACKED = """\
 
 :stacked a dk:System ; dk:systemKey "stacked" ; dcterms:identifier "stacked" ; rdfs:label "Bike light" ;
     dk:groundReference :c2.neg ;
-    dcterms:description "Two 3 V cells in series feed, through a diode, a fuse and a switch (a bypass button beside it), an LED with its resistor and a bulb." .
+    dcterms:description "Two 3 V cells in series feed, past a diode, a fuse and a switch (or its button), an LED and a bulb." .
 :frame a dk:Module ; dcterms:identifier "frame" ; rdfs:label "Frame" ; dk:partOf :stacked .
 :c1 a dk:VoltageSource ; dcterms:identifier "c1" ; rdfs:label "Upper cell" ; dk:partOf :frame ; dk:voltage 3 ;
     dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :c1.pos, :c1.neg .
