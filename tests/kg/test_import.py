@@ -18,6 +18,7 @@ from diagkg.kg.store import KnowledgeStore
 
 from ..support.cli import run_cli
 from ..support.stores import shipped_store
+from ..support.torch import TORCH
 
 DK = rdflib.Namespace("https://w3id.org/diagkg/ontology#")
 MASTER_HEADER = [
@@ -206,12 +207,14 @@ def test_normalised_tables(tmp_path):
     assert {(r["id"], r["category"]) for r in norm.tables["categories"]} >= {
         ("3CC.L.1", "LimitedObservability"), ("3CC-CS.M.9", "Misleading"), ("3CC-CS.M.9", "Double")}
     crossed = next(r for r in norm.tables["faults"] if r["id"] == "3CC.S.3")
+    tc = "https://w3id.org/diagkg/system/three_cubes/"     # parts are written as IRIs in their system's namespace
     assert (crossed["mode"], crossed["target"], crossed["other"]) == (
-        "CrossedCables", "ctrl_cable_in_pos.p", "ctrl_cable_in_neg.p")
+        "CrossedCables", tc + "ctrl_cable_in_pos.p", tc + "ctrl_cable_in_neg.p")
     loose = next(r for r in norm.tables["faults"] if r["id"] == "3CC.I.1")
     assert (loose["probability"], loose["value"]) == ("0.5", "")
     steps = [(r["position"], r["action"], r["target"]) for r in norm.tables["repair"] if r["id"] == "3CC-CS.M.9"]
-    assert steps == [("1", "replace_component", "psu_green_led"), ("2", "replace_component", "main_bulb")]
+    cs = "https://w3id.org/diagkg/system/current_sensor/"
+    assert steps == [("1", "replace_component", cs + "psu_green_led"), ("2", "replace_component", cs + "main_bulb")]
     assert {"id": "replace_component", "name": "ReplaceComponent"} in norm.tables["actions"]
     assert norm.missing_columns == ()
 
@@ -318,3 +321,42 @@ def test_shipped_catalogue_round_trips(tmp_path):
         # the spreadsheet has no column for dk:masked (nor for stated symptoms and design notes)
         unmasked = [dataclasses.replace(f, masked=False) for f in b.faults]
         assert sorted(a.faults, key=repr) == sorted(unmasked, key=repr), n
+
+
+# ---------------------------------------------------------------------------
+# (d) a user's own system
+# ---------------------------------------------------------------------------
+
+def test_scenarios_on_a_users_system_of_the_store_import_validate_and_run(tmp_path):
+    """A table naming a system of the store by its label or key: the importer knew only the shipped systems
+    (`unknown target system 'Torch'`), and wrote every part in the shipped namespace."""
+    store = str(tmp_path / "store")
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    assert run_cli("--store", store, "load", str(tmp_path / "torch.ttl")).returncode == 0
+    rows = [{"scenario number": "9301", "scenario id (system+first category+index)": "TORCH.C1",
+             "target system": "Torch", "category": "Simple", "injected fault": "Flat battery",
+             "canonical initial observations": "The torch stays dark, and so does its green LED.",
+             "faults": "DepletedBattery bat", "faulty components": "bat", "ideal repair": "replace_component bat"},
+            {"scenario number": "9302", "scenario id (system+first category+index)": "TORCH.C2",
+             "target system": "torch", "category": "Simple", "injected fault": "Bulb lead off",
+             "canonical initial observations": "The torch stays dark; the green LED is lit.",
+             "faults": "DetachedEnd lead.n", "faulty components": "lead", "ideal repair": "reconnect_cable lead"},
+            {"scenario number": "9303", "scenario id (system+first category+index)": "TORCH.C3",
+             "target system": "torch", "category": "Simple", "injected fault": "A part the torch lacks",
+             "faults": "OpenComponent main_bulb", "faulty components": "main_bulb",
+             "ideal repair": "replace_component main_bulb"}]
+    table = write_csv(tmp_path / "torch.csv", rows)
+    out = tmp_path / "out"
+    r = run_cli("--store", store, "import-scenarios", str(table), "--out", str(out))
+    assert r.returncode == 1, r.stdout + r.stderr          # the third names a part of a shipped system
+    assert "unknown target system" not in r.stdout
+    assert f"{table}:4 (faults) → {out / '9303-TORCH.C3.ttl'}" in r.stdout and "main_bulb" in r.stdout
+    assert "torch.csv:2" not in r.stdout and "torch.csv:3" not in r.stdout
+    text = (out / "9301-TORCH.C1.ttl").read_text()
+    assert "@prefix sys: <https://example.org/torch/> ." in text and "dk:onSystem sys:torch" in text
+    (out / "9303-TORCH.C3.ttl").unlink()
+    assert run_cli("--store", store, "load", str(out)).returncode == 0
+    r = run_cli("--store", store, "check", "TORCH.C1", "TORCH.C2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_cli("--store", store, "run", "--scenario", "TORCH.C2", "--assistant", "model-based")
+    assert r.returncode == 0 and "end: success" in r.stdout, r.stdout + r.stderr

@@ -406,7 +406,17 @@ def cmd_import_scenarios(args: argparse.Namespace) -> int:
     """Import a scenario spreadsheet (CSV) through the RML mapping, validate it, optionally write Turtle."""
     from ..kg.importer import import_scenarios
 
-    result = import_scenarios(args.file, out=args.out)
+    stored = None
+    if not args.memory:          # a scenario may be on a system of the store (a user's own), as for validate
+        try:
+            stored = open_store(args, write=False)
+        except errors.StoreError:
+            stored = None
+    try:
+        result = import_scenarios(args.file, out=args.out, store=stored)
+    finally:
+        if stored is not None:
+            stored.close()
     for line in result.lines():
         print(line)
     bad = sum(1 for s in result.scenarios if not s.conforms)

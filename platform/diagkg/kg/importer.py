@@ -15,8 +15,8 @@ removed components). The import has three steps:
    mapping ``mappings/scenarios.rml.ttl``, which declares every IRI and every
    triple of the result;
 3. **split, write and validate**: one Turtle document per scenario
-   (``NNN-ID.ttl``), validated with the SHACL shapes against the shipped
-   system it names. Each violation is traced back to the CSV row and column
+   (``NNN-ID.ttl``), validated with the SHACL shapes against the system it
+   names (the store's, else the shipped one). Each violation is traced back to the CSV row and column
    it comes from.
 
 This module holds steps 2 and 3, the results (:class:`ImportResult`) and
@@ -36,18 +36,31 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import pyoxigraph as ox
 import rdflib
 from rdflib.namespace import DCTERMS, RDF, RDFS, XSD
 
 from ..errors import DiagkgError, InputError
-from . import graphs, resources
+from . import resources
 from .rdfio import RdfDocument, parse_text, to_rdflib
-from .scenario_table import COLUMNS, TABLES, Normalised, ScenarioRow, action_lookup, normalise, read_rows, system_lookup
-from .validation import Validator, Violation
+from .scenario_table import (
+    COLUMNS,
+    TABLES,
+    Normalised,
+    ScenarioRow,
+    action_lookup,
+    normalise,
+    read_rows,
+    store_systems,
+    system_lookup,
+)
+from .validation import Validator, Violation, store_resolver
 from .vocab import DK, DK_NS
+
+if TYPE_CHECKING:
+    from .store import KnowledgeStore
 
 MAPPING = "scenarios.rml.ttl"
 RML_SOURCE = rdflib.URIRef("http://semweb.mmlab.be/ns/rml#source")
@@ -193,8 +206,8 @@ def _turtle(graph: rdflib.Graph, nodes: set[rdflib.term.Node], row: ScenarioRow,
     g = rdflib.Graph(bind_namespaces="none")
     scenario = next(n for n in nodes if (n, RDF.type, DK.Scenario.uri) in graph)
     g.bind("", str(scenario).rsplit("/", 1)[0] + "/")
-    if row.key:
-        g.bind("sys", graphs.system_namespace(row.key))
+    if row.namespace:
+        g.bind("sys", row.namespace)
     g.bind("dk", DK_NS)
     g.bind("rdfs", str(RDFS))
     g.bind("xsd", str(XSD))
@@ -253,16 +266,17 @@ def _relocate_part_violations(doc: RdfDocument, violations: list[Violation]) -> 
 
 
 def import_scenarios(path: str | Path, out: str | Path | None = None, *, validate: bool = True,
-                     validator: Validator | None = None) -> ImportResult:
+                     validator: Validator | None = None, store: "KnowledgeStore | None" = None) -> ImportResult:
     """Import a scenario table: normalise it, map it with RML, split it into one
     Turtle document per scenario, validate them with the shapes (unless
     ``validate=False``: then only the names the normaliser could not resolve
     are reported) and,
     with ``out``, write them there as ``NNN-ID.ttl`` (conforming or not, so that
-    they can be completed by hand)."""
+    they can be completed by hand). With ``store``, a scenario may be on one of its systems (a user's
+    own), and is validated against the store's description of its system (else the shipped one)."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    norm = normalise(path)
+    norm = normalise(path, store_systems(store))
     t1 = time.perf_counter()
     timings["normalise"] = t1 - t0
     with tempfile.TemporaryDirectory(prefix="diagkg-import-") as tmp:
@@ -296,7 +310,7 @@ def import_scenarios(path: str | Path, out: str | Path | None = None, *, validat
                                           columns=norm.columns))
     t3 = time.perf_counter()
     timings["turtle"] = t3 - t2
-    results = (validator or Validator()).validate_documents(docs) if validate else {}
+    results = (validator or Validator()).validate_documents(docs, resolve=store_resolver(store)) if validate else {}
     for s, doc, row in zip(scenarios, docs, norm.rows, strict=False):
         scenario = next(doc.graph.subjects(RDF.type, DK.Scenario.uri))
         problems = _problem_violations(doc, scenario, norm.problems.get(row.id, []))

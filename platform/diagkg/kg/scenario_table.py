@@ -22,14 +22,17 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from rdflib.namespace import RDFS
 
 from ..errors import InputError
-from . import resources
+from . import graphs, resources
 from .rdfio import parse_text, value_of
 from .vocab import DK, DK_NS
+
+if TYPE_CHECKING:
+    from .store import KnowledgeSource
 
 SYSTEM_LABELS = "scenario-systems.csv"
 DEFAULT_BUDGET = 10
@@ -69,7 +72,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "configurations": ("id", "description"),
     "removed": ("id", "key", "component"),
     "permanent": ("id", "action"),
-    "systems": ("label", "key"),
+    "systems": ("label", "key", "iri"),
     "actions": ("id", "name"),
 }
 
@@ -89,6 +92,7 @@ class ScenarioRow:
     id: str
     key: str | None
     system: str
+    namespace: str | None = None       # the system's namespace (its parts' IRIs start with it)
 
 
 @dataclass
@@ -269,14 +273,30 @@ def _entries(text: str) -> Iterator[tuple[int, str, str, list[str], list[str], s
         yield position, entry, head, targets, numbers, tail
 
 
+def _iri(namespace: str, part: str) -> str:
+    """A part's IRI in its system's namespace (none when the system is unknown: no triple is made)."""
+    return namespace + part if namespace else ""
+
+
 def _unknown_action(action: str, actions: Iterable[str]) -> str:
     close = difflib.get_close_matches(action, list(actions), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else "see ontology/actions.ttl (dk:actionId)"
     return f"unknown action {action!r}; {hint}"
 
 
-def normalise(path: str | Path) -> Normalised:
+def store_systems(store: "KnowledgeSource | None") -> dict[str, tuple[str, str]]:
+    """The systems of ``store``: key -> (label, IRI); none without a store."""
+    if store is None:
+        return {}
+    return {str(r["key"]): (str(r["label"]), str(r["system"])) for r in store.select("system-summary", {})}
+
+
+def normalise(path: str | Path, systems_of_store: dict[str, tuple[str, str]] | None = None) -> Normalised:
     """Read a scenario table and split it into the normalised tables.
+
+    A scenario's system is named by its key or label: one of ``systems_of_store`` (key -> (label, IRI), a
+    user's systems as :func:`store_systems` reads them), else a shipped one. Part ids are written into IRIs
+    in the namespace of the system's IRI.
 
     Raises :class:`InputError` for a file that cannot be read, a missing
     required column or ill-formed cells (all of them, each with its row and
@@ -289,6 +309,11 @@ def normalise(path: str | Path) -> Normalised:
     columns = {f: header[i].strip() for f, i in found.items()}
     cells = _Cells(source, columns)
     systems = system_lookup()
+    iris = {k: graphs.system_namespace(k) + k for k in systems.values()}
+    for k, (label, iri) in (systems_of_store or {}).items():       # the store's own, before the shipped
+        systems[_canon(k)] = k
+        systems[_canon(label)] = k
+        iris[k] = iri
     actions = action_lookup()
     probability_modes = _probability_modes()
     tables: dict[str, list[dict[str, str]]] = {name: [] for name in TABLES}
@@ -343,7 +368,8 @@ def normalise(path: str | Path) -> Normalised:
             problems.setdefault(sid, []).append((
                 "system", "dk:onSystem",
                 f"unknown target system {system!r}: give a system's name or key ({', '.join(known)}){hint}"))
-        rows.append(ScenarioRow(row, number, sid, key, system))
+        ns = graphs.namespace_of(iris[key]) if key is not None else None
+        rows.append(ScenarioRow(row, number, sid, key, system, ns))
         tables["scenarios"].append({
             "id": sid, "number": str(number), "label": cell(record, "label"),
             "description": cell(record, "description"), "system": _canon(system),
@@ -356,7 +382,7 @@ def normalise(path: str | Path) -> Normalised:
                 cells.error(row, "category", f"{label!r} is not a category name")
                 continue
             tables["categories"].append({"id": sid, "category": name})
-        k = key or ""
+        k = ns or ""      # the parts' IRIs: the system's namespace and the part id (no system: none)
 
         # faults: "Mode target [other] [number]; ..."
         for n, entry, mode, targets, numbers, tail in _entries(cell(record, "faults")):
@@ -378,8 +404,8 @@ def normalise(path: str | Path) -> Normalised:
                     probability = _decimal(numbers[0])
                 else:
                     value = repr(float(numbers[0]))
-            tables["faults"].append({"id": sid, "n": str(n), "mode": mode, "key": k, "target": targets[0],
-                                     "other": targets[1] if len(targets) > 1 else "", "value": value,
+            tables["faults"].append({"id": sid, "n": str(n), "mode": mode, "key": k, "target": _iri(k, targets[0]),
+                                     "other": _iri(k, targets[1]) if len(targets) > 1 else "", "value": value,
                                      "probability": probability})
 
         removed = 0
@@ -389,7 +415,7 @@ def normalise(path: str | Path) -> Normalised:
                 if not _NAME.match(part):
                     cells.error(row, field_, f"{part!r} is not a part id")
                     continue
-                tables[field_].append({"id": sid, "key": k, "component": part})
+                tables[field_].append({"id": sid, "key": k, "component": _iri(k, part)})
                 removed += field_ == "removed"
 
         alterations = cell(record, "alterations")
@@ -412,7 +438,7 @@ def normalise(path: str | Path) -> Normalised:
             value = _decimal(numbers[0]) if numbers else ""
             for target in targets:
                 tables["repair"].append({"id": sid, "position": str(position), "action": action, "key": k,
-                                         "target": target, "value": value})
+                                         "target": _iri(k, target), "value": value})
 
         # action types whose effect persists in this scenario: "rotate_enclosure, ..."
         for action in filter(None, _SPLIT_LIST.split(cell(record, "permanent"))):
@@ -426,7 +452,7 @@ def normalise(path: str | Path) -> Normalised:
     cells.raise_if_any()
     if not rows:
         raise InputError(f"{source}: no scenario rows (the table ends at the first blank row)")
-    tables["systems"] = [{"label": label, "key": key} for label, key in sorted(systems.items())]
+    tables["systems"] = [{"label": label, "key": key, "iri": iris[key]} for label, key in sorted(systems.items())]
     tables["actions"] = [{"id": a, "name": name} for a, name in sorted(actions.items())]
     missing = tuple(COLUMNS[f][0] for f in ESSENTIAL if f not in found)
     if "removed" not in found and tables["configurations"]:
