@@ -7,6 +7,7 @@ figure query is a new table without running anything again, and `diagkg report -
 from __future__ import annotations
 
 import math
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from diagkg.kg.loading import load_files
 from diagkg.kg.queries import QueryLibrary
 from diagkg.kg.store import KnowledgeStore
 from tests.support.cli import run_cli
-from tests.support.torch_optimum import ACTIONS, CASES, write_files
+from tests.support.torch_optimum import ACTIONS, CASES, SCENARIO, write_files
 
 ASSISTANTS = ("oracle", "optimal", "random-search")
 
@@ -244,3 +245,30 @@ def test_the_report_page_says_its_step_viewer_shows_examples_only(measured, tmp_
         report.write_report(store, [cid], tmp_path)
     page = (tmp_path / "report.html").read_text()
     assert f"holds {3 * len(ASSISTANTS) * len(CASES)} trajectories: the step viewer shows {len(ASSISTANTS) * len(CASES)}," in page
+
+
+def test_a_prior_that_lacks_scenarios_of_the_store_is_said_so(measured, tmp_path):
+    """A scenario loaded after the optimum was worked out: its sessions were put beside the optimum of other
+    scenarios without a word (the mean cost over every session beside the optimum over some), and the stored
+    optimum read as current. Now the optimum's note names the scenarios its prior lacks and holds no more,
+    and the regret table says how many sessions are measured against it."""
+    path, cid, _ = measured
+    copy = tmp_path / "store"
+    shutil.copytree(path, copy)
+    late = dict(id="OPT.6", n=9306, mode="OpenComponent", target="led", faulty="led", repair="ReplaceComponent",
+                extra="")
+    (tmp_path / "late.ttl").write_text(SCENARIO.format(**late))
+    with KnowledgeStore(copy) as store:
+        load_files(store, [tmp_path / "late.ttl"])
+        config = cp.CampaignConfig(assistants=("oracle",), scenarios=(9301, 9306), runs=1, name="late")
+        campaign = cp.create(store, config)
+        execution.run(store, campaign)
+    assert run_cli("--store", str(copy), "remove", "--scenario", "OPT.4", "--yes").returncode == 0
+    with KnowledgeStore(copy, read_only=True) as store:
+        tables = {t.name: t for t in regret.tables(store, [campaign.id])}
+    (system,) = tables["optimum"].rows
+    assert system[8] == ("its prior lacks 1 scenario(s) of the store (OPT.6): sessions on them are not measured "
+                         "against it; its prior holds 1 scenario(s) no longer in the store (OPT.4): run diagkg "
+                         "optimum torch again")
+    row = _rows(tables["regret"])[("torch", "oracle")]
+    assert (row["sessions"], row["against optimum"]) == (2, 1)

@@ -237,6 +237,7 @@ def optimum_table(store: KnowledgeStore, systems: Sequence[str]) -> Table:
         held = graph_holding(store, system, str(DK.System)) or graphs.system(key)
         note = "" if r["systemVersion"] == store.version_of(held) else \
             f"worked out for another version of the system: run diagkg optimum {key} again"
+        note = note or _coverage_note(store, system, key)
         out.append([key, optional_float(r["expectedCost"]), float(r["lower"]), optional_float(r["upper"]),
                     bool(r["exact"]), int(r["scenarios"]), optional_float(r["perfect"]), optional_float(r["oracle"]),
                     note])
@@ -244,6 +245,26 @@ def optimum_table(store: KnowledgeStore, systems: Sequence[str]) -> Table:
                  "over its scenarios as a uniform prior, proven bounds (minutes)",
                  ["system", "optimum", "lower", "upper", "exact", "scenarios", "perfect information", "oracle",
                   "note"], out)
+
+
+def _coverage_note(store: KnowledgeStore, system: str, key: str) -> str:
+    """What the optimum's prior lacks of the system's scenarios in the store (loaded after it was worked out:
+    sessions on them are not measured against it), and what it holds that the store no longer has."""
+    rows = store.select("optimum-coverage", {"system": ox.NamedNode(system)})
+
+    def named(found: list[dict[str, Any]]) -> str:
+        ids = [str(r["id"] or str(r["scenario"]).rsplit("/", 1)[-1]) for r in found]     # (a removed one: its IRI's end)
+        return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+    new = [r for r in rows if r["inStore"] and not r["inPrior"]]
+    gone = [r for r in rows if r["inPrior"] and not r["inStore"]]
+    said = []
+    if new:
+        said.append(f"its prior lacks {len(new)} scenario(s) of the store ({named(new)}): sessions on them are "
+                    "not measured against it")
+    if gone:
+        said.append(f"its prior holds {len(gone)} scenario(s) no longer in the store ({named(gone)})")
+    return "; ".join(said) + (f": run diagkg optimum {key} again" if said else "")
 
 
 def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLibrary | None = None,
@@ -257,7 +278,7 @@ def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLib
     for x in rows:
         key = _short(x.system)
         times = sorted(x.decisions)
-        anchored.append([key, x.assistant, x.sessions, x.mean_cost, x.per(x.optimum, x.covered), x.optimum_ratio,
+        anchored.append([key, x.assistant, x.sessions, x.covered, x.mean_cost, x.per(x.optimum, x.covered), x.optimum_ratio,
                          x.regret, x.per(x.oracle, x.oracle_covered), x.oracle_ratio,
                          statistics.median(times) * 1000 if times else math.nan, times[-1] if times else math.nan])
         reliable.append([key, x.assistant, len(x.runs), x.k(), x.pass_at_1(), x.pass_hat_k(), x.flip_rate()])
@@ -267,8 +288,10 @@ def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLib
     out = [optimum_table(store, systems),
            Table("regret", "Measured against the best possible: mean cost, the optimum's expected cost in the same "
                  "scenarios, cost / optimum, regret (minutes per session), the oracle, cost / oracle, decision times "
-                 "(the optimal assistant knows which scenarios there are, the oracle knows the answer)",
-                 ["system", "assistant", "sessions", "mean cost", "optimum", "cost / optimum", "regret", "oracle",
+                 "(the optimal assistant knows which scenarios there are, the oracle knows the answer); the optimum's "
+                 "figures are over the sessions on scenarios its prior holds (against optimum)",
+                 ["system", "assistant", "sessions", "against optimum", "mean cost", "optimum", "cost / optimum",
+                  "regret", "oracle",
                   "cost / oracle", "median decision ms", "max decision s"], anchored),
            Table("reliability", "Success over seeds: pass@1 (mean success rate), pass^k (all of k runs of a scenario "
                  "succeed), flip rate (scenarios whose runs disagree)",
