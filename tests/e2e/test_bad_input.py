@@ -55,6 +55,10 @@ CASES = [
     ("update /nowhere/nope.ru", EXIT_INPUT, "/nowhere/nope.ru: no such file"),
     ("remove", EXIT_INPUT, "name what to remove"),
     ("remove https://w3id.org/diagkg/graph/nope --yes", EXIT_INPUT, "no graph <https://w3id.org/diagkg/graph/nope>"),
+    # a scenario's id given as a graph's name: the graph whose name ends with it is suggested
+    ("remove TORCH.1 --yes", EXIT_INPUT, "no graph <https://w3id.org/diagkg/graph/TORCH.1> in the store (see `diagkg "
+                                         "graphs`); did you mean scenario/TORCH.1? (or --scenario, --trajectory, "
+                                         "--campaign with an id)"),
     ("remove --scenario TORCH.1", EXIT_INPUT, "--yes"),
     ("graphs --format xml", EXIT_INPUT, "invalid choice: 'xml'"),
     ("queries --bogus", EXIT_INPUT, "unrecognized arguments: --bogus"),

@@ -408,7 +408,13 @@ def removal(raw: RawStore, targets: Sequence[ox.NamedNode]) -> list[ox.NamedNode
     is not there, diagkg's own graphs, a system that stored scenarios still run on."""
     missing = [g.value for g in targets if not raw.contains_named_graph(g)]
     if missing:
-        raise InputError("no graph " + ", ".join(f"<{m}>" for m in missing) + " in the store (see `diagkg graphs`)")
+        # a name given bare (`remove OPT.4`) may be the end of a graph's name (scenario/OPT.4)
+        ends = {m: "/" + m.removeprefix(graphs.BASE) for m in missing if m.startswith(graphs.BASE)}
+        meant = sorted(g.value for g in raw.named_graphs() if isinstance(g, ox.NamedNode)
+                       and any(g.value.endswith(end) for end in ends.values())) if ends else []
+        raise InputError("no graph " + ", ".join(f"<{m}>" for m in missing) + " in the store (see `diagkg graphs`)"
+                         + (f"; did you mean {', '.join(x.removeprefix(graphs.BASE) for x in meant[:3])}? "
+                            "(or --scenario, --trajectory, --campaign with an id)" if meant else ""))
     own = [g.value for g in targets if g in (graphs.ONTOLOGY, graphs.SHAPES)]
     if own:
         raise InputError(f"<{own[0]}> is diagkg's own and every load refreshes it; it cannot be removed")
