@@ -344,10 +344,12 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             test = self._probe_dark() or self._best_test()
             if test is not None:
                 return self._take(test)
-            # nothing left to test among these candidates: look elsewhere
+            # nothing left to test among these candidates: name what no test reaches, then look elsewhere
             if not self.candidates:
                 self.last = self._the_aside()
                 return self.last
+            if (untested := self._untested()) is not None:
+                return untested
             if (short := self._look_elsewhere()) is not None:
                 return short
         self.last = self._the_aside()

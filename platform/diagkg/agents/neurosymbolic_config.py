@@ -131,6 +131,10 @@ class NeuroSymbolicConfig(Settings):
     # a part a test found faulty is repaired by the catalogue's repair cheaper than replacing it that undoes
     # every fault mode its readings fit (a battery in the wrong way round is turned round, not replaced)
     undo: bool = True
+    # nothing left to test among the candidates, and what they are suspected of is not all ruled out (no test
+    # reaches it: a part a person cannot measure): name the likeliest of them, one at a time, before looking
+    # elsewhere (they were left aside unnamed)
+    name_untested: bool = True
 
 
 __all__ = ["ROUND_MINUTES", "NeuroSymbolicConfig"]

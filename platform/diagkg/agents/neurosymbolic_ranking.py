@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..env.actions import ActionType, repairs_fitting
+from ..env.actions import Action, ActionType, repairs_fitting
 from ..env.service import Hypothesis
 from ..env.worlds import FaultMode
 from ..sim.results import SimulationResult
+from .neurosymbolic_config import NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Test
 
 SUSPECT_WEIGHT = 1.5                # prior weight of the problems of a component seen misbehaving
@@ -44,6 +45,8 @@ class Ranking:
     partly_repaired: bool
     repair_probe: bool
     dark_currents: bool
+    settings: NeuroSymbolicConfig
+    last: Action | Hypothesis | None
     # the system: its knowledge, catalogue and nominal state
     catalogue: dict[str, ActionType]
     components: set[str]
@@ -126,6 +129,26 @@ class Ranking:
         if repair + (1 - p) * rest < by_tests:
             self.tried.add(frozenset(cheap))
             return Hypothesis(frozenset(cheap), "the suspects that cost less to repair than to test")
+        return None
+
+    def _untested(self) -> Hypothesis | None:
+        """Nothing left to test among the candidates: the likeliest of them whose own faults no test has
+        ruled out (a test's anomaly fits them, and nothing tells them apart: an LED a person cannot measure,
+        seen dark), named alone, one not named yet. A short between two nodes is not a part's own: the search
+        for shorts goes on elsewhere."""
+        if not self.settings.name_untested:
+            return None
+        weight = self._weights()
+        by_part: dict[str, float] = {}
+        for (part, mode), w in weight.items():
+            if part in self.candidates and (self.modes.get(mode) is None or self.modes[mode].rule != "node"):
+                by_part[part] = by_part.get(part, 0.0) + w
+        for part in sorted(by_part, key=lambda p: (-by_part[p], p)):
+            key = frozenset({part})
+            if key not in self.tried:
+                self.tried.add(key)
+                self.last = Hypothesis(key, "suspected of what no test can rule out")
+                return self.last
         return None
 
     def _best_test(self) -> Test | None:

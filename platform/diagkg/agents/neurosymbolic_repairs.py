@@ -41,6 +41,8 @@ class Repairs(Shorts):
 
     # configuration
     aside_found: bool
+    source_local: bool
+    last_test: Test | None
     # the system
     problems: dict[str, set[str]]
     dependents: dict[str, int]       # how many parts depend on each
@@ -174,20 +176,38 @@ class Repairs(Shorts):
             fitting = [spec for spec in fitting if spec.template == REPAIR_TEMPLATE]
         return Action(fitting[0].id, (part,)) if fitting else None
 
+    def _across(self, test: Test, outcome: Outcome) -> tuple[float, float] | None:
+        """A source's voltage across its terminals as read, and as in the working system (None when the
+        part is no source or a potential is missing)."""
+        return self._across_of(test.component, data_of(outcome, test.component))
+
+    def _across_of(self, part: str, data: Any) -> tuple[float, float] | None:
+        volts = (data if isinstance(data, dict) else {}).get("port_voltages") or {}
+        working = self.nominal.components.get(part)
+        if self.part_types.get(part) != "VoltageSource" or working is None or len(volts) != 2:
+            return None
+        (p, vp), (q, vq) = sorted(volts.items())
+        wp, wq = working.port_v.get(p), working.port_v.get(q)
+        if vp is None or vq is None or wp is None or wq is None:
+            return None
+        return float(vp) - float(vq), wp - wq
+
     def _own_voltage_off(self, test: Test, outcome: Outcome) -> bool:
         """Whether the voltage across a source reads other than the working system's: the other way round
         (turned), or less (flat: a cell of a stack, whose terminals both sit away from ground). Nothing
         outside a source sets the voltage across it, so that reading is of the source alone."""
-        volts = (data_of(outcome, test.component) or {}).get("port_voltages") or {}
-        working = self.nominal.components.get(test.component)
-        if self.part_types.get(test.component) != "VoltageSource" or working is None or len(volts) != 2:
-            return False
-        (p, vp), (q, vq) = sorted(volts.items())
-        wp, wq = working.port_v.get(p), working.port_v.get(q)
-        if vp is None or vq is None or wp is None or wq is None:
-            return False
-        across, should = float(vp) - float(vq), wp - wq
-        return abs(across - should) > VOLTAGE_TOLERANCE
+        across = self._across(test, outcome)
+        return across is not None and abs(across[0] - across[1]) > VOLTAGE_TOLERANCE
+
+    def _reading(self, part: str, kind: str, data: Any, verdict: bool | None) -> None:
+        """A source's potentials may read off (or keep changing) while the voltage across it is right (a short
+        draws its current through a resistor before it, a loose end elsewhere): its own faults, which the
+        reading tests, are then ruled out, whatever the anomaly says of the rest."""
+        test = self.last_test
+        if kind == "voltages" and verdict and self.source_local and test is not None and test.component == part \
+                and (across := self._across_of(part, data)) is not None and abs(across[0] - across[1]) <= VOLTAGE_TOLERANCE:
+            self.cleared |= {(part, m) for m in test.modes}
+        super()._reading(part, kind, data, verdict)
 
     @staticmethod
     def _end_off(part: str, outcome: Outcome) -> bool:
