@@ -124,3 +124,25 @@ def test_the_assistants_repair_a_main_led_with_a_diagnosis(tmp_path, assistant):
     store = store_of(tmp_path, " dk:isIndicator false ;")
     result = run_session("BIKE.1", assistant, store=store, seed=0, record=False, keep_ledger=False)
     assert result.end == "success" and result.cost >= 120      # the headlight named (and replaced)
+
+
+def test_loading_a_system_no_lamp_of_which_is_judged_warns_at_the_system(tmp_path):
+    # an LED torch whose one light is an LED not declared a main light: every fault leaves it "working"
+    torch = BIKE.format(declared="").replace(
+        """:rear a dk:Bulb ; dcterms:identifier "rear" ; rdfs:label "Rear bulb" ; dk:partOf :frame ; dk:resistance 40 ;
+    dk:powerThreshold 0.2 ; dk:affords dk:Observable, dk:Reachable, dk:Replaceable ; dk:hasPort :rear.p, :rear.n .
+:rear.p a dk:Port ; dk:portName "p" . :rear.n a dk:Port ; dk:portName "n" .
+""", "").replace(":sw.n dk:connectedTo :r.p, :rear.p .", ":sw.n dk:connectedTo :r.p .").replace(
+        ":cell.neg dk:connectedTo :head.cathode, :rear.n .", ":cell.neg dk:connectedTo :head.cathode .")
+    assert ":rear" not in torch
+    path = tmp_path / "torch.ttl"
+    path.write_text(torch)
+    r = run_cli("--store", str(tmp_path / "store"), "load", str(path))
+    assert r.returncode == 0, r.stderr
+    line = next(i for i, text in enumerate(torch.splitlines(), 1) if text.startswith(":bike a dk:System"))
+    assert f"warning: {path}:{line}: bike: lamps: no lamp a session judges the system by is lit in the nominal " \
+           "state" in r.stderr
+    assert "head is lit, but an LED is an indicator unless declared dk:isIndicator false" in r.stderr
+    path.write_text(torch.replace('dk:color "white" ;', 'dk:color "white" ; dk:isIndicator false ;'))
+    r = run_cli("--store", str(tmp_path / "store2"), "load", str(path))
+    assert r.returncode == 0 and "lamps:" not in r.stderr, r.stderr

@@ -8,6 +8,9 @@ through the service agent and reports, located in the scenario's file:
   LED, lit, dark or flickering) or measure (a voltage at a terminal), as set
   up or with a hand switch worked (a switch stuck closed shows only when it is
   opened); an intermittent fault is tried over several seeds;
+* ``working`` — the faults do not leave the system working as a session judges it (every lamp the working
+  system lights lit, its switch controlling them): such a session would end in success at its first action,
+  whatever it is (an LED that is the system's main light must be declared ``dk:isIndicator false``);
 * ``masking`` — with several faults, each one changes something (as set up
   or with a hand switch worked) while the others are present, unless the
   scenario says it is hidden on purpose (``dk:masked true`` on the fault: a
@@ -29,7 +32,8 @@ through the service agent and reports, located in the scenario's file:
 * ``ratings`` — a *warning*, located at the component in the system's file,
   for each part the system's nominal state already damages (its current or
   power past a rating): :func:`rating_warnings`, which ``diagkg load`` runs
-  on the systems it loads.
+  on the systems it loads; and ``lamps``, a warning :func:`lamp_warnings` gives ``diagkg load`` for a
+  system with no lamp lit a session judges it by.
 
 A finding carries the file and line it is about; nothing here prints.
 """
@@ -60,7 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..sim.circuit import CircuitState
     from ..sim.simulator import SimulationResult, Simulator
 
-CHECKS = ("observable", "masking", "repair", "hypotheses", "symptoms", "damage", "ratings")
+CHECKS = ("observable", "working", "masking", "repair", "hypotheses", "symptoms", "damage", "ratings", "lamps")
 APPEARANCES = ("Lit", "Dark", "Flickering")
 
 
@@ -176,6 +180,24 @@ def rating_warnings(store: "KnowledgeStore", sim: "Simulator", result: "Simulati
                            f"{d.component} is {sk.damage_labels.get(d.state, d.state)} in the nominal state: at "
                            f"{abs(d.current):.4g} A and {d.power:.4g} W, {rules} holds", file, line, warning=True))
     return out
+
+
+def lamp_warnings(store: "KnowledgeStore", sim: "Simulator", result: "SimulationResult | None" = None) -> list[Finding]:
+    """A warning, located at the system in its file, when no lamp a session judges by is lit in the nominal
+    state (a bulb, or an LED declared ``dk:isIndicator false``): a session then finds the system working
+    whenever it settles with no loose end, so almost any fault leaves it working and ends the session at its
+    first action."""
+    result = result if result is not None else sim.simulate()
+    sk = sim.skeleton
+    if any(sk.components[c].is_lamp for c in result.lit):
+        return []
+    leds = sorted(c for c in result.lit if sk.components[c].type == "LED")
+    file = system_file(store, sk.iri)
+    hint = (f"; {', '.join(leds)} {'is' if len(leds) == 1 else 'are'} lit, but an LED is an indicator unless "
+            "declared dk:isIndicator false: declare the one that is the system's main light so") if leds else ""
+    return [Finding(sk.key, "lamps", True, "no lamp a session judges the system by is lit in the nominal state (a bulb, "
+                    "or an LED declared dk:isIndicator false): a session finds the system working whenever it "
+                    "settles with no loose end, whatever the fault" + hint, file, _line_in(file, sk.iri), warning=True)]
 
 
 def _line_in(file: str | None, iri: str) -> int | None:
@@ -417,5 +439,5 @@ def scratch_with(store: "KnowledgeStore") -> "KnowledgeStore":
     return scratch
 
 
-__all__ = ["CHECKS", "Finding", "ScenarioReport", "check_scenario", "check_scenarios", "rating_warnings",
+__all__ = ["CHECKS", "Finding", "ScenarioReport", "check_scenario", "check_scenarios", "lamp_warnings", "rating_warnings",
            "scenario_file", "scratch_with", "system_file"]
