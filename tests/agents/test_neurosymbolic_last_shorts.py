@@ -44,10 +44,10 @@ def test_a_short_is_named_before_giving_up(store):
         return {n: str(run_session(n, NeuroSymbolic(**config), store=store, seed=0, budget=20, record=False,
                                    keep_ledger=False).end) for n in shorts}
 
-    # (``opens_hold`` and ``probe_dark_many``, written later, also find the short another way: they are off in
-    # both runs, so that the rule is seen on its own; on unwritten_22_3 S.312 it is this rule alone)
-    now, before = (ends(opens_hold=False, probe_dark_many=False),
-                   ends(opens_hold=False, last_shorts=False, probe_dark_many=False))
+    # (``opens_hold``, ``probe_dark_many`` and ``name_untested``, written later, also find the short another way:
+    # they are off in both runs, so that the rule is seen on its own; on unwritten_22_3 S.312 it is this rule alone)
+    now, before = (ends(opens_hold=False, probe_dark_many=False, name_untested=False),
+                   ends(opens_hold=False, last_shorts=False, probe_dark_many=False, name_untested=False))
     assert "surrender" in before.values()                    # every test nominal: it gave up
     assert all(end == "success" for end in now.values()), now
     assert all(end == "success" for end in ends().values())

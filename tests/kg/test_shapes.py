@@ -16,7 +16,7 @@ from typing import Callable
 import pytest
 import rdflib
 from rdflib import RDF, Literal, Namespace
-from rdflib.namespace import SH, XSD
+from rdflib.namespace import DCTERMS, SH, XSD
 
 from diagkg.kg.validation import default_shapes
 from diagkg.kg.vocab import DK, DK_NS
@@ -149,6 +149,12 @@ CASES = [
          "dksh:PartShape", ":cube_psu", "containment is not a tree"),
     Case("two-enclosures", TC, _add((S.main_bulb, DK.containedIn.uri, S.cube_psu)), "dksh:PartShape",
          ":main_bulb", "at most one enclosure"),
+    # a part is named by its identifier in its system's namespace, a port by its component's IRI and its name
+    Case("part-iri-not-identifier", TC, _set(S.main_bulb, DCTERMS.identifier, Literal("lamp")), "dksh:PartShape",
+         ":main_bulb", "the part's IRI must be its system's namespace followed by its identifier: :lamp"),
+    Case("port-iri-not-named", TC, _both(_set(S["main_bulb.p"], DK.portName.uri, Literal("n")),
+                                         _set(S["main_bulb.n"], DK.portName.uri, Literal("p"))), "dksh:PortShape",
+         ":main_bulb.p", "the port's IRI must be its component's IRI followed by '.' and its dk:portName: :main_bulb.n"),
     Case("orphan-module", TC, _set(S.module_load, DK.partOf.uri, S.nowhere), "dksh:PartShape",
          ":module_load", "does not belong to any system"),
     Case("module-in-component", TC, _set(S.module_load, DK.partOf.uri, S.main_bulb), "dksh:ModuleShape",
