@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ..support.cli import SUBCOMMANDS, run_cli
-from ..support.torch import FLAT, TORCH, scenario_text
+from ..support.torch import FLAT, LOOSE_LEAD, TORCH, scenario_text
 
 EXIT_VIOLATIONS, EXIT_INPUT = 1, 2
 
@@ -26,6 +26,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
         "scenario": folder / "torch-1.ttl",
         "csv": folder / "bad.csv",
         "missing": folder / "missing.ttl",
+        "two": folder / "two.ttl",
     }
     out["garbage"].write_text("not turtle at all {{{\n")
     out["prefix"].write_text('@prefix dk: <https://w3id.org/diagkg/ontology#> .\n\nex:a dk:b "c" .\n')
@@ -33,6 +34,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     out["torch"].write_text(TORCH)
     out["scenario"].write_text(scenario_text(**FLAT))
     out["csv"].write_text("a,b\n1,2\n")
+    out["two"].write_text(scenario_text(**FLAT) + scenario_text(**LOOSE_LEAD))     # (repeated @prefix lines are fine)
     r = run_cli("--store", str(out["store"]), "load", "--shipped", str(out["torch"]), str(out["scenario"]))
     assert r.returncode == 0, r.stderr
     return out
@@ -45,6 +47,9 @@ CASES = [
     ("validate {text-number}", EXIT_VIOLATIONS, "torch-text-number.ttl:31: :bulb — dk:resistance — needs exactly "
                                                 "one dk:resistance, a number of ohms > 0 (value: \"sixty\")"),
     ("load {prefix}", EXIT_INPUT, "prefix.ttl:3:1: malformed RDF: prefix ex: is not declared"),
+    # one scenario per file: validate says so as load does (it said the file conforms)
+    ("validate {two}", EXIT_INPUT, "two.ttl: holds several scenarios; use one file per scenario"),
+    ("load {two}", EXIT_INPUT, "two.ttl: holds several scenarios; use one file per scenario"),
     ("load", EXIT_INPUT, "give files or folders to load"),
     ("dump --bogus", EXIT_INPUT, "unrecognized arguments: --bogus"),
     ("query nope-query", EXIT_INPUT, "no query named 'nope-query'"),

@@ -394,11 +394,14 @@ class Validator:
 
         Files are validated together, so a scenario finds the description of
         its system among the other files of the same call."""
+        from .store import graph_for
+
         reports: list[FileReport] = []
         docs: list[RdfDocument] = []
         for p in expand_paths(paths):
             try:
                 doc = parse_file(p)
+                graph_for(doc)        # what load refuses of a file as a whole (several scenarios or systems in one)
             except InputError as exc:
                 reports.append(FileReport(str(p), error=exc))
                 continue
