@@ -64,6 +64,10 @@ def test_upload_gives_the_same_located_report_as_the_cli_and_loads_nothing(clien
     # a syntax error: located too
     bad = client.post("/api/scenarios/validate", params={"name": "x.ttl"}, content="@prefix : <urn:x#> .\n:a :b .\n").json()
     assert bad["error"]["line"] == 2 and bad["error"]["message"].startswith("x.ttl:2")
+    # a file a load refuses as a whole: not said to conform (it was, and the upload then answered 409)
+    two = scenario_text(**LOOSE_LEAD) + scenario_text(**LOOSE_LEAD).replace("TORCH.2", "TORCH.9").replace("9102", "9109")
+    bad = client.post("/api/scenarios/validate", params={"name": "two.ttl"}, content=two).json()
+    assert not bad["conforms"] and bad["error"]["message"] == "two.ttl: holds several scenarios; use one file per scenario"
     # loading needs the token; with violations it is refused and changes nothing
     assert client.post("/api/scenarios", params={"name": "t2.ttl"}, content=broken_scenario()).status_code == 403
     r = client.post("/api/scenarios", params={"name": "t2.ttl"}, content=broken_scenario(), headers=AUTH)

@@ -63,11 +63,13 @@ def validation_report(request: Request, text: str, name: str) -> dict[str, Any]:
     """The located report of a Turtle text, judged in the context of the store
     (as ``diagkg validate`` does); ``document`` is the parsed text (or None)."""
     from ..kg.rdfio import parse_text
+    from ..kg.store import graph_for
     from ..kg.validation import Validator, store_resolver
 
     store = state_of(request).fresh()
     try:
         doc = parse_text(text, name)
+        graph_for(doc)            # what a load refuses of a file as a whole (several scenarios in one)
     except RdfSyntaxError as exc:
         return {"conforms": False, "file": name, "violations": [],
                 "error": {"message": str(exc), "detail": exc.detail, "line": exc.location.line,
