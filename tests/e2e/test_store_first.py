@@ -218,8 +218,18 @@ def test_replacing_a_system_revalidates_its_scenarios(tmp_path, user_files):
         # a new description of the torch whose bulb lead is called "wire": TORCH.2's fault target is gone
         other = tmp_path / "torch-v2.ttl"
         other.write_text(TORCH.replace(":lead", ":wire").replace('"lead"', '"wire"'))
-        with pytest.raises(ValidationError):
+        with pytest.raises(ValidationError) as refused:
             load_files(store, [other], replace=True)
+        # located in the scenario's own file, still what was loaded: its line and its prefixes (it named the file
+        # beside the lines of the stored graph's N-Triples, with full IRIs)
+        line = next(i for i, text in enumerate(user_files["s2"].read_text().splitlines(), 1) if "a dk:Scenario" in text)
+        assert f"{user_files['s2'].resolve()}:{line}: :TORCH.2" in refused.value.lines[0], refused.value.lines
+        assert "sys:lead" in "\n".join(refused.value.lines)
+        # a file changed since it was loaded: the stored graph is what is judged, and named so
+        user_files["s2"].write_text(scenario_text(**LOOSE_LEAD).replace("Bulb lead off", "Lead off"))
+        with pytest.raises(ValidationError) as refused:
+            load_files(store, [other], replace=True)
+        assert refused.value.lines[0].startswith(f"{graphs.named('scenario', 'TORCH.2').value} (as stored):")
         # nothing changed
         assert store.select("graph-sources")[0]["source"] is not None
         sources = {r["graph"]: r["source"] for r in store.select("graph-sources")}

@@ -509,20 +509,42 @@ def _validate(store: "KnowledgeStore", entries: Sequence[Entry], plan: Plan, val
         return
     batch_graphs = {e.graph.value for e in entries} | {g.value for g in plan.drop}
     dependents: list[RdfDocument] = []
+    sources: dict[str, str] = {}
     for iri in sorted(plan.replaced_systems):
         for r in store.select("scenarios-on-system", {"system": ox.NamedNode(iri)}):
             if r["graph"] in batch_graphs:
                 continue
-            name = shown(r["source"]) if r["source"] else r["graph"]
+            # the stored graph, named as stored: its lines are those of its own serialisation, not of a file
+            name = f"{r['graph']} (as stored)"
             dependents.append(document_of([q.triple for q in store.quads(ox.NamedNode(r["graph"]))], name))
+            if r["source"] and not r["source"].startswith(SHIPPED_PREFIX):
+                sources[name] = r["source"]
             report.revalidated.append(r["graph"])
     if not dependents:
         return
     context = [e.doc for e in entries if e.systems]
     results = validator.validate_documents(dependents, context=context)
-    violations = [v for d in dependents for v in results[d.name]]
-    if violations:
+    failing = [d for d in dependents if results[d.name]]
+    if failing:
+        violations = [v for d in failing for v in _in_its_file(validator, d, sources.get(d.name), context, results[d.name])]
         raise ValidationError(violations)
+
+
+def _in_its_file(validator: "Validator", stored: RdfDocument, source: str | None, context: Sequence[RdfDocument],
+                 found: list[Violation]) -> list[Violation]:
+    """A stored scenario's violations located in the file it was loaded from, when that file is still what
+    was loaded (its content hash, ``dk:contentHash``: its lines, its prefixes); else as found in the stored
+    graph."""
+    hashes = {value_of(t.object) for t in stored.triples if t.predicate == CONTENT_HASH}
+    if source is None or not Path(source).is_file():
+        return found
+    try:
+        doc = parse_file(source)
+    except (InputError, OSError):
+        return found
+    if digest_of(doc.text) not in hashes:
+        return found
+    return validator.validate_documents([doc], context=context)[doc.name] or found
 
 
 def _needs_shipped(store: "KnowledgeStore", entries: Sequence[Entry]) -> bool:
