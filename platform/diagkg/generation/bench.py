@@ -172,7 +172,9 @@ class Bench:
         root = s.checkpoint()
         counter = itertools.count()
         frontier: list[tuple[float, int, int, tuple[Action, ...], Checkpoint]] = [(0.0, 0, next(counter), (), root)]
-        seen: set[tuple[Any, ...]] = set()
+        # the cheapest way found to each state: two repairs may leave the same state at different costs (a battery
+        # turned round, or replaced), and the first tried must not hide the cheaper
+        seen: dict[tuple[Any, ...], tuple[float, int]] = {}
         while frontier:
             minutes, n, _, steps, point = heapq.heappop(frontier)
             if steps and self._restored(point):
@@ -191,9 +193,10 @@ class Bench:
                     continue
                 after = s.checkpoint()
                 ident = (after.state, after.repaired)
-                if ident in seen:
+                reached = (minutes + cost, n + 1)
+                if ident in seen and seen[ident] <= reached:
                     continue
-                seen.add(ident)
+                seen[ident] = reached
                 heapq.heappush(frontier, (minutes + cost, n + 1, next(counter), steps + (action,), after))
         return None
 
