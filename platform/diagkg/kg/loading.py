@@ -536,13 +536,11 @@ def _in_its_file(validator: "Validator", stored: RdfDocument, source: str | None
     was loaded (its content hash, ``dk:contentHash``: its lines, its prefixes); else as found in the stored
     graph."""
     hashes = {value_of(t.object) for t in stored.triples if t.predicate == CONTENT_HASH}
-    if source is None or not Path(source).is_file():
-        return found
     try:
-        doc = parse_file(source)
+        doc = parse_file(source) if source is not None and Path(source).is_file() else None
     except (InputError, OSError):
-        return found
-    if digest_of(doc.text) not in hashes:
+        doc = None
+    if doc is None or digest_of(doc.text) not in hashes:
         return found
     return validator.validate_documents([doc], context=context)[doc.name] or found
 
