@@ -333,6 +333,12 @@ def test_dump_round_trip(tmp_path, user_files):
         assert len(quads) == len(s)
     r = cli(store, "dump", "https://w3id.org/diagkg/graph/system/nope")
     assert r.returncode == 2 and "no graph" in r.stderr
+    # a dump of several scenarios validates (each of its graphs is loaded into its own), as a file of two does not
+    assert cli(store, "load", str(user_files["s1"]), str(user_files["s2"])).returncode == 0
+    dumped = tmp_path / "all.nq"
+    assert cli(store, "dump", "--out", str(dumped)).returncode == 0
+    r = cli(tmp_path / "other", "validate", str(dumped))
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 # ---------------------------------------------------------------------------

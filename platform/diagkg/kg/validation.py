@@ -401,7 +401,8 @@ class Validator:
         for p in expand_paths(paths):
             try:
                 doc = parse_file(p)
-                graph_for(doc)        # what load refuses of a file as a whole (several scenarios or systems in one)
+                if not doc.named_graphs:      # (a dump's graphs are loaded each into its own)
+                    graph_for(doc)            # what load refuses of a file as a whole (several scenarios in one)
             except InputError as exc:
                 reports.append(FileReport(str(p), error=exc))
                 continue
