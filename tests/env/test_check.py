@@ -64,7 +64,7 @@ def test_a_good_scenario_of_a_users_system_passes(tmp_path, torch):
     report = json.loads(r.stdout)
     assert report["conforms"] and report["checked"] == 1
     checks = {f["check"] for f in report["scenarios"][0]["findings"]}
-    assert checks == {"observable", "repair", "hypotheses", "symptoms"}
+    assert checks == {"observable", "working", "repair", "hypotheses", "symptoms"}
 
 
 def test_a_wrong_stated_symptom_is_located(tmp_path, torch):

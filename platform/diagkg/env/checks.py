@@ -315,8 +315,12 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
         add("working", False, "the system works with the faults in place, as a session judges it (every lamp "
             "the working system lights is lit and its switch controls them): the session would end in success "
             "at its first action, whatever it is"
-            + (f"; the faults change the light of {', '.join(indicators)}, an LED, which counts as an indicator "
-               "unless its system declares it dk:isIndicator false" if indicators else ""))
+            + (f"; the faults change the light of {', '.join(indicators)}, "
+               + ("an LED, which counts as an indicator unless its system declares it" if len(indicators) == 1 else
+                  "LEDs, which count as indicators unless their system declares them")
+               + " dk:isIndicator false" if indicators else ""))
+    elif faulty_signatures != {nominal} or worked_faulty:
+        add("working", True, "with the faults in place the system does not work, as a session judges it")
 
     # with several faults, each one shows (unless masked on purpose)
     if len(scenario.faults) > 1:
