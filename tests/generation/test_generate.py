@@ -24,6 +24,7 @@ from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
 from ..support.cli import run_cli
+from ..support.ledtorch import LED_TORCH
 from ..support.torch import FLAT, TORCH, scenario_text
 from .workshop import WORKSHOP
 
@@ -133,29 +134,6 @@ def test_single_faults_reproduce_a_shipped_systems_hand_written_scenarios(shippe
     assert len(gen.written) > len(matches)
 
 
-LED_TORCH = """\
-@prefix :        <https://example.org/ledtorch/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:ledtorch a dk:System ; dk:systemKey "ledtorch" ; dcterms:identifier "ledtorch" ; rdfs:label "LED torch" ;
-    dk:groundReference :cell.neg ; dcterms:description "A 4.5 V cell lights a white LED through a resistor." .
-:body a dk:Module ; dcterms:identifier "body" ; rdfs:label "Body" ; dk:partOf :ledtorch .
-:cell a dk:VoltageSource ; dcterms:identifier "cell" ; rdfs:label "Cell" ; dk:partOf :body ; dk:voltage 4.5 ;
-    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :cell.pos, :cell.neg .
-:cell.pos a dk:Port ; dk:portName "pos" . :cell.neg a dk:Port ; dk:portName "neg" .
-:r a dk:Resistor ; dcterms:identifier "r" ; rdfs:label "Resistor" ; dk:partOf :body ; dk:resistance 47 ;
-    dk:affords dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :r.p, :r.n .
-:r.p a dk:Port ; dk:portName "p" . :r.n a dk:Port ; dk:portName "n" .
-:led a dk:LED ; dcterms:identifier "led" ; rdfs:label "White LED" ; dk:partOf :body ; dk:forwardVoltage 3.0 ;
-    dk:color "white" ; dk:isIndicator false ;
-    dk:affords dk:Observable, dk:Reachable, dk:Replaceable ; dk:hasPort :led.anode, :led.cathode .
-:led.anode a dk:Port ; dk:portName "anode" . :led.cathode a dk:Port ; dk:portName "cathode" .
-:cell.pos dk:connectedTo :r.p .
-:r.n dk:connectedTo :led.anode .
-:led.cathode dk:connectedTo :cell.neg .
-"""
 
 
 def test_the_ideal_repair_is_the_cheapest_of_repairs_that_leave_the_same_state(tmp_path):
