@@ -18,7 +18,7 @@ from diagkg.kg.loading import load_files
 
 from ..support.cli import run_cli
 from ..support.stores import catalog_store
-from ..support.torch import FLAT, SCENARIO, TORCH, scenario_text
+from ..support.torch import FLAT, LOOSE_LEAD, SCENARIO, TORCH, scenario_text
 
 
 def symptom(component: str, appearance: str) -> str:
@@ -194,3 +194,18 @@ def test_an_ideal_repair_whose_step_is_refused_says_which_step_and_why(tmp_path)
     line = line_of(scenario, "dk:idealRepair")
     assert f"{scenario}:{line}: TORCH.1: repair: the ideal repair does not bring the system back" in r.stdout
     assert "step 1 (replace_component bat) is refused: Cannot replace bat: it is not reachable now." in r.stdout
+
+
+def test_a_repair_cheaper_than_the_ideal_one_is_said_at_the_repair(tmp_path, torch):
+    # cost / ideal is measured against the ideal repair: replacing a lead whose end is off (120 min) where putting
+    # the end back (10 min) repairs it reads an assistant that does the cheaper one at 0.08 of "ideal"
+    text = scenario_text(**dict(LOOSE_LEAD, repair="ReplaceComponent"))
+    dear = write(tmp_path, "dear.ttl", text)
+    r = run_cli("--memory", "check", str(torch), str(dear))
+    assert r.returncode == 0, r.stdout + r.stderr                 # a warning, not a failure
+    line = line_of(dear, "dk:idealRepair")
+    assert f"warning: {dear}:{line}: TORCH.2: ideal: a repair cheaper than the ideal one restores the system: " \
+           "reconnect_cable lead (10 min at the catalogue's costs, the ideal repair 120 min)" in r.stdout
+    good = write(tmp_path, "good.ttl", scenario_text(**LOOSE_LEAD))
+    r = run_cli("--memory", "check", str(torch), str(good))
+    assert r.returncode == 0 and "ideal:" not in r.stdout

@@ -13,7 +13,9 @@ from ..kg.store import KnowledgeStore
 from .output import EXIT_OK, EXIT_VIOLATIONS, is_file_ref, open_store, progress_bar, say
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..env.checks import Finding
     from ..env.scenarios import Scenario
+    from ..generation.bench import Bench
 
 
 def _scenarios_of(store: KnowledgeStore, refs: list[str]) -> list[Scenario]:
@@ -51,6 +53,44 @@ def _scenarios_from_files(store: KnowledgeStore, paths: list[str]) -> tuple[Know
     return scratch, [catalog.resolve(i) for i in ids]
 
 
+class _Benches:
+    """One generation bench per system, to look for a repair cheaper than a scenario's ideal repair."""
+
+    def __init__(self, store: KnowledgeStore):
+        self.store = store
+        self.benches: dict[str, Bench] = {}
+
+    def __enter__(self) -> "_Benches":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for bench in self.benches.values():
+            bench.close()
+
+    def cheaper(self, scenario: Scenario, findings: list[Finding]) -> list[Finding]:
+        """A warning when a repair cheaper than the ideal one restores the system (``cost / ideal`` is measured
+        against the ideal repair, so an assistant that finds the cheaper one reads below 1), at the repair's line;
+        none unless the ideal repair passed its check."""
+        from ..env.checks import Finding
+        from ..generation.bench import Bench
+
+        repair = next((f for f in findings if f.check == "repair"), None)
+        if repair is None or not repair.passed:
+            return []
+        try:
+            bench = self.benches.get(scenario.key) or self.benches.setdefault(scenario.key, Bench(self.store, scenario.key))
+            found = bench.cheaper_repair(scenario)
+        except errors.DiagkgError:
+            return []
+        if found is None:
+            return []
+        steps, cheaper, ideal = found
+        said = "; ".join(f"{s.action} {' '.join(s.targets)}" for s in steps.steps)
+        return [Finding(scenario.id, "ideal", True, f"a repair cheaper than the ideal one restores the system: {said} "
+                        f"({cheaper:g} min at the catalogue's costs, the ideal repair {ideal:g} min); cost / ideal is "
+                        "measured against the ideal repair", repair.file, repair.line, warning=True)]
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from ..env.checks import check_scenario
 
@@ -63,9 +103,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     with open_store(args, write=not files) as store:
         target, scenarios = _scenarios_from_files(store, files) if files else (store, _scenarios_of(store, refs))
         reports = []
-        with progress_bar(sys.stderr.isatty()) as progress:
+        with progress_bar(sys.stderr.isatty()) as progress, _Benches(target) as benches:
             for done, scenario in enumerate(scenarios, 1):
-                reports.append(check_scenario(target, scenario, seeds=args.seeds))
+                report = check_scenario(target, scenario, seeds=args.seeds)
+                report.findings += benches.cheaper(scenario, report.findings)
+                reports.append(report)
                 if progress:
                     progress(f"checking ({scenario.id})", done, len(scenarios))
     failed = [r for r in reports if not r.passed]

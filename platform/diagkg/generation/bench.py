@@ -221,6 +221,19 @@ class Bench:
         return Repair(tuple(RepairStep(i, a.action, a.targets) for i, a in enumerate(steps, 1)), minutes,
                       frozenset(a.action for a in steps if a.action in keep))
 
+    def cheaper_repair(self, scenario: Scenario) -> tuple[Repair, float, float] | None:
+        """A repair of ``scenario``'s faults cheaper, at the catalogue's costs, than its ideal repair (the steps
+        ``cost / ideal`` is measured against), with both costs; None when its ideal repair is the cheapest found,
+        or the scenario changes the system (parts removed, repairs of its own) as the bench does not."""
+        if scenario.removed or scenario.permanent or not scenario.repair:
+            return None
+        found = self.repair(self.look(Placement(scenario.faults, 1.0, frozenset())))
+        if found is None:
+            return None
+        ideal = sum(self.catalogue[s.action].cost for s in scenario.repair if s.action in self.catalogue)
+        cheaper = sum(self.catalogue[s.action].cost for s in found.steps)
+        return (found, cheaper, ideal) if cheaper < ideal - 1e-9 else None
+
     def action_types(self) -> dict[str, str]:
         """The catalogue's action types by action id (their IRIs)."""
         return {aid: spec.iri for aid, spec in self.catalogue.items()}
