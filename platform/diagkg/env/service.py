@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pyoxigraph as ox
@@ -68,18 +69,19 @@ def simulator_for(store: KnowledgeSource, key: str) -> Simulator:
     return _SIMULATORS.get_or(version, lambda: Simulator.from_store(store, key))
 
 
-def make(scenario: str | int | Scenario, store: KnowledgeStore | None = None, *,
+def make(scenario: str | int | Scenario | Path, store: KnowledgeStore | None = None, *,
          notify: Callable[[str], None] | None = None, **kw: Any) -> "Session":
-    """A session on a scenario of ``store`` (number, identifier or :class:`Scenario`).
+    """A session on a scenario of ``store`` (number, identifier or :class:`Scenario`), or of a scenario file,
+    validated against the store and loaded into it first (as ``diagkg run --scenario FILE``).
 
     ``store`` defaults to the on-disk store (``DIAGKG_STORE`` or the default
     path); a store that has never held the shipped catalogue gets it first.
     """
     from ..kg.store import KnowledgeStore
-    from .workspace import resolve_scenario
+    from .workspace import resolve_scenario, scenario_of_file
 
     store = KnowledgeStore() if store is None else store
-    return Session(resolve_scenario(store, scenario, notify), store, notify=notify, **kw)
+    return Session(resolve_scenario(store, scenario_of_file(store, scenario, notify), notify), store, notify=notify, **kw)
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,12 @@ and inference comes from the store the user chose (``--store``,
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import pyoxigraph as ox
 
-from ..errors import QueryError, UnknownTermError
+from ..errors import InputError, QueryError, UnknownTermError
 from ..kg import graphs
 from ..kg.memo import Memo
 from ..kg.queries import QueryFile
@@ -55,6 +56,29 @@ def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
             raise
     ensure_shipped(store, notify=notify)
     return ScenarioCatalog(store).resolve(ref)
+
+
+RDF_SUFFIXES = (".ttl", ".nt", ".trig", ".nq", ".rdf", ".owl", ".jsonld", ".n3")
+
+
+def scenario_of_file(store: "KnowledgeStore", ref: "str | int | Scenario | Path",
+                     notify: Notify | None = None) -> "str | int | Scenario":
+    """``ref`` as :func:`resolve_scenario` takes it: a scenario file (a path, or a name with an RDF suffix) is
+    validated against the store, loaded (as ``diagkg run --scenario FILE`` does) and named by its identifier;
+    anything else is returned as is."""
+    from ..kg.loading import load_files
+
+    if not isinstance(ref, Path) and not (isinstance(ref, str) and Path(ref).suffix.lower() in RDF_SUFFIXES):
+        return ref
+    path = Path(ref)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    report = load_files(store, [path], notify=notify)
+    graph = report.loaded[0].graph if report.loaded else ""
+    ids = [r["value"] for r in store.select("graph-claims") if r["graph"] == graph and r["kind"] == "scenario identifier"]
+    if not ids:
+        raise InputError(f"{path}: holds no scenario")
+    return str(ids[0])
 
 
 def graph_holding(store: Any, node: str, cls: str) -> ox.NamedNode | None:
