@@ -467,3 +467,20 @@ def test_behaviours_for_the_adaptive_protocol_come_from_the_store(hand_campaign)
                             (("replace_component:bat",), ("replace_component bat",)),  # seed 1
                             (("replace_component:sw", "hypothesis:sw"), ("replace_component sw", "hypothesis {sw}"))]
     # seed 3 crashed: it says nothing about behaviour and is left out
+
+
+def test_a_folder_of_scenario_files_is_a_selection(tmp_path):
+    """``evaluate --scenarios FOLDER``, as load and check take a folder (it was an unknown scenario id)."""
+    store = tmp_path / "store"
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "flat.ttl").write_text(scenario_text(**FLAT))
+    (mine / "lead.ttl").write_text(scenario_text(**LOOSE_LEAD))
+    assert run_cli("--store", str(store), "load", str(tmp_path / "torch.ttl")).returncode == 0
+    r = run_cli("--store", str(store), "evaluate", "--assistant", "oracle", "--scenarios", str(mine), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    done = json.loads(r.stdout.strip().splitlines()[-1])
+    assert (done["trajectories"], done["scenarios"], done["successes"]) == (2, 2, 2)
+    r = run_cli("--store", str(store), "evaluate", "--assistant", "oracle", "--scenarios", str(tmp_path / "nope"))
+    assert r.returncode == 2 and "no scenario" in r.stderr

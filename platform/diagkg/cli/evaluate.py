@@ -27,7 +27,7 @@ def add_parsers(add: Callable[[str, Callable[[argparse.Namespace], int], str], a
     p.add_argument("--config", metavar="JSON", help="assistant configuration as a JSON object, shared: each assistant takes the "
                    "keys it declares; a key none of them takes is refused")
     p.add_argument("--scenarios", nargs="+", default=["all"], metavar="SEL",
-                   help="all | 1,2,5-9 | system:KEY | category:NAME | set:NAME | scenario ids | FILE.ttl… "
+                   help="all | 1,2,5-9 | system:KEY | category:NAME | set:NAME | scenario ids | FILE.ttl… | FOLDER "
                         "(default all)")
     p.add_argument("--runs", type=int, default=None, help="runs per assistant and scenario, seeds S…S+N-1 (default 1)")
     p.add_argument("--protocol", choices=("fixed", "adaptive"), default=None,

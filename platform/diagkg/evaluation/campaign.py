@@ -193,8 +193,8 @@ def new_campaign_id(name: str) -> str:
 def select_scenarios(store: KnowledgeStore, items: Iterable[str],
                      load: Callable[[list[str]], list[str]] | None = None) -> list[int]:
     """Scenario numbers for ``all``, ``1,2,5-9``, ``system:KEY``, ``category:NAME``, ``set:NAME``
-    (a named set, see ``diagkg split``), identifiers and scenario files (loaded through ``load``,
-    which returns their identifiers)."""
+    (a named set, see ``diagkg split``), identifiers and scenario files or folders of them (loaded through
+    ``load``, which returns their identifiers)."""
     from ..env.scenarios import ScenarioCatalog
 
     catalog = ScenarioCatalog(store)
@@ -241,7 +241,9 @@ def select_scenarios(store: KnowledgeStore, items: Iterable[str],
                 try:
                     chosen.append(catalog.resolve(int(item) if item.isdigit() else item).number)
                 except UnknownTermError as exc:
-                    raise InputError(f"--scenarios {item}: {exc}") from None
+                    if not Path(item).is_dir():       # a folder of scenario files, as load and check take one
+                        raise InputError(f"--scenarios {item}: {exc}") from None
+                    files.append(item)
     if files:
         if load is None:
             raise InputError("scenario files cannot be loaded here")
