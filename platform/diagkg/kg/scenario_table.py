@@ -66,11 +66,11 @@ ESSENTIAL = ("faults", "faulty", "repair")
 TABLES: dict[str, tuple[str, ...]] = {
     "scenarios": ("id", "number", "label", "description", "system", "observations", "diagnosis", "context", "budget"),
     "categories": ("id", "category"),
-    "faults": ("id", "n", "mode", "key", "target", "other", "value", "probability"),
-    "faulty": ("id", "key", "component"),
-    "repair": ("id", "position", "action", "key", "target", "value"),
+    "faults": ("id", "n", "mode", "target", "other", "value", "probability"),
+    "faulty": ("id", "component"),
+    "repair": ("id", "position", "action", "target", "value"),
     "configurations": ("id", "description"),
-    "removed": ("id", "key", "component"),
+    "removed": ("id", "component"),
     "permanent": ("id", "action"),
     "systems": ("label", "key", "iri"),
     "actions": ("id", "name"),
@@ -404,7 +404,7 @@ def normalise(path: str | Path, systems_of_store: dict[str, tuple[str, str]] | N
                     probability = _decimal(numbers[0])
                 else:
                     value = repr(float(numbers[0]))
-            tables["faults"].append({"id": sid, "n": str(n), "mode": mode, "key": k, "target": _iri(k, targets[0]),
+            tables["faults"].append({"id": sid, "n": str(n), "mode": mode, "target": _iri(k, targets[0]),
                                      "other": _iri(k, targets[1]) if len(targets) > 1 else "", "value": value,
                                      "probability": probability})
 
@@ -415,7 +415,7 @@ def normalise(path: str | Path, systems_of_store: dict[str, tuple[str, str]] | N
                 if not _NAME.match(part):
                     cells.error(row, field_, f"{part!r} is not a part id")
                     continue
-                tables[field_].append({"id": sid, "key": k, "component": _iri(k, part)})
+                tables[field_].append({"id": sid, "component": _iri(k, part)})
                 removed += field_ == "removed"
 
         alterations = cell(record, "alterations")
@@ -437,7 +437,7 @@ def normalise(path: str | Path, systems_of_store: dict[str, tuple[str, str]] | N
                     "repair", "dk:actionType", f"step {position}: {_unknown_action(action, actions)}"))
             value = _decimal(numbers[0]) if numbers else ""
             for target in targets:
-                tables["repair"].append({"id": sid, "position": str(position), "action": action, "key": k,
+                tables["repair"].append({"id": sid, "position": str(position), "action": action,
                                          "target": _iri(k, target), "value": value})
 
         # action types whose effect persists in this scenario: "rotate_enclosure, ..."
