@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .. import errors
@@ -83,27 +82,25 @@ def progress_bar(enabled: bool = True) -> Iterator[ProgressCallback | None]:
 
 
 def is_file_ref(ref: str) -> bool:
-    return Path(ref).suffix.lower() in (".ttl", ".nt", ".trig", ".nq", ".rdf", ".owl", ".jsonld", ".n3")
+    from ..env.workspace import is_file_ref as names_a_file
+
+    return names_a_file(ref)
 
 
 def scenario_ref(args: argparse.Namespace, store: KnowledgeStore) -> str:
     """``--scenario N|ID|FILE.ttl``: a file is validated against the store, loaded, and named by its id."""
-    from ..kg.loading import load_files
+    from ..env.workspace import load_scenario_file
 
     ref: str = args.scenario
     if not is_file_ref(ref):
         return ref
     with progress_bar(sys.stderr.isatty()) as progress:
-        report = load_files(store, [ref], replace=getattr(args, "replace", False), progress=progress, notify=say)
+        sid, report = load_scenario_file(store, ref, replace=getattr(args, "replace", False), progress=progress,
+                                         notify=say)
     for line in (*report.notes, *report.replaced):
         say(line)
-    graph = report.loaded[0].graph if report.loaded else ""
-    rows = store.select("graph-claims")
-    ids: list[str] = [r["value"] for r in rows if r["graph"] == graph and r["kind"] == "scenario identifier"]
-    if not ids:
-        raise errors.InputError(f"{ref}: holds no scenario")
-    say(f"loaded {ref} into <{graph}>")
-    return ids[0]
+    say(f"loaded {ref} into <{report.loaded[0].graph}>")
+    return sid
 
 
 def seed(text: str) -> int:

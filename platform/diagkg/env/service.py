@@ -78,10 +78,12 @@ def make(scenario: str | int | Scenario | Path, store: KnowledgeStore | None = N
     path); a store that has never held the shipped catalogue gets it first.
     """
     from ..kg.store import KnowledgeStore
-    from .workspace import resolve_scenario, scenario_of_file
+    from .workspace import is_file_ref, load_scenario_file, resolve_scenario
 
     store = KnowledgeStore() if store is None else store
-    return Session(resolve_scenario(store, scenario_of_file(store, scenario, notify), notify), store, notify=notify, **kw)
+    if isinstance(scenario, Path) or is_file_ref(scenario):
+        scenario = load_scenario_file(store, scenario, notify=notify)[0]
+    return Session(resolve_scenario(store, scenario, notify), store, notify=notify, **kw)
 
 
 @dataclass(frozen=True)

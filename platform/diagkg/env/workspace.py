@@ -20,7 +20,7 @@ and inference comes from the store the user chose (``--store``,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeGuard
 
 import pyoxigraph as ox
 
@@ -32,6 +32,7 @@ from ..kg.store import KnowledgeSource
 from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.loading import LoadReport, Progress
     from ..kg.store import KnowledgeStore
     from .scenarios import Scenario
 
@@ -61,24 +62,23 @@ def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
 RDF_SUFFIXES = (".ttl", ".nt", ".trig", ".nq", ".rdf", ".owl", ".jsonld", ".n3")
 
 
-def scenario_of_file(store: "KnowledgeStore", ref: "str | int | Scenario | Path",
-                     notify: Notify | None = None) -> "str | int | Scenario":
-    """``ref`` as :func:`resolve_scenario` takes it: a scenario file (a path, or a name with an RDF suffix) is
-    validated against the store, loaded (as ``diagkg run --scenario FILE`` does) and named by its identifier;
-    anything else is returned as is."""
+def is_file_ref(ref: object) -> TypeGuard[str | Path]:
+    """Whether a scenario reference names a file (a path, or a name with an RDF suffix) rather than a scenario."""
+    return isinstance(ref, Path) or (isinstance(ref, str) and Path(ref).suffix.lower() in RDF_SUFFIXES)
+
+
+def load_scenario_file(store: "KnowledgeStore", path: "str | Path", *, replace: bool = False,
+                       progress: "Progress | None" = None, notify: Notify | None = None) -> "tuple[str, LoadReport]":
+    """A scenario file validated against the store and loaded into it (``diagkg run --scenario FILE``,
+    :func:`diagkg.make`): the identifier of its scenario, and what the load did."""
     from ..kg.loading import load_files
 
-    if not isinstance(ref, Path) and not (isinstance(ref, str) and Path(ref).suffix.lower() in RDF_SUFFIXES):
-        return ref
-    path = Path(ref)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
-    report = load_files(store, [path], notify=notify)
+    report = load_files(store, [path], replace=replace, progress=progress, notify=notify)
     graph = report.loaded[0].graph if report.loaded else ""
     ids = [r["value"] for r in store.select("graph-claims") if r["graph"] == graph and r["kind"] == "scenario identifier"]
     if not ids:
         raise InputError(f"{path}: holds no scenario")
-    return str(ids[0])
+    return str(ids[0]), report
 
 
 def graph_holding(store: Any, node: str, cls: str) -> ox.NamedNode | None:
