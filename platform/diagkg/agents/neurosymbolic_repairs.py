@@ -176,12 +176,9 @@ class Repairs(Shorts):
             fitting = [spec for spec in fitting if spec.template == REPAIR_TEMPLATE]
         return Action(fitting[0].id, (part,)) if fitting else None
 
-    def _across(self, test: Test, outcome: Outcome) -> tuple[float, float] | None:
-        """A source's voltage across its terminals as read, and as in the working system (None when the
-        part is no source or a potential is missing)."""
-        return self._across_of(test.component, data_of(outcome, test.component))
-
     def _across_of(self, part: str, data: Any) -> tuple[float, float] | None:
+        """A source's voltage across its terminals as read (``data``: the reading of it), and as in the working
+        system (None when the part is no source or a potential is missing)."""
         volts = (data if isinstance(data, dict) else {}).get("port_voltages") or {}
         working = self.nominal.components.get(part)
         if self.part_types.get(part) != "VoltageSource" or working is None or len(volts) != 2:
@@ -196,7 +193,7 @@ class Repairs(Shorts):
         """Whether the voltage across a source reads other than the working system's: the other way round
         (turned), or less (flat: a cell of a stack, whose terminals both sit away from ground). Nothing
         outside a source sets the voltage across it, so that reading is of the source alone."""
-        across = self._across(test, outcome)
+        across = self._across_of(test.component, data_of(outcome, test.component))
         return across is not None and abs(across[0] - across[1]) > VOLTAGE_TOLERANCE
 
     def _reading(self, part: str, kind: str, data: Any, verdict: bool | None) -> None:

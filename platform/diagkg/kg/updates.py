@@ -409,9 +409,9 @@ def removal(raw: RawStore, targets: Sequence[ox.NamedNode]) -> list[ox.NamedNode
     missing = [g.value for g in targets if not raw.contains_named_graph(g)]
     if missing:
         # a name given bare (`remove OPT.4`) may be the end of a graph's name (scenario/OPT.4)
-        ends = {m: "/" + m.removeprefix(graphs.BASE) for m in missing if m.startswith(graphs.BASE)}
+        ends = tuple("/" + m.removeprefix(graphs.BASE) for m in missing if m.startswith(graphs.BASE))
         meant = sorted(g.value for g in raw.named_graphs() if isinstance(g, ox.NamedNode)
-                       and any(g.value.endswith(end) for end in ends.values())) if ends else []
+                       and g.value.endswith(ends)) if ends else []
         raise InputError("no graph " + ", ".join(f"<{m}>" for m in missing) + " in the store (see `diagkg graphs`)"
                          + (f"; did you mean {', '.join(x.removeprefix(graphs.BASE) for x in meant[:3])}? "
                             "(or --scenario, --trajectory, --campaign with an id)" if meant else ""))
