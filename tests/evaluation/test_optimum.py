@@ -24,6 +24,7 @@ from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 from tests.support.chains import HEAD, _stored, part, scenario
 from tests.support.cli import run_cli
+from tests.support.torch import TORCH
 from tests.support.torch_optimum import ACTIONS, CASES, load_into, write_files
 
 SOLVED = ("success", "success_no_hypothesis")
@@ -334,6 +335,11 @@ def test_diagkg_optimum_prints_a_json_line_and_stores_the_policy(tmp_path: Path)
     early = run_cli("--store", str(store), "run", "--scenario", str(CASES[0]["n"]), "--assistant", "optimal")
     assert early.returncode == 0 and "end: surrender" in early.stdout       # no policy yet: it says what to run
     assert "round  1: (failed)" in early.stdout and "run `diagkg optimum torch` first" in early.stdout
+    # a campaign is refused before it starts, not run to a row of failures that reads as the policy's result
+    refused = run_cli("--store", str(store), "evaluate", "--assistant", "oracle,optimal", "--scenarios", "all")
+    assert refused.returncode == 2 and "optimal: no optimal policy of torch is stored" in refused.stderr
+    listed = run_cli("--store", str(store), "query", "campaign-list", "--format", "csv").stdout.strip().splitlines()
+    assert len(listed) == 1        # the header only: no campaign was written
     done = run_cli("--store", str(store), "optimum", "torch", "--time-limit", "60", "--format", "json")
     assert done.returncode == 0, done.stderr
     line = json.loads(done.stdout.strip().splitlines()[-1])
@@ -344,5 +350,10 @@ def test_diagkg_optimum_prints_a_json_line_and_stores_the_policy(tmp_path: Path)
                      "--workers", "2", "--format", "json")
     assert played.returncode == 0, played.stderr
     assert set(json.loads(played.stdout)["ends"]) <= {"success", "success_no_hypothesis"}
+    # the system changed since: the policy is another system's, and a campaign says so before it starts
+    (folder / "torch.ttl").write_text(TORCH.replace('rdfs:label "Torch"', 'rdfs:label "Torch, mended"'))
+    assert run_cli("--store", str(store), "load", "--replace", str(folder / "torch.ttl")).returncode == 0
+    stale = run_cli("--store", str(store), "evaluate", "--assistant", "optimal", "--scenarios", "all")
+    assert stale.returncode == 2 and "worked out for another version of the system" in stale.stderr
     bad = run_cli("--store", str(store), "optimum", "no_such_system")
     assert bad.returncode == 2 and "no stored scenario on a system 'no_such_system'" in bad.stderr

@@ -79,11 +79,47 @@ def read_policy(view: Any, system_iri: str) -> tuple[dict[str, Any], list[dict[s
     return summary[0], view.select("optimum-starts", {"system": system}), decisions
 
 
+def stale(store: Any, key: str, system_iri: str, summary: Mapping[str, Any]) -> bool:
+    """Whether a stored policy (its ``optimum-summary.rq`` row) was worked out for another version of the system
+    than ``store`` holds."""
+    from ..env.workspace import graph_holding
+    from ..kg import graphs
+    from ..kg.vocab import DK
+
+    held = graph_holding(store, system_iri, str(DK.System)) or graphs.system(key)
+    return bool(summary["systemVersion"] != store.version_of(held))
+
+
+def _stale_message(key: str) -> str:
+    return (f"the stored optimal policy of {key} was worked out for another version of the system: run "
+            f"`diagkg optimum {key}` again")
+
+
 class OptimalAssistant(BaseAssistant):
     """Plays the stored optimal policy (see the module's documentation)."""
 
     name = "optimal"
     config_keys: frozenset[str] = frozenset()      # it takes no configuration
+
+    @classmethod
+    def unready(cls, store: Any, systems: Mapping[str, str]) -> list[str]:
+        """A system of which no policy is stored, or one worked out for another version of it; and the trust
+        policy when it does not brief this assistant with the prior (every session would fail at its start)."""
+        from ..env.workspace import prior_view
+        from .trust import Origin, Policy
+
+        out = []
+        if not Policy.from_env().may_see_prior(cls.name, Origin.SHIPPED):
+            out.append("it is not briefed with the stored optimal policy: DIAGKG_INFORMED_ASSISTANTS does not name it "
+                       "(diagkg.agents.trust)")
+        for key, iri in sorted(systems.items()):
+            view = prior_view(store, key)
+            summary = view.select("optimum-summary", {"system": ox.NamedNode(iri)}) if view is not None else []
+            if not summary:
+                out.append(f"no optimal policy of {key} is stored: run `diagkg optimum {key}` first")
+            elif stale(store, key, iri, summary[0]):
+                out.append(_stale_message(key))
+        return out
 
     def setup(self, briefing: Briefing) -> None:
         super().setup(briefing)
@@ -91,16 +127,9 @@ class OptimalAssistant(BaseAssistant):
             raise AssistantError(f"the optimal assistant was given no optimal policy of {briefing.system}: run "
                                  f"`diagkg optimum {briefing.system}` first (when one is stored, "
                                  "DIAGKG_INFORMED_ASSISTANTS does not name this assistant: diagkg.agents.trust)")
-        from ..env.workspace import graph_holding
-        from ..kg import graphs
-        from ..kg.vocab import DK
-
         summary, starts, self.decisions = read_policy(briefing.prior, briefing.system_iri)
-        if briefing.store is not None:
-            held = graph_holding(briefing.store, briefing.system_iri, str(DK.System)) or graphs.system(briefing.system)
-            if summary["systemVersion"] != briefing.store.version_of(held):
-                raise AssistantError(f"the stored optimal policy of {briefing.system} was worked out for another "
-                                     f"version of the system: run `diagkg optimum {briefing.system}` again")
+        if briefing.store is not None and stale(briefing.store, briefing.system, briefing.system_iri, summary):
+            raise AssistantError(_stale_message(briefing.system))
         fitted = set(briefing.parts)
         self.node: str | None = None
         self.last: str | None = None

@@ -183,6 +183,13 @@ class BaseAssistant:
         """The session is over (``end`` is its end value); called once by the runner. An assistant
         that holds resources (a process of its own) lets them go here."""
 
+    @classmethod
+    def unready(cls, store: Any, systems: Mapping[str, str]) -> list[str]:
+        """What keeps it from playing on these systems of ``store`` (key -> system IRI), one sentence each, said
+        before a campaign runs a session rather than in every session's failed first round: none by default
+        (the optimal assistant needs a current stored policy of each)."""
+        return []
+
 
 Factory = Callable[..., BaseAssistant]
 _REGISTERED: dict[str, Factory] = {}

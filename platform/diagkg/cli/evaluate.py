@@ -201,6 +201,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                     max_batches=args.max_batches, seed=args.seed, name=args.name)
             if args.cost_limit is not None:
                 check_pricing(cfg.config, args.cost_limit)
+            cp.check_ready(store, ((a, n) for a in cfg.assistants for n in cfg.scenarios))
             campaign = cp.create(store, cfg)
             say(f"campaign {campaign.id}: {len(cfg.assistants)} assistant(s) × {len(cfg.scenarios)} scenario(s), "
                 f"{'adaptive' if protocol == 'adaptive' else f'{cfg.runs} run(s) each'}")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import pyoxigraph as ox
 
 from .. import __version__
-from ..errors import ChangedGraph, InputError, KnowledgeChanged, UnknownTermError
+from ..errors import AssistantError, ChangedGraph, InputError, KnowledgeChanged, UnknownTermError
 from ..kg import graphs
 from ..kg.vocab import DK
 
@@ -293,6 +293,36 @@ def used_graphs(store: KnowledgeStore, numbers: Iterable[int]) -> list[ox.NamedN
         out.append(graph_holding(store, s.iri, str(DK.Scenario)) or graphs.named("scenario", s.id))
         out.append(graph_holding(store, s.system_iri, str(DK.System)) or graphs.system(s.key))
     return list(dict.fromkeys(out))
+
+
+def check_ready(store: KnowledgeStore, pairs: Iterable[tuple[str, int]]) -> None:
+    """Refuse, before a session runs, (assistant, scenario number) pairs an assistant cannot play: what its
+    ``unready`` says of the scenarios' systems (the optimal assistant without a current stored policy), one
+    line each; otherwise every session of it would end at its start and count as a failure."""
+    from ..agents.registry import factory, origin
+    from ..agents.trust import Policy
+    from ..env.scenarios import ScenarioCatalog
+
+    catalog = ScenarioCatalog(store)
+    policy = Policy.from_env()
+    systems: dict[str, dict[str, str]] = {}
+    for assistant, number in pairs:     # only what runs in this process: a plug-in of its own process is not loaded
+        try:
+            here = policy.in_process(assistant, origin(assistant))
+        except UnknownTermError:        # no longer installed: each session says so, as before
+            continue
+        if here:
+            s = catalog.entry(number)
+            systems.setdefault(assistant, {})[s.key] = s.system_iri
+    lines = []
+    for assistant, keyed in systems.items():
+        try:
+            unready = getattr(factory(assistant), "unready", None)
+        except AssistantError:          # a plug-in that does not load: each session says so, as before
+            continue
+        lines += [f"{assistant}: {line}" for line in (unready(store, keyed) if callable(unready) else ())]
+    if lines:
+        raise InputError("an assistant cannot play these scenarios:\n  " + "\n  ".join(lines))
 
 
 def create(store: KnowledgeStore, config: CampaignConfig, campaign_id: str | None = None) -> Campaign:

@@ -250,6 +250,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                     if old is not None and old.end in cp.RETRY_ENDS:
                         queue.append(Task(campaign.iri, a, cfg.config_for(a), n, seed, b, replaces=old.trajectory))
     prog.planned = prog.stored + sum(1 for t in queue if not t.replaces)
+    cp.check_ready(store, dict.fromkeys((t.assistant, t.scenario) for t in queue))   # a resume: before any session
 
     def report(last: str = "") -> None:
         prog.seconds = time.perf_counter() - t0
