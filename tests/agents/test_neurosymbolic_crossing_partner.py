@@ -4,9 +4,9 @@ Naming one cable of a crossed pair repairs it: its ends go back where they belon
 sits where the first one's belonged, beside it. Before, the assistant went on from its dependencies, which said
 nothing of a cable in another loop, and the session ran out of rounds (a generated system, ``unwritten_22_24``
 S.601 and S.602). Now (``look_after_partial``) the one cable the report found faulty is inspected next, and a cable
-whose end sits beside it where it does not belong is named before anything else. Checked on the system written in
-test_model_based_world_prices.py (a bulb behind a cable and a diode turned against it, beside a 0 V cable with a
-closed switch), every crossing ``diagkg generate`` makes of it, with the first naming forced to one of the two."""
+whose end sits beside it where it does not belong is named before anything else. Checked on a system written here (a
+bulb behind a cable and a diode turned against it, beside a 0 V cable with a closed switch), every crossing
+``diagkg generate`` makes of it, with the first naming forced to one of the two."""
 
 from __future__ import annotations
 
@@ -18,10 +18,20 @@ from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
-from ..support.circuits import with_generated
-from .test_model_based_world_prices import KEY, system_ttl
+from ..support.circuits import Loop, Parallel, Series, part, reachable, with_generated
+from .test_model_based_shorts_before_joins import cable
 
+KEY = "crossed_or_short_one"
 SOLVED = ("success", "success_no_hypothesis")
+
+
+def system_ttl() -> str:
+    """bat0 -> bulb1 -> cable2 -> d3 (turned against it) -> r4 -> 0 V; bat5 -> r6 -> (cable7 | sw8) -> 0 V."""
+    return reachable((
+        Loop(12, 0, Series((part("Bulb", 0, resistance=24, powerThreshold=0.5), cable(),
+                            part("Diode", 0, reversed=True, forwardVoltage=0.7), part("Resistor", 0, resistance=1000)))),
+        Loop(12, 0, Series((part("Resistor", 0, resistance=100), Parallel((cable(), part("Switch", 0, normallyClosed=True))))))),
+        KEY)
 
 
 @pytest.fixture(scope="module")

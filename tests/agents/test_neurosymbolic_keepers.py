@@ -29,8 +29,10 @@ def _system() -> str:
         return Leaf("Cable", (("resistance", 0.5),), module=module)
 
     # an LED with a cable across it (dark when the system works), in series with two bulbs and a switch; a
-    # second loop beside it
-    led = Leaf("LED", (("forwardVoltage", 2.9), ("color", "white"), ("powerThreshold", 0.005)), module=1)
+    # second loop beside it. The LED is a lamp of the system (dk:isIndicator false): an indicator's light coming
+    # and going with a loose end on its branch alone leaves the system working, as a broken indicator does
+    led = Leaf("LED", (("forwardVoltage", 2.9), ("color", "white"), ("powerThreshold", 0.005), ("isIndicator", False)),
+               module=1)
     loops = (
         Loop(12, 0, Series((bulb(100, 0), Parallel((led, cable(1))), Leaf("Switch", (("normallyClosed", True),), module=1),
                             bulb(100, 1)))),

@@ -59,7 +59,7 @@ def _version(path: Path, graph: str) -> str:
     return KnowledgeStore.open_for_reading(path).version_of(ox.NamedNode(graph))
 
 
-def _session_end(base: str, scenario: str) -> str:
+def _session_end(base: str, scenario: str) -> tuple[str, float]:
     r = httpx.post(f"{base}/api/sessions", json={"scenario": scenario, "assistant": "oracle"}, headers=AUTH,
                    timeout=60)
     assert r.status_code == 200, r.text
@@ -69,7 +69,7 @@ def _session_end(base: str, scenario: str) -> str:
         s = httpx.get(f"{base}/api/sessions/{sid}", timeout=30).json()
         if s["status"] in ("done", "failed"):
             assert s["status"] == "done", s
-            return str(s["result"]["end"])
+            return str(s["result"]["end"]), float(s["result"]["cost"])
         time.sleep(0.1)
     raise AssertionError(f"session {sid} did not end")
 
@@ -78,16 +78,20 @@ def test_the_next_session_sees_a_system_changed_through_the_endpoint(store_path)
     bulb = "https://w3id.org/diagkg/system/three_cubes/main_bulb"
     proc, base = start_server(store_path)
     try:
-        assert _session_end(base, ON_SHIPPED["id"]) == "success"
+        before = _session_end(base, ON_SHIPPED["id"])
+        assert before == ("success", 120.0)
         old = _version(store_path, THREE)
-        r = httpx.post(f"{base}/sparql", data={"update": set_resistance(THREE, bulb, "1e9")}, headers=AUTH, timeout=120)
+        # the lamp can no longer be reached as it stands: replacing it now means turning its cube over first
+        unreachable = (f"PREFIX dk: <https://w3id.org/diagkg/ontology#>\n"
+                       f"DELETE DATA {{ GRAPH <{THREE}> {{ <{bulb}> dk:affords dk:Reachable }} }}")
+        r = httpx.post(f"{base}/sparql", data={"update": unreachable}, headers=AUTH, timeout=120)
         assert r.status_code == 204, r.text
         assert _version(store_path, THREE) != old
         after = _session_end(base, ON_SHIPPED["id"])
         fresh = run_cli("--store", str(store_path), "run", "--scenario", ON_SHIPPED["id"], "--assistant", "oracle",
                         "--format", "json")
         assert fresh.returncode == 0, fresh.stderr
-        assert after != "success" and after == json.loads(fresh.stdout)["end"]
+        assert after != before and after == (json.loads(fresh.stdout)["end"], json.loads(fresh.stdout)["cost"])
 
         # an update that violates the shapes is refused whole
         torch_version = _version(store_path, TORCH_SYSTEM)

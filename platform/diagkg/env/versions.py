@@ -19,7 +19,11 @@ from ..sim.versions import PHYSICS_VERSION
 # 3: an LED declared dk:isIndicator false is a lamp the working system needs lit (every LED was an indicator,
 #    whatever its description said: a fault seen only on such an LED ended the session at its first action);
 #    a diagnosis's precision and recall count a part the faults damaged at once (a blown fuse) as faulty
-SCORING_VERSION = "3"
+# 4: a loose end left stops a repair only where one way it falls changes the lamps (on an indicator's branch alone it
+#    is as a broken indicator, which stops none); a system works only if it works however its loose ends fall;
+#    a hypothesis's repair, like an action's, makes a system none of whose lamps lights as set up (a warning lamp)
+#    work when none lights (no naming was ever correct there)
+SCORING_VERSION = "4"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 
 __all__ = ["PHYSICS_VERSION", "SCORING_VERSION", "UNRECORDED"]
