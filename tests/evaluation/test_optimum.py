@@ -350,6 +350,14 @@ def test_diagkg_optimum_prints_a_json_line_and_stores_the_policy(tmp_path: Path)
                      "--workers", "2", "--format", "json")
     assert played.returncode == 0, played.stderr
     assert set(json.loads(played.stdout)["ends"]) <= {"success", "success_no_hypothesis"}
+    # the policy worked out again (over two of the three scenarios): the campaign played the old one, and a resume
+    # says the policy changed rather than mix the two policies' sessions
+    campaign = json.loads(played.stdout)["campaign"]
+    again = run_cli("--store", str(store), "optimum", "torch", "--scenarios", f"{CASES[0]['n']},{CASES[1]['n']}")
+    assert again.returncode == 0, again.stderr
+    resumed = run_cli("--store", str(store), "evaluate", "--resume", campaign)
+    assert resumed.returncode == 2 and "graph(s) changed since it started" in resumed.stderr
+    assert "/optimum/torch" in resumed.stderr
     # the system changed since: the policy is another system's, and a campaign says so before it starts
     (folder / "torch.ttl").write_text(TORCH.replace('rdfs:label "Torch"', 'rdfs:label "Torch, mended"'))
     assert run_cli("--store", str(store), "load", "--replace", str(folder / "torch.ttl")).returncode == 0

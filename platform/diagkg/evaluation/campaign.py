@@ -295,6 +295,28 @@ def used_graphs(store: KnowledgeStore, numbers: Iterable[int]) -> list[ox.NamedN
     return list(dict.fromkeys(out))
 
 
+def policy_graphs(store: KnowledgeStore, config: CampaignConfig) -> list[ox.NamedNode]:
+    """The stored optimal policies (``optimum/{key}``) of the campaign's systems when one of its assistants is
+    briefed with them (the optimal assistant): recorded with the scenarios and systems, so that a campaign
+    resumed after ``diagkg optimum`` worked a policy out again says so rather than mix two policies' sessions."""
+    from ..agents.registry import origin
+    from ..agents.trust import Policy
+    from ..env.scenarios import ScenarioCatalog
+
+    policy = Policy.from_env()
+    informed = False
+    for assistant in config.assistants:
+        try:
+            informed = informed or policy.may_see_prior(assistant, origin(assistant))
+        except UnknownTermError:
+            continue
+    if not informed:
+        return []
+    catalog = ScenarioCatalog(store)
+    keys = sorted({catalog.entry(n).key for n in config.scenarios})
+    return [g for g in (graphs.named("optimum", key) for key in keys) if store.raw.contains_named_graph(g)]
+
+
 def check_ready(store: KnowledgeStore, pairs: Iterable[tuple[str, int]]) -> None:
     """Refuse, before a session runs, (assistant, scenario number) pairs an assistant cannot play: what its
     ``unready`` says of the scenarios' systems (the optimal assistant without a current stored policy), one
@@ -337,7 +359,7 @@ def create(store: KnowledgeStore, config: CampaignConfig, campaign_id: str | Non
                          _lit(datetime.now(timezone.utc).isoformat(), "dateTime")),
                ox.Triple(c, ox.NamedNode(DK.campaignConfiguration), _lit(config.to_json())),
                ox.Triple(c, ox.NamedNode(DK.codeVersion), _lit(code_version()))]
-    for i, g in enumerate(used_graphs(store, config.scenarios)):
+    for i, g in enumerate(used_graphs(store, config.scenarios) + policy_graphs(store, config)):
         v = ox.NamedNode(f"{campaign.iri}#version-{i}")
         triples += [ox.Triple(c, ox.NamedNode(DK.usedVersion), v),
                     ox.Triple(v, RDF_TYPE, ox.NamedNode(DK.GraphVersion)),
@@ -375,8 +397,9 @@ def open_campaign(store: KnowledgeStore, ref: str, *, allow_changed: bool = Fals
 
 
 def changed_versions(store: KnowledgeStore, campaign: Campaign) -> list[ChangedGraph]:
-    """The scenario and system graphs whose version (``dk:contentHash``, which every write to
-    them refreshes) differs from the one recorded when the campaign started."""
+    """The scenario and system graphs (and the optimal policies its assistants were briefed with) whose version
+    (``dk:contentHash``, which every write to them refreshes) differs from the one recorded when the campaign
+    started."""
     out = []
     for r in store.select("campaign-versions", {"campaign": campaign.node}):
         now = store.version_of(ox.NamedNode(r["graph"]))
