@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Callable
 
+from ..sim import meter
 from ..sim.circuit import NOMINAL, CircuitState, PortRef
 from ..sim.simulator import SimulationResult
 from . import access, effects
@@ -124,13 +125,22 @@ def observe_connections(session: Workbench, action: Action, result: SimulationRe
     out.message = " ".join(texts) if texts else "Nothing to inspect."
 
 
+def metered(session: Workbench, result: SimulationResult, target: str, port: str, volts_open: float) -> float:
+    """What a voltmeter reads at ``target.port`` (:mod:`diagkg.sim.meter`), on the state as ``result`` fell (a loose
+    end off in it is off here too)."""
+    state = session.state()
+    off = frozenset(p for p, _ in state.loose if (c := result.components.get(p[0])) is None or c.port_v.get(p[1]) is None)
+    fallen = state.evolve(detached=state.detached | off, loose=()) if state.loose else state
+    return volts(meter.reading(session.sim, fallen, (target, port), volts_open, result, session.rng))
+
+
 def observe_voltages(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
     comp = result.components.get(target)
     if comp is None:      # not in the circuit as simulated (every end off): nothing attached anywhere
         values: dict[str, float | None] = {p: None for p in sorted(session.sk.components[target].ports)}
     else:
-        values = {p: (None if v is None else volts(v)) for p, v in comp.port_v.items()}
+        values = {p: (None if v is None else metered(session, result, target, p, volts(v))) for p, v in comp.port_v.items()}
     out.data[target] = Voltages(values, settled=None if result.converged else False)
     out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
         f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."

@@ -209,13 +209,14 @@ class CircuitState:
     shorts: tuple[tuple[PortRef, PortRef, float], ...] = ()
     loose: tuple[tuple[PortRef, float], ...] = ()             # port -> probability of being off
     probe: tuple[PortRef, PortRef] | None = None               # an ohmmeter's 1 mV source between two ports
+    meter: PortRef | None = None                               # a voltmeter's input resistance from a port to 0 V
 
     @staticmethod
     def make(**fields: Any) -> "CircuitState":
         """Build a canonical state from any iterables."""
         norm: dict[str, Any] = {}
         for name, value in fields.items():
-            if name == "probe":
+            if name in ("probe", "meter"):
                 norm[name] = tuple(value) if value else None
             elif name in ("physical", "covered", "removed", "damaged", "detached"):
                 norm[name] = frozenset(value)
@@ -262,14 +263,14 @@ def composed(base: CircuitState, states: Iterable[CircuitState]) -> CircuitState
     """The state holding what each of ``states`` adds to ``base`` (faults injected one by one into
     the same world, each on its own), or None when that cannot be told so: one takes something of
     ``base`` away, two change the same part (a port is its component's; how two faults on one part
-    combine is for their effects to say), or one has a probe."""
+    combine is for their effects to say), or one has a probe or a meter."""
     states = tuple(states)
-    if base.probe is not None or any(s.probe is not None for s in states):
+    if any(s.probe is not None or s.meter is not None for s in (base, *states)):
         return None
     fields: dict[str, Any] = {}
     touched: list[set[str]] = [set() for _ in states]
     for name in CircuitState.__dataclass_fields__:
-        if name == "probe":
+        if name in ("probe", "meter"):
             continue
         before = set(getattr(base, name))
         merged = set(before)

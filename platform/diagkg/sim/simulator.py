@@ -48,6 +48,7 @@ CONTACT_OHMS = 1e-4          # a port's end on its node
 OPEN_CONTACT_OHMS = 1e9      # a detached end (as open as a switch; keeps the matrix well conditioned)
 POSITIVE_PORTS = ("pos", "p", "anode")
 PROBE_VOLTS = 1e-3           # an ohmmeter's test voltage
+METER_OHMS = 1e7             # a voltmeter's input resistance (a digital multimeter's 10 MΩ)
 HUB_OPEN_OHMS = 1e12         # a screening hub's tie to a node no screened short is on (see screen_shorts)
 SCREENED = 2048              # screened shorts remembered (a system's every pair of nodes: ten cubes has 1,891)
 
@@ -336,19 +337,19 @@ class Simulator:
                 dynamic.extend(part.dynamic)
             static.update(part.static)
         short_elements = []
-        extra: list[Element] = []
-        for m, (pa, pb, ohms) in enumerate(state.shorts):
+        for m, (pa, pb, _) in enumerate(state.shorts):
             short_elements.append(Element(f"rs{m}", "R", self._net_node(pa, rewired), self._net_node(pb, rewired)))
-            elements.append(_ElementPlan(short_elements[-1], "", float(ohms)))
-            extra.append(short_elements[-1])
-            static[short_elements[-1].name] = float(ohms)
+        # what the state adds besides its parts: its shorts, an ohmmeter's probe, a voltmeter's input resistance
+        added = [(e, float(ohms)) for e, (_, _, ohms) in zip(short_elements, state.shorts, strict=True)]
         if state.probe:
-            pa, pb = state.probe
-            probe = Element("vprobe", "V", self._probe_node(pa, port_node, rewired),
-                            self._probe_node(pb, port_node, rewired))
-            elements.append(_ElementPlan(probe, "", PROBE_VOLTS))
-            extra.append(probe)
-            static[probe.name] = PROBE_VOLTS
+            a, b = (self._probe_node(p, port_node, rewired) for p in state.probe)
+            added.append((Element("vprobe", "V", a, b), PROBE_VOLTS))
+        if state.meter:
+            added.append((Element("rmeter", "R", self._probe_node(state.meter, port_node, rewired), "0"), METER_OHMS))
+        extra: list[Element] = [e for e, _ in added]
+        for element, value in added:
+            elements.append(_ElementPlan(element, "", value))
+            static[element.name] = value
         spice = [ep.element for ep in elements]
         structure = (tuple(shapes), *extra)
         known = self._structures.get(structure)

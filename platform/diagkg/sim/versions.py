@@ -14,4 +14,6 @@ from __future__ import annotations
 # 2: every current read off the operating point ngspice solved (its device currents), reltol 1e-4,
 #    ratings and damage as data (fuses open, lamps and LEDs burn open), a short across a lamp
 #    bypasses its filament
-PHYSICS_VERSION = "2"
+# 3: a voltage is read as a 10 MΩ voltmeter reads it: a node cut off on every side by opens (a blown fuse, then an
+#    end off) reads what the meter pulls it to, not the ratio of the opens' gigaohms (half the supply)
+PHYSICS_VERSION = "3"

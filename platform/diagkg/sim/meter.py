@@ -1,0 +1,73 @@
+"""What a voltmeter reads at a terminal (physics version 3).
+
+A digital multimeter reads through its input resistance to 0 V (``METER_OHMS``, 10 MΩ). On a node something holds
+(a path of parts to 0 V, through sources, diodes and resistances below :data:`OPEN_OHMS`) that changes nothing a
+reading shows. A node cut off on every side by opens (a blown fuse, an open part, an end off: the simulator's 1 GΩ stand for
+"open") sits, in the operating point alone, at the ratio of the opens' resistances — half the supply between two of
+them — where the meter pulls it to about 1 % of the supply. Such a node is solved again with the meter on it
+(``CircuitState.meter``), and that reading is the one shown when it differs from the node's by more than
+:data:`SHIFT` (1 %, at least 10 mV).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from .circuit import CircuitState, PortRef
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .results import SimulationResult
+    from .simulator import Simulator, _Plan
+
+OPEN_OHMS = 1e8        # a resistance this large holds nothing (the simulator's opens are 1 GΩ)
+SHIFT = 0.01           # a metered reading is shown when it differs from the node's by more (1 %, at least 10 mV)
+_HELD: OrderedDict[tuple[int, frozenset[tuple[str, bool]]], tuple[_Plan, frozenset[str]]] = OrderedDict()
+
+
+def _held_nodes(plan: _Plan, result: SimulationResult) -> frozenset[str]:
+    """The nodes of ``plan`` joined to 0 V through sources, diodes and resistances below :data:`OPEN_OHMS` (contacts
+    as the solve ``result`` left them). A diode counts as joining whatever it carries: a node held only through one
+    that is turned against it (whose leakage the meter would pull on, by a percent or so) reads as the solve puts it,
+    which saves a solve on most dead circuits. Remembered by plan and live state."""
+    live = result.live
+    key = (id(plan), frozenset(live.items()))
+    known = _HELD.get(key)
+    if known is not None and known[0] is plan:
+        return known[1]
+    joined: dict[str, list[str]] = {}
+    for ep in plan.elements:
+        e = ep.element
+        if e.kind == "R" and ep.value(live) >= OPEN_OHMS:
+            continue
+        joined.setdefault(e.node_a, []).append(e.node_b)
+        joined.setdefault(e.node_b, []).append(e.node_a)
+    held, todo = {"0"}, ["0"]
+    while todo:
+        for other in joined.get(todo.pop(), ()):
+            if other not in held:
+                held.add(other)
+                todo.append(other)
+    _HELD[key] = (plan, frozenset(held))
+    if len(_HELD) > 4096:
+        _HELD.popitem(last=False)
+    return frozenset(held)
+
+
+def reading(sim: Simulator, state: CircuitState, port: PortRef, volts_open: float, result: SimulationResult,
+            rng: random.Random) -> float:
+    """What the meter shows at ``port`` of ``state`` (realised: no loose end left), whose node the solve ``result``
+    puts at ``volts_open``."""
+    plan = sim._plan(state)
+    node = plan.port_node.get(port)
+    if node is None or node in _held_nodes(plan, result):
+        return volts_open
+    loaded = sim.simulate(state.evolve(meter=port), rng).components.get(port[0])
+    shown = loaded.port_v.get(port[1]) if loaded is not None else None
+    if shown is None or abs(shown - volts_open) <= max(SHIFT * abs(volts_open), SHIFT):
+        return volts_open
+    return shown
+
+
+__all__ = ["OPEN_OHMS", "SHIFT", "reading"]
