@@ -125,13 +125,13 @@ def observe_connections(session: Workbench, action: Action, result: SimulationRe
     out.message = " ".join(texts) if texts else "Nothing to inspect."
 
 
-def metered(session: Workbench, result: SimulationResult, target: str, port: str, volts_open: float) -> float:
-    """What a voltmeter reads at ``target.port`` (:mod:`diagkg.sim.meter`), on the state as ``result`` fell (a loose
-    end off in it is off here too)."""
+def _as_fallen(session: Workbench, result: SimulationResult) -> CircuitState:
+    """The session's state as ``result`` fell: a loose end off in it is off here too, none left loose."""
     state = session.state()
+    if not state.loose:
+        return state
     off = frozenset(p for p, _ in state.loose if (c := result.components.get(p[0])) is None or c.port_v.get(p[1]) is None)
-    fallen = state.evolve(detached=state.detached | off, loose=()) if state.loose else state
-    return volts(meter.reading(session.sim, fallen, (target, port), volts_open, result, session.rng))
+    return state.evolve(detached=state.detached | off, loose=())
 
 
 def observe_voltages(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
@@ -139,8 +139,11 @@ def observe_voltages(session: Workbench, action: Action, result: SimulationResul
     comp = result.components.get(target)
     if comp is None:      # not in the circuit as simulated (every end off): nothing attached anywhere
         values: dict[str, float | None] = {p: None for p in sorted(session.sk.components[target].ports)}
-    else:
-        values = {p: (None if v is None else metered(session, result, target, p, volts(v))) for p, v in comp.port_v.items()}
+    else:       # as a voltmeter reads each terminal (diagkg.sim.meter), on the state read once
+        fallen = _as_fallen(session, result)
+        values = {p: (None if v is None else volts(meter.reading(session.sim, fallen, (target, p), volts(v), result,
+                                                                 session.rng)))
+                  for p, v in comp.port_v.items()}
     out.data[target] = Voltages(values, settled=None if result.converged else False)
     out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
         f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."

@@ -32,6 +32,7 @@ from ..kg import graphs
 from ..kg.vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..agents.trust import Origin
     from ..env.scenarios import Scenario
     from ..kg.store import KnowledgeStore
 
@@ -295,22 +296,26 @@ def used_graphs(store: KnowledgeStore, numbers: Iterable[int]) -> list[ox.NamedN
     return list(dict.fromkeys(out))
 
 
+def _origin(assistant: str) -> Origin | None:
+    """Where an assistant comes from (:func:`diagkg.agents.registry.origin`); None when it is no longer installed
+    (each of its sessions says so, as before)."""
+    from ..agents.registry import origin
+
+    try:
+        return origin(assistant)
+    except UnknownTermError:
+        return None
+
+
 def policy_graphs(store: KnowledgeStore, config: CampaignConfig) -> list[ox.NamedNode]:
     """The stored optimal policies (``optimum/{key}``) of the campaign's systems when one of its assistants is
     briefed with them (the optimal assistant): recorded with the scenarios and systems, so that a campaign
     resumed after ``diagkg optimum`` worked a policy out again says so rather than mix two policies' sessions."""
-    from ..agents.registry import origin
     from ..agents.trust import Policy
     from ..env.scenarios import ScenarioCatalog
 
     policy = Policy.from_env()
-    informed = False
-    for assistant in config.assistants:
-        try:
-            informed = informed or policy.may_see_prior(assistant, origin(assistant))
-        except UnknownTermError:
-            continue
-    if not informed:
+    if not any(o is not None and policy.may_see_prior(a, o) for a, o in ((a, _origin(a)) for a in config.assistants)):
         return []
     catalog = ScenarioCatalog(store)
     keys = sorted({catalog.entry(n).key for n in config.scenarios})
@@ -321,7 +326,7 @@ def check_ready(store: KnowledgeStore, pairs: Iterable[tuple[str, int]]) -> None
     """Refuse, before a session runs, (assistant, scenario number) pairs an assistant cannot play: what its
     ``unready`` says of the scenarios' systems (the optimal assistant without a current stored policy), one
     line each; otherwise every session of it would end at its start and count as a failure."""
-    from ..agents.registry import factory, origin
+    from ..agents.registry import factory
     from ..agents.trust import Policy
     from ..env.scenarios import ScenarioCatalog
 
@@ -329,11 +334,8 @@ def check_ready(store: KnowledgeStore, pairs: Iterable[tuple[str, int]]) -> None
     policy = Policy.from_env()
     systems: dict[str, dict[str, str]] = {}
     for assistant, number in pairs:     # only what runs in this process: a plug-in of its own process is not loaded
-        try:
-            here = policy.in_process(assistant, origin(assistant))
-        except UnknownTermError:        # no longer installed: each session says so, as before
-            continue
-        if here:
+        where = _origin(assistant)
+        if where is not None and policy.in_process(assistant, where):
             s = catalog.entry(number)
             systems.setdefault(assistant, {})[s.key] = s.system_iri
     lines = []
