@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
+import rdflib
+from rdflib.namespace import RDFS
 
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.generation.bench import Bench
@@ -150,3 +152,22 @@ def test_the_ideal_repair_is_the_cheapest_of_repairs_that_leave_the_same_state(t
     (turned,) = written
     assert [(s.action, s.targets) for s in turned.repair.steps] == [("reverse_battery", ("cell",))]
     assert turned.repair.minutes == 30
+
+
+def test_a_fault_between_two_ends_is_titled_by_both(workshop):
+    """Shorts from one terminal to two different nodes are two scenarios: their titles said only the first end
+    (six scenarios of a light barrier all read "Short between nodes on 9 V battery (neg end)")."""
+    store, _ = workshop
+    written = generate(store, GenerationConfig("workshop", modes=frozenset({"ShortBetweenNodes"}), check=False)).written
+    shorts = [w for w in written if w.look.placement.faults[0].other]
+    firsts = [w.look.placement.faults[0].target for w in shorts]
+    assert len(set(firsts)) < len(firsts)           # some first end is shared: the titles must still differ
+    titles = [_title(w.text) for w in shorts]
+    assert len(set(titles)) == len(titles), titles
+    one = shorts[0].look.placement.faults[0]
+    assert titles[0].endswith(f"({one.other.rsplit('.', 1)[1]} end)")
+
+
+def _title(text: str) -> str:
+    graph = rdflib.Graph().parse(data=text, format="turtle")
+    return str(next(graph.objects(predicate=RDFS.label)))

@@ -22,6 +22,7 @@ import pyoxigraph as ox
 import rdflib
 from rdflib.namespace import DCTERMS, RDF, RDFS, XSD
 
+from ..env.scenarios import Fault
 from ..kg import resources
 from ..kg.vocab import DK, DK_NS
 from .bench import Bench, Look, Repair
@@ -150,16 +151,19 @@ def _join(items: list[str]) -> str:
 
 def description(bench: Bench, look: Look, comments: dict[str, str]) -> str:
     """What was broken, from the fault modes' labels and comments."""
-    parts = []
-    for f in look.placement.faults:
-        where = bench.target_label(f.target) + (f" and {bench.target_label(f.other)}" if f.other else "")
-        parts.append(f"{f.label[:1].upper()}{f.label[1:]} on {where}: {comments.get(f.mode, '').rstrip('.')}.")
-    return " ".join(parts)
+    return " ".join(f"{label_of(bench, f)}: {comments.get(f.mode, '').rstrip('.')}." for f in look.placement.faults)
 
 
 def label(bench: Bench, look: Look) -> str:
-    return "; ".join(f"{f.label[:1].upper()}{f.label[1:]} on {bench.target_label(f.target)}"
-                     for f in look.placement.faults)
+    """The scenario's title: each fault's mode and where it is, both ends of a fault between two (two
+    shorts from the same terminal are two scenarios, not one title twice)."""
+    return "; ".join(label_of(bench, f) for f in look.placement.faults)
+
+
+def label_of(bench: Bench, f: Fault) -> str:
+    """A fault's mode and where it is (``Short between nodes on 9 V battery (neg end) and Lamp (p end)``)."""
+    where = bench.target_label(f.target) + (f" and {bench.target_label(f.other)}" if f.other else "")
+    return f"{f.label[:1].upper()}{f.label[1:]} on {where}"
 
 
 def scenario_graph(bench: Bench, look: Look, repair: Repair, masked: tuple[bool, ...], number: int, sid: str,
