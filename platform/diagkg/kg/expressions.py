@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import ast
 import math
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..errors import ExpressionError
+from .vocab import DK_NS
 
 _ALLOWED = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
@@ -27,6 +29,8 @@ _ALLOWED = (
 # the functions each kind of expression may call (given values by the simulator)
 ELEMENT_FUNCTIONS = ("has",)                                        # element values, conditions
 COUPLING_FUNCTIONS = ("current", "lit", "illuminated", "voltage")   # couplings' closedWhen
+# what each coupling function is given: a part's identifier, and voltage a port's name of it too, quoted
+COUPLING_ARGUMENTS = {"current": ("part",), "lit": ("part",), "illuminated": ("part",), "voltage": ("part", "port")}
 # emission and damage rules, after a solve: no functions (they read the component's power, current,
 # voltage, and each named element's as <name>Power and <name>Current, e.g. filamentPower)
 RESULT_FUNCTIONS: tuple[str, ...] = ()
@@ -46,6 +50,7 @@ class Expression:
     where: str
     names: frozenset[str]
     code: Any
+    calls: tuple[tuple[str, tuple[str, ...]], ...] = ()    # each call of a coupling function and what it names
 
     def __call__(self, env: Mapping[str, Any]) -> Any:
         try:
@@ -64,14 +69,78 @@ def compile_expression(source: str, where: str, functions: Iterable[str] = ()) -
     except SyntaxError as exc:
         raise ExpressionError(f"{where}: not a valid expression {source!r}: {exc.msg}") from None
     names: set[str] = set()
+    calls: list[tuple[str, tuple[str, ...]]] = []
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED):
             raise ExpressionError(f"{where}: {type(node).__name__} is not allowed in {source!r}")
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in allowed_calls or node.keywords:
                 raise ExpressionError(f"{where}: only calls of {', '.join(sorted(allowed_calls))} are allowed in {source!r}")
+            wanted = COUPLING_ARGUMENTS.get(node.func.id) if node.func.id in allowed_calls - set(MATH) else None
+            if wanted is not None:
+                calls.append((node.func.id, _named(node, wanted, where, source)))
         elif isinstance(node, ast.Name) and node.id not in allowed_calls:
             names.add(node.id)
         elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool)):
             raise ExpressionError(f"{where}: constant {node.value!r} is not allowed in {source!r}")
-    return Expression(source, where, frozenset(names), compile(tree, where, "eval"))
+    return Expression(source, where, frozenset(names), compile(tree, where, "eval"), tuple(calls))
+
+
+def _named(call: ast.Call, wanted: tuple[str, ...], where: str, source: str) -> tuple[str, ...]:
+    """What a coupling function's call names: as many quoted names as it takes (``voltage('rx_r', 'p')``)."""
+    name = call.func.id if isinstance(call.func, ast.Name) else "?"
+    shown = ", ".join(wanted)
+    if len(call.args) != len(wanted) or not all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                                 for a in call.args):
+        raise ExpressionError(f"{where}: {name} takes {shown}, quoted ({name}({', '.join(repr(w) for w in wanted)})), "
+                              f"in {source!r}")
+    return tuple(str(a.value) for a in call.args if isinstance(a, ast.Constant))
+
+
+def unknown_references(expression: Expression, ports: Mapping[str, Iterable[str]]) -> list[str]:
+    """What ``expression``'s coupling calls name that the system lacks (``ports``: each component's identifier
+    and its ports' names), one sentence each: a component unknown, or a port it does not have."""
+    out = []
+    for name, args in expression.calls:
+        part = args[0]
+        if part not in ports:
+            out.append(f"{name}({', '.join(map(repr, args))}) names {part!r}, which is no component of the system")
+        elif len(args) > 1 and args[1] not in set(ports[part]):
+            known = ", ".join(sorted(ports[part])) or "none"
+            out.append(f"{name}({', '.join(map(repr, args))}): {part} has no port {args[1]!r} (its ports: {known})")
+    return out
+
+
+def coupling_problems(expression: Expression, coupling: str, triples: Iterable[tuple[str, str, str]]) -> list[str]:
+    """What a coupling's expression names that its system lacks (a part, a part's port: a typo reads as 0 V
+    or dark, never as an error), where the description holds the system's parts: ``triples`` as the values
+    of their terms (IRIs, blank nodes' ids, literals' text); none when the parts are described elsewhere."""
+    if not expression.calls:
+        return []
+    up: dict[str, set[str]] = defaultdict(set)
+    ident: dict[str, str] = {}
+    ports: dict[str, list[str]] = defaultdict(list)
+    port_name: dict[str, str] = {}
+    systems = set()
+    for s, p, o in triples:
+        if p == _PART_OF:
+            up[s].add(o)
+        elif p == _IDENTIFIER:
+            ident[s] = o
+        elif p == _HAS_PORT:
+            ports[s].append(o)
+        elif p == _PORT_NAME:
+            port_name[s] = o
+        elif p == _HAS_COUPLING and o == coupling:
+            systems.add(s)
+
+    def within(node: str, seen: frozenset[str] = frozenset()) -> bool:
+        return bool(up[node] & systems) or any(within(n, seen | {node}) for n in up[node] - seen - {node})
+
+    # the components (the parts with ports: a module or an enclosure carries no current)
+    parts = {ident[n]: [port_name.get(q, "") for q in ports[n]] for n in ident if n in up and n in ports and within(n)}
+    return unknown_references(expression, parts) if parts else []
+
+
+_PART_OF, _IDENTIFIER = DK_NS + "partOf", "http://purl.org/dc/terms/identifier"
+_HAS_PORT, _PORT_NAME, _HAS_COUPLING = DK_NS + "hasPort", DK_NS + "portName", DK_NS + "hasCoupling"

@@ -169,7 +169,7 @@ def unknown_terms(doc: RdfDocument, known: frozenset[str]) -> list[Violation]:
 
 def bad_expressions(doc: RdfDocument) -> list[Violation]:
     """Behaviour expressions that would be refused when simulating."""
-    from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, RESULT_FUNCTIONS, compile_expression
+    from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, RESULT_FUNCTIONS, compile_expression, coupling_problems
 
     out = []
     for prop, functions in ((DK.valueExpression, ELEMENT_FUNCTIONS), (DK.condition, ELEMENT_FUNCTIONS),
@@ -178,11 +178,14 @@ def bad_expressions(doc: RdfDocument) -> list[Violation]:
                             (DK.closedWhen, COUPLING_FUNCTIONS)):
         for s, o in doc.graph.subject_objects(prop.uri):
             try:
-                compile_expression(str(o), "expression", functions)
+                problems = coupling_problems(compile_expression(str(o), "expression", functions), str(s),
+                                             ((str(a), str(b), str(c)) for a, b, c in doc.graph))
             except ExpressionError as exc:
+                problems = [str(exc).replace("expression: ", "", 1)]
+            for problem in problems:
                 out.append(Violation(
                     file=doc.name, focus=_describe(doc.graph, s), path=_show(doc.graph, prop.uri),
-                    message=str(exc).replace("expression: ", "", 1),
+                    message=problem,
                     line=_line_of_node(doc, doc.graph, s), shape="behaviour expressions",
                     focus_node=s.n3(), result_path=prop.uri.n3(), value_term=o.n3(),
                     component=DK.ExpressionConstraintComponent.uri.n3()))

@@ -418,7 +418,7 @@ class Validator:
     def _term_problems(self, doc: RdfDocument, src: _Source) -> list[Violation]:
         """Unknown dk: terms and behaviour expressions that would be refused when simulating;
         looked for on pyoxigraph terms, located with rdflib when one is found."""
-        from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, RESULT_FUNCTIONS, compile_expression
+        from .expressions import COUPLING_FUNCTIONS, ELEMENT_FUNCTIONS, RESULT_FUNCTIONS, compile_expression, coupling_problems
 
         known = _known_terms()
         functions = {"element": ELEMENT_FUNCTIONS, "result": RESULT_FUNCTIONS, "coupling": COUPLING_FUNCTIONS}
@@ -433,7 +433,10 @@ class Validator:
                     bad = True      # rdflib may write it its own way: let it say
                     continue
                 try:
-                    compile_expression(t.object.value, "expression", functions[kind])
+                    expression = compile_expression(t.object.value, "expression", functions[kind])
+                    bad = bool(expression.calls) and bool(coupling_problems(
+                        expression, _value(t.subject), ((_value(a.subject), a.predicate.value, _value(a.object))
+                                                        for a in src.triples)))
                 except ExpressionError:
                     bad = True
         if not unknown and not bad:
@@ -441,6 +444,11 @@ class Validator:
         from . import shacl
 
         return (shacl.unknown_terms(doc, known) if unknown else []) + (shacl.bad_expressions(doc) if bad else [])
+
+
+def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
+    """A term's IRI, blank node id or text (what :func:`~diagkg.kg.expressions.coupling_problems` reads)."""
+    return str(term) if isinstance(term, ox.Triple) else term.value
 
 
 __all__ = ["Violation", "FileReport", "Validator", "default_ontology", "default_shapes", "store_resolver", "DK"]

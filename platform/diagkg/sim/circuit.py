@@ -26,6 +26,7 @@ from ..kg.expressions import (
     RESULT_FUNCTIONS,
     Expression,
     compile_expression,
+    unknown_references,
 )
 from ..kg.vocab import DK, DK_NS
 
@@ -393,6 +394,11 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
                 raise InputError(f"a damage rule sets {rule.state}, which is not a sub-property of dk:damage")
 
     couplings = _read_couplings(store, system)
+    ports = {cid: c.ports.keys() for cid, c in components.items()}
+    for c in couplings:
+        unknown = unknown_references(c.closed_when, ports) if c.closed_when is not None else []
+        if unknown:
+            raise InputError(f"coupling {c.id}: {'; '.join(unknown)}")
     positions = {r["id"]: (float(r["x"]), float(r["y"]), float(r["z"]))
                  for r in store.select("sim-positions", {"system": system})}
     ground = port_of_iri[ground_iri]

@@ -31,6 +31,8 @@ def next_live(sk: Skeleton, state: CircuitState, params: dict[str, dict[str, Any
         return components[cid].current
 
     def voltage(cid: str, port: str) -> float:
+        if cid not in components:
+            raise ExpressionError(f"coupling refers to {cid!r}, which is not in the circuit")
         return components[cid].port_v.get(port) or 0.0
 
     def is_illuminated(cid: str) -> bool:

@@ -1,0 +1,86 @@
+"""What a coupling's expression names is checked against its system (a light barrier written in
+tests/support/barrier.py, not shipped).
+
+``voltage('rx_r', 'x') > 4`` (a port the divider resistor does not have) validated and loaded; simulated, it read
+0 V and the relay never closed: the system never worked and nothing said why. A part unknown to ``voltage`` was a
+traceback, to ``lit`` and ``illuminated`` silently dark, and ``voltage('rx_r')`` validated and failed only when
+simulated. Each is now refused by ``diagkg validate`` and ``diagkg load`` at the coupling's line, and by the
+simulator for a store that holds such a system anyway."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from diagkg.errors import InputError, ValidationError
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+from diagkg.sim.simulator import Simulator
+
+from ..support.barrier import BARRIER
+from ..support.cli import run_cli
+
+GOOD = "voltage('rx_r', 'p') > 4"
+LINE = next(n for n, line in enumerate(BARRIER.splitlines(), 1) if line.startswith(":sense a"))   # the coupling's
+
+
+def _with(expression: str, folder: Path) -> Path:
+    path = folder / "barrier.ttl"
+    path.write_text(BARRIER.replace(GOOD, expression))
+    return path
+
+
+def test_the_barrier_works_and_its_beam_can_be_broken(tmp_path):
+    store = KnowledgeStore.memory()
+    load_files(store, [_with(GOOD, tmp_path)])
+    sim = Simulator.from_store(store, "barrier")
+    r = sim.simulate()
+    assert r.is_lit("ok_lamp") and r.is_lit("tx_led")
+    # what the relay reads is the divider's middle: about half the supply with the photoresistor lit (1 kΩ : 1 kΩ)
+    assert 4 < r.components["rx_r"].port_v["p"] < 5
+    # the battery gives what the emitter, the divider and the lamp take (the current law at its node)
+    c = r.components
+    assert abs(-c["bat"].current - (c["tx_led"].current + c["rx_r"].current + c["ok_lamp"].current)) < 1e-6
+
+
+@pytest.mark.parametrize(("expression", "said"), [
+    ("voltage('rx_r', 'x') > 4", "rx_r has no port 'x' (its ports: n, p)"),
+    ("voltage('rx', 'p') > 4", "names 'rx', which is no component of the system"),    # the receiver's module
+    ("not illuminated('photoresistor')", "names 'photoresistor', which is no component of the system"),
+    ("lit('tx_LED')", "names 'tx_LED', which is no component of the system"),
+    ("current('relais') < 1", "names 'relais', which is no component of the system"),
+    ("voltage('rx_r') > 4", "voltage takes part, port, quoted"),
+    ("voltage(rx_r, 'p') > 4", "voltage takes part, port, quoted"),
+])
+def test_validate_and_load_refuse_a_name_the_system_lacks_at_the_couplings_line(tmp_path, expression, said):
+    path = _with(expression, tmp_path)
+    r = run_cli("--memory", "validate", str(path), "--format", "json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    (violation,) = json.loads(r.stdout)["files"][0]["violations"]
+    assert said in violation["message"] and violation["line"] == LINE, violation
+    assert violation["path"] == "dk:closedWhen" and violation["focus"] == ":sense"
+    with pytest.raises(ValidationError):
+        load_files(KnowledgeStore.memory(), [path])
+
+
+def test_the_simulator_refuses_what_a_store_holds_unvalidated(tmp_path):
+    store = KnowledgeStore.memory()
+    load_files(store, [_with("voltage('rx_r', 'x') > 4", tmp_path)], validate=False)
+    with pytest.raises(InputError, match=r"coupling sense: voltage\('rx_r', 'x'\): rx_r has no port 'x'"):
+        Simulator.from_store(store, "barrier")
+
+
+def test_a_coupling_described_apart_from_its_parts_is_judged_where_they_are(tmp_path):
+    """The parts in another file (the store's system): nothing to check the names against here, nothing refused."""
+    coupling = tmp_path / "coupling.ttl"
+    coupling.write_text("""\
+@prefix :   <https://example.org/barrier/> .
+@prefix dk: <https://w3id.org/diagkg/ontology#> .
+:sense2 a dk:SwitchingCoupling ; dk:drives :relay ; dk:closedWhen "voltage('rx_r', 'p') > 3" .
+:barrier dk:hasCoupling :sense2 .
+""")
+    r = run_cli("--memory", "validate", str(coupling), "--format", "json")
+    messages = [v["message"] for f in json.loads(r.stdout)["files"] for v in f["violations"]]
+    assert not any("no component of the system" in m or "has no port" in m for m in messages), messages
