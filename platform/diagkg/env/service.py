@@ -542,12 +542,12 @@ class Session:
                 return
             if spec.target_kind not in ("any", kind) and not (spec.target_kind == "component" and kind == "port"
                                                              and spec.id == "short_ports"):
-                out.refuse(Refusal.TARGET_KIND, f"{spec.label} applies to a {spec.target_kind}, and {target} is a {kind}.")
+                out.refuse(Refusal.TARGET_KIND, f"{spec.label} applies to {_a(spec.target_kind)}, and {target} is {_a(kind)}.")
                 return
         first = action.targets[0].split(".", 1)[0]
         if spec.types and first in self.sk.components and self.sk.components[first].type not in spec.types:
             out.refuse(Refusal.COMPONENT_TYPE, f"{spec.label} applies to {', '.join(sorted(spec.types))}; "
-                                               f"{first} is a {self.sk.components[first].type}.")
+                                               f"{first} is {_a(self.sk.components[first].type)}.")
             return
         missing_tools = spec.tools - self.tools
         if missing_tools:
@@ -586,6 +586,11 @@ class Session:
             self._repairing = frozenset(t.split(".", 1)[0] for t in action.targets)
             self.repaired |= self._repairing
 
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its article (an enclosure, an LED, a port)."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' or noun.startswith('LED') else 'a'} {noun}"
 
 
 __all__ = ["Action", "Hypothesis", "Session", "make", "action_catalogue", "END_VALUES", "VERDICTS"]

@@ -1,5 +1,5 @@
-"""What a coupling's expression names is checked against its system (a light barrier written in
-tests/support/barrier.py, not shipped).
+"""A light barrier written in tests/support/barrier.py (not shipped): its beam, and what a coupling's expression
+names, checked against its system.
 
 ``voltage('rx_r', 'x') > 4`` (a port the divider resistor does not have) validated and loaded; simulated, it read
 0 V and the relay never closed: the system never worked and nothing said why. A part unknown to ``voltage`` was a
@@ -17,6 +17,7 @@ import pytest
 from diagkg.errors import InputError, ValidationError
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
+from diagkg.sim.circuit import state_from_turtle
 from diagkg.sim.simulator import Simulator
 
 from ..support.barrier import BARRIER
@@ -43,6 +44,15 @@ def test_the_barrier_works_and_its_beam_can_be_broken(tmp_path):
     # the battery gives what the emitter, the divider and the lamp take (the current law at its node)
     c = r.components
     assert abs(-c["bat"].current - (c["tx_led"].current + c["rx_r"].current + c["ok_lamp"].current)) < 1e-6
+    # either box turned, or the photoresistor covered: the beam is broken, the relay opens, the lamp is dark
+    for state in (":rx_box dk:hasPhysicalState dk:Rotated .", ":tx_box dk:hasPhysicalState dk:Rotated .",
+                  ":ldr dk:covered true ."):
+        broken = sim.simulate(state_from_turtle(PREFIXES + state, "state.ttl", sim.skeleton))
+        assert broken.is_lit("tx_led") and not broken.is_lit("ok_lamp"), state
+        assert broken.components["rx_r"].port_v["p"] < 0.1          # 1 kΩ against 100 kΩ in the dark
+
+
+PREFIXES = "@prefix : <https://example.org/barrier/> .\n@prefix dk: <https://w3id.org/diagkg/ontology#> .\n"
 
 
 @pytest.mark.parametrize(("expression", "said"), [
@@ -84,3 +94,40 @@ def test_a_coupling_described_apart_from_its_parts_is_judged_where_they_are(tmp_
     r = run_cli("--memory", "validate", str(coupling), "--format", "json")
     messages = [v["message"] for f in json.loads(r.stdout)["files"] for v in f["violations"]]
     assert not any("no component of the system" in m or "has no port" in m for m in messages), messages
+
+
+SCENARIO = """\
+@prefix :        <https://example.org/barrier-scenarios/> .
+@prefix sys:     <https://example.org/barrier/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:BEAM.1 a dk:Scenario ; dk:scenarioNumber 9801 ; dcterms:identifier "BEAM.1" ; rdfs:label "Emitter resistor open" ;
+    dk:onSystem sys:barrier ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:tx_r ] ;
+    dk:initialObservations "The green lamp stays dark and so does the emitter." ;
+    dk:faultyComponent sys:tx_r ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:tx_r ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
+def test_an_action_on_the_wrong_kind_of_part_is_refused_in_plain_words(tmp_path):
+    """Typed refusals, said with the right article ("rx_box is a enclosure", "tx_led is a LED" before)."""
+    import diagkg
+    from diagkg.env.outcomes import Refusal
+
+    store = KnowledgeStore.memory()
+    (tmp_path / "beam.ttl").write_text(SCENARIO)
+    load_files(store, [_with(GOOD, tmp_path), tmp_path / "beam.ttl"])
+    with diagkg.make("BEAM.1", store=store) as session:
+        session.reset(seed=0)
+        box, *_ = session.step(diagkg.Action("measure_voltage", ("rx_box",)))
+        assert box.refusal is Refusal.TARGET_KIND and box.cost == 0
+        assert box.message == "measure voltage applies to a component, and rx_box is an enclosure."
+        led, *_ = session.step(diagkg.Action("adjust_potentiometer", ("tx_led",), 0.5))
+        assert led.refusal is Refusal.COMPONENT_TYPE and led.message.endswith("tx_led is an LED.")
+        rotated, *_ = session.step(diagkg.Action("rotate_enclosure", ("rx_box",)))
+        assert rotated.success and rotated.cost == 10
