@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Simulate a system (DC operating point with ngspice): lights, convergence, voltages, currents.")
     p.add_argument("system", metavar="SYSTEM", nargs="?",
                    help="system key: three_cubes, ten_cubes, asymmetric_chains, ambient_light_sensor, "
-                        "current_sensor, or the key of any system loaded into the store")
+                        "current_sensor, or the key of any system loaded into the store; or a system file, "
+                        "validated and simulated in a scratch copy of the store")
     p.add_argument("--scenario", metavar="N|ID|FILE",
                    help="simulate the state right after this scenario's faults are injected (a scenario of the "
                         "store, or a scenario file, validated and loaded first)")

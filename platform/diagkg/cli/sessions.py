@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from .. import errors
 from ..kg import graphs, systems
 from ..kg.store import KnowledgeStore
-from .output import EXIT_OK, json_config, open_store, print_table, progress_bar, say, scenario_ref
+from .output import EXIT_OK, is_file_ref, json_config, open_store, print_table, progress_bar, say, scenario_ref
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runs.rounds import Round
@@ -50,7 +50,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.system is None:
         raise errors.InputError("give a SYSTEM key or --scenario N|ID")
     with open_store(args, write=True) as store:
-        sim = _simulator_for(store, args.system)
+        if is_file_ref(args.system):      # a system file: validated and simulated in a scratch copy of the store
+            from .generation import system_store
+
+            if args.record:
+                raise errors.InputError(f"--record writes into the store: load {args.system} first (diagkg load FILE), "
+                                        "then simulate it by its key")
+            from ..env.service import simulator_for
+
+            scratch, args.system = system_store(store, args.system)
+            sim = simulator_for(scratch, args.system)
+        else:
+            sim = _simulator_for(store, args.system)
         state = NOMINAL
         if args.state:
             path = Path(args.state)
@@ -81,8 +92,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print("live: " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in sorted(result.live.items())))
     rows = []
     for cid, c in sorted(result.components.items()):
-        volts = ", ".join(f"{p}={'floating' if x is None else f'{x:.3f}'}" for p, x in c.port_v.items())
-        rows.append((cid, c.type, volts, f"{c.current * 1000:.3f}", f"{c.power * 1000:.3f}",
+        volts = ", ".join(f"{p}={'floating' if x is None else _shown(x)}" for p, x in c.port_v.items())
+        rows.append((cid, c.type, volts, _shown(c.current * 1000), _shown(c.power * 1000),
                      "" if c.lit is None else ("lit" if c.lit else "off")))
     print_table(["component", "type", "port voltages (V)", "current (mA)", "power (mW)", "light"], rows)
     return EXIT_OK
@@ -101,6 +112,11 @@ def _engine(args: argparse.Namespace, sim: Simulator) -> Iterator[Simulator]:
     with PySpiceEngine() as engine:
         engine.start()
         yield Simulator(sim.skeleton, engine=engine)
+
+
+def _shown(x: float) -> str:
+    """``x`` with three decimals; a value rounded to zero is 0.000, not -0.000 (a split supply's 0 V lead)."""
+    return f"{x:.3f}".replace("-0.000", "0.000")
 
 
 def _damage_line(result: Any, sim: Simulator) -> str:
