@@ -131,3 +131,40 @@ def test_an_action_on_the_wrong_kind_of_part_is_refused_in_plain_words(tmp_path)
         assert led.refusal is Refusal.COMPONENT_TYPE and led.message.endswith("tx_led is an LED.")
         rotated, *_ = session.step(diagkg.Action("rotate_enclosure", ("rx_box",)))
         assert rotated.success and rotated.cost == 10
+
+
+FLICKER = """\
+@prefix :        <https://example.org/barrier-scenarios/> .
+@prefix sys:     <https://example.org/barrier/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:BEAM.2 a dk:Scenario ; dk:scenarioNumber 9802 ; dcterms:identifier "BEAM.2" ; rdfs:label "Emitter resistor's end loose" ;
+    dk:onSystem sys:barrier ; dk:hasCategory dk:Intermittent ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:LooseConnectionFault ; dk:faultTarget sys:tx_r.n ; dk:probability 0.5 ] ;
+    dk:initialObservations "The green lamp and the emitter come and go together." ;
+    dk:statedSymptom [ dk:about sys:ok_lamp ; dk:appearance dk:Flickering ], [ dk:about sys:tx_led ; dk:appearance dk:Flickering ] ;
+    dk:faultyComponent sys:tx_r ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:tx_r ] ] ;
+    dk:actionBudget 12 .
+"""
+
+
+def test_a_beam_that_should_shine_is_no_suspect_of_a_coupling_fault(tmp_path):
+    """A coupling fault of the catalogue makes a coupling act that should not (a lamp shining on its own sensor):
+    the barrier's beam acts by default, so turning a box (the test of that fault) tells nothing. The neuro-symbolic
+    assistant turned both boxes first when the lamp and the emitter came and went together."""
+    from diagkg.agents.neurosymbolic_knowledge import Knowledge
+    from diagkg.runs.runner import run_session
+
+    store = KnowledgeStore.memory()
+    (tmp_path / "flicker.ttl").write_text(FLICKER)
+    load_files(store, [_with(GOOD, tmp_path), tmp_path / "flicker.ttl"])
+    assert Knowledge.of(store, "barrier").couplings == ()
+    moved: list[str] = []
+    for seed in range(3):
+        run_session("BEAM.2", "neuro-symbolic", seed=seed, store=store, record=False,
+                    on_round=lambda r: moved.extend([r.action.action] if r.action and "enclosure" in r.action.action else []))
+    assert moved == []
