@@ -95,11 +95,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
     def __init__(self, classifier: str = "keywords", **config: Any):
         super().__init__(classifier=classifier, **config)
         settings = self.settings = NeuroSymbolicConfig.from_mapping(self.config)
-        self.classifier_kind = settings.classifier
-        self.split = settings.split
-        self.round_minutes = settings.round_minutes
-        self.access = settings.access
-        self.weights = settings.weights
+        self.classifier_kind, self.split, self.round_minutes = settings.classifier, settings.split, settings.round_minutes
+        self.access, self.weights = settings.access, settings.weights
         self.couplings_on = settings.couplings
         self.reinspect = settings.reinspect
         self.use_priors = settings.priors
@@ -422,6 +419,9 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         verdict = self._verdict(test, outcome)
         kind = self.catalogue[test.action].observes
         self._reading(test.component, kind, data_of(outcome, test.component), verdict)    # an open part, a short
+        if verdict and kind == "voltages" and self._no_drop(test.component, outcome):
+            self.anomaly_seen = True     # no current through it: the parts whose opening gives that are the evidence
+            return self._replan()
         if kind == "visual" and test.component in self.lamps:
             self._lamp_seen(test.component, outcome)
         if verdict is None:

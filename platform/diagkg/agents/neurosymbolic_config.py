@@ -60,6 +60,9 @@ class NeuroSymbolicConfig(Settings):
     short_by_cost: bool = True
     flicker_holds: bool = True         # a light comes and goes: a reading right once does not clear random faults
     starved_shorts: bool = True        # a part carries less than working: the parts whose opening explains it, else a short
+    # while the candidates are the parts whose opening explains every reading, a voltage read next is chosen by how
+    # its readings, simulated with each of them open, split them (a string of lamps in series: halved, not walked)
+    open_split: bool = True
     blown_fuses: bool = True           # a fuse replaced that did not bring the system back: a short that blows it
     reinspect: bool = False            # look again at lights already seen
     priors: bool = True                # weigh problems by their mode's prior

@@ -10,7 +10,8 @@ has tried.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections import defaultdict
+from typing import Any, Callable
 
 from ..env.actions import Action, ActionType, repairs_fitting
 from ..env.service import Hypothesis
@@ -76,6 +77,7 @@ class Ranking:
     flickering: bool
     executed: set[tuple[str, str]]
     tried: set[frozenset[str]]
+    _open_worlds: Callable[[], dict[str, SimulationResult]]
 
     def _weight(self, part: str, mode: str, shares: int = 1) -> float:
         """One problem's weight: how suspect its part is (shared among ``shares`` problems), its
@@ -163,6 +165,8 @@ class Ranking:
         for (part, _), w in weight.items():
             by_part[part] = by_part.get(part, 0.0) + w
         best, best_gain = None, -1.0
+        # the candidates all parts whose opening explains every reading: a voltage splits them as it reads in each's world
+        worlds = self._open_worlds() if set(by_part) <= self.candidates else {}
         # in a fixed order (action, component), so that ties never depend on the store's row order
         for (action, comp), test in sorted(self.tests.items()):
             if comp not in self.candidates or (action, comp) in self.executed:
@@ -176,10 +180,14 @@ class Ranking:
             own = test.component
             covered = sum(weight[(own, m)] for m in test.modes if (own, m) in weight) + \
                 sum(by_part.get(c, 0.0) for c in self._reach(test) - {own})
-            if covered == 0:
-                continue
             a, b = covered, total - covered
-            split = 0.0 if b <= 1e-9 else (a / total) * math.log2(total / a) + (b / total) * math.log2(total / b)
+            split = 0.0 if b <= 1e-9 or a <= 0 else \
+                (a / total) * math.log2(total / a) + (b / total) * math.log2(total / b)
+            if worlds and set(by_part) <= worlds.keys() and self.catalogue[action].observes == "voltages":
+                # or as its readings in the candidates' worlds split them, where that tells more
+                split = max(split, _entropy(_readings_apart(worlds, comp, by_part)))
+            elif covered == 0:
+                continue
             # a test that covers everything still tells something when only one problem is left
             gain = (split if split > 0 else 1e-3) / max(self._expected_cost(test), 1.0)
             if gain > best_gain + 1e-12 or (abs(gain - best_gain) <= 1e-12 and best and self._before(test, best)):
@@ -283,3 +291,22 @@ class Ranking:
                 self.catalogue[test.action].requires & {"Observable", "Reachable"}:
             access = min((spec.cost for aid, spec in self.catalogue.items() if aid == "open_opening"), default=0.0)
         return test.cost + access + self.round_minutes
+
+
+def _readings_apart(worlds: dict[str, SimulationResult], part: str, weight: dict[str, float],
+                    tolerance: float = 0.5) -> list[float]:
+    """The weight of the candidates (``weight`` by part) grouped by what ``part``'s potentials read in each one's
+    world (``worlds``), within ``tolerance`` volts: the outcomes a voltage reading there tells apart."""
+    groups: dict[tuple[tuple[str, int | None], ...] | None, float] = defaultdict(float)
+    for cid, w in weight.items():
+        there = worlds[cid].components.get(part)
+        key = None if there is None else tuple(sorted((p, None if v is None else round(v / tolerance))
+                                                       for p, v in there.port_v.items()))
+        groups[key] += w
+    return list(groups.values())
+
+
+def _entropy(weights: list[float]) -> float:
+    """The entropy in bits of the outcomes weighing ``weights``."""
+    total = sum(weights)
+    return -sum(w / total * math.log2(w / total) for w in weights if w > 0) if total > 0 else 0.0

@@ -196,6 +196,20 @@ class Repairs(Shorts):
         across = self._across_of(test.component, data_of(outcome, test.component))
         return across is not None and abs(across[0] - across[1]) > VOLTAGE_TOLERANCE
 
+    def _no_drop(self, part: str, outcome: Outcome) -> bool:
+        """Whether ``part`` (no cable, no source) reads the same potential at both ends where the working system
+        drops a voltage across it, while parts elsewhere opened explain every reading (``open_split``): no current
+        flows through it, and the reading speaks of a break beyond it more than of the part itself (a string of
+        lamps in series, one burnt out: each lamp before it reads the supply at both ends)."""
+        if not self.settings.open_split or self.partly_repaired or not self.opens_found - {part} or \
+                self.part_types.get(part) in ("Cable", "VoltageSource"):
+            return False
+        volts = [v for v in ((data_of(outcome, part) or {}).get("port_voltages") or {}).values() if v is not None]
+        working = [v for v in self.nominal.components[part].port_v.values() if v is not None] \
+            if part in self.nominal.components else []
+        return len(volts) == 2 == len(working) and abs(volts[0] - volts[1]) <= VOLTAGE_TOLERANCE < \
+            abs(working[0] - working[1])
+
     def _reading(self, part: str, kind: str, data: Any, verdict: bool | None) -> None:
         """A source's potentials may read off (or keep changing) while the voltage across it is right (a short
         draws its current through a resistor before it, a loose end elsewhere): its own faults, which the

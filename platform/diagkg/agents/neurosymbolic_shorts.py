@@ -114,6 +114,7 @@ class Shorts:
         self.short_named = None         # the last part named as a short's end
         self.overcurrent = False        # a current read above the working system's, or a part starved
         self.starved, self.conducts, self.readings = set(), set(), []
+        self.opens_found: frozenset[str] = frozenset()     # the last parts whose opening explained every reading
         self.probed: set[str] = set()       # the dark lamp whose ends' potentials were read (see _probe_dark)
         self.read_short = {}            # parts whose continuity (or diode test) read shorted: the ohms read
         self.blown_by = []              # what a short blew or damaged (see _fuses_blown_by, _short_cleared): named next
@@ -145,6 +146,7 @@ class Shorts:
         if not (self.starved or self.probed) or self.partly_repaired or not self.settings.starved_shorts:
             return
         opens = self._opens_explaining()
+        self.opens_found = frozenset(opens)
         if opens:       # the fault is among them: evidence again with each reading they all give
             self.evidence.append(frozenset(opens))
             self.sources.append((part, True, frozenset(opens)))
@@ -196,6 +198,23 @@ class Shorts:
             if lit <= set(result.lit) and not dark & set(result.lit) and \
                     self._agrees(result, cut=cid):
                 out.add(cid)
+        return out
+
+    def _open_worlds(self) -> dict[str, SimulationResult]:
+        """The working system with each candidate open (cut off at one end, as :meth:`_opens_explaining` cuts it),
+        simulated, while the candidates are all parts whose opening explained every reading (``open_split``;
+        none otherwise, or once a repair changed the system): what a reading would show with each of them the
+        fault."""
+        parts = self.candidates
+        if not self.settings.open_split or self.partly_repaired or not parts or not parts <= self.opens_found:
+            return {}
+        components = self.simulator.skeleton.components
+        out = {}
+        for cid in sorted(parts):
+            try:
+                out[cid] = self.simulator.simulate(NOMINAL.evolve(detached=frozenset({(cid, min(components[cid].ports))})))
+            except SimulationError:
+                return {}
         return out
 
     def _screen(self) -> ShortScreen:
