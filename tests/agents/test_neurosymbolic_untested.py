@@ -55,7 +55,8 @@ def test_an_open_led_no_test_reaches_is_named(torch):
     assert result.end == "success" and named[-1] == ["led"], named
     assert len(named) <= 2, named
     # off, the old search: the LED is never named
-    old = run_session(number, NeuroSymbolic(name_untested=False, open_split=False), store=torch, seed=0, record=False, keep_ledger=False)
+    old = run_session(number, NeuroSymbolic(name_untested=False, open_split=False), store=torch, seed=0, record=False,
+                      keep_ledger=False)
     assert old.end != "success"
 
 
