@@ -168,3 +168,37 @@ def test_a_beam_that_should_shine_is_no_suspect_of_a_coupling_fault(tmp_path):
         run_session("BEAM.2", "neuro-symbolic", seed=seed, store=store, record=False,
                     on_round=lambda r: moved.extend([r.action.action] if r.action and "enclosure" in r.action.action else []))
     assert moved == []
+
+
+HAND = """\
+@prefix :        <https://example.org/barrier-scenarios/> .
+@prefix sys:     <https://example.org/barrier/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:HB.1 a dk:Scenario ; dk:scenarioNumber 7001 ; dcterms:identifier "HB.1" ; rdfs:label "Relay stuck open" ;
+    dk:onSystem sys:barrier ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:StuckOpen ; dk:faultTarget sys:relay ] ;
+    dk:initialObservations "The green lamp is dark; the red emitter is lit." ;
+    dk:statedSymptom [ dk:about sys:ok_lamp ; dk:appearance dk:Dark ], [ dk:about sys:tx_led ; dk:appearance dk:Lit ],
+        [ dk:about sys:ldr ; dk:appearance dk:Lit ] ;
+    dk:faultyComponent sys:relay ;
+    dk:idealRepair [ a dk:RepairPlan ;
+        dk:step [ a dk:DiagnosticAction ; dk:position 1 ; dk:actionType dk:ReplaceComponent ; dk:target sys:relais ] ] ;
+    dk:actionBudget 10 .
+"""
+
+
+def test_a_blank_nodes_problem_is_located_at_its_own_line(tmp_path):
+    """A stated symptom about a part that is no lamp, a repair step naming no part: each said at the line of the
+    symptom or the step (both were said at the scenario's first line)."""
+    _with(GOOD, tmp_path)
+    (tmp_path / "hand.ttl").write_text(HAND)
+    r = run_cli("--memory", "validate", str(tmp_path / "barrier.ttl"), str(tmp_path / "hand.ttl"), "--format", "json")
+    found = {v["line"]: v["message"] for f in json.loads(r.stdout)["files"] for v in f["violations"]}
+    lines = HAND.splitlines()
+    symptom = next(n for n, line in enumerate(lines, 1) if "sys:ldr" in line)
+    step = next(n for n, line in enumerate(lines, 1) if "sys:relais" in line)
+    assert set(found) == {symptom, step}, found
+    assert "sys:ldr" in found[symptom] and "sys:relais" in found[step]

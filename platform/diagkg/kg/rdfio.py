@@ -62,8 +62,8 @@ class RdfDocument:
         g.parse(data=self.text, format=self.rdflib_format)
         return g
 
-    def line_of(self, term: rdflib.term.Node) -> int | None:
-        """The first line where ``term`` is written, as a full IRI or a prefixed name."""
+    def line_of(self, term: rdflib.term.Node, start: int = 1) -> int | None:
+        """The first line (from line ``start`` on) where ``term`` is written, as a full IRI or a prefixed name."""
         import rdflib
 
         if not isinstance(term, rdflib.URIRef):
@@ -74,6 +74,8 @@ class RdfDocument:
             if term.startswith(ns) and len(term) > len(ns):
                 candidates.append(f"{prefix}:{term[len(ns):]}")
         for number, line in enumerate(self.text.splitlines(), start=1):
+            if number < start:
+                continue
             for cand in candidates:
                 idx = line.find(cand)
                 while idx >= 0:

@@ -308,9 +308,15 @@ def _describe(graph: rdflib.Graph, term: rdflib.term.Node, depth: int = 0) -> st
 
 
 def _line_of_node(doc: RdfDocument, graph: rdflib.Graph, term: rdflib.term.Node, depth: int = 0) -> int | None:
+    """The line where ``term`` is written; a blank node (``[ dk:about sys:ldr ; … ]``) is found from the line of
+    what holds it on: the last of the first lines, from there, where each IRI it is said of is written."""
     if isinstance(term, rdflib.BNode) and depth < 4:
         for s in graph.subjects(None, term):
-            return _line_of_node(doc, graph, s, depth + 1)
+            start = _line_of_node(doc, graph, s, depth + 1)
+            if start is None:
+                return None
+            own = [doc.line_of(o, start) for o in graph.objects(term) if isinstance(o, rdflib.URIRef)]
+            return max((n for n in own if n is not None), default=start)
         return None
     return doc.line_of(term)
 
