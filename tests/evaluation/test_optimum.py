@@ -149,6 +149,21 @@ def test_bounds_hold_when_the_search_is_stopped_at_once(torch_store):
     assert sum(search.scenario_costs().values()) / len(CASES) == pytest.approx(upper)
 
 
+def test_the_search_shows_its_progress(torch_store, monkeypatch):
+    """Long work shows progress: the lower bound and the seconds spent against the time limit, at the start, about
+    once a second while the search expands (a fairy-light string of 124 scenarios searched 529 s in silence but for
+    two notes), and at the end."""
+    told: list[tuple[str, int, int]] = []
+    clock = iter(range(10**6))
+    monkeypatch.setattr("diagkg.evaluation.optimum_search.time.monotonic", lambda: float(next(clock)) / 4)
+    optimum.solve(torch_store, "torch", actions=ACTIONS, repeats=3, time_limit=10**5,
+                  progress=lambda stage, done, total: told.append((stage, done, total)))
+    assert len(told) >= 3 and all(total == 10**5 for _, _, total in told)
+    assert all(stage.startswith("searching (lower bound ") for stage, _, _ in told)
+    assert [done for _, done, _ in told] == sorted(done for _, done, _ in told)
+    assert told[-1][0].endswith(" expanded)") and " 0 expanded" not in told[-1][0]
+
+
 def battery_and_bulbs(key: str, description: str, bulbs: list[str], wiring: str) -> str:
     """A system written here: a 12 V battery (module ``supply``) and ``bulbs`` (module ``row``) whose one
     function is to light, wired by ``wiring``."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from typing import Callable
 
 from .. import errors
-from .output import EXIT_OK, open_store, say
+from .output import EXIT_OK, open_store, progress_bar, say
 from .output import seed as seed_arg
 
 
@@ -42,8 +43,9 @@ def cmd_optimum(args: argparse.Namespace) -> int:
         raise errors.InputError("--repeats must be 0 or more")
     with open_store(args, write=True) as store:
         chosen = optimum.scenarios_of(store, args.system, args.scenarios)
-        result = optimum.solve(store, args.system, scenarios=chosen, time_limit=args.time_limit, seed=args.seed,
-                               repeats=args.repeats, started=started, notify=say)
+        with progress_bar(sys.stderr.isatty()) as progress:     # the lower bound, seconds against the limit
+            result = optimum.solve(store, args.system, scenarios=chosen, time_limit=args.time_limit, seed=args.seed,
+                                   repeats=args.repeats, started=started, notify=say, progress=progress)
         graph = optimum.store_optimum(store, result)
     data = result.to_json()
     data["graph"] = graph.value

@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_TIME_LIMIT = 600.0          # seconds, the whole command
 Notify = Callable[[str], None]
+Progress = Callable[[str, int, int], None]      # (stage, done, total): the search's seconds against its limit
 
 
 def scenarios_of(store: KnowledgeStore, key: str, selection: Sequence[str] | None = None) -> list[Scenario]:
@@ -89,11 +90,13 @@ def oracle_cost(store: KnowledgeStore, scenario: Scenario, seed: int) -> float |
 
 def solve(store: KnowledgeStore, key: str, *, scenarios: Sequence[Scenario] | None = None,
           time_limit: float = DEFAULT_TIME_LIMIT, seed: int = 0, actions: Sequence[str] | None = None,
-          repeats: int = 2, started: float | None = None, notify: Notify | None = None) -> Optimum:
+          repeats: int = 2, started: float | None = None, notify: Notify | None = None,
+          progress: Progress | None = None) -> Optimum:
     """Work out the optimal policy of system ``key`` over ``scenarios`` (every stored one of the system by
     default) within ``time_limit`` seconds from ``started`` (``time.monotonic()``; now by default).
     ``actions`` restricts the catalogue's actions (every one by default); ``repeats`` is how many
-    reports in a row may only reweigh the worlds (a loose connection seen on)."""
+    reports in a row may only reweigh the worlds (a loose connection seen on). ``progress`` is told, about
+    once a second while the search runs, its lower bound and the seconds spent against ``time_limit``."""
     from ..env.workspace import graph_holding
     from ..kg import graphs
     from ..kg.vocab import DK
@@ -112,11 +115,20 @@ def solve(store: KnowledgeStore, key: str, *, scenarios: Sequence[Scenario] | No
         # half the time to the search; if it is not done by then, a greedy policy grows from its frontier
         # for a quarter (its expansions raise the lower bound too), and the search goes on from there
         halfway = started + (time_limit - reserve) / 2
+
+        def tick() -> None:
+            if progress is not None:
+                progress(f"searching (lower bound {search.lower:.1f} min, {search.stats.expanded} expanded)",
+                         min(int(time.monotonic() - started), int(time_limit)), int(time_limit))
+
+        search.tick = tick
+        tick()
         search.run(halfway)
         if not search.solved:
             grown = search.settle(deadline - reserve, grow_until=halfway + (time_limit - reserve) / 4)
             say(f"half time: lower bound {search.lower:.1f} min, a complete policy of {grown:.1f} min; searching on")
             search.run(deadline - reserve)
+        tick()
         if not search.solved:
             say(f"time limit: lower bound {search.lower:.1f} min after {search.stats.expanded} expansions; "
                 "settling a complete policy")

@@ -43,7 +43,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .optimum_worlds import Worlds
 
@@ -106,6 +106,8 @@ class Search:
         self._final: dict[int, tuple[float, Option | None]] = {}     # see settle
         self._grow_until = -INF                                        # see settle
         self._kept: tuple[float, dict[int, tuple[float, Option | None]]] | None = None   # see settle
+        self.tick: Callable[[], None] | None = None      # told about once a second while it works (see ticked)
+        self._ticked = time.monotonic()
         self.roots: list[tuple[float, Node]] = []
         self.starts = worlds.starts()
         for start in self.starts:
@@ -156,6 +158,8 @@ class Search:
         here = set(w for w, _ in node.worlds)
         best: dict[tuple[float, tuple[tuple[float, int], ...]], Option] = {}
         for n, move in enumerate(self.candidates(node)):
+            if n % CHECK_EVERY == 0:
+                self.ticked()
             if n % CHECK_EVERY == 0 and time.monotonic() > deadline:
                 raise OutOfTime
             option = self._option(node, move, here)
@@ -239,6 +243,12 @@ class Search:
                 self.expand(tip, deadline)
         except OutOfTime:
             pass
+
+    def ticked(self) -> None:
+        """Call :attr:`tick` (to show progress) if a second has passed since it was last called."""
+        if self.tick is not None and time.monotonic() - self._ticked >= 1.0:
+            self._ticked = time.monotonic()
+            self.tick()
 
     def _tip(self) -> Node | None:
         """An unexpanded node of the best partial policy: from the class with the most to gain, down
