@@ -107,6 +107,17 @@ def test_no_prompt_text_in_python():
         prompting.Knowledge("k", "K", "", {}, {})), budget=1, symptoms="", visible="", tool="choose"))
 
 
+@pytest.mark.parametrize("template", ["correction.j2", "grounded-correction.j2"])
+def test_a_correction_names_kinds_with_their_article(template):
+    """"rx_box is an enclosure", "tx_led is an LED", as the service agent says it (were "a enclosure", "a LED")."""
+    told = prompting.render(template, code="target-kind", action="measure_voltage", expected="component",
+                            target="rx_box", given="enclosure", left=1, known=[], candidates=[], parts=[])
+    assert "applies to a component, and rx_box is an enclosure." in told
+    told = prompting.render(template, code="component-type", action="adjust_potentiometer", expected="Potentiometer",
+                            target="tx_led", given="LED", left=1, known=[], candidates=[], parts=[])
+    assert "tx_led is an LED." in told
+
+
 def test_every_prompt_template_is_used():
     sources = "\n".join(p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py"))
     for name in prompting.template_names():

@@ -101,6 +101,8 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
                              autoescape=False, keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True)
     env.filters["compact"] = lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)
+    # a noun with its article: "an enclosure", "an LED", "a port" (as the service agent says it)
+    env.filters["a"] = lambda noun: f"{'an' if str(noun)[:1].lower() in 'aeiou' or str(noun).startswith('LED') else 'a'} {noun}"
     return env
 
 
