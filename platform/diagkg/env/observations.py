@@ -145,8 +145,9 @@ def observe_voltages(session: Workbench, action: Action, result: SimulationResul
                                                                  session.rng)))
                   for p, v in comp.port_v.items()}
     out.data[target] = Voltages(values, settled=None if result.converged else False)
-    out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
-        f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'}" for p, v in values.items()) + "."
+    out.message = f"Voltages at {target} (to 0 V): " + ", ".join(   # (a reading rounded to zero is 0.0000, not -0.0000)
+        f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'.replace('-0.0000', '0.0000')}"
+        for p, v in values.items()) + "."
     if not result.converged:
         out.message += " The readings keep changing."
 
