@@ -115,3 +115,15 @@ def test_each_circuit_is_repaired_on_its_own(store, assistant):
     for scenario in ("BK.1", "BK.2"):
         result = run_session(scenario, assistant, store=store, seed=0, record=False)
         assert result.end in ("success", "success_no_hypothesis"), (assistant, scenario, result.end)
+
+
+def test_simulate_says_which_parts_nothing_joins_to_0_v(tmp_path):
+    from ..support.cli import run_cli
+
+    (tmp_path / "bike.ttl").write_text(BIKE)
+    r = run_cli("--memory", "simulate", str(tmp_path / "bike.ttl"))
+    assert r.returncode == 0, r.stderr
+    note = next(line for line in r.stdout.splitlines() if line.startswith("not joined to 0 V"))
+    assert note.endswith(": rbat, rled, rr, rsw"), note
+    shipped = run_cli("--memory", "simulate", "three_cubes")
+    assert "not joined to 0 V" not in shipped.stdout

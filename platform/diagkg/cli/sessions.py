@@ -42,6 +42,7 @@ def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
 def cmd_simulate(args: argparse.Namespace) -> int:
     import random
 
+    from ..sim import meter
     from ..sim.circuit import NOMINAL, state_from_turtle
     from ..sim.simulator import result_quads
 
@@ -96,6 +97,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         rows.append((cid, c.type, volts, _shown(c.current * 1000), _shown(c.power * 1000),
                      "" if c.lit is None else ("lit" if c.lit else "off")))
     print_table(["component", "type", "port voltages (V)", "current (mA)", "power (mW)", "light"], rows)
+    loose = sorted({cid for cid, _ in meter.unheld(sim, state, result)})
+    if loose:
+        print(f"not joined to 0 V (potentials as the solve leaves them; a voltmeter, through which alone they reach "
+              f"0 V, reads them otherwise): {', '.join(loose)}")
     return EXIT_OK
 
 

@@ -70,4 +70,13 @@ def reading(sim: Simulator, state: CircuitState, port: PortRef, volts_open: floa
     return shown
 
 
-__all__ = ["OPEN_OHMS", "SHIFT", "reading"]
+def unheld(sim: Simulator, state: CircuitState, result: SimulationResult) -> frozenset[PortRef]:
+    """The ports of ``state``'s circuit (as the solve ``result`` left its contacts) on a node nothing joins to 0 V:
+    their potentials are the operating point's (the opens' ratio, a floating circuit's leakage), where a
+    voltmeter reads them otherwise (:func:`reading`)."""
+    plan = sim._plan(state)
+    held = _held_nodes(plan, result)
+    return frozenset(port for port, node in plan.port_node.items() if node not in held)
+
+
+__all__ = ["OPEN_OHMS", "SHIFT", "reading", "unheld"]
