@@ -247,6 +247,10 @@ CASES = [
          "dksh:SwitchingCouplingShape", ":sensor_drives_relay", "exactly one dk:closedWhen"),
     Case("coupling-bad-expression", ALS, _set(A.sensor_drives_relay, DK.closedWhen.uri, Literal("__import__('os')")),
          None, ":sensor_drives_relay", "only calls of"),
+    # a condition no element can meet (an enclosure is never open; it would block the lamp's light never)
+    Case("state-never-met", ALS,
+         lambda g: g.set((next(g.objects(A.lamp_light_on_sensor, DK.blockedWhen.uri)), DK.inState.uri, DK.Open.uri)),
+         "dksh:StateConditionShape", ":lamp_light_on_sensor dk:blockedWhen []", "is never dk:Open"),
     Case("coupling-orphan", ALS, _remove((A.ambient_light_sensor, DK.hasCoupling.uri, A.sensor_drives_relay)),
          "dksh:CouplingShape", ":sensor_drives_relay", "belongs to exactly one system"),
     Case("spice-kind", BEH, lambda g: g.set((next(g.objects(DK.Resistor.uri, DK.stampedAs.uri)), DK.elementKind.uri, Literal("X"))),

@@ -202,3 +202,13 @@ def test_a_blank_nodes_problem_is_located_at_its_own_line(tmp_path):
     step = next(n for n, line in enumerate(lines, 1) if "sys:relais" in line)
     assert set(found) == {symptom, step}, found
     assert "sys:ldr" in found[symptom] and "sys:relais" in found[step]
+
+
+def test_a_blocking_condition_no_box_can_meet_is_refused(tmp_path):
+    """A box is turned, never opened: a beam blocked "when the transmitter box is open" would never be blocked."""
+    path = tmp_path / "barrier.ttl"
+    path.write_text(BARRIER.replace("dk:onElement :tx_box ; dk:inState dk:Rotated", "dk:onElement :tx_box ; dk:inState dk:Open"))
+    r = run_cli("--memory", "validate", str(path), "--format", "json")
+    (violation,) = json.loads(r.stdout)["files"][0]["violations"]
+    assert ":tx_box is never dk:Open" in violation["message"], violation
+    assert violation["line"] == next(n for n, line in enumerate(BARRIER.splitlines(), 1) if "dk:onElement :tx_box" in line)
