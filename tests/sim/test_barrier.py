@@ -212,3 +212,24 @@ def test_a_blocking_condition_no_box_can_meet_is_refused(tmp_path):
     (violation,) = json.loads(r.stdout)["files"][0]["violations"]
     assert ":tx_box is never dk:Open" in violation["message"], violation
     assert violation["line"] == next(n for n, line in enumerate(BARRIER.splitlines(), 1) if "dk:onElement :tx_box" in line)
+
+
+LOOSE_RELAY = FLICKER.replace("BEAM.2", "BEAM.3").replace("9802", "9803") \
+    .replace("Emitter resistor's end loose", "Relay's end loose").replace("sys:tx_r.n", "sys:relay.n") \
+    .replace("The green lamp and the emitter come and go together.", "The green lamp is flickering; the emitter is lit.") \
+    .replace("[ dk:about sys:tx_led ; dk:appearance dk:Flickering ]", "[ dk:about sys:tx_led ; dk:appearance dk:Lit ]") \
+    .replace("dk:faultyComponent sys:tx_r", "dk:faultyComponent sys:relay").replace("dk:target sys:tx_r", "dk:target sys:relay")
+
+
+def test_a_loose_end_no_look_can_rule_out_keeps_its_part_a_suspect(tmp_path):
+    """The relay's end is loose (the relay cannot be looked at, only measured): a current read right while the end
+    was on left little of what the receiver's parts were suspected of, and the neuro-symbolic assistant looked at
+    the transmitter's parts instead until the rounds ran out (seed 0). While a light comes and goes, candidates
+    with a fault acting at random left among them do not give way."""
+    from diagkg.runs.runner import run_session
+
+    store = KnowledgeStore.memory()
+    (tmp_path / "loose.ttl").write_text(LOOSE_RELAY)
+    load_files(store, [_with(GOOD, tmp_path), tmp_path / "loose.ttl"])
+    ends = [run_session("BEAM.3", "neuro-symbolic", seed=seed, store=store, record=False).end for seed in range(3)]
+    assert ends == ["success"] * 3, ends

@@ -97,12 +97,10 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         settings = self.settings = NeuroSymbolicConfig.from_mapping(self.config)
         self.classifier_kind, self.split, self.round_minutes = settings.classifier, settings.split, settings.round_minutes
         self.access, self.weights = settings.access, settings.weights
-        self.couplings_on = settings.couplings
-        self.reinspect = settings.reinspect
+        self.couplings_on, self.reinspect = settings.couplings, settings.reinspect
         self.use_priors = settings.priors
         self.intermittent_weight = settings.intermittent_weight
-        self.blind_looks = settings.blind_looks
-        self.tiebreak = settings.tiebreak
+        self.blind_looks, self.tiebreak = settings.blind_looks, settings.tiebreak
         self.coupling_flicker = settings.coupling_flicker
         self.trust_seen = settings.trust_seen
         self.chain_modules = settings.chain_modules
@@ -333,7 +331,9 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             if hyp is not None:
                 self.last = hyp
                 return hyp
-            if self.exhaust and self.candidates and self._left_of_candidates() < self.exhaust:
+            # (while a light comes and goes, not while a fault acting at random is left among them: no look rules it out)
+            if self.exhaust and self.candidates and self._left_of_candidates() < self.exhaust and not (
+                    self.flickering and any(m in self.intermittent_modes for _, m in self.plan)):
                 # what these candidates were suspected of is nearly all ruled out: look elsewhere
                 if (short := self._look_elsewhere()) is not None:
                     return short
