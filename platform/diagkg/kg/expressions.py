@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..errors import ExpressionError
-from .vocab import DK_NS
+from .vocab import DK
 
 _ALLOWED = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
@@ -34,6 +34,7 @@ COUPLING_ARGUMENTS = {"current": ("part",), "lit": ("part",), "illuminated": ("p
 # emission and damage rules, after a solve: no functions (they read the component's power, current,
 # voltage, and each named element's as <name>Power and <name>Current, e.g. filamentPower)
 RESULT_FUNCTIONS: tuple[str, ...] = ()
+_IDENTIFIER = "http://purl.org/dc/terms/identifier"     # dcterms:identifier, a part's name (coupling_problems)
 
 MATH = {"min": min, "max": max, "abs": abs, "exp": math.exp, "log": math.log, "sqrt": math.sqrt}
 
@@ -123,15 +124,15 @@ def coupling_problems(expression: Expression, coupling: str, triples: Iterable[t
     port_name: dict[str, str] = {}
     systems = set()
     for s, p, o in triples:
-        if p == _PART_OF:
+        if p == DK.partOf:
             up[s].add(o)
         elif p == _IDENTIFIER:
             ident[s] = o
-        elif p == _HAS_PORT:
+        elif p == DK.hasPort:
             ports[s].append(o)
-        elif p == _PORT_NAME:
+        elif p == DK.portName:
             port_name[s] = o
-        elif p == _HAS_COUPLING and o == coupling:
+        elif p == DK.hasCoupling and o == coupling:
             systems.add(s)
 
     def within(node: str, seen: frozenset[str] = frozenset()) -> bool:
@@ -141,6 +142,3 @@ def coupling_problems(expression: Expression, coupling: str, triples: Iterable[t
     parts = {ident[n]: [port_name.get(q, "") for q in ports[n]] for n in ident if n in up and n in ports and within(n)}
     return unknown_references(expression, parts) if parts else []
 
-
-_PART_OF, _IDENTIFIER = DK_NS + "partOf", "http://purl.org/dc/terms/identifier"
-_HAS_PORT, _PORT_NAME, _HAS_COUPLING = DK_NS + "hasPort", DK_NS + "portName", DK_NS + "hasCoupling"

@@ -434,9 +434,8 @@ class Validator:
                     continue
                 try:
                     expression = compile_expression(t.object.value, "expression", functions[kind])
-                    bad = bool(expression.calls) and bool(coupling_problems(
-                        expression, _value(t.subject), ((_value(a.subject), a.predicate.value, _value(a.object))
-                                                        for a in src.triples)))
+                    bad = bool(coupling_problems(expression, _value(t.subject), (
+                        (_value(a.subject), a.predicate.value, _value(a.object)) for a in src.triples)))
                 except ExpressionError:
                     bad = True
         if not unknown and not bad:
