@@ -19,6 +19,7 @@ from ..env.worlds import FaultMode
 from ..sim.results import SimulationResult
 from .neurosymbolic_config import NeuroSymbolicConfig
 from .neurosymbolic_knowledge import Test
+from .neurosymbolic_shorts import VOLTAGE_TOLERANCE
 
 SUSPECT_WEIGHT = 1.5                # prior weight of the problems of a component seen misbehaving
 SPLITTING = {"voltages", "current"}   # observations whose outcome depends on what the part depends on
@@ -294,7 +295,7 @@ class Ranking:
 
 
 def _readings_apart(worlds: dict[str, SimulationResult], part: str, weight: dict[str, float],
-                    tolerance: float = 0.5) -> list[float]:
+                    tolerance: float = VOLTAGE_TOLERANCE) -> list[float]:
     """The weight of the candidates (``weight`` by part) grouped by what ``part``'s potentials read in each one's
     world (``worlds``), within ``tolerance`` volts: the outcomes a voltage reading there tells apart."""
     groups: dict[tuple[tuple[str, int | None], ...] | None, float] = defaultdict(float)

@@ -185,20 +185,24 @@ class Shorts:
         a diode test nominal) nor named: a part in series with a starved one that opened starves it too;
         when none does, a short bypasses the starved part."""
         lit, dark = self._lights_seen()
-        components = self.simulator.skeleton.components
         out = set()
         for cid in sorted(self.components - self.conducts - self.excluded):
-            ports = sorted(components[cid].ports) if cid in components else []
-            if not ports:
-                continue
-            try:
-                result = self.simulator.simulate(NOMINAL.evolve(detached=frozenset({(cid, ports[0])})))
-            except SimulationError:
-                continue
-            if lit <= set(result.lit) and not dark & set(result.lit) and \
+            result = self._opened(cid)
+            if result is not None and lit <= set(result.lit) and not dark & set(result.lit) and \
                     self._agrees(result, cut=cid):
                 out.add(cid)
         return out
+
+    def _opened(self, cid: str) -> SimulationResult | None:
+        """The working system with part ``cid`` cut off at one end (its first port's), simulated; None for a part
+        with no ports or a circuit that cannot be solved."""
+        component = self.simulator.skeleton.components.get(cid)
+        if component is None or not component.ports:
+            return None
+        try:
+            return self.simulator.simulate(NOMINAL.evolve(detached=frozenset({(cid, min(component.ports))})))
+        except SimulationError:
+            return None
 
     def _open_worlds(self) -> dict[str, SimulationResult]:
         """The working system with each candidate open (cut off at one end, as :meth:`_opens_explaining` cuts it),
@@ -208,13 +212,12 @@ class Shorts:
         parts = self.candidates
         if not self.settings.open_split or self.partly_repaired or not parts or not parts <= self.opens_found:
             return {}
-        components = self.simulator.skeleton.components
-        out = {}
+        out: dict[str, SimulationResult] = {}
         for cid in sorted(parts):
-            try:
-                out[cid] = self.simulator.simulate(NOMINAL.evolve(detached=frozenset({(cid, min(components[cid].ports))})))
-            except SimulationError:
+            result = self._opened(cid)
+            if result is None:
                 return {}
+            out[cid] = result
         return out
 
     def _screen(self) -> ShortScreen:
