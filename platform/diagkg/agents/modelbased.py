@@ -275,8 +275,8 @@ class ModelBasedAssistant(BaseAssistant):
         if self.worlds.predicted(c, point, step)[2] or self.worlds.shadow is None:
             return step
         self.worlds.shadow.rollback(point)
-        own = {p for f in c.faults for iri in (f.target, f.other) if (p := self.space.part_of(iri)) is not None}
-        more = self.worlds.broken_here() - own - step.components
+        now = self.space.as_it_stands(c)          # what is faulty in its world, the parts its fault broke included
+        more = (now.faulty if now is not None else frozenset()) - step.components
         whole = Hypothesis(step.components | more, step.explanation + "; with what its fault broke besides")
         return whole if more and self.worlds.predicted(c, point, whole)[2] else step
 
