@@ -120,8 +120,10 @@ def _engine(args: argparse.Namespace, sim: Simulator) -> Iterator[Simulator]:
 
 
 def _shown(x: float) -> str:
-    """``x`` with three decimals; a value rounded to zero is 0.000, not -0.000 (a split supply's 0 V lead)."""
-    return f"{x:.3f}".replace("-0.000", "0.000")
+    """``x`` with three decimals, as a reading is shown (:func:`~diagkg.env.observations.fixed`)."""
+    from ..env.observations import fixed
+
+    return fixed(x, 3)
 
 
 def _damage_line(result: Any, sim: Simulator) -> str:

@@ -41,6 +41,13 @@ if TYPE_CHECKING:  # pragma: no cover
 Observer = Callable[["Workbench", Action, SimulationResult, Outcome], None]
 
 
+def fixed(x: float, digits: int) -> str:
+    """``x`` with ``digits`` decimals, a value rounded to zero shown as zero (``0.0000``, not ``-0.0000``: a floating
+    circuit's terminal, a split supply's 0 V lead)."""
+    shown = f"{x:.{digits}f}"
+    return shown[1:] if shown.startswith("-") and not shown.strip("-0.") else shown
+
+
 def volts(v: float) -> float:
     """A voltage as the meter shows it (to 0.1 mV)."""
     return round(v, 4)
@@ -145,9 +152,8 @@ def observe_voltages(session: Workbench, action: Action, result: SimulationResul
                                                                  session.rng)))
                   for p, v in comp.port_v.items()}
     out.data[target] = Voltages(values, settled=None if result.converged else False)
-    out.message = f"Voltages at {target} (to 0 V): " + ", ".join(   # (a reading rounded to zero is 0.0000, not -0.0000)
-        f"{p} {'floating (nothing attached)' if v is None else f'{v:.4f} V'.replace('-0.0000', '0.0000')}"
-        for p, v in values.items()) + "."
+    out.message = f"Voltages at {target} (to 0 V): " + ", ".join(
+        f"{p} {'floating (nothing attached)' if v is None else fixed(v, 4) + ' V'}" for p, v in values.items()) + "."
     if not result.converged:
         out.message += " The readings keep changing."
 
