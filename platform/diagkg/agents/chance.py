@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import itertools
 import math
-import random
 from collections.abc import Sequence
 
-from ..sim.circuit import Fall, PortRef
+from ..sim.circuit import Decided, Fall, PortRef
 
 
-class Coin(random.Random):
+class Coin(Decided):
     """A coin that always falls the same way, for a world's loose connections: 0.0 opens every
-    one of them (``random() < probability``), 1.0 keeps every one closed."""
+    one of them (``random() < probability``), 1.0 keeps every one closed (shared by every world of
+    the process: it keeps no state, :class:`~diagkg.sim.circuit.Decided`)."""
 
     def __init__(self, value: float):
         super().__init__(0)

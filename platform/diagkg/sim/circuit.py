@@ -179,7 +179,23 @@ class Skeleton:
         return out
 
 
-class Fall(random.Random):
+class Decided(random.Random):
+    """A generator whose draws are decided beforehand (:class:`Fall`, the model-based assistant's coins): it
+    keeps no state. A session's checkpoint keeps its generator's state, and rolling back sets it: a decided
+    one reports the same state always and ignores what it is set to, so a checkpoint taken under it carries
+    nothing of what ran before, in this session or in an earlier one of the process (a shared coin once
+    carried one session's draws into the next one's worlds)."""
+
+    _STATE = random.Random(0).getstate()
+
+    def getstate(self) -> tuple[Any, ...]:
+        return self._STATE
+
+    def setstate(self, state: tuple[Any, ...]) -> None:
+        del state
+
+
+class Fall(Decided):
     """How the loose connections of a state fall when a model tries each way they may (a world of the
     model-based assistant with several of them): those at the ports of ``opened`` come off, every other
     one holds. Any other generator draws each one (:meth:`~diagkg.sim.simulator.Simulator.realize`)."""
@@ -548,4 +564,5 @@ def _check_state_terms(triples: Iterable[ox.Triple], name: str, skeleton: Skelet
                              f"{', '.join('dk:' + t for t in terms)}")
 
 
-__all__ = ["CircuitState", "DamageRule", "NOMINAL", "Skeleton", "load_skeleton", "read_state", "state_from_turtle"]
+__all__ = ["CircuitState", "DamageRule", "Decided", "Fall", "NOMINAL", "Skeleton", "load_skeleton", "read_state",
+           "state_from_turtle"]
