@@ -87,6 +87,23 @@ def compile_expression(source: str, where: str, functions: Iterable[str] = ()) -
     return Expression(source, where, frozenset(names), compile(tree, where, "eval"), tuple(calls))
 
 
+def overload(expression: Expression) -> Expression | None:
+    """For a damage rule written as a limit (``abs(current) > ratedCurrent``, ``power >= maxPower``): how far
+    past the limit the component is, as ``abs(left) / abs(right)`` over the same names (of two fuses in series
+    carrying one current, the one at the higher multiple of its rating blows first). None for any other form."""
+    tree = ast.parse(expression.source.strip(), mode="eval")
+    body = tree.body
+    if not (isinstance(body, ast.Compare) and len(body.ops) == 1 and isinstance(body.ops[0], (ast.Gt, ast.GtE))):
+        return None
+
+    def magnitude(node: ast.expr) -> ast.expr:
+        return ast.Call(ast.Name("abs", ast.Load()), [node], [])
+
+    ratio = ast.Expression(ast.BinOp(magnitude(body.left), ast.Div(), magnitude(body.comparators[0])))
+    ast.fix_missing_locations(ratio)
+    return Expression(ast.unparse(ratio), expression.where, expression.names, compile(ratio, expression.where, "eval"))
+
+
 def _named(call: ast.Call, wanted: tuple[str, ...], where: str, source: str) -> tuple[str, ...]:
     """What a coupling function's call names: as many quoted names as it takes (``voltage('rx_r', 'p')``)."""
     name = call.func.id if isinstance(call.func, ast.Name) else "?"

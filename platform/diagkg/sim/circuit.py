@@ -26,6 +26,7 @@ from ..kg.expressions import (
     RESULT_FUNCTIONS,
     Expression,
     compile_expression,
+    overload,
     unknown_references,
 )
 from ..kg.vocab import DK, DK_NS
@@ -59,6 +60,7 @@ class DamageRule:
     condition: Expression     # over the solved component (as an emission rule)
     state: str                # the damage state it sets: the local name of a sub-property of dk:damage
     source: str               # the condition as written, for messages
+    overload: Expression | None = None   # how far past its limit, for a condition written as one (expressions.overload)
 
 
 @dataclass
@@ -402,8 +404,8 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
             damage_labels[name] = r["label"] or name
         else:
             where = f"damage rule of {r['type'][len(DK_NS):]}"
-            damage_rules.setdefault(r["type"], []).append(
-                DamageRule(compile_expression(r["condition"], where, RESULT_FUNCTIONS), name, r["condition"]))
+            condition = compile_expression(r["condition"], where, RESULT_FUNCTIONS)
+            damage_rules.setdefault(r["type"], []).append(DamageRule(condition, name, r["condition"], overload(condition)))
     for rules in damage_rules.values():
         for rule in rules:
             if rule.state not in damage_labels:

@@ -6,9 +6,11 @@ looks values up."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from ..errors import ExpressionError
 from .results import ComponentResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,13 +40,13 @@ class Reader:
     across: tuple[str, str] = ("", "")
 
 
-def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, ComponentResult], frozenset[tuple[str, str]]]:
+def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, ComponentResult], dict[tuple[str, str], float]]:
     """Each component's results at ``op``, and the damage (component, damage state) its damage
-    rules call for."""
+    rules call for, each with how far past its limit the component is (:func:`overload`)."""
     v = op.grounded if op.grounded is not None else {**op.voltages, "0": 0.0}
     currents = op.currents
     out: dict[str, ComponentResult] = {}
-    hits: list[tuple[str, str]] = []
+    hits: dict[tuple[str, str], float] = {}
     for r in readers:
         # <name>Power, <name>Current of the elements whose values its rules read
         named: dict[str, float] | None = {} if r.named else None
@@ -97,9 +99,37 @@ def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, Component
                 lit = bool(r.emit(env))
             for rule in r.rules:
                 if rule.condition(env):
-                    hits.append((r.cid, rule.state))
+                    key = (r.cid, rule.state)
+                    hits[key] = max(hits.get(key, 0.0), overload(rule, env))
         out[r.cid] = ComponentResult(r.type, port_v, _clean(current_in), _clean(power), lit, port_i)
-    return out, frozenset(hits)
+    return out, hits
+
+
+def overload(rule: DamageRule, env: dict[str, Any]) -> float:
+    """How far past its limit a component that a damage rule damages is (its reading over the limit, for a rule
+    written as one: :func:`~diagkg.kg.expressions.overload`); infinite for a rule of another form."""
+    if rule.overload is None:
+        return math.inf
+    try:
+        value = float(rule.overload(env))
+    except ExpressionError:           # a limit of 0
+        return math.inf
+    return value if value == value else math.inf
+
+
+def first_to_fail(hits: dict[tuple[str, str], float], type_of: Callable[[str], str]) -> list[tuple[str, str]]:
+    """The damage a solve calls for that happens first (``hits``: each with its :func:`overload`): of the
+    components of one type (``type_of``) that would take the same damage, those furthest past their limit,
+    the circuit then solved again (of two fuses in series, the one at the higher multiple of its rating blows;
+    the other, its current gone, holds). Damage of other types, or by a rule not written as a limit, at once."""
+    groups: dict[tuple[str, str], list[tuple[tuple[str, str], float]]] = {}
+    for (cid, state), over in hits.items():
+        groups.setdefault((type_of(cid), state), []).append(((cid, state), over))
+    out: list[tuple[str, str]] = []
+    for group in groups.values():
+        worst = max(over for _, over in group)
+        out += [key for key, over in group if worst == math.inf or over >= worst * (1 - 1e-9)]
+    return sorted(out)
 
 
 def _clean(x: float) -> float:
@@ -107,4 +137,4 @@ def _clean(x: float) -> float:
     return 0.0 if -1e-9 < x < 1e-9 else x
 
 
-__all__ = ["Reader", "read"]
+__all__ = ["Reader", "first_to_fail", "overload", "read"]

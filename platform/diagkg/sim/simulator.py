@@ -33,7 +33,7 @@ from ..errors import ExpressionError, SimulationError, UnknownTermError
 from ..kg.expressions import THERMAL_VOLTAGE
 from .circuit import NOMINAL, CircuitState, Component, Fall, PortRef, Skeleton, load_skeleton
 from .couplings import next_live
-from .readout import Reader, read
+from .readout import Reader, first_to_fail, read
 from .results import ComponentResult, Damage, ShortResult, SimulationResult, result_quads
 from .spice import Element, NgspiceEngine, OperatingPoint, SolverEngine, topology_id
 
@@ -276,10 +276,8 @@ class Simulator:
     # ------------------------------------------------------------------
     def _check(self, state: CircuitState) -> None:
         comps = self.skeleton.components
-        for cid, *_ in (*state.overrides, *state.positions, *state.forced):
-            if cid not in comps:
-                raise UnknownTermError(f"{cid!r} is not a component of {self.skeleton.key}")
-        for cid in (*state.covered, *state.removed, *(c for c, _ in state.damaged)):
+        for cid in (*(c for c, *_ in (*state.overrides, *state.positions, *state.forced)), *state.covered,
+                    *state.removed, *(c for c, _ in state.damaged)):
             if cid not in comps:
                 raise UnknownTermError(f"{cid!r} is not a component of {self.skeleton.key}")
 
@@ -505,7 +503,8 @@ class Simulator:
         events: list[Damage] = []
         for _ in range(MAX_DAMAGE_ROUNDS):
             result, hits = self._solve_once(current, hub)
-            new = sorted(hits - current.damaged) if hits else []
+            fresh = {k: v for k, v in hits.items() if k not in current.damaged}
+            new = first_to_fail(fresh, lambda cid: self.skeleton.components[cid].type) if fresh else []
             if not new:
                 settled = True
                 break
@@ -517,7 +516,7 @@ class Simulator:
         return replace(result, damage=tuple(events), damage_settled=settled, converged=result.converged and settled)
 
     def _solve_once(self, state: CircuitState, hub: tuple[PortRef, PortRef, float] | None = None,
-                    ) -> tuple[SimulationResult, frozenset[tuple[str, str]]]:
+                    ) -> tuple[SimulationResult, dict[tuple[str, str], float]]:
         """Solve ``state`` and its couplings; the result, and the damage its steady operating point
         calls for: in the converged solve, or in every one of the last solves of a state that does
         not settle (:data:`FLICKER_WINDOW`)."""
@@ -529,7 +528,7 @@ class Simulator:
         error = None
         iterations = 0
         lit_history: list[frozenset[str]] = []
-        hit_history: list[frozenset[tuple[str, str]]] = []
+        hit_history: list[dict[tuple[str, str], float]] = []
         op: OperatingPoint | None = None
         for iterations in range(1, MAX_ITERATIONS + 1):  # noqa: B007 - read after the loop
             for ep in plan.dynamic:
@@ -552,13 +551,14 @@ class Simulator:
             live = new_live
         lit = tuple(sorted(cid for cid, c in components.items() if c.lit))
         flickering: tuple[str, ...] = ()
-        damage: frozenset[tuple[str, str]] = frozenset()
+        damage: dict[tuple[str, str], float] = {}
         if converged:
             damage = hit_history[-1]
         elif error is None:
             recent = lit_history[-FLICKER_WINDOW:]
             flickering = tuple(sorted(frozenset().union(*recent) - frozenset.intersection(*recent)))
-            damage = frozenset.intersection(*hit_history[-FLICKER_WINDOW:])
+            steady = frozenset.intersection(*map(frozenset, hit_history[-FLICKER_WINDOW:]))
+            damage = {k: v for k, v in hit_history[-1].items() if k in steady}
         probe = None
         shorts: tuple[ShortResult, ...] = ()
         if op is not None:
