@@ -206,7 +206,7 @@ def test_a_repair_cheaper_than_the_ideal_one_is_said_at_the_repair(tmp_path, tor
     assert r.returncode == 0, r.stdout + r.stderr                 # a warning, not a failure
     line = line_of(dear, "dk:idealRepair")
     assert f"warning: {dear}:{line}: TORCH.2: ideal: a repair cheaper than the ideal one restores the system: " \
-           "reconnect_cable lead (10 min at the catalogue's costs, the ideal repair 120 min)" in r.stdout
+           "reconnect_cable lead (10 min as a session charges it, access included, the ideal repair 120 min)" in r.stdout
     good = write(tmp_path, "good.ttl", scenario_text(**LOOSE_LEAD))
     r = run_cli("--memory", "check", str(torch), str(good))
     assert r.returncode == 0 and "ideal:" not in r.stdout

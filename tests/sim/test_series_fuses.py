@@ -22,9 +22,11 @@ LANTERN = '''\
 
 :lantern a dk:System ; dk:systemKey "lantern" ; dcterms:identifier "lantern" ; rdfs:label "Garden lantern" ;
     dk:groundReference :bat.neg ;
-    dcterms:description "A 12 V battery feeds a lamp through a 3 A main fuse and a 0.5 A lantern fuse; a second 0.5 A fuse guards a marker lamp." .
+    dcterms:description """A 12 V battery feeds a lamp through a 3 A main fuse and a 0.5 A lantern fuse; a second
+0.5 A fuse guards a marker lamp.""" .
 :box a dk:Module ; dcterms:identifier "box" ; rdfs:label "Box" ; dk:partOf :lantern .
-:bat a dk:VoltageSource ; dcterms:identifier "bat" ; rdfs:label "12 V battery" ; dk:partOf :box ; dk:voltage 12 ;
+:bat a dk:VoltageSource ; dcterms:identifier "bat" ; rdfs:label "12 V battery" ; dk:partOf :box ;
+    dk:voltage 12 ;
     dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :bat.pos, :bat.neg .
 :bat.pos a dk:Port ; dk:portName "pos" .
 :bat.neg a dk:Port ; dk:portName "neg" .
@@ -36,7 +38,8 @@ LANTERN = '''\
     dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :branch.p, :branch.n .
 :branch.p a dk:Port ; dk:portName "p" .
 :branch.n a dk:Port ; dk:portName "n" .
-:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Lantern lamp" ; dk:partOf :box ; dk:resistance 72 ; dk:powerThreshold 0.5 ;
+:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Lantern lamp" ; dk:partOf :box ; dk:resistance 72 ;
+    dk:powerThreshold 0.5 ;
     dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :lamp.p, :lamp.n .
 :lamp.p a dk:Port ; dk:portName "p" .
 :lamp.n a dk:Port ; dk:portName "n" .
@@ -45,7 +48,8 @@ LANTERN = '''\
     dk:hasPort :marker_fuse.p, :marker_fuse.n .
 :marker_fuse.p a dk:Port ; dk:portName "p" .
 :marker_fuse.n a dk:Port ; dk:portName "n" .
-:marker a dk:Bulb ; dcterms:identifier "marker" ; rdfs:label "Marker lamp" ; dk:partOf :box ; dk:resistance 72 ; dk:powerThreshold 0.5 ;
+:marker a dk:Bulb ; dcterms:identifier "marker" ; rdfs:label "Marker lamp" ; dk:partOf :box ; dk:resistance 72 ;
+    dk:powerThreshold 0.5 ;
     dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :marker.p, :marker.n .
 :marker.p a dk:Port ; dk:portName "p" .
 :marker.n a dk:Port ; dk:portName "n" .

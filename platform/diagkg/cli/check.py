@@ -87,8 +87,8 @@ class _Benches:
         steps, cheaper, ideal = found
         said = "; ".join(f"{s.action} {' '.join(s.targets)}" for s in steps.steps)
         return [Finding(scenario.id, "ideal", True, f"a repair cheaper than the ideal one restores the system: {said} "
-                        f"({cheaper:g} min at the catalogue's costs, the ideal repair {ideal:g} min); cost / ideal is "
-                        "measured against the ideal repair", repair.file, repair.line, warning=True)]
+                        f"({cheaper:g} min as a session charges it, access included, the ideal repair {ideal:g} min); "
+                        "cost / ideal is measured against the ideal repair", repair.file, repair.line, warning=True)]
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -222,17 +222,32 @@ class Bench:
                       frozenset(a.action for a in steps if a.action in keep))
 
     def cheaper_repair(self, scenario: Scenario) -> tuple[Repair, float, float] | None:
-        """A repair of ``scenario``'s faults cheaper, at the catalogue's costs, than its ideal repair (the steps
-        ``cost / ideal`` is measured against), with both costs; None when its ideal repair is the cheapest found,
-        or the scenario changes the system (parts removed, repairs of its own) as the bench does not."""
+        """A repair of ``scenario``'s faults cheaper than its ideal repair (the steps ``cost / ideal`` is measured
+        against), with both costs as a session charges them (each step with its access: :meth:`paid`); None when
+        its ideal repair is the cheapest found, or the scenario changes the system (parts removed, repairs of
+        its own) as the bench does not."""
         if scenario.removed or scenario.permanent or not scenario.repair:
             return None
-        found = self.repair(self.look(Placement(scenario.faults, 1.0, frozenset())))
+        placement = Placement(scenario.faults, 1.0, frozenset())
+        found = self.repair(self.look(placement))
         if found is None:
             return None
-        ideal = sum(self.catalogue[s.action].cost for s in scenario.repair if s.action in self.catalogue)
-        cheaper = sum(self.catalogue[s.action].cost for s in found.steps)
-        return (found, cheaper, ideal) if cheaper < ideal - 1e-9 else None
+        keep = frozenset(a for a in self.interventions if a in self.catalogue and not self.catalogue[a].repair)
+        ideal = self.paid(placement, scenario.repair, keep)
+        return (found, found.minutes, ideal) if found.minutes < ideal - 1e-9 else None
+
+    def paid(self, placement: Placement, steps: tuple[RepairStep, ...], permanent: frozenset[str]) -> float:
+        """What a session charges for ``steps`` carried out one a round on ``placement``'s faults, as :meth:`repair`
+        prices what it finds: each with the access it needs (a lid opened, an enclosure turned; undone after its
+        round, so paid again by the next step behind it). A step refused costs what the catalogue says."""
+        s = self._start(self.scenario(placement, permanent=permanent))
+        minutes = 0.0
+        for step in steps:
+            try:
+                minutes += s.step(Action(step.action, step.targets, step.value))[1] if s.end is None else 0.0
+            except (SessionError, SimulationError):
+                minutes += self.catalogue[step.action].cost if step.action in self.catalogue else 0.0
+        return minutes
 
     def action_types(self) -> dict[str, str]:
         """The catalogue's action types by action id (their IRIs)."""
