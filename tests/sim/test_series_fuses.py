@@ -105,3 +105,27 @@ def test_alike_fuses_at_one_multiple_blow_together(sim):
     r = sim.simulate(state)
     assert {d.component for d in r.damage} == {"branch", "marker_fuse"}
     assert r.lit == ()
+
+
+def test_an_edited_file_of_a_loaded_system_is_simulated_as_edited(tmp_path):
+    # `diagkg simulate FILE` works in a scratch copy of the store: where the store already held the system, it said
+    # "nothing was loaded … load with --replace", an option simulate does not have
+    from ..support.cli import run_cli
+
+    store = str(tmp_path / "store")
+    (tmp_path / "lantern.ttl").write_text(LANTERN)
+    assert run_cli("--store", store, "load", str(tmp_path / "lantern.ttl")).returncode == 0
+    (tmp_path / "edited.ttl").write_text(LANTERN.replace("dk:resistance 72 ;\n    dk:powerThreshold 0.5 ;\n    dk:affords "
+                                                         "dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; "
+                                                         "dk:hasPort :lamp.p", "dk:resistance 36 ;\n    dk:powerThreshold "
+                                                         "0.5 ;\n    dk:affords dk:Observable, dk:Reachable, "
+                                                         "dk:Measurable, dk:Replaceable ; dk:hasPort :lamp.p"))
+    r = run_cli("--store", store, "simulate", str(tmp_path / "edited.ttl"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _lamp_milliamps(r.stdout) == pytest.approx(12 / 36 * 1000, rel=0.01), r.stdout   # not 12 V / 72 ohm
+    r = run_cli("--store", store, "simulate", "lantern")
+    assert _lamp_milliamps(r.stdout) == pytest.approx(12 / 72 * 1000, rel=0.01), r.stdout   # the store's own
+
+
+def _lamp_milliamps(table: str) -> float:
+    return float(next(x for x in table.splitlines() if x.startswith("lamp ")).split()[-3])

@@ -64,7 +64,7 @@ def system_store(store: KnowledgeStore, ref: str) -> tuple[KnowledgeStore, str]:
     if is_file_ref(ref):
         scratch = scratch_with(store)
         with progress_bar(sys.stderr.isatty()) as progress:
-            report = load_files(scratch, [ref], progress=progress)
+            report = load_files(scratch, [ref], replace=True, progress=progress)   # a scratch copy: a system held is replaced there
         wanted = {item.graph for item in report.loaded}
         keys = [r["value"] for r in scratch.select("graph-claims") if r["graph"] in wanted and r["kind"] == "system key"]
         if len(keys) != 1:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from .. import errors
 from ..kg import graphs, systems
 from ..kg.store import KnowledgeStore
-from .output import EXIT_OK, is_file_ref, json_config, open_store, print_table, progress_bar, say, scenario_ref
+from .output import EXIT_OK, EXIT_VIOLATIONS, is_file_ref, json_config, open_store, print_table, progress_bar, say, scenario_ref
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runs.rounds import Round
@@ -80,9 +80,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(f"recorded as SOSA observations in <{graph.value}>", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2))
-        return EXIT_OK
+        return EXIT_VIOLATIONS if result.error else EXIT_OK
     print(f"system: {result.system}   converged: {'yes' if result.converged else 'NO'} "
           f"({result.iterations} solve(s))" + (f"   error: {result.error}" if result.error else ""))
+    if result.error:
+        from ..env.checks import unsolved
+
+        print(f"error: {args.system} cannot be solved: {unsolved(sim.skeleton, result.error)}", file=sys.stderr)
     print("lit: " + (", ".join(result.lit) or "(nothing)"))
     if state.damaged:
         print("damaged in the state: " + ", ".join(f"{c} ({sim.skeleton.damage_labels.get(d, d)})"
@@ -97,11 +101,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         rows.append((cid, c.type, volts, _shown(c.current * 1000), _shown(c.power * 1000),
                      "" if c.lit is None else ("lit" if c.lit else "off")))
     print_table(["component", "type", "port voltages (V)", "current (mA)", "power (mW)", "light"], rows)
-    loose = sorted({cid for cid, _ in meter.unheld(sim, state, result)})
+    damaged = state.evolve(damaged=state.damaged | {(d.component, d.state) for d in result.damage})   # as it ends
+    loose = sorted({cid for cid, _ in meter.unheld(sim, damaged, result)})
     if loose:
         print(f"not joined to 0 V (potentials as the solve leaves them; a voltmeter, through which alone they reach "
               f"0 V, reads them otherwise): {', '.join(loose)}")
-    return EXIT_OK
+    return EXIT_VIOLATIONS if result.error else EXIT_OK
 
 
 @contextlib.contextmanager

@@ -33,7 +33,8 @@ through the service agent and reports, located in the scenario's file:
   for each part the system's nominal state already damages (its current or
   power past a rating): :func:`rating_warnings`, which ``diagkg load`` runs
   on the systems it loads; and ``lamps``, a warning :func:`lamp_warnings` gives ``diagkg load`` for a
-  system with no lamp lit a session judges it by.
+  system with no lamp lit a session judges it by; ``solve``, the warning :func:`solve_warnings` gives it
+  instead for a system that cannot be solved at all (voltage sources wired across each other).
 
 A finding carries the file and line it is about; nothing here prints.
 """
@@ -61,10 +62,10 @@ from .workspace import graph_holding
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
-    from ..sim.circuit import CircuitState
+    from ..sim.circuit import CircuitState, Skeleton
     from ..sim.simulator import SimulationResult, Simulator
 
-CHECKS = ("observable", "working", "masking", "repair", "hypotheses", "symptoms", "damage", "ratings", "lamps")
+CHECKS = ("observable", "working", "masking", "repair", "hypotheses", "symptoms", "damage", "ratings", "lamps", "solve")
 APPEARANCES = ("Lit", "Dark", "Flickering")
 
 
@@ -198,6 +199,43 @@ def lamp_warnings(store: "KnowledgeStore", sim: "Simulator", result: "Simulation
     return [Finding(sk.key, "lamps", True, "no lamp a session judges the system by is lit in the nominal state (a bulb, "
                     "or an LED declared dk:isIndicator false): a session finds the system working whenever it "
                     "settles with no loose end, whatever the fault" + hint, file, _line_in(file, sk.iri), warning=True)]
+
+
+def parallel_sources(sk: "Skeleton") -> list[str]:
+    """Voltage sources wired straight across each other (their two ports on the same two nodes), said as
+    ``bat_a (12.6 V) and bat_b (12.4 V)``: ideal sources with nothing between them, which no solver can solve (at
+    different voltages their difference drives a current without bound; at one voltage, none says how they
+    share the current)."""
+    by_nodes: dict[frozenset[int], list[tuple[str, float]]] = {}
+    for cid, comp in sorted(sk.components.items()):
+        nets = frozenset(sk.net_of_port[(cid, port)] for port in comp.ports if (cid, port) in sk.net_of_port)
+        volts = sk.params_of(comp).get("voltage")
+        if comp.type == "VoltageSource" and len(nets) == 2 and isinstance(volts, (int, float)):
+            by_nodes.setdefault(nets, []).append((cid, float(volts)))
+    return [" and ".join(f"{cid} ({volts:g} V)" for cid, volts in group) for group in by_nodes.values() if len(group) > 1]
+
+
+def solve_warnings(store: "KnowledgeStore", sim: "Simulator", result: "SimulationResult | None" = None) -> list[Finding]:
+    """A warning, located at the system in its file, when the working system cannot be solved (the solver's
+    error, or the voltage sources wired straight across each other that cause it)."""
+    result = result if result is not None else sim.simulate()
+    if result.error is None:
+        return []
+    sk = sim.skeleton
+    file = system_file(store, sk.iri)
+    return [Finding(sk.key, "solve", True, f"the working system cannot be solved: {unsolved(sk, result.error)}",
+                    file, _line_in(file, sk.iri), warning=True)]
+
+
+def unsolved(sk: "Skeleton", error: str) -> str:
+    """Why a system cannot be solved: the voltage sources wired straight across each other, where there are,
+    else the solver's own words."""
+    loops = parallel_sources(sk)
+    if not loops:
+        return error
+    return ("; ".join(loops) + " are wired straight across each other: ideal sources with nothing between them "
+            "cannot be solved (at different voltages their difference drives a current without bound; at one, "
+            "nothing says how they share it): give each its internal resistance, a resistor in series")
 
 
 def _line_in(file: str | None, iri: str) -> int | None:
@@ -460,5 +498,5 @@ def scratch_with(store: "KnowledgeStore") -> "KnowledgeStore":
     return scratch
 
 
-__all__ = ["CHECKS", "Finding", "ScenarioReport", "check_scenario", "check_scenarios", "lamp_warnings", "rating_warnings",
-           "scenario_file", "scratch_with", "system_file"]
+__all__ = ["CHECKS", "Finding", "ScenarioReport", "check_scenario", "check_scenarios", "lamp_warnings", "parallel_sources",
+           "rating_warnings", "scenario_file", "scratch_with", "solve_warnings", "system_file", "unsolved"]

@@ -123,6 +123,11 @@ def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress
         raise InputError(f"--faults takes single, double or triple, not {config.faults} faults")
     gen = Generation(config)
     bench = Bench(store, config.key, seeds=config.seeds)
+    if bench.nominal.error is not None:        # every placement would read as unseen
+        from ..env.checks import unsolved
+        from ..errors import InputError
+
+        raise InputError(f"{config.key} cannot be solved as it works: {unsolved(bench.sk, bench.nominal.error)}")
     singles, gen.unplaced = single_placements(store, bench.sk, config.modes)
     looks: dict[str, Look] = {}
     for i, p in enumerate(singles, 1):

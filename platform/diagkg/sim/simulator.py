@@ -35,7 +35,7 @@ from .circuit import NOMINAL, CircuitState, Component, Fall, PortRef, Skeleton, 
 from .couplings import next_live
 from .readout import Reader, first_to_fail, read
 from .results import ComponentResult, Damage, ShortResult, SimulationResult, result_quads
-from .spice import Element, NgspiceEngine, OperatingPoint, SolverEngine, topology_id
+from .spice import ISLAND_OHMS, Element, NgspiceEngine, OperatingPoint, SolverEngine, element_power, island_ties, topology_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.expressions import Expression
@@ -131,7 +131,7 @@ class Simulator:
         # element shapes, one object per distinct shape, and the nodes and topology of each sequence of
         # them (by identity: a state that changes values only is planned without hashing its elements)
         self._shapes: dict[tuple[Element, ...], tuple[Element, ...]] = {}
-        self._structures: dict[tuple[Any, ...], tuple[list[str], tuple[str, int]]] = {}
+        self._structures: dict[tuple[Any, ...], tuple[list[str], tuple[str, int], list[Element]]] = {}
         self._port_names = {cid: sorted(c.ports) for cid, c in skeleton.components.items()}
         # the port a component's current is measured into (pos, p, anode…)
         self.positive_port = {cid: next((p for p in POSITIVE_PORTS if p in c.ports), min(c.ports))
@@ -348,13 +348,17 @@ class Simulator:
         for element, value in added:
             elements.append(_ElementPlan(element, "", value))
             static[element.name] = value
-        spice = [ep.element for ep in elements]
         structure = (tuple(shapes), *extra)
         known = self._structures.get(structure)
         if known is None:
-            nodes = sorted({n for e in spice for n in (e.node_a, e.node_b) if n != "0"})
-            known = self._structures[structure] = (nodes, (sk.key, topology_id(tuple(spice))))
-        nodes, topology = known
+            ties = island_ties([ep.element for ep in elements])
+            nodes = sorted({n for ep in elements for n in (ep.element.node_a, ep.element.node_b) if n != "0"})
+            known = self._structures[structure] = (nodes, (sk.key, topology_id(tuple(
+                [ep.element for ep in elements] + ties))), ties)
+        nodes, topology, ties = known
+        elements += [_ElementPlan(tie, "", ISLAND_OHMS) for tie in ties]
+        static.update(dict.fromkeys((tie.name for tie in ties), ISLAND_OHMS))
+        spice = [ep.element for ep in elements]
         plan = _Plan(topology, elements, nodes, port_node, params_all, by_component, dynamic, readers,
                      short_elements, spice, static)
         self._plans[state] = plan
@@ -564,7 +568,7 @@ class Simulator:
         if op is not None:
             if state.probe:
                 probe = abs(op.currents.get("vprobe", 0.0))
-            shorts = tuple(ShortResult((pa, pb), op.currents[f"rs{m}"], _power(op, plan.short_elements[m]))
+            shorts = tuple(ShortResult((pa, pb), op.currents[f"rs{m}"], element_power(op, plan.short_elements[m]))
                            for m, (pa, pb, _) in enumerate(state.shorts))
         return SimulationResult(self.skeleton.key, converged, iterations, lit, components, live, error,
                                 probe_current=probe, flickering=flickering, shorts=shorts), damage
@@ -580,18 +584,11 @@ class Simulator:
         live = self._contact_state(state, plan)
         lines = [f"* {self.skeleton.label} ({self.skeleton.key})"]
         for ep in plan.elements:
-            comment = f" ; {ep.component}" if ep.component else " ; short"
+            comment = f" ; {ep.component or ('tie to ground' if ep.element.name.startswith('rtie') else 'short')}"
             lines.append(ep.element.card(ep.value(live)) + comment)
             if ep.element.model:
                 lines.append(f".model m_{ep.element.name} D(IS={ep.element.model[0]!r} N={ep.element.model[1]!r})")
         return "\n".join(lines)
-
-
-def _power(op: OperatingPoint, el: Element) -> float:
-    """The power an element dissipates (negative: delivers) at an operating point."""
-    va = 0.0 if el.node_a == "0" else op.voltages[el.node_a]
-    vb = 0.0 if el.node_b == "0" else op.voltages[el.node_b]
-    return (va - vb) * op.currents[el.name]
 
 
 __all__ = ["Simulator", "SimulationResult", "ComponentResult", "Damage", "ShortResult", "result_quads", "CircuitState",

@@ -100,6 +100,37 @@ class Element:
         return f"{self.name} {self.node_a} {self.node_b} {value!r}"
 
 
+def element_power(op: "OperatingPoint", el: Element) -> float:
+    """The power an element dissipates (negative: delivers) at an operating point."""
+    va = 0.0 if el.node_a == "0" else op.voltages[el.node_a]
+    vb = 0.0 if el.node_b == "0" else op.voltages[el.node_b]
+    return (va - vb) * op.currents[el.name]
+
+
+ISLAND_OHMS = 1e12      # a circuit nothing joins to ground, tied to it (see island_ties)
+
+
+def island_ties(elements: list[Element]) -> list[Element]:
+    """One resistor of :data:`ISLAND_OHMS` to ground from each part of the circuit that no element joins to
+    ground, as ``R`` elements: without it such a part is not solved (a spare battery whose two ends are open by
+    design: a source between two nodes nothing else touches), while a tie that carries no current changes
+    nothing it shows. A circuit wholly joined to ground (every shipped one) gets none, nor one with a diode, which
+    ngspice solves as it is (a bicycle's rear light, written with nothing in common with the front one)."""
+    parent: dict[str, str] = {}
+
+    def root(node: str) -> str:
+        while parent.setdefault(node, node) != node:
+            parent[node] = node = parent[parent[node]]
+        return node
+
+    for el in elements:
+        parent[root(el.node_a)] = root(el.node_b)
+    ground = root("0")
+    held = {root(el.node_a) for el in elements if el.kind == "D"}       # ngspice's gmin across a junction holds it
+    islands = sorted({root(n): n for n in sorted(parent, reverse=True) if root(n) not in (ground, *held)}.values())
+    return [Element(f"rtie{k}", "R", node, "0") for k, node in enumerate(islands)]
+
+
 @dataclass(frozen=True)
 class OperatingPoint:
     """A solved DC operating point.

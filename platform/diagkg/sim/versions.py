@@ -17,5 +17,6 @@ from __future__ import annotations
 # 3: a voltage is read as a 10 MΩ voltmeter reads it: a node cut off on every side by opens (a blown fuse, then an
 #    end off) reads what the meter pulls it to, not the ratio of the opens' gigaohms (half the supply)
 # 4: of the components of one type that one solve would damage alike, those furthest past their limit first, then
-#    solved again (of two fuses in series the one at the higher multiple of its rating blows, the other holds)
+#    solved again (of two fuses in series the one at the higher multiple of its rating blows, the other holds); a part
+#    of the circuit nothing joins to ground (no diode in it) tied to ground through 1 TΩ (a spare battery)
 PHYSICS_VERSION = "4"

@@ -1,0 +1,90 @@
+"""Systems a stranger could write that no solver can solve, and the notes ``diagkg simulate`` gives under its table,
+written here (not shipped). Two batteries wired straight across each other (a garden lantern's fresh 12.6 V battery
+beside an older 12.4 V one, nothing between them) failed with ngspice's own words ("ngspice returned no value for
+n1") and exit code 0; ``diagkg load`` said only that no lamp was lit, and ``diagkg generate`` wrote no scenario,
+"178 unseen". Each now names the two batteries and what to do. And the parts a solve's damage leaves on a node
+nothing joins to 0 V (two fuses in series, both blown) were not named: the note read the state as given, without
+the damage. A spare battery left in the box, both its ends open by design, made the whole system unsolvable: a
+source between two nodes nothing else touches; a part of the circuit nothing joins to ground is now tied to it
+through 1 TΩ, which carries no current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..support.cli import run_cli
+
+TWIN = '''\
+@prefix :        <https://example.org/twin/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:twin a dk:System ; dk:systemKey "twin" ; dcterms:identifier "twin" ; rdfs:label "Twin-battery lamp" ;
+    dk:groundReference :a.neg ;
+    dcterms:description "Two batteries side by side feed one lamp through two fuses in series." .
+:box a dk:Module ; dcterms:identifier "box" ; rdfs:label "Box" ; dk:partOf :twin .
+:a a dk:VoltageSource ; dcterms:identifier "a" ; rdfs:label "Fresh battery" ; dk:partOf :box ; dk:voltage 12.6 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :a.pos, :a.neg .
+:a.pos a dk:Port ; dk:portName "pos" .
+:a.neg a dk:Port ; dk:portName "neg" .
+:b a dk:VoltageSource ; dcterms:identifier "b" ; rdfs:label "Older battery" ; dk:partOf :box ; dk:voltage 12.4 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :b.pos, :b.neg .
+:b.pos a dk:Port ; dk:portName "pos" .
+:b.neg a dk:Port ; dk:portName "neg" .
+:f1 a dk:Fuse ; dcterms:identifier "f1" ; rdfs:label "First fuse" ; dk:partOf :box ; dk:ratedCurrent 1 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :f1.p, :f1.n .
+:f1.p a dk:Port ; dk:portName "p" .
+:f1.n a dk:Port ; dk:portName "n" .
+:f2 a dk:Fuse ; dcterms:identifier "f2" ; rdfs:label "Second fuse" ; dk:partOf :box ; dk:ratedCurrent 1 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :f2.p, :f2.n .
+:f2.p a dk:Port ; dk:portName "p" .
+:f2.n a dk:Port ; dk:portName "n" .
+:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Lamp" ; dk:partOf :box ; dk:resistance 72 ; dk:powerThreshold 0.5 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :lamp.p, :lamp.n .
+:lamp.p a dk:Port ; dk:portName "p" .
+:lamp.n a dk:Port ; dk:portName "n" .
+
+:a.pos dk:connectedTo :b.pos, :f1.p .
+:a.neg dk:connectedTo :b.neg, :lamp.n .
+:f1.n dk:connectedTo :f2.p .
+:f2.n dk:connectedTo :lamp.p .
+'''
+
+# one battery, the same two fuses and lamp (the other battery a spare, left unconnected)
+SERIES = TWIN.replace(":a.pos dk:connectedTo :b.pos, :f1.p .", ":a.pos dk:connectedTo :f1.p .").replace(
+    ":a.neg dk:connectedTo :b.neg, :lamp.n .", ":a.neg dk:connectedTo :lamp.n .\n:b.pos dk:openByDesign true .\n"
+    ":b.neg dk:openByDesign true .")
+
+SAID = "a (12.6 V) and b (12.4 V) are wired straight across each other"
+
+
+def test_batteries_wired_across_each_other_are_named(tmp_path: Path):
+    path = tmp_path / "twin.ttl"
+    path.write_text(TWIN)
+    r = run_cli("--memory", "simulate", str(path))
+    assert r.returncode == 1 and SAID in r.stderr and "internal resistance" in r.stderr, r.stdout + r.stderr
+    store = str(tmp_path / "store")
+    r = run_cli("--store", store, "load", str(path))
+    line = TWIN.splitlines().index(next(x for x in TWIN.splitlines() if x.startswith(":twin a dk:System"))) + 1
+    assert r.returncode == 0 and f"{path}:{line}: twin: solve: the working system cannot be solved: {SAID}" in r.stderr, \
+        r.stderr
+    assert "no lamp a session judges" not in r.stderr
+    r = run_cli("--store", store, "generate", "twin", "--out", str(tmp_path / "gen"))
+    assert r.returncode == 2 and SAID in r.stderr, r.stdout + r.stderr
+
+
+def test_a_spare_battery_and_a_node_the_solves_damage_cut_off(tmp_path: Path):
+    assert SERIES != TWIN
+    system, state = tmp_path / "series.ttl", tmp_path / "short.ttl"
+    system.write_text(SERIES)
+    r = run_cli("--memory", "simulate", str(system))
+    assert r.returncode == 0 and "lit: lamp" in r.stdout, r.stdout + r.stderr
+    assert "b          VoltageSource" in r.stdout and "0.000         0.000" in r.stdout     # the spare carries nothing
+    state.write_text("@prefix : <https://example.org/twin/> .\n@prefix dk: <https://w3id.org/diagkg/ontology#> .\n"
+                     ":lamp dk:hasOverride [ a dk:ParameterValue ; dk:parameter dk:resistance ; dk:value 0.5 ] .\n")
+    r = run_cli("--memory", "simulate", str(system), "--state", str(state))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "damaged by the circuit: f1 (blown" in r.stdout and "f2 (blown" in r.stdout, r.stdout
+    note = next((x for x in r.stdout.splitlines() if x.startswith("not joined to 0 V")), "")
+    assert note.endswith(": b, f1, f2"), r.stdout
