@@ -123,7 +123,7 @@ def _rating_warnings(store: KnowledgeStore, keys: list[str]) -> list[Finding]:
     judges it by (:func:`diagkg.env.checks.lamp_warnings`), or else that it cannot be solved at all
     (:func:`diagkg.env.checks.solve_warnings`). A system that cannot be simulated
     here is loaded all the same: ``diagkg simulate`` says why."""
-    from ..env.checks import lamp_warnings, rating_warnings, solve_warnings
+    from ..env.checks import lamp_warnings, rating_warnings, solve_warnings, threshold_warnings
     from ..env.service import simulator_for
 
     out: list[Finding] = []
@@ -133,6 +133,7 @@ def _rating_warnings(store: KnowledgeStore, keys: list[str]) -> list[Finding]:
             nominal = sim.simulate()
             unsolved = solve_warnings(store, sim, nominal)
             out += unsolved or rating_warnings(store, sim, nominal) + lamp_warnings(store, sim, nominal)
+            out += threshold_warnings(store, sim)
         except errors.DiagkgError:
             continue
     return out

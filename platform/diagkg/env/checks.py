@@ -65,7 +65,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..sim.circuit import CircuitState, Skeleton
     from ..sim.simulator import SimulationResult, Simulator
 
-CHECKS = ("observable", "working", "masking", "repair", "hypotheses", "symptoms", "damage", "ratings", "lamps", "solve")
+CHECKS = ("observable", "working", "masking", "repair", "hypotheses", "symptoms", "damage", "ratings", "lamps", "solve",
+          "threshold")
 APPEARANCES = ("Lit", "Dark", "Flickering")
 
 
@@ -199,6 +200,28 @@ def lamp_warnings(store: "KnowledgeStore", sim: "Simulator", result: "Simulation
     return [Finding(sk.key, "lamps", True, "no lamp a session judges the system by is lit in the nominal state (a bulb, "
                     "or an LED declared dk:isIndicator false): a session finds the system working whenever it "
                     "settles with no loose end, whatever the fault" + hint, file, _line_in(file, sk.iri), warning=True)]
+
+
+def threshold_warnings(store: "KnowledgeStore", sim: "Simulator") -> list[Finding]:
+    """A warning, at the coupling in the system's file, for each coupling that trips on a current sensor's current
+    at another number than the sensor's ``dk:currentThreshold`` (which no simulation reads: the coupling's
+    condition is what trips)."""
+    from ..kg.expressions import current_limits
+
+    sk = sim.skeleton
+    file = system_file(store, sk.iri)
+    out = []
+    for coupling in sk.couplings:
+        for part, limit in current_limits(coupling.closed_when) if coupling.closed_when is not None else ():
+            comp = sk.components.get(part)
+            rated = sk.params_of(comp).get("currentThreshold") if comp is not None else None
+            if not isinstance(rated, (int, float)) or abs(rated - limit) <= 1e-9 * max(abs(rated), 1.0):
+                continue
+            iri = sk.iri.rsplit("/", 1)[0] + "/" + coupling.id
+            out.append(Finding(sk.key, "threshold", True, f"{coupling.id} trips on current('{part}') at {limit:g} A, "
+                               f"where {part} states dk:currentThreshold {rated:g} A (the coupling is what trips)",
+                               file, _line_in(file, iri), warning=True))
+    return out
 
 
 def parallel_sources(sk: "Skeleton") -> list[str]:
@@ -499,4 +522,4 @@ def scratch_with(store: "KnowledgeStore") -> "KnowledgeStore":
 
 
 __all__ = ["CHECKS", "Finding", "ScenarioReport", "check_scenario", "check_scenarios", "lamp_warnings", "parallel_sources",
-           "rating_warnings", "scenario_file", "scratch_with", "solve_warnings", "system_file", "unsolved"]
+           "rating_warnings", "scenario_file", "scratch_with", "solve_warnings", "system_file", "threshold_warnings", "unsolved"]

@@ -104,6 +104,33 @@ def overload(expression: Expression) -> Expression | None:
     return Expression(ast.unparse(ratio), expression.where, expression.names, compile(ratio, expression.where, "eval"))
 
 
+def current_limits(expression: Expression) -> list[tuple[str, float]]:
+    """The currents a coupling's condition compares with a number (``abs(current('cs')) > 0.5``: ``('cs', 0.5)``),
+    the part's identifier and the number, each comparison of one side that is ``current('X')`` (or its ``abs``)
+    with a number on the other."""
+    out: list[tuple[str, float]] = []
+    for node in ast.walk(ast.parse(expression.source.strip(), mode="eval")):
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            continue
+        sides = (node.left, node.comparators[0])
+        parts = [_current_of(side) for side in sides]
+        numbers = [side.value for side in sides if isinstance(side, ast.Constant) and isinstance(side.value, (int, float))]
+        named = [p for p in parts if p is not None]
+        if len(named) == 1 and len(numbers) == 1:
+            out.append((named[0], float(numbers[0])))
+    return out
+
+
+def _current_of(node: ast.expr) -> str | None:
+    """The part whose current ``node`` reads (``current('X')``, ``abs(current('X'))``), or None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "abs" and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "current" and node.args \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    return None
+
+
 def _named(call: ast.Call, wanted: tuple[str, ...], where: str, source: str) -> tuple[str, ...]:
     """What a coupling function's call names: as many quoted names as it takes (``voltage('rx_r', 'p')``)."""
     name = call.func.id if isinstance(call.func, ast.Name) else "?"
