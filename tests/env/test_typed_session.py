@@ -257,7 +257,7 @@ def test_trajectories_store_inspections_and_verdicts_as_data():
     assert verdicts == [str(DK.VerdictNominal)]
     assert not [r for r in rows if r["property"] == str(DK.InspectionResult)]       # nothing left as text
     version = store.select("PREFIX dk: <https://w3id.org/diagkg/ontology#> SELECT ?v WHERE { ?t dk:formatVersion ?v }")
-    assert [r["v"] for r in version] == [trajectory.FORMAT_VERSION] == [3]
+    assert [r["v"] for r in version] == [trajectory.FORMAT_VERSION] == [4]
     assert result.rounds == 2
 
 

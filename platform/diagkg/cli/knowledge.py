@@ -338,6 +338,7 @@ def _print_result(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples,
     names = [v.value for v in result.variables]
     rows = [[_short(row[n]) for n in names] for row in result]
     print_table(names, rows)
+    sys.stdout.flush()          # the table before the count, where both go to one pipe
     print(f"{len(rows)} row(s)", file=sys.stderr)
 
 

@@ -203,7 +203,10 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
             if r.verdict is None:
                 raise InputError(f"round {n} states a hypothesis without a verdict")
             add(hyp, DK.verdict, VERDICT_IRIS[r.verdict])
-            add(hyp, DK.costMinutes, lit(float(r.cost)))
+            # its own cost (the repairs it implies): the access they needed is stored as executed actions, each with
+            # its cost, so that a round costs its executed actions and its hypothesis, each counted once
+            access = sum(cost for action_id, _, cost in r.executed if action_id in catalogue_iris)
+            add(hyp, DK.costMinutes, lit(float(r.cost) - access))
         if r.mapped_by:    # the service agent's mapping of the instruction (a recorded LLM call)
             add(rnd, DK.mappedBy, node(f"llm-call-{r.mapped_by}"))
         for k, (action_id, targets, cost) in enumerate(r.executed, 1):
@@ -228,8 +231,10 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
     return quads
 
 
-# 2: structured results of inspections and tests (1: inspections as text); 3: each round's healthy parts (dk:healthyPart)
-FORMAT_VERSION = 3
+# 2: structured results of inspections and tests (1: inspections as text); 3: each round's healthy parts (dk:healthyPart);
+# 4: a hypothesis's dk:costMinutes is its own (the repairs it implies), the access they needed being executed actions
+# of the round (it was the round's, counting the access twice for whoever summed both)
+FORMAT_VERSION = 4
 
 TERMINAL_STATES = {"attached": DK.Attached, "loose": DK.Loose, "off": DK.Off}
 VERDICTS = {"nominal": DK.VerdictNominal, "open": DK.VerdictOpen, "short": DK.VerdictShort,
