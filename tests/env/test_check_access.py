@@ -93,3 +93,30 @@ def test_the_lid_is_paid_with_the_lamp_and_an_opening_of_its_own_besides(tmp_pat
     assert "ideal:" not in _check(tmp_path, OPEN_LAMP)
     out = _check(tmp_path, LID_FIRST)
     assert "replace_component lamp (130 min as a session charges it, access included, the ideal repair 140 min)" in out, out
+
+
+def test_a_generated_ideal_repair_states_what_a_session_charges_and_reports_read_it(tmp_path):
+    # `cost / ideal` summed the ideal repair's steps at the catalogue's costs: the oracle, repairing the lamp under
+    # the lid as the generated plan says, read 1.08 (130 min against 120)
+    import csv
+
+    (tmp_path / "hood.ttl").write_text(HOOD)
+    store = str(tmp_path / "store")
+    assert run_cli("--store", store, "load", str(tmp_path / "hood.ttl")).returncode == 0
+    r = run_cli("--store", store, "generate", "hoodlamp", "--modes", "OpenComponent", "--out", str(tmp_path / "gen"))
+    assert r.returncode == 0, r.stderr
+    lamp = next(f for f in (tmp_path / "gen").glob("*.ttl") if "dk:target sys:lamp" in f.read_text())
+    assert "dk:costMinutes 130" in lamp.read_text(), lamp.read_text()
+    assert run_cli("--store", store, "load", str(tmp_path / "gen")).returncode == 0
+    import json
+
+    r = run_cli("--store", store, "evaluate", "--assistant", "oracle", "--scenarios", "system:hoodlamp", "--name", "orc",
+                "--format", "json")
+    assert r.returncode == 0, r.stderr
+    campaign = json.loads(r.stdout.strip().splitlines()[-1])["campaign"]
+    r = run_cli("--store", store, "report", campaign, "--out", str(tmp_path / "report"))
+    assert r.returncode == 0, r.stderr
+    with (tmp_path / "report" / "by-scenario.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    mine = next(row for row in rows if row["scenario"] == lamp.name.split("-", 1)[0])
+    assert float(mine["cost / ideal"]) == 1.0, mine

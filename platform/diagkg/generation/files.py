@@ -220,6 +220,8 @@ def scenario_graph(bench: Bench, look: Look, repair: Repair, masked: tuple[bool,
     plan = blank()
     g.add((s, _D.idealRepair, plan))
     g.add((plan, RDF.type, _D.RepairPlan))
+    # what a session charges for it, the access each step needs included (cost / ideal is measured against it)
+    g.add((plan, _D.costMinutes, rdflib.Literal(str(round(float(repair.minutes), 6)), datatype=XSD.decimal)))
     action_types = bench.action_types()
     for step in repair.steps:
         node = blank()
