@@ -51,6 +51,8 @@ class Dropped(StrEnum):
     WORKING = "working"          # the service agent judges the system working (its main lamps light)
     NO_REPAIR = "no-repair"      # no sequence of the catalogue's repairs clears it
     CHECK = "check"              # the written scenario fails a check of `diagkg check`
+    ALIKE = "alike"              # another placement shows and is repaired the same (a short between a part's two
+                                 # nodes and the part shorted): one scenario, not two weighing double in a campaign
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,7 @@ def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress
     coupling_modes = frozenset(name for name, m in modes.items() if m.kind == "coupling")
     by_count = category_counts(store)
     kept: list[tuple[Look, Repair, tuple[bool, ...]]] = []
+    seen: dict[tuple[object, ...], int] = {}       # what a person sees and what repairs it -> its place in kept
     for i, p in enumerate(tried, 1):
         look = looks.get(p.key) if len(p) == 1 else None
         look = look or bench.look(p)
@@ -158,6 +161,16 @@ def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress
         if repair is None:
             gen.left.append(Left(p.key, Dropped.NO_REPAIR, "faulty: " + ", ".join(sorted(look.faulty))))
             continue
+        alike = (look.signatures, look.faulty, repair.steps, repair.permanent, look.intermittent)
+        first = seen.get(alike)
+        if first is not None:          # one of them, the likelier (the first of equals)
+            other = kept[first][0].placement
+            dropped, kept_key = (p, other.key) if p.prior <= other.prior else (other, p.key)
+            gen.left.append(Left(dropped.key, Dropped.ALIKE, f"as {kept_key}"))
+            if dropped is other:
+                kept[first] = (look, repair, bench.masked(look))
+            continue
+        seen[alike] = len(kept)
         kept.append((look, repair, bench.masked(look)))
     wording = wording or Wording()
     for i, (look, _, _) in enumerate(kept, 1):
