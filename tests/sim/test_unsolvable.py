@@ -88,3 +88,29 @@ def test_a_spare_battery_and_a_node_the_solves_damage_cut_off(tmp_path: Path):
     assert "damaged by the circuit: f1 (blown" in r.stdout and "f2 (blown" in r.stdout, r.stdout
     note = next((x for x in r.stdout.splitlines() if x.startswith("not joined to 0 V")), "")
     assert note.endswith(": b, f1, f2"), r.stdout
+
+
+# the two batteries each behind its internal resistance (0.1 ohm): the fresh one charges the older
+RESISTORS = """
+:ra a dk:Resistor ; dcterms:identifier "ra" ; rdfs:label "Fresh battery's inside" ; dk:partOf :box ; dk:resistance 0.1 ;
+    dk:affords dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :ra.p, :ra.n .
+:ra.p a dk:Port ; dk:portName "p" .
+:ra.n a dk:Port ; dk:portName "n" .
+:rb a dk:Resistor ; dcterms:identifier "rb" ; rdfs:label "Older battery's inside" ; dk:partOf :box ; dk:resistance 0.1 ;
+    dk:affords dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :rb.p, :rb.n .
+:rb.p a dk:Port ; dk:portName "p" .
+:rb.n a dk:Port ; dk:portName "n" .
+"""
+CHARGING = TWIN.replace(":a.pos dk:connectedTo :b.pos, :f1.p .",
+                        ":a.pos dk:connectedTo :ra.p .\n:b.pos dk:connectedTo :rb.p .\n:ra.n dk:connectedTo :rb.n, :f1.p .") \
+    + RESISTORS
+
+
+def test_a_battery_being_charged_is_said_to_take_power_in(tmp_path: Path):
+    # the power column is unsigned: the older battery, taking 0.9 A in, read like one giving it
+    assert CHARGING != TWIN + RESISTORS
+    (tmp_path / "charging.ttl").write_text(CHARGING)
+    r = run_cli("--memory", "simulate", str(tmp_path / "charging.ttl"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    said = next((x for x in r.stdout.splitlines() if x.startswith("taking power in")), "")
+    assert said.endswith(": b"), r.stdout

@@ -106,6 +106,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if loose:
         print(f"not joined to 0 V (potentials as the solve leaves them; a voltmeter, through which alone they reach "
               f"0 V, reads them otherwise): {', '.join(loose)}")
+    # a source delivers with its current negative (it leaves by its positive port); the power column is unsigned
+    charged = sorted(cid for cid, c in result.components.items()
+                     if c.type == "VoltageSource" and c.current > 1e-6 and c.power > 1e-6)
+    if charged:
+        print(f"taking power in, not giving it (another source drives current into its positive end): {', '.join(charged)}")
     return EXIT_VIOLATIONS if result.error else EXIT_OK
 
 
