@@ -217,10 +217,9 @@ def threshold_warnings(store: "KnowledgeStore", sim: "Simulator") -> list[Findin
             rated = sk.params_of(comp).get("currentThreshold") if comp is not None else None
             if not isinstance(rated, (int, float)) or abs(rated - limit) <= 1e-9 * max(abs(rated), 1.0):
                 continue
-            iri = sk.iri.rsplit("/", 1)[0] + "/" + coupling.id
             out.append(Finding(sk.key, "threshold", True, f"{coupling.id} trips on current('{part}') at {limit:g} A, "
                                f"where {part} states dk:currentThreshold {rated:g} A (the coupling is what trips)",
-                               file, _line_in(file, iri), warning=True))
+                               file, _line_in(file, coupling.iri), warning=True))
     return out
 
 

@@ -159,11 +159,15 @@ class Bench:
         return worked(s, s.state(), self._draws(placement))
 
     # -- the cheapest repair ---------------------------------------------------
+    def kept_interventions(self) -> frozenset[str]:
+        """The interventions of the catalogue that are not repairs (kept for a scenario that needs them)."""
+        return frozenset(a for a in self.interventions if a in self.catalogue and not self.catalogue[a].repair)
+
     def repair(self, look: Look) -> Repair | None:
         """The cheapest sequence (minutes, then fewest steps) of repair actions and interventions
         of the catalogue on the faulty parts after which the system works and no part is faulty
         any more; None when none of at most :data:`MAX_REPAIR_STEPS` steps does."""
-        keep = frozenset(a for a in self.interventions if a in self.catalogue and not self.catalogue[a].repair)
+        keep = self.kept_interventions()
         s = self._start(self.scenario(look.placement, permanent=keep))
         options = self._repair_options(sorted(look.faulty))
         if not options:
@@ -232,7 +236,7 @@ class Bench:
         found = self.repair(self.look(placement))
         if found is None:
             return None
-        keep = frozenset(a for a in self.interventions if a in self.catalogue and not self.catalogue[a].repair)
+        keep = self.kept_interventions()
         ideal = self.paid(placement, scenario.repair, keep)
         return (found, found.minutes, ideal) if found.minutes < ideal - 1e-9 else None
 

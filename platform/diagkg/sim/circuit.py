@@ -97,6 +97,7 @@ class Coupling:
     blocked_when: tuple[tuple[str, str], ...] = ()  # (element id, state local name)
     drives: str | None = None
     closed_when: Expression | None = None
+    iri: str = ""           # the coupling's own IRI (its id is the IRI's last segment)
 
 
 @dataclass
@@ -440,7 +441,7 @@ def _read_couplings(store: "KnowledgeSource", system: ox.NamedNode) -> list[Coup
                   if r["closedWhen"] else None)
         active = r["activeByDefault"]
         out.append(Coupling(
-            id=cid, kind=r["kind"], active_by_default=True if active is None else bool(active),
+            id=cid, iri=iri, kind=r["kind"], active_by_default=True if active is None else bool(active),
             emitter=r["emitter"], receiver=r["receiver"],
             max_distance=float(r["maxDistance"]) if r["maxDistance"] is not None else None,
             blocked_when=tuple(sorted(entry["blocks"])), drives=r["drives"], closed_when=closed,
