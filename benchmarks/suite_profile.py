@@ -83,7 +83,7 @@ def summarise(folded: Path, rate: float, top: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rate", type=float, default=30.0, help="samples a second (default 30)")
+    parser.add_argument("--rate", type=int, default=30, help="samples a second (default 30; py-spy takes a whole number)")
     parser.add_argument("--out", default="/tmp/diagkg-suite.folded", help="where the samples go")
     parser.add_argument("--read", help="summarise these recorded samples instead of running the suite")
     parser.add_argument("--py-spy", default=shutil.which("py-spy") or "/tmp/pyspy/bin/py-spy")

@@ -234,10 +234,23 @@ def test_a_short_no_opened_part_explains_is_sought_once_the_candidates_are_used_
     assert len(numbers) == 13
     before, after = solved(unexplained_shorts=False, probe_dark=False), solved(probe_dark=False)
     assert after >= 12 and before <= after - 3, (before, after)      # 8 and 12; 11 when only a wrong naming was the sign
-    # the dark lamp's potentials read first (probe_dark, on by default) find these shorts, without the rule too; two
-    # of them (a short from bulb 8's near end to the 4 V loop) blow fuse 7 alone since physics version 4 (before,
-    # fuse 12 too), and are not found: the assistant never looks at fuse 7 (left for a later look: see the note)
-    assert solved() == solved(unexplained_shorts=False) >= 11
+    # the dark lamp's potentials read first (probe_dark, on by default) find these shorts, without the rule too
+    assert solved() == solved(unexplained_shorts=False) == 13
+
+
+def test_a_short_that_blew_a_fuse_is_suspected_beside_those_that_damage_nothing(tmp_path):
+    """A short from bulb 8's near end to the 4 V loop blows fuse 7 (physics version 4: before, fuse 12 too, and
+    replacing fuse 7 alone brought the system back). The bulb's near end reads 4 V, which a short from the fuse's
+    far end to the 4 V battery, damaging nothing, gives too: only shorts that damage nothing were suspected while
+    one gave the readings, and the assistant named the parts of that one until its rounds ran out, never fuse 7 or
+    bulb 8 (``unwritten_2_9`` S.212/213). Those that damaged something are suspected beside them
+    (``damaging_alike``)."""
+    store = with_generated(tmp_path, "porch_two", _second_system(), frozenset({"ShortBetweenNodes"}))
+    (number,) = scenarios_between(store, {"bulb8.p", "fuse12.n"})
+    assert ScenarioCatalog(store).resolve(number).faulty == {"fuse7", "bulb8", "fuse12"}
+    ends = [run_session(number, NeuroSymbolic(**config), store=store, seed=0, record=False, keep_ledger=False).end
+            for config in ({}, {"damaging_alike": False})]
+    assert ends == ["success", "timeout"], ends
 
 
 @pytest.mark.parametrize("number", [205, 211])
@@ -256,4 +269,4 @@ def test_once_a_shorts_end_is_repaired_the_fuse_a_short_there_blew_is_named(tmp_
                          on_round=lambda r: named.append(tuple(r.to_dict().get("suspects") or ())))
     named = [s for s in named if s]
     assert result.end == "success" and named[-1] == ("fuse7",), named
-    assert set(named[-2]) & {"bat10", "cable11"}        # right after the short's end
+    assert set(named[-2]) & (scenario.faulty - {"fuse7"})        # right after the short's end

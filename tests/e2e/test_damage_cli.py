@@ -42,6 +42,8 @@ def test_damage_on_the_command_line(tmp_path):
     done = run_cli("--store", store, "simulate", "--scenario", "REAR.1")
     assert done.returncode == 0, done.stderr
     assert "damaged by the circuit: fuse (blown at" in done.stdout
+    # the table of the faulted state, as `simulate SYSTEM --state` prints it (it printed the lights alone)
+    assert any(line.split()[:2] == ["fuse", "Fuse"] for line in done.stdout.splitlines()), done.stdout
     done = run_cli("--store", store, "simulate", "--scenario", "REAR.1", "--format", "json")
     damage = json.loads(done.stdout)["damage"]
     assert [(d["component"], d["state"]) for d in damage] == [("fuse", "blown")] and damage[0]["current"] > 5

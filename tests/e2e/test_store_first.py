@@ -585,6 +585,21 @@ def test_shipped_catalogue_reaches_a_store_by_loading(tmp_path):
     assert r.returncode == 2 and "no scenario 'NOPE.1' in the store" in r.stderr
 
 
+def test_a_name_of_no_scenario_leaves_a_store_without_the_shipped_catalogue_as_it_was(torch_store):
+    # a typo of the user's own scenario's name brought the whole shipped catalogue in (5 systems, 135 scenarios) before
+    # saying the name was unknown; only a shipped scenario's number or identifier brings it in
+    from diagkg.env.workspace import names_shipped_scenario
+    from diagkg.errors import UnknownTermError
+    from diagkg.kg.loading import has_shipped
+
+    before = len(torch_store.select("graph-sources"))
+    with pytest.raises(UnknownTermError):
+        diagkg.make("TORCH.9", store=torch_store)
+    assert not has_shipped(torch_store) and len(torch_store.select("graph-sources")) == before
+    assert names_shipped_scenario("3CC.S.1") and names_shipped_scenario(135) and names_shipped_scenario("1")
+    assert not names_shipped_scenario("TORCH.9") and not names_shipped_scenario(136) and not names_shipped_scenario("3CC")
+
+
 def test_python_make_reads_the_store_in_use(tmp_path, user_files):
     with KnowledgeStore.memory() as store:
         with pytest.raises(ValidationError):

@@ -460,3 +460,22 @@ def test_a_second_validation_parses_no_sparql_constraint_again(validator, tmp_pa
     shacl._TRANSLATED.clear()                      # with nothing kept, the constraints are parsed again
     third = _validate(validator, case.base, case.mutate, tmp_path)
     assert parsed and [str(v) for v in third.violations] == [str(v) for v in first.violations]
+
+
+def test_a_misspelt_term_is_reported_at_each_node_that_uses_it(validator):
+    # a stranger misspelt dk:resistance on three bulbs: one violation came back, naming the second bulb at the first
+    # bulb's line, and the other two were not reported
+    from diagkg.kg.rdfio import parse_text
+
+    from ..support.torch import TORCH
+
+    lines = TORCH.replace("dk:resistance 60", "dk:resistence 60").replace("dk:resistance 330", "dk:resistence 330")
+    doc = parse_text(lines, "torch.ttl")
+    found = [v for v in validator.validate_documents([doc])["torch.ttl"] if "dk:resistence" in v.message]
+    where = {v.focus: v.line for v in found}
+    expected = {name: next(n for n, line in enumerate(lines.splitlines(), start=1) if line.startswith(f":{name} a "))
+                for name in ("bulb", "r_led")}
+    assert set(where) == {":bulb", ":r_led"}, found
+    for name, declared in expected.items():
+        line = where[f":{name}"]
+        assert line is not None and declared <= line <= declared + 2 and "dk:resistence" in lines.splitlines()[line - 1]

@@ -55,6 +55,9 @@ class NeuroSymbolicConfig(Settings):
     # no short that damages nothing shows the lights seen (and no fuse was found blown): one that damaged
     # something on its way to them (the lamps of the damaged circuit)
     damaging_shorts: bool = True
+    # … and those that damaged something are suspected beside those that damage nothing, whenever they give every
+    # reading (a fuse a short blew reads no current: a reading there tells them apart)
+    damaging_alike: bool = True
     # a short's parts by the share of the placements left they end (those on parts named are ruled out) per
     # minute of naming them (a round's minutes included), unless that finds it less surely in the rounds left
     short_by_cost: bool = True

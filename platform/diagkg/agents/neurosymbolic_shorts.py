@@ -386,10 +386,10 @@ class Shorts:
         if self.short_pairs is None:
             lit, dark = self._lights_seen()
             pairs = self._agreeing(screen, screen.showing(lit, dark, frozenset(self.blown)))
-            if not pairs and not self.blown and self.settings.damaging_shorts:
+            if not self.blown and self.settings.damaging_shorts and (not pairs or self.settings.damaging_alike):
                 # none that damages nothing (and gives the readings): one that damaged something on its way to the
                 # lights seen (a fuse it blew reads no current)
-                pairs = self._agreeing(screen, screen.showing(lit, dark, damaging=True))
+                pairs += self._agreeing(screen, screen.showing(lit, dark, damaging=True))
             self.short_pairs = pairs
         return self.short_pairs
 

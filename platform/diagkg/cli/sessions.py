@@ -18,6 +18,7 @@ from .output import EXIT_OK, EXIT_VIOLATIONS, is_file_ref, json_config, open_sto
 if TYPE_CHECKING:  # pragma: no cover
     from ..runs.rounds import Round
     from ..runs.runner import RunResult
+    from ..sim.circuit import CircuitState
     from ..sim.simulator import Simulator
 
 
@@ -42,7 +43,6 @@ def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
 def cmd_simulate(args: argparse.Namespace) -> int:
     import random
 
-    from ..sim import meter
     from ..sim.circuit import NOMINAL, state_from_turtle
     from ..sim.simulator import result_quads
 
@@ -91,6 +91,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if state.damaged:
         print("damaged in the state: " + ", ".join(f"{c} ({sim.skeleton.damage_labels.get(d, d)})"
                                                   for c, d in sorted(state.damaged)))
+    _print_solve(result, sim, state)
+    return EXIT_VIOLATIONS if result.error else EXIT_OK
+
+
+def _print_solve(result: Any, sim: Simulator, state: CircuitState) -> None:
+    """A solve of ``state`` as a person reads it: what the circuit damaged, the contacts, every part's potentials,
+    current, power and light, and notes on nodes nothing holds and sources taking power in."""
+    from ..sim import meter
+
     if result.damage:
         print(_damage_line(result, sim))
     if result.live:
@@ -111,7 +120,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                      if c.type == "VoltageSource" and c.current > 1e-6 and c.power > 1e-6)
     if charged:
         print(f"taking power in, not giving it (another source drives current into its positive end): {', '.join(charged)}")
-    return EXIT_VIOLATIONS if result.error else EXIT_OK
 
 
 @contextlib.contextmanager
@@ -165,8 +173,7 @@ def _simulate_scenario(args: argparse.Namespace) -> int:
     print(f"nominal lights: {', '.join(nominal.lit) or '(none)'}")
     print(f"after the faults: {', '.join(result.lit) or '(nothing lit)'}; converged: "
           f"{'yes' if result.converged else 'NO'}; nominal: {'yes' if is_nominal else 'no'}")
-    if result.damage:
-        print(_damage_line(result, session.sim))
+    _print_solve(result, session.sim, session.injected_state)
     return EXIT_OK
 
 

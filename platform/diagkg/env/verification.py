@@ -115,12 +115,25 @@ def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
         else:
             out.message = (", ".join(candidates) + " " + ("was" if len(candidates) == 1 else "were") + " indeed faulty and "
                            "has been repaired, but the system still does not work: something else is wrong too.")
+            again = failed_again(session, trial, faulty_named)
+            if again:       # what a technician sees at once: the new fuse blows the moment it is in
+                out.data["failed_again"] = again
+                out.message += (" The new " + ", ".join(again) + (" fails" if len(again) == 1 else " fail") +
+                                " again at once: something still drives " + ("it" if len(again) == 1 else "them") +
+                                " past " + ("its" if len(again) == 1 else "their") + " rating.")
     out.success = out.verdict is Verdict.CORRECT
     out.message += f" (Unknown names ignored: {', '.join(unknown)}.)" if unknown else ""
-    out.data = {"candidates": candidates, "actually_faulty": faulty_named, "verdict": out.verdict.value}
+    out.data = {"candidates": candidates, "actually_faulty": faulty_named, "verdict": out.verdict.value, **out.data}
     if works is not None:      # what the repair did to the main function (the message says it in words)
         out.data["works"] = works
     return out
+
+
+def failed_again(session: Workbench, state: CircuitState, parts: Iterable[str]) -> list[str]:
+    """Those of ``parts`` (just repaired: ``state`` is the session's with their repairs) that the circuit damages
+    again at once, however a loose end falls: a new fuse a short left in place blows."""
+    damaged = {d.component for fallen in loose_falls(state) or () for d in session.sim.simulate(fallen, session.rng).damage}
+    return sorted(damaged & set(parts))
 
 
 def injected_parts(session: Workbench) -> set[str]:

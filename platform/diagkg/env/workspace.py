@@ -39,12 +39,14 @@ if TYPE_CHECKING:  # pragma: no cover
 Notify = Callable[[str], None]
 
 __all__ = ["AnswerCache", "KnowledgeSource", "KnowledgeView", "WorkingMemory", "assistant_view", "prior_view",
-           "resolve_scenario", "workspace"]
+           "names_shipped_scenario", "resolve_scenario", "workspace"]
 
 
 def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
                      notify: Notify | None = None) -> "Scenario":
-    """A scenario of ``store`` by number or identifier (a :class:`Scenario` is returned as is)."""
+    """A scenario of ``store`` by number or identifier (a :class:`Scenario` is returned as is). A store without
+    the shipped catalogue gets it loaded first when ``ref`` names a shipped scenario (a name of none, a typo of
+    the user's own, loads nothing: the error says what the store holds)."""
     from ..kg.loading import ensure_shipped, has_shipped
     from .scenarios import Scenario, ScenarioCatalog
 
@@ -53,10 +55,23 @@ def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
     try:
         return ScenarioCatalog.find(store, ref)
     except UnknownTermError:
-        if has_shipped(store):
+        if has_shipped(store) or not names_shipped_scenario(ref):
             raise
     ensure_shipped(store, notify=notify)
     return ScenarioCatalog(store).resolve(ref)
+
+
+def names_shipped_scenario(ref: str | int) -> bool:
+    """Whether ``ref`` is the number or identifier of a shipped scenario (as the catalogue's files are named:
+    ``NNN-IDENTIFIER.ttl``)."""
+    from ..kg.resources import catalog_files
+
+    text = str(ref).strip()
+    for f in catalog_files():
+        number, _, identifier = Path(f.name).stem.partition("-")
+        if text == identifier or (text.isdigit() and int(text) == int(number)):
+            return True
+    return False
 
 
 RDF_SUFFIXES = (".ttl", ".nt", ".trig", ".nq", ".rdf", ".owl", ".jsonld", ".n3")

@@ -147,24 +147,27 @@ def _node_shape(shapes: rdflib.Graph, shape: rdflib.term.Node | None) -> str | N
 
 
 def unknown_terms(doc: RdfDocument, known: frozenset[str]) -> list[Violation]:
-    """The dk: terms a document uses that the ontology does not define, located."""
+    """The dk: terms a document uses that the ontology does not define, located: once per node that uses one, at
+    the first line from that node's where the term is written (a misspelt property on three bulbs is three
+    violations, each at its bulb)."""
     out: list[Violation] = []
-    seen: set[str] = set()
+    seen: set[tuple[rdflib.term.Node, str]] = set()
     for s, p, o in doc.graph:
         for term, role in ((p, "property"), (o, "value")):
             if isinstance(term, rdflib.URIRef) and str(term).startswith(DK_NS) and str(term) not in known:
-                if str(term) in seen:
+                if (s, str(term)) in seen:
                     continue
-                seen.add(str(term))
+                seen.add((s, str(term)))
+                start = _line_of_node(doc, doc.graph, s)
                 out.append(Violation(
                     file=doc.name, focus=_show(doc.graph, s), path=_show(doc.graph, p),
                     message=f"unknown term {_show(doc.graph, term)}: it is not in the diagkg ontology "
                             f"(used as a {role})",
-                    line=doc.line_of(term) or doc.line_of(s), shape="ontology terms",
-                    focus_node=s.n3(), result_path=p.n3() if isinstance(p, rdflib.URIRef) else None,
+                    line=(doc.line_of(term, start) if start is not None else None) or doc.line_of(term) or start,
+                    shape="ontology terms", focus_node=s.n3(), result_path=p.n3() if isinstance(p, rdflib.URIRef) else None,
                     value_term=term.n3(), component=DK.UnknownTermConstraintComponent.uri.n3(),
                 ))
-    return out
+    return sorted(out, key=lambda v: (v.line or 0, v.focus))
 
 
 def bad_expressions(doc: RdfDocument) -> list[Violation]:

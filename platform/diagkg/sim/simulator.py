@@ -506,24 +506,25 @@ class Simulator:
         settled = False
         events: list[Damage] = []
         for _ in range(MAX_DAMAGE_ROUNDS):
-            result, hits = self._solve_once(current, hub)
+            result, hits, seen = self._solve_once(current, hub)
             fresh = {k: v for k, v in hits.items() if k not in current.damaged}
             new = first_to_fail(fresh, lambda cid: self.skeleton.components[cid].type) if fresh else []
             if not new:
                 settled = True
                 break
-            events += [Damage(cid, name, result.components[cid].current, result.components[cid].power)
-                       for cid, name in new]
+            events += [Damage(cid, name, seen[cid].current, seen[cid].power) for cid, name in new]
             current = current.evolve(damaged=current.damaged | set(new))
         if not events:
             return result
         return replace(result, damage=tuple(events), damage_settled=settled, converged=result.converged and settled)
 
     def _solve_once(self, state: CircuitState, hub: tuple[PortRef, PortRef, float] | None = None,
-                    ) -> tuple[SimulationResult, dict[tuple[str, str], float]]:
-        """Solve ``state`` and its couplings; the result, and the damage its steady operating point
-        calls for: in the converged solve, or in every one of the last solves of a state that does
-        not settle (:data:`FLICKER_WINDOW`)."""
+                    ) -> tuple[SimulationResult, dict[tuple[str, str], float], dict[str, ComponentResult]]:
+        """Solve ``state`` and its couplings; the result, the damage its operating points call for, and each
+        damaged component as the solve that damages it most found it. The damage of the converged solve; of a
+        state that does not settle (a relay chattering), what any of its last solves (:data:`FLICKER_WINDOW`)
+        calls for: it passes through each of them in turn, and a fuse carrying many times its rating in one
+        blows."""
         plan = self._plan(state) if hub is None else self._hub_plan(state, hub)
         live = self._contact_state(state, plan)
         values = plan.static.copy()
@@ -532,7 +533,8 @@ class Simulator:
         error = None
         iterations = 0
         lit_history: list[frozenset[str]] = []
-        hit_history: list[dict[tuple[str, str], float]] = []
+        hit_history: list[tuple[dict[tuple[str, str], float], dict[str, ComponentResult]]] = []
+        solved_live = live
         op: OperatingPoint | None = None
         for iterations in range(1, MAX_ITERATIONS + 1):  # noqa: B007 - read after the loop
             for ep in plan.dynamic:
@@ -546,8 +548,9 @@ class Simulator:
                 break
             self.stats["solves"] += 1
             components, hits = read(plan.readers, op)   # each component's results, the damage its rules call for
-            hit_history.append(hits)
+            hit_history.append((hits, components))
             lit_history.append(frozenset(cid for cid, c in components.items() if c.lit))
+            solved_live = live
             new_live = self._couplings(state, plan, components, live)
             if new_live == live:
                 converged = True
@@ -556,13 +559,14 @@ class Simulator:
         lit = tuple(sorted(cid for cid, c in components.items() if c.lit))
         flickering: tuple[str, ...] = ()
         damage: dict[tuple[str, str], float] = {}
-        if converged:
-            damage = hit_history[-1]
-        elif error is None:
+        seen: dict[str, ComponentResult] = {}
+        if error is None:
             recent = lit_history[-FLICKER_WINDOW:]
-            flickering = tuple(sorted(frozenset().union(*recent) - frozenset.intersection(*recent)))
-            steady = frozenset.intersection(*map(frozenset, hit_history[-FLICKER_WINDOW:]))
-            damage = {k: v for k, v in hit_history[-1].items() if k in steady}
+            flickering = () if converged else tuple(sorted(frozenset().union(*recent) - frozenset.intersection(*recent)))
+            for hits, at in hit_history[-1:] if converged else hit_history[-FLICKER_WINDOW:]:
+                for key, over in hits.items():
+                    if key not in damage or over > damage[key]:
+                        damage[key], seen[key[0]] = over, at[key[0]]
         probe = None
         shorts: tuple[ShortResult, ...] = ()
         if op is not None:
@@ -570,8 +574,8 @@ class Simulator:
                 probe = abs(op.currents.get("vprobe", 0.0))
             shorts = tuple(ShortResult((pa, pb), op.currents[f"rs{m}"], element_power(op, plan.short_elements[m]))
                            for m, (pa, pb, _) in enumerate(state.shorts))
-        return SimulationResult(self.skeleton.key, converged, iterations, lit, components, live, error,
-                                probe_current=probe, flickering=flickering, shorts=shorts), damage
+        return SimulationResult(self.skeleton.key, converged, iterations, lit, components, solved_live, error,
+                                probe_current=probe, flickering=flickering, shorts=shorts), damage, seen
 
     def _couplings(self, state: CircuitState, plan: _Plan, components: dict[str, ComponentResult],
                    live: dict[str, bool]) -> dict[str, bool]:

@@ -19,4 +19,7 @@ from __future__ import annotations
 # 4: of the components of one type that one solve would damage alike, those furthest past their limit first, then
 #    solved again (of two fuses in series the one at the higher multiple of its rating blows, the other holds); a part
 #    of the circuit nothing joins to ground (no diode in it) tied to ground through 1 TΩ (a spare battery)
-PHYSICS_VERSION = "4"
+# 5: a state that does not settle (a relay chattering) damages what any of its last solves calls for (a fuse carrying
+#    13 times its rating in every other solve blows); a voltmeter's node is held by a diode only while it conducts
+#    (an LED fed through an open contact's leakage reads what the meter pulls it to)
+PHYSICS_VERSION = "5"
