@@ -67,6 +67,7 @@ class Scenario:
     faults: tuple[Fault, ...]
     repair: tuple[RepairStep, ...] = field(default=())
     symptoms: tuple[tuple[str, str], ...] = ()     # stated as data: (component id, "Lit" | "Dark" | "Flickering")
+    repair_minutes: float | None = None            # what the ideal repair's plan states a session charges for it
 
     @property
     def system_graph(self) -> ox.NamedNode:
@@ -199,6 +200,7 @@ def _read_scenario(store: "KnowledgeStore", row: dict[str, Any]) -> Scenario:
         notes=tuple(details["note"]), faults=faults, repair=repair,
         symptoms=tuple((r["id"], r["appearance"].rsplit("#", 1)[-1])
                        for r in store.select("scenario-symptoms", {"scenario": iri})),
+        repair_minutes=float(row["repairCost"]) if row.get("repairCost") is not None else None,
     )
 
 
