@@ -102,10 +102,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         self.intermittent_weight = settings.intermittent_weight
         self.blind_looks, self.tiebreak = settings.blind_looks, settings.tiebreak
         self.coupling_flicker = settings.coupling_flicker
-        self.trust_seen = settings.trust_seen
-        self.chain_modules = settings.chain_modules
-        self.cable_potentials = settings.cable_potentials
-        self.side_only = settings.side_only
+        self.trust_seen, self.chain_modules = settings.trust_seen, settings.chain_modules
+        self.cable_potentials, self.side_only = settings.cable_potentials, settings.side_only
         self.still_dark = settings.still_dark
         self.endgame = settings.endgame
         self.exhaust = settings.exhaust
@@ -161,7 +159,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         if self.couplings_on and knowledge.couplings:
             self._couple(knowledge, briefing)
         if self.couplings_on and knowledge.driven:
-            self._switched(knowledge.driven)
+            self._switched(knowledge.driven, knowledge.reads)
         self.simulator = simulator_for(briefing.view, briefing.system)
         self._start_shorts(knowledge)
         self.view, self.system_key, self.start_lights = briefing.view, briefing.system, dict(briefing.lights)
@@ -237,12 +235,14 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
                 if comp in ends or ends & self.deps.get(comp, set()):
                     self.deps.setdefault(comp, set()).add(element)
 
-    def _switched(self, driven: frozenset[str]) -> None:
-        """Switching couplings: a relay opened and closed by what flows through it depends on
-        everything its current feeds, and so does whatever depends on the relay."""
+    def _switched(self, driven: frozenset[str], reads: dict[str, frozenset[str]]) -> None:
+        """Switching couplings: a relay opened and closed by what flows through it (``load_switched``: its expression
+        reads it or what it feeds, not a coil) depends on everything its current feeds, and so does what depends on it."""
         self.deps = {c: set(d) for c, d in self.deps.items()}
         for relay in sorted(driven & self.components):
             fed = {c for c, needs in self.deps.items() if relay in needs}
+            if self.settings.load_switched and relay in reads and not reads[relay] & (fed | {relay}):
+                continue
             self.fed_by_switch |= fed & self.components
             for comp in sorted(fed | {relay}):
                 self.deps.setdefault(comp, set()).update(fed - {comp})
@@ -256,7 +256,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             return classify_symptoms(briefing, names, self.config)
         if self.classifier_kind != "keywords":
             raise AssistantError(f"unknown symptom classifier {self.classifier_kind!r} (keywords or llm)")
-        classifier = KeywordClassifier.of(names, coordinate=self.settings.coordinate)
+        classifier = KeywordClassifier.of(names, coordinate=self.settings.coordinate, whole_names=self.settings.whole_names)
         anomalous, nominal = set(), set()
         said: dict[str, set[str]] = {}     # the states each component is said to be in
         if self.comes_and_goes and COMES_AND_GOES.search(briefing.symptoms.lower()):

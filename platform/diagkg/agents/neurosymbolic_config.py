@@ -28,6 +28,9 @@ class NeuroSymbolicConfig(Settings):
 
     classifier: str = "keywords"       # how the reported symptoms are read: keywords, or a language model
     coordinate: bool = False           # "lamp 2 and all five LEDs stay lit": what follows says it (keywords)
+    # a name holding brackets or stops ("Brake lamp (21 W)") is read whole in a report, and without its aside where
+    # that names one part only (keywords); without it, the report's asides are dropped and such a light is never read
+    whole_names: bool = True
     # how an observation (lights, voltages, currents) splits the problems: by the components it depends on
     # ("dependencies"), by those of them on the same side of the supply ("sides": a lamp's look by all it
     # depends on, a voltage by those at its own nominal potential) or only by its own ("problems")
@@ -37,6 +40,10 @@ class NeuroSymbolicConfig(Settings):
     # what the gain counts: problems, or candidates each sharing its weight among its problems
     weights: str = "problems"
     couplings: bool = True             # problems for couplings
+    # a relay a switching coupling drives depends on all its current feeds (and they on each other) only where the
+    # coupling's expression reads the relay or a part it feeds (an over-current trip); one a coil's current or a
+    # sensor's divider drives keeps the needs the functions or the wiring give (false: every driven relay)
+    load_switched: bool = True
     wiring: bool = True                # a system that declares no functions: dependencies from its wiring
     spares: bool = True                # a dark part does not implicate one of two needs either of which is enough
     # a lamp seen lit (or coming and going) that the working system keeps dark implicates what keeps it dark:

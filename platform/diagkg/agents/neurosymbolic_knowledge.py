@@ -71,6 +71,10 @@ class Knowledge:
     # each lamp dark in the working system with the parts whose opening lights it (a cable or a closed switch
     # across it): what a lamp seen lit, or coming and going, there implicates (see :func:`keepers_dark`)
     keepers: dict[str, set[str]] = field(default_factory=dict)
+    # each part a switching coupling drives, with the parts its dk:closedWhen expression reads (a current, a
+    # potential, a sensor lit) and the emitters of the optical couplings that light a sensor it reads: whether
+    # what opens it is what its own current feeds (a lamp's current, its light), or a coil, a sensor's divider
+    reads: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, store: KnowledgeSource, key: str) -> "Knowledge":
@@ -111,9 +115,22 @@ class Knowledge:
             intermittent = frozenset(iri for iri, m in modes.items() if m.chance)
             driven = frozenset(r["driven"] for r in store.select("ns-switching", {"system": system}))
             port_modes = frozenset(iri for iri, m in modes.items() if m.kind == "port")
+            reads = switch_reads(sim)
             known = _KNOWLEDGE.put(version, cls(deps, names, problems, tests, enclosed, couplings, modes,
-                                                intermittent, driven, port_modes, wired, spares, keepers))
+                                                intermittent, driven, port_modes, wired, spares, keepers, reads))
         return known
+
+
+def switch_reads(sim: Simulator) -> dict[str, frozenset[str]]:
+    """Each part a switching coupling drives, with what opens and closes it: the parts its expression names,
+    and the emitters of the optical couplings whose light falls on one of them (a sensor)."""
+    couplings = sim.skeleton.couplings
+    out: dict[str, frozenset[str]] = {}
+    for c in couplings:
+        if c.drives and c.closed_when is not None:
+            named = {args[0] for _, args in c.closed_when.calls if args}
+            out[c.drives] = frozenset(named | {o.emitter for o in couplings if o.emitter and o.receiver in named})
+    return out
 
 
 def opening(sim: Simulator, *cids: str) -> CircuitState:

@@ -78,7 +78,7 @@ class KeywordClassifier:
     """Finds components in a symptom report by their names and reads whether
     each is said to be lit, dark or flickering (with negation)."""
 
-    def __init__(self, names: dict[str, list[str]], coordinate: bool = False):
+    def __init__(self, names: dict[str, list[str]], coordinate: bool = False, whole_names: bool = True):
         # with coordinate, a segment that names lights and says nothing takes the state of the next
         # segment joined by "and" even when that one names nothing ("lamp 2 and all five LEDs stay lit")
         self.coordinate = coordinate
@@ -88,6 +88,13 @@ class KeywordClassifier:
                 toks = tuple(_tokens(alias.replace("_", " "))) if alias != comp else (comp.lower(),)
                 if toks:
                     self.phrases.append((toks, comp))
+        # with whole_names, a name holding what a report's reading cuts at or drops (an aside in brackets, a
+        # stop, a comma: "Brake lamp (21 W)") is read whole where the report writes it whole, and without its
+        # aside where that names one part only ("brake lamp"): the report's asides are dropped before reading
+        self.whole: list[tuple[re.Pattern[str], str]] = []
+        if whole_names:
+            self.whole, short = _whole_names(names, {toks for toks, _ in self.phrases})
+            self.phrases += short
         self.phrases = sorted(set(self.phrases), key=lambda p: (-len(p[0]), p))   # longest first, then a fixed order
         # numbered families ("control 3 LED", "LED of control 3"): a name with one number in
         # it, by the words around the number, for reports that give a range ("3 to 8"), a list
@@ -103,15 +110,15 @@ class KeywordClassifier:
         self._said: dict[str, list[tuple[str, str]]] = {}     # text -> what mentions found in it
 
     @classmethod
-    def of(cls, names: dict[str, list[str]], coordinate: bool = False) -> "KeywordClassifier":
+    def of(cls, names: dict[str, list[str]], coordinate: bool = False, whole_names: bool = True) -> "KeywordClassifier":
         """The classifier of ``names`` (made once per process for the same names: a system's sessions
         all ask it, at setup)."""
-        key = (tuple(sorted((c, tuple(n)) for c, n in names.items())), coordinate)
+        key = (tuple(sorted((c, tuple(n)) for c, n in names.items())), coordinate, whole_names)
         known = _CLASSIFIERS.get(key)
         if known is None:
             if len(_CLASSIFIERS) >= 64:
                 _CLASSIFIERS.pop(next(iter(_CLASSIFIERS)))
-            known = _CLASSIFIERS[key] = cls(names, coordinate)
+            known = _CLASSIFIERS[key] = cls(names, coordinate, whole_names)
         return known
 
     def mentions(self, text: str) -> list[tuple[str, str]]:
@@ -125,7 +132,10 @@ class KeywordClassifier:
         return list(said)
 
     def _mentions(self, text: str) -> list[tuple[str, str]]:
-        text = ASIDE.sub(" ", text.lower().replace("’", "'"))
+        text = text.lower().replace("’", "'")
+        for pattern, words in self.whole:        # a name written whole, its brackets and stops kept out of the reading
+            text = pattern.sub(words, text)
+        text = ASIDE.sub(" ", text)
         text = NUMBER_LIST.sub(lambda m: "_".join(re.findall(r"\d+", m.group(0))), text)
         out: list[tuple[str, str]] = []
         named: list[str] = []            # what the last segment that named something named (for pronouns)
@@ -226,6 +236,28 @@ class KeywordClassifier:
                 bag = max((b for b, c in self.bags if c in comps and b <= words), key=len)
                 used = [u or _singular(t) in bag for t, u in zip(toks, used, strict=True)]
         return found, [tok for tok, u in zip(toks, used, strict=True) if not u]
+
+
+CUT = re.compile(r"[().,;:!?]")       # what the reading of a report drops (asides) or cuts at (sentences, segments)
+
+
+def _whole_names(names: dict[str, list[str]], phrases: set[tuple[str, ...]]) \
+        -> tuple[list[tuple[re.Pattern[str], str]], list[tuple[tuple[str, ...], str]]]:
+    """For the names holding what a report's reading cuts at or drops: a pattern finding each written whole
+    in a report, longest first, with its words (its phrase, as a report's words read it); and each name with
+    its aside in brackets left out, as a phrase of its own where no other part's name reads the same."""
+    whole: dict[str, str] = {}
+    short: dict[tuple[str, ...], set[str]] = {}
+    for comp, aliases in sorted(names.items()):
+        for alias in sorted(set(aliases)):
+            if not CUT.search(alias) or not (words := _tokens(alias.replace("_", " "))):
+                continue
+            whole[alias.lower().replace("’", "'")] = " ".join(words)
+            if (toks := tuple(_tokens(ASIDE.sub(" ", alias.replace("_", " "))))) and toks not in phrases:
+                short.setdefault(toks, set()).add(comp)
+    patterns = [(re.compile(r"(?<![a-z0-9_])" + r"\s+".join(re.escape(w) for w in alias.split()) + r"(?![a-z0-9_])"),
+                 f" {words} ") for alias, words in sorted(whole.items(), key=lambda a: (-len(a[0]), a[0]))]
+    return patterns, sorted((toks, min(comps)) for toks, comps in short.items() if len(comps) == 1)
 
 
 def _singular(word: str) -> str:
