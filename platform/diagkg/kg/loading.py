@@ -359,12 +359,9 @@ def ensure_inferences(store: "KnowledgeStore", key: str, notify: Notify | None =
 def load_files(store: "KnowledgeStore", paths: Iterable[str | Path], *, graph: ox.NamedNode | None = None,
                replace: bool = False, validate: bool = True, validator: "Validator | None" = None,
                progress: Progress | None = None, notify: Notify | None = None) -> LoadReport:
-    """Validate files (folders are searched) and load them all, or none.
-
-    Raises :class:`InputError` for unreadable files and refused collisions, and
-    :class:`ValidationError` (carrying every violation) when a file does not
-    conform in the context of the store.
-    """
+    """Validate files (folders are searched) and load them all, or none. Raises :class:`InputError` for unreadable
+    files and refused collisions, and :class:`ValidationError` (carrying every violation) when a file does not
+    conform in the context of the store."""
     files = expand_paths(paths)
     if not files:
         raise InputError("no RDF files to load")
@@ -475,7 +472,9 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
 
     if progress:
         progress("writing", 0, 1)
-    store.write_graphs(new, drop=plan.drop, check=recheck)
+    fresh = {} if plan.drop else {g: [ox.Quad(t.subject, t.predicate, t.object, g) for t in triples]    # by bulk load:
+                                  for g, triples in new.items() if triples and g.value not in origins}  # nothing dropped
+    store.write_graphs({g: t for g, t in new.items() if g not in fresh}, drop=plan.drop, check=recheck, fresh=fresh)
     if progress:
         progress("writing", 1, 1)
     report.replaced = plan.replaced

@@ -325,10 +325,8 @@ class KnowledgeStore:
         return True
 
     def renew_writer(self) -> None:
-        """While :meth:`holding`: save what was written and take a fresh writer.
-        The writer's memory (memtables, caches) grows with what it wrote; a
-        long run of writes calls this now and then (when nothing else holds
-        :attr:`raw`). Elsewhere it does nothing."""
+        """While :meth:`holding`: save what was written and take a fresh writer. The writer's memory (memtables, caches)
+        grows with what it wrote; a long run of writes calls this now and then (when nothing else holds :attr:`raw`)."""
         if self._held is None:
             return
         self._held.flush()
@@ -364,7 +362,10 @@ class KnowledgeStore:
         text = "" if check else render(absent)
         with self.writing(wait) as w:
             if check is not None or any(w.contains_named_graph(g) for g in absent):     # or one appeared meanwhile
-                old.update(dict.fromkeys(check(w) if check is not None else ()))
+                old.update(dict.fromkeys(more := list(check(w)) if check is not None else []))
+                if more and fresh:          # graphs to drop after all: the fresh ones go in the same update
+                    payload, written, fresh = (payload + [{"name": g, "triples": [x.triple for x in q]} for g, q in fresh.items()],
+                                               written | set(fresh), {})
                 text = render(set())
             if held := [g for g in fresh if w.contains_named_graph(g)]:
                 payload += [{"name": g, "triples": [x.triple for x in fresh.pop(g)]} for g in held]
@@ -374,7 +375,8 @@ class KnowledgeStore:
             if fresh:
                 assert isinstance(w, ox.Store)
                 w.bulk_extend(x for qs in fresh.values() for x in qs)
-            self._run_text(w, q.name, text)
+            if payload or old:
+                self._run_text(w, q.name, text)
 
     def replace_graph(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> int:
         """Make ``graph`` hold exactly ``triples`` (atomically); returns their number."""
