@@ -72,6 +72,7 @@ CASES = [
     ("check NOPE.1", EXIT_INPUT, "no scenario 'NOPE.1'"),
     ("check TORCH.1 --seeds 0", EXIT_INPUT, "--seeds must be at least 1"),
     ("simulate nosuchsystem", EXIT_INPUT, "no system 'nosuchsystem' in the store"),
+    ("simulate torhc", EXIT_INPUT, "did you mean torch?"),
     ("simulate three_cubes --state {missing}", EXIT_INPUT, "missing.ttl: no such file"),
     ("run --scenario 9999 --assistant oracle", EXIT_INPUT, "no scenario number 9999"),
     ("run --scenario TORCH.1 --assistant nobody", EXIT_INPUT, "no assistant named 'nobody'"),

@@ -32,9 +32,13 @@ def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
         try:
             systems.shipped_system_file(key)
         except errors.UnknownTermError as exc:
+            import difflib
+
             held = sorted(r["key"] for r in store.select("system-summary"))
+            close = difflib.get_close_matches(key, held, n=3, cutoff=0.6)
             raise errors.UnknownTermError(f"no system {key!r} in the store (it holds: {', '.join(held) or 'none'}) "
-                                          f"nor among the shipped ones ({exc})") from None
+                                          f"nor among the shipped ones ({exc})"
+                                          + (f"; did you mean {', '.join(close)}?" if close else "")) from None
         if ensure_shipped(store, notify=say) is None:
             raise errors.UnknownTermError(f"no system {key!r} in the store; load it (diagkg load --shipped)")
     return simulator_for(store, key)
