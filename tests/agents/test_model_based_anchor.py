@@ -99,5 +99,6 @@ def test_model_based_finds_a_short_after_turning_a_healthy_battery_round(store):
     steps: list[str] = []
     result = run_session("TELL.1", "model-based", seed=0, store=store, record=False,
                          on_round=lambda r: steps.append(str(r.action or r.suspects)))
-    # (anchored on a flat battery it probed part after part, and replaced the battery last: 675 min)
-    assert result.end == "success" and result.cost < 400, (result.cost, steps)
+    # (anchored on a flat battery it probed part after part, and replaced the battery last: 675 min; 300-400 min when
+    # a repair's outcome told it the battery was healthy, which an assistant is no longer told (Outcome.told): 510)
+    assert result.end == "success" and result.cost < 600, (result.cost, steps)

@@ -5,8 +5,8 @@ A short from the transmitter's 0 V to the receiver's supply blows the fuse at on
 judged partial (the fuse stays blown): a round later the fuse is named too. On the last round there is no later: the
 assistant named the photoresistor alone, was told it was faulty and the system still did not work, and the session
 ended unsolved (generated scenario ``S.240`` of the barrier, and ``S.251``). It now names the part with what its
-world has broken besides, where that naming is judged correct there (``{fuse, ldr}``); earlier rounds are as before
-(a wrong pair costs both parts)."""
+world has broken besides, where that naming is judged correct there (``{fuse, ldr}`` when written); earlier rounds are
+as before (a wrong pair costs both parts)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,9 @@ def test_the_last_naming_takes_the_fuse_the_short_blew(tmp_path: Path):
     named: list[tuple[str, ...]] = []
     result = run_session("SHORT.1", "model-based", store=store, seed=0, record=False,
                          on_round=lambda r: named.append(r.suspects) if r.suspects else None)
-    assert result.end == "success", named
-    assert named[-1] == ("fuse", "ldr") and result.rounds == 11, named     # the last round, the pair
-    assert all(len(n) == 1 for n in named[:-1]), named                     # singles before it
+    # the last round names a pair, the fuse with the part its world says the short ended on; singles before it.
+    # (Solved when written: {fuse, ldr}. Since an assistant is no longer told which parts a repair found healthy,
+    # the cables reconnected as probes tell it nothing and it names them instead: the last pair is {fuse, tx_r},
+    # tx_r not yet ruled out, and the session runs out; see the note of 2026-12-06.)
+    assert result.rounds == 11 and len(named[-1]) == 2 and "fuse" in named[-1], named
+    assert all(len(n) == 1 for n in named[:-1]), named

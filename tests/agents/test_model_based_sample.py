@@ -81,5 +81,6 @@ def test_a_short_between_fuses_is_not_met_by_turning_batteries_round(tmp_path: P
     turned = [e["targets"] for r in rounds for e in r["executed"] if e["action"] == "reverse_battery"]
     if by_mass:
         assert result.end in ("success", "success_no_hypothesis") and not turned and result.cost <= 200
-    else:       # one world per diagnosis at its own weight: each battery round and back, out of rounds here
-        assert len(turned) >= 2 and result.cost >= 400
+    else:       # one world per diagnosis at its own weight: each battery round and back, out of rounds when written;
+        # since an assistant is not told which parts a repair found healthy (Outcome.told), each battery named (540 min)
+        assert result.cost >= 400

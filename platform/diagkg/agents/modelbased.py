@@ -131,13 +131,9 @@ class ModelBasedAssistant(BaseAssistant):
             parts = {t.split(".", 1)[0] for t in (step.targets if isinstance(step, Action) else step.components)}
             if space.left_by_overcurrent(parts):
                 self.overcurrent.add(len(worlds.steps))
-        futile = isinstance(step, Action) and bool(outcome.healthy) and \
-            {t.split(".", 1)[0] for t in step.targets} <= set(outcome.healthy)
-        if futile or step is self.undoing_step:
-            # the report says it repaired no faulty part, or it undid such a repair: it fixed nothing
-            self.belief[len(worlds.steps)] = 0.0
+        index, targets = len(worlds.steps), {t.split(".", 1)[0] for t in getattr(step, "targets", ())}
         worlds.steps.append((step, seen))
-        kept, before = [], None
+        kept, before, repaired_some = [], None, False
         changes = worlds.changes(step)
         for c, point in space.live:
             if self.likeness.refuted(c, point, step, seen):
@@ -145,6 +141,7 @@ class ModelBasedAssistant(BaseAssistant):
             followed = worlds.follow(c, point, step, seen)
             if followed is not None:
                 likelihood, there = followed
+                repaired_some |= bool(targets & c.faulty)
                 # what is faulty in its world now (the shadow stands where the step left it), unless the
                 # step ended the session there: then the real session is over too (it agreed)
                 now = space.as_it_stands(c) if changes and there.end is None and there.state != point.state else c
@@ -154,6 +151,12 @@ class ModelBasedAssistant(BaseAssistant):
         space.live = kept
         space.loose_terminals()
         space.singles_gone()
+        # a repair no world left holds a fault of (a report says nothing of the part itself: Outcome.told), or the
+        # undoing of such a repair: it fixed nothing
+        futile = isinstance(step, Action) and bool(kept) and not repaired_some and bool(self.worlds.briefing.catalogue.get(
+            step.action) and self.worlds.briefing.catalogue[step.action].repair)
+        if futile or step is self.undoing_step:
+            self.belief[index] = 0.0
         if futile and before is not None and isinstance(step, Action):
             self.undo = self.undoing(step, *before)
         if not space.live and not self.rebase(strong=self.settings.probe_last) and not space.more_singles():

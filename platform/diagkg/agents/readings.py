@@ -81,11 +81,14 @@ def reading(report: Mapping[str, Any]) -> Reading:
     """What a report says (its round number aside), as a :class:`Reading` (``report``: a step's
     :class:`~diagkg.env.outcomes.Outcome`, or a round as a trajectory holds it)."""
     outcome = dict(report)       # each field made plain once
-    body = {k: v for k, v in outcome.items() if k not in ("round", "data", "message")}
-    body["data"], values = masked_values(outcome.get("data"))
+    # as the assistant is told it (Outcome.told): a world's report holds what only the evaluator knows
+    body = {k: v for k, v in outcome.items() if k not in ("round", "data", "message", "healthy")}
+    data = outcome.get("data")
+    if outcome.get("verdict") == "overbroad" and isinstance(data, Mapping):
+        data = {k: v for k, v in data.items() if k != "actually_faulty"}
+    body["data"], values = masked_values(data)
     body["message"] = _NUMBER.sub("#", str(outcome.get("message", ""))) if values else outcome.get("message")
     masked = json.dumps(body, sort_keys=True, default=str)
-    data = outcome.get("data")
     works = bool(data.get("works")) if isinstance(data, Mapping) else False
     return Reading(masked, values, outcome.get("verdict"), bool(outcome.get("success")), works)
 

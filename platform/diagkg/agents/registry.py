@@ -40,7 +40,7 @@ version  ``record(outcome)`` receives
          ``intention``, ``success``, ``message``, ``cost``, ``verdict``
          (``correct``, ``partial`` or ``wrong`` only), ``executed``, ``data``
 2        the outcome as :func:`diagkg.env.contract.outcome_json` gives it:
-         also ``refusal`` (why an action was not carried out), ``healthy``,
+         also ``refusal`` (why an action was not carried out), ``healthy`` (empty),
          the verdicts ``overbroad`` and ``empty``, and any field added later
 3        the typed :class:`~diagkg.env.outcomes.Outcome` (``outcome.verdict``
          is a :class:`~diagkg.env.outcomes.Verdict`); it also reads as the

@@ -13,7 +13,7 @@ changes).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
 
@@ -232,12 +232,21 @@ class Outcome(Mapping[str, Any]):
     verdict: Verdict | None = None
     refusal: Refusal | None = None
     # healthy parts this round replaced (a repair action used as a probe) or named in a hypothesis:
-    # false removals, for the trajectory's diagnosis figures (never told to the assistant as such)
+    # false removals, for the trajectory's diagnosis figures (never told to an assistant: see told)
     healthy: tuple[str, ...] = ()
 
     def refuse(self, reason: Refusal, message: str) -> None:
         self.refusal = reason
         self.message = message
+
+    def told(self) -> "Outcome":
+        """The outcome as an assistant is told it: without what only the evaluator knows. The healthy parts of a
+        round (a repair action's or a hypothesis's false removals) are not told: a technician who turns a battery
+        round or replaces a lamp while another fault keeps the system dark cannot tell whether it had a fault; an
+        assistant that turned every part round learnt which were faulty. An overbroad hypothesis is turned back
+        without saying which of its parts are faulty (an assistant naming every part learnt the answer at once)."""
+        data = {k: v for k, v in self.data.items() if not (k == "actually_faulty" and self.verdict is Verdict.OVERBROAD)}
+        return replace(self, healthy=(), data=data, executed=list(self.executed))
 
     # as a mapping: the keys of to_dict, each read on its own (predictions compare a few of them)
     def __getitem__(self, key: str) -> Any:

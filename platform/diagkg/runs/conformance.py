@@ -202,7 +202,7 @@ class _Probe:
 
     def play(self, move: Any) -> tuple[contract.Turn, Outcome]:
         turn = contract.play(self.session, move)
-        return turn, turn.outcome
+        return turn, turn.outcome.told()       # as the runner tells it
 
     def changed(self) -> list[str]:
         return [k for k in BRIEFING_FIELDS if getattr(self.brief, k) != self.before[k]]
