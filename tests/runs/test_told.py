@@ -55,3 +55,17 @@ def test_an_assistant_is_told_neither_the_faulty_parts_of_an_overbroad_naming_no
     assert "bat" in kept[0].healthy and "lead" not in kept[0].healthy
     assert kept[1].healthy == ("bat",)
     assert result.end in ("success", "success_no_hypothesis") or len(agent.told) == 4
+
+
+def test_a_box_is_turned_over_once_for_all_the_parts_named_behind_it():
+    # naming several parts of one cube charged turning the cube over once per part (three times for cube_psu)
+    import diagkg
+
+    from ..support.stores import shipped_store
+
+    with diagkg.make("3CC.S.3", store=shipped_store()) as session:
+        session.reset(seed=0)
+        outcome, *_ = session.step(Hypothesis(frozenset(session.sk.components)))
+    access = [(a, t) for a, t, _ in outcome.executed if a != "verify_repair"]
+    assert access and len(access) == len(set(access)), access
+    assert outcome.cost == sum(c for *_, c in outcome.executed)

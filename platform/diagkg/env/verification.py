@@ -84,9 +84,10 @@ def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
     broken = still_broken(session, state)
     faulty_named = sorted(set(candidates) & broken)
     healthy_named = sorted(set(candidates) - broken)
-    # the access each repair needs, as the actions that would get it (charged like them)
+    # the access each repair needs, as the actions that would get it (charged like them): a box turned over or a lid
+    # opened once for all the parts behind it (it was charged once per part named)
     for part in candidates:
-        out.executed.extend(access_steps(session, part))
+        out.executed.extend(step for step in access_steps(session, part) if step not in out.executed)
     repairs = sum(repair_cost(session, c, state) for c in candidates)
     out.executed.append(("verify_repair", tuple(candidates), float(repairs)))
     out.cost = float(sum(c for _, _, c in out.executed))
