@@ -128,6 +128,11 @@ def test_a_campaign_gives_each_assistant_the_keys_it_declares():
     with pytest.raises(InputError, match=r"takes the configuration key 'smaple' \(did you mean 'sample'\?\)"):
         CampaignConfig(assistants=("model-based", "oracle"), scenarios=(1,), config={"smaple": 5})
     assert CampaignConfig.from_json(cfg.to_json()).config_for("model-based") == {"sample": 5}
+    # an assistant whose keys cannot be known here (a program, an outside plug-in in a process of its own) is given
+    # the keys no other assistant declares: given neuro-symbolic's too, an outside plug-in refused every session
+    outside = "exec:python -c pass"
+    mixed = CampaignConfig(assistants=("neuro-symbolic", outside), scenarios=(1,), config={"rebase": False, "mine": 1})
+    assert mixed.config_for(outside) == {"mine": 1} and mixed.config_for("neuro-symbolic") == {"rebase": False}
 
 
 def test_the_neuro_symbolic_configuration_is_checked_and_recorded_as_applied():

@@ -100,9 +100,15 @@ class CampaignConfig:
 
     def config_for(self, assistant: str) -> dict[str, Any]:
         """What ``assistant`` is given of the campaign's configuration (shared by every assistant): the keys it
-        declares, or all of them when it declares none."""
-        keys = self.declared().get(assistant)
-        return dict(self.config) if keys is None else {k: v for k, v in self.config.items() if k in keys}
+        declares; one that declares none (or whose keys cannot be known here: a plug-in run in a process of its
+        own) the keys no other assistant of the campaign declares (a shipped assistant's key given to an outside
+        plug-in beside it made it refuse every session)."""
+        declared = self.declared()
+        keys = declared.get(assistant)
+        if keys is None:
+            claimed = set().union(*(k for a, k in declared.items() if a != assistant and k is not None))
+            return {k: v for k, v in self.config.items() if k not in claimed}
+        return {k: v for k, v in self.config.items() if k in keys}
 
     @property
     def per_batch(self) -> int:
