@@ -203,3 +203,16 @@ def test_a_campaigns_tables_and_report(client, store_path):
     assert page.status_code == 200 and "<img" in page.text and "oracle" in page.text
     missing = client.get("/api/campaigns/no-such-campaign/tables")
     assert missing.status_code == 404 and "no campaign 'no-such-campaign'" in missing.text
+
+
+def test_a_person_at_the_page_is_told_a_naming_as_an_assistant_is(client):
+    # a person playing the assistant on the page was sent each round whole: naming every part at once, the page
+    # said which of them were faulty (an overbroad naming's actually_faulty) and which were healthy
+    sid = client.post("/api/sessions", json={"scenario": "TORCH.1", "assistant": "human"}, headers=AUTH).json()["id"]
+    s = wait_pending(client, sid)
+    parts = [p["id"] for p in s["pending"]["menus"]["parts"] if p["id"] in ("bat", "bulb", "lead", "led", "sw")]
+    assert client.post(f"/api/sessions/{sid}/step", json={"hypothesis": parts}, headers=AUTH).status_code == 200
+    s = wait_pending(client, sid)
+    rounds = [e["round"] for e in s["events"] if e["type"] == "round"]
+    assert rounds and rounds[0]["verdict"] == "overbroad", rounds
+    assert "actually_faulty" not in rounds[0]["data"] and rounds[0]["healthy"] == [], rounds[0]

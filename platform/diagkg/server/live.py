@@ -28,6 +28,7 @@ stored, or, if the server stops meanwhile, is kept in a file
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import queue
 import threading
@@ -295,9 +296,9 @@ class Sessions:
         played: list[dict[str, Any]] = []
 
         def on_round(entry: Round) -> None:
-            data = entry.to_dict()         # what the page is sent, and a crashed session's record keeps
-            played.append(data)
-            live.emit("round", round=data)
+            played.append(entry.to_dict())      # what a crashed session's record keeps
+            # the page is sent the round as an assistant is told it (a person at the page may be the assistant)
+            live.emit("round", round=dataclasses.replace(entry, outcome=entry.outcome.told()).to_dict())
 
         def run() -> None:
             from ..runs.keeping import crashed_record
