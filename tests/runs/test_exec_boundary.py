@@ -254,3 +254,21 @@ def test_diagkg_evaluate_refuses_a_missing_program(tmp_path):
     r = run_cli("--store", str(tmp_path / "store"), "evaluate", "--assistant", "oracle,exec:no-such-program-here",
                 "--scenarios", "1")
     assert r.returncode == 2 and "no program 'no-such-program-here'" in r.stderr
+
+
+def test_a_campaigns_report_counts_the_sessions_ended_by_a_protocol_fault(tmp_path):
+    # an outside assistant that dies ends its sessions as a surrender, like one that gave up: the report said
+    # nothing else (an outside researcher's crashing plug-in read "surrender 6, crashed 0"); its own figure
+    # (queries/figure-protocol-faults.rq) counts them by fault
+    from diagkg.evaluation import campaign as cp
+    from diagkg.evaluation import execution
+    from diagkg.evaluation.campaign import CampaignConfig
+    from diagkg.evaluation.regret import extra_tables
+
+    store = torch_memory_store(tmp_path)
+    dies = f"exec:{sys.executable} {write(tmp_path, 'dies.py', BROKEN['exits'][0])}"
+    campaign = cp.create(store, CampaignConfig(assistants=(dies,), scenarios=(9101, 9102), runs=1, name="dies"))
+    execution.run(store, campaign, workers=1)
+    (table,) = [t for t in extra_tables(store, [campaign.id]) if t.name == "figure-protocol-faults"]
+    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+    assert [(r["assistant"], r["fault"], r["end"], int(r["sessions"])) for r in rows] == [(dies, "exited", "surrender", 2)]
