@@ -65,6 +65,9 @@ class NeuroSymbolicConfig(Settings):
     # … and those that damaged something are suspected beside those that damage nothing, whenever they give every
     # reading (a fuse a short blew reads no current: a reading there tells them apart)
     damaging_alike: bool = True
+    # a part the suspected shorts may have damaged without ending on it (a fuse one blew) is priced, in the order
+    # short suspects are named, with its naming again in that share of the placements (it blows again meanwhile)
+    spare_damaged: bool = True
     # a short's parts by the share of the placements left they end (those on parts named are ruled out) per
     # minute of naming them (a round's minutes included), unless that finds it less surely in the rounds left
     short_by_cost: bool = True

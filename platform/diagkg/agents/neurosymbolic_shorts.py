@@ -502,7 +502,15 @@ class Shorts:
         if self.settings.short_by_cost:
             # per minute of naming (a round's minutes included), unless that finds the short less surely in the
             # rounds left (a fuse it blew is named again after it)
-            by_cost = sorted(weighed, key=lambda cw: -cw[1] / self._naming_price(cw[0]))
+            total = sum(screen.placements(a, b, named) for a, b in pairs) or 1
+
+            def price(part: str) -> float:
+                # (``spare_damaged``) a part the short may have damaged without ending on it (a fuse it blew) is
+                # named again once the short is found: its naming then costs twice, in that share of placements
+                again = sum(screen.uncleared([pair], {part}, named) for pair in pairs
+                            if part in screen.damaged.get(pair, ())) / total if self.settings.spare_damaged else 0.0
+                return self._naming_price(part) * (1 + again)
+            by_cost = sorted(weighed, key=lambda cw: -cw[1] / price(cw[0]))
             rounds = self._rounds_left() - bool(self.blown)
 
             def chance(order: list[tuple[str, float]]) -> float:
