@@ -213,7 +213,9 @@ class NgspiceEngine:
 
     _instance: "NgspiceEngine | None" = None
     _lock = threading.Lock()
-    MAX_CIRCUITS = 400
+    # parsed circuits kept (about 60 kB each on thirty parts): past it every one is removed, one `remcirc` each (a
+    # worker once died of a segmentation fault inside one: they are kept rare, see docs/simulator.md)
+    MAX_CIRCUITS = 1500
 
     def __init__(self) -> None:
         lib = self._lib = _open_library()
