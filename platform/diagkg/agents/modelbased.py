@@ -153,8 +153,8 @@ class ModelBasedAssistant(BaseAssistant):
         space.singles_gone()
         # a repair no world left holds a fault of (a report says nothing of the part itself: Outcome.told), or the
         # undoing of such a repair: it fixed nothing
-        futile = isinstance(step, Action) and bool(kept) and not repaired_some and bool(self.worlds.briefing.catalogue.get(
-            step.action) and self.worlds.briefing.catalogue[step.action].repair)
+        spec = self.worlds.briefing.catalogue.get(step.action) if isinstance(step, Action) else None
+        futile = spec is not None and spec.repair and bool(kept) and not repaired_some
         if futile or step is self.undoing_step:
             self.belief[index] = 0.0
         if futile and before is not None and isinstance(step, Action):

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..env.outcomes import told_data
+
 # what a meter may be off by, (absolute, relative) per unit of a reading: an autoranging
 # multimeter's accuracy, about ±(1 % + a few digits of its range)
 TOLERANCE = {"V": (0.002, 0.01), "A": (0.0001, 0.01), "ohm": (0.1, 0.01)}
@@ -84,8 +86,8 @@ def reading(report: Mapping[str, Any]) -> Reading:
     # as the assistant is told it (Outcome.told): a world's report holds what only the evaluator knows
     body = {k: v for k, v in outcome.items() if k not in ("round", "data", "message", "healthy")}
     data = outcome.get("data")
-    if outcome.get("verdict") == "overbroad" and isinstance(data, Mapping):
-        data = {k: v for k, v in data.items() if k != "actually_faulty"}
+    if isinstance(data, Mapping):
+        data = told_data(outcome.get("verdict"), data)
     body["data"], values = masked_values(data)
     body["message"] = _NUMBER.sub("#", str(outcome.get("message", ""))) if values else outcome.get("message")
     masked = json.dumps(body, sort_keys=True, default=str)

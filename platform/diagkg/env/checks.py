@@ -53,7 +53,7 @@ import pyoxigraph as ox
 from ..kg import graphs, resources
 from ..kg.loading import SHIPPED_PREFIX
 from ..kg.vocab import DK
-from .actions import Action, action_catalogue
+from .actions import Action
 from .effects import still_broken
 from .scenarios import RepairStep, Scenario
 from .service import Hypothesis, Session
@@ -457,7 +457,7 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
             repair_line)
     else:
         add("repair", True, "the ideal repair restores nominal", repair_line)
-        catalogue = action_catalogue(session.store)
+        catalogue = session.catalogue
         for position, step in enumerate(scenario.repair if len(scenario.repair) > 1 else (), 1):
             rest = tuple(s for s in scenario.repair if s is not step)
             if all(_played(store, scenario, rest, seed).end == "success_no_hypothesis" for seed in range(min(n, 3))):

@@ -245,8 +245,7 @@ class Outcome(Mapping[str, Any]):
         round or replaces a lamp while another fault keeps the system dark cannot tell whether it had a fault; an
         assistant that turned every part round learnt which were faulty. An overbroad hypothesis is turned back
         without saying which of its parts are faulty (an assistant naming every part learnt the answer at once)."""
-        data = {k: v for k, v in self.data.items() if not (k == "actually_faulty" and self.verdict is Verdict.OVERBROAD)}
-        return replace(self, healthy=(), data=data, executed=list(self.executed))
+        return replace(self, healthy=(), data=told_data(self.verdict, self.data), executed=list(self.executed))
 
     # as a mapping: the keys of to_dict, each read on its own (predictions compare a few of them)
     def __getitem__(self, key: str) -> Any:
@@ -272,6 +271,12 @@ class Outcome(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """The outcome as plain data: each key of :data:`OUTCOME_KEYS` as the mapping reads it."""
         return {key: self[key] for key in OUTCOME_KEYS}
+
+
+def told_data(verdict: str | None, data: Mapping[str, Any]) -> dict[str, Any]:
+    """An outcome's data as an assistant is told it (:meth:`Outcome.told`; a report as a mapping, ``verdict`` its
+    value): an overbroad verdict's faulty parts left out."""
+    return {k: v for k, v in data.items() if not (k == "actually_faulty" and verdict == Verdict.OVERBROAD)}
 
 
 OUTCOME_KEYS = ("round", "kind", "intention", "success", "message", "cost", "verdict", "refusal", "executed", "data",

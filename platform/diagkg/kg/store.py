@@ -359,15 +359,13 @@ class KnowledgeStore:
         def render(skip: set[ox.NamedNode]) -> str:
             return q.render(drop=[g for g in old if g not in written], clear=[g for g in old if g in written - skip],
                             graphs=payload)
-        text = "" if check else render(absent)
+        text, more = ("" if check else render(absent)), list[ox.NamedNode]()
         with self.writing(wait) as w:
             if check is not None or any(w.contains_named_graph(g) for g in absent):     # or one appeared meanwhile
                 old.update(dict.fromkeys(more := list(check(w)) if check is not None else []))
-                if more and fresh:          # graphs to drop after all: the fresh ones go in the same update
-                    payload, written, fresh = (payload + [{"name": g, "triples": [x.triple for x in q]} for g, q in fresh.items()],
-                                               written | set(fresh), {})
                 text = render(set())
-            if held := [g for g in fresh if w.contains_named_graph(g)]:
+            # a fresh graph the store holds after all goes with the rest; all of them, where there is more to drop
+            if held := [g for g in fresh if more or w.contains_named_graph(g)]:
                 payload += [{"name": g, "triples": [x.triple for x in fresh.pop(g)]} for g in held]
                 old.update(dict.fromkeys(held))
                 written.update(held)

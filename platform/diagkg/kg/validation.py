@@ -380,13 +380,15 @@ class Validator:
         from . import shacl
 
         self.by_pyshacl += len(from_pyshacl)
-        focus = None if len(from_pyshacl) == len(docs) else set().union(*(shacl.nodes_of(d) for d in from_pyshacl))
+        focus: set[rdflib.term.Node] | None
         if suspects and all(isinstance(n, ox.NamedNode) for n in suspects):
             # every other focus node conforms, the compiled check being sure of it: pySHACL judges only these (a
             # node's results do not depend on the others'), a mutated system's few parts, not its hundred
             import rdflib as rdf
 
             focus = {rdf.URIRef(n.value) for n in suspects if isinstance(n, ox.NamedNode)}
+        else:
+            focus = None if len(from_pyshacl) == len(docs) else set().union(*(shacl.nodes_of(d) for d in from_pyshacl))
         shacl.run(self.shapes, self.ontology, docs, [s.rdflib_graph() for s in extra], out, focus)
 
     def validate_file(self, path: str | Path, context: Sequence["rdflib.Graph | RdfDocument"] = ()) -> FileReport:

@@ -193,9 +193,10 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                            suspects=tuple(sorted(hypothesis.components)) if hypothesis is not None else None,
                            explanation=hypothesis.explanation if hypothesis is not None else None,
                            instruction=instruction, mapped_by=mapped_by)
+            told = turn.outcome.told()          # what the assistant is told (the record keeps it whole)
             if svc is not None:
                 try:
-                    played = replace(played, message_override=svc.verbalise(contract.outcome_json(turn.outcome.told())))
+                    played = replace(played, message_override=svc.verbalise(contract.outcome_json(told)))
                 except LLMTruncation as exc:
                     rounds.append(played)
                     if not (terminated or truncated):    # a session that had ended keeps its end value
@@ -203,7 +204,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                         cause = getattr(exc, "cause", None)
                     break
             r0 = time.perf_counter()
-            agent.record(turn.outcome.told())    # typed (plug-in API 3); a shim tells an older plug-in JSON
+            agent.record(told)                  # typed (plug-in API 3); a shim tells an older plug-in JSON
             # digesting what an action showed is part of deciding: it counts with the round's decision
             decisions[-1] += time.perf_counter() - r0
             played = replace(played, decision_seconds=decisions[-1])
