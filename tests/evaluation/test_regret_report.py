@@ -59,6 +59,8 @@ def test_costs_are_measured_against_the_stored_optimum(measured):
     rows = _rows(tables["regret"])
     for a in ASSISTANTS:
         assert rows[("torch", a)]["sessions"] == 3 * len(CASES)
+    for a in ("oracle", "optimal"):          # every session succeeds: each is measured against the optimum
+        assert rows[("torch", a)]["succeeded"] == rows[("torch", a)]["against optimum"] == 3 * len(CASES)
         assert rows[("torch", a)]["optimum"] == pytest.approx(best.expected_cost)
     promised = {s.number: s.expected for s in best.scenarios}
     deterministic = sum(promised[c["n"]] for c in CASES[:4])
@@ -272,3 +274,42 @@ def test_a_prior_that_lacks_scenarios_of_the_store_is_said_so(measured, tmp_path
                          "optimum torch again")
     row = _rows(tables["regret"])[("torch", "oracle")]
     assert (row["sessions"], row["against optimum"]) == (2, 1)
+
+
+def test_an_assistant_that_gives_up_at_once_is_not_measured_below_the_optimum(measured, tmp_path):
+    """An assistant that gave up at once (0 % success) read regret −145 min and cost / oracle 0.0 on a stranger's
+    system, the best of the table, better than the oracle's: its sessions were put beside the expected cost of
+    ending in success. Only sessions that succeeded are measured against the optimum and the oracle now."""
+    from diagkg.agents import registry
+    from diagkg.agents.registry import BaseAssistant
+
+    class Quitter(BaseAssistant):
+        name = "quitter"
+        api_version = 3
+
+        def suggest(self):
+            return None
+
+    path, cid, _ = measured
+    copy = tmp_path / "store"
+    shutil.copytree(path, copy)
+    registry.register("quitter", Quitter)
+    try:
+        with KnowledgeStore(copy) as store:
+            campaign = cp.create(store, cp.CampaignConfig(assistants=("oracle", "quitter"),
+                                                          scenarios=tuple(c["n"] for c in CASES[:3]), name="quit"))
+            execution.run(store, campaign)
+            rows = _rows({t.name: t for t in regret.tables(store, [campaign.id])}["regret"])
+            whole = _rows({t.name: t for t in regret.tables(store, [cid])}["regret"])
+    finally:
+        registry._REGISTERED.pop("quitter", None)
+    quitter, oracle = rows[("torch", "quitter")], rows[("torch", "oracle")]
+    assert (quitter["sessions"], quitter["succeeded"], quitter["against optimum"]) == (3, 0, 0)
+    assert quitter["mean cost"] == 0
+    for figure in ("regret", "cost / optimum", "cost / oracle", "mean cost (against optimum)"):
+        assert math.isnan(quitter[figure]), figure
+    assert oracle["succeeded"] == oracle["against optimum"] == 3 and oracle["regret"] < 0
+    # random search fails some sessions: only those it won are measured, each against its own scenario's optimum
+    searched = whole[("torch", "random-search")]
+    assert searched["against optimum"] == searched["succeeded"] < searched["sessions"]
+    assert searched["regret"] > 0

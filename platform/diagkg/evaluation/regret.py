@@ -64,10 +64,11 @@ class Row:
     system: str
     sessions: int = 0
     cost: float = 0.0
-    covered: int = 0                 # sessions whose scenario has a stored optimum
+    succeeded: int = 0
+    covered: int = 0                 # sessions that succeeded on a scenario with a stored optimum
     covered_cost: float = 0.0
     optimum: float = 0.0
-    oracle_covered: int = 0          # sessions whose oracle cost is known
+    oracle_covered: int = 0          # sessions that succeeded whose oracle cost is known
     oracle_covered_cost: float = 0.0
     oracle: float = 0.0
     runs: dict[int, tuple[int, int]] = field(default_factory=dict)    # scenario -> (runs, successes)
@@ -154,6 +155,7 @@ def load(store: KnowledgeStore, campaign_ids: Sequence[str], rescore: bool = Fal
             x = row(r)
             x.sessions += int(r["sessions"])
             x.cost += float(r["cost"])
+            x.succeeded += int(r["succeeded"])
             x.covered += int(r["covered"])
             x.covered_cost += float(r["coveredCost"])
             x.optimum += float(r["optimum"])
@@ -195,12 +197,13 @@ def _from_tallies(slots: list[tuple[dict[str, Any], list[Entry]]], row: Callable
         for e in kept:
             x.sessions += 1
             x.cost += e.cost
-            if expected is not None:
+            x.succeeded += e.ok
+            if expected is not None and e.ok:
                 x.covered += 1
                 x.covered_cost += e.cost
                 x.optimum += expected
             reference = oracle.get((number, e.seed), stored)
-            if reference is not None:
+            if reference is not None and e.ok:
                 x.oracle_covered += 1
                 x.oracle_covered_cost += e.cost
                 x.oracle += reference
@@ -278,7 +281,8 @@ def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLib
     for x in rows:
         key = _short(x.system)
         times = sorted(x.decisions)
-        anchored.append([key, x.assistant, x.sessions, x.covered, x.mean_cost, x.per(x.optimum, x.covered), x.optimum_ratio,
+        anchored.append([key, x.assistant, x.sessions, x.succeeded, x.covered, x.mean_cost, x.per(x.covered_cost, x.covered),
+                         x.per(x.optimum, x.covered), x.optimum_ratio,
                          x.regret, x.per(x.oracle, x.oracle_covered), x.oracle_ratio,
                          statistics.median(times) * 1000 if times else math.nan, times[-1] if times else math.nan])
         reliable.append([key, x.assistant, len(x.runs), x.k(), x.pass_at_1(), x.pass_hat_k(), x.flip_rate()])
@@ -288,10 +292,12 @@ def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLib
     out = [optimum_table(store, systems),
            Table("regret", "Measured against the best possible: mean cost, the optimum's expected cost in the same "
                  "scenarios, cost / optimum, regret (minutes per session), the oracle, cost / oracle, decision times "
-                 "(the optimal assistant knows which scenarios there are, the oracle knows the answer); the optimum's "
-                 "figures are over the sessions on scenarios its prior holds (against optimum)",
-                 ["system", "assistant", "sessions", "against optimum", "mean cost", "optimum", "cost / optimum",
-                  "regret", "oracle",
+                 "(the optimal assistant knows which scenarios there are, the oracle knows the answer). The optimum is "
+                 "the expected cost of ending in success: its figures, and the oracle's, are over the sessions that "
+                 "succeeded on a scenario its prior holds (against optimum; a session that failed stopped short of "
+                 "the repair it owed, and one that gives up at once costs nothing); mean cost is over every session",
+                 ["system", "assistant", "sessions", "succeeded", "against optimum", "mean cost",
+                  "mean cost (against optimum)", "optimum", "cost / optimum", "regret", "oracle",
                   "cost / oracle", "median decision ms", "max decision s"], anchored),
            Table("reliability", "Success over seeds: pass@1 (mean success rate), pass^k (all of k runs of a scenario "
                  "succeed), flip rate (scenarios whose runs disagree)",
