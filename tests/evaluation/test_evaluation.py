@@ -181,7 +181,9 @@ def test_metric_queries_agree_with_values_computed_by_hand(hand_campaign, source
     # paired: 7 pairs (a's truncation drops one); both 4, only b 2, neither 1
     p = {x.group: x for x in metrics.paired(store, data, "a", "b")}["all"]
     assert (p.pairs, p.both, p.only_a, p.only_b, p.neither) == (7, 4, 0, 2, 1)
-    assert p.mean_diff == pytest.approx(-190 / 7)
+    # the cost difference over the 4 pairs both succeed in (over all 7, a's crash and surrender read as the
+    # cheaper: -190 / 7)
+    assert p.mean_diff == pytest.approx((0 - 10 + 0 + 20) / 4)
     assert p.p_mcnemar == pytest.approx(0.5)              # exact: 2 discordant pairs, both one way
     assert p.diff_lo <= p.mean_diff <= p.diff_hi
     columns, table = metrics.difficulty(data)
@@ -205,6 +207,19 @@ def test_wilson_and_mcnemar_edges():
     assert metrics.mcnemar_exact(0, 0) == 1.0
     assert metrics.mcnemar_exact(0, 6) == pytest.approx(2 / 64)
     assert math.isnan(metrics.bootstrap_mean([])[0])
+
+
+def test_a_bootstrap_interval_does_not_depend_on_the_order_of_the_values():
+    """`diagkg report` (the slot tallies) and `report --rescore` (the trajectories) read the same costs in another
+    order, and printed other intervals (123.06–219.17 and 125.56–216.11)."""
+    import random
+
+    draw = random.Random(1)
+    costs = [float(draw.randrange(10, 400)) for _ in range(18)]
+    shuffled = costs[:]
+    random.Random(2).shuffle(shuffled)
+    assert shuffled != costs
+    assert metrics.bootstrap_mean(shuffled) == metrics.bootstrap_mean(costs)
 
 
 def test_report_files_from_the_store(hand_campaign, tmp_path):

@@ -96,3 +96,37 @@ def test_an_assistant_defined_in_an_interactive_session_is_refused_with_workers(
     ''')
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "refused:" in r.stdout and "interactive session" in r.stdout, (r.stdout, r.stderr[-2000:])
+
+
+def test_a_report_of_an_unfinished_campaign_says_so(tmp_path, registered):
+    """A campaign killed before it finished was reported as if complete: one assistant's mean over the scenarios
+    it had reached beside another's over all of them, without a word. The report now says which campaign is
+    unfinished, whose slots are missing and how to finish it, on stderr and in report.html."""
+    from diagkg.evaluation import report
+
+    class Stop(Exception):
+        pass
+
+    def stop_after(n):
+        def on_progress(prog):
+            if prog.ran >= n:
+                raise Stop
+        return on_progress
+
+    registered("namer", Namer)
+    store = torch_memory_store(tmp_path)
+    campaign = cp.create(store, CampaignConfig(assistants=("oracle", "namer"), scenarios=(9101, 9102), runs=1,
+                                               name="cut"))
+    with pytest.raises(Stop):
+        execution.run(store, campaign, on_progress=stop_after(3))      # killed with the namer's last session left
+    notes: list[str] = []
+    report.write_report(store, [campaign.id], tmp_path / "report", notes=notes)
+    (said,) = [n for n in notes if "unfinished" in n]
+    assert said == (f"campaign {campaign.id} is unfinished: 1 of 4 assistant × scenario slots have not run all their "
+                    "sessions (namer), so its assistants may be compared on different scenarios; resume it with "
+                    f"`diagkg evaluate --resume {campaign.id}` to finish it.")
+    assert "is unfinished" in (tmp_path / "report" / "report.html").read_text()
+    execution.run(store, campaign)
+    notes.clear()
+    report.write_report(store, [campaign.id], tmp_path / "again", notes=notes)
+    assert not [n for n in notes if "unfinished" in n]

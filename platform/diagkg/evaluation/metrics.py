@@ -54,6 +54,7 @@ def bootstrap_mean(values: Sequence[float], resamples: int = BOOTSTRAP, seed: in
     arr = np.asarray(values, dtype=float)
     if len(arr) < 2 or float(arr.min()) == float(arr.max()):
         return (float(arr.mean()), float(arr.mean()))
+    arr.sort()          # the same interval whatever order the values come in (tallies, trajectories)
     rng = np.random.default_rng(seed)
     values_, counts = np.unique(arr, return_counts=True)
     if len(values_) * 4 <= len(arr):
@@ -290,7 +291,7 @@ class Paired:
     b: str
     group: str
     pairs: int
-    mean_diff: float          # mean of cost(a) − cost(b)
+    mean_diff: float          # mean of cost(a) − cost(b) over the pairs both succeed in
     diff_lo: float
     diff_hi: float
     both: int
@@ -307,7 +308,8 @@ class Paired:
 
 
 def paired(store: KnowledgeStore, data: CampaignData, a: str, b: str) -> list[Paired]:
-    """Paired comparison of assistants ``a`` and ``b`` overall and per system (pairs: same scenario and seed;
+    """Paired comparison of assistants ``a`` and ``b`` overall and per system (pairs: same scenario and seed; the
+    cost difference over the pairs both succeed in, success over every pair;
     when several campaigns hold the same scenario and seed, the pair of the first is taken: a session run
     again is not a new pair)."""
     rows: list[dict[str, Any]] = []
@@ -332,7 +334,9 @@ def paired(store: KnowledgeStore, data: CampaignData, a: str, b: str) -> list[Pa
             groups.setdefault(facts.system, []).append(r)
     out = []
     for g, rs in groups.items():
-        diffs = [float(r["costA"]) - float(r["costB"]) for r in rs]
+        # over the pairs both succeed in: a session that failed stopped short of the repair it owed (one that
+        # gives up at once costs nothing), so beside one that succeeded it read as the cheaper
+        diffs = [float(r["costA"]) - float(r["costB"]) for r in rs if r["okA"] and r["okB"]]
         lo, hi = bootstrap_mean(diffs)
         both = sum(1 for r in rs if r["okA"] and r["okB"])
         only_a = sum(1 for r in rs if r["okA"] and not r["okB"])

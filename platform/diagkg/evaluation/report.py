@@ -86,8 +86,10 @@ def tables(store: KnowledgeStore, data: mx.CampaignData) -> list[Table]:
         paired_rows += [list(p.row().values()) for p in mx.paired(store, data, a, b)]
     if paired_rows:
         out.append(Table("paired", "Paired comparisons (same scenario and seed, each pair once): cost(a) − cost(b) "
-                         "with a paired bootstrap interval, McNemar's exact test on success",
-                         ["a", "b", "group", "pairs", "mean cost diff", "lo", "hi", "both succeed", "only a",
+                         "over the pairs both succeed in (a session that failed stopped short of its repair), with "
+                         "a paired bootstrap interval; McNemar's exact test on success over every pair",
+                         ["a", "b", "group", "pairs", "mean cost diff (both succeed)", "lo", "hi", "both succeed",
+                          "only a",
                           "only b", "neither", "McNemar p"], paired_rows))
     conv = convergence_rows(store, data.campaigns)
     if conv:
@@ -254,6 +256,29 @@ def gone_graphs(store: KnowledgeStore, campaigns: Iterable[cp.Campaign]) -> list
     return out
 
 
+def unfinished(store: KnowledgeStore, campaigns: Iterable[cp.Campaign]) -> list[str]:
+    """What to say of each of ``campaigns`` that has not finished (killed, stopped by its cost limit, or running):
+    its assistants may have been compared on different scenarios."""
+    from .budget import stops
+
+    out = []
+    for campaign in campaigns:
+        cfg = campaign.config
+        closed = cp.batches(store, campaign)
+        open_ = [(a, n) for a in cfg.assistants for n in cfg.scenarios
+                 if not (closed.get((a, n)) and closed[(a, n)][-1]["state"] in cp.FINAL_STATES)]
+        if not open_:
+            continue
+        behind = sorted({a for a, _ in open_}, key=cfg.assistants.index)
+        why = stops(store, campaign)
+        then = (f"it was stopped ({why[-1]['reason']}): resume it with a larger limit to finish it" if why else
+                f"resume it with `diagkg evaluate --resume {campaign.id}` to finish it")
+        out.append(f"campaign {campaign.id} is unfinished: {len(open_)} of {len(cfg.assistants) * len(cfg.scenarios)} "
+                   f"assistant × scenario slots have not run all their sessions ({', '.join(behind)}), so its "
+                   f"assistants may be compared on different scenarios; {then}.")
+    return out
+
+
 def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
                  progress: Callable[[str, int, int], None] | None = None, *, pool: bool = False,
                  notes: list[str] | None = None, rescore: bool = False, figures: Sequence[Path] = ()) -> list[Path]:
@@ -274,7 +299,7 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
     opened = {c.id: c for c in (cp.open_campaign(store, ref) for ref in refs)}     # a clear error for an unknown one
     ids = list(opened)
     gone = gone_graphs(store, opened.values())
-    said = pooling(store, ids, pool) + gone
+    said = pooling(store, ids, pool) + gone + unfinished(store, opened.values())
     if notes is not None:
         notes.extend(said)
     out.mkdir(parents=True, exist_ok=True)
