@@ -47,3 +47,12 @@ def test_damage_on_the_command_line(tmp_path):
     done = run_cli("--store", store, "simulate", "--scenario", "REAR.1", "--format", "json")
     damage = json.loads(done.stdout)["damage"]
     assert [(d["component"], d["state"]) for d in damage] == [("fuse", "blown")] and damage[0]["current"] > 5
+    # a scenario that leaves the blown fuse out of its faulty components: `check` said "so the scenario names it
+    # among its faulty components" without looking, and only a partial correct hypothesis showed something wrong
+    unnamed = tmp_path / "rear-unnamed.ttl"
+    unnamed.write_text(SHORTED_TAIL.replace("dk:faultyComponent sys:tail_l, sys:fuse ;", "dk:faultyComponent sys:tail_l ;"))
+    line = next(n for n, text in enumerate(unnamed.read_text().splitlines(), 1) if "dk:faultyComponent" in text)
+    done = run_cli("--store", store, "check", str(unnamed))
+    assert done.returncode == 1
+    assert (f"{unnamed}:{line}: REAR.1: damage: the faults damage fuse (blown at" in done.stdout
+            and "but the scenario does not name fuse among its faulty components" in done.stdout), done.stdout

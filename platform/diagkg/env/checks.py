@@ -379,8 +379,16 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
     # what the faults damage at once (kept in the state: it stays until the part is replaced)
     damaged = _damage_text(session, session.initial_result)
     if damaged:
-        add("damage", True, f"the faults damage {damaged}: it stays damaged until replaced, so the scenario "
-            "names it among its faulty components and its ideal repair replaces it")
+        unnamed = sorted({d.component for d in session.initial_result.damage} - scenario.faulty)
+        if unnamed:
+            # a correct hypothesis is judged by the faulty components: naming them alone would be verified partial
+            add("damage", False, f"the faults damage {damaged}: it stays damaged until replaced, but the scenario "
+                f"does not name {', '.join(unnamed)} among its faulty components (a hypothesis naming the ones it "
+                f"names is verified as partial): add dk:faultyComponent for {', '.join(unnamed)}",
+                where.line(r"dk:faultyComponent\b"))
+        else:
+            add("damage", True, f"the faults damage {damaged}: it stays damaged until replaced, and the scenario "
+                "names it among its faulty components")
     nominal = signature(session.nominal_result)
     faulty_signatures = {signature(r) for r in faulty}
 
