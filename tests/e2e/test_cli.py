@@ -314,7 +314,10 @@ def test_a_state_file_on_a_users_system_says_what_it_cannot_read(tmp_path):
     state = tmp_path / "state.ttl"
     for body, says in (('t:sw dk:isClosed "false" .\n', 'is true or false (unquoted), got "false"'),
                        ("t:sw dk:isClosd false .\n", "dk:isClosd is not part of the circuit-state vocabulary (did you "
-                                                     "mean dk:isClosed?)")):
+                                                     "mean dk:isClosed?)"),
+                       # a value the shapes refuse in the description (was simulated: a wiper at 1.5 of its track)
+                       ("t:bulb dk:hasOverride [ a dk:ParameterValue ; dk:parameter dk:resistance ; dk:value -5 ] .\n",
+                        "the override of dk:resistance on bulb is -5, out of its range (> 0; the shapes:")):
         state.write_text(head + body)
         r = run_cli(*store, "simulate", "torch", "--state", str(state), "--format", "json")
         assert r.returncode == 2 and says in r.stderr, r.stderr

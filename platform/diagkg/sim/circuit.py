@@ -538,7 +538,22 @@ def state_from_turtle(text: str, name: str, skeleton: Skeleton) -> CircuitState:
     scratch.replace_graph(graphs.ONTOLOGY, [ox.Triple(ox.NamedNode(iri), sub_property, DK.damage.node)
                                             for iri in skeleton.damage_states])
     _check_state_terms(doc.triples, name, skeleton)
-    return read_state(scratch, graph, skeleton)
+    state = read_state(scratch, graph, skeleton)
+    _check_overrides(state, name, skeleton)
+    return state
+
+
+def _check_overrides(state: CircuitState, name: str, skeleton: Skeleton) -> None:
+    """Refuse a parameter override the shapes would refuse in the description (a wiper at 1.5 of its track made
+    a 20 ohm potentiometer 30 ohms without a word)."""
+    from ..kg.ranges import out_of_range
+
+    for cid, parameter, value in state.overrides:
+        component = skeleton.components.get(cid)
+        bound = out_of_range(component.type_iri, parameter, value) if component is not None else None
+        if bound is not None:
+            raise InputError(f"{name}: the override of dk:{parameter} on {cid} is {value:g}, out of its range "
+                             f"({bound.says()}; the shapes: {bound.message})")
 
 
 _BOOLEAN = ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
