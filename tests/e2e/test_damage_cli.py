@@ -39,9 +39,14 @@ def test_damage_on_the_command_line(tmp_path):
     system.write_text(rear_text())                 # a 5 A fuse: the working system holds
     done = run_cli("--store", store, "load", "--replace", str(system))
     assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
-    done = run_cli("--store", store, "simulate", "--scenario", "REAR.1")
+    done = run_cli("--store", store, "simulate", "--scenario", "REAR.1", "--record")
     assert done.returncode == 0, done.stderr
     assert "damaged by the circuit: fuse (blown at" in done.stdout
+    # --record keeps the faulted state's solve as observations (it was taken and ignored with --scenario)
+    graph = done.stderr.split("recorded as SOSA observations in <", 1)[1].split(">", 1)[0]
+    asked = run_cli("--store", store, "query", "ASK { GRAPH ?g { ?o a <http://www.w3.org/ns/sosa/Observation> } "
+                    f"FILTER (?g = <{graph}>) }}", "--format", "json")
+    assert asked.returncode == 0 and json.loads(asked.stdout) == {"boolean": True}, (asked.stdout, asked.stderr)
     # the table of the faulted state, as `simulate SYSTEM --state` prints it (it printed the lights alone)
     assert any(line.split()[:2] == ["fuse", "Fuse"] for line in done.stdout.splitlines()), done.stdout
     done = run_cli("--store", store, "simulate", "--scenario", "REAR.1", "--format", "json")

@@ -479,3 +479,20 @@ def test_a_misspelt_term_is_reported_at_each_node_that_uses_it(validator):
     for name, declared in expected.items():
         line = where[f":{name}"]
         assert line is not None and declared <= line <= declared + 2 and "dk:resistence" in lines.splitlines()[line - 1]
+
+
+def test_a_target_that_does_not_exist_is_said_so_alone_and_the_types_a_mode_applies_to_in_order(validator, tmp_path):
+    # a stranger's fault on a part of no such name was first told the mode "does not apply" to it, listing the types
+    # it applies to in another order each run, before the real cause
+    missing = next(c for c in CASES if c.id == "fault-target-missing")
+    report = _validate(validator, missing.base, missing.mutate, tmp_path)
+    said = [v.message for v in report.violations if v.shape == "dksh:FaultShape"]
+    assert len(said) == 1 and "does not exist in the scenario's system" in said[0], said
+    def open_battery(g):
+        g.set((_fault(g), DK.faultTarget.uri, S.battery))
+        g.set((_fault(g), DK.faultMode.uri, DK.OpenComponent.uri))     # a mode that applies to many types
+
+    report = _validate(validator, missing.base, open_battery, tmp_path)
+    (message,) = [v.message for v in report.violations if "does not apply to" in v.message]
+    types = message.split("it applies to ", 1)[1].split(", ")
+    assert types == sorted(types) and len(types) > 1, message

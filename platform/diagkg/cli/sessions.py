@@ -167,8 +167,17 @@ def _simulate_scenario(args: argparse.Namespace) -> int:
         session.reset(seed=args.seed)
         is_nominal = session.is_nominal()
     scenario, nominal, result = session.scenario, session.nominal_result, session.initial_result
+    if args.record:       # (it was taken and ignored)
+        from ..sim.simulator import result_quads
+
+        graph = graphs.named("simulation", f"{scenario.key}-{scenario.number}-{int(time.time() * 1000)}")
+        with open_store(args, write=True) as store:
+            store.add_quads(result_quads(result, session.sim.skeleton, graph))
+        print(f"recorded as SOSA observations in <{graph.value}>", file=sys.stderr)
     if args.format == "json":
         data = result.to_json()
+        # nominal: whether the system works as a session judges it (every main light as in the working system,
+        # whatever a loose end does); an indicator (an LED not declared a main light) does not count
         data.update(scenario=scenario.number, scenario_id=scenario.id, nominal=is_nominal,
                     nominal_lit=sorted(nominal.lit))
         print(json.dumps(data, indent=2))
@@ -176,7 +185,8 @@ def _simulate_scenario(args: argparse.Namespace) -> int:
     print(f"scenario {scenario.number} ({scenario.id}): {scenario.label} — system {scenario.key}")
     print(f"nominal lights: {', '.join(nominal.lit) or '(none)'}")
     print(f"after the faults: {', '.join(result.lit) or '(nothing lit)'}; converged: "
-          f"{'yes' if result.converged else 'NO'}; nominal: {'yes' if is_nominal else 'no'}")
+          f"{'yes' if result.converged else 'NO'}; works as a session judges it (its main lights, however a loose "
+          f"end falls): {'yes' if is_nominal else 'no'}")
     _print_solve(result, session.sim, session.injected_state)
     return EXIT_OK
 
