@@ -149,6 +149,12 @@ def test_report_rescore_writes_the_tables_and_a_system_without_an_optimum_is_sai
     done = run_cli("--store", str(path), "report", cid, "--rescore", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert "cost / optimum" in (out / "regret.md").read_text()
+    # the terminal is shown each assistant's overall figures (it was told only how many files were written)
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:3] == ["assistant", "sessions", "success"], done.stdout
+    shown = {row[0]: row for row in (line.replace(" (privileged)", "").split() for line in lines[1:-1])}
+    assert set(shown) == set(ASSISTANTS) and all(row[1] == str(3 * len(CASES)) for row in shown.values())
+    assert shown["oracle"][2] == "1.000"
     assert "pass^k" in (out / "reliability.md").read_text().replace("\\", "")
     with KnowledgeStore(path, read_only=True) as store:
         (system,) = regret.optimum_table(store, ["https://example.org/elsewhere/lamp"]).rows

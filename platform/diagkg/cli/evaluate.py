@@ -324,16 +324,33 @@ def cmd_report(args: argparse.Namespace) -> int:
                 slots = tally.rebuild(store, cp.open_campaign(store, cid))
                 print(f"campaign {cid}: {slots} slot tallies rebuilt from its trajectories", file=sys.stderr)
         notes: list[str] = []
+        summary: list[dict[str, Any]] = []
         with progress_bar(sys.stderr.isatty()) as progress:
             written = report.write_report(store, args.runs, Path(args.out), progress=progress, pool=args.pool,
-                                          notes=notes, rescore=args.rescore, figures=[Path(f) for f in args.figures])
+                                          notes=notes, rescore=args.rescore, figures=[Path(f) for f in args.figures],
+                                          summary=summary)
         for note in notes:
             say(note)
     if args.format == "json":
-        print(json.dumps({"out": str(args.out), "files": [str(p) for p in written]}))
+        print(json.dumps({"out": str(args.out), "files": [str(p) for p in written], "overall": summary}))
     else:
+        print(_summary_text(summary))
         print(f"wrote {len(written)} files into {args.out} (open {Path(args.out) / 'report.html'})")
     return EXIT_OK
+
+
+def _summary_text(rows: list[dict[str, Any]]) -> str:
+    """Each assistant's overall figures as a few aligned columns (the report's ``overall`` table, in brief)."""
+    def num(value: Any, digits: int) -> str:
+        return "—" if value is None or value != value else f"{float(value):.{digits}f}"
+
+    head = ["assistant", "sessions", "success [95 %]", "mean cost", "cost / ideal", "crashed"]
+    body = [[str(r["assistant"]), str(r["sessions"]),
+             f"{num(r['success'], 3)} [{num(r['lo'], 3)}, {num(r['hi'], 3)}]", num(r["mean cost"], 1),
+             num(r["cost / ideal"], 3), str(r["crashed"])] for r in rows]
+    widths = [max(len(line[i]) for line in (head, *body)) for i in range(len(head))]
+    return "\n".join("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in
+                                enumerate(zip(line, widths, strict=True))) for line in (head, *body))
 
 
 def cmd_export(args: argparse.Namespace) -> int:

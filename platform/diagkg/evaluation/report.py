@@ -281,8 +281,10 @@ def unfinished(store: KnowledgeStore, campaigns: Iterable[cp.Campaign]) -> list[
 
 def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
                  progress: Callable[[str, int, int], None] | None = None, *, pool: bool = False,
-                 notes: list[str] | None = None, rescore: bool = False, figures: Sequence[Path] = ()) -> list[Path]:
+                 notes: list[str] | None = None, rescore: bool = False, figures: Sequence[Path] = (),
+                 summary: list[dict[str, Any]] | None = None) -> list[Path]:
     """Write every table (md, tex, csv), plot (png) and ``report.html`` into ``out``; returns the files.
+    ``summary`` gets the overall figures of each assistant (the rows of the ``overall`` table, by column).
 
     ``runs`` are campaign ids or the names given to ``--name`` (every campaign when empty); campaigns that
     repeat a slot are refused unless ``pool`` (:func:`pooling`); what was pooled is appended to ``notes``.
@@ -321,6 +323,9 @@ def write_report(store: KnowledgeStore, runs: Sequence[str], out: Path,
     ts = tables(store, data) + regret.tables(store, ids, queries, rescore=rescore) + rubric_report.tables(store, qualitative)
     privileged = privileged_assistants(store, ids)
     mark_privileged(ts, privileged)
+    if summary is not None:
+        overall = next(t for t in ts if t.name == "overall")
+        summary.extend(dict(zip(overall.columns, row, strict=True)) for row in overall.rows)
     for t in ts:
         for suffix, render in ((".md", to_markdown), (".tex", to_latex), (".csv", to_csv)):
             path = out / f"{t.name}{suffix}"
