@@ -192,6 +192,8 @@ def test_an_unusable_reply_ends_the_session_with_a_typed_fault(case, tmp_path, t
         assert "exit status 3" in last["message"] and "boom" in last["message"]
     if case == "memory":
         assert "MemoryError" in last["message"]
+    if case == "late":       # the second it waited for the reply is the round's decision time (it read 0)
+        assert last["decision_seconds"] >= 1.0 and result.decision_times[-1] == last["decision_seconds"]
 
 
 def test_commands_are_split_like_a_shell_and_checked(tmp_path):

@@ -125,7 +125,7 @@ class Round(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """The round as the runner's plain entry (see the module); JSON data throughout."""
         if self.bare:
-            return {key: self[key] for key in BARE_KEYS}
+            return {key: self[key] for key in self._keys}
         out = dict(self._json)
         if self.message_override is not None:
             out["message"] = self.message_override
@@ -139,8 +139,8 @@ class Round(Mapping[str, Any]):
 
     @cached_property
     def _keys(self) -> tuple[str, ...]:
-        if self.bare:
-            return BARE_KEYS
+        if self.bare:       # (with the time it took to fail, where it was timed)
+            return BARE_KEYS + (("decision_seconds",) if self.decision_seconds is not None else ())
         keys = list(self.outcome)
         keys += [f.name for f in fields(self.outcome) if f.name not in keys]
         if self.decision_seconds is not None:

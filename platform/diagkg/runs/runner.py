@@ -142,6 +142,11 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             if on_round:
                 on_round(entry)
 
+        def waited(entry: Round, since: float) -> Round:
+            # the time it took to fail is a decision's (a plug-in that hung until its reply was late read as quick)
+            decisions.append(time.perf_counter() - since)
+            return replace(entry, decision_seconds=decisions[-1])
+
         try:
             agent.setup(brief)
         except LLMTruncation as exc:   # the model's reading of the symptoms was unusable
@@ -169,14 +174,14 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             except LLMTruncation as exc:
                 session.abort("llm_truncation")
                 cause = getattr(exc, "cause", None)
-                failed(Round.failed(session.round + 1, "(no usable reply)",
-                                    f"The assistant's reply could not be used: {exc}"))
+                failed(waited(Round.failed(session.round + 1, "(no usable reply)",
+                                           f"The assistant's reply could not be used: {exc}"), d0))
                 break
             except AssistantError as exc:
                 if isinstance(exc, contract.ProtocolError):
                     fault = exc.fault
                 session.abort("surrender")
-                failed(Round.failed(session.round + 1, "(failed)", f"The assistant failed: {exc}"))
+                failed(waited(Round.failed(session.round + 1, "(failed)", f"The assistant failed: {exc}"), d0))
                 break
             decisions.append(time.perf_counter() - d0)
             candidates = getattr(agent, "ranked_candidates", None)
