@@ -397,6 +397,7 @@ class DK:
     faultTarget = Term(DK_NS + 'faultTarget')  # object property: fault target
     faultValue = Term(DK_NS + 'faultValue')  # datatype property: fault value
     faultsConsidered = Term(DK_NS + 'faultsConsidered')  # datatype property: faults considered
+    faultsLeft = Term(DK_NS + 'faultsLeft')  # datatype property: faults left
     faultyComponent = Term(DK_NS + 'faultyComponent')  # object property: faulty component
     followsOverCurrent = Term(DK_NS + 'followsOverCurrent')  # datatype property: follows an over-current
     forComponentType = Term(DK_NS + 'forComponentType')  # object property: for component type

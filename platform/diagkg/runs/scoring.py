@@ -28,6 +28,7 @@ from ..kg.vocab import DK
 from .rounds import Round
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
+INTEGER = ox.NamedNode(XSD + "integer")
 
 ESTABLISHED = (Verdict.CORRECT, Verdict.PARTIAL)
 
