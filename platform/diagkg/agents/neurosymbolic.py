@@ -256,7 +256,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
             return classify_symptoms(briefing, names, self.config)
         if self.classifier_kind != "keywords":
             raise AssistantError(f"unknown symptom classifier {self.classifier_kind!r} (keywords or llm)")
-        classifier = KeywordClassifier.of(names, coordinate=self.settings.coordinate, whole_names=self.settings.whole_names)
+        classifier = KeywordClassifier.configured(names, self.settings)
         anomalous, nominal = set(), set()
         said: dict[str, set[str]] = {}     # the states each component is said to be in
         if self.comes_and_goes and COMES_AND_GOES.search(briefing.symptoms.lower()):

@@ -31,6 +31,12 @@ class NeuroSymbolicConfig(Settings):
     # a name holding brackets or stops ("Brake lamp (21 W)") is read whole in a report, and without its aside where
     # that names one part only (keywords); without it, the report's asides are dropped and such a light is never read
     whole_names: bool = True
+    # a light said to go "on and off" ("off and on", "comes and goes") comes and goes (keywords); without it, the
+    # joining "and" cut the words apart and such a light was read lit (or dark) as the moment showed it
+    on_and_off: bool = True
+    # a lamp's kind written alone ("the lamp", "the bulb", "the LED") names the one part a name of which holds the
+    # word (a stranger's "Lamp bulb"), where no name is written whole (keywords); without it, such a light went unread
+    lamp_words: bool = True
     # how an observation (lights, voltages, currents) splits the problems: by the components it depends on
     # ("dependencies"), by those of them on the same side of the supply ("sides": a lamp's look by all it
     # depends on, a voltage by those at its own nominal potential) or only by its own ("problems")

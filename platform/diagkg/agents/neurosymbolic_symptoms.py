@@ -22,6 +22,10 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .neurosymbolic_config import NeuroSymbolicConfig
 
 NEGATIONS = {"not", "no", "never", "neither", "nor", "n't", "doesn't", "don't", "isn't", "won't", "cannot",
              "can't", "without", "nothing"}
@@ -36,6 +40,11 @@ COMES_AND_GOES = re.compile(r"\bevery so often\b|\bfrom time to time\b|\bnow and
 NOW_AND_THEN = re.compile(r"\bevery so often\b|\bfrom time to time\b|\bnow and then\b|\bat (?:other )?times\b|"
                           r"\bat other moments\b|\bat the same moments?\b|\bwhenever\b|\boccasionally\b|"
                           r"\bsometimes\b|\bintermittently\b|\bcomes? back\b|\bback on\b")
+# said of a light: it goes out and comes back ("goes on and off", "comes and goes"); the joining "and" would
+# cut it into a light said on and one said off
+ALTERNATING = re.compile(r"\b(?:on and off|off and on|(?:come|comes|coming|came) and (?:go|goes|going|went))\b")
+# a lamp's kind, written alone ("the lamp") where one part's name holds it ("Lamp bulb")
+LAMP_WORDS = {"lamp", "bulb", "led"}
 STEADY = {"stays", "stay", "remains", "remain", "throughout", "always", "whole", "constantly", "steadily"}
 CHANGES = {"goes", "go", "went", "going", "blinks", "switches", "switching", "turns", "drops"}
 EXPECTED = {"should", "ought", "supposed", "would", "expected"}       # an expectation, not a sight
@@ -78,7 +87,11 @@ class KeywordClassifier:
     """Finds components in a symptom report by their names and reads whether
     each is said to be lit, dark or flickering (with negation)."""
 
-    def __init__(self, names: dict[str, list[str]], coordinate: bool = False, whole_names: bool = True):
+    def __init__(self, names: dict[str, list[str]], coordinate: bool = False, whole_names: bool = True,
+                 alternating: bool = True, lamp_words: bool = True):
+        # with alternating, "goes on and off" ("off and on", "comes and goes") says a light comes and goes; with
+        # lamp_words, a lamp's kind written alone ("the lamp") names the one part a name of which holds it
+        self.alternating, self.lamp_words = alternating, lamp_words
         # with coordinate, a segment that names lights and says nothing takes the state of the next
         # segment joined by "and" even when that one names nothing ("lamp 2 and all five LEDs stay lit")
         self.coordinate = coordinate
@@ -110,16 +123,22 @@ class KeywordClassifier:
         self._said: dict[str, list[tuple[str, str]]] = {}     # text -> what mentions found in it
 
     @classmethod
-    def of(cls, names: dict[str, list[str]], coordinate: bool = False, whole_names: bool = True) -> "KeywordClassifier":
+    def of(cls, names: dict[str, list[str]], coordinate: bool = False, whole_names: bool = True,
+           alternating: bool = True, lamp_words: bool = True) -> "KeywordClassifier":
         """The classifier of ``names`` (made once per process for the same names: a system's sessions
         all ask it, at setup)."""
-        key = (tuple(sorted((c, tuple(n)) for c, n in names.items())), coordinate, whole_names)
+        key = (tuple(sorted((c, tuple(n)) for c, n in names.items())), coordinate, whole_names, alternating, lamp_words)
         known = _CLASSIFIERS.get(key)
         if known is None:
             if len(_CLASSIFIERS) >= 64:
                 _CLASSIFIERS.pop(next(iter(_CLASSIFIERS)))
-            known = _CLASSIFIERS[key] = cls(names, coordinate, whole_names)
+            known = _CLASSIFIERS[key] = cls(names, coordinate, whole_names, alternating, lamp_words)
         return known
+
+    @classmethod
+    def configured(cls, names: dict[str, list[str]], settings: NeuroSymbolicConfig) -> "KeywordClassifier":
+        """The classifier of ``names`` as the assistant's settings read a report."""
+        return cls.of(names, settings.coordinate, settings.whole_names, settings.on_and_off, settings.lamp_words)
 
     def mentions(self, text: str) -> list[tuple[str, str]]:
         """(component, state) pairs; state is "on", "off" or "intermittent" (remembered per text: a
@@ -136,6 +155,8 @@ class KeywordClassifier:
         for pattern, words in self.whole:        # a name written whole, its brackets and stops kept out of the reading
             text = pattern.sub(words, text)
         text = ASIDE.sub(" ", text)
+        if self.alternating:       # one word for it, before "and" joins segments
+            text = ALTERNATING.sub(" flickering ", text)
         text = NUMBER_LIST.sub(lambda m: "_".join(re.findall(r"\d+", m.group(0))), text)
         out: list[tuple[str, str]] = []
         named: list[str] = []            # what the last segment that named something named (for pronouns)
@@ -235,6 +256,12 @@ class KeywordClassifier:
                 found = sorted(comps)
                 bag = max((b for b, c in self.bags if c in comps and b <= words), key=len)
                 used = [u or _singular(t) in bag for t, u in zip(toks, used, strict=True)]
+        if not found and self.lamp_words and (kinds := words & LAMP_WORDS):
+            # "the lamp": the one part a name of which holds the word (and no other part's name does)
+            comps = {comp for bag, comp in self.bags if bag & kinds} | {comp for toks_, comp in self.phrases if kinds & set(toks_)}
+            if len(comps) == 1:
+                found = sorted(comps)
+                used = [u or _singular(t) in kinds for t, u in zip(toks, used, strict=True)]
         return found, [tok for tok, u in zip(toks, used, strict=True) if not u]
 
 
