@@ -159,6 +159,12 @@ def test_step_before_reset_raises_and_reset_is_keyword_only():
         session.reset(seed=0, options={"x": 1})
     obs, info = session.reset(seed=0, options=None)
     assert obs["scenario"] == 1 and info["round"] == 0
+    # what is not an action, a hypothesis or None is refused before the round is counted (an AttributeError, and
+    # the round spent: nine such steps left a budget of one)
+    for bad in ("garbage", {"action": "observe_component"}):
+        with pytest.raises(SessionError, match="takes an Action, a Hypothesis or None"):
+            session.step(bad)      # type: ignore[arg-type]
+    assert session.round == 0
     session.step(diagkg.Hypothesis({"battery"}))
     with pytest.raises(SessionError, match="has ended"):
         session.step(diagkg.Hypothesis({"battery"}))

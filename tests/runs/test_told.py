@@ -69,3 +69,34 @@ def test_a_box_is_turned_over_once_for_all_the_parts_named_behind_it():
     access = [(a, t) for a, t, _ in outcome.executed if a != "verify_repair"]
     assert access and len(access) == len(set(access)), access
     assert outcome.cost == sum(c for *_, c in outcome.executed)
+
+
+class Scribbler(BaseAssistant):
+    """Measures the bulb, then writes over what it was told, then gives up."""
+
+    name = "scribbler"
+    api_version = 3
+
+    def suggest(self) -> Action | None:
+        return None if self.outcomes else Action("measure_voltage", ("bulb",))
+
+    def record(self, outcome: Outcome) -> None:
+        super().record(outcome)
+        self.told = outcome
+        volts = outcome.data["bulb"].port_voltages
+        for port in volts:
+            volts[port] = -999.0
+
+
+def test_an_assistant_that_writes_over_what_it_was_told_changes_nothing_of_the_record(tmp_path):
+    """An in-process plug-in that set a reading it was told to -999 V stored -999 V in the trajectory (its text still
+    said the true value): it was given the record's own objects."""
+    store = torch_memory_store(tmp_path)
+    agent = Scribbler()
+    result = run_session("TORCH.1", agent, store=store, seed=0)
+    assert set(agent.told.data["bulb"].port_voltages.values()) == {-999.0}     # it did write over its copy
+    kept = result.record.rounds[0]["data"]["bulb"]["port_voltages"]
+    assert kept and -999.0 not in kept.values(), kept
+    stored = {float(r["v"]) for r in store.select(
+        "SELECT ?v WHERE { GRAPH ?g { ?o <http://qudt.org/schema/qudt/numericValue> ?v } }")}
+    assert stored and -999.0 not in stored, stored

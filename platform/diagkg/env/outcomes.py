@@ -12,6 +12,7 @@ changes).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
@@ -245,7 +246,10 @@ class Outcome(Mapping[str, Any]):
         round or replaces a lamp while another fault keeps the system dark cannot tell whether it had a fault; an
         assistant that turned every part round learnt which were faulty. An overbroad hypothesis is turned back
         without saying which of its parts are faulty (an assistant naming every part learnt the answer at once)."""
-        return replace(self, healthy=(), data=told_data(self.verdict, self.data), executed=list(self.executed))
+        # a copy of its own: an assistant in the process that changed what it was told changed the record (a
+        # plug-in that set a reading to -999 V stored -999 V)
+        return replace(self, healthy=(), data=copy.deepcopy(told_data(self.verdict, self.data)),
+                       executed=list(self.executed))
 
     # as a mapping: the keys of to_dict, each read on its own (predictions compare a few of them)
     def __getitem__(self, key: str) -> Any:

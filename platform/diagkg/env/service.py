@@ -223,6 +223,9 @@ class Session:
             raise SessionError("step() before reset(): call reset() first")
         if self.end is not None:
             raise SessionError(f"the session has ended ({self.end}); call reset()")
+        if act is not None and not isinstance(act, (Action, Hypothesis)):
+            # refused before the round is counted (it raised AttributeError, and the round was spent)
+            raise SessionError(f"step() takes an Action, a Hypothesis or None (to give up), not {type(act).__name__}")
         if act is None:
             self.end = End.SURRENDER
             outcome = Outcome(self.round, Kind.NONE, "nothing", True, "The assistant had nothing more to suggest.", 0.0)
