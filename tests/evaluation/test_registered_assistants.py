@@ -130,3 +130,43 @@ def test_a_report_of_an_unfinished_campaign_says_so(tmp_path, registered):
     notes.clear()
     report.write_report(store, [campaign.id], tmp_path / "again", notes=notes)
     assert not [n for n in notes if "unfinished" in n]
+
+
+class Crasher(BaseAssistant):
+    """Measures the battery twice, then raises."""
+
+    name = "crasher"
+    api_version = 3
+
+    def suggest(self):
+        from diagkg.env.actions import Action
+
+        if len(self.outcomes) >= 2:
+            raise RuntimeError("boom")
+        return Action("measure_voltage", ("bat",))
+
+
+def test_a_session_whose_assistant_raised_keeps_the_rounds_it_played_at_their_cost(tmp_path, registered):
+    """An in-process assistant that raised after two measurements was stored with one round and 0 minutes: the
+    cheapest assistant of the report. Its crashed trajectory now keeps the rounds it played, at their cost."""
+    registered("crasher", Crasher)
+    store = torch_memory_store(tmp_path)
+    campaign = cp.create(store, CampaignConfig(assistants=("crasher",), scenarios=(9101,), runs=1, name="crash"))
+    execution.run(store, campaign)
+    ((_, rec),) = cp.recorded(store, campaign).items()
+    assert rec.end == "crashed"
+    import pyoxigraph as ox
+
+    from diagkg.kg.vocab import DK
+
+    (link,) = store.raw.quads_for_pattern(ox.NamedNode(rec.trajectory), DK.recordOf.node, None, None)
+    session = link.object
+
+    def one(prop):
+        (quad,) = store.raw.quads_for_pattern(session, prop.node, None, link.graph_name)
+        return float(quad.object.value)
+
+    measured = store.select("action-catalogue")
+    cost = next(float(r["cost"]) for r in measured if r["id"] == "measure_voltage")
+    assert cost > 0
+    assert (one(DK.costMinutes), one(DK.roundCount)) == (2 * cost, 3)

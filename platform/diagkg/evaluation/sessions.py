@@ -14,8 +14,10 @@ import ctypes
 import hashlib
 import os
 import sys
+import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
 
@@ -163,12 +165,15 @@ def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None
     if scenario is None:
         scenario = resolve_scenario(store, task.scenario)
     record: SessionRecord | None
+    played: list[dict[str, Any]] = []        # what a crashed session's record keeps: the rounds it played, at their cost
+    started, t0 = datetime.now(timezone.utc), time.perf_counter()
     try:
-        result = run_session(scenario, task.assistant, seed=task.seed, config=task.config, store=store, record=False)
+        result = run_session(scenario, task.assistant, seed=task.seed, config=task.config, store=store, record=False,
+                             on_round=lambda entry: played.append(entry.to_dict()))
         record = result.record
         assert record is not None
     except Exception as exc:  # noqa: BLE001 - any failure of a session is recorded, not dropped
-        record = crashed_record(scenario, task, exc)
+        record = crashed_record(scenario, task, exc, rounds=played, started=started, wall_time=time.perf_counter() - t0)
     return outcome_of(store, task, scenario, record)
 
 
@@ -205,10 +210,14 @@ def outcome_of(store: KnowledgeStore, task: Task, scenario: Scenario, record: Se
 _CHECKED: set[tuple[str, str]] = set()
 
 
-def crashed_record(scenario: Scenario, task: Task, exc: BaseException) -> SessionRecord:
+def crashed_record(scenario: Scenario, task: Task, exc: BaseException, *, rounds: Sequence[dict[str, Any]] = (),
+                   started: datetime | None = None, wall_time: float = 0.0) -> SessionRecord:
+    """The ``crashed`` trajectory of ``task``'s session, with the ``rounds`` it played before it raised ``exc`` (an
+    assistant that crashed after two measurements read 0 minutes, the cheapest of the report, without them)."""
     from ..runs.keeping import crashed_record as crashed
 
-    return crashed(scenario, task.assistant, dict(task.config), task.seed, exc)
+    return crashed(scenario, task.assistant, dict(task.config), task.seed, exc, rounds=rounds, started=started,
+                   wall_time=wall_time)
 
 
 def healthy_replacements(rounds: Iterable[Mapping[str, Any]]) -> int:
