@@ -21,7 +21,7 @@ from diagkg.agents import registry
 from diagkg.agents.registry import BaseAssistant
 from diagkg.agents.trust import Origin, Policy
 from diagkg.env.actions import Hypothesis
-from diagkg.errors import AssistantError, ValidationError
+from diagkg.errors import AssistantError, InputError, ValidationError
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.vocab import DK
@@ -227,6 +227,29 @@ def test_only_the_allow_list_grants_the_answer(torch, monkeypatch):
     # an assistant object the caller made is judged by its name
     assert hosting.privileged(SelfDeclared(), Policy(privileged=("self-declared",)))
     assert not hosting.privileged(SelfDeclared(), Policy())
+
+
+class Impostor(SelfDeclared):
+    """A user's class bearing the oracle's name."""
+
+    name = "oracle"
+
+
+def test_a_class_bearing_a_shipped_assistants_name_is_not_that_assistant(torch, monkeypatch):
+    """A user's class named "oracle" (registered as "fake", or made by the caller) was briefed with the answer,
+    its trajectories labelled the oracle's; registering it as "oracle" was accepted."""
+    monkeypatch.delenv("DIAGKG_PRIVILEGED_ASSISTANTS", raising=False)      # the oracle alone, as shipped
+    with pytest.raises(InputError, match="one of diagkg's own assistants"):
+        registry.register("oracle", Impostor)
+    registry.register("fake", Impostor)
+    try:
+        result = run_session("TORCH.1", "fake", store=torch, seed=0)
+    finally:
+        registry._REGISTERED.pop("fake", None)
+    assert result.end == "surrender" and not result.record.privileged     # not told the answer
+    assert result.assistant == result.record.assistant == "fake"          # recorded by the name it was run as
+    assert not hosting.privileged(Impostor(), Policy(privileged=("oracle",)))
+    assert run_session("TORCH.1", "oracle", store=torch, seed=0).record.privileged     # the oracle itself is
 
 
 def test_a_trajectory_must_say_whether_it_was_privileged(torch):

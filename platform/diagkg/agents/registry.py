@@ -233,7 +233,11 @@ def is_shipped(ep: EntryPoint) -> bool:
 
 def register(name: str, factory: Factory) -> None:
     """Make an assistant available by name at run time (entry points are the
-    lasting way: see the module's documentation)."""
+    lasting way: see the module's documentation). diagkg's own names are refused: a class registered as
+    ``oracle`` was briefed with the answer, and its sessions read as the oracle's."""
+    found = _entry_points().get(name)
+    if found is not None and is_shipped(found):
+        raise InputError(f"{name!r} is one of diagkg's own assistants: register yours under another name")
     _REGISTERED[name] = factory
     declared_keys.cache_clear()
 

@@ -69,17 +69,31 @@ def create(name: str, config: Mapping[str, Any] | None = None, policy: Policy | 
                   policy.may_see_prior(name, origin))
 
 
+def impersonates(agent: Any) -> bool:
+    """Whether ``agent`` (an object the caller made) bears the name of one of diagkg's own assistants without
+    being one: a class of a user's named ``oracle`` was briefed with the answer (the allow-list goes by name)."""
+    name = str(getattr(agent, "name", ""))
+    try:
+        shipped = registry.origin(name) is Origin.SHIPPED
+    except Exception:       # noqa: BLE001 - a name of no installed assistant: nothing to impersonate
+        return False
+    wrapped = getattr(agent, "inner", agent) if isinstance(agent, registry.ApiShim) else agent    # (behind its shim)
+    return shipped and type(wrapped).__module__.split(".")[0] != "diagkg"
+
+
 def privileged(agent: Any, policy: Policy | None = None) -> bool:
     """Whether an assistant object the caller made (in this process) is briefed with the answer: the
-    allow-list names it; never one in a process of its own."""
+    allow-list names it, and it is what bears that name; never one in a process of its own."""
     if isinstance(agent, ExecAssistant) or getattr(agent, "in_process", True) is False:
         return False      # in a process of its own, or driven from outside (runs.driven): never
+    if impersonates(agent):
+        return False
     return (policy or Policy.from_env()).may_see_answer(str(getattr(agent, "name", "")), Origin.REGISTERED)
 
 
 def informed(agent: Any, policy: Policy | None = None) -> bool:
     """Whether an assistant object the caller made (in this process) is briefed with the prior: the
     informed allow-list names it; never one in a process of its own."""
-    if isinstance(agent, ExecAssistant) or getattr(agent, "in_process", True) is False:
+    if isinstance(agent, ExecAssistant) or getattr(agent, "in_process", True) is False or impersonates(agent):
         return False
     return (policy or Policy.from_env()).may_see_prior(str(getattr(agent, "name", "")), Origin.REGISTERED)

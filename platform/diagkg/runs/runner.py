@@ -118,6 +118,9 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
     if isinstance(assistant, str):      # where it runs and whether it sees the answer: configuration (agents.trust)
         hosted = hosting.create(assistant, config)
         agent, privileged, informed = hosted.agent, hosted.privileged, hosted.informed
+        if getattr(agent, "name", assistant) != assistant:
+            # recorded by the name it was asked for (a class named "oracle" registered as another read as the oracle)
+            agent.name = assistant
     else:
         agent, privileged, informed = assistant, hosting.privileged(assistant), hosting.informed(assistant)
     log = llm_log if llm_log is not None else CallLog()
