@@ -54,7 +54,7 @@ def test_a_success_that_leaves_the_indicator_broken_is_counted(tmp_path, lamp_on
     assert ends[("lamp-only", 9109)] == "success_no_hypothesis"      # the lamp lights: the LED stops no repair
     (table,) = [t for t in regret.extra_tables(store, [campaign.id]) if t.name == "figure-faults-left"]
     rows = {r[1]: dict(zip(table.columns, r, strict=True)) for r in table.rows}
-    assert (rows["lamp-only"]["successes"], rows["lamp-only"]["leavingFaults"], rows["lamp-only"]["partsLeft"]) == (1, 1, 1)
+    assert (rows["lamp-only"]["successes"], rows["lamp-only"]["leavingFaults"], rows["lamp-only"]["faultsLeft"]) == (1, 1, 1)
     # the oracle plays the ideal repair, and its session ends once the lamp lights: after the bulb, as this one's
     # did; on the flat battery it leaves nothing
-    assert (rows["oracle"]["successes"], rows["oracle"]["leavingFaults"], rows["oracle"]["partsLeft"]) == (2, 1, 1)
+    assert (rows["oracle"]["successes"], rows["oracle"]["leavingFaults"], rows["oracle"]["faultsLeft"]) == (2, 1, 1)

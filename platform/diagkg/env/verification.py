@@ -150,6 +150,20 @@ def injected_parts(session: Workbench) -> set[str]:
     return out
 
 
+def faults_left(session: Workbench) -> int:
+    """How many of the faults at the start no repair of the session reached: each injected fault none of whose
+    parts was repaired (a short belongs to both its ends: repairing either clears it), and each part the faults
+    damaged at once that was not replaced."""
+    repaired = session.repaired
+    left = 0
+    for fault in session.scenario.faults:
+        parts = {iri[len(session.ns):].split(".", 1)[0] for iri in (fault.target, fault.other)
+                 if iri and iri.startswith(session.ns)}
+        parts = {p for p in parts if session.part_class(p) is not None}
+        left += bool(parts) and not parts & repaired
+    return left + len({d.component for d in session.initial_result.damage} - repaired - injected_parts(session))
+
+
 def faulty_at_start(session: Workbench) -> set[str]:
     """The parts faulty when the session begins: those the scenario injected a fault into and those the
     faults damaged at once (a fuse a shorted lamp blew), which a correct hypothesis must name too."""

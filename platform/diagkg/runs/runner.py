@@ -33,7 +33,7 @@ from ..env.actions import Action
 from ..env.outcomes import End
 from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
-from ..env.verification import faulty_at_start
+from ..env.verification import faults_left, faulty_at_start
 from ..env.workspace import AnswerCache, assistant_view, prior_view, resolve_scenario
 from ..errors import AssistantError, InputError, LLMTruncation, UnknownTermError
 from ..kg.store import KnowledgeStore
@@ -231,12 +231,11 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             seed=seed, budget=session.budget, end=end,
             total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, privileged=privileged)
         rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
-        faulty = faulty_at_start(session)
-        diagnosis = scoring.score(faulty, rounds)
+        diagnosis = scoring.score(faulty_at_start(session), rounds)
         rec.extra.extend(scoring.triples(diagnosis, ox.NamedNode(rec.iri + "#session")))
         # what no repair reached (a broken indicator stops no repair: a success may leave it)
         rec.extra.append(ox.Triple(ox.NamedNode(rec.iri + "#session"), DK.faultsLeft.node,
-                                   ox.Literal(str(len(faulty - session.repaired)), datatype=scoring.INTEGER)))
+                                   ox.Literal(str(faults_left(session)), datatype=scoring.INTEGER)))
         if fault is not None:
             rec.extra.append(ox.Triple(ox.NamedNode(rec.iri + "#session"), DK.protocolFault.node,
                                        ox.NamedNode(contract.FAULT_IRIS[fault])))
