@@ -175,3 +175,28 @@ def test_a_fault_between_two_ends_is_titled_by_both(workshop):
 def _title(text: str) -> str:
     graph = rdflib.Graph().parse(data=text, format="turtle")
     return str(next(graph.objects(predicate=RDFS.label)))
+
+
+def test_a_generated_plan_states_what_a_session_charges_for_it_and_repairs_the_lamp_first(tmp_path):
+    """A session ends once the system works, and a broken indicator stops no repair: the generated plans stated the
+    minutes of every step (the indicator's too), so on a stranger's garden pump the oracle read 0.76 of its ideal
+    repairs; and where the indicator's step came first, a session paid it needlessly. The plan's steps now come in
+    the order a session charges least for, and it states what a session charges (the torch, written in the tests:
+    its LED and its return lead both open)."""
+    from diagkg.runs.runner import run_session
+
+    path = tmp_path / "torch.ttl"
+    path.write_text(TORCH)
+    store = KnowledgeStore.memory()
+    load_files(store, [path])
+    written = generate(store, GenerationConfig("torch", faults=2, modes=frozenset({"OpenComponent"}))).written
+    both = next(w for w in written if {f.target.rsplit("/", 1)[-1] for f in w.look.placement.faults} == {"led", "ret"})
+    assert [s.targets for s in both.repair.steps] == [("ret",), ("led",)]      # the lamp's return first
+    stated = rdflib.Graph().parse(data=both.text, format="turtle")
+    (minutes,) = {float(o) for o in stated.objects(None, rdflib.URIRef("https://w3id.org/diagkg/ontology#costMinutes"))}
+    folder = tmp_path / "gen"
+    folder.mkdir()
+    (folder / "both.ttl").write_text(both.text)
+    load_files(store, [folder / "both.ttl"])
+    result = run_session(both.id, "oracle", store=store, seed=0, record=False)
+    assert result.end == "success_no_hypothesis" and result.cost == minutes == 120.0

@@ -204,6 +204,19 @@ class Bench:
                 heapq.heappush(frontier, (minutes + cost, n + 1, next(counter), steps + (action,), after))
         return None
 
+    def played_first(self, look: Look, repair: Repair) -> Repair:
+        """``repair``'s steps in the order a session charges least for (it ends once the system works: the lamp's
+        repair before a broken indicator's leaves the indicator's unpaid); the order found first on a tie."""
+        if len(repair.steps) < 2 or len(repair.steps) > 3:
+            return repair
+        best, least = repair.steps, self.paid(look.placement, repair.steps, repair.permanent)
+        for order in itertools.permutations(repair.steps):
+            steps = tuple(dataclasses.replace(step, position=i) for i, step in enumerate(order, 1))
+            minutes = self.paid(look.placement, steps, repair.permanent)
+            if minutes < least - 1e-9:
+                best, least = steps, minutes
+        return dataclasses.replace(repair, steps=best)
+
     def _repair_options(self, faulty: list[str]) -> list[Action]:
         out = []
         for aid, spec in sorted(self.catalogue.items()):

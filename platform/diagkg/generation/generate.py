@@ -161,6 +161,7 @@ def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress
         if repair is None:
             gen.left.append(Left(p.key, Dropped.NO_REPAIR, "faulty: " + ", ".join(sorted(look.faulty))))
             continue
+        repair = bench.played_first(look, repair)
         alike = (look.signatures, look.faulty, repair.steps, repair.permanent, look.intermittent)
         first = seen.get(alike)
         if first is not None:          # one of them, the likelier (the first of equals)
