@@ -77,8 +77,11 @@ def test_a_settled_reading_is_not_marked(store, settled):  # noqa: F811
                                              prop.node, graph):
             marks = store.raw.quads_for_pattern(q.subject, DK.settled.node, None, graph)
             readings[q.subject.value.rsplit("#", 1)[1]] = [m.object.value for m in marks]
-    # the lamp's current and link 7's voltage (its end that is off floats: no reading) were read, none marked
-    assert sorted(readings) == ["round-1-observation-1", "round-2-observation-1"], readings
+    # the lamp's current and link 7's voltage (its end that is off floats: an observation without a reading, marked
+    # dk:floating) were read, none marked unsettled
+    assert sorted(readings) == ["round-1-observation-1", "round-2-observation-1", "round-2-observation-2"], readings
+    assert [f.subject.value.rsplit("#", 1)[1] for f in store.raw.quads_for_pattern(None, DK.floating.node, None, graph)] \
+        == ["round-2-observation-1"]
     assert all(v == [] for v in readings.values()), readings
 
 

@@ -399,6 +399,7 @@ class DK:
     faultsConsidered = Term(DK_NS + 'faultsConsidered')  # datatype property: faults considered
     faultsLeft = Term(DK_NS + 'faultsLeft')  # datatype property: faults left
     faultyComponent = Term(DK_NS + 'faultyComponent')  # object property: faulty component
+    floating = Term(DK_NS + 'floating')  # datatype property: floating
     followsOverCurrent = Term(DK_NS + 'followsOverCurrent')  # datatype property: follows an over-current
     forComponentType = Term(DK_NS + 'forComponentType')  # object property: for component type
     forcedClosed = Term(DK_NS + 'forcedClosed')  # datatype property: forced closed

@@ -250,7 +250,7 @@ def _observations(r: Round, action: Action, activity: ox.NamedNode, node: Callab
 
     def observe(feature: str, prop: str, value: float | None = None, unit: str = "", simple: Any = None,
                 terminal: dict[str, Any] | None = None, verdict: str | None = None,
-                settled: bool | None = None) -> None:
+                settled: bool | None = None, floating: bool = False) -> None:
         nonlocal count
         count += 1
         obs = node(f"round-{r.number}-observation-{count}")
@@ -260,6 +260,8 @@ def _observations(r: Round, action: Action, activity: ox.NamedNode, node: Callab
         add(obs, PROV + "wasGeneratedBy", activity)
         if settled is False:      # a reading that kept changing (typed Voltages/Current.settled); None says nothing
             add(obs, DK.settled, lit(False))
+        if floating:              # a potential the meter could not read: an end nothing holds (no result)
+            add(obs, DK.floating, lit(True))
         if simple is not None:
             add(obs, SOSA + "hasSimpleResult", lit(simple))
         elif verdict is not None:
@@ -284,8 +286,8 @@ def _observations(r: Round, action: Action, activity: ox.NamedNode, node: Callab
         if not isinstance(d, dict):
             continue
         for port, volts in (d.get("port_voltages") or {}).items():
-            if volts is not None:
-                observe(f"{target}.{port}", DK.ElectricPotential, volts, "V", settled=d.get("settled"))
+            # a floating end is an observation too (it was left out: read as an end never measured)
+            observe(f"{target}.{port}", DK.ElectricPotential, volts, "V", settled=d.get("settled"), floating=volts is None)
         if "current" in d and isinstance(d["current"], (int, float)):
             observe(target, DK.ElectricCurrent, d["current"], "A", settled=d.get("settled"))
         if isinstance(d.get("resistance"), (int, float)):
