@@ -225,6 +225,13 @@ def test_diagkg_run_with_an_exec_program(tmp_path):
     assert result["end"] == "success" and result["assistant"] == program and result["rounds"] == 2
     r = run_cli(*store, "run", "--scenario", FLAT["id"], "--assistant", "exec:no-such-program-here --now")
     assert r.returncode == 2 and "no program 'no-such-program-here'" in r.stderr
+    # a program that fails: the trajectory is stored, the fault said, and the exit is not clean (it was 0, the
+    # reason buried in the last round's text)
+    source, _, fault = BROKEN["exits"]
+    broken = f"exec:{sys.executable} {write(tmp_path, 'broken.py', source)}"
+    r = run_cli(*store, "run", "--scenario", FLAT["id"], "--assistant", broken, "--format", "json")
+    assert r.returncode == 1 and json.loads(r.stdout)["protocol_fault"] == fault.value, (r.stdout, r.stderr)
+    assert f"the assistant was stopped ({fault.value})" in r.stderr
 
 
 def test_a_trusted_program_is_sent_the_knowledge_view_and_never_the_answer(tmp_path, torch, monkeypatch):

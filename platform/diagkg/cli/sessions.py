@@ -239,7 +239,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             data["kept_in"] = str(kept.file)
         print(json.dumps(data))
     else:
-        cause = f" ({result.llm_cause.value})" if result.llm_cause is not None else ""
+        cause = f" ({result.llm_cause.value})" if result.llm_cause is not None else \
+            f" (the assistant was stopped: {result.fault.value})" if result.fault is not None else ""
         print(f"end: {result.end}{cause}   total cost: {result.cost:g} min   rounds: {result.rounds}")
         if result.llm is not None and result.llm.records:
             log = result.llm
@@ -249,6 +250,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"trajectory: {result.trajectory}")
     if kept is not None:
         raise kept           # exit 3, saying where the trajectory is and how to store it
+    if result.fault is not None:      # an assistant in its own process that failed: stored, and not a clean exit
+        say(f"the assistant was stopped ({result.fault.value}): its last round says why; the trajectory is stored")
+        return EXIT_VIOLATIONS
     return EXIT_OK
 
 

@@ -61,11 +61,13 @@ class RunResult:
     llm: CallLog | None = None                  # the language-model calls (none for most assistants)
     llm_cause: FailureCause | None = None       # why it ended with llm_truncation, when it did
     diagnosis: scoring.DiagnosisScore | None = None   # false removals, precision, recall, rounds/minutes to isolate
+    fault: contract.ProtocolFault | None = None   # why an assistant in its own process was stopped, when it was
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "scenario": self.scenario, "scenario_id": self.scenario_id,
                 "assistant": self.assistant, "end": self.end, "cost": self.cost, "rounds": self.rounds,
-                "wall_time": round(self.wall_time, 4), **(self.diagnosis.to_json() if self.diagnosis else {})}
+                "wall_time": round(self.wall_time, 4), **(self.diagnosis.to_json() if self.diagnosis else {}),
+                **({"protocol_fault": self.fault.value} if self.fault is not None else {})}
 
 
 def briefing_for(session: Session, privileged: bool, seed: int, informed: bool = False) -> registry.Briefing:
@@ -249,7 +251,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         if record:
             iri = trajectory.store_record(store, rec, catalogue)
         return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
-                         decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause, diagnosis=diagnosis)
+                         decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause, diagnosis=diagnosis,
+                         fault=fault)
 
 
 SERVICES = ("deterministic", "llm")
