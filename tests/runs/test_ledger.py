@@ -219,3 +219,17 @@ def test_a_start_time_is_cleared_when_certain_and_otherwise_judged_by_pyshacl(le
         assert on_start == []
     if when == "yesterday":
         assert on_start
+
+
+def test_a_hypothesis_the_verifier_judged_correct_is_never_refuted():
+    """The oracle's correct naming of two crossed cables (3CC.S.3) was recorded refuted at round 0: the worlds the
+    ledger simulates for it (each cable's own faults) do not hold a crossed pair, so none agreed with the lights at
+    the start. A hypothesis the verifier judged correct stays open where its worlds miss the real fault."""
+    from ..support.stores import catalog_store
+
+    store = catalog_store()
+    result = run_session("3CC.S.3", "oracle", store=store, seed=0, record=False)
+    assert result.end == "success"
+    entry = result.hypothesis_ledger.entry(result.rounds)
+    assert entry.refuted_at is None
+    assert any(c.status is ConditionStatus.CONTRADICTED for c in entry.conditions)     # its worlds did disagree

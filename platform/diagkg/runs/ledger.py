@@ -21,7 +21,8 @@ state no conditions (random-search, an LLM):
 * each observation marks each condition **supported** (a world still in
   agreement with everything before predicts it), **contradicted** (none does)
   or leaves it **open**; a hypothesis is **refuted** when every world is
-  contradicted, **confirmed** when a world agrees with everything so far and
+  contradicted (never one the verifier judged correct: its worlds then missed
+  the real fault, and it stays open), **confirmed** when a world agrees with everything so far and
   an observation that departs from the healthy system supports it, and
   **open** otherwise; the rounds where that happened are kept, so its status
   at any round can be read back;
@@ -50,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import pyoxigraph as ox
 
 from ..env.actions import Action
-from ..env.outcomes import Kind
+from ..env.outcomes import Kind, Verdict
 from ..env.scenarios import Fault, Scenario
 from ..env.service import Checkpoint, Session
 from ..env.worlds import Shadow, fault_modes, hypothetical, opening_key
@@ -469,7 +470,10 @@ def _entry(session: Session, worlds: _Worlds, r: Round, real: list[tuple[int, st
                 entry.confirmed_at = n
         elif not matching:
             entry.conditions.append(Condition(action, expected, ConditionStatus.CONTRADICTED, n))
-            entry.refuted_at = n
+            # (not a hypothesis the verifier judged correct: its worlds then missed the real fault — a crossed pair,
+            # an end that floats — and it stays open; such hypotheses were recorded refuted)
+            if r.verdict is not Verdict.CORRECT:
+                entry.refuted_at = n
         alive = matching
     if alive_at_h is None:
         alive_at_h = set(alive)
