@@ -200,3 +200,19 @@ def test_a_generated_plan_states_what_a_session_charges_for_it_and_repairs_the_l
     load_files(store, [folder / "both.ttl"])
     result = run_session(both.id, "oracle", store=store, seed=0, record=False)
     assert result.end == "success_no_hypothesis" and result.cost == minutes == 120.0
+
+
+def test_a_coupling_that_acts_as_set_up_is_not_made_to_act_by_a_fault(shipped):
+    """"Enclosures positioned into a coupling" makes a coupling act that should not: on one that acts as set up
+    (the current sensor's trip relay, the light sensor's switch) it changes nothing, and was placed there and left
+    out as "unseen", listed among the faults nobody notices. Only a coupling that does not act as set up takes it."""
+    from diagkg.sim.circuit import load_skeleton
+
+    placed = {}
+    for key in ("ambient_light_sensor", "current_sensor"):
+        sk = load_skeleton(shipped, key)
+        placements, _ = single_placements(shipped, sk, {"CouplingEnabled"})
+        placed[key] = sorted(f.target.rsplit("/", 1)[-1] for p in placements for f in p.faults)
+        assert all(not next(c for c in sk.couplings if c.iri == f.target).active_by_default
+                   for p in placements for f in p.faults)
+    assert placed == {"ambient_light_sensor": ["lamp_light_on_sensor"], "current_sensor": []}

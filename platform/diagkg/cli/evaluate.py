@@ -133,7 +133,8 @@ class ProgressLines:
         self.last, self.done = now, p.stored
         rate = p.ran / p.seconds if p.seconds > 0 and p.ran else 0.0
         left = f", about {(p.planned - p.stored) / rate:.0f} s left" if rate > 0 and not finished else ""
-        print(f"progress: {p.stored}/{p.planned} trajectories, {p.successes} successes, scenarios "
+        # (assistant × scenario slots: "scenarios 130/130" read as 130 scenarios where there were 26, for 5 assistants)
+        print(f"progress: {p.stored}/{p.planned} trajectories, {p.successes} successes, assistant × scenario slots "
               f"{p.scenarios_done}/{p.scenarios}, {p.seconds:.0f} s{left}", file=sys.stderr, flush=True)
 
 
