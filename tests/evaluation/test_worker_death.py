@@ -235,3 +235,28 @@ def test_a_script_that_runs_a_campaign_without_a_main_guard_is_told_so_instead_o
         assert r.returncode != 0
         assert "WorkerDied" in r.stderr and "cannot be started (" in r.stderr and '__name__ == "__main__"' in r.stderr, \
             r.stderr[-2000:]
+
+
+def test_a_campaign_that_ran_nothing_is_not_left_behind(tmp_path, monkeypatch):
+    """A campaign whose workers could not start was left in the store with no trajectory, and a later `report NAME`
+    found several campaigns of that name. One created by the command and failing before any session is removed."""
+    from diagkg.cli.main import main
+    from diagkg.evaluation import campaign as cp
+    from diagkg.evaluation import execution
+    from diagkg.kg.store import KnowledgeStore
+
+    from ..support.torch import FLAT, TORCH, scenario_text
+
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    (tmp_path / "flat.ttl").write_text(scenario_text(**FLAT))
+    db = str(tmp_path / "store")
+    assert main(["--store", db, "load", str(tmp_path / "torch.ttl"), str(tmp_path / "flat.ttl")]) == 0
+
+    def cannot_start(*args, **kwargs):
+        raise RuntimeError("the workers could not start")
+
+    monkeypatch.setattr(execution, "run", cannot_start)
+    with pytest.raises(RuntimeError):
+        main(["--store", db, "evaluate", "--assistant", "oracle", "--scenarios", "TORCH.1", "--name", "night"])
+    with KnowledgeStore(db, read_only=True) as store:
+        assert cp.campaigns(store) == []

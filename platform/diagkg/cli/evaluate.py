@@ -234,6 +234,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             print(f"interrupted; what finished is stored. Continue with: diagkg evaluate --resume {campaign.id}",
                   file=sys.stderr)
             return 130
+        except Exception:
+            # a campaign started now that could not run a session (its workers could not start) is not left behind
+            # empty: a later `report NAME` found several campaigns of that name
+            if not args.resume and not cp.recorded(store, campaign):
+                store.remove_graphs([campaign.graph])
+                say(f"campaign {campaign.id} ran nothing and is not kept")
+            raise
         finally:
             if display is not None:
                 display.stop()
