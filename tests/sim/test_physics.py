@@ -259,3 +259,12 @@ def test_a_rule_reads_voltage_from_the_positive_side(tmp_path, reversed_rule):
     assert set(result.lit) & forward == (set() if reversed_rule else forward)
     c = result.components
     assert c["tail_l"].port_v["p"] - c["tail_l"].port_v["n"] > 1 and c["green"].current > 0
+
+
+def test_what_the_simulator_makes_of_each_type_is_a_query(shipped):
+    """A stranger's hand calculation was 1-2 % off, by the series resistances the simulator adds, which only
+    `--netlist` showed: `diagkg query type-stamps` lists each type's elements and value expressions."""
+    rows = {(r["type"], r["name"] or ""): r for r in shipped.select("type-stamps")}
+    assert "0.01" in rows[("Fuse", "")]["value"] and rows[("LED", "series")]["value"] == "1.0"
+    assert {t for t, _ in rows} >= {"Bulb", "Cable", "CurrentSensor", "Diode", "Fuse", "LED", "LightSensor",
+                                    "Potentiometer", "Relay", "Resistor", "Switch", "VoltageSource"}
