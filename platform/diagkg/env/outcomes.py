@@ -13,10 +13,10 @@ changes).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Self
 
 
 class Refusal(StrEnum):
@@ -98,6 +98,11 @@ class Terminal:
     def to_dict(self) -> dict[str, Any]:
         return {"state": self.state.value, "attached_to": list(self.attached_to)}
 
+    @classmethod
+    def from_dict(cls, port: str, data: Mapping[str, Any]) -> Terminal:
+        """The terminal ``port`` whose :meth:`to_dict` is ``data``."""
+        return cls(port, TerminalState(data["state"]), tuple(data.get("attached_to") or ()))
+
     def text(self) -> str:
         if self.state is TerminalState.OFF:
             return "off its terminal (nothing attached)"
@@ -115,6 +120,13 @@ class Record:
         return {f.name: plain(getattr(self, f.name)) for f in fields(self)  # type: ignore[arg-type]
                 if getattr(self, f.name) is not None}
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The record whose :meth:`to_dict` is ``data`` (what crossed a process boundary as JSON): fields it
+        leaves out take their defaults, lists are tuples again, keys the record does not have are left out."""
+        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names})
+
 
 @dataclass(frozen=True)
 class Sighting(Record):
@@ -129,6 +141,12 @@ class Sighting(Record):
     visible_ends: dict[str, TerminalState] | None = None   # for cables: the ends that can be seen
     states: tuple[str, ...] | None = None         # for enclosures and openings: Inverted, Rotated, Open…
     damage: tuple[str, ...] | None = None         # damage that shows (a fuse blown, a lamp burnt out): blown, burntOut…
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        ends = data.get("visible_ends")
+        return replace(super().from_dict(data), visible_ends=None if ends is None else
+                       {p: TerminalState(s) for p, s in ends.items()})
 
 
 @dataclass(frozen=True)
@@ -177,6 +195,10 @@ class PathTest(Record):
     def to_dict(self) -> dict[str, Any]:
         return {"from": self.start, "to": self.end, "resistance": self.resistance, "verdict": self.verdict}
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        return cls(data["from"], data["to"], float(data["resistance"]), data["verdict"])
+
 
 @dataclass(frozen=True)
 class SwitchTest(Record):
@@ -194,6 +216,33 @@ class Subchain(Record):
     first: str
     last: str
     lamp_lit: bool
+
+
+# the record each kind of observation (the action catalogue's dk:observes) gives: one per target of the action
+# (one Terminal per port of each target for connections), or under a key of its own (RECORD_KEYS)
+RECORDS: dict[str, type[Record] | type[Terminal]] = {
+    "visual": Sighting, "connections": Terminal, "voltages": Voltages, "current": Current, "continuity": Continuity,
+    "diode": DiodeTest, "path-continuity": PathTest, "switch-test": SwitchTest, "subchain": Subchain}
+RECORD_KEYS = {"path-continuity": "path", "subchain": "subchain"}
+
+
+def typed_data(observes: str, targets: Sequence[str], data: Mapping[str, Any]) -> dict[str, Any]:
+    """An outcome's ``data`` as plain JSON data gives it (:func:`plain`) with the observations typed records again:
+    those of an action on ``targets`` that observes ``observes`` (:data:`RECORDS`). Its other keys (a hypothesis's
+    ``actually_faulty``, an effect's ``moves`` or ``slot``, a moved LED's ``lit``) are plain data, as they are
+    in the session."""
+    record = RECORDS.get(observes)
+    out = dict(data)
+    keys = (RECORD_KEYS[observes],) if observes in RECORD_KEYS else tuple(targets)
+    for key in keys:
+        value = out.get(key)
+        if record is None or not isinstance(value, Mapping):
+            continue
+        if record is Terminal:
+            out[key] = {port: Terminal.from_dict(port, end) for port, end in value.items()}
+        elif issubclass(record, Record):
+            out[key] = record.from_dict(value)
+    return out
 
 
 _PRIMITIVE = frozenset({str, int, float, bool, type(None)})   # exactly these types: already plain

@@ -8,12 +8,17 @@ diagkg starts this for a plug-in of another distribution that is not trusted
 (:mod:`diagkg.agents.trust`): the plug-in is imported here only, is briefed
 from the ``briefing`` message (no answer, no session, no store: what crosses
 the process boundary is JSON), and each of its suggestions goes back as a
-reply. Each ``outcome`` message is told to it as an
-:class:`~diagkg.env.outcomes.Outcome` rebuilt from the JSON
-(:func:`~diagkg.runs.rounds.outcome_from_json`: its observations stay plain
-data), and as JSON again to a plug-in written for version 2 or 1 of the
-plug-in API (through its shim). Whatever the plug-in prints goes to standard error; standard output
-carries the protocol alone.
+reply. Each ``outcome`` message is told to it as the
+:class:`~diagkg.env.outcomes.Outcome` an in-process plug-in is told, rebuilt
+from the JSON (:func:`~diagkg.runs.rounds.outcome_from_json`) with its
+observations the typed records they were (:func:`~diagkg.runs.rounds.typed_outcome`:
+a ``Voltages``, a ``Sighting``, one ``Terminal`` per port…, their type what the
+round's action observes in the briefing's catalogue), and as JSON again to a
+plug-in written for version 2 or 1 of the plug-in API (through its shim, as
+before); the outcome an ``end`` message carries (the round that ended the
+session) is told before ``close``, as the runner tells it in process.
+Whatever the plug-in prints goes to standard error; standard output carries
+the protocol alone.
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ import os
 import sys
 from typing import IO, Any
 
-from ..agents.registry import BaseAssistant, Briefing, adapt
+from ..agents.registry import ApiShim, BaseAssistant, Briefing, adapt
 from ..env.actions import ActionType
 from ..env.contract import move_message
+from ..env.outcomes import Outcome
 from ..env.workspace import KnowledgeView
 from ..errors import AssistantError
 from ..llm.records import CallLog
-from .rounds import outcome_from_json
+from .rounds import outcome_from_json, typed_outcome
 
 
 def catalogue_of(actions: list[dict[str, Any]]) -> dict[str, ActionType]:
@@ -105,6 +111,12 @@ def serve(factory: Any, read: IO[bytes], write: IO[str]) -> int:
     brief = briefing_of(message)
     known = set(brief.parts) | set(brief.modules) | {f"{c}.{p}" for c, ps in brief.ports.items() for p in ps}
     agent.setup(brief)
+
+    def told(data: dict[str, Any]) -> Outcome:
+        # typed as in process for the current API; a shim (API 2, 1) makes JSON of it again: it is left as sent
+        outcome = outcome_from_json(data)
+        return outcome if isinstance(agent, ApiShim) else typed_outcome(outcome, brief.catalogue)
+
     while True:
         move = agent.suggest()
         ranked = getattr(agent, "ranked_candidates", None)
@@ -115,11 +127,13 @@ def serve(factory: Any, read: IO[bytes], write: IO[str]) -> int:
             return 0
         message = json.loads(line)
         if message.get("kind") == "end":
+            if message.get("outcome") is not None:     # the round that ended the session: told, as in process
+                agent.record(told(message["outcome"]))
             close = getattr(agent, "close", None)
             if close is not None:
                 close(message.get("end", ""))
             return 0
-        agent.record(outcome_from_json(message["outcome"]))
+        agent.record(told(message["outcome"]))
 
 
 def main(argv: list[str] | None = None) -> int:

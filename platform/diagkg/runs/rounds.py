@@ -14,7 +14,8 @@ the service agent worded it): what the server streams and a stored round says. A
 as that mapping (``r["verdict"]``, the string), so code written for the entries keeps working.
 
 Rounds written as plain entries (tests, a crashed session's record) are read with :meth:`Round.of`;
-an outcome that crossed a process boundary as JSON is rebuilt with :func:`outcome_from_json`.
+an outcome that crossed a process boundary as JSON is rebuilt with :func:`outcome_from_json`, and its observations
+made the typed records they were with :func:`typed_outcome`.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from functools import cached_property
 from typing import Any
 
 from ..env import contract
-from ..env.actions import Action
-from ..env.outcomes import OUTCOME_KEYS, Kind, Outcome, Refusal, Verdict
+from ..env.actions import Action, ActionType
+from ..env.outcomes import OUTCOME_KEYS, Kind, Outcome, Refusal, Verdict, typed_data
 
 # what a round where nothing was played holds (the assistant failed before its move)
 BARE_KEYS = ("round", "kind", "intention", "message", "cost", "success", "executed")
@@ -214,8 +215,9 @@ class LaterOutcome(Outcome):
 
 def outcome_from_json(data: Mapping[str, Any]) -> Outcome:
     """The :class:`Outcome` whose :func:`~diagkg.env.contract.outcome_json` is ``data`` (an outcome as JSON
-    carries it: its observations stay plain data). Keys it leaves out take their defaults; keys an outcome
-    does not have are kept as a :class:`LaterOutcome`'s (the runner's additions to an entry are not)."""
+    carries it: its observations stay plain data until :func:`typed_outcome` makes them records). Keys it leaves
+    out take their defaults; keys an outcome does not have are kept as a :class:`LaterOutcome`'s (the runner's
+    additions to an entry are not)."""
     verdict, refusal = data.get("verdict"), data.get("refusal")
     later = {k: v for k, v in data.items() if k not in OUTCOME_KEYS and k not in _ADDED}
     kind = LaterOutcome if later else Outcome
@@ -229,4 +231,19 @@ def outcome_from_json(data: Mapping[str, Any]) -> Outcome:
         out.later = dict(later)
     return out
 
-__all__ = ["BARE_KEYS", "LaterOutcome", "Round", "outcome_from_json"]
+
+def typed_outcome(outcome: Outcome, catalogue: Mapping[str, ActionType]) -> Outcome:
+    """``outcome`` (as :func:`outcome_from_json` rebuilt it) with its observations the typed records the session
+    made (:func:`~diagkg.env.outcomes.typed_data`): their type is what the round's action observes in
+    ``catalogue`` (``dk:observes``). The action is the last one executed (those before it got at its targets:
+    opening a panel observes nothing); a round whose action is not in the catalogue (a hypothesis) is left as
+    it is. What an in-process assistant is told, told to a plug-in hosted in a process of its own."""
+    if not outcome.executed:
+        return outcome
+    action, targets, _ = outcome.executed[-1]
+    spec = catalogue.get(action)
+    if spec is not None:
+        outcome.data = typed_data(spec.observes, targets, outcome.data)
+    return outcome
+
+__all__ = ["BARE_KEYS", "LaterOutcome", "Round", "outcome_from_json", "typed_outcome"]
