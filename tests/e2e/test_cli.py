@@ -324,3 +324,15 @@ def test_a_state_file_on_a_users_system_says_what_it_cannot_read(tmp_path):
     state.write_text(head + "t:sw dk:isClosed false .\n")
     r = run_cli(*store, "simulate", "torch", "--state", str(state), "--format", "json")
     assert r.returncode == 0 and json.loads(r.stdout)["lit"] == ["led"], r.stdout     # opened: the bulb dark, not the LED
+
+
+def test_a_query_file_of_ones_own_is_taken_by_path_in_python_as_on_the_command_line(tmp_path, store):
+    # `diagkg query FILE.rq -p …` read a file of one's own with its header; `store.select("FILE.rq", …)` took the
+    # path for a query name and refused it
+    mine = tmp_path / "my-parts.rq"
+    mine.write_text("# Parts of a system.\n#\n# inputs:\n#   ?system (iri)  the system\n# outputs:\n#   ?part\n"
+                    "PREFIX dk: <https://w3id.org/diagkg/ontology#>\n"
+                    "SELECT ?part WHERE { ?part dk:partOf ?system }\n")
+    import pyoxigraph as ox
+
+    assert store.select(str(mine), {"system": ox.NamedNode("https://example.org/none")}) == []

@@ -164,15 +164,11 @@ def _parse_param(text: str) -> tuple[str, object]:
 
 
 def _resolve_query_arg(query: str) -> QueryFile:
-    from ..kg.queries import from_text, library, parse_header
+    from ..kg.queries import from_text, library, read_query_file
 
     path = Path(query)
     if path.suffix in (".rq", ".ru", ".j2") and path.is_file():
-        text = path.read_text(encoding="utf-8")
-        try:
-            return parse_header(path.stem, path.name, text)
-        except errors.QueryError:
-            return from_text(text, path.name)
+        return read_query_file(path)
     looks_like_a_path = not any(c.isspace() or c in "{}<>" for c in query) and (
         path.suffix in (".rq", ".ru", ".j2") or "/" in query)
     if looks_like_a_path:

@@ -433,6 +433,15 @@ def query_form(text: str) -> str:
     return form if form in ("select", "ask", "construct", "describe") else "select"
 
 
+def read_query_file(path: Path) -> QueryFile:
+    """A query or update file of one's own, with its header (its inputs) when it has one, else as inline text."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        return parse_header(path.stem, path.name, text)
+    except QueryError:
+        return from_text(text, path.name)
+
+
 def from_text(text: str, name: str = "inline") -> QueryFile:
     """A query or update given inline (no header needed); it takes no inputs."""
     suffix = ".ru" if is_update_text(text) else ".rq"

@@ -518,9 +518,14 @@ class KnowledgeStore:
 
 
 def resolve_query(query: str | QueryFile) -> QueryFile:
-    """A query-file name, a :class:`QueryFile`, or SPARQL text, as a :class:`QueryFile`."""
+    """A query-file name, a :class:`QueryFile`, the path of a ``.rq``/``.ru`` file of one's own (read with its
+    header, as ``diagkg query FILE`` reads it: a path was taken for a name and refused), or SPARQL text."""
     if isinstance(query, QueryFile):
         return query
+    if query.endswith((".rq", ".ru", ".j2")) and not any(ch.isspace() for ch in query) and Path(query).is_file():
+        from .queries import read_query_file
+
+        return read_query_file(Path(query))
     lib = library()
     if query in lib:
         return lib.get(query)
