@@ -121,15 +121,17 @@ def _rating_warnings(store: KnowledgeStore, keys: list[str]) -> list[Finding]:
     """A located warning for each part the nominal state of a system just loaded damages (a fuse
     past its rating: :func:`diagkg.env.checks.rating_warnings`), and for a system with no lamp lit a session
     judges it by (:func:`diagkg.env.checks.lamp_warnings`), or else that it cannot be solved at all
-    (:func:`diagkg.env.checks.solve_warnings`). A system that cannot be simulated
+    (:func:`diagkg.env.checks.solve_warnings`); and for a parameter a component states that nothing of its type
+    reads (:func:`diagkg.env.checks.parameter_warnings`). A system that cannot be simulated
     here is loaded all the same: ``diagkg simulate`` says why."""
-    from ..env.checks import lamp_warnings, rating_warnings, solve_warnings, threshold_warnings
+    from ..env.checks import lamp_warnings, parameter_warnings, rating_warnings, solve_warnings, threshold_warnings
     from ..env.service import simulator_for
 
     out: list[Finding] = []
     for key in dict.fromkeys(keys):
         try:
             sim = simulator_for(store, key)
+            out += parameter_warnings(store, sim)
             nominal = sim.simulate()
             unsolved = solve_warnings(store, sim, nominal)
             out += unsolved or rating_warnings(store, sim, nominal) + lamp_warnings(store, sim, nominal)

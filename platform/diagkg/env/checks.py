@@ -34,7 +34,9 @@ through the service agent and reports, located in the scenario's file:
   power past a rating): :func:`rating_warnings`, which ``diagkg load`` runs
   on the systems it loads; and ``lamps``, a warning :func:`lamp_warnings` gives ``diagkg load`` for a
   system with no lamp lit a session judges it by; ``solve``, the warning :func:`solve_warnings` gives it
-  instead for a system that cannot be solved at all (voltage sources wired across each other).
+  instead for a system that cannot be solved at all (voltage sources wired across each other);
+  ``parameters``, a warning at the component for a parameter nothing of its type reads (a bulb's
+  ``dk:ratedCurrent``): :func:`parameter_warnings`, given by ``diagkg load`` too.
 
 A finding carries the file and line it is about; nothing here prints.
 """
@@ -55,6 +57,7 @@ from ..kg.loading import SHIPPED_PREFIX
 from ..kg.vocab import DK
 from .actions import Action
 from .effects import still_broken
+from .parameters import unread_parameters, unread_text
 from .scenarios import RepairStep, Scenario
 from .service import Hypothesis, Session
 from .verification import hand_switches, injected_parts, set_by_hand
@@ -66,7 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..sim.simulator import SimulationResult, Simulator
 
 CHECKS = ("observable", "working", "masking", "repair", "hypotheses", "symptoms", "damage", "ratings", "lamps", "solve",
-          "threshold")
+          "threshold", "parameters")
 APPEARANCES = ("Lit", "Dark", "Flickering")
 
 
@@ -200,6 +203,17 @@ def lamp_warnings(store: "KnowledgeStore", sim: "Simulator", result: "Simulation
     return [Finding(sk.key, "lamps", True, "no lamp a session judges the system by is lit in the nominal state (a bulb, "
                     "or an LED declared dk:isIndicator false): a session finds the system working whenever it "
                     "settles with no loose end, whatever the fault" + hint, file, _line_in(file, sk.iri), warning=True)]
+
+
+def parameter_warnings(store: "KnowledgeStore", sim: "Simulator", about: str | None = None) -> list[Finding]:
+    """A warning, located at the component in the system's file, for each parameter a component states that
+    nothing of its type reads (:func:`diagkg.env.parameters.unread_parameters`: it changes nothing); ``about``
+    names the finding (the system's key by default)."""
+    sk = sim.skeleton
+    found = unread_parameters(store, sim)
+    file = system_file(store, sk.iri) if found else None
+    return [Finding(about or sk.key, "parameters", True, unread_text(cid, sk.components[cid].type, name, known), file,
+                    _line_in(file, sk.components[cid].iri), warning=True) for cid, name, known in found]
 
 
 def threshold_warnings(store: "KnowledgeStore", sim: "Simulator") -> list[Finding]:
@@ -376,6 +390,7 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
 
     session, faulty = _faulty_results(store, scenario, n)
     report.findings += rating_warnings(store, session.sim, session.nominal_result, scenario.id)
+    report.findings += parameter_warnings(store, session.sim, scenario.id)
     # what the faults damage at once (kept in the state: it stays until the part is replaced)
     damaged = _damage_text(session, session.initial_result)
     if damaged:
@@ -558,4 +573,5 @@ def scratch_with(store: "KnowledgeStore") -> "KnowledgeStore":
 
 
 __all__ = ["CHECKS", "Finding", "ScenarioReport", "check_scenario", "check_scenarios", "lamp_warnings", "parallel_sources",
-           "rating_warnings", "scenario_file", "scratch_with", "solve_warnings", "system_file", "threshold_warnings", "unsolved"]
+           "parameter_warnings", "rating_warnings", "scenario_file", "scratch_with", "solve_warnings", "system_file",
+           "threshold_warnings", "unsolved"]

@@ -87,6 +87,17 @@ def compile_expression(source: str, where: str, functions: Iterable[str] = ()) -
     return Expression(source, where, frozenset(names), compile(tree, where, "eval"), tuple(calls))
 
 
+def names_read(source: str, where: str = "expression") -> frozenset[str]:
+    """The names an expression of the behaviour declarations reads (a stamp's value or condition, an emission
+    or damage rule): its bare names and the parameters it asks ``has('…')`` about (``"resistance if
+    has('resistance') else 0.01"``: ``resistance``), checked as :func:`compile_expression` checks them."""
+    expression = compile_expression(source, where, ELEMENT_FUNCTIONS)
+    asked = {str(node.args[0].value) for node in ast.walk(ast.parse(source.strip(), mode="eval"))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "has"
+             and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)}
+    return expression.names | asked
+
+
 def overload(expression: Expression) -> Expression | None:
     """For a damage rule written as a limit (``abs(current) > ratedCurrent``, ``power >= maxPower``): how far
     past the limit the component is, as ``abs(left) / abs(right)`` over the same names (of two fuses in series

@@ -533,6 +533,7 @@ class DK:
     ratingLevel = Term(DK_NS + 'ratingLevel')  # object property: rating level
     rationale = Term(DK_NS + 'rationale')  # datatype property: rationale
     rawResponse = Term(DK_NS + 'rawResponse')  # datatype property: raw response
+    readsParameter = Term(DK_NS + 'readsParameter')  # annotation property: reads parameter
     receiver = Term(DK_NS + 'receiver')  # object property: receiver
     recordOf = Term(DK_NS + 'recordOf')  # object property: record of
     refutedAtRound = Term(DK_NS + 'refutedAtRound')  # datatype property: refuted at round
