@@ -35,7 +35,7 @@ import pyoxigraph as ox
 
 from ..errors import InputError, QueryError, StoreError, StoreLockedError
 from . import graphs
-from .queries import QueryFile, bind_values, explain_syntax_error, from_text, library
+from .queries import QueryFile, bind_values, explain_syntax_error, from_text, library, read_query_file
 from .rawstore import RawStore
 from .rdfio import RdfDocument, value_of
 from .turns import WriteTurn, check_new_store, is_lock_error, open_read_only, try_write_turn, write_turn
@@ -518,13 +518,10 @@ class KnowledgeStore:
 
 
 def resolve_query(query: str | QueryFile) -> QueryFile:
-    """A query-file name, a :class:`QueryFile`, the path of a ``.rq``/``.ru`` file of one's own (read with its
-    header, as ``diagkg query FILE`` reads it: a path was taken for a name and refused), or SPARQL text."""
+    """A query-file name, a :class:`QueryFile`, a ``.rq``/``.ru`` file of one's own (with its header), or SPARQL text."""
     if isinstance(query, QueryFile):
         return query
     if query.endswith((".rq", ".ru", ".j2")) and not any(ch.isspace() for ch in query) and Path(query).is_file():
-        from .queries import read_query_file
-
         return read_query_file(Path(query))
     lib = library()
     if query in lib:
