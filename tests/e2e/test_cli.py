@@ -336,3 +336,19 @@ def test_a_query_file_of_ones_own_is_taken_by_path_in_python_as_on_the_command_l
     import pyoxigraph as ox
 
     assert store.select(str(mine), {"system": ox.NamedNode("https://example.org/none")}) == []
+
+
+def test_a_reader_that_stops_early_gets_no_error(tmp_path):
+    # `diagkg simulate … | head -3` printed "error: Broken pipe" on stderr (exit 2): a reader that stops reading is
+    # no error, as for other command-line tools
+    import subprocess
+
+    from ..support.cli import DIAGKG
+
+    proc = subprocess.Popen([*DIAGKG, "--store", str(tmp_path / "store"), "queries"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()                   # gone before the command writes a line
+    with proc.stderr:
+        err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141 and "error" not in err and "Traceback" not in err, err

@@ -15,6 +15,7 @@ Library code raises :mod:`diagkg.errors`; this module alone prints and exits.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable, Sequence
 
@@ -225,6 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except errors.DiagkgError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    except BrokenPipeError:      # the reader stopped early (`| head`): nothing more to say, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())     # (the interpreter flushes stdout at exit)
+        return 141
     except OSError as exc:       # a file or folder named on the command line that cannot be read or written
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
