@@ -202,17 +202,24 @@ def test_a_generated_plan_states_what_a_session_charges_for_it_and_repairs_the_l
     assert result.end == "success_no_hypothesis" and result.cost == minutes == 120.0
 
 
-def test_a_coupling_that_acts_as_set_up_is_not_made_to_act_by_a_fault(shipped):
+def test_a_coupling_that_acts_as_set_up_is_not_made_to_act_by_a_fault(shipped, tmp_path):
     """"Enclosures positioned into a coupling" makes a coupling act that should not: on one that acts as set up
     (the current sensor's trip relay, the light sensor's switch) it changes nothing, and was placed there and left
-    out as "unseen", listed among the faults nobody notices. Only a coupling that does not act as set up takes it."""
+    out as "unseen", listed among the faults nobody notices. Only a coupling that does not act as set up takes it
+    (the light barrier written in the tests: its beam and its divider's relay both act as set up)."""
     from diagkg.sim.circuit import load_skeleton
 
+    from ..support.barrier import BARRIER
+
+    (tmp_path / "barrier.ttl").write_text(BARRIER)
+    mine = KnowledgeStore.memory()
+    load_files(mine, [tmp_path / "barrier.ttl"])
     placed = {}
-    for key in ("ambient_light_sensor", "current_sensor"):
-        sk = load_skeleton(shipped, key)
-        placements, _ = single_placements(shipped, sk, {"CouplingEnabled"})
+    for store, key in ((shipped, "ambient_light_sensor"), (shipped, "current_sensor"), (mine, "barrier")):
+        sk = load_skeleton(store, key)
+        assert sk.couplings
+        placements, _ = single_placements(store, sk, {"CouplingEnabled"})
         placed[key] = sorted(f.target.rsplit("/", 1)[-1] for p in placements for f in p.faults)
         assert all(not next(c for c in sk.couplings if c.iri == f.target).active_by_default
                    for p in placements for f in p.faults)
-    assert placed == {"ambient_light_sensor": ["lamp_light_on_sensor"], "current_sensor": []}
+    assert placed == {"ambient_light_sensor": ["lamp_light_on_sensor"], "current_sensor": [], "barrier": []}
