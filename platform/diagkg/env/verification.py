@@ -45,6 +45,7 @@ from .outcomes import Kind, Outcome, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     from .roles import Workbench
+    from .scenarios import Fault
 
 # Cost rules of hypothesis verification (minutes): the repair work it implies, read from the action
 # catalogue where it says (these are the values used when a catalogue lacks the action).
@@ -137,17 +138,21 @@ def failed_again(session: Workbench, state: CircuitState, parts: Iterable[str]) 
     return sorted(damaged & set(parts))
 
 
-def injected_parts(session: Workbench) -> set[str]:
-    """The parts the scenario injected a fault into (a port's fault is its component's; a fault on a
-    coupling names no part), whatever their state now."""
+def fault_parts(session: Workbench, fault: Fault) -> set[str]:
+    """The parts ``fault`` is injected into (a port's fault is its component's; a short's, both ends'; a fault
+    on a coupling names no part)."""
     out: set[str] = set()
-    for fault in session.scenario.faults:
-        for iri in (fault.target, fault.other):
-            if iri and iri.startswith(session.ns):
-                part = iri[len(session.ns):].split(".", 1)[0]
-                if session.part_class(part) is not None:
-                    out.add(part)
+    for iri in (fault.target, fault.other):
+        if iri and iri.startswith(session.ns):
+            part = iri[len(session.ns):].split(".", 1)[0]
+            if session.part_class(part) is not None:
+                out.add(part)
     return out
+
+
+def injected_parts(session: Workbench) -> set[str]:
+    """The parts the scenario injected a fault into, whatever their state now."""
+    return set().union(*(fault_parts(session, fault) for fault in session.scenario.faults))
 
 
 def faults_left(session: Workbench) -> int:
@@ -155,13 +160,9 @@ def faults_left(session: Workbench) -> int:
     parts was repaired (a short belongs to both its ends: repairing either clears it), and each part the faults
     damaged at once that was not replaced."""
     repaired = session.repaired
-    left = 0
-    for fault in session.scenario.faults:
-        parts = {iri[len(session.ns):].split(".", 1)[0] for iri in (fault.target, fault.other)
-                 if iri and iri.startswith(session.ns)}
-        parts = {p for p in parts if session.part_class(p) is not None}
-        left += bool(parts) and not parts & repaired
-    return left + len({d.component for d in session.initial_result.damage} - repaired - injected_parts(session))
+    parts = [fault_parts(session, fault) for fault in session.scenario.faults]
+    left = sum(1 for mine in parts if mine and not mine & repaired)
+    return left + len({d.component for d in session.initial_result.damage} - repaired - set().union(*parts))
 
 
 def faulty_at_start(session: Workbench) -> set[str]:
