@@ -75,6 +75,7 @@ class Repair:
     steps: tuple[RepairStep, ...]
     minutes: float
     permanent: frozenset[str]          # interventions that are not repairs, kept for this scenario
+    charged: float | None = None       # what a session charges for the steps in this order (Bench.played_first)
 
 
 class Bench:
@@ -206,16 +207,17 @@ class Bench:
 
     def played_first(self, look: Look, repair: Repair) -> Repair:
         """``repair``'s steps in the order a session charges least for (it ends once the system works: the lamp's
-        repair before a broken indicator's leaves the indicator's unpaid); the order found first on a tie."""
-        if len(repair.steps) < 2 or len(repair.steps) > 3:
-            return repair
-        best, least = repair.steps, self.paid(look.placement, repair.steps, repair.permanent)
-        for order in itertools.permutations(repair.steps):
+        repair before a broken indicator's leaves the indicator's unpaid), the order found first on a tie (the
+        plan's own first), with what a session charges for them (``charged``)."""
+        orders = itertools.permutations(repair.steps) if 2 <= len(repair.steps) <= 3 else iter((repair.steps,))
+        best: tuple[RepairStep, ...] = ()
+        least = float("inf")
+        for order in orders:
             steps = tuple(dataclasses.replace(step, position=i) for i, step in enumerate(order, 1))
             minutes = self.paid(look.placement, steps, repair.permanent)
             if minutes < least - 1e-9:
                 best, least = steps, minutes
-        return dataclasses.replace(repair, steps=best)
+        return dataclasses.replace(repair, steps=best, charged=least)
 
     def _repair_options(self, faulty: list[str]) -> list[Action]:
         out = []

@@ -223,7 +223,7 @@ def scenario_graph(bench: Bench, look: Look, repair: Repair, masked: tuple[bool,
     # what a session charges for it, the access each step needs included (cost / ideal is measured against it): played
     # as a session plays it, which ends once the system works (a broken indicator stops no repair: the steps after
     # are not charged; stating the whole plan's minutes put the oracle at 0.76 of its ideal on a stranger's system)
-    minutes = bench.paid(look.placement, repair.steps, repair.permanent)
+    minutes = repair.charged if repair.charged is not None else bench.paid(look.placement, repair.steps, repair.permanent)
     g.add((plan, _D.costMinutes, rdflib.Literal(str(round(float(minutes), 6)), datatype=XSD.decimal)))
     action_types = bench.action_types()
     for step in repair.steps:
