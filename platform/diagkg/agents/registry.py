@@ -231,12 +231,17 @@ def is_shipped(ep: EntryPoint) -> bool:
     return shipped
 
 
+def shipped_name(name: str) -> bool:
+    """Whether ``name`` is one of diagkg's own assistants' (the entry points read once a process: no new scan)."""
+    found = _entry_points().get(name)
+    return found is not None and is_shipped(found)
+
+
 def register(name: str, factory: Factory) -> None:
     """Make an assistant available by name at run time (entry points are the
     lasting way: see the module's documentation). diagkg's own names are refused: a class registered as
     ``oracle`` was briefed with the answer, and its sessions read as the oracle's."""
-    found = _entry_points().get(name)
-    if found is not None and is_shipped(found):
+    if shipped_name(name):
         raise InputError(f"{name!r} is one of diagkg's own assistants: register yours under another name")
     _REGISTERED[name] = factory
     declared_keys.cache_clear()

@@ -72,13 +72,10 @@ def create(name: str, config: Mapping[str, Any] | None = None, policy: Policy | 
 def impersonates(agent: Any) -> bool:
     """Whether ``agent`` (an object the caller made) bears the name of one of diagkg's own assistants without
     being one: a class of a user's named ``oracle`` was briefed with the answer (the allow-list goes by name)."""
-    name = str(getattr(agent, "name", ""))
-    try:
-        shipped = registry.origin(name) is Origin.SHIPPED
-    except Exception:       # noqa: BLE001 - a name of no installed assistant: nothing to impersonate
+    if not registry.shipped_name(str(getattr(agent, "name", ""))):
         return False
     wrapped = getattr(agent, "inner", agent) if isinstance(agent, registry.ApiShim) else agent    # (behind its shim)
-    return shipped and type(wrapped).__module__.split(".")[0] != "diagkg"
+    return type(wrapped).__module__.split(".")[0] != "diagkg"
 
 
 def privileged(agent: Any, policy: Policy | None = None) -> bool:
