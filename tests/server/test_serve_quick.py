@@ -86,3 +86,29 @@ def test_limits_and_graphs_hold_for_quick_queries(server, store):
         assert c.get(server + "/sparql", params={"query": "ASK { ?s ?p }"}).status_code == 400
         assert c.get(server + "/sparql", params={"query": "ASK { ?s SERVICE:x ?o }"}).status_code == 403
         assert c.get(server + "/sparql", params={"query": "ASK {}", "unknown": "1"}).status_code == 200
+
+
+def test_a_query_that_states_its_dataset_is_answered_over_it(server, store):
+    """``FROM <g>`` states the default graph (SPARQL 1.1 Query 13.2): it was ignored, every query ran over the
+    union of all graphs (the torch's system graph counted the whole store's triples), by the endpoint and by
+    ``diagkg query`` alike; ``FROM NAMED`` alone leaves the default graph empty."""
+    from diagkg.kg.store import KnowledgeStore
+
+    with httpx.Client(timeout=60, headers={"accept": "application/sparql-results+json"}) as c:
+        torch = next(g["graph"] for g in c.get(server + "/api/graphs").json() if g["graph"].endswith("/system/torch"))
+
+        def count(query: str) -> int:
+            reply = c.get(server + "/sparql", params={"query": query})
+            assert reply.status_code == 200, reply.text
+            return int(reply.json()["results"]["bindings"][0]["n"]["value"])
+
+        inside = count(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{torch}> {{ ?s ?p ?o }} }}")
+        everything = count("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+        assert 0 < inside < everything
+        assert count(f"SELECT (COUNT(*) AS ?n) FROM <{torch}> WHERE {{ ?s ?p ?o }}") == inside
+        assert count(f"select (count(*) as ?n) from named <{torch}> where {{ ?s ?p ?o }}") == 0
+        # the word in a string, an IRI or a comment states nothing
+        assert count("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o BIND ('FROM <x>' AS ?w) } # FROM <urn:x>") == everything
+    read = KnowledgeStore(store, read_only=True)
+    rows = list(read.query(f"SELECT (COUNT(*) AS ?n) FROM <{torch}> WHERE {{ ?s ?p ?o }}"))
+    assert int(rows[0]["n"].value) == inside

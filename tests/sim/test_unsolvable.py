@@ -10,6 +10,7 @@ through 1 TΩ, which carries no current."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..support.cli import run_cli
@@ -114,3 +115,39 @@ def test_a_battery_being_charged_is_said_to_take_power_in(tmp_path: Path):
     assert r.returncode == 0, r.stdout + r.stderr
     said = next((x for x in r.stdout.splitlines() if x.startswith("taking power in")), "")
     assert said.endswith(": b"), r.stdout
+
+
+def test_a_battery_turned_round_gives_power_and_a_short_is_a_row_of_the_table(tmp_path: Path):
+    """The torch (tests/support/torch.py) with its battery turned round, then a short across its bulb: the lone
+    battery, turned round, delivers (its current enters at its positive port, which is the lower one): it was said
+    to take power in, because only the current's sign was read. The short carries current that no row showed (nor
+    ``--format json``), so the bulb's node did not add up."""
+    from ..support.torch import ONE_FAULT, TORCH
+
+    files = [tmp_path / "torch.ttl", tmp_path / "rev.ttl", tmp_path / "short.ttl"]
+    files[0].write_text(TORCH)
+    files[1].write_text(ONE_FAULT.format(id="TORCH.REV", number=9181, label="Battery turned round", category="Simple",
+                                         fault="dk:faultMode dk:ReversedBattery ; dk:faultTarget sys:bat",
+                                         symptoms="Nothing lights.", faulty="sys:bat", repair="ReplaceComponent", part="bat"))
+    files[2].write_text(ONE_FAULT.format(id="TORCH.SH", number=9182, label="Bulb shorted", category="Simple",
+                                         fault="dk:faultMode dk:ShortBetweenNodes ; dk:faultTarget sys:bulb.p ; "
+                                               "dk:otherTarget sys:bulb.n ; dk:faultValue 0.5",
+                                         symptoms="The bulb is dark.", faulty="sys:bulb", repair="ReplaceComponent",
+                                         part="bulb"))
+    store = str(tmp_path / "store")
+    r = run_cli("--store", store, "load", *map(str, files))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_cli("--store", store, "simulate", "--scenario", "TORCH.REV")
+    assert r.returncode == 0 and "bat" in r.stdout, r.stdout + r.stderr
+    assert not any(x.startswith("taking power in") for x in r.stdout.splitlines()), r.stdout
+    r = run_cli("--store", store, "simulate", "--scenario", "TORCH.SH", "--format", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    result = json.loads(r.stdout)
+    (short,) = result["shorts"]
+    assert sorted(short["between"]) == ["bulb.n", "bulb.p"] and short["power"] > 0
+    down = short["current"] * (1 if short["between"][0] == "bulb.p" else -1)     # from the bulb's feed to its return
+    # the current law at the bulb's feed: what the lead brings is what the bulb and the short take
+    parts = result["components"]
+    assert down > 0.01 and abs(parts["lead"]["current"] - parts["bulb"]["current"] - down) < 1e-6, (parts, short)
+    r = run_cli("--store", store, "simulate", "--scenario", "TORCH.SH")
+    assert any(x.startswith(f"short {short['between'][0]}–{short['between'][1]}") for x in r.stdout.splitlines()), r.stdout

@@ -18,6 +18,8 @@ from typing import Any, Mapping
 
 import pyoxigraph as ox
 
+from ..kg.sparql_scan import names_dataset
+
 SPAWN = mp.get_context("spawn")
 
 
@@ -65,7 +67,7 @@ def _serve(conn: Connection, documents: Mapping[str, str]) -> None:   # pragma: 
             return
         text, prefixes, show, limit = request
         try:
-            result = store.query(text, prefixes=dict(prefixes), use_default_graph_as_union=True)
+            result = store.query(text, prefixes=dict(prefixes), use_default_graph_as_union=not names_dataset(text))
             if isinstance(result, ox.QueryBoolean):
                 conn.send(("boolean", bool(result)))
             elif isinstance(result, ox.QuerySolutions):

@@ -113,15 +113,21 @@ def _print_solve(result: Any, sim: Simulator, state: CircuitState) -> None:
         volts = ", ".join(f"{p}={'floating' if x is None else _shown(x)}" for p, x in c.port_v.items())
         rows.append((cid, c.type, volts, _shown(c.current * 1000), _shown(c.power * 1000),
                      "" if c.lit is None else ("lit" if c.lit else "off")))
+    for short in result.shorts:          # (a short of the state carries current too: each node's currents add up)
+        (a, pa), (b, pb) = short.between
+        rows.append((f"short {a}.{pa}–{b}.{pb}", "short", "", _shown(short.current * 1000), _shown(short.power * 1000), ""))
     print_table(["component", "type", "port voltages (V)", "current (mA)", "power (mW)", "light"], rows)
     damaged = state.evolve(damaged=state.damaged | {(d.component, d.state) for d in result.damage})   # as it ends
     loose = sorted({cid for cid, _ in meter.unheld(sim, damaged, result)})
     if loose:
         print(f"not joined to 0 V (potentials as the solve leaves them; a voltmeter, through which alone they reach "
               f"0 V, reads them otherwise): {', '.join(loose)}")
-    # a source delivers with its current negative (it leaves by its positive port); the power column is unsigned
-    charged = sorted(cid for cid, c in result.components.items()
-                     if c.type == "VoltageSource" and c.current > 1e-6 and c.power > 1e-6)
+    # a source takes power in where the current entering its positive port flows towards its negative one,
+    # (v(pos) - v(neg)) * current > 0: the power column is unsigned, and a source turned round delivers with
+    # its current entering at its positive port (its positive port is then the lower one)
+    charged = sorted(cid for cid, c in result.components.items() if c.type == "VoltageSource"
+                     and None not in (vp := c.port_v.get("pos"), vn := c.port_v.get("neg"))
+                     and ((vp or 0.0) - (vn or 0.0)) * c.current > 1e-6)
     if charged:
         print(f"taking power in, not giving it (another source drives current into its positive end): {', '.join(charged)}")
 

@@ -318,17 +318,19 @@ def none_lit_past(session: Workbench, result: Any) -> bool:
 
 
 def switch_controls(session: Workbench, state: CircuitState, result: Any) -> bool:
-    """The bypass guard: opening the first closed hand switch puts a main lamp out in ``state`` (simulated:
-    ``result``), where it does in the system as set up (a switch of another circuit, on a system nobody drew
-    for this, puts none out). A switch stuck closed, or a short across it, keeps the lamps lit: that is not
-    a working system, whatever lights."""
+    """The bypass guard: opening each closed hand switch puts out, in ``state`` (simulated: ``result``), every
+    main lamp it puts out in the system as set up (a switch of another circuit, on a system nobody drew for
+    this, puts none out, and is not tried). A switch stuck closed, or a short across it or past it to one of
+    its lamps, keeps a lamp lit: that is not a working system, whatever lights. Every switch is tried, not
+    the first: with a brake switch and a light switch, the light switch stuck closed is no working system
+    however the brake switch works."""
     for cid in hand_switches(session):
         if cid in state.removed or not result.live.get(f"closed:{cid}", False):
             continue
-        # a switch stuck closed is one too: opening it by hand leaves it closed, and the lamps lit
-        if _stays_lit(session, state, cid):
-            return _stays_lit(session, session.nominal_state, cid)
-        break
+        controlled = put_out(session, session.nominal_state, cid)
+        # a switch stuck closed is one too: opening it by hand leaves it closed, and its lamps lit
+        if controlled and not controlled <= put_out(session, state, cid):
+            return False
     return True
 
 
@@ -343,9 +345,9 @@ def set_by_hand(state: CircuitState, switch: str, closed: bool) -> CircuitState:
     return state.evolve(positions=[p for p in state.positions if p[0] != switch] + [(switch, closed)])
 
 
-def _stays_lit(session: Workbench, state: CircuitState, switch: str) -> bool:
-    """Whether every main lamp stays lit in ``state`` with ``switch`` opened by hand."""
-    return session.main_bulbs <= set(session.sim.simulate(set_by_hand(state, switch, False), session.rng).lit)
+def put_out(session: Workbench, state: CircuitState, switch: str) -> frozenset[str]:
+    """The main lamps not lit in ``state`` with ``switch`` opened by hand."""
+    return frozenset(session.main_bulbs - set(session.sim.simulate(set_by_hand(state, switch, False), session.rng).lit))
 
 
 def make_repair(session: Workbench, part: str, graph: ox.NamedNode | None = None) -> None:

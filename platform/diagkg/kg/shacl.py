@@ -176,7 +176,8 @@ def bad_expressions(doc: RdfDocument) -> list[Violation]:
 
     out = []
     for prop, functions in ((DK.valueExpression, ELEMENT_FUNCTIONS), (DK.condition, ELEMENT_FUNCTIONS),
-                            (DK.saturationCurrentExpression, ELEMENT_FUNCTIONS), (DK.emitsLightWhen, RESULT_FUNCTIONS),
+                            (DK.saturationCurrentExpression, ELEMENT_FUNCTIONS),
+                            (DK.emissionCoefficientExpression, ELEMENT_FUNCTIONS), (DK.emitsLightWhen, RESULT_FUNCTIONS),
                             (DK.damagedWhen, RESULT_FUNCTIONS),
                             (DK.closedWhen, COUPLING_FUNCTIONS)):
         for s, o in doc.graph.subject_objects(prop.uri):

@@ -34,7 +34,7 @@ from urllib.parse import urljoin, urlsplit
 
 from ..errors import QueryError
 
-__all__ = ["Remote", "Scan", "host_of", "is_quick", "scan"]
+__all__ = ["Remote", "Scan", "host_of", "is_quick", "names_dataset", "scan"]
 
 # the grammar's character classes (SPARQL 1.1, section 19.8)
 _BASE = ("A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c-\u200d"
@@ -95,6 +95,7 @@ class Scan:
 
     form: str
     remotes: tuple[Remote, ...] = ()
+    dataset: bool = False          # a query that states its own dataset (FROM or FROM NAMED)
 
     @property
     def is_update(self) -> bool:
@@ -118,6 +119,7 @@ class _State:
     prefixes: dict[str, str] = field(default_factory=dict)
     form: str = ""
     remotes: list[Remote] = field(default_factory=list)
+    dataset: bool = False
 
 
 def _where(text: str, pos: int) -> tuple[int, int]:
@@ -147,7 +149,7 @@ def scan(text: str) -> Scan:
     # keywords are never escaped: a text that does not spell them cannot fetch anything, and
     # is scanned only as far as its first keyword (what it is), unless it has brackets enough
     # to nest too deep
-    whole = ("service" in lowered or "load" in lowered
+    whole = ("service" in lowered or "load" in lowered or "from" in lowered
              or text.count("(") + text.count("{") + text.count("[") + text.count("<<") > MAX_DEPTH)
     pending: str | None = None       # a keyword waiting for its IRI: SERVICE, LOAD, PREFIX, BASE
     pending_at = 0
@@ -166,6 +168,7 @@ def scan(text: str) -> Scan:
             if word in _REMOTE or word in ("PREFIX", "BASE"):
                 pending = word
             else:
+                st.dataset = st.dataset or word == "FROM"
                 _glued(st, word, pos, depth)
             continue
         if pending == "PREFIX" and kind == "pname" and prefix_name is None and value.endswith(":"):
@@ -196,7 +199,19 @@ def scan(text: str) -> Scan:
             _remote(st, pending, target, pending_at)
         pending, prefix_name = None, None
     _unresolved(st, pending, pending_at)
-    return Scan("" if st.form == "?" else st.form, tuple(st.remotes))
+    return Scan("" if st.form == "?" else st.form, tuple(st.remotes), st.dataset)
+
+
+def names_dataset(text: str) -> bool:
+    """Whether a query states its own dataset (``FROM``, ``FROM NAMED``): then it is evaluated over that
+    one, not over the union of every graph that stands in for a default graph a query does not state (SPARQL
+    1.1 Query, section 13.2). False for a text the scanner cannot read (the engine says what is wrong)."""
+    if "from" not in text.lower():
+        return False
+    try:
+        return scan(text).dataset
+    except QueryError:
+        return False
 
 
 QUICK_LIMIT = 1000        # the largest LIMIT of a SELECT that counts as quick

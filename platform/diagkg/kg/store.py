@@ -9,9 +9,8 @@ Where the store lives, in order of precedence:
 ``KnowledgeStore.memory()`` gives an in-memory store (tests, throw-away runs).
 
 Many processes share one on-disk store. A process reads through a read-only
-handle (a snapshot, renewed by :meth:`KnowledgeStore.refresh` and after each
-of its own writes, opened between other processes' writes: :mod:`diagkg.kg.turns`)
-and holds the write lock only while it writes: each write
+handle (a snapshot, renewed by :meth:`KnowledgeStore.refresh` and after each of its own
+writes, opened between other processes' writes: :mod:`diagkg.kg.turns`) and holds the write lock only while it writes: each write
 (:meth:`~KnowledgeStore.write_graphs`, :meth:`~KnowledgeStore.add_quads`,
 :meth:`~KnowledgeStore.update`) opens the store for writing, waits up to
 ``wait`` seconds for another writer to finish (telling ``on_wait`` once), then
@@ -37,7 +36,8 @@ from ..errors import InputError, QueryError, StoreError, StoreLockedError
 from . import graphs
 from .queries import QueryFile, bind_values, explain_syntax_error, from_text, library, read_query_file
 from .rawstore import RawStore
-from .rdfio import RdfDocument, value_of
+from .rdfio import RdfDocument, to_rdflib, value_of
+from .sparql_scan import names_dataset
 from .turns import WriteTurn, check_new_store, is_lock_error, open_read_only, try_write_turn, write_turn
 from .vocab import DK
 
@@ -448,8 +448,6 @@ class KnowledgeStore:
         """A copy of one named graph as an rdflib graph."""
         import rdflib
 
-        from .rdfio import to_rdflib
-
         g = rdflib.Graph()
         for q in self.raw.quads_for_pattern(None, None, None, graph):
             g.add((to_rdflib(q.subject), to_rdflib(q.predicate), to_rdflib(q.object)))
@@ -461,12 +459,14 @@ class KnowledgeStore:
         """Run a SPARQL query: a query-file name, a :class:`QueryFile`, or text.
 
         ``bindings`` bind variables of a plain query as RDF terms; templates take ``template_values``. By
-        default the default graph is the union of all graphs: a query sees everything unless it names a ``GRAPH``."""
+        default the default graph is the union of all graphs: a query sees everything unless it names a ``GRAPH``,
+        or states its own dataset (``FROM``: the union would override it)."""
         q = resolve_query(query)
         if q.is_update:
             raise QueryError(f"{q.name} is an update, not a query; run it as an update")
         text = q.render(**template_values) if q.is_template else q.text
         subs = q.substitutions(bindings or {}) if bindings else None
+        use_default_graph_as_union = use_default_graph_as_union and not names_dataset(text)
         try:
             try:
                 return self.raw.query(text, substitutions=subs, use_default_graph_as_union=use_default_graph_as_union)

@@ -378,6 +378,7 @@ class DK:
     elementKind = Term(DK_NS + 'elementKind')  # datatype property: element kind
     elementName = Term(DK_NS + 'elementName')  # datatype property: element name
     emissionCoefficient = Term(DK_NS + 'emissionCoefficient')  # datatype property: emission coefficient
+    emissionCoefficientExpression = Term(DK_NS + 'emissionCoefficientExpression')  # datatype property: emission coefficient expres…
     emitsLightWhen = Term(DK_NS + 'emitsLightWhen')  # datatype property: emits light when
     emitter = Term(DK_NS + 'emitter')  # object property: emitter
     endValue = Term(DK_NS + 'endValue')  # object property: end value

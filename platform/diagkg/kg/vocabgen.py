@@ -89,7 +89,8 @@ def render(graph: rdflib.Graph) -> str:
     out = [HEADER.format(ns=DK)]
     for local, kind in defined_terms(graph).items():
         label = graph.value(rdflib.URIRef(DK + local), RDFS.label)
-        out.append(f"    {local} = Term(DK_NS + {local!r})  # {kind}: {label}\n")
+        line = f"    {local} = Term(DK_NS + {local!r})  # {kind}: {label}"
+        out.append((line if len(line) <= 132 else line[:131] + "…") + "\n")     # (ruff's line length)
     return "".join(out)
 
 

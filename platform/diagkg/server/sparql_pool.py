@@ -29,6 +29,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from ..errors import StoreLockedError
+from ..kg.sparql_scan import names_dataset
 from ..kg.turns import open_read_only
 
 RESULT_TYPES: dict[str, ox.QueryResultsFormat] = {
@@ -180,7 +181,7 @@ def answer(store: ox.Store, req: Request) -> Reply:
         kwargs: dict[str, Any] = {}
         if req.default_graphs:
             kwargs["default_graph"] = [ox.NamedNode(g) for g in req.default_graphs]
-        else:
+        elif not names_dataset(req.text):          # (a query's own FROM states its default graph)
             kwargs["use_default_graph_as_union"] = True
         if req.named_graphs:
             kwargs["named_graphs"] = [ox.NamedNode(g) for g in req.named_graphs]

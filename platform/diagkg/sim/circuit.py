@@ -51,6 +51,7 @@ class ElementDecl:
     condition: Expression | None
     saturation: Expression | None
     emission: float | None
+    emission_expression: Expression | None = None     # N as an expression (dk:emissionCoefficientExpression)
 
 
 @dataclass(frozen=True)
@@ -375,6 +376,8 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
             condition=compile_expression(r["condition"], where, ELEMENT_FUNCTIONS) if r["condition"] else None,
             saturation=compile_expression(r["saturation"], where, ELEMENT_FUNCTIONS) if r["saturation"] else None,
             emission=float(r["emission"]) if r["emission"] is not None else None,
+            emission_expression=compile_expression(r["emissionExpression"], where, ELEMENT_FUNCTIONS)
+            if r["emissionExpression"] else None,
         )
         if decl.kind not in ("R", "V", "D"):
             raise InputError(f"{where}: unknown element kind {decl.kind!r} (R, V or D)")

@@ -91,6 +91,9 @@ class SimulationResult:
                       **({"lit": c.lit} if c.lit is not None else {})}
                 for cid, c in sorted(self.components.items())
             },
+            # a short of the state is no component, but carries current: without it a node's currents do not add up
+            "shorts": [{"between": [f"{a[0]}.{a[1]}", f"{b[0]}.{b[1]}"], "current": _round(s.current),
+                        "power": _round(s.power)} for s in self.shorts for a, b in [s.between]],
         }
 
 

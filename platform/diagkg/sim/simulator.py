@@ -419,8 +419,8 @@ class Simulator:
                 a, b = (self._node_name(comp, k, spice_node, n, where) for n in (decl.from_node, decl.to_node))
                 model = None
                 if decl.kind == "D":
-                    saturation = float(decl.saturation(env)) if decl.saturation else 1e-14
-                    model = (saturation, float(decl.emission or 1.0))
+                    n = decl.emission_expression(env) if decl.emission_expression else decl.emission
+                    model = (float(decl.saturation(env)) if decl.saturation else 1e-14, float(n or 1.0))
                 element = Element(f"{decl.kind.lower()}{k}_{e_index}", decl.kind, a, b, model)
                 if decl.kind == "D":
                     elements.append(_ElementPlan(element, cid, 0.0, label=decl.name))
