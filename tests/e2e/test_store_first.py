@@ -102,7 +102,8 @@ def test_user_journey_in_python(tmp_path, user_files):
         load_files(store, [user_files["s1"], user_files["s2"]])
         env = diagkg.make("TORCH.1", store=store)
         obs, info = env.reset(seed=0)
-        assert obs["scenario_id"] == "TORCH.1" and info["lit"] == [] and set(info["nominal_lit"]) == {"bulb", "led"}
+        assert obs["scenario_id"] == "TORCH.1" and env.initial_result.lit == () and set(env.nominal_lit) == {"bulb", "led"}
+        assert "lit" not in info and "nominal_lit" not in info      # (lamps behind a peephole: no free look)
         obs, cost, terminated, truncated, info = env.step(diagkg.Action("measure_voltage", ("bat",)))
         assert not terminated and cost > 0
         obs, cost, terminated, truncated, info = env.step(diagkg.Hypothesis({"bat"}))

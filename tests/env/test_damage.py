@@ -33,7 +33,7 @@ def blown(session) -> bool:
 def test_the_blown_fuse_is_seen_measured_and_blows_again_until_the_short_is_gone(rear):
     session = diagkg.make("REAR.1", rear)
     obs, info = session.reset(seed=0)
-    assert info["lit"] == [] and blown(session)               # the fault blew the fuse as it was injected
+    assert session.initial_result.lit == () and blown(session)               # the fault blew the fuse as it was injected
     assert "tail_r is off" in obs["visible"]
     seen = act(session, "observe_component", "fuse")["data"]["fuse"]
     assert seen["damage"] == ["blown"] and "blown" in seen["text"]

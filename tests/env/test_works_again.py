@@ -122,7 +122,7 @@ def act(session, action: str, *targets: str):
 def test_lamps_lit_by_a_blown_fuse_that_cut_the_fault_off_are_not_a_repair(string):
     session = diagkg.make("STRING.1", string)
     _, info = session.reset(seed=0)
-    assert info["lit"] == ["upper"]                       # the short bypasses the lower lamp through the tap
+    assert list(session.initial_result.lit) == ["upper"]                       # the short bypasses the lower lamp through the tap
     act(session, "short_ports", "bat.pos", "tap.p")        # the battery straight into the tap: it blows
     state = session.state()
     assert ("tap", "blown") in state.damaged and state.shorts   # the injected short is still there…
@@ -272,7 +272,7 @@ def test_a_switch_replaced_then_opened_to_test_is_closed_again_after_the_round(s
 def test_lamps_lit_past_a_switch_stuck_closed_are_not_a_working_system(switched):
     session = diagkg.make("STUCK.1", switched)
     _, info = session.reset(seed=0)
-    assert info["lit"] == ["lower", "upper"] and session.is_nominal()     # every lamp lit, as set up…
+    assert list(session.initial_result.lit) == ["lower", "upper"] and session.is_nominal()     # every lamp lit, as set up…
     act(session, "observe_component", "upper")
     assert session.end is None and not session.works_again()            # …but the switch does not control them
     act(session, "open_switch", "sw")
@@ -350,8 +350,9 @@ def test_a_lamp_lit_that_the_working_system_keeps_dark_is_no_working_system(bypa
     """Found on a random system (``unwritten_5_9``): a short blew two fuses that bypass a lamp, and naming the
     other end of the short was judged correct, the lamp lit where the working system keeps it dark."""
     session = diagkg.make("PILOT.1", bypassed)
-    _, info = session.reset(seed=0)
-    assert info["nominal_lit"] == ["lamp"] and sorted(info["lit"]) == ["lamp", "warn"]   # every lamp lit as set up…
+    session.reset(seed=0)
+    # every lamp lit as set up…
+    assert list(session.nominal_lit) == ["lamp"] and sorted(session.initial_result.lit) == ["lamp", "warn"]
     assert not session.is_nominal()                                         # …but the pilot should be dark
     act(session, "observe_component", "lamp")
     assert session.end is None                                              # a look is no repair

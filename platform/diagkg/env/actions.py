@@ -35,6 +35,8 @@ class Action:
     value: float | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.action, str):
+            raise ActionError(f"an action is named by its catalogue id (a string), got {self.action!r}")
         targets: Any = self.targets          # callers may pass one target as a plain string, or a list
         object.__setattr__(self, "targets", (targets,) if isinstance(targets, str) else tuple(targets or ()))
         _names(self.targets, "an action's targets")
@@ -81,6 +83,8 @@ class Hypothesis:
     def __init__(self, components: Iterable[str], explanation: str = ""):
         # one part may be given as a plain string, as an action's target may (a string is an iterable of
         # its characters: ``Hypothesis("fuse")`` named the parts f, u, s and e)
+        if components is None or not isinstance(components, (str, Iterable)):
+            raise ActionError(f"a hypothesis names its parts (strings), got {components!r}")
         object.__setattr__(self, "components", frozenset((components,) if isinstance(components, str) else components))
         _names(self.components, "a hypothesis's parts")
         object.__setattr__(self, "explanation", explanation)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, Self
 
@@ -123,9 +123,13 @@ class Record:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """The record whose :meth:`to_dict` is ``data`` (what crossed a process boundary as JSON): fields it
-        leaves out take their defaults, lists are tuples again, keys the record does not have are left out."""
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names})
+        leaves out take their defaults, or are None where they have none (to_dict leaves out what is None: a
+        battery's continuity has no resistance), lists are tuples again, keys the record does not have are left out."""
+        own = fields(cls)  # type: ignore[arg-type]
+        given: dict[str, Any] = {f.name: None for f in own if f.default is MISSING and f.default_factory is MISSING}
+        names = {f.name for f in own}
+        given.update({k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names})
+        return cls(**given)
 
 
 @dataclass(frozen=True)

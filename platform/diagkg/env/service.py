@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 import uuid
 from dataclasses import dataclass
+from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -172,9 +173,9 @@ class Session:
         whole number) drives loose connections (default 0); ``options`` is accepted for compatibility and must be empty."""
         if options:
             raise SessionError(f"reset() takes no options, got {', '.join(sorted(options))}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):  # ("1" and -5 ran:
-            raise SessionError(f"reset(seed=…) takes a whole number, 0 or more, got {seed!r}")   # -5 as 5, recorded -5)
-        self.begin(seed if seed is not None else 0)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0):  # ("1" and -5
+            raise SessionError(f"reset(seed=…) takes a whole number, 0 or more, got {seed!r}")   # ran: -5 as 5, recorded -5)
+        self.begin(int(seed) if seed is not None else 0)       # (numpy's integers too)
         configure(self.store, self.scenario, self.state_graph)
         self.nominal_state = self.state()       # the system as set up, before the faults
         self.set_nominal(self.sim.simulate(self.nominal_state, random.Random(self.seed)))
@@ -192,7 +193,7 @@ class Session:
             "visible": describe_lights(lights),        # in words, for people
             "lights": lights,                          # lamp -> Light, for assistants
         }
-        return obs, self._info(result=result)
+        return obs, self._info()
 
     def begin(self, seed: int) -> None:
         """Start afresh (what a reset does before it writes the state graph): nothing done yet, the
@@ -335,13 +336,11 @@ class Session:
             raise ValueError(f"unknown end value {end!r}")
         self.end = End(end)
 
-    def _info(self, result: SimulationResult | None = None) -> dict[str, Any]:
-        info = {"end": self.end, "round": self.round, "budget": self.budget, "total_cost": self.total_cost,
+    def _info(self) -> dict[str, Any]:
+        """What ``reset`` and ``step`` give beside the observation: nothing an agent could not see (the lamps lit
+        behind a peephole are the evaluator's: ``initial_result.lit`` and ``nominal_lit``)."""
+        return {"end": self.end, "round": self.round, "budget": self.budget, "total_cost": float(self.total_cost),
                 "repaired": sorted(self.repaired)}
-        if result is not None:
-            info["lit"] = list(result.lit)
-            info["nominal_lit"] = list(self.nominal_lit)
-        return info
 
     # ------------------------------------------------------------------
     # state
@@ -523,7 +522,7 @@ class Session:
             # last reset made it: resetting again would give the same quads
             if self.store.generation != generation or len(self.repaired) != repaired or self.state_key() is not before:
                 self._reset_to_snapshot(before, self._repairing)
-        outcome.cost = sum(c for _, _, c in outcome.executed)
+        outcome.cost = float(sum(c for _, _, c in outcome.executed))
         return outcome
 
     def _execute(self, action: Action, out: Outcome) -> None:
@@ -583,12 +582,13 @@ class Session:
         result = self.simulate()
         effects.keep_damage(self, result)
         handler(self, action, result, out)
+        if out.refusal is not None and not spec.template:      # the handler refused it: nothing done, nothing charged
+            out.executed[-1] = (spec.id, action.targets, 0.0)
         if not out.message:
             out.message = f"Done: {spec.label} {' and '.join(action.targets)}."
         if spec.repair or spec.id in self.scenario.permanent:
             self._repairing = frozenset(t.split(".", 1)[0] for t in action.targets)
             self.repaired |= self._repairing
-
 
 
 def _a(noun: str) -> str:
