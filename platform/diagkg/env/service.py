@@ -35,7 +35,7 @@ import uuid
 from dataclasses import dataclass
 from numbers import Integral
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, SupportsIndex
 
 import pyoxigraph as ox
 
@@ -167,7 +167,7 @@ class Session:
     # ------------------------------------------------------------------
     # Gymnasium-style API
     # ------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None,
+    def reset(self, *, seed: SupportsIndex | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Inject the scenario; returns the first observation and info (as Gymnasium's ``reset``). ``seed`` (a
         whole number) drives loose connections (default 0); ``options`` is accepted for compatibility and must be empty."""
