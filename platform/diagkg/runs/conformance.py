@@ -23,7 +23,8 @@ check                     what passes
 ``suggest-time``          every suggestion within the time limit (:class:`Limits`)
 ``record``                ``record(outcome)`` takes every outcome of its moves (typed, or as its
                           plug-in API version told them: through the shim)
-``ends-within-budget``    it gives up or solves within the budget (warning off the torch)
+``ends-within-budget``    it gives up or solves within the budget (a warning: running out of rounds is a
+                          legitimate end, the ``unhelpful`` baseline's)
 ``briefing-unchanged``    the briefing is as it was given
 ``close``                 ``close(end)`` returns
 ``refused-action``        it goes on after an outcome whose action was refused
@@ -219,7 +220,7 @@ class _Probe:
         return None
 
 
-def _whole_session(probe: _Probe, required_end: bool) -> list[Finding]:
+def _whole_session(probe: _Probe) -> list[Finding]:
     """Setup, then its own moves to the end; the findings of the whole session."""
     sid = probe.scenario.id
 
@@ -261,7 +262,7 @@ def _whole_session(probe: _Probe, required_end: bool) -> list[Finding]:
         good = ended is not None and ended != "timeout"
         why = (f"ended {ended} after {rounds} round(s)" if good else "the session broke off (see the other findings)"
                if ended is None else f"still going when the budget of {probe.session.budget} rounds ran out")
-        out.append(finding("ends-within-budget", good, why, required_end))
+        out.append(finding("ends-within-budget", good, why, False))
     changed = probe.changed()
     out.append(finding("briefing-unchanged", not changed,
                        f"changed: {', '.join(changed)}" if changed else "the briefing is as it was given"))
@@ -391,8 +392,8 @@ def check_assistant(name: str, config: Mapping[str, Any] | None = None, *, scena
     other = store if store is not None else own
     chosen = resolve_scenario(other, DEFAULT_SCENARIO if scenario is None else scenario, notify)
     for sid in torch.WHOLE_SESSIONS:
-        report.findings += _whole_session(_Probe(make, own, resolve_scenario(own, sid), seed, limits), True)
-    report.findings += _whole_session(_Probe(make, other, chosen, seed, limits), False)
+        report.findings += _whole_session(_Probe(make, own, resolve_scenario(own, sid), seed, limits))
+    report.findings += _whole_session(_Probe(make, other, chosen, seed, limits))
     t1, t3 = resolve_scenario(own, torch.WHOLE_SESSIONS[0]), resolve_scenario(own, torch.TWO_FAULTS)
     probe = _Probe(make, own, t1, seed, limits)
     report.findings.append(_goes_on(probe, "refused-action", _refused(probe), "told its action was refused"))
