@@ -64,6 +64,25 @@ def test_fixed_random_sequences_are_fixed_per_system(store):
     assert [r["intention"] for r in a.record.rounds][:3] == [r["intention"] for r in b.record.rounds][:3]
 
 
+def test_fixed_random_acts_on_parts_its_actions_apply_to(tmp_path):
+    """On the torch (written in the tests), every step of every sequence is an action of the part's type: most
+    steps were refused by type (a bulb disconnected as a cable), at 0 minutes, on an outsider's car lights."""
+    from diagkg.agents.baselines import FixedRandom
+    from diagkg.env.service import make
+    from diagkg.runs.runner import briefing_for
+
+    from ..support.torch import torch_memory_store
+
+    with make("TORCH.1", torch_memory_store(tmp_path)) as session:
+        session.reset(seed=0)
+        briefing = briefing_for(session, False, 0)
+    steps = [step for sequence in FixedRandom.sequences(briefing) for step in sequence]
+    assert len(steps) >= 15
+    for step in steps:
+        types = briefing.catalogue[step.action].types
+        assert not types or briefing.parts[step.targets[0]] in types, step
+
+
 def test_same_seed_same_trajectory(store):
     def rounds(result):
         return [(r["intention"], r["message"], r["cost"]) for r in result.record.rounds]

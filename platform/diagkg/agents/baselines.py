@@ -115,7 +115,9 @@ class RandomSearch(BaseAssistant):
 
 
 class FixedRandom(BaseAssistant):
-    """One of five action sequences drawn once per system (fixed), picked by the seed."""
+    """One of five action sequences drawn once per system (fixed), picked by the seed: each step an action of
+    one target and a component of a type it applies to (drawn among such pairs: a bulb is not disconnected
+    as a cable, and a sequence is what random acting costs, not a run of refusals at 0 minutes)."""
 
     name = "fixed-random"
     config_keys: frozenset[str] = frozenset()      # it takes no configuration
@@ -127,9 +129,11 @@ class FixedRandom(BaseAssistant):
         components = sorted(p for p, kind in briefing.parts.items() if kind not in ("enclosure", "opening", "module"))
         single = sorted(a for a, spec in briefing.catalogue.items()
                         if spec.target_count == 1 and spec.target_kind in ("component", "any") and not spec.parameter)
+        pairs = [(a, c) for a in single for c in components
+                 if not briefing.catalogue[a].types or briefing.parts[c] in briefing.catalogue[a].types]
         out = []
         for _ in range(FixedRandom.SEQUENCES):
-            out.append([Action(rng.choice(single), (rng.choice(components),)) for _ in range(rng.randint(3, 5))])
+            out.append([Action(a, (c,)) for a, c in (rng.choice(pairs) for _ in range(rng.randint(3, 5)))])
         return out
 
     def setup(self, briefing: Briefing) -> None:
