@@ -86,20 +86,25 @@ def worker_store(data: bytes | str) -> KnowledgeStore:
     """An in-memory store holding ``data``, one per worker process and knowledge; ``data`` may also be
     the digest of knowledge the worker was given when it started (:func:`init_local_worker`), so that a
     task does not carry megabytes through the pipe."""
-    from ..kg.store import KnowledgeStore
-
     if isinstance(data, str):
         if data not in _WORKER:
             raise RuntimeError(f"this worker holds no knowledge {data[:12]}…: it was started without it")
         return _WORKER[data]
     digest = hashlib.sha256(data).hexdigest()
     if digest not in _WORKER:
-        store = KnowledgeStore.memory()
-        store.add_quads(q for q in ox.parse(data, format=ox.RdfFormat.N_QUADS) if isinstance(q, ox.Quad))
         while len(_WORKER) >= WORKER_KNOWLEDGE:        # (a Dask worker may serve two campaigns at once)
             _WORKER.pop(next(iter(_WORKER)))
-        _WORKER[digest] = store
+        _WORKER[digest] = knowledge_store(data)
     return _WORKER[digest]
+
+
+def knowledge_store(data: bytes) -> KnowledgeStore:
+    """An in-memory store holding the knowledge ``data`` (:func:`knowledge_bytes`)."""
+    from ..kg.store import KnowledgeStore
+
+    store = KnowledgeStore.memory()
+    store.add_quads(q for q in ox.parse(data, format=ox.RdfFormat.N_QUADS) if isinstance(q, ox.Quad))
+    return store
 
 
 def init_worker(data: bytes) -> None:
