@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import sys
@@ -237,9 +238,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         except Exception:
             # a campaign started now that could not run a session (its workers could not start) is not left behind
             # empty: a later `report NAME` found several campaigns of that name
-            if not args.resume and not cp.recorded(store, campaign):
-                store.remove_graphs([campaign.graph])
-                say(f"campaign {campaign.id} ran nothing and is not kept")
+            # (a store that cannot be written, a full disk, keeps it: the error that stopped the campaign is said)
+            with contextlib.suppress(errors.StoreError):
+                if not args.resume and not cp.recorded(store, campaign):
+                    store.remove_graphs([campaign.graph])
+                    say(f"campaign {campaign.id} ran nothing and is not kept")
             raise
         finally:
             if display is not None:

@@ -269,7 +269,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     catalog = ScenarioCatalog(store)        # read once (one per scenario cost a second on 135 before any worker ran)
     iris = {n: catalog.iri(n) for n in cfg.scenarios}
     with ExitStack() as stack:
-        stack.callback(writer.commit)    # what finished is committed, also when the loop is left by an error
+        stack.push(lambda _kind, error, _tb: writer.finish(error))    # what finished is committed, also on an error
         for key in to_close:
             _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
         pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify, session_seconds)

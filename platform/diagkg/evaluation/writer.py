@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import pyoxigraph as ox
 
-from ..errors import StoreLockedError
+from ..errors import StoreError, StoreLockedError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -145,6 +145,21 @@ class CampaignWriter:
                 self._told = False
                 self._say(f"{self.pending} finished trajectories still wait for the store: {exc}")
                 time.sleep(RETRY_PAUSE)
+
+    def finish(self, error: BaseException | None) -> None:
+        """What finished is committed as the campaign's loop ends: waiting as long as it takes when the loop
+        ended well; when it was left by an error (a full disk, Ctrl-C), tried once without waiting long, and
+        what cannot be stored is said (it runs again on resume) while the error that ended the loop is the one
+        reported: a full disk hung the campaign for good, its last commit taking its own lock for another
+        process's."""
+        if error is None:
+            self.commit()
+            return
+        try:
+            self._commit(min(PATIENCE, self.store.wait))
+        except (StoreError, OSError) as exc:
+            self._told = False
+            self._say(f"{self.pending} finished trajectories could not be stored ({exc}); a resume runs them again")
 
     def _commit(self, wait: float | None) -> int:
         if self.empty:

@@ -22,6 +22,7 @@ Loading files (validation, collisions, provenance, inferences) is :mod:`diagkg.k
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
 import time
@@ -267,11 +268,14 @@ class KnowledgeStore:
                 return turn, ox.Store(str(self.path))
             except OSError as exc:
                 turn.release()
-                if not is_lock_error(exc):     # else a process that takes no turns holds it
-                    raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
+                ours = "current process" in str(exc)   # a failed write's handle, kept alive by its traceback
+                if not is_lock_error(exc) or (ours and told):     # else a process that takes no turns holds it
+                    raise StoreError(f"cannot open the store at {self.path}: " + ("this process still holds it after "
+                                     "an earlier write failed" if ours else str(exc))) from None
+                gc.collect() if ours else None
             if time.monotonic() >= deadline:
                 raise StoreLockedError(self.path, wait) from None
-            if not told and self.on_wait is not None:
+            if not told and self.on_wait is not None and not ours:
                 self.on_wait(f"waiting for the store at {self.path} (another process is writing)…")
             told = True
             time.sleep(delay)
@@ -279,13 +283,11 @@ class KnowledgeStore:
 
     @contextmanager
     def holding(self) -> Iterator["KnowledgeStore"]:
-        """Keep an on-disk store open for writing across many writes (a
-        benchmark's or a one-off tool's single writer): each write costs no open,
-        flush and reopen, reads see the writes at once, and other processes wait
-        for the lock until the block ends, so nothing that others use while it
-        runs holds it (a campaign commits in batches and lets go of the lock
-        between them: :mod:`diagkg.evaluation.writer`). Every write stays atomic; what was written before
-        a crash is kept. In memory, nothing changes."""
+        """Keep an on-disk store open for writing across many writes (a benchmark's or a one-off tool's single
+        writer): each write costs no open, flush and reopen, reads see the writes at once, and other processes wait
+        for the lock until the block ends, so nothing that others use while it runs holds it (a campaign commits in
+        batches and lets go of the lock between them: :mod:`diagkg.evaluation.writer`). Every write stays atomic;
+        what was written before a crash is kept. In memory, nothing changes."""
         if self.in_memory or self._held is not None:
             yield self
             return
@@ -334,11 +336,10 @@ class KnowledgeStore:
         self._let_turn_go()
         self._turn, self._held = self._open_writer()
 
-    def write_graphs(self, new: Mapping[ox.NamedNode, Sequence[ox.Triple]],
-                     drop: Iterable[ox.NamedNode] = (),
+    def write_graphs(self, new: Mapping[ox.NamedNode, Sequence[ox.Triple]], drop: Iterable[ox.NamedNode] = (),
                      check: Callable[[RawStore], Iterable[ox.NamedNode]] | None = None,
-                     add: Mapping[ox.NamedNode, Sequence[ox.Triple]] | None = None,
-                     wait: float | None = None, fresh: Mapping[ox.NamedNode, Sequence[ox.Quad]] | None = None) -> None:
+                     add: Mapping[ox.NamedNode, Sequence[ox.Triple]] | None = None, wait: float | None = None,
+                     fresh: Mapping[ox.NamedNode, Sequence[ox.Quad]] | None = None) -> None:
         """Drop the graphs ``drop``, make each graph of ``new`` hold exactly its triples and add those of ``add``
         to their graphs, in one atomic update (all or nothing). ``check`` runs first, under the write lock, on the
         store opened for writing: it may raise to call the write off, and returns more graphs to drop.
@@ -378,8 +379,7 @@ class KnowledgeStore:
 
     def replace_graph(self, graph: ox.NamedNode, triples: Iterable[ox.Triple]) -> int:
         """Make ``graph`` hold exactly ``triples`` (atomically); returns their number."""
-        triples = list(triples)
-        self.write_graphs({graph: triples})
+        self.write_graphs({graph: (triples := list(triples))})
         return len(triples)
 
     def add_quads(self, quads: Iterable[ox.Quad]) -> None:
