@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..sim import meter
 from ..sim.circuit import NOMINAL, CircuitState, PortRef
+from ..sim.couplings import next_live
 from ..sim.simulator import SimulationResult
 from . import access, effects
 from .actions import Action
@@ -225,7 +226,8 @@ def observe_switch_test(session: Workbench, action: Action, result: SimulationRe
     readings = {}
     for closed in (True, False):
         trial = state.evolve(positions=[p for p in state.positions if p[0] != target] + [(target, closed)])
-        readings["closed" if closed else "open"] = continuity(session, target, trial, session.sim.simulate(trial, session.rng))[0]
+        readings["closed" if closed else "open"] = continuity(session, target, trial, session.sim.simulate(trial, session.rng),
+                                                              against_closed=True)[0]
     passed = readings["closed"] in ("nominal", "short") and readings["open"] == "open"
     out.data[target] = SwitchTest(readings["closed"], readings["open"], passed)
     out.message = (f"Switch test of {target}: closed it reads {readings['closed']}, open it reads "
@@ -295,19 +297,32 @@ def connection_of(session: Workbench, port: PortRef, state: CircuitState, result
     return Terminal(port[1], TerminalState.LOOSE if port in loose else TerminalState.ATTACHED, tuple(others))
 
 
-def continuity(session: Workbench, cid: str, state: CircuitState, result: SimulationResult) -> tuple[str, float | None]:
+SHORT_OHMS = 1.0       # a continuity reading this low that is not the part's own reads as a short
+
+
+def continuity(session: Workbench, cid: str, state: CircuitState, result: SimulationResult,
+               against_closed: bool = False) -> tuple[str, float | None]:
     """A component's own resistance out of circuit, classified against its nominal value.
 
     What the component *is* under test comes from its behaviour declaration in
     the graph (:meth:`~diagkg.sim.simulator.Simulator.own_elements`): a source
     cannot be tested this way; a working diode conducts one way; anything else
     reads its resistive elements (:meth:`~diagkg.sim.simulator.Simulator.own_resistance`:
-    a short across a lamp in parallel with its filament) — contacts as they are now
-    (judged against their closed resistance), sensors in the dark, a blown fuse or a
-    burnt-out lamp open.
+    a short across a lamp in parallel with its filament) — contacts as they are now,
+    judged against a sound contact in the position it should be in now (its lever, or
+    what its coupling drives: a relay at rest reads open as it should; one stuck open
+    where its coil pulls it in reads open against closed), sensors in the dark, a blown
+    fuse or a burnt-out lamp open. A reading of at most :data:`SHORT_OHMS` that is not
+    the part's own is a short, whatever the part (a 21 W lamp shorted through 0.5 Ω reads
+    0.47 Ω, a 5 W one 0.49 Ω: both shorts), as is one under 5 % of its own. ``against_closed``: a contact
+    is judged against a sound closed one, whatever its position (a switch test: does it conduct, does it block).
     """
     comp = session.sk.components[cid]
-    closed = dict(state.forced).get(cid, result.live.get(f"closed:{cid}", _lever(session, cid, state)))
+    # where a sound contact would be now: its lever, or what its coupling makes of this solve (stuck or not)
+    lever = {**result.live, f"closed:{cid}": _lever(session, cid, state)}
+    should = against_closed or next_live(session.sk, state.evolve(forced=()), dict.fromkeys(result.components, {}),
+                                         result.components, lever)[f"closed:{cid}"]
+    closed = dict(state.forced).get(cid, result.live.get(f"closed:{cid}", lever[f"closed:{cid}"]))
     live = {f"closed:{cid}": closed, f"illuminated:{cid}": False}
     now = session.sim.own_elements(state, cid, live)
     kinds = {kind for kind, _ in now}
@@ -317,17 +332,17 @@ def continuity(session: Workbench, cid: str, state: CircuitState, result: Simula
         return "nominal", None           # a diode or LED that conducts one way, as it should
     if any((cid, p) in state.detached for p in comp.ports):
         return "one end is off its terminal", None
-    reference = session.sim.own_elements(NOMINAL, cid, {f"closed:{cid}": True, f"illuminated:{cid}": False})
+    sound = {f"closed:{cid}": should, f"illuminated:{cid}": False}
+    reference = session.sim.own_elements(NOMINAL, cid, sound)
     if not now or not reference:
         return "not applicable (a source)", None     # nothing that conducts is declared for this type
     ohms = session.sim.own_resistance(state, cid, live) or 0.0
     # a diode's forward conduction has no resistance to compare with: any stamped resistance is judged against 1 Ω
-    nominal = 1.0 if any(kind == "D" for kind, _ in reference) else \
-        (session.sim.own_resistance(NOMINAL, cid, {f"closed:{cid}": True, f"illuminated:{cid}": False}) or 0.0)
+    nominal = 1.0 if any(kind == "D" for kind, _ in reference) else (session.sim.own_resistance(NOMINAL, cid, sound) or 0.0)
     ref = max(nominal, 1.0)
     if ohms > 1e6 and nominal < 1e6:
         return "open", ohms
-    if ohms < 0.05 * ref and abs(ohms - nominal) / ref >= 0.05:
+    if (ohms < 0.05 * ref or ohms <= SHORT_OHMS) and abs(ohms - nominal) / ref >= 0.05:
         return "short", ohms
     if abs(ohms - nominal) / ref < 0.05:
         return "nominal", ohms
