@@ -208,7 +208,9 @@ def test_a_start_time_is_cleared_when_certain_and_otherwise_judged_by_pyshacl(le
                for q in trajectory.to_quads(lead_run.record, {})]
     text = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES).decode()
     doc = RdfDocument("t.nt", text, ox.RdfFormat.N_TRIPLES, "nt", triples)
-    fast = trajectory._validator()
+    from diagkg.kg import trajectory_shapes
+
+    fast = trajectory_shapes.validator()
     reference = Validator(shapes=fast.shapes, ontology=fast.ontology, reference=True)
     before = fast.by_pyshacl
     got = fast.validate_documents([doc])

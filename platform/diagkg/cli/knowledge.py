@@ -268,6 +268,9 @@ def cmd_update(args: argparse.Namespace) -> int:
         print(f"reasoned over {key} -> <{graphs.inferred(key).value}> ({n} inferred triples)")
     if report.revalidated:
         print(f"re-validated {len(report.revalidated)} stored scenario(s) against the changed system(s)")
+    for key in report.stale:
+        print(f"<{key}>: a trajectory of its slot changed; tally dropped (reports read the slot's trajectories "
+              "until `diagkg report --rebuild` writes it afresh)")
     return EXIT_OK
 
 

@@ -1,5 +1,6 @@
 """Slot tallies: the counts and sums the metrics need, per assistant × scenario
-of a campaign, each in a small graph of its own (``tally/{id}/{assistant}/{n}``).
+of a campaign, each in a small graph of its own: ``tally/{key}``, the key ``{id}/{assistant}/{n}`` (``n`` the
+scenario number) percent-encoded as one segment (``/`` as ``%2F``: :func:`diagkg.kg.graphs.named`).
 
 A tally is a pure function of the slot's trajectories: the campaign writer
 rewrites a slot's tally graph in the *same* transaction as each trajectory it
@@ -19,6 +20,7 @@ from urllib.parse import quote
 
 import pyoxigraph as ox
 
+from ..errors import InputError
 from ..kg import graphs
 from ..kg.vocab import DK
 
@@ -71,9 +73,9 @@ class Entry:
         return self.decisions is not None
 
     def pack(self) -> str:
-        """One line of ``dk:tallySessions``: nine numbers and words, then (when kept) the rounds and minutes to
-        isolate (``-`` for none), the decision times (``,``-separated; ``-`` for a session of no round) and the
-        money."""
+        """One entry of ``dk:tallySessions`` (13 space-separated fields): nine numbers and words, then (when kept)
+        the rounds and minutes to isolate (``-`` for none), the decision times (``,``-separated; ``-`` for a
+        session of no round) and the money."""
         head = (f"{self.seed} {self.end} {self.cost!r} {self.rounds} {self.actions} {self.hypotheses} "
                 f"{self.correct} {self.healthy} {self.false_removals}")
         if self.decisions is None:
@@ -201,14 +203,27 @@ def source_rows(store: KnowledgeStore, campaign: Campaign) -> list[dict[str, Any
 
 
 def from_rows(campaign: Campaign, rows: Iterable[dict[str, Any]]) -> Tallies:
+    """The campaign's tallies from ``source_rows``; a trajectory whose summary is not what its shapes ask
+    (a value that is not a number, two values where one is kept) is an :class:`~diagkg.errors.InputError`
+    naming it (it got into the store by a write that did not check it)."""
     tallies = Tallies(campaign)
+    seen: set[str] = set()
     for r in rows:
-        tallies.put(r["assistant"], int(r["scenario"]), r["scenarioIri"],
-                    Entry(int(r["seed"]), r["end"], float(r["cost"]), int(r["rounds"]), int(r["actions"]),
+        if r["trajectory"] in seen:
+            raise InputError(f"campaign {campaign.id}: the trajectory <{r['trajectory']}> has more than one value of a "
+                             "summary property (cost, rounds, seed…); its shapes allow one: correct or remove it")
+        seen.add(r["trajectory"])
+        try:
+            entry = Entry(int(r["seed"]), r["end"], float(r["cost"]), int(r["rounds"]), int(r["actions"]),
                           int(r["hypotheses"]), int(r["correct"]), int(r["healthy"]), int(r["falseRemovals"] or 0),
                           optional_int(r["roundsToIsolate"]), optional_float(r["minutesToIsolate"]),
                           tuple(r.get("decisions", ())),
-                          float(r["money"] or 0.0) + float(r["priorMoney"] or 0.0), r["trajectory"]))
+                          float(r["money"] or 0.0) + float(r["priorMoney"] or 0.0), r["trajectory"])
+            number = int(r["scenario"])
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"campaign {campaign.id}: the trajectory <{r['trajectory']}> has a summary value that is "
+                             f"not a number ({exc}); its shapes ask for numbers: correct or remove it") from None
+        tallies.put(r["assistant"], number, r["scenarioIri"], entry)
     return tallies
 
 

@@ -87,6 +87,7 @@ class Settled:
     revisions: list[Revision] = field(default_factory=list)
     inferred: dict[str, int] = field(default_factory=dict)              # system key -> inferred triples
     revalidated: list[str] = field(default_factory=list)                # stored scenarios checked again
+    stale: list[str] = field(default_factory=list)      # slot tallies dropped: a trajectory of their slot changed
 
 
 def content_version(triples: Iterable[ox.Triple]) -> str:
@@ -122,6 +123,9 @@ def protected(key: str) -> str | None:
                 "inferences follow")
     if key.startswith("_:"):
         return "a graph named by a blank node cannot be written by name"
+    if key == DEFAULT:
+        return ("the update writes the store's default graph, where diagkg keeps nothing (`diagkg dump` and "
+                "`diagkg graphs` leave it out): name the graph you mean with GRAPH, WITH or INTO")
     return None
 
 
@@ -133,6 +137,7 @@ def settle(raw: ox.Store, delta: Delta, before: Snapshot, validator: "Validator 
         why = protected(key)
         if why is not None:
             raise UpdateRefused(f"nothing was written: {why}")
+    _settle_trajectories(raw, delta, before, out)
     revised = [k for k in delta.graphs()
                if k != DEFAULT and graphs.kind_of(ox.NamedNode(k)) in REVISED_KINDS]
     if not revised:
@@ -193,6 +198,30 @@ def settle(raw: ox.Store, delta: Delta, before: Snapshot, validator: "Validator 
             if raw.contains_named_graph(ox.NamedNode(inferred)):
                 out.drop.add(inferred)
     return out
+
+
+def _settle_trajectories(raw: ox.Store, delta: Delta, before: Snapshot, out: Settled) -> None:
+    """Changed trajectory graphs are validated against their shapes (all of them, every violation
+    listed), and the tallies of the campaign slots they were or are in are dropped in the same write
+    (:mod:`diagkg.kg.trajectory_shapes`)."""
+    from . import trajectory_shapes
+
+    changed = [k for k in delta.graphs() if k != DEFAULT and graphs.kind_of(ox.NamedNode(k)) == "trajectory"]
+    found: list[Violation] = []
+    for key in changed:
+        after = sorted(delta.after.get(key, frozenset()), key=str)
+        if after:
+            found += trajectory_shapes.violations(after, f"<{key}> as the update leaves it")
+    if found:
+        raise ValidationError(found)
+    stale: set[str] = set()
+    for key in changed:
+        stale |= trajectory_shapes.stale_tallies(raw, before.contents.get(key, frozenset()),
+                                                 delta.after.get(key, frozenset()))
+    stale -= set(changed)
+    out.drop |= stale
+    out.read |= stale         # as they were: a campaign writing one of these slots meanwhile makes the update again
+    out.stale = sorted(stale)
 
 
 def _check_claims(store: KnowledgeStore, docs: dict[str, RdfDocument], revised: list[str], out: Settled) -> None:

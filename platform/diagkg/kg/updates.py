@@ -107,6 +107,7 @@ class UpdateReport:
     revisions: list[Revision] = field(default_factory=list)       # graphs validated and given a new version
     inferred: dict[str, int] = field(default_factory=dict)        # system key -> inferred triples, computed again
     revalidated: list[str] = field(default_factory=list)          # stored scenarios checked against a new system
+    stale: list[str] = field(default_factory=list)                # slot tallies dropped: a trajectory of theirs changed
     attempts: int = 1
     remote: bool = False                                          # sent to a SPARQL server as it is
 
@@ -155,7 +156,8 @@ def compute(raw: ox.Store, text: str, *, everything: bool = False, name: str = "
     report = UpdateReport(
         changes=[GraphChange(k, len(delta.added.get(k, ())), len(delta.removed.get(k, ())))
                  for k in delta.graphs()],
-        revisions=settled.revisions, inferred=settled.inferred, revalidated=settled.revalidated)
+        revisions=settled.revisions, inferred=settled.inferred, revalidated=settled.revalidated,
+        stale=settled.stale)
     revised = tuple(r.graph for r in settled.revisions)
     return Change(apply_text, expected, settled.claims, revised, report)
 

@@ -30,7 +30,6 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
 
 import pyoxigraph as ox
@@ -39,13 +38,12 @@ from ..env.actions import Action
 from ..env.outcomes import End, Kind, Verdict
 from ..env.versions import PHYSICS_VERSION, SCORING_VERSION
 from ..errors import InputError, ValidationError
-from ..kg import graphs, resources
+from ..kg import graphs
 from ..kg.vocab import DK, DK_NS
 from .rounds import Round
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
-    from ..kg.validation import Validator
 
 Term = Union[str, ox.NamedNode, ox.BlankNode, ox.Literal]   # a str is an IRI
 
@@ -312,40 +310,16 @@ def _observations(r: Round, action: Action, activity: ox.NamedNode, node: Callab
         observe(action.targets[0], DK.InspectionResult, simple=r.message)
 
 
-@lru_cache(maxsize=1)
-def _validator() -> Validator:
-    """The shapes of a trajectory (``trajectory.ttl``, with ``system.ttl`` for ``dksh:Number``) over the
-    ontology's class hierarchy and individuals, read by Oxigraph: rdflib and pySHACL are loaded only
-    for a trajectory the compiled shapes cannot clear."""
-    from ..kg import conformance
-    from ..kg.validation import Validator, _folder_triples
-
-    shapes: list[ox.Triple] = []
-    prefixes: dict[str, str] = {}
-    explicit = False
-    for f in resources.shape_files():
-        if f.name in ("system.ttl", "trajectory.ttl"):
-            text = f.read_text(encoding="utf-8")
-            parser = ox.parse(input=text.encode("utf-8"), format=ox.RdfFormat.TURTLE)
-            shapes += [q.triple for q in parser]
-            prefixes.update(parser.prefixes)
-            explicit = explicit or conformance.EXPLICIT_STRING.search(text) is not None
-    full, onto_explicit = _folder_triples("ontology")
-    kept = (ox.NamedNode(conformance.RDF_TYPE), ox.NamedNode(conformance.SUBCLASS))   # hierarchy and individuals
-    return Validator.of_triples((shapes, explicit), ([t for t in full if t.predicate in kept], onto_explicit),
-                                prefixes=prefixes)
-
-
 def validate(quads: Iterable[ox.Quad], name: str) -> None:
     """Raise :class:`ValidationError` if the trajectory does not conform.
 
     It is checked as the Turtle document its triples make (Oxigraph writes it; a violation names
     its line there, and its terms by these prefixes): the compiled shapes read the triples as they
-    are, and only a trajectory they cannot clear is parsed by rdflib for pySHACL."""
-    from ..kg.rdfio import document_of
+    are, and only a trajectory they cannot clear is parsed by rdflib for pySHACL
+    (:mod:`diagkg.kg.trajectory_shapes`)."""
+    from ..kg import trajectory_shapes
 
-    found = _validator().validate_documents([document_of([q.triple for q in quads], name, PREFIXES)])[name]
-    found = [v for v in found if v.shape != "ontology terms" or "unknown term" not in v.message]
+    found = trajectory_shapes.violations([q.triple for q in quads], name, PREFIXES)
     if found:
         raise ValidationError(found)
 
