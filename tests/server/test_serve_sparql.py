@@ -191,3 +191,53 @@ def test_cross_origin_requests_only_from_the_origins_named(store_path):
     with TestClient(create_app(ServerConfig(store_path, workers=1)), base_url=LOCAL) as c:   # none named: no CORS
         r = c.get("/sparql", params={"query": "ASK {}"}, headers={"Origin": allowed})
         assert "access-control-allow-origin" not in r.headers
+
+
+def _count(client, query: str, **params) -> int:
+    reply = client.post("/sparql", data={"query": query, **params}, headers={"accept": "application/sparql-results+json"})
+    assert reply.status_code == 200, reply.text
+    return int(reply.json()["results"]["bindings"][0]["n"]["value"])
+
+
+def test_the_requests_dataset_is_the_whole_dataset(client):
+    """``default-graph-uri`` and ``named-graph-uri`` define the dataset (SPARQL 1.1 Protocol 2.1.4): one of them
+    alone leaves the other part empty (the named graphs stayed every graph, the default graph the union)."""
+    torch = next(g["graph"] for g in client.get("/api/graphs").json() if g["graph"].endswith("/system/torch"))
+    graphs_seen = "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+    triples = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    inside = _count(client, f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{torch}> {{ ?s ?p ?o }} }}")
+    assert 0 < inside < _count(client, triples)
+    assert _count(client, triples, **{"default-graph-uri": torch}) == inside
+    assert _count(client, graphs_seen, **{"default-graph-uri": torch}) == 0
+    assert _count(client, triples, **{"named-graph-uri": torch}) == 0
+    assert _count(client, graphs_seen, **{"named-graph-uri": torch}) == 1
+    assert _count(client, graphs_seen, **{"default-graph-uri": torch, "named-graph-uri": torch}) == 1
+    # the request's dataset, not the query's FROM
+    assert _count(client, f"SELECT (COUNT(*) AS ?n) FROM NAMED <{torch}> WHERE {{ ?s ?p ?o }}",
+                  **{"default-graph-uri": torch}) == inside
+
+
+def test_an_update_dataset_by_parameter_and_a_default_graph_write_are_refused(client):
+    """``using-graph-uri``/``using-named-graph-uri`` (SPARQL 1.1 Protocol 2.2.3) were ignored: the update ran over
+    the empty default graph and answered 204. A write into the store's default graph (which dump and graphs leave
+    out) is refused too. Nothing is written either way."""
+    torch = next(g["graph"] for g in client.get("/api/graphs").json() if g["graph"].endswith("/system/torch"))
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    seen = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:x:seen> { ?s ?p ?o } }"
+    insert = ("INSERT { GRAPH <urn:x:seen> { ?b a <urn:x:Seen> } } "
+              "WHERE { ?b a <https://w3id.org/diagkg/ontology#Bulb> }")
+    for name in ("using-graph-uri", "using-named-graph-uri"):
+        r = client.post("/sparql", data={"update": insert, name: torch}, headers=auth)
+        assert r.status_code == 400 and name in r.text
+        r = client.post(f"/sparql?{name}={torch}", content=insert,
+                        headers={**auth, "content-type": "application/sparql-update"})
+        assert r.status_code == 400
+    assert _count(client, seen) == 0
+    r = client.post("/sparql", data={"update": f"INSERT {{ GRAPH <urn:x:seen> {{ ?b a <urn:x:Seen> }} }} USING <{torch}> "
+                                               "WHERE { ?b a <https://w3id.org/diagkg/ontology#Bulb> }"}, headers=auth)
+    assert r.status_code == 204 and _count(client, seen) == 1          # USING in the update itself holds
+    assert client.post("/sparql", data={"update": "DROP GRAPH <urn:x:seen>"}, headers=auth).status_code == 204
+    everything = _count(client, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+    r = client.post("/sparql", data={"update": "INSERT DATA { <urn:x:d> <urn:x:p> 'in the default graph' }"}, headers=auth)
+    assert r.status_code == 400 and "default graph" in r.text
+    assert _count(client, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }") == everything

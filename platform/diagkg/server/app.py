@@ -7,7 +7,11 @@ Routes:
   queries run in worker processes (:mod:`diagkg.server.sparql_pool`) with a time
   limit and a result-size limit, in their client's turn, except those that cannot be
   slow (:mod:`diagkg.server.quick`); the default graph is the union of all graphs,
-  as everywhere in diagkg, unless ``default-graph-uri`` names graphs;
+  as everywhere in diagkg, unless the query states its dataset (``FROM``, ``FROM NAMED``)
+  or the request does (``default-graph-uri`` and ``named-graph-uri`` then define the whole
+  dataset, as the SPARQL 1.1 Protocol §2.1.4 says); an update's ``using-graph-uri`` and
+  ``using-named-graph-uri`` are refused (400): an update states its dataset with
+  ``USING``/``WITH``;
 - ``/rdf-graphs?graph=IRI``: the Graph Store Protocol, reading a named graph;
 - ``/api/...``: the JSON API (:mod:`diagkg.server.api`, :mod:`diagkg.server.live`),
   described at ``/openapi.json`` and ``/docs``;
@@ -82,6 +86,8 @@ async def _sparql_params(request: Request) -> dict[str, list[str]]:
     return params
 
 
+# the SPARQL 1.1 Protocol's dataset of an update (§2.2.3): refused with 400, never ignored
+USING_PARAMS = ("using-graph-uri", "using-named-graph-uri")
 _GRAPH_PARAMS = [{"name": n, "in": "query", "required": False, "schema": {"type": "array", "items": {"type": "string"}},
                   "style": "form", "explode": True} for n in ("default-graph-uri", "named-graph-uri")]
 
@@ -99,6 +105,10 @@ def _add_sparql_routes(app: FastAPI) -> None:
             if request.method != "POST":
                 raise HTTPException(400, "a SPARQL update must be sent by POST")
             check_token(request)
+            given = [n for n in USING_PARAMS if n in params]
+            if given:        # pyoxigraph's update takes no dataset, and diagkg never rewrites an update's text
+                raise HTTPException(400, f"`{given[0]}` is not supported: state the update's dataset in the update "
+                                         "itself (USING <graph>, USING NAMED <graph> or WITH <graph>)")
             await asyncio.to_thread(precheck.check, updates[0], update=True, token=True, allowed=config.allow_remote)
             return await _update(request, updates[0])
         work = WorkRequest("query", queries[0], parse_accept(request.headers.get("accept")),

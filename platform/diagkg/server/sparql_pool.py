@@ -179,12 +179,13 @@ def answer(store: ox.Store, req: Request) -> Reply:
             ox.serialize(quads if fmt.supports_datasets else (q.triple for q in quads), sink, format=fmt)
             return Reply("ok", media, sink.getvalue())
         kwargs: dict[str, Any] = {}
-        if req.default_graphs:
+        if req.default_graphs or req.named_graphs:
+            # the request's dataset (SPARQL 1.1 Protocol §2.1.4): exactly the graphs it names, whatever the
+            # query's FROM says; one of the two parameters alone leaves the other part empty
             kwargs["default_graph"] = [ox.NamedNode(g) for g in req.default_graphs]
+            kwargs["named_graphs"] = [ox.NamedNode(g) for g in req.named_graphs]
         elif not names_dataset(req.text):          # (a query's own FROM states its default graph)
             kwargs["use_default_graph_as_union"] = True
-        if req.named_graphs:
-            kwargs["named_graphs"] = [ox.NamedNode(g) for g in req.named_graphs]
         result = store.query(req.text, **kwargs)
         if isinstance(result, ox.QueryTriples):
             media = _pick(req.accept, RDF_TYPES, DEFAULT_RDF)
