@@ -31,3 +31,25 @@ def test_lines_written_before_say_what_they_lack() -> None:
     assert (old.seed, old.end, old.cost, old.false_removals, older.false_removals) == (3, "success", 40.0, 1, 0)
     assert not old.figures and old.decisions is None and old.money == 0.0
     assert Entry(1, "success", 10.0, 1, 0, 1, 1, 0).pack() == "1 success 10.0 1 0 1 1 0 0"      # kept as it was
+
+
+def test_the_ontology_and_the_docs_name_every_field_of_an_entry() -> None:
+    """dk:tallySessions' comment and docs/evaluation/reports.md listed 12 fields; an entry has 13, money last."""
+    import re
+
+    import pyoxigraph as ox
+
+    from diagkg.kg.vocab import DK
+
+    from ..support.paths import ROOT
+
+    entry = Entry(0, "success", 160.0, 2, 1, 1, 1, 0, 0, 2, 160.0, (0.1, 0.2), 0.5)
+    fields = entry.pack().split(" ")
+    onto = ox.Store()
+    onto.load(path=str(ROOT / "ontology" / "evaluation.ttl"), format=ox.RdfFormat.TURTLE)
+    comment = next(onto.quads_for_pattern(DK.tallySessions.node, ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#comment"),
+                                          None, None)).object.value
+    named = next(m.group(1).split(" ") for m in re.finditer(r"`([a-zA-Z ]+)`", comment) if " " in m.group(1))
+    assert len(named) == len(fields) == 13 and named[-1] == "money"
+    table = (ROOT / "docs" / "evaluation" / "reports.md").read_text(encoding="utf-8")
+    assert re.search(r"^\| 13 \| money \|", table, re.MULTILINE)

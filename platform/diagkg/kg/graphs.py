@@ -15,7 +15,8 @@ graph                       content
 ``simulation/{id}``         a recorded simulation's SOSA observations
 ``trajectory/{id}``         one diagnostic session's record
 ``evaluation/{id}``         one evaluation run's results
-``tally/{id}/{a}/{n}``      one campaign slot's tally (assistant a on scenario n)
+``tally/{id}%2F{a}%2F{n}``  one campaign slot's tally (assistant a on scenario number n; the key
+                            ``{id}/{a}/{n}`` is percent-encoded as one segment by :func:`named`)
 ``cache/{name}``            answers of language models, kept by prompt hash
 ``optimum/{key}``           the optimal policy of a system (``diagkg optimum``)
 ``diagnosability/{key}``    what a system's tests tell apart (``diagkg diagnosability``)
