@@ -235,3 +235,40 @@ def test_a_hypothesis_the_verifier_judged_correct_is_never_refuted():
     entry = result.hypothesis_ledger.entry(result.rounds)
     assert entry.refuted_at is None
     assert any(c.status is ConditionStatus.CONTRADICTED for c in entry.conditions)     # its worlds did disagree
+
+
+def test_every_subject_of_a_trajectory_is_in_its_properties_domains(lead_run, torch_store):
+    """dk:actionBudget had the domain dk:Scenario while every session carries it: every session was entailed a
+    scenario, hence a prov:Entity as well as a prov:Activity, which PROV-O declares disjoint (outsider h3, F3).
+    Each property of a written trajectory whose domain is a named class applies to subjects of that class."""
+    from diagkg.kg.resources import ontology_files
+
+    onto = ox.Store()
+    for f in ontology_files():
+        onto.load(path=str(f), format=ox.RdfFormat.TURTLE)
+    rdfs = "http://www.w3.org/2000/01/rdf-schema#"
+    domain = {q.subject.value: q.object.value for q in onto.quads_for_pattern(None, ox.NamedNode(rdfs + "domain"), None, None)
+              if isinstance(q.object, ox.NamedNode)}
+    supers: dict[str, set[str]] = {}
+    for q in onto.quads_for_pattern(None, ox.NamedNode(rdfs + "subClassOf"), None, None):
+        if isinstance(q.object, ox.NamedNode):
+            supers.setdefault(q.subject.value, set()).add(q.object.value)
+
+    def closure(classes: set[str]) -> set[str]:
+        out, todo = set(), list(classes)
+        while todo:
+            c = todo.pop()
+            if c not in out:
+                out.add(c)
+                todo += supers.get(c, ())
+        return out
+
+    catalogue = {a: spec.iri for a, spec in action_catalogue(torch_store).items()}
+    triples = [q.triple for q in trajectory.to_quads(lead_run.record, catalogue)]
+    types: dict[ox.Term, set[str]] = {}
+    for t in triples:
+        if t.predicate.value == trajectory.RDF_TYPE.value:
+            types.setdefault(t.subject, set()).add(t.object.value)
+    outside = sorted({(t.predicate.value, domain[t.predicate.value]) for t in triples if t.predicate.value in domain
+                      and t.subject in types and domain[t.predicate.value] not in closure(types[t.subject])})
+    assert outside == []
