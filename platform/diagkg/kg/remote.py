@@ -1,4 +1,9 @@
-"""A remote store: any SPARQL 1.1 endpoint (query, update, Graph Store Protocol), e.g. ``oxigraph serve``.
+"""A remote store on an Oxigraph server (``oxigraph serve``), through SPARQL query, update and the Graph Store Protocol.
+
+Not any SPARQL 1.1 endpoint: the URL given is the server's root, to which Oxigraph's own routes are
+appended (``/query``, ``/update``, ``/store``), and the union default graph is asked for with Oxigraph's
+``union-default-graph`` parameter; another server works only if it offers the same (``diagkg serve``,
+whose endpoint is ``/sparql``, does not: it answers 404).
 
 ``diagkg --store http://host:port …`` (or :func:`connect` in Python) gives a :class:`RemoteStore`:
 the same interface as the embedded :class:`~diagkg.kg.store.KnowledgeStore` (it is one), so every
