@@ -46,7 +46,7 @@ def test_damage_on_the_command_line(tmp_path):
     graph = done.stderr.split("recorded as SOSA observations in <", 1)[1].split(">", 1)[0]
     asked = run_cli("--store", store, "query", "ASK { GRAPH ?g { ?o a <http://www.w3.org/ns/sosa/Observation> } "
                     f"FILTER (?g = <{graph}>) }}", "--format", "json")
-    assert asked.returncode == 0 and json.loads(asked.stdout) == {"boolean": True}, (asked.stdout, asked.stderr)
+    assert asked.returncode == 0 and json.loads(asked.stdout) == {"head": {}, "boolean": True}, (asked.stdout, asked.stderr)
     # the table of the faulted state, as `simulate SYSTEM --state` prints it (it printed the lights alone)
     assert any(line.split()[:2] == ["fuse", "Fuse"] for line in done.stdout.splitlines()), done.stdout
     done = run_cli("--store", store, "simulate", "--scenario", "REAR.1", "--format", "json")

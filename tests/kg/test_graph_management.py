@@ -112,6 +112,13 @@ def test_construct_prints_turtle_or_ntriples(tmp_path):
     assert r.returncode == 0
     assert r.stdout.strip() == ("<https://example.org/torch/bulb> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
                                 "<https://w3id.org/diagkg/ontology#Bulb> .")
+    # a format the query's form has not is refused (csv printed N-Triples, turtle a table; outsider h3 F11)
+    select = "SELECT ?b WHERE { ?b a <https://w3id.org/diagkg/ontology#Bulb> }"
+    for query, fmt in ((construct, "csv"), (construct, "table"), (select, "turtle"), ("ASK {}", "ntriples")):
+        r = run_cli(*store, "query", query, "--format", fmt)
+        assert r.returncode == 2 and not r.stdout and f"--format {fmt}" in r.stderr, (fmt, r.stdout, r.stderr)
+    r = run_cli(*store, "query", "ASK { ?b a <https://w3id.org/diagkg/ontology#Bulb> }", "--format", "json")
+    assert r.returncode == 0 and json.loads(r.stdout) == {"head": {}, "boolean": True}      # SPARQL 1.1 JSON results
 
 
 def test_transcript_takes_a_bare_id(tmp_path):

@@ -320,13 +320,27 @@ def cmd_remove(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_result(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, fmt: str) -> None:
+# the formats of `diagkg query --format` for each form of query (the first: the default)
+RESULT_FORMATS = ("table", "csv", "tsv", "json")          # SELECT, ASK
+GRAPH_FORMATS = ("turtle", "ntriples", "json")            # CONSTRUCT, DESCRIBE
+
+
+def _print_result(result: ox.QuerySolutions | ox.QueryBoolean | ox.QueryTriples, fmt: str | None) -> None:
+    graph = isinstance(result, ox.QueryTriples)
+    allowed = GRAPH_FORMATS if graph else RESULT_FORMATS
+    if fmt is not None and fmt not in allowed:
+        raise errors.InputError(f"--format {fmt} does not apply to a {'CONSTRUCT or DESCRIBE' if graph else 'SELECT or ASK'} "
+                                f"query; use one of {', '.join(allowed)}")
+    fmt = fmt or allowed[0]
     if isinstance(result, ox.QueryBoolean):
-        print(json.dumps({"boolean": bool(result)}) if fmt == "json" else str(bool(result)).lower())
+        if fmt == "table":
+            print(str(bool(result)).lower())
+        else:          # the SPARQL results formats ("head": {} and "boolean" in JSON)
+            f = {"csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV, "json": ox.QueryResultsFormat.JSON}[fmt]
+            print((result.serialize(format=f) or b"").decode("utf-8").rstrip("\r\n"))
         return
     if isinstance(result, ox.QueryTriples):   # CONSTRUCT / DESCRIBE
-        rdf_format = ox.RdfFormat.N_TRIPLES if fmt in ("csv", "tsv", "ntriples") else \
-            ox.RdfFormat.JSON_LD if fmt == "json" else ox.RdfFormat.TURTLE        # (json: Turtle was printed)
+        rdf_format = {"ntriples": ox.RdfFormat.N_TRIPLES, "json": ox.RdfFormat.JSON_LD}.get(fmt, ox.RdfFormat.TURTLE)
         sys.stdout.write((ox.serialize(result, format=rdf_format) or b"").decode("utf-8") + ("\n" if fmt == "json" else ""))
         return
     if fmt in ("csv", "tsv", "json"):

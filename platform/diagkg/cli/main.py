@@ -88,8 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", help="path to a .rq file, a name (see `diagkg queries`), or SPARQL text")
     p.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
                    help="bind an input: <iri> or scheme://… for IRIs, anything else is a literal")
-    p.add_argument("--format", choices=("table", "csv", "tsv", "json", "turtle", "ntriples"), default="table",
-                   help="SELECT/ASK: table, csv, tsv, json; CONSTRUCT/DESCRIBE: turtle (default), ntriples or json (JSON-LD)")
+    p.add_argument("--format", choices=("table", "csv", "tsv", "json", "turtle", "ntriples"), default=None,
+                   help="SELECT/ASK: table (default), csv, tsv, json; CONSTRUCT/DESCRIBE: turtle (default), ntriples or "
+                        "json (JSON-LD); a format the query's form has not is refused (exit 2)")
 
     p = add("update", knowledge.cmd_update, "Run a SPARQL update (a .ru file, a name, or text) and say what it changed; "
             "the system, scenario and file graphs it changes are validated again (all or nothing), get a new "
