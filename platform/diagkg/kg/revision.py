@@ -7,7 +7,11 @@ server's ``/sparql``, ``load --replace``):
 
 * **diagkg's own graphs and derived graphs are not written by updates**: the ontology and
   the shapes (every load refreshes them) and ``inferred/{key}`` (computed from its system):
-  :class:`~diagkg.errors.UpdateRefused`.
+  :class:`~diagkg.errors.UpdateRefused`. Nor is the store's default graph, where diagkg keeps
+  nothing (``dump`` and ``graphs`` leave it out).
+* **A trajectory graph is validated against its shapes** (:mod:`diagkg.kg.trajectory_shapes`;
+  a violation refuses the whole update), and the slot tallies of the campaign slots it was or
+  is in are dropped in the same write: a tally is a pure function of its slot's trajectories.
 * **A system, scenario or file graph keeps what it is**: the systems and scenarios it
   defines (their IRIs, the system key, the scenario identifier) stay; a changed identity is
   refused (remove the graph and load the new description). A new such graph must be the

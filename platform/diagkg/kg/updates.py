@@ -9,7 +9,8 @@
    *as written* (:mod:`diagkg.kg.deltas`: pyoxigraph's own semantics, no SPARQL built or
    rewritten), reads off what it changed, and settles the system, scenario and file graphs
    it touched (:mod:`diagkg.kg.revision`: refused or validated in context, new
-   ``dk:contentHash``, inferences computed again). The time limit covers all of it
+   ``dk:contentHash``, inferences computed again) and the trajectory graphs (validated against
+   their shapes, their slots' tallies dropped); a write into the default graph is refused. The time limit covers all of it
    (Python's start-up excepted). An in-memory store belongs to this process: it is copied
    and the update worked out here, without a time limit.
 2. **Applied under the lock.** The change comes back as *one* SPARQL update rendered from
