@@ -53,3 +53,19 @@ def test_the_ontology_and_the_docs_name_every_field_of_an_entry() -> None:
     assert len(named) == len(fields) == 13 and named[-1] == "money"
     table = (ROOT / "docs" / "evaluation" / "reports.md").read_text(encoding="utf-8")
     assert re.search(r"^\| 13 \| money \|", table, re.MULTILINE)
+
+
+def test_the_docs_name_a_tally_graph_as_it_is_stored() -> None:
+    """The docs said tally/{id}/{assistant}/{n}; the stored name percent-encodes the key as one segment (h3 F8)."""
+    from diagkg.evaluation import tally
+    from diagkg.kg import graphs
+
+    from ..support.paths import ROOT
+
+    class Campaign:
+        id = "h3-20261207T023615638"
+
+    name = tally.graph_of(Campaign(), "neuro-symbolic", 1).value     # type: ignore[arg-type]
+    assert name == graphs.BASE + "tally/h3-20261207T023615638%2Fneuro-symbolic%2F1"
+    assert name in (ROOT / "docs" / "evaluation" / "reports.md").read_text(encoding="utf-8")
+    assert "tally/{id}/{assistant}/{n}" not in (ROOT / "docs" / "store" / "index.md").read_text(encoding="utf-8")
