@@ -35,6 +35,16 @@ def load(store: KnowledgeStore, trajectory: str) -> dict[str, Any]:
             "kind": r["kind"] or "none", "verdict": r["verdict"], "executed": []})
         if r["executed"] and not any(e["k"] == r["k"] for e in entry["executed"]):
             entry["executed"].append({"k": r["k"], "action": r["executed"].strip(), "cost": r["executedCost"]})
+    # a hypothesis is executed as verify_repair on the parts it names, after the round's access (as `diagkg run`
+    # prints it): its own cost, so that a round's executed costs add up to the round's cost
+    repairs: dict[int, tuple[float, set[str]]] = {}
+    for r in store.select("trajectory-hypotheses", {"trajectory": iri}):
+        cost, parts = repairs.setdefault(r["position"], (r["cost"], set()))
+        if r["part"]:
+            parts.add(r["part"])
+    for position, (cost, parts) in repairs.items():
+        if position in rounds:
+            rounds[position]["executed"].append({"action": " ".join(["verify_repair", *sorted(parts)]), "cost": cost})
     data = dict(summary[0])
     data["rounds"] = [rounds[k] for k in sorted(rounds)]
     for r in data["rounds"]:
