@@ -55,10 +55,10 @@ import pyoxigraph as ox
 from ..kg import graphs, resources
 from ..kg.loading import SHIPPED_PREFIX
 from ..kg.vocab import DK
-from .actions import Action
 from .effects import still_broken
 from .parameters import unread_parameters, unread_text
-from .scenarios import RepairStep, Scenario
+from .repair_play import ideal_warnings, played
+from .scenarios import Scenario
 from .service import Hypothesis, Session
 from .verification import hand_switches, injected_parts, set_by_hand
 from .workspace import graph_holding
@@ -344,38 +344,6 @@ def _appearance(results: list[SimulationResult], cid: str) -> str:
 # the checks
 # ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Play:
-    """Steps played in a session: its end (None: still running), whether the system then works although the
-    session goes on (a fault worked around), the first step refused, the minutes charged, and the access the
-    session took by itself on the way (``open_opening lid``)."""
-
-    end: str | None
-    workaround: bool
-    refused: str | None
-    minutes: float
-    access: tuple[str, ...]
-
-
-def _played(store: "KnowledgeStore", scenario: Scenario, steps: tuple[RepairStep, ...], seed: int) -> _Play:
-    """``steps`` played in a session of ``scenario`` until it ends."""
-    s = Session(scenario, store)
-    s.reset(seed=seed)
-    refused: str | None = None
-    minutes, access = 0.0, []
-    for position, step in enumerate(steps, 1):
-        outcome, _, terminated, truncated, _ = s.step(Action(step.action, step.targets, step.value))
-        minutes += outcome.cost
-        access += [f"{a} {' '.join(t)}" for a, t, _ in outcome.executed if a != step.action]
-        if outcome.refusal is not None and refused is None:
-            refused = f"step {position} ({outcome.intention}) is refused: {outcome.message}"
-        if terminated or truncated:
-            break
-    play = _Play(s.end, s.end is None and s.is_nominal(), refused, minutes, tuple(access))
-    s.close()
-    return play
-
-
 def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
                    file: str | None = None) -> ScenarioReport:
     """Run every check on one scenario of ``store``."""
@@ -463,7 +431,7 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
     # the ideal repair restores nominal
     repair_line = where.line(r"dk:idealRepair")
     failures = []
-    plays = [_played(store, scenario, scenario.repair, seed) for seed in range(min(n, 3))]
+    plays = [played(store, scenario, scenario.repair, seed) for seed in range(min(n, 3))]
     for seed, play in enumerate(plays):
         if play.end != "success_no_hypothesis":
             # the lamps light, but not as a repair: what the steps did besides makes up for a fault left in place
@@ -480,29 +448,8 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
             repair_line)
     else:
         add("repair", True, "the ideal repair restores nominal", repair_line)
-        catalogue = session.catalogue
-        for position, step in enumerate(scenario.repair if len(scenario.repair) > 1 else (), 1):
-            rest = tuple(s for s in scenario.repair if s is not step)
-            if all(_played(store, scenario, rest, seed).end == "success_no_hypothesis" for seed in range(min(n, 3))):
-                spec = catalogue.get(step.action)
-                add("ideal", True, f"a session ends in success without step {position} ({step.action} "
-                    f"{' '.join(step.targets)}): " + (
-                        "the lamps light with what it repairs left as the faults made it (a broken indicator stops no "
-                        "repair), so an assistant that leaves it reads below 1 in cost / ideal"
-                        if spec is None or spec.repair else
-                        "it repairs nothing, and a session takes the access a repair needs by itself (charged as the "
-                        "action would be): the plan is the same without it"),
-                    repair_line, warning=True)
-        planned = scenario.repair_minutes if scenario.repair_minutes is not None else \
-            sum(float(catalogue[step.action].cost) for step in scenario.repair if step.action in catalogue)
-        charged = plays[0].minutes
-        if abs(charged - planned) > 0.5:
-            add("ideal", True, f"a session charges {charged:g} min for the ideal repair"
-                + (f" (taking {', '.join(dict.fromkeys(plays[0].access))} by itself)" if plays[0].access else "")
-                + (f", where its plan states dk:costMinutes {planned:g}" if scenario.repair_minutes is not None else
-                   f", where its steps cost {planned:g} at the catalogue's prices")
-                + f": cost / ideal is measured against {planned:g}; state dk:costMinutes {charged:g} on the plan",
-                repair_line, warning=True)
+        for message in ideal_warnings(store, session, scenario, plays, n):
+            add("ideal", True, message, repair_line, warning=True)
 
     # the correct hypothesis is correct, a wrong one is not
     faulty_line = where.line(r"dk:faultyComponent")
