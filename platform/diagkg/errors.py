@@ -42,6 +42,15 @@ class Located(Protocol):
     def file(self) -> str: ...
 
 
+def nearest(name: str, known: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The known name nearest to ``name`` (a misspelling's "did you mean"), None when none is near enough:
+    for configuration keys, part names and ontology terms alike."""
+    import difflib
+
+    near = difflib.get_close_matches(name, sorted(set(known)), n=1, cutoff=cutoff)
+    return near[0] if near else None
+
+
 def said_once(violations: Iterable[Located]) -> list[str]:
     """The lines that say ``violations`` to people, each once: two SHACL results on one value may read
     alike ("ten" is neither an integer nor one > 0); the report as data keeps both."""

@@ -44,7 +44,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
 CASES = [
     ("validate {missing}", EXIT_INPUT, "missing.ttl"),
     ("validate {garbage}", EXIT_INPUT, "garbage.ttl:1"),
-    ("validate {text-number}", EXIT_VIOLATIONS, "torch-text-number.ttl:31: :bulb — dk:resistance — needs exactly "
+    ("validate {text-number}", EXIT_VIOLATIONS, "torch-text-number.ttl:32: :bulb — dk:resistance — needs exactly "
                                                 "one dk:resistance, a number of ohms > 0 (value: \"sixty\")"),
     ("load {prefix}", EXIT_INPUT, "prefix.ttl:3:1: malformed RDF: prefix ex: is not declared"),
     # one scenario per file: validate says so as load does (it said the file conforms)

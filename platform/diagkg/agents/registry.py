@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 from ..env.actions import Action, ActionType, Hypothesis
 from ..env.contract import outcome_json
 from ..env.outcomes import Outcome
-from ..errors import AssistantError, InputError, UnknownTermError
+from ..errors import AssistantError, InputError, UnknownTermError, nearest
 from .trust import EXEC_PREFIX, Origin, Policy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -318,8 +318,8 @@ def keys_with_nearest(unknown: Iterable[str], known: Iterable[str]) -> str:
     pool = sorted(known)
     said = []
     for key in unknown:
-        near = difflib.get_close_matches(key, pool, n=1, cutoff=0.6)
-        said.append(repr(key) + (f" (did you mean {near[0]!r}?)" if near else ""))
+        near = nearest(key, pool)
+        said.append(repr(key) + (f" (did you mean {near!r}?)" if near else ""))
     return ", ".join(said)
 
 

@@ -64,30 +64,72 @@ class RdfDocument:
 
     def line_of(self, term: rdflib.term.Node, start: int = 1) -> int | None:
         """The first line (from line ``start`` on) where ``term`` is written, as a full IRI or a prefixed name."""
+        forms = self._forms(term)
+        if not forms:
+            return None
+        for number, line in enumerate(self.text.splitlines(), start=1):
+            if number >= start and _writes(line, forms):
+                return number
+        return None
+
+    def statement_line(self, subject: rdflib.term.Node, predicate: rdflib.term.Node,
+                       value: rdflib.term.Node | None = None) -> int | None:
+        """The line where the statement ``subject predicate value`` is written, as far as the text shows it: in a
+        block of statements about ``subject`` (a line that begins with it, up to the line that ends with ``.``),
+        the first line that writes ``value`` (an IRI), else the first that writes ``predicate``; None when neither
+        is found (a caller falls back to the subject's line). A typo'd connection written apart from the port's
+        declaration (``:plate_r.n dk:connectedTo :plate_lde.anode .``) is found at that line, a coupling's
+        ``dk:closedWhen`` at its own line, not at the coupling's first."""
+        subjects = self._forms(subject)
+        if not subjects:
+            return None
+        lines = self.text.splitlines()
+        blocks: list[range] = []
+        for i, line in enumerate(lines):
+            text = line.lstrip()
+            if any(text.startswith(f) and text[len(f):len(f) + 1] in ("", " ", "\t") for f in subjects):
+                end = next((j for j in range(i, len(lines)) if _COMMENT.sub("", lines[j]).rstrip().endswith(".")),
+                           len(lines) - 1)
+                blocks.append(range(i, end + 1))
+        for term in (value, predicate):
+            forms = self._forms(term) if term is not None else []
+            for block in blocks if forms else ():
+                found = next((j + 1 for j in block if _writes(lines[j], forms)), None)
+                if found is not None:
+                    return found
+        return None
+
+    def _forms(self, term: rdflib.term.Node) -> list[str]:
+        """How an IRI may be written here: in full, or as a prefixed name (none for another term)."""
         import rdflib
 
         if not isinstance(term, rdflib.URIRef):
-            return None
+            return []
         candidates = [f"<{term}>"]
         for prefix, namespace in self.graph.namespaces():
             ns = str(namespace)
             if term.startswith(ns) and len(term) > len(ns):
                 candidates.append(f"{prefix}:{term[len(ns):]}")
-        for number, line in enumerate(self.text.splitlines(), start=1):
-            if number < start:
-                continue
-            for cand in candidates:
-                idx = line.find(cand)
-                while idx >= 0:
-                    end = idx + len(cand)
-                    before_ok = idx == 0 or not (line[idx - 1].isalnum() or line[idx - 1] in "_-:.")
-                    after_ok = end == len(line) or not (line[end].isalnum() or line[end] in "_-:")
-                    if line[end:end + 1] == "." and end + 1 < len(line) and (line[end + 1].isalnum() or line[end + 1] == "_"):
-                        after_ok = False  # ':main_bulb' inside ':main_bulb.p'
-                    if before_ok and after_ok:
-                        return number
-                    idx = line.find(cand, idx + 1)
-        return None
+        return candidates
+
+
+_COMMENT = re.compile(r"\s#[^>\"]*$")
+
+
+def _writes(line: str, candidates: Sequence[str]) -> bool:
+    """Whether ``line`` writes one of ``candidates`` as a whole term (``:main_bulb`` is not in ``:main_bulb.p``)."""
+    for cand in candidates:
+        idx = line.find(cand)
+        while idx >= 0:
+            end = idx + len(cand)
+            before_ok = idx == 0 or not (line[idx - 1].isalnum() or line[idx - 1] in "_-:.")
+            after_ok = end == len(line) or not (line[end].isalnum() or line[end] in "_-:")
+            if line[end:end + 1] == "." and end + 1 < len(line) and (line[end + 1].isalnum() or line[end + 1] == "_"):
+                after_ok = False  # ':main_bulb' inside ':main_bulb.p'
+            if before_ok and after_ok:
+                return True
+            idx = line.find(cand, idx + 1)
+    return False
 
 
 def format_for(path: Path) -> tuple[ox.RdfFormat, str]:

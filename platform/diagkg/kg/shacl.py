@@ -26,7 +26,7 @@ from rdflib.plugins.sparql.algebra import translateQuery
 from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.sparql import Query
 
-from ..errors import ExpressionError
+from ..errors import ExpressionError, nearest
 from . import resources
 from .rdfio import RdfDocument, to_oxigraph_triple, to_rdflib
 from .violations import Violation
@@ -163,9 +163,11 @@ def unknown_terms(doc: RdfDocument, known: frozenset[str]) -> list[Violation]:
                     file=doc.name, focus=_show(doc.graph, s), path=_show(doc.graph, p),
                     message=f"unknown term {_show(doc.graph, term)}: it is not in the diagkg ontology "
                             f"(used as a {role})",
-                    line=(doc.line_of(term, start) if start is not None else None) or doc.line_of(term) or start,
+                    line=doc.statement_line(s, p, term if role == "value" else None)
+                    or (doc.line_of(term, start) if start is not None else None) or doc.line_of(term) or start,
                     shape="ontology terms", focus_node=s.n3(), result_path=p.n3() if isinstance(p, rdflib.URIRef) else None,
                     value_term=term.n3(), component=DK.UnknownTermConstraintComponent.uri.n3(),
+                    suggestion=_nearest_term(doc, term, known),
                 ))
     return sorted(out, key=lambda v: (v.line or 0, v.focus))
 
@@ -190,7 +192,8 @@ def bad_expressions(doc: RdfDocument) -> list[Violation]:
                 out.append(Violation(
                     file=doc.name, focus=_describe(doc.graph, s), path=_show(doc.graph, prop.uri),
                     message=problem,
-                    line=_line_of_node(doc, doc.graph, s), shape="behaviour expressions",
+                    line=doc.statement_line(s, prop.uri, o) or _line_of_node(doc, doc.graph, s),
+                    shape="behaviour expressions",
                     focus_node=s.n3(), result_path=prop.uri.n3(), value_term=o.n3(),
                     component=DK.ExpressionConstraintComponent.uri.n3()))
     return out
@@ -210,7 +213,8 @@ def _violation(shapes: rdflib.Graph, doc: RdfDocument, data: rdflib.Graph, repor
         focus=_describe(doc.graph, focus),
         path=_show_path(doc.graph, report, path) if path is not None else "(the node itself)",
         message=_shorten(str(message), doc.graph) if message else "does not conform",
-        line=_line_of_node(doc, data, focus),
+        line=(doc.statement_line(focus, path, value) if isinstance(path, rdflib.URIRef) else None)
+        or _line_of_node(doc, data, focus),
         severity=str(severity).rsplit("#", 1)[-1] if severity else "Violation",
         value=_show(doc.graph, value) if value is not None else None,
         shape=_node_shape(shapes, shape),
@@ -219,7 +223,33 @@ def _violation(shapes: rdflib.Graph, doc: RdfDocument, data: rdflib.Graph, repor
         value_term=value.n3() if value is not None else None,
         source_shape=shape.n3() if isinstance(shape, rdflib.URIRef) else None,
         component=_n3(report.value(result, SH.sourceConstraintComponent)),
+        suggestion=_nearest_declared(doc, data, value) or _nearest_declared(doc, data, focus),
     )
+
+
+def _split(iri: str) -> tuple[str, str]:
+    """An IRI as its namespace (up to the last ``/`` or ``#``) and its local name."""
+    cut = max(iri.rfind("/"), iri.rfind("#")) + 1
+    return iri[:cut], iri[cut:]
+
+
+def _nearest_term(doc: RdfDocument, term: rdflib.term.Node, known: frozenset[str]) -> str | None:
+    """The ontology term nearest to an unknown ``dk:`` term, as the file writes it."""
+    local = str(term)[len(DK_NS):]
+    near = nearest(local, (k[len(DK_NS):] for k in known if k.startswith(DK_NS)))
+    return _show(doc.graph, rdflib.URIRef(DK_NS + near)) if near else None
+
+
+def _nearest_declared(doc: RdfDocument, data: rdflib.Graph, term: rdflib.term.Node | None) -> str | None:
+    """For an IRI declared nowhere (no statement is about it: a misspelt port in a connection), the nearest IRI
+    of its namespace that is declared, as the file writes it; None for anything else."""
+    if not isinstance(term, rdflib.URIRef) or (term, None, None) in data:
+        return None
+    namespace, local = _split(str(term))
+    pool = {name for s in set(data.subjects()) if isinstance(s, rdflib.URIRef)
+            for ns, name in [_split(str(s))] if ns == namespace and name}
+    near = nearest(local, pool)
+    return _show(doc.graph, rdflib.URIRef(namespace + near)) if near else None
 
 
 def _n3(term: rdflib.term.Node | None) -> str | None:

@@ -23,9 +23,13 @@ class Violation:
     value_term: str | None = None       # the value
     source_shape: str | None = None     # the shape (a named one)
     component: str | None = None        # the constraint component (diagkg's own for its checks beside the shapes)
+    # the declared name nearest to a value or focus node declared nowhere, or to an unknown term (a misspelling's
+    # "did you mean"), as the file writes it
+    suggestion: str | None = None
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         shown = self.value is not None and self.value != self.focus and self.value not in self.message
         value = f" (value: {self.value})" if shown else ""
-        return f"{where}: {self.focus} — {self.path} — {self.message}{value}"
+        hint = f"; did you mean {self.suggestion}?" if self.suggestion else ""
+        return f"{where}: {self.focus} — {self.path} — {self.message}{value}{hint}"
