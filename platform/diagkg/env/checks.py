@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pyoxigraph as ox
 
 from ..kg import graphs, resources
-from ..kg.loading import SHIPPED_PREFIX
+from ..kg.collisions import SHIPPED_PREFIX
 from ..kg.vocab import DK
 from .effects import still_broken
 from .parameters import unread_parameters, unread_text

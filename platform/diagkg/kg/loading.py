@@ -40,6 +40,7 @@ import pyoxigraph as ox
 
 from ..errors import InputError, ValidationError
 from . import graphs, resources
+from .collisions import SHIPPED_PREFIX, Plan, batch_conflicts, held_claims, plan_against
 from .inference_cache import cached_inferences, inferred_together, inferred_triples
 from .rdfio import RdfDocument, document_of, expand_paths, parse_file, parse_text, value_of
 from .vocab import DK
@@ -53,7 +54,6 @@ if TYPE_CHECKING:  # pragma: no cover
 RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 IDENTIFIER = ox.NamedNode("http://purl.org/dc/terms/identifier")
 XSD_STRING = ox.NamedNode("http://www.w3.org/2001/XMLSchema#string")
-SHIPPED_PREFIX = "diagkg:"
 
 Progress = Callable[[str, int, int], None]     # (stage, done, total)
 Notify = Callable[[str], None]
@@ -116,11 +116,6 @@ def origin_of(path: str | Path) -> str:
         if resolved.is_relative_to(root):
             return f"{SHIPPED_PREFIX}{name}/{resolved.relative_to(root).as_posix()}"
     return str(resolved)
-
-
-def shown(origin: str) -> str:
-    """An origin as a person reads it."""
-    return origin[len(SHIPPED_PREFIX):] + " (shipped with diagkg)" if origin.startswith(SHIPPED_PREFIX) else origin
 
 
 def digest_of(text: str) -> str:
@@ -207,86 +202,6 @@ def ontology_version() -> str:
 
 def _is_core_file(origin: str) -> bool:
     return origin.startswith((f"{SHIPPED_PREFIX}ontology/", f"{SHIPPED_PREFIX}shapes/"))
-
-
-# ---------------------------------------------------------------------------
-# collisions
-# ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Held:
-    """A claim the store already holds."""
-
-    graph: str
-    origin: str | None
-    kind: str
-    value: str
-
-
-def held_claims(rows: Iterable[dict[str, Any]]) -> list[Held]:
-    return [Held(r["graph"], r["source"], r["kind"], str(r["value"])) for r in rows]
-
-
-def _batch_conflicts(entries: Sequence[Entry]) -> list[str]:
-    problems = []
-    seen_graph: dict[str, Entry] = {}
-    seen_claim: dict[tuple[str, str], Entry] = {}
-    for e in entries:
-        other = seen_graph.get(e.graph.value)
-        if other is not None and other.origin != e.origin:
-            problems.append(f"{e.doc.name} and {other.doc.name} both go into <{e.graph.value}>")
-        seen_graph.setdefault(e.graph.value, e)
-        for claim in sorted(e.claims):
-            other = seen_claim.get(claim)
-            if other is not None and other is not e and other.origin != e.origin:
-                problems.append(f"{e.doc.name} and {other.doc.name} both define the {claim[0]} {claim[1]}")
-            seen_claim.setdefault(claim, e)
-    return problems
-
-
-@dataclass
-class Plan:
-    drop: list[ox.NamedNode] = field(default_factory=list)
-    replaced: list[str] = field(default_factory=list)
-    replaced_systems: set[str] = field(default_factory=set)     # IRIs of systems whose description changes
-    conflicts: list[str] = field(default_factory=list)
-
-
-def plan_against(entries: Sequence[Entry], held: Sequence[Held], replace: bool,
-                 graph_origins: dict[str, str | None]) -> Plan:
-    """What loading ``entries`` does to a store holding ``held`` (and graphs
-    with ``graph_origins``): graphs to drop, replacements, conflicts."""
-    plan = Plan()
-    by_claim: dict[tuple[str, str], list[Held]] = {}
-    for h in held:
-        by_claim.setdefault((h.kind, h.value), []).append(h)
-    for e in entries:
-        victims: dict[str, str | None] = {}
-        if e.graph.value in graph_origins and graph_origins[e.graph.value] != e.origin:
-            victims[e.graph.value] = graph_origins[e.graph.value]
-        why: dict[str, str] = {}
-        for claim in sorted(e.claims):
-            for h in by_claim.get(claim, ()):
-                if h.origin == e.origin:
-                    if h.graph != e.graph.value:   # the same file, loaded before into another graph
-                        plan.drop.append(ox.NamedNode(h.graph))
-                    continue
-                victims.setdefault(h.graph, h.origin)
-                why.setdefault(h.graph, f"the {claim[0]} {claim[1]}")
-        for graph, origin in sorted(victims.items()):
-            source = shown(origin) if origin else "a graph of unknown origin"
-            if not replace:
-                what = why.get(graph, "its graph")
-                plan.conflicts.append(
-                    f"{e.doc.name} defines {what}, which the store already holds in <{graph}> from {source}; "
-                    "load with --replace to replace it (keep a copy first with `diagkg dump`)")
-                continue
-            plan.drop.append(ox.NamedNode(graph))
-            plan.replaced.append(f"replaced <{graph}> (from {source}) with {shown(e.origin)}")
-        for iri in e.systems:
-            if any(h.kind == "system" and h.value == iri for h in held):
-                plan.replaced_systems.add(iri)
-    return plan
 
 
 # ---------------------------------------------------------------------------
@@ -394,7 +309,7 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
                                     "refreshes; not loaded a second time")
                 continue
             entries.append(entry)
-    problems = _batch_conflicts(entries)
+    problems = batch_conflicts(entries)
     if problems:
         raise InputError("these files collide, so nothing was loaded:\n  " + "\n  ".join(problems))
 
@@ -411,7 +326,7 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
             origins.setdefault(g.value, None)
     plan = plan_against(entries, held, replace, origins)
     if plan.conflicts:
-        raise InputError("nothing was loaded:\n  " + "\n  ".join(plan.conflicts))
+        raise InputError("nothing was loaded:\n  " + "\n  ".join(c.sentence for c in plan.conflicts))
 
     if validate and entries:
         _validate(store, entries, plan, validator, progress, report)
@@ -467,7 +382,7 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
         again = plan_against(entries, now_held, replace, now_origins)
         if again.conflicts:
             raise InputError("nothing was loaded; meanwhile another process loaded:\n  "
-                             + "\n  ".join(again.conflicts))
+                             + "\n  ".join(c.sentence for c in again.conflicts))
         return again.drop
 
     if progress:

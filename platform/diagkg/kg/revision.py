@@ -44,18 +44,10 @@ import pyoxigraph as ox
 
 from ..errors import UpdateRefused, ValidationError
 from . import graphs
+from .collisions import Held, held_claims, shown
 from .deltas import DEFAULT, Delta, Snapshot
 from .inference_cache import inferred_triples
-from .loading import (
-    CONTENT_HASH,
-    LOADED_FROM,
-    Held,
-    claims_of,
-    held_claims,
-    inference_digest,
-    inferred_graph,
-    shown,
-)
+from .loading import CONTENT_HASH, LOADED_FROM, claims_of, inference_digest, inferred_graph
 from .rdfio import RdfDocument, parse_text, value_of
 from .store import KnowledgeStore, graph_for
 from .vocab import DK

@@ -62,6 +62,7 @@ import pyoxigraph as ox
 
 from ..errors import DiagkgError, InputError, QueryError, StoreError, UpdateConflict, UpdateRefused, UpdateTimeout, ValidationError
 from . import graphs
+from .collisions import Held, held_claims
 from .deltas import (
     DEFAULT,
     Delta,
@@ -76,7 +77,6 @@ from .deltas import (
     key_of,
     run,
 )
-from .loading import Held, held_claims
 from .queries import QueryFile, library
 from .rawstore import RawStore
 from .revision import Revision, Settled, settle

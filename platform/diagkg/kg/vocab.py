@@ -246,6 +246,7 @@ class DK:
     StatedSymptom = Term(DK_NS + 'StatedSymptom')  # class: stated symptom
     StopCostLimit = Term(DK_NS + 'StopCostLimit')  # individual: cost limit reached
     StopReason = Term(DK_NS + 'StopReason')  # class: stop reason
+    StoreIdentityConstraintComponent = Term(DK_NS + 'StoreIdentityConstraintComponent')  # individual: store identity
     StrategyLabel = Term(DK_NS + 'StrategyLabel')  # class: strategy label
     StuckClosed = Term(DK_NS + 'StuckClosed')  # individual: contact stuck closed
     StuckOpen = Term(DK_NS + 'StuckOpen')  # individual: contact stuck open
