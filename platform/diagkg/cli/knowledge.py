@@ -42,10 +42,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             stored = None
 
     reports = validator.validate_paths(args.paths, resolve=store_resolver(stored, fallback))
-    if stored is not None:       # what load would refuse besides the shapes: a claim the store holds from another file
-        from ..kg.validation_store import store_collisions
+    # what load would refuse besides the shapes: a claim the store holds from another file, or two files claim together
+    from ..kg.validation_store import store_collisions
 
-        store_collisions(stored, reports)
+    store_collisions(stored, reports)
     if not reports:
         raise errors.InputError("no RDF files found in " + ", ".join(args.paths))
     unreadable = [r for r in reports if r.error is not None]

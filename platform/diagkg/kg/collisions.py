@@ -78,19 +78,35 @@ class Conflict:
                 f"{self.source}; load with --replace to replace it (keep a copy first with `diagkg dump`)")
 
 
-def batch_conflicts(entries: Sequence[Claimant]) -> list[str]:
+@dataclass(frozen=True)
+class Clash:
+    """Two documents of one batch that claim the same: ``claim`` (kind, value), or None when both go into ``graph``."""
+
+    doc: RdfDocument
+    other: RdfDocument
+    claim: tuple[str, str] | None
+    graph: str
+
+    @property
+    def sentence(self) -> str:
+        if self.claim is None:
+            return f"{self.doc.name} and {self.other.name} both go into <{self.graph}>"
+        return f"{self.doc.name} and {self.other.name} both define the {self.claim[0]} {self.claim[1]}"
+
+
+def batch_conflicts(entries: Sequence[Claimant]) -> list[Clash]:
     problems = []
     seen_graph: dict[str, Claimant] = {}
     seen_claim: dict[tuple[str, str], Claimant] = {}
     for e in entries:
         other = seen_graph.get(e.graph.value)
         if other is not None and other.origin != e.origin:
-            problems.append(f"{e.doc.name} and {other.doc.name} both go into <{e.graph.value}>")
+            problems.append(Clash(e.doc, other.doc, None, e.graph.value))
         seen_graph.setdefault(e.graph.value, e)
         for claim in sorted(e.claims):
             other = seen_claim.get(claim)
             if other is not None and other is not e and other.origin != e.origin:
-                problems.append(f"{e.doc.name} and {other.doc.name} both define the {claim[0]} {claim[1]}")
+                problems.append(Clash(e.doc, other.doc, claim, e.graph.value))
             seen_claim.setdefault(claim, e)
     return problems
 

@@ -311,7 +311,7 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
             entries.append(entry)
     problems = batch_conflicts(entries)
     if problems:
-        raise InputError("these files collide, so nothing was loaded:\n  " + "\n  ".join(problems))
+        raise InputError("these files collide, so nothing was loaded:\n  " + "\n  ".join(p.sentence for p in problems))
 
     # a scenario on a shipped system, into a store that has never seen the shipped catalogue
     if entries and _needs_shipped(store, entries):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyoxigraph as ox
 
-from .collisions import Conflict, held_claims, plan_against
+from .collisions import batch_conflicts, held_claims, plan_against
 from .loading import IDENTIFIER, RDF_TYPE, entry_for, origin_of
 from .rdfio import RdfDocument, value_of
 from .violations import Violation
@@ -24,20 +24,31 @@ _CLAIMED_BY = {"scenario number": DK.scenarioNumber.node, "scenario identifier":
                "system key": DK.systemKey.node}
 
 
-def store_collisions(store: "KnowledgeStore", reports: Sequence["FileReport"]) -> None:
-    """Add to each report the collisions of its file with what ``store`` holds from other files."""
+def store_collisions(store: "KnowledgeStore | None", reports: Sequence["FileReport"]) -> None:
+    """Add to each report the collisions of its file with what ``store`` holds from other files (None: no store), and
+    with the other files of the batch (load refuses to load two files that claim the same together)."""
     readable = [r for r in reports if r.document is not None and not r.document.named_graphs]
     if not readable:
         return
     entries = [entry_for(r.document, origin_of(r.file)) for r in readable if r.document is not None]
-    origins: dict[str, str | None] = {r["graph"]: r["source"] for r in store.select("graph-sources")}
-    for g in store.reading(lambda raw: list(raw.named_graphs())):
+    found: list[tuple[RdfDocument, tuple[str, str] | None, str]] = []
+    for clash in batch_conflicts(entries):
+        what = f"the {clash.claim[0]} {clash.claim[1]}" if clash.claim is not None else f"the graph <{clash.graph}>"
+        found.append((clash.doc, clash.claim, f"defines {what}, as {clash.other.name} does: diagkg load refuses the "
+                                              "two together"))
+    origins: dict[str, str | None] = {r["graph"]: r["source"] for r in store.select("graph-sources")} if store else {}
+    for g in store.reading(lambda raw: list(raw.named_graphs())) if store is not None else ():
         if isinstance(g, ox.NamedNode):
             origins.setdefault(g.value, None)
-    plan = plan_against(entries, held_claims(store.select("graph-claims")), False, origins)
-    for conflict in plan.conflicts:
-        report = next(r for r in readable if r.document is conflict.doc)
-        report.violations = sorted([*report.violations, _violation(report.file, conflict)],
+    held = held_claims(store.select("graph-claims")) if store is not None else []
+    for conflict in plan_against(entries, held, False, origins).conflicts:
+        found.append((conflict.doc, conflict.claim,
+                      f"defines {conflict.what}, which the store already holds in <{conflict.graph}> from "
+                      f"{conflict.source}: diagkg load refuses it (load --replace replaces that graph; keep a copy "
+                      "first with `diagkg dump`)"))
+    for doc, claim, message in found:
+        report = next(r for r in readable if r.document is doc)
+        report.violations = sorted([*report.violations, _violation(report.file, doc, claim, message)],
                                    key=lambda v: (v.line or 0, v.focus, v.path, v.message))
 
 
@@ -63,13 +74,12 @@ def _same(claim: tuple[str, str], value: str) -> bool:
     return value == claim[1]
 
 
-def _violation(file: str, conflict: Conflict) -> Violation:
+def _violation(file: str, doc: RdfDocument, claim: tuple[str, str] | None, message: str) -> Violation:
     import rdflib
 
     from .rdfio import to_rdflib
 
-    doc = conflict.doc
-    subject, prop = _claimed_at(doc, conflict.claim)
+    subject, prop = _claimed_at(doc, claim)
     s, p = to_rdflib(subject), to_rdflib(prop)
     start = doc.line_of(s)
     line = (doc.statement_line(s, p) if prop != RDF_TYPE else None) or start
@@ -79,9 +89,7 @@ def _violation(file: str, conflict: Conflict) -> Violation:
         return names.normalizeUri(term) if isinstance(term, rdflib.URIRef) else "[]"
 
     return Violation(
-        file=file, focus=show(s), path="rdf:type" if prop == RDF_TYPE else show(p),
-        message=f"defines {conflict.what}, which the store already holds in <{conflict.graph}> from {conflict.source}: "
-                "diagkg load refuses it (load --replace replaces that graph; keep a copy first with `diagkg dump`)",
-        line=line, shape="store identities", value=conflict.claim[1] if conflict.claim is not None else None,
+        file=file, focus=show(s), path="rdf:type" if prop == RDF_TYPE else show(p), message=message,
+        line=line, shape="store identities", value=claim[1] if claim is not None else None,
         focus_node=s.n3() if isinstance(s, (rdflib.URIRef, rdflib.BNode)) else None, result_path=p.n3(),
         component=DK.StoreIdentityConstraintComponent.uri.n3())
