@@ -37,14 +37,17 @@ def load(store: KnowledgeStore, trajectory: str) -> dict[str, Any]:
             entry["executed"].append({"k": r["k"], "action": r["executed"].strip(), "cost": r["executedCost"]})
     # a hypothesis is executed as verify_repair on the parts it names, after the round's access (as `diagkg run`
     # prints it): its own cost, so that a round's executed costs add up to the round's cost
-    repairs: dict[int, tuple[float, set[str]]] = {}
+    repairs: dict[int, tuple[float, set[str], set[str]]] = {}
     for r in store.select("trajectory-hypotheses", {"trajectory": iri}):
-        cost, parts = repairs.setdefault(r["position"], (r["cost"], set()))
+        cost, parts, named = repairs.setdefault(r["position"], (r["cost"], set(), set()))
         if r["part"]:
             parts.add(r["part"])
-    for position, (cost, parts) in repairs.items():
-        if position in rounds:
-            rounds[position]["executed"].append({"action": " ".join(["verify_repair", *sorted(parts)]), "cost": cost})
+        if r["suspect"]:
+            named.add(r["suspect"].rsplit("/", 1)[-1])
+    for position, (cost, parts, named) in repairs.items():
+        if position in rounds:      # a hypothesis naming nothing the system has: the names it gave, as the text says
+            rounds[position]["executed"].append({"action": " ".join(["verify_repair", *sorted(parts or named)]),
+                                                 "cost": cost})
     data = dict(summary[0])
     data["rounds"] = [rounds[k] for k in sorted(rounds)]
     for r in data["rounds"]:
