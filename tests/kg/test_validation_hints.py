@@ -44,7 +44,7 @@ def test_a_typod_connection_is_located_at_its_statement_with_the_nearest_port():
 def test_a_couplings_expression_is_located_at_its_closed_when_line():
     found = violations(COUPLED)
     expression = next(v for v in found if v.path == "dk:closedWhen")
-    assert "'bulbb'" in expression.message
+    assert "names 'bulbb', which is no component of the system (did you mean 'bulb'?)" in expression.message
     assert expression.line == line_of(COUPLED, "dk:closedWhen") != line_of(COUPLED, ":drive a dk:SwitchingCoupling")
 
 

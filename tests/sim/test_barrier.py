@@ -24,7 +24,7 @@ from ..support.barrier import BARRIER
 from ..support.cli import run_cli
 
 GOOD = "voltage('rx_r', 'p') > 4"
-LINE = next(n for n, line in enumerate(BARRIER.splitlines(), 1) if line.startswith(":sense a"))   # the coupling's
+LINE = next(n for n, line in enumerate(BARRIER.splitlines(), 1) if GOOD in line)   # the coupling's dk:closedWhen
 
 
 def _with(expression: str, folder: Path) -> Path:

@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..errors import ExpressionError
+from ..errors import ExpressionError, nearest
 from .vocab import DK
 
 _ALLOWED = (
@@ -160,7 +160,9 @@ def unknown_references(expression: Expression, ports: Mapping[str, Iterable[str]
     for name, args in expression.calls:
         part = args[0]
         if part not in ports:
-            out.append(f"{name}({', '.join(map(repr, args))}) names {part!r}, which is no component of the system")
+            near = nearest(part, ports)
+            out.append(f"{name}({', '.join(map(repr, args))}) names {part!r}, which is no component of the system"
+                       + (f" (did you mean {near!r}?)" if near else ""))
         elif len(args) > 1 and args[1] not in set(ports[part]):
             known = ", ".join(sorted(ports[part])) or "none"
             out.append(f"{name}({', '.join(map(repr, args))}): {part} has no port {args[1]!r} (its ports: {known})")
