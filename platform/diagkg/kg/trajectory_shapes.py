@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .validation import Validator
     from .violations import Violation
 
-UNKNOWN_TERM = DK.UnknownTermConstraintComponent.uri.n3()
+UNKNOWN_TERM = f"<{DK.UnknownTermConstraintComponent}>"      # (as rdflib writes it: n3(), without importing it)
 
 
 @lru_cache(maxsize=1)
