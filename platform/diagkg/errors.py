@@ -224,6 +224,15 @@ class SessionError(DiagkgError):
     """A session used out of order: a step before ``reset()``, or after the session ended."""
 
 
-class WorkerDied(DiagkgError):
+class EnvironmentFailure(DiagkgError):
+    """The machines a command runs on failed it, not its input: worker processes that keep dying, a Dask
+    cluster whose scheduler is gone (exit 3 on the command line, as a store that cannot be used)."""
+
+
+class ClusterLost(EnvironmentFailure):
+    """A campaign's Dask cluster cancelled the sessions it was running (its scheduler is gone)."""
+
+
+class WorkerDied(EnvironmentFailure):
     """A campaign's worker process died running a session (a native crash, the out-of-memory killer): the
     session is recorded ``crashed`` with this as its reason; raised when worker processes keep dying."""

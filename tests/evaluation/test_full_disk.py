@@ -17,6 +17,11 @@ from diagkg.kg.store import KnowledgeStore
 from ..support.cli import run_cli
 from ..support.torch import FLAT, LOOSE_LEAD, TORCH, scenario_text
 
+
+def campaign_id(store) -> str:
+    return cp.open_campaign(KnowledgeStore(store, read_only=True), "full").id
+
+
 LIMITED = ("import resource, runpy, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
            "resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000)); sys.argv[0] = 'diagkg'; "
            "runpy.run_module('diagkg.cli', run_name='__main__', alter_sys=True)")
@@ -35,6 +40,7 @@ def test_a_campaign_the_store_cannot_take_stops_saying_why_and_resumes(tmp_path)
     said = [line for line in r.stderr.splitlines() if not line.startswith("progress")]
     assert said[-1].startswith("error: cannot write the store at") and "File too large" in said[-1], said
     assert any("could not be stored" in line and "resume" in line for line in said), said
+    assert any(f"--resume {campaign_id(store)}" in line for line in said), said
     assert not any("another process" in line for line in said), said
     campaign = cp.open_campaign(KnowledgeStore(store, read_only=True), "full")
     r = run_cli("--store", str(store), "evaluate", "--resume", campaign.id)

@@ -235,14 +235,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             print(f"interrupted; what finished is stored. Continue with: diagkg evaluate --resume {campaign.id}",
                   file=sys.stderr)
             return 130
-        except Exception:
+        except Exception as exc:
             # a campaign started now that could not run a session (its workers could not start) is not left behind
             # empty: a later `report NAME` found several campaigns of that name
             # (a store that cannot be written, a full disk, keeps it: the error that stopped the campaign is said)
+            kept = True
             with contextlib.suppress(errors.StoreError):
                 if not args.resume and not cp.recorded(store, campaign):
                     store.remove_graphs([campaign.graph])
                     say(f"campaign {campaign.id} ran nothing and is not kept")
+                    kept = False
+            if kept and isinstance(exc, errors.StoreError):     # (a full disk, a store server gone)
+                say(f"what finished is stored; once the store can be used: diagkg evaluate --resume {campaign.id}")
             raise
         finally:
             if display is not None:

@@ -218,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line, file=sys.stderr)
         print(f"error: {exc}; nothing was loaded", file=sys.stderr)
         return EXIT_VIOLATIONS
-    except errors.StoreError as exc:
+    except (errors.StoreError, errors.EnvironmentFailure) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_STORE
     except (errors.InputError, errors.QueryError, errors.UnknownTermError) as exc:

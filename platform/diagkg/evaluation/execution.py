@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import pyoxigraph as ox
 
 from ..env.workspace import resolve_scenario
-from ..errors import InputError, WorkerDied
+from ..errors import ClusterLost, InputError, WorkerDied
 from ..kg.compaction import compact_if_grown, disk_bytes
 from . import campaign as cp
 from . import tally as tl
@@ -333,6 +333,9 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
             dead: list[Task] = []
             for fut in [f for f in inflight if f in finished]:        # (in the order they were sent)
                 task = inflight.pop(fut)
+                if fut.cancelled():      # (a Dask cluster whose scheduler is gone cancels what it was running)
+                    raise ClusterLost(f"the cluster cancelled the campaign's sessions (is its scheduler gone?); "
+                                      f"what finished is stored: resume with diagkg evaluate --resume {campaign.id}")
                 if (exc := fut.exception()) is not None and died(exc):
                     dead.append(task)
                     continue

@@ -45,6 +45,7 @@ LATENCY = 1.0            # seconds a finished trajectory waits at most before it
 PATIENCE = 1.0           # seconds a due commit waits for another writer before trying again later
 BACKLOG = 4              # batches' worth of trajectories after which a due commit waits as the store says
 RETRY_PAUSE = 1.0        # seconds between two tries of a commit that must go through
+RETRY_LATER = 5.0        # seconds the sessions go on before a due commit that met another writer is tried again
 BULK_FROM = 5_000        # quads of new trajectories from which a batch adds them by a bulk load (fixed cost, more files)
 
 
@@ -71,6 +72,7 @@ class CampaignWriter:
     _records: list[ox.Quad] = field(default_factory=list)
     _since: float | None = None
     _told: bool = False
+    _retry_at: float = 0.0          # (clock) a due commit that met another writer is not tried again before
     _triples: int = 0
 
     # -- gathering ----------------------------------------------------------
@@ -126,10 +128,15 @@ class CampaignWriter:
         if not self.due():
             return 0
         patient = self.pending >= BACKLOG * self.max_batch or self._triples >= BACKLOG * self.max_triples
+        if not patient and self.clock() < self._retry_at:     # another writer held the lock a moment ago
+            return 0
         try:
             return self._commit(None if patient else min(PATIENCE, self.store.wait))
         except StoreLockedError:
             if not patient:
+                # the sessions go on a while before the next try (each try waits up to PATIENCE: one after every
+                # session held a campaign to a session a second while another process wrote for minutes)
+                self._retry_at = self.clock() + RETRY_LATER
                 self._say(f"{self.pending} finished trajectories wait for the store (another process is "
                           "writing it); the sessions go on")
                 return 0
