@@ -21,39 +21,43 @@ PLATE = """\
 @prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
 @prefix dcterms: <http://purl.org/dc/terms/> .
 
-:plate a dk:System ; dk:systemKey "plate" ; dcterms:identifier "plate" ; rdfs:label "Number plate light" ;
-    dk:groundReference :bat.neg ; dcterms:description "A 12 V battery lights a white LED through 470 ohms." .
+:plate a dk:System ; dk:systemKey "plate" ; dcterms:identifier "plate" ; rdfs:label "Number plate lights" ;
+    dk:groundReference :bat.neg ; dcterms:description "A 12 V battery lights white LEDs, each through 470 ohms." .
 :body a dk:Module ; dcterms:identifier "body" ; rdfs:label "Body" ; dk:partOf :plate .
 :bat a dk:VoltageSource ; dcterms:identifier "bat" ; rdfs:label "Battery" ; dk:partOf :body ; dk:voltage 12 ;
     dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :bat.pos, :bat.neg .
 :bat.pos a dk:Port ; dk:portName "pos" .
 :bat.neg a dk:Port ; dk:portName "neg" .
-:r a dk:Resistor ; dcterms:identifier "r" ; rdfs:label "Series resistor" ; dk:partOf :body ; dk:resistance 470 ;
-    dk:affords dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :r.p, :r.n .
-:r.p a dk:Port ; dk:portName "p" .
-:r.n a dk:Port ; dk:portName "n" .
-:led a dk:LED ; dcterms:identifier "led" ; rdfs:label "Plate LED" ; dk:partOf :body ; dk:forwardVoltage {vf} ;
-    dk:color "white" ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
-    dk:hasPort :led.anode, :led.cathode .
-:led.anode a dk:Port ; dk:portName "anode" .
-:led.cathode a dk:Port ; dk:portName "cathode" .
-:bat.pos dk:connectedTo :r.p .
-:r.n dk:connectedTo :led.anode .
-:led.cathode dk:connectedTo :bat.neg .
 """
+BRANCH = """
+:r{k} a dk:Resistor ; dcterms:identifier "r{k}" ; rdfs:label "Series resistor {k}" ; dk:partOf :body ; dk:resistance 470 ;
+    dk:affords dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :r{k}.p, :r{k}.n .
+:r{k}.p a dk:Port ; dk:portName "p" .
+:r{k}.n a dk:Port ; dk:portName "n" .
+:led{k} a dk:LED ; dcterms:identifier "led{k}" ; rdfs:label "Plate LED {k}" ; dk:partOf :body ; dk:forwardVoltage {vf} ;
+    dk:color "white" ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :led{k}.anode, :led{k}.cathode .
+:led{k}.anode a dk:Port ; dk:portName "anode" .
+:led{k}.cathode a dk:Port ; dk:portName "cathode" .
+:bat.pos dk:connectedTo :r{k}.p .
+:r{k}.n dk:connectedTo :led{k}.anode .
+:led{k}.cathode dk:connectedTo :bat.neg .
+"""
+FORWARD = (2.0, 3.0, 3.6, 30.0)      # one branch each, side by side on the battery
 
 
-def solve(tmp_path, vf: float):
-    path = tmp_path / f"plate-{vf}.ttl"
-    path.write_text(PLATE.format(vf=vf))
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+    path = tmp_path_factory.mktemp("plate") / "plate.ttl"
+    path.write_text(PLATE + "".join(BRANCH.format(k=k, vf=vf) for k, vf in enumerate(FORWARD)))
     store = KnowledgeStore.memory()
     load_files(store, [path])
     return simulator_for(store, "plate").simulate(NOMINAL, random.Random(0))
 
 
-@pytest.mark.parametrize("vf", [2.0, 3.0, 3.6])
-def test_an_led_carries_about_its_forward_current_at_its_forward_voltage(tmp_path, vf):
-    led = solve(tmp_path, vf).components["led"]
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_an_led_carries_about_its_forward_current_at_its_forward_voltage(solved, k):
+    vf, led = FORWARD[k], solved.components[f"led{k}"]
     across = led.port_v["anode"] - led.port_v["cathode"]
     # 470 ohms take the rest of 12 V; at about its forward current (20 mA) the junction (behind the LED's own
     # 1 ohm) is about at its forward voltage: within 10 mV (N Vt ln(I / 20 mA), I within 15 % of 20 mA)
@@ -62,6 +66,6 @@ def test_an_led_carries_about_its_forward_current_at_its_forward_voltage(tmp_pat
     assert led.lit
 
 
-def test_an_led_declared_past_its_supply_stays_dark(tmp_path):
-    result = solve(tmp_path, 30.0)
-    assert not result.components["led"].lit and result.components["led"].current < 1e-6, result.components["led"]
+def test_an_led_declared_past_its_supply_stays_dark(solved):
+    led = solved.components["led3"]
+    assert not led.lit and led.current < 1e-6, led
