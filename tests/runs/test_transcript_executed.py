@@ -25,6 +25,7 @@ def test_a_hypothesis_round_lists_its_repair_and_the_costs_add_up(store):
     hypotheses = [r for r in rounds if r["kind"] == "hypothesis"]
     assert hypotheses and hypotheses[-1]["executed"][-1] == {"action": "verify_repair bat", "cost": hypotheses[-1]["cost"]}
     assert hypotheses[-1]["cost"] > 0
+    assert hypotheses[-1]["verdict"] == result.record.rounds[-1]["verdict"] == "correct"    # (it read "Correct")
 
 
 def test_every_round_costs_what_it_executed(store):
