@@ -73,6 +73,7 @@ def test_a_commit_that_met_another_writer_is_not_tried_again_after_every_session
         for _ in range(20):                     # twenty sessions later: not tried again yet
             assert writer.commit_if_due() == 0
         assert first >= 0.5 and time.perf_counter() - t0 < 0.5, first
+        assert writer.time_left() == pytest.approx(4, abs=1.5)     # the loop waits for sessions meanwhile, not spins
     finally:
         holder.kill()
         holder.wait()

@@ -116,10 +116,12 @@ class CampaignWriter:
                 or self.clock() - self._since >= self.latency)
 
     def time_left(self) -> float | None:
-        """Seconds until a commit is due by latency (None when nothing waits)."""
+        """Seconds until a commit is due by latency, or may be tried again after meeting another writer (None
+        when nothing waits): what the campaign's loop waits for sessions at most (it spun meanwhile)."""
         if self._since is None:
             return None
-        return max(0.0, self.latency - (self.clock() - self._since))
+        now = self.clock()
+        return max(0.0, self.latency - (now - self._since), self._retry_at - now)
 
     # -- committing ---------------------------------------------------------
     def commit_if_due(self) -> int:
