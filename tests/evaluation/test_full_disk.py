@@ -34,7 +34,7 @@ def test_a_campaign_the_store_cannot_take_stops_saying_why_and_resumes(tmp_path)
     store = tmp_path / "store"
     load_files(KnowledgeStore(store), files)
     args = ["--store", str(store), "evaluate", "--assistant", "random-search,oracle", "--scenarios", "9101,9102",
-            "--runs", "60", "--name", "full"]
+            "--runs", "30", "--name", "full"]
     r = subprocess.run([sys.executable, "-c", LIMITED, *args], capture_output=True, text=True, timeout=60)
     assert r.returncode == 3, r.stderr[-2000:]
     said = [line for line in r.stderr.splitlines() if not line.startswith("progress")]
@@ -45,4 +45,4 @@ def test_a_campaign_the_store_cannot_take_stops_saying_why_and_resumes(tmp_path)
     campaign = cp.open_campaign(KnowledgeStore(store, read_only=True), "full")
     r = run_cli("--store", str(store), "evaluate", "--resume", campaign.id)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert len(cp.recorded(KnowledgeStore(store, read_only=True), campaign)) == 2 * 2 * 60
+    assert len(cp.recorded(KnowledgeStore(store, read_only=True), campaign)) == 2 * 2 * 30
