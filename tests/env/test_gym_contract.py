@@ -10,13 +10,14 @@ import pytest
 import diagkg
 from diagkg.env.actions import Action, Hypothesis
 from diagkg.errors import ActionError
-
-from ..support.torch import torch_memory_store
+from diagkg.kg.store import KnowledgeStore
 
 
 @pytest.fixture(scope="module")
-def torch(tmp_path_factory):
-    return torch_memory_store(tmp_path_factory.mktemp("gym-torch"))
+def torch(torch_quads):
+    store = KnowledgeStore.memory()          # (the torch loaded once for the test session, copied)
+    store.raw.extend(torch_quads)
+    return store
 
 
 def test_a_refused_move_costs_a_float_zero_and_info_shows_no_hidden_lamp(torch):
@@ -28,15 +29,10 @@ def test_a_refused_move_costs_a_float_zero_and_info_shows_no_hidden_lamp(torch):
     s.close()
 
 
-def test_a_refused_subchain_test_is_not_charged():
+def test_a_refused_subchain_test_is_not_charged(shipped):
     """``test_control_subchain`` on modules that are not control modules was refused after it was charged
     (80 minutes for nothing done), on every cube system."""
-    from diagkg.kg.loading import load_shipped
-    from diagkg.kg.store import KnowledgeStore
-
-    store = KnowledgeStore.memory()
-    load_shipped(store)
-    s = diagkg.make("3CC.S.1", store)
+    s = diagkg.make("3CC.S.1", shipped)
     s.reset(seed=0)
     obs, cost, *_, info = s.step(Action("test_control_subchain", ("cube_ctrl", "cube_load")))
     assert obs.refusal is not None and cost == 0.0 and info["total_cost"] == 0.0, (obs.message, obs.executed)
