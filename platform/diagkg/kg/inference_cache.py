@@ -17,6 +17,11 @@ import pyoxigraph as ox
 if TYPE_CHECKING:  # pragma: no cover
     import rdflib
 
+# part of every inference digest (:func:`diagkg.kg.loading.inference_digest`): raised when the reasoning
+# itself changes what it entails, so that neither this folder nor a store's inferred graphs are reused.
+# 2: HermiT's results completed by the description's own axioms too (a user's class under dk:Bulb)
+REASONING_VERSION = 2
+
 
 def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

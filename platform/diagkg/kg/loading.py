@@ -41,7 +41,7 @@ import pyoxigraph as ox
 from ..errors import InputError, ValidationError
 from . import graphs, resources
 from .collisions import SHIPPED_PREFIX, Plan, batch_conflicts, held_claims, plan_against
-from .inference_cache import cached_inferences, inferred_together, inferred_triples
+from .inference_cache import REASONING_VERSION, cached_inferences, inferred_together, inferred_triples
 from .rdfio import RdfDocument, document_of, expand_paths, parse_file, parse_text, value_of
 from .vocab import DK
 
@@ -209,7 +209,7 @@ def _is_core_file(origin: str) -> bool:
 # ---------------------------------------------------------------------------
 
 def inference_digest(system_version: str) -> str:
-    return hashlib.sha256(f"{system_version}\n{ontology_version()}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{system_version}\n{ontology_version()}\nreasoning {REASONING_VERSION}".encode("utf-8")).hexdigest()
 
 
 def inferred_graph(key: str, triples: list[ox.Triple], digest: str) -> list[ox.Triple]:

@@ -1,0 +1,148 @@
+"""The part of the ontology that can entail something about a description: what the reasoner is given.
+
+HermiT spends most of its run on the whole ontology (3,300 triples: labels and comments, the
+action catalogue, the evaluation and LLM vocabularies) when a system description uses a small part
+of it. :func:`relevant` keeps the axioms reachable from the description's own terms, a syntactic
+module in the spirit of ⊥-locality (Cuenca Grau et al., *Modular reuse of ontologies*, JAIR 2008),
+read off the RDF:
+
+* an axiom about a term (its declaration and characteristics, ``rdfs:subClassOf``,
+  ``rdfs:subPropertyOf``, ``rdfs:domain``, ``rdfs:range``, an individual's class) is kept when the
+  term is in the signature: about a class, property or individual the description never reaches
+  it says nothing the description can use (the term may be read as empty);
+* any other axiom (equivalences, inverses, chains, disjointness, equalities, a blank-node axiom
+  such as ``owl:AllDisjointClasses``) is kept when it mentions a term of the signature, and an
+  individual's property value when its subject or value is in it;
+* annotations (labels, comments, any ``owl:AnnotationProperty``) are left out: they entail nothing;
+* every kept axiom's terms join the signature, until nothing more is kept.
+
+The signature starts with every IRI of the description (built-in RDF, RDFS, OWL and XSD terms
+aside). An ontology with a key (``owl:hasKey``, which can equate an individual of the description
+with any other) is given whole. ``tests/kg/test_ontology_module.py`` checks that the reasoner
+entails the same with the module as with the whole ontology, on the shipped systems and on systems
+written in the test.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import rdflib
+from rdflib.namespace import OWL, RDF, RDFS, XSD
+
+Triple = tuple[rdflib.term.Node, rdflib.term.Node, rdflib.term.Node]
+
+_BUILT_IN = (str(RDF), str(RDFS), str(OWL), str(XSD))
+_ANNOTATIONS = frozenset({RDFS.label, RDFS.comment, RDFS.seeAlso, RDFS.isDefinedBy, OWL.versionInfo, OWL.deprecated,
+                          OWL.priorVersion, OWL.backwardCompatibleWith, OWL.incompatibleWith})
+# axioms about their subject: they say nothing the description can use unless it reaches the subject
+_ABOUT_SUBJECT = frozenset({RDF.type, RDFS.subClassOf, RDFS.subPropertyOf, RDFS.domain, RDFS.range})
+
+
+def _term(node: rdflib.term.Node) -> bool:
+    return isinstance(node, rdflib.URIRef) and not str(node).startswith(_BUILT_IN)
+
+
+@dataclass(frozen=True)
+class _Axiom:
+    triples: tuple[Triple, ...]
+    terms: frozenset[rdflib.URIRef]     # every term it mentions: they join the signature when it is kept
+
+
+@dataclass
+class _Index:
+    size: int
+    header: list[Triple]                                   # the ontology's own declaration, always kept
+    about: dict[rdflib.URIRef, list[_Axiom]]              # kept when the term is in the signature
+    mentioning: dict[rdflib.URIRef, list[_Axiom]]         # kept when any of the terms it is filed under is
+    whole: bool                                            # a key: the ontology is given whole
+
+
+def _closure(graph: rdflib.Graph, node: rdflib.term.Node, seen: set[rdflib.BNode]) -> Iterator[Triple]:
+    """The triples of the blank nodes reachable from ``node`` (a class expression, a list)."""
+    stack = [node] if isinstance(node, rdflib.BNode) else []
+    while stack:
+        b = stack.pop()
+        if b in seen:
+            continue
+        seen.add(b)
+        for s, p, o in graph.triples((b, None, None)):
+            yield s, p, o
+            if isinstance(o, rdflib.BNode):
+                stack.append(o)
+
+
+def _index(ontology: rdflib.Graph) -> _Index:
+    annotations = set(_ANNOTATIONS) | set(ontology.subjects(RDF.type, OWL.AnnotationProperty))
+    header = [t for t in ontology.triples((None, RDF.type, OWL.Ontology))]
+    ontologies = {s for s, _, _ in header}
+    about: dict[rdflib.URIRef, list[_Axiom]] = defaultdict(list)
+    mentioning: dict[rdflib.URIRef, list[_Axiom]] = defaultdict(list)
+    reached: set[rdflib.BNode] = set()
+
+    def axiom(triples: Iterable[Triple]) -> _Axiom:
+        ts = tuple(triples)
+        return _Axiom(ts, frozenset(n for t in ts for n in t if _term(n)))   # type: ignore[misc]
+
+    for s, p, o in ontology:
+        if not isinstance(s, rdflib.URIRef) or s in ontologies or p in annotations:
+            continue
+        ax = axiom([(s, p, o), *_closure(ontology, o, reached)])
+        if p in _ABOUT_SUBJECT:
+            about[s].append(ax)
+        elif _term(p):          # an individual's property value: its subject or its value brings it in
+            for t in (s, o):
+                if _term(t):
+                    mentioning[t].append(ax)   # type: ignore[index]
+        else:
+            for t in ax.terms:
+                mentioning[t].append(ax)
+    # blank-node axioms no named term's axiom reaches (owl:AllDisjointClasses, an annotated axiom…)
+    for b in {s for s in ontology.subjects() if isinstance(s, rdflib.BNode)} - reached:
+        if b in reached:
+            continue
+        ax = axiom(t for t in _closure(ontology, b, reached) if t[1] not in annotations)
+        for t in ax.terms:
+            mentioning[t].append(ax)
+    return _Index(len(ontology), header, dict(about), dict(mentioning), (None, OWL.hasKey, None) in ontology)
+
+
+_INDEXES: dict[int, tuple[rdflib.Graph, _Index]] = {}
+
+
+def _indexed(ontology: rdflib.Graph) -> _Index:
+    held = _INDEXES.get(id(ontology))
+    if held is not None and held[0] is ontology and held[1].size == len(ontology):
+        return held[1]
+    index = _index(ontology)
+    if len(_INDEXES) > 8:
+        _INDEXES.clear()
+    _INDEXES[id(ontology)] = (ontology, index)
+    return index
+
+
+def relevant(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
+    """The axioms of ``ontology`` that can entail something about ``data`` (see the module's text)."""
+    index = _indexed(ontology)
+    if index.whole:
+        return ontology
+    signature = {n for t in data for n in t if _term(n)}
+    todo = list(signature)
+    kept: set[int] = set()
+    out = rdflib.Graph()
+    for t in index.header:
+        out.add(t)
+    while todo:
+        term = todo.pop()
+        for ax in (*index.about.get(term, ()), *index.mentioning.get(term, ())):   # type: ignore[call-overload]
+            if id(ax) in kept:
+                continue
+            kept.add(id(ax))
+            for t in ax.triples:
+                out.add(t)
+            for new in ax.terms - signature:
+                signature.add(new)
+                todo.append(new)
+    return out

@@ -1,0 +1,112 @@
+"""The reasoner is given the part of the ontology that can entail something about a description
+(:func:`diagkg.kg.ontology_module.relevant`): it must entail exactly what the whole ontology does, on
+the shipped systems and on systems written here, one of them with OWL axioms of its own (a class
+under ``dk:Bulb``, a property under the transitive ``dk:dependsOn``, a chain of its own) and ports
+stated only from the port's side (``dk:portOf``: the ontology's inverse axiom is about ``dk:hasPort``)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import rdflib
+from rdflib.namespace import OWL, RDF, RDFS
+
+from diagkg.errors import ReasonerError
+from diagkg.kg import ontology_module, reasoning
+from diagkg.kg.validation import default_ontology
+
+from ..support.rear import rear_text
+from ..support.torch import TORCH
+
+ROOT = Path(__file__).resolve().parents[2]
+DK = rdflib.Namespace("https://w3id.org/diagkg/ontology#")
+EX = rdflib.Namespace("https://example.org/beacon/")
+
+BEACON = """\
+@prefix :     <https://example.org/beacon/> .
+@prefix dk:   <https://w3id.org/diagkg/ontology#> .
+@prefix owl:  <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+
+:Beacon rdfs:subClassOf dk:Bulb .
+:powers a owl:ObjectProperty ; rdfs:subPropertyOf dk:dependsOn .
+:troubledBy a owl:ObjectProperty ; owl:propertyChainAxiom ( dk:hasFunction dk:defines ) .
+:beacon a dk:System ; dk:systemKey "beacon" .
+:lamp a :Beacon ; dk:partOf :beacon ; dk:hasFunction :shine ; :troubledBy :stuck .
+:lamp.p dk:portOf :lamp . :lamp.n dk:portOf :lamp .
+:shine a dk:Function ; :powers :feed ; dk:defines :dark .
+:feed dk:dependsOn :cell .
+:cell a dk:Function .
+:dark a dk:Problem .
+"""
+
+
+def graph(text: str) -> rdflib.Graph:
+    return rdflib.Graph().parse(data=text, format="turtle")
+
+
+def whole(monkeypatch) -> None:
+    """Reason with the whole ontology from now on, as before the module."""
+    monkeypatch.setattr(reasoning, "relevant", lambda data, ontology: ontology)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
+def test_hermit_entails_the_same_with_the_module_as_with_the_whole_ontology(monkeypatch):
+    datas = [graph(TORCH), graph(rear_text()), graph(BEACON),
+             *(rdflib.Graph().parse(f) for f in sorted((ROOT / "scenarios/systems").glob("*.ttl")))]
+    with_module = reasoning.reason_together(datas, engine="hermit")
+    whole(monkeypatch)
+    with_whole = reasoning.reason_together(datas, engine="hermit")
+    for data, mine, theirs in zip(datas, with_module, with_whole, strict=True):
+        assert len(mine) > 0 and set(mine) == set(theirs), next(data.subjects(RDF.type, DK.System))
+    beacon = with_module[2]
+    assert (EX.lamp, RDF.type, DK.Bulb) in beacon                      # the user's class under dk:Bulb
+    assert (EX.shine, DK.dependsOn, EX.cell) in beacon                 # their property under a transitive one
+    assert (EX.lamp, DK.hasPort, EX["lamp.p"]) in beacon              # the inverse axiom about dk:hasPort
+    assert (EX.lamp, DK.failsVia, EX.dark) in beacon                   # the ontology's chain
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
+def test_a_system_inconsistent_through_an_axiom_it_does_not_name_is_still_refused():
+    # neither class named: :x is a function by dk:hasSubFunction's domain and a problem by dk:defines's range,
+    # and the axiom that the two are disjoint is about dk:Function, which the module reaches only through them
+    broken = graph("@prefix : <https://example.org/x#> . @prefix dk: <https://w3id.org/diagkg/ontology#> .\n"
+                   ":x dk:hasSubFunction :y . :z dk:defines :x .")
+    with pytest.raises(ReasonerError, match="inconsistent"):
+        reasoning.reason(broken, engine="hermit")
+
+
+def test_the_module_leaves_out_what_the_description_cannot_reach():
+    ontology = default_ontology()
+    module = ontology_module.relevant(graph(TORCH), ontology)
+    assert 0 < len(module) < len(ontology) / 2
+    assert not set(module.triples((None, RDFS.label, None)))                         # annotations entail nothing
+    # the torch has no functions and no problems: what relates them is left out
+    assert (DK.hasCause, OWL.inverseOf, DK.hasEffect) not in module
+    assert not set(module.triples((DK.failsVia, OWL.propertyChainAxiom, None)))
+    assert (DK.monitors, RDFS.subPropertyOf, DK.dependsOn) not in module
+    assert (DK.hasPort, OWL.inverseOf, DK.portOf) in module
+    assert (DK.partOf, RDFS.subPropertyOf, DK.within) in module and (DK.within, RDF.type, OWL.TransitiveProperty) in module
+
+
+def test_a_reached_class_brings_its_equivalence_and_a_key_brings_the_whole_ontology():
+    ontology = graph("""\
+@prefix : <https://example.org/o#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+:Lit owl:equivalentClass [ a owl:Restriction ; owl:onProperty :glows ; owl:someValuesFrom :Light ] .
+:Light rdfs:subClassOf :Energy .
+:Heat rdfs:subClassOf :Energy .
+:glows a owl:ObjectProperty ; rdfs:label "glows" .
+""")
+    data = graph("@prefix : <https://example.org/o#> . :bulb :glows :ray . :ray a :Light .")
+    module = ontology_module.relevant(data, ontology)
+    o = rdflib.Namespace("https://example.org/o#")
+    assert (o.Lit, OWL.equivalentClass, None) in module and (None, OWL.someValuesFrom, o.Light) in module
+    assert (o.Light, RDFS.subClassOf, o.Energy) in module
+    assert (o.Heat, RDFS.subClassOf, o.Energy) not in module        # a class the description never reaches
+    assert (o.glows, RDFS.label, None) not in module
+    ontology.add((o.Lit, OWL.hasKey, rdflib.BNode()))
+    assert len(ontology_module.relevant(data, ontology)) == len(ontology)
