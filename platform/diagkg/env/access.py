@@ -25,6 +25,17 @@ def access_rows(session: Workbench, iri: str) -> list[dict[str, Any]]:
     return rows
 
 
+def granting(session: Workbench, part: str, affordance: str) -> set[tuple[str, str]]:
+    """The (element identifier, state) pairs in which the part's conditional affordances grant it
+    ``affordance`` (part-access-granted.rq, read once per part): ``("lid", "Open")``."""
+    iri = session.iri_of(part)
+    key = f"granted {iri}"          # (no IRI holds a space: never a part's own entry)
+    rows = session.access_cache.get(key)
+    if rows is None:
+        rows = session.access_cache[key] = session.store.select("part-access-granted", {"part": ox.NamedNode(iri)})
+    return {(r["elementId"], r["state"]) for r in rows if r["affordance"] == affordance}
+
+
 def physical_key(session: Workbench) -> frozenset[ox.Quad]:
     """The part of the state graph that the affordance queries read (``precondition-affords.rq.j2``
     and ``parts-affording.rq`` ask the state graph only for ``dk:hasPhysicalState``): what their

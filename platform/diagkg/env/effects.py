@@ -249,14 +249,27 @@ def swap_ends(session: Workbench, a: str, b: str) -> tuple[str, str]:
 
 
 def gain_access(session: Workbench, part: str, needed: str, out: Outcome) -> None:
-    """Open a panel or peephole of the part's enclosure, else turn the enclosure over."""
+    """Open an opening of the part's enclosure, else turn the enclosure over: those whose state the
+    part's conditional affordances say grants ``needed`` (panels first), where they say; else, as a
+    panel gives reach and sight and a peephole only sight, a panel (or a peephole, for sight), then
+    the enclosure turned over."""
     rows = access.access_rows(session, session.iri_of(part))
     if not rows:
         return
     enclosure = rows[0]["enclosureId"]
-    openings = sorted({(r["openingKind"], r["openingId"]) for r in rows if r["openingId"]})
-    # a panel gives reach and sight, a peephole only sight
-    for kind, opening in sorted(openings, key=lambda o: o[0] != "InspectionPanel"):
+    openings = sorted({(r["openingKind"], r["openingId"]) for r in rows if r["openingId"]},
+                      key=lambda o: (o[0] != "InspectionPanel", o))
+    granting = access.granting(session, part, needed)
+    if granting:
+        for _, opening in openings:
+            if (opening, "Open") in granting:
+                automatic(session, "open_opening", opening, out)
+                if access.affords(session, part, needed):
+                    return
+        if (enclosure, "Inverted") in granting:
+            automatic(session, "invert_enclosure", enclosure, out)
+        return
+    for kind, opening in openings:
         if needed == "Reachable" and kind == "Peephole":
             continue
         automatic(session, "open_opening", opening, out)
