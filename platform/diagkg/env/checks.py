@@ -245,8 +245,10 @@ def parallel_sources(sk: "Skeleton") -> list[str]:
     by_nodes: dict[frozenset[int], list[tuple[str, float]]] = {}
     for cid, comp in sorted(sk.components.items()):
         nets = frozenset(sk.net_of_port[(cid, port)] for port in comp.ports if (cid, port) in sk.net_of_port)
-        volts = sk.params_of(comp).get("voltage")
-        if comp.type == "VoltageSource" and len(nets) == 2 and isinstance(volts, (int, float)):
+        params = sk.params_of(comp)
+        volts, inside = params.get("voltage"), params.get("internalResistance", 0)
+        if comp.type == "VoltageSource" and len(nets) == 2 and isinstance(volts, (int, float)) and \
+                not (isinstance(inside, (int, float)) and inside > 0):     # one behind its inside resistance is solved
             by_nodes.setdefault(nets, []).append((cid, float(volts)))
     return [" and ".join(f"{cid} ({volts:g} V)" for cid, volts in group) for group in by_nodes.values() if len(group) > 1]
 
@@ -271,7 +273,7 @@ def unsolved(sk: "Skeleton", error: str) -> str:
         return error
     return ("; ".join(loops) + " are wired straight across each other: ideal sources with nothing between them "
             "cannot be solved (at different voltages their difference drives a current without bound; at one, "
-            "nothing says how they share it): give each its internal resistance, a resistor in series")
+            "nothing says how they share it): give each its internal resistance (dk:internalResistance)")
 
 
 def _line_in(file: str | None, iri: str) -> int | None:

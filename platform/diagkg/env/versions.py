@@ -23,7 +23,10 @@ from ..sim.versions import PHYSICS_VERSION
 #    is as a broken indicator, which stops none); a system works only if it works however its loose ends fall;
 #    a hypothesis's repair, like an action's, makes a system none of whose lamps lights as set up (a warning lamp)
 #    work when none lights (no naming was ever correct there)
-SCORING_VERSION = "4"
+# 5: automatic access opens what a part's dk:affordsWhen says grants what the action needs (a part reached through
+#    an opening typed dk:Peephole was never reached: its enclosure was turned over, for nothing, and the repair
+#    refused; a panel that grants it nothing is no longer opened first). The shipped catalogue's sessions are unchanged
+SCORING_VERSION = "5"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 
 __all__ = ["PHYSICS_VERSION", "SCORING_VERSION", "UNRECORDED"]

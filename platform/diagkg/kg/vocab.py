@@ -450,6 +450,7 @@ class DK:
     instruction = Term(DK_NS + 'instruction')  # datatype property: instruction
     intentAri = Term(DK_NS + 'intentAri')  # datatype property: intent ARI
     intention = Term(DK_NS + 'intention')  # datatype property: intention
+    internalResistance = Term(DK_NS + 'internalResistance')  # datatype property: internal resistance
     isClosed = Term(DK_NS + 'isClosed')  # datatype property: is closed
     isIndicator = Term(DK_NS + 'isIndicator')  # datatype property: is indicator
     isIntervention = Term(DK_NS + 'isIntervention')  # datatype property: is intervention
