@@ -370,7 +370,7 @@ def test_killed_loads_leave_all_or_nothing(tmp_path):
     assert complete["system"] == 5 and complete["scenario"] == 135 and complete["inferred"] == 5
     outcomes = {"empty": 0, "complete": 0}
     partial = []
-    kills = 12
+    kills = 8
     for i in range(kills):
         path = tmp_path / f"kill-{i}"
         proc = subprocess.Popen([*DIAGKG, "--store", str(path), "load", "--shipped"],

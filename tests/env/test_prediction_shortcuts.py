@@ -64,11 +64,13 @@ def test_a_rolled_back_session_answers_as_a_fresh_one(torch_store, scenario):
         if shadow.end is None:
             points.append(([first], shadow.checkpoint()))
     # after each repair, every ninth step (nine is prime to the steps per part: every kind of step comes up)
+    # (from the start; from the points after a repair, each step alone: every pair from every point took 20 s)
     sequences = [[s] for s in steps] + [[r, s] for r in repairs for s in steps[::9]]
     assert len(sequences) > 20 and len(points) > 1
-    checked = 0
+    checked = expected_checks = 0
     for sequence in sequences:
-        for prefix, point in points:
+        for prefix, point in points if len(sequence) == 1 else points[:1]:
+            expected_checks += 2
             with diagkg.make(scenario, store=torch_store, budget=10**6) as fresh:     # closed: memory reused
                 fresh.reset(seed=0)
                 for step in prefix:
@@ -88,7 +90,7 @@ def test_a_rolled_back_session_answers_as_a_fresh_one(torch_store, scenario):
                 shadow.sync()
                 assert frozenset(state_quads(shadow.store, shadow.state_graph)) == shadow.state_key()
                 checked += 1
-    assert checked == 2 * len(sequences) * len(points)
+    assert checked == expected_checks >= 2 * len(sequences)
 
 
 @pytest.mark.parametrize("scenario", ["TORCH.1", "TORCH.2"])
