@@ -14,6 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 import rdflib
 from fastapi.testclient import TestClient
@@ -241,3 +242,28 @@ def test_an_update_dataset_by_parameter_and_a_default_graph_write_are_refused(cl
     r = client.post("/sparql", data={"update": "INSERT DATA { <urn:x:d> <urn:x:p> 'in the default graph' }"}, headers=auth)
     assert r.status_code == 400 and "default graph" in r.text
     assert _count(client, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }") == everything
+
+
+def test_graph_store_protocol_reads_the_default_graph(store_path):
+    """``?default`` (SPARQL 1.1 Graph Store Protocol §4.2: a standard client's way to ask for the default graph)
+    was refused with 422; it is the union of the named graphs, as queries see it, with the result's limit."""
+    app = create_app(ServerConfig(store_path, token=TOKEN, max_result_bytes=50_000_000, workers=1))
+    with TestClient(app, base_url=LOCAL) as c:
+        r = c.get("/rdf-graphs?default", headers={"accept": "application/n-triples"})
+        assert r.status_code == 200, r.text
+        parsed = rdflib.Graph().parse(data=r.text, format="nt")
+        # the torch's own triples and the ontology's, as one graph
+        assert (rdflib.URIRef(TORCH_NS + "bulb"), rdflib.RDFS.label, rdflib.Literal("Torch bulb")) in parsed
+        assert (rdflib.URIRef("https://w3id.org/diagkg/ontology#Bulb"), rdflib.RDF.type, rdflib.OWL.Class) in parsed
+        asked = c.get("/sparql", params={"query": "SELECT (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?s ?p ?o "
+                                                  "WHERE { ?s ?p ?o } }"}, headers={"accept": "application/json"})
+        assert len(parsed) == int(asked.json()["results"]["bindings"][0]["n"]["value"])
+        quads = c.get("/rdf-graphs?default", headers={"accept": "application/n-quads"})
+        assert quads.status_code == 200
+        read = list(ox.parse(quads.content, format=ox.RdfFormat.N_QUADS))
+        assert {q.graph_name for q in read} == {ox.DefaultGraph()} and len({q.triple for q in read}) == len(parsed)
+        for params in ("", f"?default&graph={TORCH_NS}torch"):
+            assert c.get("/rdf-graphs" + params).status_code == 400
+    small = create_app(ServerConfig(store_path, token=TOKEN, max_result_bytes=20_000, workers=1))
+    with TestClient(small, base_url=LOCAL) as c:
+        assert c.get("/rdf-graphs?default").status_code == 413

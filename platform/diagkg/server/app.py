@@ -12,7 +12,7 @@ Routes:
   dataset, as the SPARQL 1.1 Protocol §2.1.4 says); an update's ``using-graph-uri`` and
   ``using-named-graph-uri`` are refused (400): an update states its dataset with
   ``USING``/``WITH``;
-- ``/rdf-graphs?graph=IRI``: the Graph Store Protocol, reading a named graph;
+- ``/rdf-graphs?graph=IRI``: the Graph Store Protocol, reading a named graph (``?default``: the default graph);
 - ``/api/...``: the JSON API (:mod:`diagkg.server.api`, :mod:`diagkg.server.live`),
   described at ``/openapi.json`` and ``/docs``;
 - ``/``: the web page (``server/static``).
@@ -144,9 +144,14 @@ def _add_sparql_routes(app: FastAPI) -> None:
     async def sparql_examples(request: Request) -> Response:
         return describe.examples_response(request, parse_accept(request.headers.get("accept")))
 
-    @app.get("/rdf-graphs", tags=["sparql"], summary="Graph Store Protocol: read a named graph (?graph=IRI)")
-    async def graph_store(request: Request, graph: str) -> Response:
-        work = WorkRequest("graph", graph, parse_accept(request.headers.get("accept")),
+    @app.get("/rdf-graphs", tags=["sparql"],
+             summary="Graph Store Protocol: read a named graph (?graph=IRI) or the default graph (?default)")
+    async def graph_store(request: Request, graph: str | None = None, default: str | None = None) -> Response:
+        if (graph is None) == (default is None):
+            return PlainTextResponse("give ?graph=IRI (a named graph) or ?default (the default graph: the union of "
+                                     "every named graph, as queries see it), one of the two", status_code=400)
+        # the default graph is asked for by an empty graph name (no graph IRI is empty)
+        work = WorkRequest("graph", graph or "", parse_accept(request.headers.get("accept")),
                            state_of(request).config.max_result_bytes)
         return await run_work(request, work)
 

@@ -170,11 +170,16 @@ def answer(store: ox.Store, req: Request) -> Reply:
     sink = _Limited(req.max_bytes)
     try:
         if req.kind == "graph":
+            media = _pick(req.accept, RDF_TYPES, DEFAULT_RDF)
+            fmt = RDF_TYPES[media]
+            if not req.text:       # the default graph, as queries see it: the union of the named graphs
+                triples = (q.triple for q in store.quads_for_pattern(None, None, None, None))
+                ox.serialize((ox.Quad(t.subject, t.predicate, t.object) for t in triples) if fmt.supports_datasets
+                             else triples, sink, format=fmt)
+                return Reply("ok", media, sink.getvalue())
             graph = ox.NamedNode(req.text)
             if not store.contains_named_graph(graph):
                 return Reply("not-found", message=f"no graph <{req.text}> in the store")
-            media = _pick(req.accept, RDF_TYPES, DEFAULT_RDF)
-            fmt = RDF_TYPES[media]
             quads = store.quads_for_pattern(None, None, None, graph)
             ox.serialize(quads if fmt.supports_datasets else (q.triple for q in quads), sink, format=fmt)
             return Reply("ok", media, sink.getvalue())
