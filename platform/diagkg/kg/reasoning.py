@@ -120,6 +120,7 @@ def _hermit(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
     import owlready2
 
     merged = _merged(data, ontology)
+    _declare_properties(merged)
     with tempfile.TemporaryDirectory(prefix="diagkg-owl-") as tmp:
         path = Path(tmp) / "input.nt"
         merged.serialize(path, format="nt", encoding="utf-8")
@@ -148,6 +149,34 @@ def _hermit(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
         # dk:dependsOn makes dependencies)
         _close_properties(closure, merged)
         return closure
+
+
+_PROPERTY_KINDS = (OWL.ObjectProperty, OWL.DatatypeProperty)
+
+
+def _declare_properties(g: rdflib.Graph) -> None:
+    """Declare, as their kin are, the properties a description relates to the ontology's without
+    declaring them (``:powers rdfs:subPropertyOf dk:dependsOn``, as the documentation writes it; OWL-RL
+    needs no declaration): owlready2 took the undeclared one for a class's kin, and its reading of
+    HermiT's answer raised an AttributeError about dk:dependsOn in most runs (as Python's hash seed
+    fell). A property under or over an object (datatype) property, or the inverse of an object
+    property or with a chain of its own, is one too."""
+    def kind(p: rdflib.term.Node) -> rdflib.term.Node | None:
+        return next((k for k in _PROPERTY_KINDS if (p, RDF.type, k) in g), None)
+
+    changed = True
+    while changed:
+        changed = False
+        for p, q in [*g.subject_objects(RDFS.subPropertyOf), *g.subject_objects(OWL.inverseOf)]:
+            for undeclared, declared in ((p, q), (q, p)):
+                known = kind(declared)
+                if kind(undeclared) is None and known is not None and isinstance(undeclared, rdflib.URIRef):
+                    g.add((undeclared, RDF.type, known))
+                    changed = True
+        for p in list(g.subjects(OWL.propertyChainAxiom, None)):
+            if kind(p) is None and isinstance(p, rdflib.URIRef):
+                g.add((p, RDF.type, OWL.ObjectProperty))
+                changed = True
 
 
 @contextlib.contextmanager
