@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import diagkg
 from diagkg.env.actions import Action, Hypothesis
 from diagkg.kg.loading import load_files
@@ -87,4 +89,39 @@ def test_a_naming_of_the_part_is_repaired_through_the_same_opening(tmp_path):
     assert obs.verdict == "correct" and info["repaired"], obs.message
     steps = [(a, t) for a, t, _ in obs.executed]
     assert ("open_opening", ("hatch",)) in steps and ("invert_enclosure", ("hood",)) not in steps, steps
+    s.close()
+
+
+# The hatch is in a fairing over the hood, not in the hood itself: the lamp's dk:affordsWhen names it all the
+# same. Automatic access looked only at the openings of the part's own enclosure (and a part in no enclosure
+# got none), so the repair was refused ("not reachable now") where opening the hatch grants reach.
+FAIRING = HOOD.replace(
+    ":hatch a dk:Peephole ; dcterms:identifier \"hatch\" ; rdfs:label \"Round hatch\" ; dk:partOf :main ; dk:containedIn :hood ;",
+    ":fairing a dk:Enclosure ; dcterms:identifier \"fairing\" ; rdfs:label \"Fairing\" ; dk:partOf :hatchlamp ;"
+    " dk:affords dk:Observable, dk:Movable .\n"
+    ":hatch a dk:Peephole ; dcterms:identifier \"hatch\" ; rdfs:label \"Round hatch\" ; dk:partOf :main ;"
+    " dk:containedIn :fairing ;")
+
+
+def fairing_store(folder: Path, text: str) -> KnowledgeStore:
+    (folder / "hatch.ttl").write_text(text)
+    (folder / "hatch-scenarios.ttl").write_text(SCENARIO)
+    store = KnowledgeStore.memory()
+    load_files(store, [folder / "hatch.ttl", folder / "hatch-scenarios.ttl"])
+    return store
+
+
+@pytest.mark.parametrize("text", [FAIRING, HOOD.replace(":lamp a dk:Bulb ; dcterms:identifier \"lamp\" ; "
+                                                        "rdfs:label \"Lamp\" ; dk:partOf :main ; dk:containedIn :hood ;",
+                                                        ":lamp a dk:Bulb ; dcterms:identifier \"lamp\" ; "
+                                                        "rdfs:label \"Lamp\" ; dk:partOf :main ;")],
+                         ids=["hatch-in-another-enclosure", "part-in-no-enclosure"])
+def test_an_opening_the_part_names_is_opened_wherever_it_is(tmp_path, text):
+    assert text != HOOD
+    s = diagkg.make("HATCH.1", fairing_store(tmp_path, text))
+    s.reset(seed=0)
+    obs, cost, *_, info = s.step(Action("replace_component", ("lamp",)))
+    assert obs.refusal is None, obs.message
+    assert [(a, t) for a, t, _ in obs.executed] == [("open_opening", ("hatch",)), ("replace_component", ("lamp",))]
+    assert info["repaired"] and cost == sum(c for *_, c in obs.executed) == 130.0
     s.close()

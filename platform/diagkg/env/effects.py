@@ -249,25 +249,31 @@ def swap_ends(session: Workbench, a: str, b: str) -> tuple[str, str]:
 
 
 def gain_access(session: Workbench, part: str, needed: str, out: Outcome) -> None:
-    """Open an opening of the part's enclosure, else turn the enclosure over: those whose state the
-    part's conditional affordances say grants ``needed`` (panels first), where they say; else, as a
-    panel gives reach and sight and a peephole only sight, a panel (or a peephole, for sight), then
-    the enclosure turned over."""
+    """Open an opening, else turn an enclosure over: those whose state the part's conditional affordances
+    say grants ``needed``, wherever they are (its own enclosure's openings first, panels first; then an
+    opening of another enclosure, a hatch in the fairing over a lamp's housing, or one a part in no
+    enclosure names); else, as a panel gives reach and sight and a peephole only sight, a panel (or a
+    peephole, for sight) of its enclosure, then the enclosure turned over."""
     rows = access.access_rows(session, session.iri_of(part))
-    if not rows:
-        return
-    enclosure = rows[0]["enclosureId"]
+    enclosure = rows[0]["enclosureId"] if rows else None
     openings = sorted({(r["openingKind"], r["openingId"]) for r in rows if r["openingId"]},
                       key=lambda o: (o[0] != "InspectionPanel", o))
     granting = access.granting(session, part, needed)
     if granting:
-        for _, opening in openings:
+        own = [opening for _, opening in openings]
+        named = sorted(element for element, state in granting if state == "Open" and element not in own)
+        for opening in own + named:
             if (opening, "Open") in granting:
                 automatic(session, "open_opening", opening, out)
                 if access.affords(session, part, needed):
                     return
-        if (enclosure, "Inverted") in granting:
-            automatic(session, "invert_enclosure", enclosure, out)
+        turned = sorted(element for element, state in granting if state == "Inverted")
+        for box in sorted(turned, key=lambda e: e != enclosure):
+            automatic(session, "invert_enclosure", box, out)
+            if access.affords(session, part, needed):
+                return
+        return
+    if enclosure is None:
         return
     for kind, opening in openings:
         if needed == "Reachable" and kind == "Peephole":
