@@ -110,3 +110,21 @@ def test_a_reached_class_brings_its_equivalence_and_a_key_brings_the_whole_ontol
     assert (o.glows, RDFS.label, None) not in module
     ontology.add((o.Lit, OWL.hasKey, rdflib.BNode()))
     assert len(ontology_module.relevant(data, ontology)) == len(ontology)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
+def test_an_unexpected_failure_of_owlready2_falls_back_to_owlrl_or_says_what_failed(monkeypatch):
+    """Anything owlready2 raises besides its inconsistency and Java errors (it raised an AttributeError reading
+    HermiT's answer about a user's undeclared property) came out as a traceback, and ``auto`` did not fall back."""
+    import owlready2
+
+    from diagkg.errors import ReasonerUnavailable
+
+    def stumbles(*args, **kwargs):
+        raise AttributeError("'dependsOn' object has no attribute 'equivalent_to'")
+
+    monkeypatch.setattr(owlready2, "sync_reasoner_hermit", stumbles)
+    data = graph(BEACON)
+    assert set(reasoning.reason(data)) == set(reasoning.reason(data, engine="owlrl"))       # auto: OWL-RL instead
+    with pytest.raises(ReasonerUnavailable, match="AttributeError: 'dependsOn'"):
+        reasoning.reason(data, engine="hermit")

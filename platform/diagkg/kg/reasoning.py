@@ -125,23 +125,26 @@ def _hermit(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
         path = Path(tmp) / "input.nt"
         merged.serialize(path, format="nt", encoding="utf-8")
         world = owlready2.World()
-        onto = world.get_ontology(path.as_uri()).load()
         cwd = os.getcwd()
+        closure = rdflib.Graph()
         try:
+            onto = world.get_ontology(path.as_uri()).load()
             os.chdir(tmp)  # owlready2 writes temporary files in the working directory
             with onto, _jvm_options():
                 owlready2.sync_reasoner_hermit(world, infer_property_values=True, debug=0)
+            for s, p, o in world.as_rdflib_graph():
+                closure.add((s, p, o))
         except owlready2.OwlReadyInconsistentOntologyError as exc:
             raise ReasonerError(f"HermiT found the data inconsistent with the ontology: {exc}") from None
         except owlready2.OwlReadyJavaError as exc:
             raise ReasonerUnavailable(f"HermiT (Java) failed: {str(exc).strip()[:300]}") from None
         except FileNotFoundError as exc:  # java vanished between the check and the call
             raise ReasonerUnavailable(f"cannot start HermiT: {exc}") from None
+        except Exception as exc:     # owlready2 stumbling on the description or on HermiT's answer
+            raise ReasonerUnavailable(f"HermiT (through owlready2) failed on this description: {type(exc).__name__}: "
+                                      f"{str(exc).strip()[:300]}") from None
         finally:
             os.chdir(cwd)
-        closure = rdflib.Graph()
-        for s, p, o in world.as_rdflib_graph():
-            closure.add((s, p, o))
         # HermiT classifies and fills property values but leaves transitive and chained closures
         # implicit, and owlready2 keeps an individual's most specific classes only; materialise those
         # the same way OWL-RL would, by the axioms of the description too (a user's class under
