@@ -1,7 +1,7 @@
 """A small OpenAI-compatible chat-completions server for the tests (FastAPI +
 uvicorn on a free loopback port, in a thread). Its replies are scripted: a
 queue of :class:`Reply` (content or a tool call, finish reason, HTTP status,
-delay, token usage), then the default ``content``/``finish_reason``."""
+delay, token usage, or a raw body), then the default ``content``/``finish_reason``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 
 @dataclass
@@ -26,6 +26,8 @@ class Reply:
     status: int = 200
     delay: float = 0.0
     usage: tuple[int, int] = (10, 10)
+    raw: bytes | None = None                # the body as it is (not UTF-8, HTML, no choices…), status 200
+    media_type: str = "application/json"
 
     @classmethod
     def call(cls, name: str, **arguments) -> "Reply":
@@ -84,6 +86,8 @@ class LLMServer:
                                                                           finish_reason=script.finish_reason)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
+            if reply.raw is not None:
+                return Response(reply.raw, media_type=reply.media_type)
             if reply.status != 200:
                 return JSONResponse({"error": {"message": f"scripted {reply.status}", "type": "server_error"}},
                                     status_code=reply.status)

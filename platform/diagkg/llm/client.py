@@ -45,6 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from openai import OpenAI
 
 
+NOT_A_COMPLETION = "the endpoint's answer is not a chat completion"
+
+
 class LLMFailure(LLMTruncation):
     """A language model's reply could not be used after the retries; ``cause`` says why."""
 
@@ -257,6 +260,8 @@ class LLMClient:
             record.cause, record.error = FailureCause.RATE_LIMIT, f"429 from the endpoint: {_short(exc)}"
         except openai.APIConnectionError as exc:
             record.cause, record.error = FailureCause.SERVER_ERROR, f"cannot reach {s.base_url}: {_short(exc)}"
+        except ValueError as exc:     # a body that is not JSON text (not UTF-8, say): the client could not read it
+            record.cause, record.error = FailureCause.SERVER_ERROR, f"{NOT_A_COMPLETION}: {_short(exc)}"
         except openai.APIStatusError as exc:
             if exc.status_code >= 500:
                 record.cause, record.error = FailureCause.SERVER_ERROR, f"{exc.status_code} from the endpoint: {_short(exc)}"
@@ -270,13 +275,18 @@ class LLMClient:
         record.latency = time.perf_counter() - t0
         if record.cause is not None:
             return True
+        choices = getattr(reply, "choices", None)
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = getattr(choice, "message", None)
+        if message is None:       # HTML from a proxy, an error object with status 200, no choices
+            record.cause, record.error = FailureCause.SERVER_ERROR, f"{NOT_A_COMPLETION}: {_shown(reply)}"
+            return True
         limit.succeeded()
-        choice = reply.choices[0]
         calls = [{"name": c.function.name, "arguments": c.function.arguments}
-                 for c in (choice.message.tool_calls or []) if getattr(c, "function", None) is not None]
-        record.response = {"content": choice.message.content, "tool_calls": calls,
-                           "finish_reason": choice.finish_reason}
-        usage = reply.usage
+                 for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
+        record.response = {"content": message.content, "tool_calls": calls,
+                           "finish_reason": getattr(choice, "finish_reason", None)}
+        usage = getattr(reply, "usage", None)
         if usage is not None:
             record.prompt_tokens, record.completion_tokens = usage.prompt_tokens or 0, usage.completion_tokens or 0
             details = getattr(usage, "prompt_tokens_details", None)
@@ -293,6 +303,8 @@ class LLMClient:
             return None
         calls = response.get("tool_calls") or []
         text = calls[0]["arguments"] if calls else (response.get("content") or "")
+        if not isinstance(text, str):     # arguments null, content as a list of parts: not the JSON text asked for
+            text = json.dumps(text)
         try:
             value = repair_json(text)
         except ValueError:
@@ -328,6 +340,14 @@ def compact_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             m = dict(m, content=parts)
         out.append(m)
     return out
+
+
+def _shown(reply: Any) -> str:
+    """What an answer that is not a chat completion holds, briefly (its fields set, or its text)."""
+    dump = getattr(reply, "model_dump", None)
+    data = dump(exclude_none=True, warnings=False) if callable(dump) else reply
+    text = data if isinstance(data, str) else json.dumps(data, default=str, ensure_ascii=False)
+    return repr(text[:160])
 
 
 def _short(exc: Exception) -> str:
