@@ -208,7 +208,9 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                 try:
                     played = replace(played, message_override=svc.verbalise(contract.outcome_json(told)))
                 except LLMTruncation as exc:
-                    rounds.append(played)
+                    rounds.append(played)        # played: told like any round (diagkg run prints it)
+                    if on_round:
+                        on_round(played)
                     if not (terminated or truncated):    # a session that had ended keeps its end value
                         session.abort("llm_truncation")
                         cause = getattr(exc, "cause", None)
