@@ -359,10 +359,11 @@ def _summary_text(rows: list[dict[str, Any]]) -> str:
     def num(value: Any, digits: int) -> str:
         return "—" if value is None or value != value else f"{float(value):.{digits}f}"
 
-    head = ["assistant", "sessions", "success [95 %]", "mean cost", "cost / ideal", "crashed"]
+    # (a session ended by the language model, truncated, is left out of success and cost: said beside them)
+    head = ["assistant", "sessions", "success [95 %]", "mean cost", "cost / ideal", "truncated", "crashed"]
     body = [[str(r["assistant"]), str(r["sessions"]),
              f"{num(r['success'], 3)} [{num(r['lo'], 3)}, {num(r['hi'], 3)}]", num(r["mean cost"], 1),
-             num(r["cost / ideal"], 3), str(r["crashed"])] for r in rows]
+             num(r["cost / ideal"], 3), str(r["truncated"]), str(r["crashed"])] for r in rows]
     widths = [max(len(line[i]) for line in (head, *body)) for i in range(len(head))]
     return "\n".join("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in
                                 enumerate(zip(line, widths, strict=True))) for line in (head, *body))
