@@ -43,6 +43,15 @@ BEACON = """\
 """
 
 
+OWN = rdflib.Namespace("https://example.org/own#")
+PRE = """\
+@prefix :     <https://example.org/own#> .
+@prefix dk:   <https://w3id.org/diagkg/ontology#> .
+@prefix owl:  <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+"""
+
+
 def graph(text: str) -> rdflib.Graph:
     return rdflib.Graph().parse(data=text, format="turtle")
 
@@ -128,3 +137,15 @@ def test_an_unexpected_failure_of_owlready2_falls_back_to_owlrl_or_says_what_fai
     assert set(reasoning.reason(data)) == set(reasoning.reason(data, engine="owlrl"))       # auto: OWL-RL instead
     with pytest.raises(ReasonerUnavailable, match="AttributeError: 'dependsOn'"):
         reasoning.reason(data, engine="hermit")
+
+
+def test_blank_nodes_come_whole_however_they_are_shared():
+    text = PRE + """<https://example.org/own> a owl:Ontology .
+[] a owl:AllDisjointClasses ; owl:members ( :A :B :C :D ) .
+:E rdfs:subClassOf _:r . :F rdfs:subClassOf _:r . _:r a owl:Restriction ; owl:onProperty :p ; owl:someValuesFrom :Q .
+"""
+    data = graph(PRE + ":x a :D, :F .")
+    for _ in range(30):     # blank node labels are new on each parse, and sets of them come in any order
+        module = ontology_module.relevant(data, graph(text))
+        assert len(set(module.triples((None, RDF.first, None)))) == 4     # all four disjoint classes
+        assert (None, OWL.someValuesFrom, OWN.Q) in module                # the restriction both classes share

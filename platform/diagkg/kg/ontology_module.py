@@ -60,14 +60,17 @@ class _Index:
     whole: bool                                            # a key: the ontology is given whole
 
 
-def _closure(graph: rdflib.Graph, node: rdflib.term.Node, seen: set[rdflib.BNode]) -> Iterator[Triple]:
-    """The triples of the blank nodes reachable from ``node`` (a class expression, a list)."""
+def _closure(graph: rdflib.Graph, node: rdflib.term.Node, reached: set[rdflib.BNode]) -> Iterator[Triple]:
+    """The triples of the blank nodes reachable from ``node`` (a class expression, a list), each of them
+    added to ``reached`` (a blank node two axioms share is in both)."""
     stack = [node] if isinstance(node, rdflib.BNode) else []
+    seen: set[rdflib.BNode] = set()
     while stack:
         b = stack.pop()
         if b in seen:
             continue
         seen.add(b)
+        reached.add(b)
         for s, p, o in graph.triples((b, None, None)):
             yield s, p, o
             if isinstance(o, rdflib.BNode):
@@ -99,8 +102,11 @@ def _index(ontology: rdflib.Graph) -> _Index:
         else:
             for t in ax.terms:
                 mentioning[t].append(ax)
-    # blank-node axioms no named term's axiom reaches (owl:AllDisjointClasses, an annotated axiom…)
-    for b in {s for s in ontology.subjects() if isinstance(s, rdflib.BNode)} - reached:
+    # blank-node axioms no named term's axiom reaches (owl:AllDisjointClasses, an annotated axiom…), each
+    # from its root: a blank node no triple names (then any left, in a cycle), not from a list's inner cell
+    blanks = {s for s in ontology.subjects() if isinstance(s, rdflib.BNode)} - reached
+    named = {o for o in ontology.objects() if isinstance(o, rdflib.BNode)}
+    for b in sorted(blanks - named) + sorted(blanks & named):
         if b in reached:
             continue
         ax = axiom(t for t in _closure(ontology, b, reached) if t[1] not in annotations)
