@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # part of every inference digest (:func:`diagkg.kg.loading.inference_digest`): raised when the reasoning
 # itself changes what it entails, so that neither this folder nor a store's inferred graphs are reused.
 # 2: HermiT's results completed by the description's own axioms too (a user's class under dk:Bulb)
-REASONING_VERSION = 2
+# 3: the ontology module keeps an ontology term's IRI-valued annotations (dk:Bulb dk:readsParameter …)
+REASONING_VERSION = 3
 
 
 def _cache_dir() -> Path:

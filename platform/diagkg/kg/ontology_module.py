@@ -14,6 +14,9 @@ read off the RDF:
   such as ``owl:AllDisjointClasses``) is kept when it mentions a term of the signature, and an
   individual's property value when its subject or value is in it;
 * annotations (labels, comments, any ``owl:AnnotationProperty``) are left out: they entail nothing;
+  one of a property of its own whose value is an IRI (``dk:Bulb dk:readsParameter dk:isIndicator``)
+  is kept with its subject, as the reasoner passes it on as a fact about a description that states
+  something about that subject;
 * every kept axiom's terms join the signature, until nothing more is kept.
 
 The signature starts with every IRI of the description (built-in RDF, RDFS, OWL and XSD terms
@@ -78,7 +81,8 @@ def _closure(graph: rdflib.Graph, node: rdflib.term.Node, reached: set[rdflib.BN
 
 
 def _index(ontology: rdflib.Graph) -> _Index:
-    annotations = set(_ANNOTATIONS) | set(ontology.subjects(RDF.type, OWL.AnnotationProperty))
+    properties = set(ontology.subjects(RDF.type, OWL.ObjectProperty)) | set(ontology.subjects(RDF.type, OWL.DatatypeProperty))
+    annotations = (set(_ANNOTATIONS) | set(ontology.subjects(RDF.type, OWL.AnnotationProperty))) - properties
     header = [t for t in ontology.triples((None, RDF.type, OWL.Ontology))]
     ontologies = {s for s, _, _ in header}
     about: dict[rdflib.URIRef, list[_Axiom]] = defaultdict(list)
@@ -90,7 +94,11 @@ def _index(ontology: rdflib.Graph) -> _Index:
         return _Axiom(ts, frozenset(n for t in ts for n in t if _term(n)))   # type: ignore[misc]
 
     for s, p, o in ontology:
-        if not isinstance(s, rdflib.URIRef) or s in ontologies or p in annotations:
+        if not isinstance(s, rdflib.URIRef) or s in ontologies:
+            continue
+        if p in annotations:    # an IRI value of its own property is passed on as a fact about the subject
+            if _term(p) and _term(o):
+                about[s].append(axiom([(s, p, o)]))
             continue
         ax = axiom([(s, p, o), *_closure(ontology, o, reached)])
         if p in _ABOUT_SUBJECT:
