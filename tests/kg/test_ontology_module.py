@@ -1,8 +1,11 @@
 """The reasoner is given the part of the ontology that can entail something about a description
 (:func:`diagkg.kg.ontology_module.relevant`): it must entail exactly what the whole ontology does, on
 the shipped systems and on systems written here, one of them with OWL axioms of its own (a class
-under ``dk:Bulb``, a property under the transitive ``dk:dependsOn``, a chain of its own) and ports
-stated only from the port's side (``dk:portOf``: the ontology's inverse axiom is about ``dk:hasPort``)."""
+under ``dk:Bulb``, a property under the transitive ``dk:dependsOn``) and ports stated only from the
+port's side (``dk:portOf``: the ontology's inverse axiom is about ``dk:hasPort``). A description with
+an axiom of its own that may not hold where its own terms are empty (a chain of its own, a nominal on
+an ontology class, an axiom about an ontology term) can reach the ontology's individuals it never
+names: it is given the whole ontology."""
 
 from __future__ import annotations
 
@@ -61,6 +64,10 @@ def whole(monkeypatch) -> None:
     monkeypatch.setattr(reasoning, "relevant", lambda data, ontology: ontology)
 
 
+# without its chain, the description's axioms hold where its own terms are empty: it is given the module
+OWN_LOCAL_BEACON = BEACON.replace(":troubledBy a owl:ObjectProperty ; owl:propertyChainAxiom ( dk:hasFunction dk:defines ) .\n",
+                                  "").replace(" ; :troubledBy :stuck", "")
+
 # a description stating something of an ontology term: the reasoner passes on the ontology's IRI-valued
 # annotation of it as a fact about the description's subject
 NOTED = """\
@@ -72,19 +79,44 @@ dk:Bulb rdfs:comment "A lamp of ours." .
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
 def test_hermit_entails_the_same_with_the_module_as_with_the_whole_ontology(monkeypatch):
-    datas = [graph(TORCH), graph(rear_text()), graph(BEACON), graph(NOTED),
+    datas = [graph(TORCH), graph(rear_text()), graph(NOTED), graph(OWN_LOCAL_BEACON),
              *(rdflib.Graph().parse(f) for f in sorted((ROOT / "scenarios/systems").glob("*.ttl")))]
+    assert all(len(reasoning.relevant(d, default_ontology())) < len(default_ontology()) for d in datas)
     with_module = reasoning.reason_together(datas, engine="hermit")
     whole(monkeypatch)
     with_whole = reasoning.reason_together(datas, engine="hermit")
     for data, mine, theirs in zip(datas, with_module, with_whole, strict=True):
         assert len(mine) > 0 and set(mine) == set(theirs), next(data.subjects(), None)
-    assert (DK.Bulb, DK.readsParameter, DK.isIndicator) in with_module[3]
-    beacon = with_module[2]
+    assert (DK.Bulb, DK.readsParameter, DK.isIndicator) in with_module[2]
+    beacon = with_module[3]
     assert (EX.lamp, RDF.type, DK.Bulb) in beacon                      # the user's class under dk:Bulb
     assert (EX.shine, DK.dependsOn, EX.cell) in beacon                 # their property under a transitive one
     assert (EX.lamp, DK.hasPort, EX["lamp.p"]) in beacon              # the inverse axiom about dk:hasPort
     assert (EX.lamp, DK.failsVia, EX.dark) in beacon                   # the ontology's chain
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
+def test_hermit_entails_what_the_whole_ontology_does_for_axioms_of_the_description_s_own():
+    # the ontology is given whole to these (a chain of its own, which its terms being empty would not
+    # satisfy; a nominal on an ontology class): the ontology's verdicts, which the description never
+    # names, are all :me
+    datas = [graph(BEACON), graph(PRE + ":me a dk:Module . dk:Verdict rdfs:subClassOf [ owl:oneOf ( :me ) ] .")]
+    assert all(reasoning.relevant(d, default_ontology()) is default_ontology() for d in datas)
+    with_module = reasoning.reason_together(datas, engine="hermit")
+    assert (OWN.me, RDF.type, DK.Verdict) in with_module[1]
+    beacon = with_module[0]
+    assert (EX.lamp, RDF.type, DK.Bulb) in beacon                      # the user's class under dk:Bulb
+    assert (EX.shine, DK.dependsOn, EX.cell) in beacon                 # their property under a transitive one
+    assert (EX.lamp, DK.hasPort, EX["lamp.p"]) in beacon              # the inverse axiom about dk:hasPort
+    assert (EX.lamp, DK.failsVia, EX.dark) in beacon                   # the ontology's chain
+
+
+def test_owl_rl_reads_an_ontology_class_equal_to_an_individual_as_one_resource():
+    # so the ontology's affordances are :me's instances, :x is a value of :seenBy (under dk:hasEffect) of
+    # each, and its cause by the inverse: the module lacks the affordances the description never names
+    data = graph(PRE + """:me owl:sameAs dk:Affordance ; rdfs:label "me" . :x a dk:Problem .
+:me rdfs:subClassOf [ a owl:Restriction ; owl:onProperty :seenBy ; owl:hasValue :x ] . :seenBy rdfs:subPropertyOf dk:hasEffect .""")
+    assert (OWN.x, DK.hasCause, DK.Observable) in reasoning.reason(data, engine="owlrl")
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
@@ -95,6 +127,9 @@ def test_a_system_inconsistent_through_an_axiom_it_does_not_name_is_still_refuse
                    ":x dk:hasSubFunction :y . :z dk:defines :x .")
     with pytest.raises(ReasonerError, match="inconsistent"):
         reasoning.reason(broken, engine="hermit")
+    # no verdict can be, and the ontology has verdicts the description never names
+    with pytest.raises(ReasonerError, match="inconsistent"):
+        reasoning.reason(graph(PRE + ":me a dk:Module . dk:Verdict rdfs:subClassOf owl:Nothing ."), engine="hermit")
 
 
 def test_the_module_leaves_out_what_the_description_cannot_reach():
@@ -159,3 +194,23 @@ def test_blank_nodes_come_whole_however_they_are_shared():
         module = ontology_module.relevant(data, graph(text))
         assert len(set(module.triples((None, RDF.first, None)))) == 4     # all four disjoint classes
         assert (None, OWL.someValuesFrom, OWN.Q) in module                # the restriction both classes share
+
+
+def test_an_axiom_that_may_not_hold_where_its_terms_are_empty_brings_the_whole_ontology():
+    text = PRE + "<https://example.org/own> a owl:Ontology . :D rdfs:subClassOf :E .\n"
+    data = graph(PRE + ":x a :D .")
+    for axiom in (":A owl:equivalentClass [ owl:complementOf :B ] .", "owl:Thing rdfs:subClassOf :A .",
+                  ":A owl:equivalentClass [ owl:oneOf ( :a ) ] .", ":p a owl:ReflexiveProperty ."):
+        ontology = graph(text + axiom)
+        assert ontology_module.relevant(data, ontology) is ontology, axiom
+    # the description's own axioms: those that hold where its own terms are empty keep the module
+    ontology = default_ontology()
+    for axiom in (":Lamp rdfs:subClassOf dk:Bulb ; owl:disjointWith :Fan .", ":on rdfs:subPropertyOf dk:dependsOn .",
+                  ":on a owl:TransitiveProperty ; rdfs:range [ owl:oneOf ( :x ) ] .", ":x owl:sameAs dk:Observable .",
+                  ":x a [ owl:unionOf ( dk:Bulb dk:LED ) ] ."):
+        assert ontology_module.relevant(graph(PRE + axiom), ontology) is not ontology, axiom
+    for axiom in (":Lamp owl:equivalentClass dk:Bulb .", "dk:Bulb rdfs:subClassOf :Lamp .", ":on owl:inverseOf dk:dependsOn .",
+                  "owl:Thing rdfs:subClassOf [ owl:onProperty :on ; owl:hasValue :x ] .", ":on a owl:ReflexiveProperty .",
+                  "dk:affords a owl:FunctionalProperty .", ":x owl:sameAs dk:Bulb .",
+                  "[] a owl:AllDisjointClasses ; owl:members ( :A dk:Bulb ) ."):
+        assert ontology_module.relevant(graph(PRE + axiom), ontology) is ontology, axiom

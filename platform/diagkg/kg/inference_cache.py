@@ -21,7 +21,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # itself changes what it entails, so that neither this folder nor a store's inferred graphs are reused.
 # 2: HermiT's results completed by the description's own axioms too (a user's class under dk:Bulb)
 # 3: the ontology module keeps an ontology term's IRI-valued annotations (dk:Bulb dk:readsParameter …)
-REASONING_VERSION = 3
+# 4: the whole ontology for a description with an axiom of its own that can reach the ontology's
+#    individuals it never names (dk:Verdict rdfs:subClassOf [ owl:oneOf ( :me ) ] made no verdict of :me)
+REASONING_VERSION = 4
 
 
 def _cache_dir() -> Path:

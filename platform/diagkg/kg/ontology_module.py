@@ -20,10 +20,17 @@ read off the RDF:
 * every kept axiom's terms join the signature, until nothing more is kept.
 
 The signature starts with every IRI of the description (built-in RDF, RDFS, OWL and XSD terms
-aside). An ontology with a key (``owl:hasKey``, which can equate an individual of the description
-with any other) is given whole. ``tests/kg/test_ontology_module.py`` checks that the reasoner
-entails the same with the module as with the whole ontology, on the shipped systems and on systems
-written in the test.
+aside). An individual the module leaves out (its class and property values) is unconnected to the
+description: a model of the whole is one of the module and the description beside one of the
+ontology. That holds while the description's own axioms hold where its own terms (those the
+ontology lacks) are empty, so the ontology is given whole to a description with any other axiom of
+its own (one about an ontology term, ``owl:equivalentClass``, a chain, a GCI, a nominal: ``dk:Verdict
+rdfs:subClassOf [ owl:oneOf ( :me ) ]`` makes ``:me`` a verdict through the ontology's verdicts),
+and so is an ontology with an axiom that is not ⊥-local (a key, which can equate an individual of
+the description with any other; a nominal; ``owl:complementOf``, ``owl:allValuesFrom``, an upper
+bound on a cardinality, a reflexive property, ``owl:Thing`` or a top property on the left).
+``tests/kg/test_ontology_module.py`` checks that the reasoner entails the same with the module as
+with the whole ontology, on the shipped systems and on systems written in the test.
 """
 
 from __future__ import annotations
@@ -42,6 +49,30 @@ _ANNOTATIONS = frozenset({RDFS.label, RDFS.comment, RDFS.seeAlso, RDFS.isDefined
                           OWL.priorVersion, OWL.backwardCompatibleWith, OWL.incompatibleWith})
 # axioms about their subject: they say nothing the description can use unless it reaches the subject
 _ABOUT_SUBJECT = frozenset({RDF.type, RDFS.subClassOf, RDFS.subPropertyOf, RDFS.domain, RDFS.range})
+_DECLARATIONS = frozenset({OWL.Class, RDFS.Class, OWL.ObjectProperty, OWL.DatatypeProperty, OWL.AnnotationProperty,
+                           RDF.Property, OWL.NamedIndividual, OWL.Thing, OWL.Ontology, RDFS.Datatype})
+_SCHEMA = _DECLARATIONS - {OWL.NamedIndividual, OWL.Thing, OWL.Ontology}
+# what a description's own property may be said to be and still hold where it is empty
+_LOCAL_CHARACTERISTICS = frozenset({OWL.FunctionalProperty, OWL.InverseFunctionalProperty, OWL.TransitiveProperty,
+                                    OWL.SymmetricProperty, OWL.AsymmetricProperty, OWL.IrreflexiveProperty})
+# assertions about individuals (the blank nodes of an owl:AllDifferent, a negative property assertion)
+_ASSERTIONS = frozenset({OWL.sameAs, OWL.differentFrom, OWL.distinctMembers, OWL.members, OWL.sourceIndividual,
+                         OWL.assertionProperty, OWL.targetIndividual, OWL.targetValue, RDF.first, RDF.rest})
+# types that make no axiom: declarations, the blank nodes of assertions, a class expression, a list
+_TYPES_LOCAL = _DECLARATIONS | {OWL.AllDifferent, OWL.NegativePropertyAssertion, OWL.Restriction, RDF.List}
+# triples that make an axiom of a blank node (a GCI …)
+_AXIOM_PREDICATES = frozenset({RDFS.subClassOf, RDFS.subPropertyOf, RDFS.domain, RDFS.range, OWL.equivalentClass,
+                               OWL.equivalentProperty, OWL.disjointWith, OWL.propertyDisjointWith, OWL.disjointUnionOf,
+                               OWL.propertyChainAxiom, OWL.hasKey, OWL.imports})
+# an ontology stating any of these is given whole: not ⊥-local (what holds where its terms are empty)
+_NOT_LOCAL = frozenset({OWL.hasKey, OWL.oneOf, OWL.hasValue, OWL.complementOf, OWL.allValuesFrom, OWL.maxCardinality,
+                        OWL.maxQualifiedCardinality, OWL.cardinality, OWL.qualifiedCardinality,
+                        OWL.topObjectProperty, OWL.topDataProperty})
+# axioms about a term of the description's own that hold where it is empty
+_OWN_LOCAL = frozenset({RDFS.subClassOf, RDFS.subPropertyOf, RDFS.domain, RDFS.range, OWL.disjointWith,
+                        OWL.propertyDisjointWith})
+_TOP = frozenset({OWL.Thing, RDFS.Resource})
+_TOP_HARMLESS = frozenset({RDF.type, RDFS.subClassOf, RDFS.domain, RDFS.range, OWL.someValuesFrom, OWL.onClass})
 
 
 def _term(node: rdflib.term.Node) -> bool:
@@ -60,7 +91,9 @@ class _Index:
     header: list[Triple]                                   # the ontology's own declaration, always kept
     about: dict[rdflib.URIRef, list[_Axiom]]              # kept when the term is in the signature
     mentioning: dict[rdflib.URIRef, list[_Axiom]]         # kept when any of the terms it is filed under is
-    whole: bool                                            # a key: the ontology is given whole
+    whole: bool                                            # an axiom not ⊥-local: the ontology is given whole
+    terms: frozenset[rdflib.term.Node]                     # every term of the ontology
+    vocabulary: frozenset[rdflib.term.Node]                # its classes and properties
 
 
 def _closure(graph: rdflib.Graph, node: rdflib.term.Node, reached: set[rdflib.BNode]) -> Iterator[Triple]:
@@ -78,6 +111,20 @@ def _closure(graph: rdflib.Graph, node: rdflib.term.Node, reached: set[rdflib.BN
             yield s, p, o
             if isinstance(o, rdflib.BNode):
                 stack.append(o)
+
+
+def _not_local(ontology: rdflib.Graph) -> bool:
+    """Whether ``ontology`` states something that may not hold where the terms it is about are empty."""
+    for s, p, o in ontology:
+        if p in _NOT_LOCAL or o in _NOT_LOCAL or o == OWL.ReflexiveProperty:
+            return True
+        if p in (OWL.minCardinality, OWL.minQualifiedCardinality) and str(o) == "0":
+            return True
+        if isinstance(s, rdflib.URIRef) and not _term(s) and not (p == RDF.type and o in _DECLARATIONS):
+            return True      # owl:Thing rdfs:subClassOf …, a built-in property's axiom
+        if o in _TOP and p not in _TOP_HARMLESS:
+            return True      # owl:Thing in a union, an equivalence
+    return False
 
 
 def _index(ontology: rdflib.Graph) -> _Index:
@@ -120,7 +167,35 @@ def _index(ontology: rdflib.Graph) -> _Index:
         ax = axiom(t for t in _closure(ontology, b, reached) if t[1] not in annotations)
         for t in ax.terms:
             mentioning[t].append(ax)
-    return _Index(len(ontology), header, dict(about), dict(mentioning), (None, OWL.hasKey, None) in ontology)
+    terms = frozenset(n for t in ontology for n in t if _term(n))
+    vocabulary = frozenset(n for s, p, o in ontology if p not in annotations           # a declared or used class or property
+                           for n in ((s,) if p == RDF.type and o in _SCHEMA else (p, o) if p == RDF.type
+                                     else (p, s, o) if p in _ABOUT_SUBJECT else (p,)) if _term(n))
+    return _Index(len(ontology), header, dict(about), dict(mentioning), _not_local(ontology), terms, vocabulary)
+
+
+def _own_axioms_local(data: rdflib.Graph, index: _Index) -> bool:
+    """Whether each axiom of ``data`` is an assertion about individuals, or holds where the description's
+    own terms (those the ontology lacks) are empty: a declaration; ``rdfs:subClassOf``,
+    ``rdfs:subPropertyOf``, ``rdfs:domain``, ``rdfs:range``, a disjointness or a characteristic (not
+    reflexivity) of a term of its own."""
+    def own(node: rdflib.term.Node) -> bool:
+        return _term(node) and node not in index.terms
+
+    for s, p, o in data:
+        if p == OWL.sameAs and (s in index.vocabulary or o in index.vocabulary):
+            return False        # OWL-RL puts the one for the other everywhere: the ontology's instances of a class too
+        if p in _ANNOTATIONS or p in _ASSERTIONS or _term(p):
+            continue            # an annotation, a property value, an equality, an owl:AllDifferent's members
+        if p == RDF.type:
+            if _term(o) or isinstance(o, rdflib.BNode) or o in _TYPES_LOCAL or (o in _LOCAL_CHARACTERISTICS and own(s)):
+                continue
+        elif p in _OWN_LOCAL and own(s):
+            continue
+        elif isinstance(s, rdflib.BNode) and p not in _AXIOM_PREDICATES:
+            continue            # a class expression's part: the axiom it is in is judged by its own triple
+        return False
+    return True
 
 
 _INDEXES: dict[int, tuple[rdflib.Graph, _Index]] = {}
@@ -140,7 +215,7 @@ def _indexed(ontology: rdflib.Graph) -> _Index:
 def relevant(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
     """The axioms of ``ontology`` that can entail something about ``data`` (see the module's text)."""
     index = _indexed(ontology)
-    if index.whole:
+    if index.whole or not _own_axioms_local(data, index):
         return ontology
     signature = {n for t in data for n in t if _term(n)}
     todo = list(signature)
