@@ -53,3 +53,18 @@ def test_the_shipped_ontology_every_class_and_property(tmp_path):
     assert len(terms) > 100
     missing = [t for t in terms if str(t) not in page]
     assert not missing, missing[:10]
+
+
+def test_a_time_or_a_cost_in_minutes_states_its_unit():
+    from diagkg.kg.validation import default_ontology
+
+    qudt = rdflib.Namespace("http://qudt.org/schema/qudt/")
+    time = rdflib.URIRef("http://qudt.org/vocab/quantitykind/Time")
+    dk = "https://w3id.org/diagkg/ontology#"
+    ontology = default_ontology()
+    timed = [p for p in ontology.subjects(RDF.type, OWL.DatatypeProperty) if str(p).startswith(dk)
+             and (str(p).endswith(("Seconds", "Minutes")) or str(p)[len(dk):] in
+                  {"expectedCost", "oracleCost", "perfectInformationCost", "tallyCost"})]
+    assert len(timed) >= 8
+    for p in timed:
+        assert (p, qudt.unit, None) in ontology and (p, qudt.hasQuantityKind, time) in ontology, p
