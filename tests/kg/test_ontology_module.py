@@ -178,7 +178,7 @@ def test_an_unexpected_failure_of_owlready2_falls_back_to_owlrl_or_says_what_fai
         raise AttributeError("'dependsOn' object has no attribute 'equivalent_to'")
 
     monkeypatch.setattr(owlready2, "sync_reasoner_hermit", stumbles)
-    data = graph(BEACON)
+    data = graph(TORCH)
     assert set(reasoning.reason(data)) == set(reasoning.reason(data, engine="owlrl"))       # auto: OWL-RL instead
     with pytest.raises(ReasonerUnavailable, match="AttributeError: 'dependsOn'"):
         reasoning.reason(data, engine="hermit")
