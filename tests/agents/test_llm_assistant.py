@@ -150,7 +150,8 @@ def test_invalid_actions_go_back_to_the_model_then_the_round_is_used(server, sto
     assert "unknown-action" in correction and "fly_to_the_moon" in correction and "measure_voltage" in correction
     assert "flux_capacitor" in server.script.calls[2]["messages"][-1]["content"]
     first = result.record.rounds[0]
-    assert first["cost"] == 0 and first["refusal"] == "unknown-action" and not first["executed"]
+    assert first["cost"] == 0 and first["refusal"] == "no-move" and not first["executed"]   # (it said unknown-action)
+    assert "No move this round" in first["message"]
     assert result.end == "surrender" and result.rounds == 1 and result.cost == 0   # giving up is no round
 
 

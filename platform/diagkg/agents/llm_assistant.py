@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..env.actions import Action, Hypothesis
-from ..env.outcomes import Outcome, Refusal
+from ..env.outcomes import NO_MOVE, Outcome, Refusal
 from ..errors import InputError
 from ..llm import prompting as prompts
 from ..llm.client import LLMClient, image_part
@@ -45,7 +45,7 @@ from .registry import BaseAssistant, Briefing
 TOOL = "choose"
 OWN_KEYS = frozenset({"corrections", "schematic"})       # the assistant's, not the client's
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
-NO_ACTION = "no_action"          # not in any catalogue: the round is used and nothing is executed
+NO_ACTION = NO_MOVE              # not in any catalogue: the round is used, nothing executed (refused as no-move)
 # bounds in the schema: a server that enforces it (llama.cpp's grammar) stops a small model that
 # would otherwise write one string until max_tokens (finish reason length: cut off)
 NAME_MAX = 64

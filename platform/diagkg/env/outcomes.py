@@ -13,7 +13,7 @@ changes).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, Self
@@ -23,6 +23,7 @@ class Refusal(StrEnum):
     """Why an action was not carried out."""
 
     UNKNOWN_ACTION = "unknown-action"          # no such action in the catalogue
+    NO_MOVE = "no-move"                        # a round the assistant spent without a move (NO_MOVE: its choices failed)
     TARGET_COUNT = "target-count"              # the wrong number of targets
     UNKNOWN_PART = "unknown-part"              # no such part in the system
     REMOVED_PART = "removed-part"              # the part was removed from this system (scenario configuration)
@@ -32,6 +33,18 @@ class Refusal(StrEnum):
     MISSING_VALUE = "missing-value"            # e.g. a potentiometer position
     NOT_AFFORDED = "not-afforded"              # the part does not afford it now (even after opening up)
     NO_EFFECT = "no-effect"                    # the effect cannot apply here (nothing to reconnect, no slot…)
+
+
+# the reserved action id of a round an assistant spends without a move (a language model whose every choice this
+# round was sent back): refused as Refusal.NO_MOVE, at no cost, the round used
+NO_MOVE = "no_action"
+
+
+def unknown_action(action_id: str, known: Iterable[str]) -> tuple[Refusal, str]:
+    """The refusal of an action id the catalogue lacks: :data:`NO_MOVE` says the round went without a move."""
+    if action_id == NO_MOVE:
+        return Refusal.NO_MOVE, "No move this round: the assistant's choices could not be carried out; nothing was done."
+    return Refusal.UNKNOWN_ACTION, f"Unknown action {action_id!r}. Known actions: {', '.join(sorted(known))}."
 
 
 class Verdict(StrEnum):

@@ -48,7 +48,7 @@ from ..sim.simulator import SimulationResult, Simulator
 from . import access, effects, verification
 from .actions import Action, Hypothesis, action_catalogue
 from .observations import OBSERVERS, describe_lights, visible_lights
-from .outcomes import End, Kind, Outcome, Refusal, Verdict
+from .outcomes import End, Kind, Outcome, Refusal, Verdict, unknown_action
 from .roles import Recall
 from .scenarios import Scenario, configure, inject, restore, state_quads
 
@@ -528,8 +528,7 @@ class Session:
     def _execute(self, action: Action, out: Outcome) -> None:
         spec = self.catalogue.get(action.action)
         if spec is None:
-            out.refuse(Refusal.UNKNOWN_ACTION, f"Unknown action {action.action!r}. Known actions: "
-                                               f"{', '.join(sorted(self.catalogue))}.")
+            out.refuse(*unknown_action(action.action, self.catalogue))
             return
         if len(action.targets) != spec.target_count:
             out.refuse(Refusal.TARGET_COUNT, f"{spec.id} takes {spec.target_count} target(s), got {len(action.targets)}.")
