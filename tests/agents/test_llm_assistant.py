@@ -155,6 +155,20 @@ def test_invalid_actions_go_back_to_the_model_then_the_round_is_used(server, sto
     assert result.end == "surrender" and result.rounds == 1 and result.cost == 0   # giving up is no round
 
 
+def test_an_instruction_longer_than_the_schema_allows_is_kept_to_its_bound(server, store):
+    """The schema bounds the plain-language instruction (``INSTRUCTION_MAX``); from a server that does not enforce
+    it, 5 MB went whole into the round and the trajectory's ``dk:instruction`` (``llm-grounded`` already cut its own)."""
+    from diagkg.agents.llm_assistant import INSTRUCTION_MAX
+
+    server.script.then(choose(kind="hypothesise", components=["bat"], instruction="Replace the battery. " * 50_000))
+    result = run_session(FLAT, "llm", config=config(server), store=store)
+    assert result.end == "success"
+    said = [r.get("instruction") for r in result.record.rounds]
+    assert said and len(said[0]) == INSTRUCTION_MAX and said[0].startswith("Replace the battery.")
+    stated = [q.object.value for q in store.raw.quads_for_pattern(None, DK.instruction.node, None, result.record.graph)]
+    assert stated and all(len(x) <= INSTRUCTION_MAX for x in stated)     # (the call's own record keeps the reply)
+
+
 def test_an_unknown_component_in_a_hypothesis_is_corrected(server, store):
     server.script.then(choose(kind="hypothesise", components=["flux_capacitor"]),
                        choose(kind="hypothesise", components=["bat"]))

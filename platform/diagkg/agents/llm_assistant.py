@@ -188,7 +188,7 @@ class LLMAssistant(BaseAssistant):
         for left in range(self.corrections, -1, -1):
             data, record = self.client.ask(messages, self.schema, name=TOOL, purpose="suggest")
             choice, problem = check_choice(self.knowledge, data)
-            self.instruction = str(data.get("instruction") or "")
+            self.instruction = str(data.get("instruction") or "")[:INSTRUCTION_MAX]     # (a 5 MB one was stored whole)
             if problem is None:
                 return choice
             record.rejected = problem["code"]
