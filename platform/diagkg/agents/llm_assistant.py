@@ -69,9 +69,9 @@ def choice_schema(k: Knowledge) -> dict[str, Any]:
     }
 
 
-def _listed(value: Any) -> list[Any]:
+def listed(value: Any) -> list[Any]:
     """A list the model gave, or none: a number, a string or an object where the schema asks for a
-    list names nothing (as the ``llm-grounded`` assistant reads it), so the choice goes back to the
+    list names nothing (both LLM assistants read their replies so), so the choice goes back to the
     model with the count it gave, instead of a string's letters read as parts or a crash."""
     return value if isinstance(value, list) else []
 
@@ -83,7 +83,7 @@ def check_choice(k: Knowledge, data: dict[str, Any]) -> tuple[Action | Hypothesi
     if kind == "give_up":
         return None, None
     if kind == "hypothesise":
-        components = [str(c) for c in _listed(data.get("components"))]
+        components = [str(c) for c in listed(data.get("components"))]
         if not components:
             return None, {"code": Refusal.TARGET_COUNT.value, "action": "", "expected": "at least one", "given": 0}
         for c in components:
@@ -94,7 +94,7 @@ def check_choice(k: Knowledge, data: dict[str, Any]) -> tuple[Action | Hypothesi
     spec = k.actions.get(action_id)
     if kind != "action" or spec is None:
         return None, {"code": Refusal.UNKNOWN_ACTION.value, "action": action_id, "known": sorted(k.actions)}
-    targets = [str(t) for t in _listed(data.get("targets"))]
+    targets = [str(t) for t in listed(data.get("targets"))]
     if len(targets) != spec.target_count:
         return None, {"code": Refusal.TARGET_COUNT.value, "action": action_id, "expected": spec.target_count,
                       "given": len(targets)}

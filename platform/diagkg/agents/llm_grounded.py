@@ -49,7 +49,7 @@ from .grounding_conditions import ConditionLedger, Prediction
 from .grounding_menus import Menu, affordable
 from .grounding_observed import Reading, Tolerance, plain_value, readings
 from .grounding_sparql_check import PREFIXES, QueryChecker
-from .llm_assistant import INSTRUCTION_MAX, NAME_MAX, NO_ACTION, check_choice, open_client, system_context
+from .llm_assistant import INSTRUCTION_MAX, NAME_MAX, NO_ACTION, check_choice, listed, open_client, system_context
 from .registry import BaseAssistant, Briefing
 
 TOOL = "decide"
@@ -63,10 +63,6 @@ QUERY_MAX = 600        # longer bounds make a grammar llama.cpp refuses (it pars
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _context(**values: Any) -> dict[str, Any]:
@@ -275,10 +271,10 @@ class GroundedAssistant(BaseAssistant):
         """The action or hypothesis a reply stands for, or why it cannot be carried out."""
         kind = data.get("kind")
         if kind == "hypothesise":
-            choice, problem = check_choice(self.knowledge, {"kind": "hypothesise", "components": _list(data.get("components"))})
+            choice, problem = check_choice(self.knowledge, {"kind": "hypothesise", "components": data.get("components")})
         else:
             step = _dict(data.get("step"))
-            targets, value = _list(step.get("targets")), step.get("value")
+            targets, value = listed(step.get("targets")), step.get("value")
             offered = Action(str(step.get("action")), tuple(str(t) for t in targets),
                              float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
             if kind == "action" and menu.offers(offered) and len(targets) == menu.counts.get(offered.action, 1) \
@@ -325,14 +321,14 @@ class GroundedAssistant(BaseAssistant):
         return self._runner
 
     def _suppose(self, data: dict[str, Any], record: CallRecord, free: int) -> str:
-        parts = [str(c) for c in _list(data.get("parts"))]
+        parts = [str(c) for c in listed(data.get("parts"))]
         problem = ""
         if not parts or any(p not in self.names for p in parts):
             bad = next((p for p in parts if p not in self.names), "")
             problem = f"there is no part {bad!r} in this system" if bad else "it names no part"
             self._catch(record, Refusal.UNKNOWN_PART.value if bad else Refusal.TARGET_COUNT.value)
         predictions = []
-        for item in _list(data.get("predicts"))[:4]:
+        for item in listed(data.get("predicts"))[:4]:
             item = _dict(item)
             value = plain_value(item.get("value"))
             action, target, reading = item.get("action"), item.get("target"), item.get("reading")

@@ -267,8 +267,7 @@ def gain_access(session: Workbench, part: str, needed: str, out: Outcome) -> Non
                 automatic(session, "open_opening", opening, out)
                 if access.affords(session, part, needed):
                     return
-        turned = sorted(element for element, state in granting if state == "Inverted")
-        for box in sorted(turned, key=lambda e: e != enclosure):
+        for box in sorted((e for e, state in granting if state == "Inverted"), key=lambda e: (e != enclosure, e)):
             automatic(session, "invert_enclosure", box, out)
             if access.affords(session, part, needed):
                 return

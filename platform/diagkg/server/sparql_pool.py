@@ -21,6 +21,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -172,15 +173,13 @@ def answer(store: ox.Store, req: Request) -> Reply:
         if req.kind == "graph":
             media = _pick(req.accept, RDF_TYPES, DEFAULT_RDF)
             fmt = RDF_TYPES[media]
-            if not req.text:       # the default graph, as queries see it: the union of the named graphs
-                triples = (q.triple for q in store.quads_for_pattern(None, None, None, None))
-                ox.serialize((ox.Quad(t.subject, t.predicate, t.object) for t in triples) if fmt.supports_datasets
-                             else triples, sink, format=fmt)
-                return Reply("ok", media, sink.getvalue())
-            graph = ox.NamedNode(req.text)
-            if not store.contains_named_graph(graph):
-                return Reply("not-found", message=f"no graph <{req.text}> in the store")
-            quads = store.quads_for_pattern(None, None, None, graph)
+            if req.text:
+                graph = ox.NamedNode(req.text)
+                if not store.contains_named_graph(graph):
+                    return Reply("not-found", message=f"no graph <{req.text}> in the store")
+                quads: Iterable[ox.Quad] = store.quads_for_pattern(None, None, None, graph)
+            else:                  # the default graph, as queries see it: the union of the named graphs
+                quads = (ox.Quad(q.subject, q.predicate, q.object) for q in store.quads_for_pattern(None, None, None, None))
             ox.serialize(quads if fmt.supports_datasets else (q.triple for q in quads), sink, format=fmt)
             return Reply("ok", media, sink.getvalue())
         kwargs: dict[str, Any] = {}
