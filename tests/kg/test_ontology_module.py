@@ -77,6 +77,14 @@ dk:Bulb rdfs:comment "A lamp of ours." .
 """
 
 
+def beacon_entailed(beacon: rdflib.Graph) -> None:
+    """What the beacon's description (its own axioms, and the ontology's) entails about it."""
+    assert (EX.lamp, RDF.type, DK.Bulb) in beacon                      # the user's class under dk:Bulb
+    assert (EX.shine, DK.dependsOn, EX.cell) in beacon                 # their property under a transitive one
+    assert (EX.lamp, DK.hasPort, EX["lamp.p"]) in beacon              # the inverse axiom about dk:hasPort
+    assert (EX.lamp, DK.failsVia, EX.dark) in beacon                   # the ontology's chain
+
+
 @pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
 def test_hermit_entails_the_same_with_the_module_as_with_the_whole_ontology(monkeypatch):
     datas = [graph(TORCH), graph(rear_text()), graph(NOTED), graph(OWN_LOCAL_BEACON),
@@ -88,11 +96,7 @@ def test_hermit_entails_the_same_with_the_module_as_with_the_whole_ontology(monk
     for data, mine, theirs in zip(datas, with_module, with_whole, strict=True):
         assert len(mine) > 0 and set(mine) == set(theirs), next(data.subjects(), None)
     assert (DK.Bulb, DK.readsParameter, DK.isIndicator) in with_module[2]
-    beacon = with_module[3]
-    assert (EX.lamp, RDF.type, DK.Bulb) in beacon                      # the user's class under dk:Bulb
-    assert (EX.shine, DK.dependsOn, EX.cell) in beacon                 # their property under a transitive one
-    assert (EX.lamp, DK.hasPort, EX["lamp.p"]) in beacon              # the inverse axiom about dk:hasPort
-    assert (EX.lamp, DK.failsVia, EX.dark) in beacon                   # the ontology's chain
+    beacon_entailed(with_module[3])
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
@@ -104,11 +108,7 @@ def test_hermit_entails_what_the_whole_ontology_does_for_axioms_of_the_descripti
     assert all(reasoning.relevant(d, default_ontology()) is default_ontology() for d in datas)
     with_module = reasoning.reason_together(datas, engine="hermit")
     assert (OWN.me, RDF.type, DK.Verdict) in with_module[1]
-    beacon = with_module[0]
-    assert (EX.lamp, RDF.type, DK.Bulb) in beacon                      # the user's class under dk:Bulb
-    assert (EX.shine, DK.dependsOn, EX.cell) in beacon                 # their property under a transitive one
-    assert (EX.lamp, DK.hasPort, EX["lamp.p"]) in beacon              # the inverse axiom about dk:hasPort
-    assert (EX.lamp, DK.failsVia, EX.dark) in beacon                   # the ontology's chain
+    beacon_entailed(with_module[0])
 
 
 def test_owl_rl_reads_an_ontology_class_equal_to_an_individual_as_one_resource():
