@@ -297,11 +297,20 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                     _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
             report(f"{task.assistant} on scenario {task.scenario} seed {task.seed}: {outcome.end}")
 
-        def send(task: Task, source: deque[Task]) -> bool:
-            """Hand ``task`` to a worker; False (``task`` back at the front of ``source``) when the pool
-            broke since the last look: a worker died."""
+        def send(source: deque[Task]) -> bool:
+            """Hand a task of ``source`` to a worker (in a local pool, one of a scenario the worker ran before,
+            where one is near the head); False (the task back at the front of ``source``) when the pool broke
+            since the last look: a worker died."""
+            lane: int | None = None
+            if isinstance(pool, LocalPool):
+                task, lane = pool.place(source, _scenario_of)
+            else:
+                task = source.popleft()
+            if source is queue:
+                task = spending.allow(task)
             try:
-                inflight[pool.submit(run_remote, data, task)] = task
+                inflight[pool.submit_to(lane, run_remote, data, task) if isinstance(pool, LocalPool)
+                         else pool.submit(run_remote, data, task)] = task
             except BrokenProcessPool:
                 source.appendleft(task)
                 return False
@@ -318,10 +327,10 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
             sent = True
             if lost:
                 if not inflight:
-                    sent = send(lost.popleft(), lost)
+                    sent = send(lost)
             else:
                 while sent and queue and not spending.exhausted() and len(inflight) < capacity:
-                    sent = send(spending.allow(queue.popleft()), queue)
+                    sent = send(queue)
             if not sent:
                 after_death([])
                 continue
@@ -376,6 +385,7 @@ def _after_death(pool: cf.Executor, store: KnowledgeStore, campaign: Campaign, d
     (:class:`~diagkg.errors.WorkerDied`) once :data:`~diagkg.evaluation.pool.IN_A_ROW` sessions in a row did,
     with what finished stored."""
     if isinstance(pool, LocalPool):
+        pool.stop()       # (a process's death breaks its own lane: every lane is ended, as one pool ended them all)
         for fut in list(inflight):           # the pool fails them all (those that finished first aside)
             task = inflight.pop(fut)
             if (exc := fut.exception()) is not None and died(exc):
@@ -466,6 +476,11 @@ def store_outcome(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str
     slot = tallies.put(task.assistant, task.scenario, outcome.scenario_iri, replace(outcome.entry, money=money + prior))
     writer.trajectory(graph, quads, slot, replaced)
     done[task.slot] = cp.Recorded(iri, task.batch, outcome.end)
+
+
+def _scenario_of(task: Task) -> tuple[str, int]:
+    """What a worker that ran ``task`` holds ready for the next of its kind: the assistant on the scenario."""
+    return task.assistant, task.scenario
 
 
 def _trajectory_iri(graph: str) -> str:
