@@ -363,6 +363,9 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         stopped = spending.stop(len(queue)) if queue and spending.exhausted() else None
         if stopped is not None:
             writer.records(stop_quads(campaign, stopped))
+        if isinstance(pool, LocalPool):
+            pool.shutdown(wait=False)      # the workers end while the last batch is committed (joined as the stack ends)
+        writer.commit()
     compacted = compact_if_grown(store, size, writer.committed, notify)
     report()
     states: dict[str, int] = {}
