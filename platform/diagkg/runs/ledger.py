@@ -69,7 +69,6 @@ MAX_CANDIDATES = 10      # ranked candidates recorded per round
 PROBE_CATEGORIES = ("observe", "test")
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
-PROV_ENTITY = ox.NamedNode("http://www.w3.org/ns/prov#Entity")
 # what a report says, for comparing two of them (its round and its wording aside)
 COMPARED = ("kind", "intention", "success", "cost", "verdict", "refusal", "executed", "data")
 
@@ -568,7 +567,6 @@ def to_triples(ledger: Ledger, record: SessionRecord, catalogue_iris: Mapping[st
             cand = node(f"round-{n}-candidate-{rank}")
             add(node(f"round-{n}"), DK.rankedCandidate, cand)
             add(cand, RDF_TYPE, DK.RankedCandidate.node)
-            add(cand, RDF_TYPE, PROV_ENTITY)
             add(cand, DK.rank, integer(rank))
             for p in sorted(parts):
                 add(cand, DK.candidatePart, ox.NamedNode(sys_ns + p))
