@@ -214,3 +214,21 @@ def test_an_axiom_that_may_not_hold_where_its_terms_are_empty_brings_the_whole_o
                   "dk:affords a owl:FunctionalProperty .", ":x owl:sameAs dk:Bulb .",
                   "[] a owl:AllDisjointClasses ; owl:members ( :A dk:Bulb ) ."):
         assert ontology_module.relevant(graph(PRE + axiom), ontology) is ontology, axiom
+
+
+@pytest.mark.parametrize("engine", ["hermit", "owlrl"])
+def test_an_activity_that_is_also_an_entity_is_refused(engine):
+    """PROV-O declares activities and entities disjoint; the ontology's extract of it said nothing, so a
+    description that made a scenario (an entity) a session (an activity) was reasoned over as consistent."""
+    with pytest.raises(ReasonerError, match="inconsistent"):
+        reasoning.reason(graph(PRE + ":s a dk:Scenario, dk:DiagnosticSession ."), engine=engine)
+
+
+def test_the_owl_rl_rules_refuse_what_contradicts_the_ontology():
+    """owlrl writes a contradiction into the closure as a node of its own and goes on: a function that is a
+    problem (disjoint classes, through a domain and a range) was reasoned over as consistent by OWL-RL alone."""
+    broken = graph(PRE + ":x dk:hasSubFunction :y . :z dk:defines :x .")
+    with pytest.raises(ReasonerError, match="inconsistent"):
+        reasoning.reason(broken, engine="owlrl")
+    with pytest.raises(ReasonerError, match="inconsistent"):     # with another description, each then alone
+        reasoning.reason_together([broken, graph(PRE + ":a a dk:Function .")], engine="owlrl")

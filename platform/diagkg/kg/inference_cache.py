@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # 3: the ontology module keeps an ontology term's IRI-valued annotations (dk:Bulb dk:readsParameter …)
 # 4: the whole ontology for a description with an axiom of its own that can reach the ontology's
 #    individuals it never names (dk:Verdict rdfs:subClassOf [ owl:oneOf ( :me ) ] made no verdict of :me)
-REASONING_VERSION = 4
+# 5: the OWL-RL rules refuse an inconsistent description (its contradictions were dropped with the closure)
+REASONING_VERSION = 5
 
 
 def _cache_dir() -> Path:

@@ -29,6 +29,9 @@ from .vocab import DK_NS
 log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "hermit", "owlrl")
+# how owlrl states an inconsistency in the closure (owlrl.Namespaces.ERRNS)
+OWLRL_ERROR = rdflib.URIRef("http://www.daml.org/2002/03/agents/agent-ont#ErrorMessage")
+OWLRL_ERROR_TEXT = rdflib.URIRef("http://www.daml.org/2002/03/agents/agent-ont#error")
 
 # HermiT runs for a second or two: the quick compiler alone and one collector thread start it
 # 1.25–1.56× sooner (benchmarks/reasoning.py; the same entailments). A user's own
@@ -111,6 +114,12 @@ def _owlrl(data: rdflib.Graph, ontology: rdflib.Graph) -> rdflib.Graph:
 
     g = _merged(data, ontology)
     owlrl.DeductiveClosure(owlrl.OWLRL_Semantics, axiomatic_triples=False, datatype_axioms=False).expand(g)
+    # the rules write what contradicts the ontology into the graph, as nodes of their own, and go on: a
+    # description HermiT refuses (a scenario that is a session, a function that is a problem) was accepted
+    found = sorted(str(m) for node in g.subjects(rdflib.RDF.type, OWLRL_ERROR) for m in g.objects(node, OWLRL_ERROR_TEXT))
+    if found:
+        raise ReasonerError(f"the OWL-RL rules found the data inconsistent with the ontology: {'; '.join(found[:3])}"
+                            + (f" (and {len(found) - 3} more)" if len(found) > 3 else ""))
     return g
 
 
