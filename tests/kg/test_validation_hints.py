@@ -55,3 +55,15 @@ def test_an_unknown_term_gets_the_nearest_ontology_term():
     assert unknown.line == line_of(text, "dk:resistence")
     far = TORCH.replace("dk:resistance 60 ;", "dk:zzzqqq 60 ;")     # nothing near: no suggestion
     assert next(v for v in violations(far) if v.path == "dk:zzzqqq").suggestion is None
+
+
+def test_an_ill_typed_value_is_reported_without_a_library_warning():
+    """rdflib warned "Serializing weird numerical Literal(…)" on the terminal, with its own file and line, each time a
+    violation about a value such as "abc"^^xsd:decimal was written."""
+    import warnings
+
+    text = TORCH.replace("dk:resistance 60 ;", 'dk:resistance "abc"^^<http://www.w3.org/2001/XMLSchema#decimal> ;')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = violations(text)
+    assert [str(v) for v in found if v.value == '"abc"^^xsd:decimal'] and not [w for w in caught if w.category is UserWarning]

@@ -13,6 +13,7 @@ import collections
 import contextlib
 import re
 import threading
+import warnings
 from functools import lru_cache
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -117,11 +118,13 @@ def run(shapes: rdflib.Graph, ontology: rdflib.Graph, docs: Sequence[RdfDocument
             owners.setdefault(node, doc)
     # the report's own results; the details pySHACL nests under them (why a
     # value failed an sh:node shape, with the value itself as focus) repeat them
-    for result in report.objects(None, SH.result):
-        node = report.value(result, SH.focusNode)
-        owner = owners.get(node)
-        if owner is not None:
-            out[owner.name].append(_violation(shapes, owner, data, report, result))
+    with warnings.catch_warnings():       # rdflib warns of an ill-typed value ("abc"^^xsd:decimal) as it writes it
+        warnings.simplefilter("ignore")
+        for result in report.objects(None, SH.result):
+            node = report.value(result, SH.focusNode)
+            owner = owners.get(node)
+            if owner is not None:
+                out[owner.name].append(_violation(shapes, owner, data, report, result))
 
 
 def orphan(doc: RdfDocument, iri: str) -> Violation:
