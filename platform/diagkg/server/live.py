@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import Response, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt, StrictStr
 
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, Hypothesis
@@ -67,14 +67,20 @@ def _plain(value: Any) -> Any:
 
 def menus_of(briefing: Briefing) -> dict[str, Any]:
     """What a person playing the assistant may choose: the catalogue's actions
-    (with the parts each may target) and the parts for a hypothesis."""
+    (with the parts each may target: of the kind it targets and, when it names component
+    types, of one of them, as ``affordable_actions`` of ``diagkg mcp`` lists them) and the parts
+    for a hypothesis. An action no part of the system fits is left out (offering every part, as
+    the menus did, let a person spend a round on a move the service agent refuses)."""
+    from ..runs.driven import applicable_parts
+
     parts = [{"id": p, "label": briefing.labels.get(p, p), "type": t} for p, t in sorted(briefing.parts.items())]
     actions = []
     for aid, spec in sorted(briefing.catalogue.items()):
-        fitting = [p["id"] for p in parts if not spec.types or p["type"] in spec.types]
-        actions.append({"id": aid, "label": spec.label, "cost": spec.cost, "category": spec.category,
-                        "target_count": spec.target_count, "target_kind": spec.target_kind,
-                        "parameter": spec.parameter, "targets": fitting or [p["id"] for p in parts]})
+        fitting = applicable_parts(spec.target_kind, spec.types, briefing.parts)
+        if fitting or spec.target_count == 0:
+            actions.append({"id": aid, "label": spec.label, "cost": spec.cost, "category": spec.category,
+                            "target_count": spec.target_count, "target_kind": spec.target_kind,
+                            "parameter": spec.parameter, "targets": fitting})
     return {"actions": actions, "parts": parts, "budget": briefing.budget}
 
 
@@ -219,11 +225,13 @@ def describe(s: Action | Hypothesis) -> dict[str, Any]:
 
 
 class StartRequest(BaseModel):
-    scenario: str = Field(description="scenario number or identifier")
+    # a number or a string; whole numbers strictly (as reset() and --seed take them: true read as seed 1 and
+    # "5" as 5, where the Python API refuses both)
+    scenario: StrictInt | StrictStr = Field(description="scenario number or identifier")
     assistant: str = Field(description="an installed assistant, or `human` (a person on the web page)")
     service: str = Field("simulated", description="`simulated`, or `human`: a person carries out each suggestion")
-    seed: int = Field(0, ge=0, description="seed of loose connections and random assistants (0 or more)")
-    budget: int | None = Field(None, ge=1, description="rounds at most (default: the scenario's budget)")
+    seed: StrictInt = Field(0, ge=0, description="seed of loose connections and random assistants (0 or more)")
+    budget: StrictInt | None = Field(None, ge=1, description="rounds at most (default: the scenario's budget)")
     config: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -1,0 +1,157 @@
+"""A live session over HTTP on a system written here (a bicycle dynamo lighting set, its front lamp in a
+lamp box), against the Python API: the menus a person playing the assistant is offered hold only moves
+the service agent takes, and a session's start takes its numbers as ``reset`` does."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import diagkg
+from diagkg.env.actions import Action
+from diagkg.env.outcomes import Refusal
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+
+from ..support.serving import TOKEN, start_server, stop_server
+
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+
+BIKE = """\
+@prefix :        <https://example.org/bike/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:bike a dk:System ; dk:systemKey "bike" ; dcterms:identifier "bike" ; rdfs:label "Bicycle dynamo lights" ;
+    dk:groundReference :dyn.neg ;
+    dcterms:description "A hub dynamo feeds a front lamp (in a lamp box) and a rear LED through a fuse and a switch." .
+:frame a dk:Module ; dcterms:identifier "frame" ; rdfs:label "Frame" ; dk:partOf :bike .
+:box a dk:Enclosure ; dcterms:identifier "box" ; rdfs:label "Lamp box" ; dk:partOf :bike ;
+    dk:affords dk:Observable, dk:Movable .
+:dyn a dk:VoltageSource ; dcterms:identifier "dyn" ; rdfs:label "Hub dynamo" ; dk:partOf :frame ;
+    dk:voltage 6 ; dk:internalResistance 2 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :dyn.pos, :dyn.neg .
+:dyn.pos a dk:Port ; dk:portName "pos" . :dyn.neg a dk:Port ; dk:portName "neg" .
+:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "1 A fuse" ; dk:partOf :frame ; dk:ratedCurrent 1.0 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :fuse.p, :fuse.n .
+:fuse.p a dk:Port ; dk:portName "p" . :fuse.n a dk:Port ; dk:portName "n" .
+:sw a dk:Switch ; dcterms:identifier "sw" ; rdfs:label "Light switch" ; dk:partOf :frame ; dk:normallyClosed true ;
+    dk:affords dk:Togglable, dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :sw.p, :sw.n .
+:sw.p a dk:Port ; dk:portName "p" . :sw.n a dk:Port ; dk:portName "n" .
+:cable a dk:Cable ; dcterms:identifier "cable" ; rdfs:label "Front lamp cable" ; dk:partOf :frame ;
+    dk:affords dk:Observable, dk:Reachable, dk:Detachable, dk:Measurable, dk:Replaceable ; dk:hasPort :cable.p, :cable.n .
+:cable.p a dk:Port ; dk:portName "p" . :cable.n a dk:Port ; dk:portName "n" .
+:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Front lamp" ; dk:partOf :frame ; dk:containedIn :box ;
+    dk:resistance 12 ; dk:powerThreshold 0.5 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :lamp.p, :lamp.n .
+:lamp.p a dk:Port ; dk:portName "p" . :lamp.n a dk:Port ; dk:portName "n" .
+:rear_r a dk:Resistor ; dcterms:identifier "rear_r" ; rdfs:label "Rear LED resistor" ; dk:partOf :frame ;
+    dk:resistance 150 ; dk:affords dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :rear_r.p, :rear_r.n .
+:rear_r.p a dk:Port ; dk:portName "p" . :rear_r.n a dk:Port ; dk:portName "n" .
+:rear a dk:LED ; dcterms:identifier "rear" ; rdfs:label "Rear red LED" ; dk:partOf :frame ;
+    dk:forwardVoltage 1.8 ; dk:color "red" ; dk:isIndicator false ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :rear.anode, :rear.cathode .
+:rear.anode a dk:Port ; dk:portName "anode" . :rear.cathode a dk:Port ; dk:portName "cathode" .
+:dyn.pos dk:connectedTo :fuse.p .
+:fuse.n dk:connectedTo :sw.p .
+:sw.n dk:connectedTo :cable.p, :rear_r.p .
+:cable.n dk:connectedTo :lamp.p .
+:rear_r.n dk:connectedTo :rear.anode .
+:lamp.n dk:connectedTo :dyn.neg .
+:rear.cathode dk:connectedTo :dyn.neg .
+"""
+
+BURNT = """\
+@prefix :        <https://example.org/bike-scenarios/> .
+@prefix sys:     <https://example.org/bike/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:BIKE.1 a dk:Scenario ; dk:scenarioNumber 9801 ; dcterms:identifier "BIKE.1" ; rdfs:label "Front lamp burnt out" ;
+    dk:onSystem sys:bike ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:lamp ] ;
+    dk:initialObservations "The front lamp stays dark; the rear light is lit." ;
+    dk:faultyComponent sys:lamp ;
+    dk:idealRepair [ a dk:RepairPlan ; dk:step [ a dk:DiagnosticAction ; dk:position 1 ;
+        dk:actionType dk:ReplaceComponent ; dk:target sys:lamp ] ] ;
+    dk:actionBudget 8 .
+"""
+
+
+@pytest.fixture(scope="module")
+def bike(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("bike")
+    (folder / "bike.ttl").write_text(BIKE)
+    (folder / "b1.ttl").write_text(BURNT)
+    store = KnowledgeStore(folder / "store")
+    load_files(store, [folder / "bike.ttl", folder / "b1.ttl"])
+    store.close()
+    return folder / "store"
+
+
+@pytest.fixture(scope="module")
+def server(bike):
+    proc, url = start_server(bike)
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            yield client
+    finally:
+        stop_server(proc)
+
+
+def _pending(client: httpx.Client, sid: str) -> dict[str, Any]:
+    for _ in range(600):
+        s: dict[str, Any] = client.get(f"/api/sessions/{sid}").json()
+        if s["pending"] or s["status"] in ("done", "failed"):
+            return s
+        time.sleep(0.05)
+    raise AssertionError(f"session {sid} never waited")
+
+
+def test_the_menus_offer_only_moves_the_service_agent_takes(server, bike):
+    sid = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "human"}, headers=AUTH).json()["id"]
+    menus = _pending(server, sid)["pending"]["menus"]
+    offered = {a["id"]: a["targets"] for a in menus["actions"]}
+    # what the Python API refuses as a move that is not one (a kind or type the action does not take)
+    store = KnowledgeStore(bike)
+    with diagkg.make("BIKE.1", store=store) as session:
+        session.reset(seed=0)
+        for aid, targets in sorted(offered.items()):
+            for target in targets if aid != "test_control_subchain" else ():   # (control modules' cubes only)
+                count = session.catalogue[aid].target_count
+                outcome = session.step(Action(aid, (target,) * count, 0.5))[0]
+                assert outcome.refusal not in (Refusal.TARGET_KIND, Refusal.COMPONENT_TYPE), (aid, target, outcome.message)
+                session.reset(seed=0)
+    store.close()
+    assert "adjust_potentiometer" not in offered           # no potentiometer here: it offered every part
+    assert offered["invert_enclosure"] == ["box"] and "box" not in offered["measure_voltage"]
+    assert "box" in offered["observe_component"]
+    # a move outside the menus is refused before a round is played
+    r = server.post(f"/api/sessions/{sid}/step", json={"action": "measure_voltage", "targets": ["box"]}, headers=AUTH)
+    assert r.status_code == 400, r.text
+    r = server.post(f"/api/sessions/{sid}/step", json={"action": "adjust_potentiometer", "targets": ["lamp"],
+                                                        "value": 0.5}, headers=AUTH)
+    assert r.status_code == 400, r.text
+    assert server.post(f"/api/sessions/{sid}/step", json={"give_up": True}, headers=AUTH).status_code == 200
+    assert _pending(server, sid)["rounds"] == 0
+
+
+@pytest.mark.parametrize("body", [{"seed": True}, {"seed": "3"}, {"seed": 3.0}, {"budget": True}, {"budget": "4"},
+                                  {"seed": -1}, {"budget": 0}])
+def test_a_start_takes_whole_numbers_as_reset_does(server, body):
+    # reset(seed=True) and reset(seed="3") are refused; the server ran them as seeds 1 and 3
+    r = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "human", **body}, headers=AUTH)
+    assert r.status_code == 422, r.text
+
+
+def test_a_start_takes_the_scenario_by_number(server):
+    r = server.post("/api/sessions", json={"scenario": 9801, "assistant": "oracle", "seed": 2}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    s = _pending(server, r.json()["id"])
+    assert s["scenario"] == "BIKE.1" and s["seed"] == 2
