@@ -155,3 +155,22 @@ def test_a_start_takes_the_scenario_by_number(server):
     assert r.status_code == 200, r.text
     s = _pending(server, r.json()["id"])
     assert s["scenario"] == "BIKE.1" and s["seed"] == 2
+
+
+def test_an_answer_sent_twice_plays_one_round(server):
+    # a double click (or a request sent again) answered the next question too: the same move played twice
+    sid = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "human"}, headers=AUTH).json()["id"]
+    question = _pending(server, sid)["pending"]["question"]
+    move = {"action": "measure_voltage", "targets": ["lamp"], "question": question}
+    assert server.post(f"/api/sessions/{sid}/step", json=move, headers=AUTH).status_code == 200
+    s = _pending(server, sid)
+    assert s["rounds"] == 1 and s["pending"]["question"] != question
+    again = server.post(f"/api/sessions/{sid}/step", json=move, headers=AUTH)
+    assert again.status_code == 409, again.text
+    # what is not a choice is said so, and plays nothing
+    for wrong in ({"hypothesis": []}, {"execute": True}):
+        r = server.post(f"/api/sessions/{sid}/step", json=wrong, headers=AUTH)
+        assert r.status_code == 400 and "None" not in r.text, r.text
+    assert server.post(f"/api/sessions/{sid}/step", json={"give_up": True}, headers=AUTH).status_code == 200
+    s = _pending(server, sid)
+    assert s["status"] == "done" and s["result"]["rounds"] == 1 and s["result"]["cost"] == 20.0

@@ -114,6 +114,9 @@ class LiveSession:
 
     def wait_for_person(self, pending: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
+            # the question is named by its waiting event's seq (only this thread emits): an answer that names
+            # it is never taken for an answer to the next one (a double click, a request sent again)
+            pending = {**pending, "question": len(self.events)}
             self.pending, self.status = pending, "waiting"
         self.emit("waiting", pending=pending)
         answer = self.inbox.get()
@@ -241,8 +244,10 @@ class StepRequest(BaseModel):
     action: str | None = None             # assistant: an action of the catalogue …
     targets: list[str] = Field(default_factory=list)
     value: float | None = None
-    hypothesis: list[str] = Field(default_factory=list)   # … or a hypothesis …
+    hypothesis: list[str] | None = None   # … or a hypothesis …
     give_up: bool = False                 # … or give up
+    question: StrictInt | None = Field(None, description="the question answered (its `question`, the seq of its "
+                                                          "`waiting` event): refused with 409 once it was answered")
 
 
 def warm_up() -> None:
@@ -421,6 +426,9 @@ def step(request: Request, sid: str, body: StepRequest) -> dict[str, Any]:
     pending = live.pending
     if pending is None:
         raise HTTPException(409, f"session {sid} is {live.status}; it waits for nobody now")
+    if body.question is not None and body.question != pending["question"]:
+        raise HTTPException(409, f"question {body.question} was answered already; the session waits for the answer "
+                                 f"to question {pending['question']}")
     if pending["kind"] == "execute":
         if not (body.execute or body.stop):
             raise HTTPException(400, "the session waits for the service agent: send {\"execute\": true} or {\"stop\": true}")
@@ -429,6 +437,10 @@ def step(request: Request, sid: str, body: StepRequest) -> dict[str, Any]:
     parts = {p["id"] for p in menus.get("parts", [])}
     if body.give_up or body.stop:
         return _answer(live, pending, {"give_up": True}, "give up")
+    if body.execute:
+        raise HTTPException(400, "the session waits for the assistant's choice: an action, a hypothesis or give_up")
+    if body.hypothesis is not None and not body.hypothesis:
+        raise HTTPException(400, "a hypothesis names at least one part (to stop, give up)")
     if body.hypothesis:
         unknown = sorted(set(body.hypothesis) - parts)
         if unknown:

@@ -225,12 +225,14 @@ async function refreshSessionSchematic(id) {
   const r = await api(`/api/sessions/${id}/schematic.svg`);
   if (r.ok && current && current.id === id) { const t = $("#d-schematic"); t.innerHTML = await r.text(); t.dataset.round = String(Number(t.dataset.round || 0) + 1); }
 }
-async function step(body) {
+async function answer(body) {
   const r = await api(`/api/sessions/${current.id}/step`, { method: "POST", body: JSON.stringify(body), headers: { "Content-Type": "application/json" } });
   if (!r.ok) { const p = $("#d-pending"); p.prepend(el("div", { class: "error" }, errorText(await r.text()))); }
 }
 function showPending(p) {
   const box = $("#d-pending");
+  // each answer names its question: a second click is refused, not taken for the next question's answer
+  const step = (body) => answer({ ...body, question: p.question });
   if (p.kind === "execute") {
     box.replaceChildren(el("div", {}, "You are the service agent. The assistant asks you to: ", el("b", {}, p.suggestion.text)),
       el("div", { class: "row" }, el("button", { id: "do-execute", onclick: () => step({ execute: true }) }, "Carry it out"),
