@@ -174,3 +174,14 @@ def test_an_answer_sent_twice_plays_one_round(server):
     assert server.post(f"/api/sessions/{sid}/step", json={"give_up": True}, headers=AUTH).status_code == 200
     s = _pending(server, sid)
     assert s["status"] == "done" and s["result"]["rounds"] == 1 and s["result"]["cost"] == 20.0
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "text/turtle"])
+def test_a_body_that_is_not_json_is_said_so(server, content_type):
+    # curl -d sends a form: the JSON in it read as one string, 422 "Input should be a valid dictionary"
+    body = '{"scenario": "BIKE.1", "assistant": "oracle"}'
+    r = server.post("/api/sessions", content=body, headers={**AUTH, "content-type": content_type})
+    assert r.status_code == 415 and "application/json" in r.text, r.text
+    assert server.post("/api/sessions", content="{}", headers={"content-type": content_type}).status_code == 403
+    r = server.post("/api/sessions", content=body, headers={**AUTH, "content-type": "application/json; charset=utf-8"})
+    assert r.status_code == 200, r.text
