@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
 CABLE_PORT_COST = 10          # per cable end put back on its terminal (at least one per cable): reconnect_cable
 COMPONENT_REPAIR_COST = 120   # per component replaced: replace_component
 ENCLOSURE_MOVE_COST = 10      # per shielding enclosure moved: rotate_enclosure
-UNSPECIFIC_COST = 120         # naming a whole box instead of a part
+UNSPECIFIC_COST = 120.0       # naming a whole box instead of a part (a float, as every cost a step returns)
 REPAIR_TEMPLATE = "effect-repair-component"   # what naming a component does to it (made as new)
 MAX_LOOSE_ENDS = 4            # loose ends tried every way they may fall (2**4 solves at most); more: not settled
 REPAIR_ACTIONS = {"component": "replace_component", "cable": "reconnect_cable", "enclosure": "rotate_enclosure"}
