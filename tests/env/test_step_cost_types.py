@@ -61,3 +61,19 @@ def test_every_cost_a_step_returns_is_a_float():
             assert all(type(c) is float for _, _, c in outcome.executed), (move, outcome.executed)
             assert type(info["total_cost"]) is float
         assert outcome.verdict == "correct" and info["total_cost"] == 120.0 + 0.0 + 120.0 + 0.0 + 20.0 + 10.0
+
+
+def test_a_scenario_named_by_what_names_none_is_refused_clearly():
+    # make(None) and make(3.5) raised AttributeError ('float' object has no attribute 'lower'); make(True) ran scenario 1
+    import numpy as np
+    import pytest
+
+    from diagkg.errors import InputError
+
+    store = KnowledgeStore.memory()
+    load_documents(store, [(parse_text(LAMP, "dynamo.ttl"), "test:dynamo.ttl"), (parse_text(OFF, "dyn1.ttl"), "test:dyn1.ttl")])
+    for ref in (None, 3.5, True, b"DYN.1"):
+        with pytest.raises(InputError, match="named by its number"):
+            diagkg.make(ref, store=store)       # type: ignore[arg-type]
+    with diagkg.make(np.int64(9811), store=store) as session:
+        assert session.scenario.id == "DYN.1"

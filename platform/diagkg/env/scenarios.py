@@ -152,8 +152,9 @@ class ScenarioCatalog:
         if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
             number = int(ref)
             if number not in self._rows:
-                raise UnknownTermError(f"no scenario number {number} in the store; it holds {len(self)} "
-                                       f"(numbers {min(self._rows, default=0)}–{max(self._rows, default=0)})")
+                held = (f"it holds {len(self)} (numbers {min(self._rows)}–{max(self._rows)})" if self._rows
+                        else "it holds none: load a scenario file first (diagkg load FILE.ttl)")
+                raise UnknownTermError(f"no scenario number {number} in the store; {held}")
         else:
             number = self._by_id.get(ref)
             if number is None:

@@ -19,6 +19,7 @@ and inference comes from the store the user chose (``--store``,
 
 from __future__ import annotations
 
+from numbers import Integral
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeGuard
 
@@ -52,6 +53,12 @@ def resolve_scenario(store: "KnowledgeStore", ref: "str | int | Scenario",
 
     if isinstance(ref, Scenario):
         return ref
+    given: object = ref                   # what a caller passes, whatever its annotation says
+    if isinstance(given, bool) or not isinstance(given, (str, Integral)):  # None and 3.5 raised AttributeError,
+        raise InputError(f"a scenario is named by its number (a whole number) or identifier (a string), or is a "
+                         f"Scenario or a file's path; got {given!r}")         # and True ran scenario 1
+    if isinstance(given, Integral):
+        ref = int(given)                  # (numpy's integers too, as seeds)
     try:
         return ScenarioCatalog.find(store, ref)
     except UnknownTermError:
