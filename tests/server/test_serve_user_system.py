@@ -97,7 +97,10 @@ def bike(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(bike):
-    proc, url = start_server(bike)
+    with pytest.MonkeyPatch.context() as env:     # no language model configured
+        for name in ("DIAGKG_LLM_BASE_URL", "OPENAI_BASE_URL", "DIAGKG_LLM_MODEL"):
+            env.delenv(name, raising=False)
+        proc, url = start_server(bike)
     try:
         with httpx.Client(base_url=url, timeout=30) as client:
             yield client
@@ -185,3 +188,15 @@ def test_a_body_that_is_not_json_is_said_so(server, content_type):
     assert server.post("/api/sessions", content="{}", headers={"content-type": content_type}).status_code == 403
     r = server.post("/api/sessions", content=body, headers={**AUTH, "content-type": "application/json; charset=utf-8"})
     assert r.status_code == 200, r.text
+
+
+def test_an_assistant_refused_before_its_first_round_leaves_no_trajectory(server):
+    # `diagkg run --assistant llm` without an endpoint says why and stores nothing; the server stored a session
+    # ended "crashed" after 0 rounds, listed among the trajectories beside those that ran
+    before = len(server.get("/api/trajectories").json())
+    r = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "llm"}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    s = _pending(server, r.json()["id"])
+    assert s["status"] == "failed" and s["result"]["trajectory"] is None and "endpoint" in s["result"]["refused"]
+    assert [e["type"] for e in s["events"]][-1] == "error"
+    assert len(server.get("/api/trajectories").json()) == before

@@ -45,7 +45,7 @@ from pydantic import BaseModel, Field, StrictInt, StrictStr
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, Hypothesis
 from ..env.outcomes import Outcome
-from ..errors import StoreError, StoreLockedError, TrajectoryKept
+from ..errors import InputError, StoreError, StoreLockedError, TrajectoryKept
 from .state import TokenFirst, check_token, state_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -325,6 +325,15 @@ class Sessions:
                                      on_round=on_round, on_start=lambda session: setattr(live, "session", session),
                                      record=False)
             except Exception as exc:      # the session failed: stored as crashed, and the page says why
+                if isinstance(exc, InputError) and not played:
+                    # refused before a round was played (an assistant's configuration: an LLM without an
+                    # endpoint): nothing to keep, as `diagkg run` keeps nothing (a crashed session of 0 rounds
+                    # was stored)
+                    live.result = {"trajectory": None, "scenario": scenario.number, "scenario_id": scenario.id,
+                                   "assistant": agent.name, "end": None, "refused": str(exc)}
+                    live.status = "failed"
+                    live.emit("error", message=f"{type(exc).__name__}: {exc}", result=live.result)
+                    return
                 record = crashed_record(scenario, agent.name, dict(getattr(agent, "config", {}) or {}), req.seed,
                                         exc, rounds=played, started=started, wall_time=time.perf_counter() - t0,
                                         budget=req.budget)
