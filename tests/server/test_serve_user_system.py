@@ -200,3 +200,24 @@ def test_an_assistant_refused_before_its_first_round_leaves_no_trajectory(server
     assert s["status"] == "failed" and s["result"]["trajectory"] is None and "endpoint" in s["result"]["refused"]
     assert [e["type"] for e in s["events"]][-1] == "error"
     assert len(server.get("/api/trajectories").json()) == before
+
+
+def test_an_ended_sessions_schematic_stays_as_it_ended(server):
+    # an ended session's working memory went back to the pool: its schematic read what the next session left
+    # there (here every lamp lit, as a replaced lamp in another session)
+    from diagkg.sim.schematic import DARK, LIT
+
+    first = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "human"}, headers=AUTH).json()["id"]
+    _pending(server, first)
+    assert server.post(f"/api/sessions/{first}/step", json={"give_up": True}, headers=AUTH).status_code == 200
+    assert _pending(server, first)["status"] == "done"
+    ended = server.get(f"/api/sessions/{first}/schematic.svg").text
+    assert (ended.count(LIT), ended.count(DARK)) == (1, 1)          # the rear LED lit, the front lamp dark
+    other = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "human"}, headers=AUTH).json()["id"]
+    _pending(server, other)
+    move = {"action": "replace_component", "targets": ["lamp"]}
+    assert server.post(f"/api/sessions/{other}/step", json=move, headers=AUTH).status_code == 200
+    assert _pending(server, other)["status"] == "done"
+    assert server.get(f"/api/sessions/{other}/schematic.svg").text.count(LIT) == 2
+    later = server.get(f"/api/sessions/{first}/schematic.svg").text
+    assert (later.count(LIT), later.count(DARK)) == (1, 1)

@@ -97,6 +97,9 @@ class LiveSession:
     result: dict[str, Any] | None = None
     menus: dict[str, Any] | None = None
     session: Any = None                   # the env Session, once started (for its schematic)
+    # the circuit state as the last round left it (its schematic): read while the session held it, since a
+    # session's working memory goes back to the pool when it ends, where the next session empties and reuses it
+    state: Any = None
     inbox: "queue.Queue[dict[str, Any]]" = field(default_factory=queue.Queue)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _subs: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=set)
@@ -308,8 +311,13 @@ class Sessions:
 
         played: list[dict[str, Any]] = []
 
+        def on_start(session: Any) -> None:
+            live.session, live.state = session, session.state()
+
         def on_round(entry: Round) -> None:
             played.append(entry.to_dict())      # what a crashed session's record keeps
+            if live.session is not None:
+                live.state = live.session.state()
             # the page is sent the round as an assistant is told it (a person at the page may be the assistant)
             live.emit("round", round=dataclasses.replace(entry, outcome=entry.outcome.told()).to_dict())
 
@@ -322,7 +330,7 @@ class Sessions:
             started, t0 = datetime.now(timezone.utc), time.perf_counter()
             try:
                 result = run_session(scenario, agent, seed=req.seed, budget=req.budget, store=store,
-                                     on_round=on_round, on_start=lambda session: setattr(live, "session", session),
+                                     on_round=on_round, on_start=on_start,
                                      record=False)
             except Exception as exc:      # the session failed: stored as crashed, and the page says why
                 if isinstance(exc, InputError) and not played:
@@ -486,10 +494,9 @@ def session_schematic(request: Request, sid: str, fmt: str) -> Response:
     live = sessions_of(request.app).get(sid)
     if fmt not in FORMATS:
         raise HTTPException(404, f"a schematic comes as {', '.join('.' + f for f in FORMATS)}")
-    session = live.session
-    if session is None:
+    session, state = live.session, live.state
+    if session is None or state is None:
         raise HTTPException(409, f"session {sid} has not started yet")
-    state = session.state()
     result = session.sim.simulate(state, random.Random(live.seed))
     body = render(session.store, session.scenario.key, state=state, result=result, fmt=fmt, faults=False)
     return Response(body, media_type=FORMATS[fmt])
