@@ -77,3 +77,24 @@ def test_a_scenario_named_by_what_names_none_is_refused_clearly():
             diagkg.make(ref, store=store)       # type: ignore[arg-type]
     with diagkg.make(np.int64(9811), store=store) as session:
         assert session.scenario.id == "DYN.1"
+
+
+def test_a_closed_sessions_state_is_refused_not_read_from_the_next_session():
+    # a closed session's memory goes to the pool: its state() read whatever the next session left there
+    import pytest
+
+    from diagkg.errors import SessionError
+
+    store = KnowledgeStore.memory()
+    load_documents(store, [(parse_text(LAMP, "dynamo.ttl"), "test:dynamo.ttl"), (parse_text(OFF, "dyn1.ttl"), "test:dyn1.ttl")])
+    first = diagkg.make("DYN.1", store=store)
+    first.reset(seed=0)
+    assert first.state() != first.nominal_state           # the cable off
+    first.close()
+    with diagkg.make("DYN.1", store=store) as second:
+        second.reset(seed=0)
+        second.step(Action("reconnect_cable", ("cable",)))
+        with pytest.raises(SessionError):
+            first.state()
+        with pytest.raises(SessionError):
+            first.works_again()
