@@ -171,10 +171,17 @@ def observe_current(session: Workbench, action: Action, result: SimulationResult
 
 def observe_continuity(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
     target = action.targets[0]
-    verdict, ohms = continuity(session, target, session.state(), result)
+    state = session.state()
+    verdict, ohms = continuity(session, target, state, result)
     out.data[target] = Continuity(verdict, ohms)
-    reading = "a diode (it conducts one way)" if ohms is None else f"{ohms:.4g} Ω"
-    out.message = f"Continuity of {target}: {reading}, {verdict}."
+    # what the meter shows: a number, or a junction's one-way conduction; a source (or a part whose
+    # end is off) shows neither (a battery read "a diode (it conducts one way), not applicable (a source)")
+    if ohms is not None:
+        out.message = f"Continuity of {target}: {ohms:.4g} Ω, {verdict}."
+    elif any(kind == "D" for kind, _ in session.sim.own_elements(state, target)):
+        out.message = f"Continuity of {target}: a diode (it conducts one way), {verdict}."
+    else:
+        out.message = f"Continuity of {target}: {verdict}."
 
 
 def observe_diode(session: Workbench, action: Action, result: SimulationResult, out: Outcome) -> None:
