@@ -20,10 +20,12 @@ SYSTEM = """\
 @prefix dcterms: <http://purl.org/dc/terms/> .
 
 :shed a dk:System ; dk:systemKey "shed" ; dcterms:identifier "shed" ; rdfs:label "Shed light" ;
-    dk:groundReference :bat.neg ; dcterms:description "A battery with its internal resistance feeds a lamp through a blocking diode and a lead." .
+    dk:groundReference :bat.neg ;
+    dcterms:description "A battery with its internal resistance feeds a lamp through a blocking diode and a lead." .
 :body a dk:Module ; dcterms:identifier "body" ; rdfs:label "Body" ; dk:partOf :shed .
 :bat a dk:VoltageSource ; dcterms:identifier "bat" ; rdfs:label "Battery" ; dk:partOf :body ; dk:voltage 12 ;
-    dk:internalResistance 0.2 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :bat.pos, :bat.neg .
+    dk:internalResistance 0.2 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :bat.pos, :bat.neg .
 :bat.pos a dk:Port ; dk:portName "pos" .
 :bat.neg a dk:Port ; dk:portName "neg" .
 :d a dk:Diode ; dcterms:identifier "d" ; rdfs:label "Blocking diode" ; dk:partOf :body ; dk:forwardVoltage 0.7 ;
