@@ -319,6 +319,7 @@ class DK:
     blockedWhen = Term(DK_NS + 'blockedWhen')  # object property: blocked when
     blown = Term(DK_NS + 'blown')  # datatype property: blown
     burntOut = Term(DK_NS + 'burntOut')  # datatype property: burnt out
+    bypassesComponent = Term(DK_NS + 'bypassesComponent')  # datatype property: bypasses component
     cachedTokens = Term(DK_NS + 'cachedTokens')  # datatype property: cached tokens
     callError = Term(DK_NS + 'callError')  # datatype property: call error
     callFor = Term(DK_NS + 'callFor')  # object property: call for

@@ -52,6 +52,7 @@ class ElementDecl:
     saturation: Expression | None
     emission: float | None
     emission_expression: Expression | None = None     # N as an expression (dk:emissionCoefficientExpression)
+    bypass: bool = False     # a path across the component beside it (dk:bypassesComponent): not its own current
 
 
 @dataclass(frozen=True)
@@ -378,6 +379,7 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
             emission=float(r["emission"]) if r["emission"] is not None else None,
             emission_expression=compile_expression(r["emissionExpression"], where, ELEMENT_FUNCTIONS)
             if r["emissionExpression"] else None,
+            bypass=r["bypass"] is True,
         )
         if decl.kind not in ("R", "V", "D"):
             raise InputError(f"{where}: unknown element kind {decl.kind!r} (R, V or D)")

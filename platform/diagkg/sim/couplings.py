@@ -28,7 +28,8 @@ def next_live(sk: Skeleton, state: CircuitState, params: dict[str, dict[str, Any
     def current(cid: str) -> float:
         if cid not in components:
             raise ExpressionError(f"coupling refers to {cid!r}, which is not in the circuit")
-        return components[cid].current
+        c = components[cid]
+        return c.current if c.own_current is None else c.own_current      # a short across it is not its own
 
     def voltage(cid: str, port: str) -> float:
         if cid not in components:

@@ -38,6 +38,9 @@ class Reader:
     # as `current` enters at the positive side (it was the alphabetically first port minus the last:
     # v(n) - v(p) for a part with ports p and n)
     across: tuple[str, str] = ("", "")
+    # its elements that bypass it (dk:bypassesComponent: a fault's short across it): in its port currents and
+    # power, not in the current and power its rules read nor in its own current (what a relay's coil is driven by)
+    bypass: frozenset[str] = frozenset()
 
 
 def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, ComponentResult], dict[tuple[str, str], float]]:
@@ -59,6 +62,7 @@ def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, Component
             p = (v[a] - v[b]) * i
             power = p if p >= 0.0 else -p
             current_in = i if r.positive == a else -i
+            own_in, own_power = (0.0, 0.0) if name in r.bypass else (current_in, power)
             if label and named is not None:
                 named[label + "Power"], named[label + "Current"] = p, i
             for port, net, own in r.ports:
@@ -70,17 +74,22 @@ def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, Component
                     port_i[port] = x if x >= 1e-9 or x <= -1e-9 else 0.0
         else:
             leaving: dict[str, float] = {}      # SPICE node -> current from it into the component's elements
-            power = 0.0
+            through: dict[str, float] = {}      # the same, leaving out the elements that bypass it
+            power = own_power = 0.0
             for name, a, b, label in r.elements:
                 i = currents[name]
                 p = (v[a] - v[b]) * i
                 power += p
                 leaving[a] = leaving.get(a, 0.0) + i
                 leaving[b] = leaving.get(b, 0.0) - i
+                if name not in r.bypass:
+                    own_power += p
+                    through[a], through[b] = through.get(a, 0.0) + i, through.get(b, 0.0) - i
                 if label and named is not None:
                     named[label + "Power"], named[label + "Current"] = p, i
-            power = abs(power)
+            power, own_power = abs(power), abs(own_power)
             current_in = leaving.get(r.positive, 0.0)
+            own_in = through.get(r.positive, 0.0)
             for port, net, own in r.ports:
                 if net is None:
                     port_v[port] = port_i[port] = None
@@ -90,7 +99,7 @@ def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, Component
         lit = None
         if r.env is not None:
             env = r.env.copy()
-            env["power"], env["current"] = power, current_in
+            env["power"], env["current"] = own_power, own_in
             positive, other = r.across
             env["voltage"] = (port_v[positive] or 0.0) - (port_v[other] or 0.0)
             if named:
@@ -101,7 +110,8 @@ def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, Component
                 if rule.condition(env):
                     key = (r.cid, rule.state)
                     hits[key] = max(hits.get(key, 0.0), overload(rule, env))
-        out[r.cid] = ComponentResult(r.type, port_v, _clean(current_in), _clean(power), lit, port_i)
+        out[r.cid] = ComponentResult(r.type, port_v, _clean(current_in), _clean(power), lit, port_i,
+                                     _clean(own_in) if r.bypass else None)
     return out, hits
 
 

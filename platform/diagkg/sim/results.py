@@ -30,6 +30,9 @@ class ComponentResult:
     lit: bool | None = None           # None for components that cannot emit light
     # the current entering the component at each port (A); None for a port that floats
     port_i: dict[str, float | None] = field(default_factory=dict)
+    # the current through the component itself, where a fault's short across it (dk:bypassesComponent) carries
+    # the rest of `current`: what a coupling's current('id') reads (a shorted relay coil pulls nothing in)
+    own_current: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -458,9 +458,7 @@ class Simulator:
         # each named element of the type, stamped in this state or not, as <name>Power and <name>Current
         values = sk.element_values(type_iri)
         rules = sk.damage_rules_for(sk.components[cid], params)
-        reads: set[str] = set()
-        for expression in ([emit] if emit is not None else []) + [r.condition for r in rules]:
-            reads |= expression.names
+        reads = {name for rule in ([emit] if emit is not None else []) + [r.condition for r in rules] for name in rule.names}
         own = []
         for ep in elements:
             el = ep.element
@@ -471,10 +469,11 @@ class Simulator:
             and {own[0][1], own[0][2]} == set(spice_node.values())
         positive = self.positive_port[cid]
         other = next((name for name in self._port_names[cid] if name != positive), positive)
+        bypass = frozenset(ep.element.name for ep in elements if any(d.bypass and d.name == ep.label for d in sk.mapping[type_iri]))
         return Reader(cid, self._type[cid], tuple(own), spice_node[positive],
-                       tuple((name, ports.get((cid, name)), spice_node[name]) for name in self._port_names[cid]),
-                       emit, rules, {**params, **values} if emit is not None or rules else None,
-                       frozenset(label for *_, label in own if label), single, (positive, other))
+                      tuple((name, ports.get((cid, name)), spice_node[name]) for name in self._port_names[cid]), emit, rules,
+                      {**params, **values} if emit is not None or rules else None,
+                      frozenset(label for *_, label in own if label), single, (positive, other), bypass)
 
     @staticmethod
     def _node_name(comp: Component, k: int, spice_node: dict[str, str], name: str, where: str) -> str:

@@ -25,4 +25,8 @@ from __future__ import annotations
 # 6: a diode or LED whose forward voltage asks for a saturation current below the least ngspice uses (1e-28 A) gets
 #    that one and a larger emission coefficient, so that it carries its forward current at its forward voltage (a
 #    white LED declared at 3.0 V conducted from 2.8 V, one at 30 V lit on 12 V); the shipped systems' do not
-PHYSICS_VERSION = "6"
+# 7: what a fault's short across a part carries (dk:bypassesComponent) is left out of the current its coupling
+#    reads and of the current and power its damage rules read (a shorted relay coil lets its relay drop out; a
+#    resistor is not burnt out by its short's current); a diode declared above about 18 V (an LED above 33 V) is
+#    solved, where its saturation current overflowed; the shipped systems' states are unchanged
+PHYSICS_VERSION = "7"
