@@ -265,6 +265,10 @@ def test_what_the_simulator_makes_of_each_type_is_a_query(shipped):
     """A stranger's hand calculation was 1-2 % off, by the series resistances the simulator adds, which only
     `--netlist` showed: `diagkg query type-stamps` lists each type's elements and value expressions."""
     rows = {(r["type"], r["name"] or ""): r for r in shipped.select("type-stamps")}
-    assert "0.01" in rows[("Fuse", "")]["value"] and rows[("LED", "series")]["value"] == "1.0"
+    assert "resistance" in rows[("Fuse", "")]["value"] and rows[("LED", "series")]["value"] == "1.0"
+    # a fuse's own resistance is what it states, 0.01 ohm unless it states one: a default `sim-type-rules` lists
+    defaults = {(r["type"].rsplit("#", 1)[-1], r["parameter"]): r["default"] for r in shipped.select("sim-type-rules")
+                if r["scope"] == "type"}
+    assert defaults[("Fuse", "resistance")] == defaults[("CurrentSensor", "resistance")] == 0.01
     assert {t for t, _ in rows} >= {"Bulb", "Cable", "CurrentSensor", "Diode", "Fuse", "LED", "LightSensor",
                                     "Potentiometer", "Relay", "Resistor", "Switch", "VoltageSource"}

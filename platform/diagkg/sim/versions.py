@@ -28,5 +28,6 @@ from __future__ import annotations
 # 7: what a fault's short across a part carries (dk:bypassesComponent) is left out of the current its coupling
 #    reads and of the current and power its damage rules read (a shorted relay coil lets its relay drop out; a
 #    resistor is not burnt out by its short's current); a diode declared above about 18 V (an LED above 33 V) is
-#    solved, where its saturation current overflowed; the shipped systems' states are unchanged
+#    solved, where its saturation current overflowed; a fuse or current sensor has the dk:resistance it states
+#    (it was 0.01 ohm whatever it stated); the shipped systems' states are unchanged
 PHYSICS_VERSION = "7"
