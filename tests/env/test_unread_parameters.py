@@ -16,6 +16,7 @@ from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.env.service import simulator_for
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
+from diagkg.sim.circuit import NOMINAL
 
 from ..support.cli import run_cli
 
@@ -34,7 +35,7 @@ SYSTEM = """\
 :bat.pos a dk:Port ; dk:portName "pos" .
 :bat.neg a dk:Port ; dk:portName "neg" .
 :sw a dk:Switch ; dcterms:identifier "sw" ; rdfs:label "Switch" ; dk:partOf :box ; dk:normallyClosed true ;
-    dk:resistance 0.05 ; dk:affords dk:Observable, dk:Measurable, dk:Reachable, dk:Replaceable, dk:Togglable ;
+    dk:onResistance 0.05 ; dk:affords dk:Observable, dk:Measurable, dk:Reachable, dk:Replaceable, dk:Togglable ;
     dk:hasPort :sw.p, :sw.n .
 :sw.p a dk:Port ; dk:portName "p" .
 :sw.n a dk:Port ; dk:portName "n" .
@@ -84,7 +85,9 @@ def test_what_a_type_reads_is_declared(tmp_path, store):
     reads, judged = type_reads(store)
     bulb, switch, fuse = (reads[f"https://w3id.org/diagkg/ontology#{t}"] for t in ("Bulb", "Switch", "Fuse"))
     assert "maxCurrent" in bulb and "ratedCurrent" not in bulb and "isIndicator" in bulb      # a rule; dk:readsParameter
-    assert {"resistance", "normallyClosed", "onResistance", "offResistance"} <= switch      # a stamp; the simulator; shapes
+    assert {"normallyClosed", "onResistance", "offResistance"} <= switch      # a stamp; the simulator; shapes
+    # a switch's stamp reads dk:resistance only where a fault overrides it (has('resistance')); a fuse's, as stated
+    assert "resistance" not in switch and "resistance" in fuse
     assert "ratedCurrent" in fuse and "ratedCurrent" in judged and "color" not in judged    # a label-like string is no parameter
 
 
@@ -97,7 +100,7 @@ def test_a_bulb_stating_a_fuses_rating_is_warned_about_at_its_line(tmp_path):
     done = run_cli("--store", store, "load", str(system), str(scenario))
     assert done.returncode == 0, done.stderr
     assert f"warning: {system}:{bulb_line}: {WARNING}" in done.stderr
-    assert done.stderr.count("warning:") == 1, done.stderr      # the switch's resistance and position are read
+    assert done.stderr.count("warning:") == 1, done.stderr      # the switch's contact resistance and position are read
 
     done = run_cli("--store", store, "check", "UNREAD.1")
     assert f"{system}:{bulb_line}: UNREAD.1: parameters: bulb states dk:ratedCurrent" in done.stdout, done.stdout
@@ -111,3 +114,16 @@ def test_a_system_whose_parameters_are_all_read_gets_none(tmp_path, store):
     assert parameter_warnings(store, simulator_for(store, "unread")) == []
     report = check_scenario(store, ScenarioCatalog(store).resolve("UNREAD.1"))
     assert [f for f in report.findings if f.check == "parameters"] == []
+
+
+def test_a_switch_stating_a_resistance_is_warned_that_it_changes_nothing(tmp_path, store):
+    """A switch's stamp reads dk:resistance only as a fault's override (``resistance if has('resistance') else
+    (onResistance if closed else offResistance)``): one a switch states is solved as 0.01 ohm, and was not warned
+    about (an outsider's greenhouse controller); its closed contact's resistance is dk:onResistance."""
+    system, scenario = tmp_path / "unread.ttl", tmp_path / "unread-1.ttl"
+    system.write_text(_system("").replace("dk:onResistance 0.05", "dk:resistance 0.05"))
+    scenario.write_text(SCENARIO)
+    load_files(store, [system, scenario], replace=True)
+    sim = simulator_for(store, "unread")
+    assert [f.message.split(",")[0] for f in parameter_warnings(store, sim)] == ["sw states dk:resistance"]
+    assert sim.own_elements(NOMINAL, "sw", {"closed:sw": True}) == [("R", 0.01)]      # not the 0.05 it states

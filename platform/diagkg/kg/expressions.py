@@ -88,14 +88,29 @@ def compile_expression(source: str, where: str, functions: Iterable[str] = ()) -
 
 
 def names_read(source: str, where: str = "expression") -> frozenset[str]:
-    """The names an expression of the behaviour declarations reads (a stamp's value or condition, an emission
-    or damage rule): its bare names and the parameters it asks ``has('…')`` about (``"resistance if
-    has('resistance') else 0.01"``: ``resistance``), checked as :func:`compile_expression` checks them."""
+    """The names an expression of the behaviour declarations reads of what a component states (a stamp's value or
+    condition, an emission or damage rule): its bare names, checked as :func:`compile_expression` checks them, but
+    a name read only where ``has('name')`` holds, which asks whether a fault overrides it: ``"resistance if
+    has('resistance') else (onResistance if closed else offResistance)"`` reads a fault's ``resistance``, never
+    the one a switch states (a switch stating one was not warned that it changes nothing)."""
     expression = compile_expression(source, where, ELEMENT_FUNCTIONS)
-    asked = {str(node.args[0].value) for node in ast.walk(ast.parse(source.strip(), mode="eval"))
-             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "has"
-             and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)}
-    return expression.names | asked
+    read: set[str] = set()
+
+    def visit(node: ast.AST, guarded: frozenset[str]) -> None:
+        test = node.test if isinstance(node, ast.IfExp) else None
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "has" and len(test.args) == 1 \
+                and isinstance(test.args[0], ast.Constant) and isinstance(test.args[0].value, str):
+            assert isinstance(node, ast.IfExp)
+            visit(node.body, guarded | {test.args[0].value})
+            visit(node.orelse, guarded)
+            return
+        if isinstance(node, ast.Name) and node.id not in guarded:
+            read.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child, guarded)
+
+    visit(ast.parse(source.strip(), mode="eval"), frozenset())
+    return expression.names & frozenset(read)
 
 
 def overload(expression: Expression) -> Expression | None:
