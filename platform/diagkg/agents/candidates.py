@@ -166,9 +166,10 @@ class CandidateSpace:
                         out.append(Candidate((self.fault(m, cid),), frozenset({cid}), m.prior_on(c.type)))
             elif m.kind == "coupling":
                 for cp in sk.couplings:
-                    # the repair of a coupling that should not act: moving what blocks it into place
-                    movers = sorted({element for element, _ in cp.blocked_when}) or [cp.id]
-                    for mover in movers:
+                    # the repair of a coupling that should not act: moving what blocks it into place; one that
+                    # nothing blocks leaves no part to name (a hypothesis naming the coupling itself names nothing
+                    # of the system: judged empty, its world agreeing, and named again every round)
+                    for mover in sorted({element for element, _ in cp.blocked_when}):
                         out.append(Candidate((self.fault(m, cp.id),), frozenset({mover}), m.prior))
             elif m.kind == "port" and "other" not in m.parameters:
                 # an end that comes off (or off and on, at random): a cable's end, reconnected; a
