@@ -330,6 +330,11 @@ def continuity(session: Workbench, cid: str, state: CircuitState, result: Simula
     should = against_closed or next_live(session.sk, state.evolve(forced=()), dict.fromkeys(result.components, {}),
                                          result.components, lever)[f"closed:{cid}"]
     closed = dict(state.forced).get(cid, result.live.get(f"closed:{cid}", lever[f"closed:{cid}"]))
+    if not (against_closed or result.converged) and cid not in dict(state.forced) and f"closed:{cid}" in result.live:
+        # a contact its coupling keeps switching (the state does not settle) is in either position in turn, as a
+        # sound one would be: judged against the position it is in (its coupling's answer to the last solve is
+        # the other one, by the chattering itself: a sound relay read "open" and was named)
+        should = closed
     live = {f"closed:{cid}": closed, f"illuminated:{cid}": False}
     now = session.sim.own_elements(state, cid, live)
     kinds = {kind for kind, _ in now}
