@@ -221,3 +221,35 @@ def test_an_ended_sessions_schematic_stays_as_it_ended(server):
     assert server.get(f"/api/sessions/{other}/schematic.svg").text.count(LIT) == 2
     later = server.get(f"/api/sessions/{first}/schematic.svg").text
     assert (later.count(LIT), later.count(DARK)) == (1, 1)
+
+
+def test_live_sessions_are_capped_and_one_nobody_answers_stops_keeping_what_it_played(tmp_path):
+    # each live session holds a thread, and one waiting for a person waited for ever: a token holder could leave any
+    # number of them waiting. Past --max-sessions a start gets 429; past --session-idle a session stops, stored
+    (tmp_path / "bike.ttl").write_text(BIKE)
+    (tmp_path / "b1.ttl").write_text(BURNT)
+    store = KnowledgeStore(tmp_path / "store")
+    load_files(store, [tmp_path / "bike.ttl", tmp_path / "b1.ttl"])
+    store.close()
+    proc, url = start_server(tmp_path / "store", "--max-sessions", "2", "--session-idle", "2")
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            start = {"scenario": "BIKE.1", "assistant": "human"}
+            first = client.post("/api/sessions", json=start, headers=AUTH).json()["id"]
+            question = _pending(client, first)["pending"]["question"]
+            move = {"action": "measure_voltage", "targets": ["lamp"], "question": question}
+            assert client.post(f"/api/sessions/{first}/step", json=move, headers=AUTH).status_code == 200
+            second = client.post("/api/sessions", json=start, headers=AUTH).json()["id"]
+            _pending(client, second)
+            refused = client.post("/api/sessions", json=start, headers=AUTH)
+            assert refused.status_code == 429 and refused.headers["retry-after"], refused.text
+            for _ in range(200):                  # nobody answers either: each stops after 2 s, what it played stored
+                sessions = [client.get(f"/api/sessions/{sid}").json() for sid in (first, second)]
+                if all(s["status"] == "done" for s in sessions):
+                    break
+                time.sleep(0.1)
+            assert [s["result"]["rounds"] for s in sessions] == [1, 0], sessions
+            assert all(s["result"]["trajectory"] and s["events"][-2]["type"] == "idle" for s in sessions), sessions
+            assert client.post("/api/sessions", json=start, headers=AUTH).status_code == 200
+    finally:
+        stop_server(proc)

@@ -41,6 +41,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     p.add_argument("--queries-per-client", type=int, default=1, metavar="N",
                    help="query workers one client (address, with or without the token) may hold at once; its "
                         "other queries wait their turn (default 1)")
+    p.add_argument("--max-sessions", type=int, default=16, metavar="N",
+                   help="live sessions (the web page's, the API's) running or waiting for a person at once; "
+                        "another start gets 429 (default 16)")
+    p.add_argument("--session-idle", type=float, default=3600.0, metavar="SECONDS",
+                   help="a live session that waits this long for a person stops, and what it played is stored "
+                        "(default 3600)")
     p.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                    help="a web origin (e.g. https://yasgui.triply.cc) whose pages may query the server from a "
                         "browser; repeat for more (default: none)")
@@ -76,7 +82,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                               max_result_bytes=args.max_result_bytes, workers=args.workers, cors=tuple(args.cors),
                               allowed_hosts=hosts, allow_remote=tuple(args.allow_remote),
                               max_query_bytes=args.max_query_bytes, max_upload_bytes=args.max_upload_bytes,
-                              queries_per_client=args.queries_per_client)
+                              queries_per_client=args.queries_per_client, max_sessions=args.max_sessions,
+                              session_idle=args.session_idle)
         app = create_app(config)
         family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)   # asyncio sets TCP_NODELAY only then

@@ -100,6 +100,7 @@ class LiveSession:
     # the circuit state as the last round left it (its schematic): read while the session held it, since a
     # session's working memory goes back to the pool when it ends, where the next session empties and reuses it
     state: Any = None
+    idle: float | None = None             # seconds it waits for a person at most: then it stops (what it played stored)
     inbox: "queue.Queue[dict[str, Any]]" = field(default_factory=queue.Queue)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _subs: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=set)
@@ -122,7 +123,12 @@ class LiveSession:
             pending = {**pending, "question": len(self.events)}
             self.pending, self.status = pending, "waiting"
         self.emit("waiting", pending=pending)
-        answer = self.inbox.get()
+        try:
+            answer = self.inbox.get(timeout=self.idle)
+        except queue.Empty:     # nobody came back: the session stops as if they had stopped it (a thread each)
+            self.status = "running"
+            self.emit("idle", message=f"nobody answered for {self.idle:g} s: the session stops")
+            raise _Stop() from None
         self.status = "running"
         if answer.get("stop") or answer.get("shutdown"):
             raise _Stop()
@@ -300,9 +306,14 @@ class Sessions:
             raise HTTPException(400, f"service must be one of {', '.join(SERVICES)}, not {req.service!r}")
         if req.assistant.startswith(EXEC_PREFIX):        # a request must never run a command on this machine
             raise HTTPException(400, "exec: assistants run a command: they are not started over HTTP (use diagkg run)")
+        most = app_state.config.max_sessions
+        if (busy := sum(1 for s in self.by_id.values() if not s.finished)) >= most:     # a thread each, held
+            raise HTTPException(429, f"{busy} sessions are running or waiting for a person on this server, its most "
+                                     f"(--max-sessions {most}): finish or stop one first", headers={"Retry-After": "10"})
         store = app_state.fresh()
         scenario = ScenarioCatalog.find(store, req.scenario)     # UnknownTermError: 404
-        live = LiveSession(uuid.uuid4().hex[:12], scenario.id, req.assistant, req.service, req.seed)
+        live = LiveSession(uuid.uuid4().hex[:12], scenario.id, req.assistant, req.service, req.seed,
+                           idle=app_state.config.session_idle)
         # where the assistant runs (a plug-in that is not trusted: a process of its own) is hosting's to say
         agent: BaseAssistant = WebHuman(live) if req.assistant == "human" else hosting.create(req.assistant,
                                                                                                  req.config).agent

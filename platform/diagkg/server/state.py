@@ -35,6 +35,8 @@ class ServerConfig:
     max_query_bytes: int = 1_000_000     # body of a SPARQL request
     max_upload_bytes: int = 4_000_000    # body of a Turtle upload (validate, load)
     queries_per_client: int = 1          # query workers one client may hold at once
+    max_sessions: int = 16               # live sessions running or waiting at once (a thread each; 429 beyond)
+    session_idle: float = 3600.0         # seconds a live session waits for a person before it stops (stored)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
