@@ -13,7 +13,9 @@ from diagkg.agents.neurosymbolic import KeywordClassifier, dense_candidates
 from diagkg.agents.registry import BaseAssistant, create, names
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.env.service import Action
-from diagkg.errors import LLMTruncation, UnknownTermError, ValidationError
+from diagkg.errors import UnknownTermError, ValidationError
+from diagkg.llm.client import LLMFailure
+from diagkg.llm.records import CallRecord, FailureCause
 from diagkg.runs import trajectory, transcript
 from diagkg.runs.runner import run_session
 
@@ -114,8 +116,10 @@ class Truncating(BaseAssistant):
     name = "truncating"
 
     def suggest(self):
-        if self.outcomes:
-            raise LLMTruncation("the reply stopped mid-sentence")
+        if self.outcomes:      # as a language-model assistant's client does: the failed call is in the session's log
+            self.briefing.llm.add(CallRecord(purpose="decide", role="assistant", model="m", messages=[], parameters={},
+                                             key="k", error="cut off", cause=FailureCause.CUT_OFF))
+            raise LLMFailure(FailureCause.CUT_OFF, "the reply stopped mid-sentence")
         return Action("observe_component", ("main_bulb",))
 
 

@@ -26,7 +26,10 @@ from ..sim.versions import PHYSICS_VERSION
 # 5: automatic access opens what a part's dk:affordsWhen says grants what the action needs (a part reached through
 #    an opening typed dk:Peephole was never reached: its enclosure was turned over, for nothing, and the repair
 #    refused; a panel that grants it nothing is no longer opened first). The shipped catalogue's sessions are unchanged
-SCORING_VERSION = "5"
+# 6: a session ends in llm_truncation (left out of the success rate) only when a failed language-model call of its
+#    log bears it out; an assistant raising the truncation itself ends in surrender (guessing once and "truncating"
+#    every miss read 100 % success). Shipped assistants' sessions are unchanged
+SCORING_VERSION = "6"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 
 __all__ = ["PHYSICS_VERSION", "SCORING_VERSION", "UNRECORDED"]

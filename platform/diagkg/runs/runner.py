@@ -155,9 +155,9 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         try:
             agent.setup(brief)
         except LLMTruncation as exc:   # the model's reading of the symptoms was unusable
-            session.abort("llm_truncation")
+            cause = borne_out(exc, log)
+            session.abort("llm_truncation" if cause is not None else "surrender")
             terminated = True
-            cause = getattr(exc, "cause", None)
             failed(Round.failed(1, "(no usable reply)", f"The assistant's reply could not be used: {exc}"))
         except AssistantError as exc:      # e.g. the oracle without a privileged briefing
             session.abort("surrender")
@@ -177,8 +177,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                 elif isinstance(suggestion, Hypothesis):
                     instruction = str(getattr(agent, "instruction", "") or "")
             except LLMTruncation as exc:
-                session.abort("llm_truncation")
-                cause = getattr(exc, "cause", None)
+                cause = borne_out(exc, log)
+                session.abort("llm_truncation" if cause is not None else "surrender")
                 failed(waited(Round.failed(session.round + 1, "(no usable reply)",
                                            f"The assistant's reply could not be used: {exc}"), d0))
                 break
@@ -212,8 +212,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                     if on_round:
                         on_round(played)
                     if not (terminated or truncated):    # a session that had ended keeps its end value
-                        session.abort("llm_truncation")
-                        cause = getattr(exc, "cause", None)
+                        cause = borne_out(exc, log)
+                        session.abort("llm_truncation" if cause is not None else "surrender")
                     break
             r0 = time.perf_counter()
             agent.record(told)                  # typed (plug-in API 3); a shim tells an older plug-in JSON
@@ -255,6 +255,17 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
                          decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause, diagnosis=diagnosis,
                          fault=fault)
+
+
+def borne_out(exc: LLMTruncation, log: CallLog) -> FailureCause | None:
+    """Why a session's language model failed, when a failed call of the session's log bears ``exc`` out; None
+    otherwise. Only then does the session end in ``llm_truncation`` (left out of the success rate, run again by
+    ``--retry-failed``): an assistant that raised the error itself, with no failed call, ends in surrender — a
+    failure — or guessing once and "truncating" every miss read as a perfect success rate."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, FailureCause) and any(r.cause is cause for r in log.records):
+        return cause
+    return None
 
 
 SERVICES = ("deterministic", "llm")
