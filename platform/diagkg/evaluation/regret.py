@@ -104,14 +104,16 @@ class Row:
         return sum(rates) / len(rates) if rates else math.nan
 
     def k(self) -> int:
-        return min([PASS_K, *(n for n, _ in self.runs.values())]) if self.runs else 0
+        """:data:`PASS_K`, or the most runs a scenario has when none has that many."""
+        return min([PASS_K, max(n for n, _ in self.runs.values())]) if self.runs else 0
 
     def pass_hat_k(self) -> float:
-        """C(c, k) / C(n, k) averaged over the scenarios (k of :meth:`k`)."""
-        k = self.k()
-        if k <= 0:
+        """C(c, k) / C(n, k) averaged over the scenarios, k of :meth:`k` or, for a scenario with fewer runs, its
+        runs (one scenario run once — its other sessions truncated — set k to 1 for every scenario: pass@1)."""
+        if self.k() <= 0:
             return math.nan
-        return sum(comb(c, k) / comb(n, k) for n, c in self.runs.values()) / len(self.runs)
+        scored = [(n, c, min(self.k(), n)) for n, c in self.runs.values() if n]
+        return sum(comb(c, k) / comb(n, k) for n, c, k in scored) / len(scored) if scored else math.nan
 
     def flip_rate(self) -> float:
         repeated = [(n, c) for n, c in self.runs.values() if n >= 2]
