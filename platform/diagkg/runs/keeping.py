@@ -22,7 +22,7 @@ import pyoxigraph as ox
 
 from ..env.outcomes import End
 from ..errors import StoreError, StoreLockedError, TrajectoryKept
-from . import trajectory
+from . import scoring, trajectory
 from .trajectory import SessionRecord
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,7 +98,9 @@ def crashed_record(scenario: Scenario, assistant: str, config: dict[str, Any], s
                    rounds: Sequence[dict[str, Any]] = (), started: datetime | None = None,
                    wall_time: float = 0.0, budget: int | None = None) -> SessionRecord:
     """The trajectory of a session that raised ``exc`` after playing ``rounds`` (the runner's round
-    entries): end ``crashed``, its last round saying what went wrong and where."""
+    entries): end ``crashed``, its last round saying what went wrong and where, and the diagnosis figures of
+    what it played (:mod:`~diagkg.runs.scoring`; against the scenario's faulty components, the live session being
+    gone): an assistant that replaced healthy parts and then raised read no false removals."""
     from .runner import SECRET_KEYS
 
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
@@ -107,10 +109,12 @@ def crashed_record(scenario: Scenario, assistant: str, config: dict[str, Any], s
     played = [dict(r) for r in rounds]
     played.append({"round": len(played) + 1, "kind": "none", "intention": "(crashed)", "message": message,
                    "cost": 0.0, "success": False, "executed": []})
-    return SessionRecord(
+    record = SessionRecord(
         trajectory_id=trajectory.new_id(scenario.number, assistant, seed), scenario_iri=scenario.iri,
         scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
         assistant=assistant, config={k: v for k, v in config.items() if k not in SECRET_KEYS}, seed=seed,
         budget=scenario.budget if budget is None else budget, end=End.CRASHED,
         total_cost=float(sum(float(r.get("cost", 0.0)) for r in played)), rounds=played,
         started=started or datetime.now(timezone.utc), wall_time=wall_time)
+    record.extra.extend(scoring.triples(scoring.score(scenario.faulty, played), ox.NamedNode(record.iri + "#session")))
+    return record
