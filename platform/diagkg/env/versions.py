@@ -29,7 +29,8 @@ from ..sim.versions import PHYSICS_VERSION
 # 6: a session ends in llm_truncation (left out of the success rate) only when a failed language-model call of its
 #    log bears it out; an assistant raising the truncation itself ends in surrender (guessing once and "truncating"
 #    every miss read 100 % success); a crashed session records the false removals (and diagnosis figures) of the
-#    rounds it played (none were recorded: a shotgun that raised read no false removals). Shipped assistants'
+#    rounds it played (none were recorded: a shotgun that raised read no false removals), one whose worker died
+#    too (its rounds were lost: it read 0 minutes). Shipped assistants'
 #    sessions are unchanged
 SCORING_VERSION = "6"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded

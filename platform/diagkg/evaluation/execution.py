@@ -309,7 +309,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
             if source is queue:
                 task = spending.allow(task)
             try:
-                inflight[pool.submit_to(lane, run_remote, data, task) if isinstance(pool, LocalPool)
+                inflight[pool.submit_to(lane, run_remote, data, task, pool.journal) if isinstance(pool, LocalPool)
                          else pool.submit(run_remote, data, task)] = task
             except BrokenProcessPool:
                 source.appendleft(task)
@@ -375,6 +375,11 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
                    writer.longest_commit, writer.longest_hold, compacted)
 
 
+def _journal(pool: cf.Executor) -> str | None:
+    """Where a local pool's workers write the rounds they play (:func:`~diagkg.evaluation.sessions.journal_file`)."""
+    return pool.journal if isinstance(pool, LocalPool) else None
+
+
 def _after_death(pool: cf.Executor, store: KnowledgeStore, campaign: Campaign, dead: list[Task],
                  inflight: dict[cf.Future[Outcome], Task], lost: deque[Task], in_a_row: list[str],
                  take: Callable[[Task, Outcome], None], notify: Callable[[str], None] | None,
@@ -425,7 +430,7 @@ def _after_death(pool: cf.Executor, store: KnowledgeStore, campaign: Campaign, d
         where = f"{task.assistant} on scenario {task.scenario} seed {task.seed}"
         if notify:
             notify(f"{where}: {why}; recorded as crashed (--retry-failed runs it again)")
-        take(task, died_outcome(store, task, WorkerDied(why)))
+        take(task, died_outcome(store, task, WorkerDied(why), _journal(pool)))
         in_a_row.append(where)
     if len(in_a_row) >= IN_A_ROW:
         raise WorkerDied(f"{len(in_a_row)} sessions in a row killed the worker process running them, none finishing "

@@ -113,6 +113,10 @@ class LocalPool(cf.Executor):
         # "__main__":``: the worker imports the script, which starts a campaign again, which Python refuses)
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="diagkg-knowledge-"))
         self.data = os.path.join(folder, "knowledge.nq")
+        # where each worker writes the rounds of the session it runs as they are played: a session that kills
+        # its worker (or is stopped past its time) keeps them, their costs and false removals with them
+        self.journal = os.path.join(folder, "rounds")
+        os.mkdir(self.journal)
         with open(self.data, "wb") as f:
             f.write(data)
         self.ran = False                          # whether a worker of this campaign ever ran a task

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
@@ -154,14 +156,37 @@ def exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="diagkg-parent-watch", daemon=True).start()
 
 
-def run_remote(data: bytes | str, task: Task) -> Outcome:
-    """A worker's entry point (process pool or Dask)."""
-    return run_task(worker_store(data), task)
+def journal_file(folder: str | None, task: Task) -> Path | None:
+    """Where a worker writes the rounds of ``task``'s session as they are played (one JSON line each), in
+    ``folder`` (a local pool's: :class:`~diagkg.evaluation.pool.LocalPool`); None without one."""
+    if folder is None:
+        return None
+    return Path(folder) / (hashlib.sha256(json.dumps([task.campaign, *task.slot]).encode()).hexdigest()[:32] + ".jsonl")
 
 
-def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None) -> Outcome:
+def journal_rounds(folder: str | None, task: Task) -> list[dict[str, Any]]:
+    """The rounds ``task``'s session wrote into its journal before its worker died (none without one)."""
+    path = journal_file(folder, task)
+    if path is None or not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:        # the last line, cut off by the death
+            break
+    return out
+
+
+def run_remote(data: bytes | str, task: Task, journal: str | None = None) -> Outcome:
+    """A worker's entry point (process pool or Dask); ``journal``: the folder of :func:`journal_file`."""
+    return run_task(worker_store(data), task, journal=journal_file(journal, task))
+
+
+def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None, journal: Path | None = None) -> Outcome:
     """Run one session of a campaign and return its trajectory (nothing is written to ``store``);
-    ``scenario``: the task's, read already."""
+    ``scenario``: the task's, read already; ``journal``: where each round is written as it is played, so that a
+    session that kills its worker keeps its rounds (:func:`died_outcome`)."""
     from ..env.workspace import resolve_scenario
     from ..runs import heap
     from ..runs.runner import run_session
@@ -171,24 +196,39 @@ def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None
         scenario = resolve_scenario(store, task.scenario)
     record: SessionRecord | None
     played: list[dict[str, Any]] = []        # what a crashed session's record keeps: the rounds it played, at their cost
+    written = open(journal, "w", encoding="utf-8") if journal is not None else None    # (a run again starts afresh)
+
+    def on_round(entry: Any) -> None:
+        played.append(entry.to_dict())
+        if written is not None:
+            written.write(json.dumps(played[-1]) + "\n")
+            written.flush()
+
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
     try:
         result = run_session(scenario, task.assistant, seed=task.seed, config=task.config, store=store, record=False,
-                             on_round=lambda entry: played.append(entry.to_dict()))
+                             on_round=on_round)
         record = result.record
         assert record is not None
     except Exception as exc:  # noqa: BLE001 - any failure of a session is recorded, not dropped
         record = crashed_record(scenario, task, exc, rounds=played, started=started, wall_time=time.perf_counter() - t0)
+    finally:
+        if written is not None and journal is not None:
+            written.close()
+            journal.unlink(missing_ok=True)
     return outcome_of(store, task, scenario, record)
 
 
-def died_outcome(store: KnowledgeStore, task: Task, exc: BaseException) -> Outcome:
+def died_outcome(store: KnowledgeStore, task: Task, exc: BaseException, journal: str | None = None) -> Outcome:
     """The ``crashed`` trajectory of a session whose worker process died running it (``exc`` says how),
-    made by the campaign's process: the worker took the session's rounds with it."""
+    made by the campaign's process, with the rounds the session wrote into its ``journal`` (a local pool's
+    folder, :func:`journal_file`) before it died: an assistant that killed its worker, or hung past the time
+    limit, after a costly wrong guess read 0 minutes and no false removals. A Dask worker keeps no journal:
+    its rounds are lost with it."""
     from ..env.workspace import resolve_scenario
 
     scenario = resolve_scenario(store, task.scenario)
-    return outcome_of(store, task, scenario, crashed_record(scenario, task, exc))
+    return outcome_of(store, task, scenario, crashed_record(scenario, task, exc, rounds=journal_rounds(journal, task)))
 
 
 def outcome_of(store: KnowledgeStore, task: Task, scenario: Scenario, record: SessionRecord) -> Outcome:
