@@ -14,7 +14,8 @@ repair work it implies (minutes), access included.
   the hypothesis is turned back and nothing is repaired (the message does not
   say which named parts were healthy).
 * *wrong* — no named part is faulty: nothing is repaired. Naming a whole box
-  or module instead of a part is wrong too and costs :data:`UNSPECIFIC_COST`.
+  or module instead of a part is wrong too and costs :data:`UNSPECIFIC_COST` a box,
+  besides what the parts named with it cost (the healthy ones false removals).
 * *empty* — the hypothesis names no part of the system ("nothing is wrong").
 
 A part is *faulty* when it differs from its nominal description in the current
@@ -74,9 +75,18 @@ def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
         return out
     vague = [c for c in enclosures if c not in shielding]
     if vague:
+        # judged no further, but charged and counted as any naming is: each box as a replacement, the parts named
+        # beside it at their repairs with their access, the healthy ones false removals (a box added to a
+        # hypothesis naming every part made it cost 120 minutes and count none)
+        parts = [c for c in candidates if c not in vague]
+        state = session.state()
+        out.healthy = tuple(sorted(set(parts) - still_broken(session, state)))
+        for part in parts:
+            out.executed.extend(step for step in access_steps(session, part) if step not in out.executed)
+        repairs = UNSPECIFIC_COST * len(vague) + sum(repair_cost(session, c, state) for c in parts)
+        out.executed.append(("verify_repair", tuple(candidates), float(repairs)))
+        out.cost = float(sum(c for _, _, c in out.executed))
         out.verdict = Verdict.WRONG
-        out.cost = UNSPECIFIC_COST
-        out.executed.append(("verify_repair", tuple(candidates), UNSPECIFIC_COST))
         out.message = (f"{', '.join(vague)} is a whole box or module, not a part that can be repaired: "
                        "name the specific components you suspect.")
         out.data = {"candidates": candidates, "verdict": Verdict.WRONG.value}
