@@ -30,8 +30,9 @@ from ..sim.versions import PHYSICS_VERSION
 #    log bears it out; an assistant raising the truncation itself ends in surrender (guessing once and "truncating"
 #    every miss read 100 % success); a crashed session records the false removals (and diagnosis figures) of the
 #    rounds it played (none were recorded: a shotgun that raised read no false removals), one whose worker died
-#    too (its rounds were lost: it read 0 minutes). Shipped assistants'
-#    sessions are unchanged
+#    too (its rounds were lost: it read 0 minutes); a hypothesis naming a whole box costs 120 a box plus the repairs
+#    of the parts named beside it, the healthy ones false removals (it cost 120 in all and counted none).
+#    Shipped assistants' sessions are unchanged
 SCORING_VERSION = "6"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 
