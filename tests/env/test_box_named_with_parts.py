@@ -35,3 +35,26 @@ def test_parts_named_beside_a_box_are_charged_and_their_healthy_ones_counted(tor
         outcome, cost, terminated, _, _ = session.step(Hypothesis(frozenset({"bat", "case"})))
         assert (outcome["verdict"], cost, outcome["healthy"], terminated) == ("wrong", 240.0, [], False)
         assert not session.repaired
+
+
+def test_naming_the_whole_system_is_wrong_like_a_box(torch, monkeypatch):
+    """"The battery, and the whole torch": the system's own name was ignored as an unknown name, so the hypothesis
+    was correct. It is the widest box of all now: wrong, 120 minutes, and the stored trajectory conforms."""
+    from diagkg.agents.registry import BaseAssistant
+    from diagkg.runs.runner import run_session
+
+    class Hedger(BaseAssistant):
+        name = "adv-hedger"
+
+        def suggest(self):
+            return None if self.outcomes else Hypothesis(frozenset({"bat", "torch"}), "the battery, or the whole torch")
+
+    monkeypatch.setenv("DIAGKG_CHECK_TRAJECTORIES", "always")
+    result = run_session("TORCH.1", Hedger(), store=torch, seed=0, keep_ledger=False)
+    (first,) = result.record.rounds
+    assert (result.end, first["verdict"], result.cost) == ("surrender", "wrong", 240.0)
+    assert result.diagnosis is not None and not result.diagnosis.diagnosed
+    # a name of nothing in the system is still ignored beside a part
+    with diagkg.make("TORCH.1", torch) as session:
+        session.reset(seed=0)
+        assert session.step(Hypothesis(frozenset({"bat", "no_such_part"})))[0]["verdict"] == "correct"

@@ -62,18 +62,21 @@ _DEFAULT_COSTS = {"component": COMPONENT_REPAIR_COST, "cable": CABLE_PORT_COST, 
 
 def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
     out = Outcome(session.round, Kind.HYPOTHESIS, str(hypothesis), False, "", 0.0)
-    unknown = sorted(c for c in hypothesis.components if session.part_class(c) is None)
+    # the system itself named is the widest box of all (it was ignored as an unknown name: "the battery, and the
+    # whole torch" was correct)
+    whole = [c for c in hypothesis.components if c == session.scenario.key and session.part_class(c) is None]
+    unknown = sorted(c for c in hypothesis.components if session.part_class(c) is None and c not in whole)
     candidates = sorted({c.split(".", 1)[0] for c in hypothesis.components
                          if session.part_class(c) is not None and c not in session.scenario.removed})
     shielding = {el for c in session.sk.couplings for el, _ in c.blocked_when}
     enclosures = [c for c in candidates if session.parts().get(c) in ("enclosure", "module", "opening")]
-    if not candidates:
+    if not candidates and not whole:
         out.verdict, out.message = Verdict.EMPTY, (
             "The hypothesis names nothing that is in this system" + (f" ({', '.join(unknown)})" if unknown else "") + ".")
         out.executed.append(("verify_repair", tuple(sorted(hypothesis.components)), 0.0))
         out.data = {"candidates": [], "verdict": Verdict.EMPTY.value}
         return out
-    vague = [c for c in enclosures if c not in shielding]
+    vague = [c for c in enclosures if c not in shielding] + whole
     if vague:
         # judged no further, but charged and counted as any naming is: each box as a replacement, the parts named
         # beside it at their repairs with their access, the healthy ones false removals (a box added to a
@@ -84,7 +87,7 @@ def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
         for part in parts:
             out.executed.extend(step for step in access_steps(session, part) if step not in out.executed)
         repairs = UNSPECIFIC_COST * len(vague) + sum(repair_cost(session, c, state) for c in parts)
-        out.executed.append(("verify_repair", tuple(candidates), float(repairs)))
+        out.executed.append(("verify_repair", tuple(sorted({*candidates, *whole})), float(repairs)))
         out.cost = float(sum(c for _, _, c in out.executed))
         out.verdict = Verdict.WRONG
         out.message = (f"{', '.join(vague)} is a whole box or module, not a part that can be repaired: "

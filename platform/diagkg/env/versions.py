@@ -31,7 +31,8 @@ from ..sim.versions import PHYSICS_VERSION
 #    every miss read 100 % success); a crashed session records the false removals (and diagnosis figures) of the
 #    rounds it played (none were recorded: a shotgun that raised read no false removals), one whose worker died
 #    too (its rounds were lost: it read 0 minutes); a hypothesis naming a whole box costs 120 a box plus the repairs
-#    of the parts named beside it, the healthy ones false removals (it cost 120 in all and counted none).
+#    of the parts named beside it, the healthy ones false removals (it cost 120 in all and counted none); the
+#    system's own key named is such a box (it was ignored: "the battery and the whole torch" was correct).
 #    Shipped assistants' sessions are unchanged
 SCORING_VERSION = "6"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
