@@ -201,8 +201,11 @@ def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None
     def on_round(entry: Any) -> None:
         played.append(entry.to_dict())
         if written is not None:
-            written.write(json.dumps(played[-1]) + "\n")
-            written.flush()
+            try:      # the journal is a fallback: a round it cannot hold never stops the session
+                written.write(json.dumps(played[-1], default=str) + "\n")
+                written.flush()
+            except (OSError, TypeError, ValueError):
+                pass
 
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
     try:
