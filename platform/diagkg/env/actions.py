@@ -146,7 +146,9 @@ _CATALOGUES: dict[str, dict[str, ActionType]] = {}
 
 
 def action_catalogue(store: KnowledgeSource) -> dict[str, ActionType]:
-    """The action catalogue (ontology/actions.ttl) of a store, by action id."""
+    """The action catalogue (ontology/actions.ttl) of a store, by action id: a dictionary of the caller's own (the
+    one kept for every caller was handed out, and an assistant that set replace_component to cost nothing in its
+    briefing's catalogue made every later session in the process, the oracle's too, replace for free)."""
     key = store.version_of(graphs.ONTOLOGY)
     if key not in _CATALOGUES:
         rows: dict[str, dict[str, Any]] = {}
@@ -166,7 +168,7 @@ def action_catalogue(store: KnowledgeSource) -> dict[str, ActionType]:
                             frozenset(e["types"]))
             for aid, e in rows.items()
         }
-    return _CATALOGUES[key]
+    return dict(_CATALOGUES[key])
 
 
 # ---------------------------------------------------------------------------

@@ -33,7 +33,8 @@ from ..sim.versions import PHYSICS_VERSION
 #    too (its rounds were lost: it read 0 minutes); a hypothesis naming a whole box costs 120 a box plus the repairs
 #    of the parts named beside it, the healthy ones false removals (it cost 120 in all and counted none); the
 #    system's own key named is such a box (it was ignored: "the battery and the whole torch" was correct).
-#    Shipped assistants' sessions are unchanged
+#    An assistant's briefing holds a catalogue of its own (one that set its prices in it was charged them, and so
+#    was every later session in the process). Shipped assistants' sessions are unchanged
 SCORING_VERSION = "6"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 

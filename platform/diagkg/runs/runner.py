@@ -81,7 +81,9 @@ def briefing_for(session: Session, privileged: bool, seed: int, informed: bool =
               for r in sk.parts}
     return registry.Briefing(
         system=session.scenario.key, description=description, symptoms=session.scenario.observations,
-        visible="", parts=parts, labels=labels, catalogue=session.catalogue, budget=session.budget, seed=seed,
+        # the catalogue a copy of its own: the session's was handed over, and an assistant that set a cost in it
+        # was charged that
+        visible="", parts=parts, labels=labels, catalogue=dict(session.catalogue), budget=session.budget, seed=seed,
         store=assistant_view(session.source, session.scenario.system_iri, session.scenario.key),
         cache=AnswerCache(session.source),
         system_iri=session.scenario.system_iri,
