@@ -127,6 +127,9 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             agent.name = assistant
     else:
         agent, privileged, informed = assistant, hosting.privileged(assistant), hosting.informed(assistant)
+    # recorded by the name it had when it was given the session, whose privilege that name decided (one that renamed
+    # itself "oracle" while it played was stored as the oracle)
+    name = str(agent.name)
     log = llm_log if llm_log is not None else CallLog()
     with Session(scenario, store, budget=budget, notify=notify) as session:    # closed: its memory is reused
         started = datetime.now(timezone.utc)
@@ -231,9 +234,9 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         if closing is not None:
             closing(end)               # an assistant in its own process is told the end and stopped
         rec = trajectory.SessionRecord(
-            trajectory_id=trajectory.new_id(scenario.number, agent.name, seed), scenario_iri=scenario.iri,
+            trajectory_id=trajectory.new_id(scenario.number, name, seed), scenario_iri=scenario.iri,
             scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
-            assistant=agent.name, config=applied_config(agent), api_version=plugin_api_version(agent),
+            assistant=name, config=applied_config(agent), api_version=plugin_api_version(agent),
             seed=seed, budget=session.budget, end=end,
             total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, privileged=privileged)
         rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
@@ -254,7 +257,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
         if record:
             iri = trajectory.store_record(store, rec, catalogue)
-        return RunResult(iri, scenario.number, scenario.id, agent.name, end, session.total_cost, len(rounds), wall,
+        return RunResult(iri, scenario.number, scenario.id, name, end, session.total_cost, len(rounds), wall,
                          decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause, diagnosis=diagnosis,
                          fault=fault)
 
