@@ -394,12 +394,12 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
     else:
         add("observable", True, "the faults change what can be seen or measured")
     if (faulty_signatures != {nominal} or worked_faulty) and session.works_again():
-        # judged working as the faults leave it: any first action would end the session in success
+        # judged working as the faults leave it: no action restores it, only a correct hypothesis ends a session
         indicators = sorted(cid for cid, comp in session.sk.components.items() if comp.type == "LED" and not comp.is_lamp
                             and (cid in session.nominal_result.lit) != (cid in session.initial_result.lit))
         add("working", False, "the system works with the faults in place, as a session judges it (every lamp "
-            "the working system lights is lit and its switch controls them): the session would end in success "
-            "at its first action, whatever it is"
+            "the working system lights is lit and its switch controls them): no action can restore it, only a "
+            "correct hypothesis ends a session"
             + (f"; the faults change the light of {', '.join(indicators)}, "
                + ("an LED, which counts as an indicator unless its system declares it" if len(indicators) == 1 else
                   "LEDs, which count as indicators unless their system declares them")

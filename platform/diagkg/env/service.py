@@ -245,7 +245,8 @@ class Session:
         terminated = False
         if outcome.verdict == "correct":
             self.end, terminated = End.SUCCESS, True
-        elif outcome.kind == "action" and self.works_again():
+        elif outcome.kind == "action" and self.works_again() and \
+                not verification.worked_at_start(self, self._snapshot_facts(), self.nominal_bulbs):
             self.end, terminated = End.SUCCESS_NO_HYPOTHESIS, True
             outcome.message += " The system works again."
         truncated = not terminated and self.round >= self.budget

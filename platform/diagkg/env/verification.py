@@ -299,6 +299,20 @@ def loose_falls(state: CircuitState) -> list[CircuitState] | None:
                          loose=()) for fallen in itertools.product(*ways)]
 
 
+def worked_at_start(session: Workbench, snapshot: frozenset[ox.Quad], lamps: frozenset[str]) -> bool:
+    """Whether the system worked, as a repair is judged (:meth:`~diagkg.env.service.Session.works_again`: ``lamps``
+    lit, however its loose ends fall, the switch controlling them), as the faults left it (``snapshot``): then its
+    faults stop nothing a session judges by (a loose end on an indicator's branch alone), ``diagkg check`` says so,
+    and no action restores it — only a correct hypothesis ends such a session in success (a first observation ended
+    it in ``success_no_hypothesis``). Worked out only when an action would end a session so."""
+    current = session.state_key()
+    session.set_state(snapshot)
+    try:
+        return lamps_work(session, session.state(), lamps, bypass=True)
+    finally:
+        session.set_state(current)
+
+
 def lamps_work(session: Workbench, state: CircuitState, lamps: frozenset[str], bypass: bool) -> bool:
     """However ``state``'s loose ends fall (:func:`loose_falls`): it settles, every lamp of ``lamps`` lights, none
     lights that is dark as set up (:func:`none_lit_past`) and, with ``bypass``, its switch controls the lamps

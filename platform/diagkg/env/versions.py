@@ -34,7 +34,9 @@ from ..sim.versions import PHYSICS_VERSION
 #    of the parts named beside it, the healthy ones false removals (it cost 120 in all and counted none); the
 #    system's own key named is such a box (it was ignored: "the battery and the whole torch" was correct).
 #    An assistant's briefing holds a catalogue of its own (one that set its prices in it was charged them, and so
-#    was every later session in the process). Shipped assistants' sessions are unchanged
+#    was every later session in the process). No action restores a system its faults do not stop (a scenario
+#    whose fault is on an indicator's branch alone ended at the first action). Shipped assistants' sessions
+#    are unchanged
 SCORING_VERSION = "6"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 
