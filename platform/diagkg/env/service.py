@@ -347,8 +347,7 @@ class Session:
     # state
     # ------------------------------------------------------------------
     def state_key(self) -> frozenset[ox.Quad]:
-        """The circuit-state graph's content (read again only after a write to
-        the working memory): what state-derived caches are keyed by."""
+        """The circuit-state graph's content (read again only after a write to the working memory): what caches key by."""
         if self.closed:     # its memory is in the pool: the next session empties and reuses it
             raise SessionError("the state of a closed session is gone (its memory went to the next session)")
         if self._pending is not None:
