@@ -36,7 +36,8 @@ from ..sim.versions import PHYSICS_VERSION
 #    An assistant's briefing holds a catalogue of its own (one that set its prices in it was charged them, and so
 #    was every later session in the process). No action restores a system its faults do not stop (a scenario
 #    whose fault is on an indicator's branch alone ended at the first action). The shipped catalogue's sessions
-#    (seed 0) are unchanged but for model-based on 10 of 135, whose worlds follow the new rule (mean 121.0 -> 120.9)
+#    (seed 0) are unchanged but for model-based on 10 of 135 (mean 121.0 -> 120.9): the sessions it plays in its
+#    worlds follow this rule, and a coupling nothing blocks is no longer a candidate (each alone changes some)
 SCORING_VERSION = "6"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 
