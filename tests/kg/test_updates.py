@@ -235,25 +235,33 @@ def test_a_system_dropped_with_its_scenarios_takes_its_inferences(torch):
 
 
 def test_caches_follow_the_version(torch):
-    from diagkg.env.service import simulator_for
-    from diagkg.env.workspace import assistant_view
+    from diagkg.env.service import Session, simulator_for
+    from diagkg.env.workspace import assistant_view, resolve_scenario
     from diagkg.runs.runner import run_session
+
+    def lamps() -> frozenset[str]:      # what a session judges a repair by: the lamps the working system lights
+        with Session(resolve_scenario(torch, "TORCH.1"), torch) as session:
+            session.reset(seed=0)
+            return session.nominal_bulbs
 
     sim = simulator_for(torch, "torch")
     view = assistant_view(torch, "https://example.org/torch/torch", "torch")
-    assert run_session("TORCH.1", "oracle", store=torch, record=False).end == "success"
+    assert run_session("TORCH.1", "oracle", store=torch, record=False).end == "success" and lamps() == {"bulb"}
     apply_update(torch, bulb_resistance("1e9"))
+    assert lamps() == frozenset()          # a bulb of 1e9 ohm lights in no working torch
     assert simulator_for(torch, "torch") is not sim
     again = assistant_view(torch, "https://example.org/torch/torch", "torch")
     assert again is not view and again.version_of(SYSTEM) == torch.version_of(SYSTEM)
     # the view's copy holds the changed description (seeds are read once per version, not once per store)
     old_copy, new_copy = (set(v._backing.raw.quads_for_pattern(None, None, None, SYSTEM)) for v in (view, again))
     assert new_copy == set(torch.raw.quads_for_pattern(None, None, None, SYSTEM)) != old_copy
-    after = run_session("TORCH.1", "oracle", store=torch, record=False).end
-    # a store that never saw the old description ends the same
+    after = run_session("TORCH.1", "oracle", store=torch, record=False)
+    # a store that never saw the old description ends the same (the flat battery now stops nothing the session
+    # judges by: no action restores the torch, only the hypothesis ends the session, scoring 6)
     fresh = KnowledgeStore.memory()
     fresh.add_quads(torch.raw.quads_for_pattern(None, None, None, None))
-    assert after != "success" and after == run_session("TORCH.1", "oracle", store=fresh, record=False).end
+    again_fresh = run_session("TORCH.1", "oracle", store=fresh, record=False)
+    assert (after.end, after.cost, after.rounds) == (again_fresh.end, again_fresh.cost, again_fresh.rounds)
 
 
 def test_a_change_applies_only_to_the_store_it_was_worked_out_on():
