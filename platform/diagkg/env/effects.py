@@ -57,6 +57,9 @@ def apply_effect(session: Workbench, spec: ActionType, action: Action, out: Outc
             return False
         args["value"] = float(action.value)
     if spec.id == "swap_cables":
+        if action.targets[0] == action.targets[1]:      # (it cost 40 minutes and counted the cable repaired)
+            out.refuse(Refusal.NO_EFFECT, f"Swapping {action.targets[0]} with itself changes nothing: name two cables.")
+            return False
         a, b = swap_ends(session, *action.targets)
         args.update(target=session.iri_of(a), other=session.iri_of(b))
     assert spec.template is not None      # only actions with an effect template get here
@@ -74,6 +77,9 @@ def apply_effect(session: Workbench, spec: ActionType, action: Action, out: Outc
         return True
     if spec.id == "short_ports":
         pa, pb = (port_of(session, t) for t in action.targets)
+        if pa == pb:
+            out.refuse(Refusal.NO_EFFECT, f"Bridging {pa[0]}.{pa[1]} to itself changes nothing: name two terminals.")
+            return False
         session.short_count += 1
         args.update(target=session.iri_of(f"{pa[0]}.{pa[1]}"), other=session.iri_of(f"{pb[0]}.{pb[1]}"),
                     value=0.01, short=f"{session.state_graph.value}{BRIDGE}{session.short_count}")

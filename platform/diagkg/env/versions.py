@@ -35,7 +35,8 @@ from ..sim.versions import PHYSICS_VERSION
 #    system's own key named is such a box (it was ignored: "the battery and the whole torch" was correct).
 #    An assistant's briefing holds a catalogue of its own (one that set its prices in it was charged them, and so
 #    was every later session in the process). No action restores a system its faults do not stop (a scenario
-#    whose fault is on an indicator's branch alone ended at the first action). The shipped catalogue's sessions
+#    whose fault is on an indicator's branch alone ended at the first action). A cable swapped with itself, or a
+#    terminal bridged to itself, is refused at no cost (it cost 40 and counted the cable repaired). The shipped catalogue's sessions
 #    (seed 0) are unchanged but for model-based on 10 of 135 (mean 121.0 -> 120.9): the sessions it plays in its
 #    worlds follow this rule, and a coupling nothing blocks is no longer a candidate (each alone changes some)
 SCORING_VERSION = "6"
