@@ -98,3 +98,24 @@ def test_a_closed_sessions_state_is_refused_not_read_from_the_next_session():
             first.state()
         with pytest.raises(SessionError):
             first.works_again()
+
+
+def test_the_tools_at_hand_are_names_of_tools_the_catalogue_knows():
+    # Session(tools="multimeter") read the string letter by letter: no multimeter at hand, every measurement refused;
+    # a misspelt tool was as silent
+    import pytest
+
+    from diagkg.env.outcomes import Refusal
+    from diagkg.env.service import Session
+    from diagkg.env.workspace import resolve_scenario
+    from diagkg.errors import SessionError
+
+    store = KnowledgeStore.memory()
+    load_documents(store, [(parse_text(LAMP, "dynamo.ttl"), "test:dynamo.ttl"), (parse_text(OFF, "dyn1.ttl"), "test:dyn1.ttl")])
+    scenario = resolve_scenario(store, "DYN.1")
+    for tools, refusal in (("multimeter", None), ("Multimeter", None), ((), Refusal.MISSING_TOOL)):
+        with Session(scenario, store, tools=tools) as session:
+            session.reset(seed=0)
+            assert session.step(Action("measure_voltage", ("lamp",)))[0].refusal is refusal, tools
+    with pytest.raises(SessionError, match="multimetre"):
+        Session(scenario, store, tools=("multimetre",))

@@ -174,3 +174,17 @@ def action_catalogue(store: KnowledgeSource) -> dict[str, ActionType]:
 # ---------------------------------------------------------------------------
 # what comes back
 # ---------------------------------------------------------------------------
+
+
+def tools_at_hand(tools: str | Iterable[str], catalogue: Mapping[str, ActionType]) -> frozenset[str]:
+    """The tools a session's service agent has (``tools``: names, or one name), lower-cased, each one some action of
+    ``catalogue`` needs: ``"multimeter"`` was read letter by letter (no tool at hand, every measurement refused),
+    and a misspelt name left the tool missing without a word."""
+    from ..errors import SessionError
+
+    given = frozenset(t.lower() for t in ((tools,) if isinstance(tools, str) else tools))
+    known = frozenset(t for spec in catalogue.values() for t in spec.tools)
+    if unknown := sorted(given - known):
+        raise SessionError(f"no action needs the tool(s) {', '.join(map(repr, unknown))}; the catalogue's tools are "
+                           f"{', '.join(sorted(known)) or 'none'}")
+    return given

@@ -46,7 +46,7 @@ from ..kg.vocab import DK, DK_NS
 from ..sim.circuit import CircuitState, read_state
 from ..sim.simulator import SimulationResult, Simulator
 from . import access, effects, verification
-from .actions import Action, Hypothesis, action_catalogue
+from .actions import Action, Hypothesis, action_catalogue, tools_at_hand
 from .observations import OBSERVERS, describe_lights, visible_lights
 from .outcomes import End, Kind, Outcome, Refusal, Verdict, unknown_action
 from .roles import Recall
@@ -111,12 +111,13 @@ class Session:
     recall: Recall | None = None
 
     def __init__(self, scenario: Scenario, store: KnowledgeStore, session_id: str | None = None,
-                 tools: Iterable[str] = ("multimeter",), budget: int | None = None,
+                 tools: str | Iterable[str] = ("multimeter",), budget: int | None = None,
                  notify: Callable[[str], None] | None = None):
         from .workspace import workspace
 
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
             raise SessionError(f"a session's budget is a whole number of rounds, at least 1, got {budget!r}")
+        self.tools = tools_at_hand(tools, action_catalogue(store))      # (a string is one tool's name), before the memory
         self.scenario = scenario
         self.source = store                                   # the store in use (read from, never written)
         self.memory = workspace(store, scenario, notify)    # working memory: knowledge + circuit state
@@ -134,7 +135,6 @@ class Session:
         self.catalogue = action_catalogue(self.store)
         # the version of the system graph the session reads (what answers shared between sessions key on)
         self.system_version = self.store.version_of(self.system_graph)
-        self.tools = frozenset(t.lower() for t in tools)
         self.budget = budget if budget is not None else scenario.budget
         self.access_cache: dict[str, list[dict[str, Any]]] = {}
         self.afford_cache: dict[tuple[frozenset[ox.Quad], str, str], bool] = {}
