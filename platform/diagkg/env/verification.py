@@ -33,7 +33,7 @@ a repair action would do automatically), whatever the verdict.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
 
@@ -84,11 +84,7 @@ def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
         parts = [c for c in candidates if c not in vague]
         state = session.state()
         out.healthy = tuple(sorted(set(parts) - still_broken(session, state)))
-        for part in parts:
-            out.executed.extend(step for step in access_steps(session, part) if step not in out.executed)
-        repairs = UNSPECIFIC_COST * len(vague) + sum(repair_cost(session, c, state) for c in parts)
-        out.executed.append(("verify_repair", tuple(sorted({*candidates, *whole})), float(repairs)))
-        out.cost = float(sum(c for _, _, c in out.executed))
+        _charge(session, out, parts, state, tuple(sorted({*candidates, *whole})), boxes=len(vague))
         out.verdict = Verdict.WRONG
         out.message = (f"{', '.join(vague)} is a whole box or module, not a part that can be repaired: "
                        "name the specific components you suspect.")
@@ -98,13 +94,7 @@ def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
     broken = still_broken(session, state)
     faulty_named = sorted(set(candidates) & broken)
     healthy_named = sorted(set(candidates) - broken)
-    # the access each repair needs, as the actions that would get it (charged like them): a box turned over or a lid
-    # opened once for all the parts behind it (it was charged once per part named)
-    for part in candidates:
-        out.executed.extend(step for step in access_steps(session, part) if step not in out.executed)
-    repairs = sum(repair_cost(session, c, state) for c in candidates)
-    out.executed.append(("verify_repair", tuple(candidates), float(repairs)))
-    out.cost = float(sum(c for _, _, c in out.executed))
+    _charge(session, out, candidates, state, tuple(candidates))
     works: bool | None = None
     if healthy_named:
         out.healthy = tuple(healthy_named)
@@ -142,6 +132,18 @@ def verify(session: Workbench, hypothesis: Hypothesis) -> Outcome:
     if works is not None:      # what the repair did to the main function (the message says it in words)
         out.data["works"] = works
     return out
+
+
+def _charge(session: Workbench, out: Outcome, parts: Sequence[str], state: CircuitState, named: tuple[str, ...],
+            boxes: int = 0) -> None:
+    """Charge a hypothesis naming ``named``: the access each repair of ``parts`` needs, as the actions that would get
+    it (charged like them: a box turned over or a lid opened once for all the parts behind it; it was charged once
+    per part named), then the repairs of ``parts`` and :data:`UNSPECIFIC_COST` for each of ``boxes`` named."""
+    for part in parts:
+        out.executed.extend(step for step in access_steps(session, part) if step not in out.executed)
+    repairs = UNSPECIFIC_COST * boxes + sum(repair_cost(session, c, state) for c in parts)
+    out.executed.append(("verify_repair", named, float(repairs)))
+    out.cost = float(sum(c for _, _, c in out.executed))
 
 
 def failed_again(session: Workbench, state: CircuitState, parts: Iterable[str]) -> list[str]:
