@@ -196,7 +196,10 @@ def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None
         scenario = resolve_scenario(store, task.scenario)
     record: SessionRecord | None
     played: list[dict[str, Any]] = []        # what a crashed session's record keeps: the rounds it played, at their cost
-    written = open(journal, "w", encoding="utf-8") if journal is not None else None    # (a run again starts afresh)
+    try:      # (a run again starts afresh)
+        written = open(journal, "w", encoding="utf-8") if journal is not None else None
+    except OSError:       # the journal is a fallback: one that cannot be opened never stops the session either
+        written = None
 
     def on_round(entry: Any) -> None:
         played.append(entry.to_dict())
