@@ -33,6 +33,7 @@ a repair action would do automatically), whatever the verdict.
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
@@ -45,6 +46,7 @@ from .effects import still_broken
 from .outcomes import Kind, Outcome, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..sim.simulator import Simulator
     from .roles import Workbench
     from .scenarios import Fault
 
@@ -353,14 +355,31 @@ def switch_controls(session: Workbench, state: CircuitState, result: Any) -> boo
     its lamps, keeps a lamp lit: that is not a working system, whatever lights. Every switch is tried, not
     the first: with a brake switch and a light switch, the light switch stuck closed is no working system
     however the brake switch works."""
+    # the verdict is the circuit's alone (no coin is flipped where no end is loose): remembered per simulator,
+    # since a model-based assistant asks it of the same few states thousands of times a decision
+    key = None if state.loose or session.nominal_state.loose else (state, session.nominal_state, session.main_bulbs)
+    known = VERDICTS.setdefault(session.sim, {})
+    if key is not None and key in known:
+        return known[key]
+    verdict = True
     for cid in hand_switches(session):
         if cid in state.removed or not result.live.get(f"closed:{cid}", False):
             continue
         controlled = put_out(session, session.nominal_state, cid)
         # a switch stuck closed is one too: opening it by hand leaves it closed, and its lamps lit
         if controlled and not controlled <= put_out(session, state, cid):
-            return False
-    return True
+            verdict = False
+            break
+    if key is not None:
+        if len(known) >= MAX_VERDICTS:
+            known.clear()
+        known[key] = verdict
+    return verdict
+
+
+MAX_VERDICTS = 20_000
+VERDICTS: weakref.WeakKeyDictionary[Simulator, dict[tuple[CircuitState, CircuitState, frozenset[str]], bool]] = \
+    weakref.WeakKeyDictionary()      # switch_controls' verdicts, per simulator (its system's skeleton)
 
 
 def hand_switches(session: Workbench) -> list[str]:

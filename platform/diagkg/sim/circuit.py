@@ -11,6 +11,7 @@ is read with ``state-read.rq`` into an immutable, hashable
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 from collections import OrderedDict
@@ -236,21 +237,11 @@ class CircuitState:
     @staticmethod
     def make(**fields: Any) -> "CircuitState":
         """Build a canonical state from any iterables."""
-        norm: dict[str, Any] = {}
-        for name, value in fields.items():
-            if name in ("probe", "meter"):
-                norm[name] = tuple(value) if value else None
-            elif name in ("physical", "covered", "removed", "damaged", "detached"):
-                norm[name] = frozenset(value)
-            else:
-                norm[name] = tuple(sorted(dict.fromkeys(value)))
-        return CircuitState(**norm)
+        return CircuitState(**{name: _canonical(name, value) for name, value in fields.items()})
 
     def evolve(self, **fields: Any) -> "CircuitState":
-        """A copy with some fields replaced (canonicalised)."""
-        current = {f: getattr(self, f) for f in self.__dataclass_fields__}
-        current.update(fields)
-        return CircuitState.make(**current)
+        """A copy with some fields replaced (canonicalised; the others are already canonical)."""
+        return dataclasses.replace(self, **{name: _canonical(name, value) for name, value in fields.items()})
 
     @property
     def override_map(self) -> dict[str, dict[str, float]]:
@@ -267,6 +258,17 @@ class CircuitState:
         return frozenset(st for c, st in self.damaged if c == component)
 
 
+def _canonical(name: str, value: Any) -> Any:
+    """A :class:`CircuitState` field's value in its canonical form: sets as frozensets, the rest sorted
+    without repeats, a probe or meter as a tuple or None."""
+    if name in ("probe", "meter"):
+        return tuple(value) if value else None
+    if name in _SETS:
+        return frozenset(value)
+    return tuple(sorted(dict.fromkeys(value)))
+
+
+_SETS = frozenset(("physical", "covered", "removed", "damaged", "detached"))
 NOMINAL = CircuitState()
 
 
