@@ -19,6 +19,7 @@ A key of the configuration wins over the environment::
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -87,7 +88,13 @@ class LLMSettings:
         for name, value in dict(config.get("pricing") or {}).items():
             if not (isinstance(value, (list, tuple)) and len(value) == 2):
                 raise InputError(f"pricing[{name!r}] must be [per million prompt tokens, per million completion tokens]")
-            pricing[str(name)] = Price(float(value[0]), float(value[1]))
+            try:
+                price = Price(float(value[0]), float(value[1]))
+            except (TypeError, ValueError):
+                raise InputError(f"pricing[{name!r}] is not two numbers: {value!r}") from None
+            if not all(math.isfinite(v) and v >= 0 for v in (price.prompt, price.completion)):
+                raise InputError(f"pricing[{name!r}] must be two finite numbers ≥ 0, not {list(value)!r}")
+            pricing[str(name)] = price
         limit = pick("cost_limit", "DIAGKG_LLM_COST_LIMIT")
         try:
             settings = cls(
@@ -101,7 +108,7 @@ class LLMSettings:
                 concurrency=int(pick("concurrency", "DIAGKG_LLM_CONCURRENCY", default=4)),
                 structured=structured, pricing=pricing,
                 cost_limit=None if limit in (None, "") else float(limit),
-                vision=bool(config.get("vision", False)))
+                vision=_flag(config.get("vision", False), "vision"))
         except (TypeError, ValueError) as exc:
             raise InputError(f"an LLM setting is not a number: {exc}") from None
         if settings.cost_limit is not None and settings.model and settings.price() is None:
@@ -109,6 +116,13 @@ class LLMSettings:
                              f'{{"{settings.model}": [per million prompt tokens, per million completion tokens]}}')
         if settings.retries < 0 or settings.timeout <= 0 or settings.concurrency < 1 or settings.max_tokens < 1:
             raise InputError("LLM settings: retries ≥ 0, timeout > 0, concurrency ≥ 1 and max_tokens ≥ 1")
+        # nan passed every comparison (a cost limit of nan spent without limit), inf overflowed the
+        # client's clock, a negative backoff crashed the first retry: all refused before a session starts
+        numbers = {"timeout": settings.timeout, "backoff": settings.backoff, "temperature": settings.temperature,
+                   "cost_limit": 0.0 if settings.cost_limit is None else settings.cost_limit}
+        bad = [f"{k} is {v!r}" for k, v in numbers.items() if not math.isfinite(v) or v < 0]
+        if bad:
+            raise InputError(f"LLM settings must be finite numbers ≥ 0: {', '.join(bad)}")
         return settings
 
     def price(self) -> Price | None:
@@ -117,3 +131,10 @@ class LLMSettings:
     def parameters(self) -> dict[str, Any]:
         """What is recorded of the settings with each call (never the key)."""
         return {"temperature": self.temperature, "max_tokens": self.max_tokens, "structured": self.structured}
+
+
+def _flag(value: Any, key: str) -> bool:
+    """A yes/no setting: a JSON boolean (the text "false" was read as true)."""
+    if not isinstance(value, bool):
+        raise InputError(f"{key} must be true or false, not {value!r}")
+    return value
