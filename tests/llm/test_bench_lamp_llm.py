@@ -4,10 +4,13 @@ unlucky endpoint would. Each test states what went wrong before."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from diagkg.errors import InputError
-from diagkg.runs.runner import run_session
+from diagkg.llm.records import FailureCause, recorded_calls
+from diagkg.runs.runner import replay_session, run_session
 
 from ..support.bench_lamp import bench_store
 from ..support.llm_server import LLMServer, Reply
@@ -52,3 +55,60 @@ def test_a_setting_out_of_range_is_refused_before_the_session_starts(bench, extr
         with pytest.raises(InputError):
             run_session(LEFT, "llm", config=config(server, **extra), store=bench)
         assert server.script.calls == []
+
+
+def completion(message, usage=None) -> Reply:
+    """A chat completion as the endpoint writes it, ``usage`` as given (left out when None)."""
+    body = {"id": "c", "object": "chat.completion", "created": 0, "model": "stub-model",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+    if usage is not None:
+        body["usage"] = usage
+    return Reply(raw=json.dumps(body).encode())
+
+
+def tool_call(**arguments) -> dict:
+    arguments.setdefault("instruction", "Do as the choice says.")
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "t", "type": "function", "function": {"name": "choose", "arguments": json.dumps(arguments)}}]}
+
+
+NAME_LAMP = tool_call(kind="hypothesise", components=["lamp_a"])
+LOOK = tool_call(kind="action", action="observe_component", targets=["lamp_b"])
+
+
+@pytest.mark.parametrize("usage", [
+    {"prompt_tokens": -1_000_000, "completion_tokens": -1_000_000},   # was: negative money, the trajectory refused by its shapes
+    {"prompt_tokens": "lots", "completion_tokens": None},              # was: TypeError in the price
+    {"prompt_tokens": 1.5, "completion_tokens": 2},                    # was: "1.5" stored as an integer, unreadable
+    "lots",                                                            # was: AttributeError
+])
+def test_token_counts_the_endpoint_garbles_are_estimated(bench, usage):
+    with LLMServer() as server:
+        server.script.then(completion(NAME_LAMP, usage))
+        result = run_session(LEFT, "llm", config=config(server, pricing={"stub-model": [1, 2]}), store=bench)
+    assert result.end == "success"
+    [call] = recorded_calls(bench, result.trajectory)
+    assert call.prompt_tokens > 100 and call.completion_tokens >= 2 and call.money > 0
+    assert replay_session(bench, result.trajectory).end == "success"
+
+
+def test_the_cost_limit_holds_for_an_endpoint_that_reports_no_usage(bench):
+    """Before, a reply without ``usage`` cost nothing: a priced session with a limit spent without end."""
+    with LLMServer() as server:
+        server.script.then(*[completion(LOOK)] * 8)
+        result = run_session(LEFT, "llm", config=config(server, pricing={"stub-model": [1, 1]}, cost_limit=0.005),
+                             store=bench)
+        asked = len(server.script.calls)
+    assert result.end == "llm_truncation" and result.llm_cause is FailureCause.COST_LIMIT
+    calls = recorded_calls(bench, result.trajectory)
+    assert asked == 2 and sum(c.money for c in calls) <= 0.005
+    assert all(c.money > 0 for c in calls if c.source == "endpoint")
+
+
+def test_a_message_that_is_no_object_ends_the_session_with_server_error(bench):
+    """Before, ``"message": "hello"`` crashed the session with an AttributeError."""
+    with LLMServer() as server:
+        server.script.then(*[completion("hello")] * 2)
+        result = run_session(LEFT, "llm", config=config(server), store=bench)
+    assert result.end == "llm_truncation" and result.llm_cause is FailureCause.SERVER_ERROR
+    assert [c.cause for c in recorded_calls(bench, result.trajectory)] == [FailureCause.SERVER_ERROR] * 2

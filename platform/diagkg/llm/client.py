@@ -278,22 +278,35 @@ class LLMClient:
         choices = getattr(reply, "choices", None)
         choice = choices[0] if isinstance(choices, list) and choices else None
         message = getattr(choice, "message", None)
-        if message is None:       # HTML from a proxy, an error object with status 200, no choices
+        # HTML from a proxy, an error object with status 200, no choices; a message that is no object (a string)
+        if message is None or not hasattr(message, "content"):
             record.cause, record.error = FailureCause.SERVER_ERROR, f"{NOT_A_COMPLETION}: {_shown(reply)}"
             return True
         limit.succeeded()
+        tool_calls = getattr(message, "tool_calls", None)
         calls = [{"name": c.function.name, "arguments": c.function.arguments}
-                 for c in (message.tool_calls or []) if getattr(c, "function", None) is not None]
+                 for c in (tool_calls if isinstance(tool_calls, list) else []) if getattr(c, "function", None) is not None]
         record.response = {"content": message.content, "tool_calls": calls,
                            "finish_reason": getattr(choice, "finish_reason", None)}
-        usage = getattr(reply, "usage", None)
-        if usage is not None:
-            record.prompt_tokens, record.completion_tokens = usage.prompt_tokens or 0, usage.completion_tokens or 0
-            details = getattr(usage, "prompt_tokens_details", None)
-            record.cached_tokens = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+        self._count_tokens(record, messages, getattr(reply, "usage", None))
         price = s.price()
         record.money = price.of(record.prompt_tokens, record.completion_tokens) if price else 0.0
         return True
+
+    @staticmethod
+    def _count_tokens(record: CallRecord, messages: list[dict[str, Any]], usage: Any) -> None:
+        """The reply's token counts; where the endpoint reports none that can be counted (no usage,
+        a negative count, text, a fraction) each side is estimated at about 3 characters a token, as
+        :meth:`_check_budget` does, so a priced session is never charged nothing (or less than nothing)."""
+        prompt = _count(getattr(usage, "prompt_tokens", None))
+        completion = _count(getattr(usage, "completion_tokens", None))
+        if prompt is None:
+            prompt = len(json.dumps(messages, ensure_ascii=False)) // 3
+        if completion is None:
+            completion = len(json.dumps(record.response, ensure_ascii=False)) // 3
+        details = getattr(usage, "prompt_tokens_details", None)
+        record.prompt_tokens, record.completion_tokens = prompt, completion
+        record.cached_tokens = min(prompt, _count(getattr(details, "cached_tokens", None)) or 0)
 
     def _parse(self, record: CallRecord, schema: dict[str, Any]) -> dict[str, Any] | None:
         response = record.response or {}
@@ -340,6 +353,13 @@ def compact_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             m = dict(m, content=parts)
         out.append(m)
     return out
+
+
+def _count(value: Any) -> int | None:
+    """A token count as reported: an integer ≥ 0 (JSON's 12.0 too), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        return None
+    return int(value) if float(value).is_integer() else None
 
 
 def _shown(reply: Any) -> str:
