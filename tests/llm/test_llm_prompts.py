@@ -50,7 +50,7 @@ def test_prompts_render_from_sparql_results(torch):
     assert k.actions["replace_component"].cost == 120.0 and k.actions["adjust_potentiometer"].parameter == "position"
     text = prompting.render("assistant-system.j2", **system_context(k), budget=7, symptoms="It is dark.",
                             visible="nothing lit", tool="choose")
-    assert '- bulb: Bulb, "Torch bulb" (also: globe, lamp); ports n, p' in text
+    assert '- bulb: Bulb, "Torch bulb" (also: "globe", "lamp"); ports n, p' in text
     assert text.count("- bat:") == 1                       # each part listed once
     assert "replace_component: replace." in text and "Cost 120.0 min" in text
     assert "needs a value (position)" in text and "7 rounds" in text and '"It is dark."' in text

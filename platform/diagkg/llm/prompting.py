@@ -5,7 +5,8 @@ reads what a prompt may say about a system — its description
 (``queries/llm-system.rq``), its parts with labels, synonyms and ports
 (``queries/llm-components.rq``) and the action catalogue with costs and
 parameters (``queries/action-catalogue.rq``) — and :func:`render` fills a
-template with it (undefined names are errors).
+template with it (undefined names are errors). A user's text goes in through the
+``quoted`` filter: one JSON string, its quotes and line breaks escaped.
 """
 
 from __future__ import annotations
@@ -101,6 +102,9 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FunctionLoader(load), undefined=jinja2.StrictUndefined,
                              autoescape=False, keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True)
     env.filters["compact"] = lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)
+    # a user's text (a label, a synonym, a description, a report, a model's own words) as one JSON string:
+    # its quotes and line breaks escaped, so it cannot end its quotation and write a line of the prompt
+    env.filters["quoted"] = lambda value: json.dumps(str(value), ensure_ascii=False)
     # a noun with its article: "an enclosure", "an LED", "a port" (as the service agent says it)
     env.filters["a"] = lambda noun: f"{'an' if str(noun)[:1].lower() in 'aeiou' or str(noun).startswith('LED') else 'a'} {noun}"
     return env
