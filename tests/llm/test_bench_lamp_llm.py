@@ -5,6 +5,7 @@ unlucky endpoint would. Each test states what went wrong before."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -147,3 +148,30 @@ def test_a_users_text_reaches_every_prompt_quoted(hostile, assistant, extra, ser
     assert sent and any(json.dumps(label, ensure_ascii=False) in text for text in sent)
     assert not any("\n## SYSTEM" in text for text in sent)
     assert all("{{ 7*7 }}" in text and "49" not in text for text in sent if "Ignore all" in text)
+
+
+def test_a_429_waits_what_its_retry_after_asks(bench):
+    """Before, Retry-After was ignored: the retry came after ``backoff`` (here 10 ms) and met the next 429."""
+    with LLMServer() as server:
+        server.script.then(Reply(status=429, headers={"Retry-After": "1"}), choose(kind="hypothesise", components=["lamp_a"]))
+        result = run_session(LEFT, "llm", config=config(server), store=bench)
+        first, second = server.script.times
+    assert result.end == "success" and second - first >= 0.95
+    assert [c.cause for c in recorded_calls(bench, result.trajectory)] == [FailureCause.RATE_LIMIT, None]
+
+
+def test_a_retry_after_longer_than_the_timeout_waits_the_timeout(bench):
+    with LLMServer() as server:
+        server.script.then(Reply(status=429, headers={"Retry-After": "3600"}), choose(kind="hypothesise", components=["lamp_a"]))
+        result = run_session(LEFT, "llm", config=config(server, timeout=1), store=bench)
+        first, second = server.script.times
+    assert result.end == "success" and 0.95 <= second - first < 5
+
+
+def test_retry_after_reads_seconds_and_dates():
+    from email.utils import formatdate
+
+    from diagkg.llm.client import retry_after
+
+    assert retry_after("2") == 2 and retry_after(None) == 0 and retry_after("soon") == 0 and retry_after("-3") == 0
+    assert retry_after("nan") == 0 and 5 < retry_after(formatdate(time.time() + 10, usegmt=True)) <= 10

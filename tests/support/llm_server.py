@@ -1,7 +1,7 @@
 """A small OpenAI-compatible chat-completions server for the tests (FastAPI +
 uvicorn on a free loopback port, in a thread). Its replies are scripted: a
 queue of :class:`Reply` (content or a tool call, finish reason, HTTP status,
-delay, token usage, or a raw body), then the default ``content``/``finish_reason``."""
+delay, token usage, headers, or a raw body), then the default ``content``/``finish_reason``."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ class Reply:
     usage: tuple[int, int] = (10, 10)
     raw: bytes | None = None                # the body as it is (not UTF-8, HTML, no choices…), status 200
     media_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)   # sent with an error status (Retry-After)
 
     @classmethod
     def call(cls, name: str, **arguments) -> "Reply":
@@ -46,6 +47,7 @@ class Script:
     finish_reason: str = "stop"
     replies: deque = field(default_factory=deque)
     calls: list[dict] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)   # when each call arrived (time.monotonic)
     refuse: set[str] = field(default_factory=set)      # structured modes answered with 400: tools, json_schema
 
     def then(self, *replies: Reply) -> "Script":
@@ -79,6 +81,7 @@ class LLMServer:
             body = await request.json()
             script = self.script
             script.calls.append(body)
+            script.times.append(time.monotonic())
             if _mode(body) in script.refuse:
                 return JSONResponse({"error": {"message": f"{_mode(body)} is not supported", "type": "invalid_request_error"}},
                                     status_code=400)
@@ -90,7 +93,7 @@ class LLMServer:
                 return Response(reply.raw, media_type=reply.media_type)
             if reply.status != 200:
                 return JSONResponse({"error": {"message": f"scripted {reply.status}", "type": "server_error"}},
-                                    status_code=reply.status)
+                                    status_code=reply.status, headers=reply.headers)
             message: dict = {"role": "assistant", "content": reply.content}
             tool = reply.tool
             if tool is None and body.get("tools") and reply.content is not None:   # a tool call carrying the content

@@ -148,6 +148,7 @@ class LLMClient:
         self.role = role
         self.mode = settings.structured
         self._sleep = sleep
+        self._asked_wait = 0.0       # what the endpoint's last 429 asked for (Retry-After), in seconds
         self._openai: OpenAI | None = None
 
     # -- the one entry point ------------------------------------------------
@@ -161,7 +162,8 @@ class LLMClient:
         last: CallRecord | None = None
         for attempt in range(s.retries + 1):
             if attempt and not self.log.replaying:
-                self._sleep(s.backoff * 2 ** (attempt - 1))
+                self._sleep(max(s.backoff * 2 ** (attempt - 1), self._asked_wait))
+            self._asked_wait = 0.0
             record, value = self._attempt(messages, schema, name, purpose, cacheable)
             if value is not None:
                 return value, record
@@ -257,6 +259,7 @@ class LLMClient:
             record.cause, record.error = FailureCause.TIMEOUT, f"no answer within {s.timeout:g} s"
         except openai.RateLimitError as exc:
             limit.throttled()
+            self._asked_wait = min(retry_after(exc.response.headers.get("retry-after")), s.timeout)
             record.cause, record.error = FailureCause.RATE_LIMIT, f"429 from the endpoint: {_short(exc)}"
         except openai.APIConnectionError as exc:
             record.cause, record.error = FailureCause.SERVER_ERROR, f"cannot reach {s.base_url}: {_short(exc)}"
@@ -353,6 +356,22 @@ def compact_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             m = dict(m, content=parts)
         out.append(m)
     return out
+
+
+def retry_after(header: str | None) -> float:
+    """The seconds a ``Retry-After`` header asks for (a number, or an HTTP date); 0 when none can be read."""
+    if not header:
+        return 0.0
+    try:
+        seconds = float(header)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            seconds = parsedate_to_datetime(header).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return 0.0
+    return seconds if seconds == seconds and seconds > 0 else 0.0
 
 
 def _count(value: Any) -> int | None:
