@@ -10,7 +10,7 @@ import time
 import pytest
 
 from diagkg.errors import InputError
-from diagkg.llm.records import FailureCause, recorded_calls
+from diagkg.llm.records import FailureCause, ReplayMismatch, recorded_calls
 from diagkg.runs.runner import replay_session, run_session
 
 from ..support.bench_lamp import EVIL, bench_store
@@ -175,3 +175,50 @@ def test_retry_after_reads_seconds_and_dates():
 
     assert retry_after("2") == 2 and retry_after(None) == 0 and retry_after("soon") == 0 and retry_after("-3") == 0
     assert retry_after("nan") == 0 and 5 < retry_after(formatdate(time.time() + 10, usegmt=True)) <= 10
+
+
+def recorded_session(store, server: LLMServer, *replies: Reply):
+    server.script.then(*replies)
+    return run_session(LEFT, "llm", config=config(server), store=store)
+
+
+def tamper(store, trajectory: str, position: int, prop: str, value: str) -> None:
+    """Change one recorded call's ``prop`` (``responseBody``, ``requestMessages``) in the store."""
+    import pyoxigraph as ox
+
+    node = ox.NamedNode(f"{trajectory}#llm-call-{position}")
+    pred = ox.NamedNode("https://w3id.org/diagkg/ontology#" + prop)
+    [quad] = list(store.raw.quads_for_pattern(node, pred, None, None))
+    store.raw.remove(quad)
+    store.raw.add(ox.Quad(node, pred, ox.Literal(value), quad.graph_name))
+
+
+def count_trajectories(store) -> int:
+    return len(store.select("""PREFIX dk: <https://w3id.org/diagkg/ontology#>
+        SELECT ?t WHERE { ?t a dk:Trajectory }"""))
+
+
+def test_a_replay_whose_last_answer_was_changed_says_so_and_stores_nothing(bench):
+    """Before, a recorded last answer changed to give_up replayed as a surrender and was stored: the hash
+    covers the request, not the answer, and no later prompt showed the change."""
+    with LLMServer() as server:
+        result = recorded_session(bench, server, choose(kind="action", action="observe_component", targets=["lamp_b"]),
+                                  choose(kind="hypothesise", components=["lamp_a"]))
+    assert result.end == "success"
+    body = {"content": None, "finish_reason": "stop", "tool_calls": [
+        {"name": "choose", "arguments": json.dumps({"kind": "give_up", "instruction": "Stop."})}]}
+    tamper(bench, result.trajectory, 2, "responseBody", json.dumps(body))
+    stored = count_trajectories(bench)
+    with pytest.raises(ReplayMismatch, match="ended 'surrender', its record 'success'"):
+        replay_session(bench, result.trajectory)
+    assert count_trajectories(bench) == stored
+
+
+@pytest.mark.parametrize("prop", ["responseBody", "requestMessages"])
+def test_a_record_that_is_not_json_is_a_replay_mismatch(bench, prop):
+    """Before, a raw JSONDecodeError."""
+    with LLMServer() as server:
+        result = recorded_session(bench, server, choose(kind="hypothesise", components=["lamp_a"]))
+    tamper(bench, result.trajectory, 1, prop, "{not json")
+    with pytest.raises(ReplayMismatch, match="call 1 .* cannot be read back"):
+        replay_session(bench, result.trajectory)

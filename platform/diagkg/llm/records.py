@@ -87,6 +87,7 @@ class CallLog:
 
     records: list[CallRecord] = field(default_factory=list)
     replay: list[CallRecord] | None = None
+    replay_end: str | None = None       # how the replayed session ended, as recorded
     _next: int = 0
 
     @property
@@ -108,6 +109,19 @@ class CallLog:
             raise ReplayMismatch(f"call {self._next} of the replayed session ({purpose}) differs from the "
                                  f"recorded one ({recorded.purpose}): the prompt, model or parameters changed")
         return recorded
+
+    def replayed(self, end: str) -> None:
+        """Raises :class:`ReplayMismatch` when a replay ended otherwise than its record, or left recorded
+        calls unasked: a recorded answer was changed (the request's hash does not cover the answer, so a
+        changed last answer, or one the next prompt does not show, was replayed as it was)."""
+        if self.replay is None:
+            return
+        if self._next < len(self.replay):
+            raise ReplayMismatch(f"the replayed session made {self._next} of the {len(self.replay)} language-model "
+                                 f"calls its record holds: the record or the platform changed")
+        if self.replay_end is not None and end != self.replay_end:
+            raise ReplayMismatch(f"the replayed session ended {end!r}, its record {self.replay_end!r}: a recorded "
+                                 f"answer or the platform changed")
 
     @property
     def prompt_tokens(self) -> int:
@@ -176,12 +190,20 @@ def recorded_calls(store: KnowledgeSource, trajectory_iri: str) -> list[CallReco
     """The calls a stored trajectory records, in order (``queries/llm-calls.rq``)."""
     out = []
     for row in store.select("llm-calls", {"trajectory": ox.NamedNode(trajectory_iri)}):
-        out.append(CallRecord(
-            purpose=row["purpose"], role=row["role"], model=row["model"], messages=json.loads(row["messages"]),
-            parameters=json.loads(row["parameters"]), key=row["hash"],
-            response=json.loads(row["response"]) if row["response"] else None,
-            prompt_tokens=int(row["promptTokens"]), completion_tokens=int(row["completionTokens"]),
-            cached_tokens=int(row["cachedTokens"]), latency=float(row["latency"]), money=float(row["money"]),
-            error=row["error"] or "", cause=FailureCause(row["cause"]) if row["cause"] else None,
-            source=row["source"], rejected=row["rejected"] or "", position=int(row["position"])))
+        try:
+            out.append(_call_of(row))
+        except (ValueError, TypeError) as exc:       # JSONDecodeError is a ValueError
+            raise ReplayMismatch(f"call {row['position']} of <{trajectory_iri}> cannot be read back "
+                                 f"(its record was changed?): {exc}") from None
     return out
+
+
+def _call_of(row: dict[str, Any]) -> CallRecord:
+    return CallRecord(
+        purpose=row["purpose"], role=row["role"], model=row["model"], messages=json.loads(row["messages"]),
+        parameters=json.loads(row["parameters"]), key=row["hash"],
+        response=json.loads(row["response"]) if row["response"] else None,
+        prompt_tokens=int(row["promptTokens"]), completion_tokens=int(row["completionTokens"]),
+        cached_tokens=int(row["cachedTokens"]), latency=float(row["latency"]), money=float(row["money"]),
+        error=row["error"] or "", cause=FailureCause(row["cause"]) if row["cause"] else None,
+        source=row["source"], rejected=row["rejected"] or "", position=int(row["position"]))

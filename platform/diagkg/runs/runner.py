@@ -230,6 +230,7 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                 on_round(played)
         wall = time.perf_counter() - t0
         end = session.end or End.SURRENDER
+        log.replayed(str(end))        # a replay that ended otherwise than its record says so, and is not stored
         closing = getattr(agent, "close", None)
         if closing is not None:
             closing(end)               # an assistant in its own process is told the end and stopped
@@ -314,7 +315,8 @@ def replay_session(store: KnowledgeStore, trajectory_ref: str, *, record: bool =
     """Run a stored session again, answering every language-model call from its
     record (no endpoint needed): the same scenario, assistant, configuration,
     seed, budget and service agent. Raises :class:`~diagkg.llm.records.ReplayMismatch`
-    when the session asks something the record does not hold."""
+    when the session asks something the record does not hold, when its record cannot be read,
+    and when it ends otherwise than recorded or leaves recorded calls unasked (nothing is stored then)."""
     import json
 
     import pyoxigraph as ox
@@ -330,4 +332,4 @@ def replay_session(store: KnowledgeStore, trajectory_ref: str, *, record: bool =
     scenario = row["number"] if row["number"] is not None else row["scenario"]
     return run_session(scenario, row["assistant"], seed=int(row["seed"]), budget=int(row["budget"]),
                        config=config, store=store, on_round=on_round, record=record, notify=notify,
-                       service=service, llm_log=CallLog(replay=calls))
+                       service=service, llm_log=CallLog(replay=calls, replay_end=row["end"]))
