@@ -222,3 +222,37 @@ def test_a_record_that_is_not_json_is_a_replay_mismatch(bench, prop):
     tamper(bench, result.trajectory, 1, prop, "{not json")
     with pytest.raises(ReplayMismatch, match="call 1 .* cannot be read back"):
         replay_session(bench, result.trajectory)
+
+
+def test_a_resume_without_cost_limit_keeps_the_campaigns_limit(tmp_path, bench_quads, capsys):
+    """Before, the limit lived only on the command line: ``diagkg evaluate --resume RUN`` — what the
+    interruption message says to run after Ctrl-C — ran every session left, and the judge, with no limit."""
+    from diagkg.cli.main import main
+    from diagkg.kg.store import KnowledgeStore
+
+    db = str(tmp_path / "db")
+    disk = KnowledgeStore(db)
+    disk.add_quads(bench_quads)
+    disk.close()
+    name_lamp = json.dumps({"kind": "hypothesise", "components": ["lamp_a"], "instruction": "Replace the left lamp."})
+    with LLMServer() as server:
+        server.script.content = name_lamp
+        # 10 completion tokens at 10,000 a million: 0.1 a call, sent only while max_tokens (20) fit: 0.2
+        cfg = json.dumps(config(server, retries=0, max_tokens=20, pricing={"stub-model": [0.0, 10000.0]}))
+        assert main(["--store", db, "evaluate", "--assistant", "llm", "--config", cfg, "--scenarios", LEFT,
+                     "--runs", "5", "--cost-limit", "0.25", "--format", "json", "--name", "bench-money"]) == 0
+        first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert first["stopped"]["reason"] == "cost_limit" and first["trajectories"] < 5
+        asked = len(server.script.calls)
+        assert main(["--store", db, "evaluate", "--resume", first["campaign"], "--format", "json"]) == 0
+        out = capsys.readouterr()
+        again = json.loads(out.out.strip().splitlines()[-1])
+        assert len(server.script.calls) == asked            # no session, no judge: the limit is spent
+        assert again["cost_limit"] == 0.25 and again["trajectories"] == first["trajectories"]
+        assert "the campaign's LLM cost limit of 0.25 holds" in out.err
+        # a new limit replaces it, and holds for the next resume
+        assert main(["--store", db, "evaluate", "--resume", first["campaign"], "--cost-limit", "0.45",
+                     "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["cost_limit"] == 0.45
+        assert main(["--store", db, "evaluate", "--resume", first["campaign"], "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["cost_limit"] == 0.45

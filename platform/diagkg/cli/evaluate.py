@@ -207,6 +207,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             campaign = cp.create(store, cfg)
             say(f"campaign {campaign.id}: {len(cfg.assistants)} assistant(s) × {len(cfg.scenarios)} scenario(s), "
                 f"{'adaptive' if protocol == 'adaptive' else f'{cfg.runs} run(s) each'}")
+        from ..evaluation.budget import campaign_limit
+
+        cost_limit = campaign_limit(store, campaign, args.cost_limit)
+        if args.resume and args.cost_limit is None and cost_limit is not None:
+            say(f"--resume: the campaign's LLM cost limit of {cost_limit:g} holds (--cost-limit changes it)")
         display = _progress_display(sys.stderr.isatty() and args.format == "text")
         lines = None if display is not None else ProgressLines()
         task_id = None
@@ -227,7 +232,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 display.start()
             summary = execution.run(store, campaign, workers=args.workers, executor=args.executor,
                                     scheduler=args.scheduler, retry_failed=args.retry_failed,
-                                    cost_limit=args.cost_limit, on_progress=show, notify=say,
+                                    cost_limit=cost_limit, on_progress=show, notify=say,
                                     session_seconds=args.session_seconds)
         except KeyboardInterrupt:
             if display is not None:
@@ -255,9 +260,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             qual: dict[str, Any] | None = None
             say("qualitative analysis not run: the campaign stopped at its cost limit")
         else:       # the judge gets what the sessions and its earlier runs left (nothing: it does not start)
-            left = judge_allowance(store, campaign, args.cost_limit)
+            left = judge_allowance(store, campaign, cost_limit)
             qual = run_qualitative(store, campaign, campaign.config.config, cost_left=left,
-                                   quiet=args.format == "json", cost_limit=args.cost_limit)
+                                   quiet=args.format == "json", cost_limit=cost_limit)
         summary.money = Spending.read(store, campaign).spent      # with what the judge spent now
     data = summary.to_json()
     data["qualitative"] = qual

@@ -15,7 +15,9 @@ session is given only what remains (its own ``cost_limit``), and when the
 limit is reached — or a session stopped because what remained was too little
 for its next call — the campaign schedules nothing more (sessions already in
 flight finish) and records a :data:`~diagkg.kg.vocab.DK.CampaignStop` with its
-typed reason in its graph. ``--resume`` with a higher limit continues.
+typed reason in its graph. ``--resume`` with a higher limit continues; a
+``--resume`` without one keeps the limit the campaign was last given
+(:func:`campaign_limit`, ``dk:costLimit`` on the campaign).
 """
 
 from __future__ import annotations
@@ -192,3 +194,15 @@ def stop_quads(campaign: Campaign, stop: Stop) -> list[ox.Quad]:
 def stops(store: KnowledgeStore, campaign: Campaign) -> list[dict[str, Any]]:
     """The campaign's recorded stops, oldest first."""
     return store.select("campaign-stops", {"campaign": campaign.node})
+
+
+def campaign_limit(store: KnowledgeStore, campaign: Campaign, given: float | None) -> float | None:
+    """The campaign's cost limit: ``given`` (recorded on the campaign, in its graph, for later resumes),
+    else the one it was last given (``queries/campaign-cost-limit.rq``; None if never). A resume after
+    Ctrl-C or kill -9 without ``--cost-limit`` ran every session left, and the judge, with no limit."""
+    if given is None:
+        rows = store.select("campaign-cost-limit", {"campaign": campaign.node})
+        return float(rows[0]["limit"]) if rows else None
+    store.update("campaign-set-cost-limit", graph=campaign.graph, campaign=campaign.node,
+                 limit=ox.Literal(f"{given:.8f}", datatype=ox.NamedNode(XSD + "decimal")))
+    return given
