@@ -49,6 +49,9 @@ class Script:
     calls: list[dict] = field(default_factory=list)
     times: list[float] = field(default_factory=list)   # when each call arrived (time.monotonic)
     refuse: set[str] = field(default_factory=set)      # structured modes answered with 400: tools, json_schema
+    # prompt tokens counted from the request, tools and response format included (as OpenAI bills them):
+    # its messages, tools and response_format as JSON text, 3 characters a token
+    count_request: bool = False
 
     def then(self, *replies: Reply) -> "Script":
         self.replies.extend(replies)
@@ -103,12 +106,15 @@ class LLMServer:
                 message = {"role": "assistant", "content": None, "tool_calls": [
                     {"id": f"call-{len(script.calls)}", "type": "function",
                      "function": {"name": tool["name"], "arguments": args}}]}
+            usage = reply.usage
+            if script.count_request:
+                sent = [body.get(k) for k in ("messages", "tools", "response_format") if body.get(k) is not None]
+                usage = (sum(len(json.dumps(part)) for part in sent) // 3, reply.usage[1])
             return {
                 "id": f"cmpl-{len(script.calls)}", "object": "chat.completion", "created": int(time.time()),
                 "model": body.get("model", "stub"),
                 "choices": [{"index": 0, "finish_reason": reply.finish_reason, "message": message}],
-                "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
-                          "total_tokens": sum(reply.usage)},
+                "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
             }
 
         self.port = _free_port()

@@ -201,7 +201,7 @@ class LLMClient:
             if hit is not None:
                 record.response, record.source = hit, "cache"
                 break
-            self._check_budget(messages)
+            self._check_budget(messages, schema)
             if self._call_endpoint(record, messages, schema, name):
                 break       # an answer, or an error to retry
             self.log.add(record)   # the refused mode, recorded
@@ -212,12 +212,12 @@ class LLMClient:
         self.log.add(record)
         return record, value
 
-    def _check_budget(self, messages: list[dict[str, Any]]) -> None:
+    def _check_budget(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> None:
         s = self.settings
         price = s.price()
         if s.cost_limit is None or price is None:
             return
-        estimate = price.of(len(json.dumps(messages)) // 3, s.max_tokens)   # no tokenizer: ~3 characters a token
+        estimate = price.of(prompt_estimate(messages, schema), s.max_tokens)
         if self.log.money + estimate > s.cost_limit:
             record = CallRecord(purpose="(not sent)", role=self.role, model=s.model, messages=compact_messages(messages),
                                 parameters=s.parameters(), key="", cause=FailureCause.COST_LIMIT,
@@ -291,20 +291,20 @@ class LLMClient:
                  for c in (tool_calls if isinstance(tool_calls, list) else []) if getattr(c, "function", None) is not None]
         record.response = {"content": message.content, "tool_calls": calls,
                            "finish_reason": getattr(choice, "finish_reason", None)}
-        self._count_tokens(record, messages, getattr(reply, "usage", None))
+        self._count_tokens(record, messages, schema, getattr(reply, "usage", None))
         price = s.price()
         record.money = price.of(record.prompt_tokens, record.completion_tokens) if price else 0.0
         return True
 
     @staticmethod
-    def _count_tokens(record: CallRecord, messages: list[dict[str, Any]], usage: Any) -> None:
+    def _count_tokens(record: CallRecord, messages: list[dict[str, Any]], schema: dict[str, Any], usage: Any) -> None:
         """The reply's token counts; where the endpoint reports none that can be counted (no usage,
         a negative count, text, a fraction) each side is estimated at about 3 characters a token, as
         :meth:`_check_budget` does, so a priced session is never charged nothing (or less than nothing)."""
         prompt = _count(getattr(usage, "prompt_tokens", None))
         completion = _count(getattr(usage, "completion_tokens", None))
         if prompt is None:
-            prompt = len(json.dumps(messages, ensure_ascii=False)) // 3
+            prompt = prompt_estimate(messages, schema)
         if completion is None:
             completion = len(json.dumps(record.response, ensure_ascii=False)) // 3
         details = getattr(usage, "prompt_tokens_details", None)
@@ -356,6 +356,12 @@ def compact_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             m = dict(m, content=parts)
         out.append(m)
     return out
+
+
+def prompt_estimate(messages: list[dict[str, Any]], schema: dict[str, Any]) -> int:
+    """A request's prompt tokens, with no tokenizer: ~3 characters a token of its messages and of the
+    schema sent with them (a tool's parameters or a response format, which endpoints bill as prompt)."""
+    return (len(json.dumps(messages)) + len(json.dumps(schema))) // 3
 
 
 def retry_after(header: str | None) -> float:
