@@ -284,3 +284,23 @@ def test_the_cost_limit_counts_the_schema_sent_with_the_prompt(bench, assistant,
     calls = recorded_calls(bench, result.trajectory)
     assert result.end == "llm_truncation" and result.llm_cause is FailureCause.COST_LIMIT
     assert sum(c.money for c in calls) == first <= limit
+
+
+@pytest.mark.parametrize("assistant,extra", [
+    ("llm", {"corrections": -1}),                  # was: nothing asked, every session ended in timeout
+    ("llm", {"corrections": None}),                # was: TypeError
+    ("llm", {"max_tokens": 1.7}),                  # was: 1 token
+    ("llm", {"retries": 2.9}),                     # was: 2 retries
+    ("llm", {"concurrency": True}),                # was: 1 request in flight
+    ("llm-grounded", {"steps": -1}),
+    ("llm-grounded", {"menu_limit": 0}),
+    ("llm-grounded", {"tolerance": "nan"}),
+    ("llm-grounded", {"query_timeout": -5}),
+    ("llm-grounded", {"query_rows": -1}),
+    ("llm-grounded", {"require_confirmed": "no"}),  # was: read as true
+])
+def test_an_assistants_own_key_out_of_range_is_refused_before_the_session_starts(bench, assistant, extra):
+    with LLMServer() as server:
+        with pytest.raises(InputError, match=next(iter(extra))):
+            run_session(LEFT, assistant, config=config(server, **extra), store=bench)
+        assert server.script.calls == []

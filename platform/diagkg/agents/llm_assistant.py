@@ -28,8 +28,9 @@ record keeps its SHA-256, not its bytes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..env.actions import Action, Hypothesis
 from ..env.outcomes import NO_MOVE, Outcome, Refusal
@@ -41,6 +42,7 @@ from ..llm.records import CallLog
 from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from ..llm.settings import LLMSettings
 from .registry import BaseAssistant, Briefing
+from .settings import INF, Settings
 
 TOOL = "choose"
 OWN_KEYS = frozenset({"corrections", "schematic"})       # the assistant's, not the client's
@@ -152,6 +154,17 @@ def system_context(k: Knowledge) -> dict[str, Any]:
             "example_port": f"{ported.id}.{ported.ports[0]}" if ported else "bulb.p"}
 
 
+@dataclass(frozen=True)
+class LLMConfig(Settings):
+    """The ``llm`` assistant's own keys, checked (``corrections: -1`` asked nothing and ended every
+    session in ``timeout``; ``null`` crashed it with a TypeError)."""
+
+    ASSISTANT: ClassVar[str] = "llm"
+    RANGES: ClassVar[dict[str, tuple[float, float]]] = {"corrections": (0, INF)}
+
+    corrections: int = 2
+
+
 class LLMAssistant(BaseAssistant):
     """A language model through any OpenAI-compatible endpoint (see the module)."""
 
@@ -160,7 +173,7 @@ class LLMAssistant(BaseAssistant):
 
     def __init__(self, corrections: int = 2, **config: Any):
         super().__init__(corrections=corrections, **config)
-        self.corrections = int(corrections)
+        self.corrections = LLMConfig.from_mapping({"corrections": corrections}).corrections
         self.instruction = ""            # the plain-language instruction of the last suggestion
         self.image: dict[str, Any] | None = None
 

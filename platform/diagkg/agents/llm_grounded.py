@@ -35,7 +35,8 @@ carries the code of what was caught (``dk:choiceRejected``: a refusal code such 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ..env.actions import Action, Hypothesis
 from ..env.outcomes import Outcome, Refusal
@@ -51,6 +52,7 @@ from .grounding_observed import Reading, Tolerance, plain_value, readings
 from .grounding_sparql_check import PREFIXES, QueryChecker
 from .llm_assistant import INSTRUCTION_MAX, NAME_MAX, NO_ACTION, check_choice, listed, open_client, system_context
 from .registry import BaseAssistant, Briefing
+from .settings import INF, Settings
 
 TOOL = "decide"
 PICK_TOOL = "pick"
@@ -73,6 +75,25 @@ def _context(**values: Any) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True)
+class GroundedConfig(Settings):
+    """The ``llm-grounded`` assistant's own keys, checked (each was converted as given: a negative
+    count, a time limit below zero, a tolerance of nan, ``"no"`` read as true)."""
+
+    ASSISTANT: ClassVar[str] = "llm-grounded"
+    RANGES: ClassVar[dict[str, tuple[float, float]]] = {
+        "corrections": (0, INF), "steps": (0, INF), "menu_limit": (1, INF), "tolerance": (0.0, INF),
+        "query_timeout": (0.001, INF), "query_rows": (1, INF)}
+
+    corrections: int = 2
+    steps: int = 3
+    require_confirmed: bool = False
+    menu_limit: int = 60
+    tolerance: float = 0.01
+    query_timeout: float = 5.0
+    query_rows: int = 20
+
+
 class GroundedAssistant(BaseAssistant):
     """A language model whose every choice, query, message and hypothesis is checked (see the module)."""
 
@@ -84,13 +105,12 @@ class GroundedAssistant(BaseAssistant):
         super().__init__(corrections=corrections, steps=steps, require_confirmed=require_confirmed,
                          menu_limit=menu_limit, tolerance=tolerance, query_timeout=query_timeout,
                          query_rows=query_rows, **config)
-        self.corrections = int(corrections)
-        self.steps = int(steps)
-        self.require_confirmed = bool(require_confirmed)
-        self.menu_limit = int(menu_limit)
-        self.tolerance = Tolerance(float(tolerance))
-        self.query_timeout = float(query_timeout)
-        self.query_rows = int(query_rows)
+        own = GroundedConfig.from_mapping(dict(corrections=corrections, steps=steps, require_confirmed=require_confirmed,
+                                               menu_limit=menu_limit, tolerance=tolerance, query_timeout=query_timeout,
+                                               query_rows=query_rows))
+        self.corrections, self.steps, self.require_confirmed = own.corrections, own.steps, own.require_confirmed
+        self.menu_limit, self.tolerance = own.menu_limit, Tolerance(own.tolerance)
+        self.query_timeout, self.query_rows = own.query_timeout, own.query_rows
         self.instruction = ""
         self.message = Message("")
         self.caught: Counter[str] = Counter()

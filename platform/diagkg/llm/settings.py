@@ -95,6 +95,10 @@ class LLMSettings:
             if not all(math.isfinite(v) and v >= 0 for v in (price.prompt, price.completion)):
                 raise InputError(f"pricing[{name!r}] must be two finite numbers ≥ 0, not {list(value)!r}")
             pricing[str(name)] = price
+        for key in ("retries", "max_tokens", "concurrency"):      # 2.9 was 2 retries, true one request in flight
+            given = config.get(key)
+            if isinstance(given, bool) or (isinstance(given, float) and not given.is_integer()):
+                raise InputError(f"{key} takes a whole number, not {given!r}")
         limit = pick("cost_limit", "DIAGKG_LLM_COST_LIMIT")
         try:
             settings = cls(
