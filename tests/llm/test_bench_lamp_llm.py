@@ -214,12 +214,17 @@ def test_a_replay_whose_last_answer_was_changed_says_so_and_stores_nothing(bench
     assert count_trajectories(bench) == stored
 
 
-@pytest.mark.parametrize("prop", ["responseBody", "requestMessages"])
-def test_a_record_that_is_not_json_is_a_replay_mismatch(bench, prop):
-    """Before, a raw JSONDecodeError."""
+@pytest.mark.parametrize("prop,value", [
+    ("responseBody", "{not json"), ("requestMessages", "{not json"),            # was: JSONDecodeError
+    ("responseBody", '"hello"'), ("responseBody", "[1]"), ("requestParameters", "[]"),   # was: AttributeError
+    ("responseBody", '{"tool_calls": "x"}'),                                         # was: TypeError
+    ("requestParameters", '{"max_tokens": "lots"}'),                                 # was: ValueError from int()
+    ("requestMessages", "{}"),                                                       # was: replayed as if nothing changed
+])
+def test_a_record_that_cannot_be_read_back_is_a_replay_mismatch(bench, prop, value):
     with LLMServer() as server:
         result = recorded_session(bench, server, choose(kind="hypothesise", components=["lamp_a"]))
-    tamper(bench, result.trajectory, 1, prop, "{not json")
+    tamper(bench, result.trajectory, 1, prop, value)
     with pytest.raises(ReplayMismatch, match="call 1 .* cannot be read back"):
         replay_session(bench, result.trajectory)
 

@@ -21,6 +21,7 @@ import pyoxigraph as ox
 
 from ..errors import InputError
 from ..kg.vocab import DK
+from .settings import STRUCTURED_MODES
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeSource
@@ -199,6 +200,24 @@ def recorded_calls(store: KnowledgeSource, trajectory_iri: str) -> list[CallReco
 
 
 def _call_of(row: dict[str, Any]) -> CallRecord:
+    """One recorded call; ``ValueError`` when a part of it is not what the client records (JSON of the
+    wrong shape: a replay crashed on it with AttributeError or TypeError)."""
+    record = _fields(row)
+    p, response = record.parameters, record.response
+    if not (isinstance(record.messages, list) and all(isinstance(m, dict) for m in record.messages)):
+        raise ValueError("its messages are not a list of messages")
+    if not (isinstance(p, dict) and isinstance(p.get("temperature", 0.0), (int, float))
+            and isinstance(p.get("max_tokens", 1), int) and p.get("structured", STRUCTURED_MODES[0]) in STRUCTURED_MODES):
+        raise ValueError("its parameters are not the client's")
+    if response is not None:
+        calls = response.get("tool_calls") if isinstance(response, dict) else None
+        if not (isinstance(response, dict) and isinstance(calls or [], list)
+                and all(isinstance(c, dict) and "arguments" in c for c in calls or [])):
+            raise ValueError("its answer is not a reply as recorded")
+    return record
+
+
+def _fields(row: dict[str, Any]) -> CallRecord:
     return CallRecord(
         purpose=row["purpose"], role=row["role"], model=row["model"], messages=json.loads(row["messages"]),
         parameters=json.loads(row["parameters"]), key=row["hash"],
