@@ -5,7 +5,9 @@ unlucky endpoint would. Each test states what went wrong before."""
 from __future__ import annotations
 
 import json
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -309,3 +311,52 @@ def test_an_assistants_own_key_out_of_range_is_refused_before_the_session_starts
         with pytest.raises(InputError, match=next(iter(extra))):
             run_session(LEFT, assistant, config=config(server, **extra), store=bench)
         assert server.script.calls == []
+
+
+class Trickle(BaseHTTPRequestHandler):
+    """An endpoint that sends its first answer 20 bytes every 0.4 s (its later ones at once)."""
+
+    answered = 0
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "stub-model", "choices": [
+            {"index": 0, "finish_reason": "stop", "message": tool_call(kind="hypothesise", components=["lamp_a"])}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        type(self).answered += 1
+        slow = type(self).answered == 1
+        for i in range(0, len(body), 20):
+            try:
+                self.wfile.write(body[i:i + 20])
+                self.wfile.flush()
+            except OSError:          # the client hung up
+                return
+            if slow:
+                time.sleep(0.4)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_reply_sent_a_few_bytes_at_a_time_is_a_timeout(bench):
+    """The HTTP client's timeout bounds each wait for a byte: before, a 1 s timeout let a trickled reply take
+    over 5 s (and an endless one would hold the session forever). Now the whole answer must come within it."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        started = time.monotonic()
+        result = run_session(LEFT, "llm", store=bench, config={
+            "base_url": f"http://127.0.0.1:{server.server_port}/v1", "model": "stub-model", "timeout": 1, "retries": 1,
+            "backoff": 0.01})
+        took = time.monotonic() - started
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    calls = recorded_calls(bench, result.trajectory)
+    assert [c.cause for c in calls] == [FailureCause.TIMEOUT, None] and calls[0].latency < 1.5
+    assert result.end == "success" and took < 4          # the retry, on a new connection, was answered at once

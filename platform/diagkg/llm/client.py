@@ -56,6 +56,10 @@ class LLMFailure(LLMTruncation):
         super().__init__(f"{cause.value}: {detail}")
 
 
+class _PastDeadline(Exception):
+    """A request's answer had not come in whole within ``timeout``."""
+
+
 class ResponseCache(Protocol):
     """Where replies to fixed inputs are kept (the store's ``cache/llm`` graph)."""
 
@@ -254,8 +258,9 @@ class LLMClient:
         t0 = time.perf_counter()
         try:
             with limit:
-                reply = self._client().chat.completions.create(**kwargs)
-        except openai.APITimeoutError:
+                client = self._client()
+                reply = self._by_deadline(lambda: client.chat.completions.create(**kwargs))
+        except (openai.APITimeoutError, _PastDeadline):
             record.cause, record.error = FailureCause.TIMEOUT, f"no answer within {s.timeout:g} s"
         except openai.RateLimitError as exc:
             limit.throttled()
@@ -310,6 +315,31 @@ class LLMClient:
         details = getattr(usage, "prompt_tokens_details", None)
         record.prompt_tokens, record.completion_tokens = prompt, completion
         record.cached_tokens = min(prompt, _count(getattr(details, "cached_tokens", None)) or 0)
+
+    def _by_deadline(self, request: Any) -> Any:
+        """``request()``'s answer, if it comes within ``timeout`` in all. The HTTP client's timeout
+        bounds each wait for a byte, not the whole answer: an endpoint that sent its reply a few bytes at
+        a time held a session far past ``timeout`` (a 1 s timeout took 5 s), and could hold it forever.
+        Past the deadline the client is closed (its read stops) and a new one serves the next attempt."""
+        done: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                done["reply"] = request()
+            except BaseException as exc:   # noqa: BLE001 - handed to the caller's thread as it was
+                done["error"] = exc
+
+        worker = threading.Thread(target=run, name="diagkg-llm-request", daemon=True)
+        worker.start()
+        worker.join(self.settings.timeout)
+        if worker.is_alive():
+            client, self._openai = self._openai, None
+            if client is not None:
+                client.close()
+            raise _PastDeadline()
+        if "error" in done:
+            raise done["error"]
+        return done["reply"]
 
     def _parse(self, record: CallRecord, schema: dict[str, Any]) -> dict[str, Any] | None:
         response = record.response or {}
