@@ -51,6 +51,9 @@ def config(server: LLMServer, **extra) -> dict:
     {"backoff": -1},                                               # was: ValueError from time.sleep at the first retry
     {"timeout": "inf"},                                            # was: OverflowError from the HTTP client
     {"vision": "false"},                                           # was: read as true
+    {"base_url": "http://[::1"},                                   # was: httpx.InvalidURL mid-session
+    {"base_url": "127.0.0.1:8011/v1"},                             # was: every call a server_error
+    {"base_url": "http://127.0.0.1:99999/v1"},
 ])
 def test_a_setting_out_of_range_is_refused_before_the_session_starts(bench, extra):
     with LLMServer() as server:

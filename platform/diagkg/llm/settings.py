@@ -23,6 +23,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 from ..errors import InputError
 
@@ -81,6 +82,8 @@ class LLMSettings:
         if need_endpoint and (not base_url or not model):
             raise InputError("the language model needs an endpoint and a model: give base_url and model in the "
                              "configuration (--config) or set DIAGKG_LLM_BASE_URL and DIAGKG_LLM_MODEL")
+        if base_url:
+            _check_endpoint(str(base_url))
         structured = str(pick("structured", "DIAGKG_LLM_STRUCTURED", default="tools"))
         if structured not in STRUCTURED_MODES:
             raise InputError(f"structured is {structured!r}; use one of {', '.join(STRUCTURED_MODES)}")
@@ -142,3 +145,15 @@ def _flag(value: Any, key: str) -> bool:
     if not isinstance(value, bool):
         raise InputError(f"{key} must be true or false, not {value!r}")
     return value
+
+
+def _check_endpoint(url: str) -> None:
+    """An http(s) URL with a host (``http://[::1`` crashed the HTTP client with InvalidURL mid-session;
+    a URL without a scheme or with another one failed every call as a server error)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port      # a port out of range or not a number raises here
+    except ValueError as exc:
+        raise InputError(f"base_url {url!r} is not a URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        raise InputError(f"base_url {url!r} must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8011/v1")
