@@ -230,10 +230,10 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
                 on_round(played)
         wall = time.perf_counter() - t0
         end = session.end or End.SURRENDER
-        log.replayed(str(end))        # a replay that ended otherwise than its record says so, and is not stored
         closing = getattr(agent, "close", None)
         if closing is not None:
             closing(end)               # an assistant in its own process is told the end and stopped
+        log.replayed(str(end))        # a replay that ended otherwise than its record says so, and is not stored
         rec = trajectory.SessionRecord(
             trajectory_id=trajectory.new_id(scenario.number, name, seed), scenario_iri=scenario.iri,
             scenario_number=scenario.number, system_key=scenario.key, system_iri=scenario.system_iri,
