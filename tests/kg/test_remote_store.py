@@ -8,12 +8,14 @@ against an embedded store holding the same data, with the same answers.
 
 from __future__ import annotations
 
+import http.server
 import json
 import pickle
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -321,3 +323,40 @@ def test_quad_patterns_answer_as_the_embedded_store(loaded):
             assert theirs or pattern[3] == ox.NamedNode("https://example.org/test/none"), pattern
         remote.raw.remove_graph(ox.DefaultGraph())
         assert not list(remote.raw.quads_for_pattern(None, None, None, ox.DefaultGraph()))
+
+
+class _Failing(http.server.BaseHTTPRequestHandler):
+    """A SPARQL endpoint that is down: 500 to every request."""
+
+    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+        self.send_response(500)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_POST = do_GET
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+def test_a_query_the_server_stops_midway_is_a_query_error(server):
+    """Oxigraph streams a result: a SERVICE call that fails after the head went out gets its error message
+    written where the bindings should be (HTTP 200). That is the query's failure, said as the server said it,
+    for SELECT and CONSTRUCT alike (it was a traceback from whoever iterated the rows, exit 1)."""
+    down = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Failing)
+    threading.Thread(target=down.serve_forever, daemon=True).start()
+    try:
+        remote = f"<http://127.0.0.1:{down.server_address[1]}/sparql>"
+        queries = [f"SELECT * WHERE {{ SERVICE {remote} {{ ?s ?p ?o }} }}",
+                   f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ SERVICE {remote} {{ ?s ?p ?o }} }}"]
+        with connect(server) as store:
+            for text in queries:
+                with pytest.raises(QueryError, match="stopped the query while answering it: .*500"):
+                    store.query(text)
+        for text in queries:
+            r = run_cli("--store", server, "query", text)
+            assert r.returncode == 2, r.stderr
+            assert "stopped the query while answering it" in r.stderr and "Traceback" not in r.stderr
+    finally:
+        down.shutdown()
+        down.server_close()

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import pyoxigraph as ox
 
@@ -48,6 +48,7 @@ SPARQL_QUERY = "application/sparql-query"
 SPARQL_UPDATE = "application/sparql-update"
 N_QUADS = "application/n-quads"
 RESULTS_JSON = "application/sparql-results+json"
+T = TypeVar("T")
 
 
 def is_url(location: str | Path | None) -> bool:
@@ -132,12 +133,26 @@ class Endpoint:
             # CONSTRUCT / DESCRIBE: the triples, handed back as pyoxigraph's own result object
             scratch = ox.Store()
             scratch.extend(ox.Quad(t.subject, t.predicate, t.object, ox.DefaultGraph())
-                           for t in ox.parse(response.content, format=ox.RdfFormat.N_TRIPLES))
+                           for t in self._read(response, "query", lambda body: list(
+                               ox.parse(body, format=ox.RdfFormat.N_TRIPLES))))
             return scratch.query(library().get("store-triples").text)
+        # read whole here (pyoxigraph parses lazily: a failure would surface in whoever iterates), then handed back
+        self._read(response, "query", _every_row)
+        return ox.parse_query_results(response.content, format=ox.QueryResultsFormat.JSON)
+
+    def _read(self, response: httpx.Response, what: str, parse: Callable[[bytes], T]) -> T:
+        """``parse`` of a 200 response's body, whole. Oxigraph streams what it answers: when evaluating fails
+        after the first bytes went out (a ``SERVICE`` call that fails, a graph too large to serialise), it
+        writes its error message where the rest should be, and the body no longer parses. That is the
+        query's failure, as the embedded store raises it (exit 2); a body that fails otherwise, the store's."""
+        body = response.content
         try:
-            return ox.parse_query_results(response.content, format=ox.QueryResultsFormat.JSON)
+            return parse(body)
         except SyntaxError as exc:
-            raise StoreError(f"the store at {self.url} sent results that cannot be read: {exc}") from None
+            said = _said_from(body, exc)
+            if what == "query" and said:
+                raise QueryError(f"the store at {self.url} stopped the query while answering it: {said}") from None
+            raise StoreError(f"the store at {self.url} sent {what} results that cannot be read: {exc}") from None
 
     def quads_for_pattern(self, subject: ox.NamedNode | ox.BlankNode | ox.Triple | None,
                           predicate: ox.NamedNode | None,
@@ -150,8 +165,9 @@ class Endpoint:
                 if self.contains_named_graph(graph_name) else None
             if response is None:
                 return iter(())
-            return (ox.Quad(t.subject, t.predicate, t.object, graph_name)
-                    for t in ox.parse(response.content, format=ox.RdfFormat.N_TRIPLES))
+            return iter(self._read(response, "graph read", lambda body: [
+                ox.Quad(t.subject, t.predicate, t.object, graph_name)
+                for t in ox.parse(body, format=ox.RdfFormat.N_TRIPLES)]))
         default = graph_name is None or isinstance(graph_name, ox.DefaultGraph)
         named = not isinstance(graph_name, ox.DefaultGraph)
         rows = self._solutions("store-quads", subject=subject, predicate=predicate, object=object,
@@ -205,6 +221,25 @@ class Endpoint:
 
     def flush(self) -> None:
         """Nothing to do: the server made each update durable before it answered."""
+
+
+def _every_row(body: bytes) -> None:
+    """Read a JSON result through (an ASK's answer is read at once)."""
+    result = ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON)
+    if isinstance(result, ox.QuerySolutions):
+        for _ in result:
+            pass
+
+
+def _said_from(body: bytes, exc: SyntaxError) -> str:
+    """What a server wrote from where its answer stopped parsing (``exc``'s line and column), on one line,
+    at most 400 characters: the error message Oxigraph appends to a result it could not finish."""
+    lines = body.decode("utf-8", errors="replace").split("\n")
+    line, column = exc.lineno or 0, exc.offset or 0
+    if not 1 <= line <= len(lines):
+        return ""
+    rest = "\n".join([lines[line - 1][max(column - 1, 0):], *lines[line:]])
+    return " ".join(rest.split())[:400]
 
 
 class RemoteStore(KnowledgeStore):
@@ -271,8 +306,8 @@ class RemoteStore(KnowledgeStore):
         if names:
             return super().dump(names)
         response = self._endpoint._send("GET", "/store", what="dump", headers={"Accept": N_QUADS})
-        quads = [q for q in ox.parse(response.content, format=ox.RdfFormat.N_QUADS)
-                 if not isinstance(q.graph_name, ox.DefaultGraph)]
+        quads = [q for q in self._endpoint._read(response, "dump", lambda body: list(
+            ox.parse(body, format=ox.RdfFormat.N_QUADS))) if not isinstance(q.graph_name, ox.DefaultGraph)]
         quads.sort(key=lambda q: q.graph_name.value)
         return ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b""
 
