@@ -73,3 +73,31 @@ def test_a_rebuild_over_a_trajectory_written_unchecked_names_it(hand_campaign): 
                             for t in triples]})
     with pytest.raises(InputError, match=trajectory):
         tally.rebuild(store, campaign)
+
+
+def test_an_update_may_drop_a_tally_but_not_write_one(hand_campaign):  # noqa: F811
+    """A report reads a slot's tally in place of its trajectories: an update that rewrote a tally (an end
+    turned from success to give_up in dk:tallySessions) changed the report's success rate while every
+    trajectory still said success (outsider fx2). Writing a tally is refused; dropping one is allowed, and the
+    report reads that slot's trajectories."""
+    from diagkg.errors import UpdateRefused
+
+    store, campaign = hand_campaign
+    tally.rebuild(store, campaign)
+    g = tally.graph_of(campaign, "b", 9101).value
+    truth = norm(metrics.load(store, [campaign.id], per_trajectory=True).by_scenario)
+    assert norm(metrics.load(store, [campaign.id]).by_scenario) == truth
+    before = set(store.raw.quads_for_pattern(None, None, None, None))
+    rewrites = [DK + f"DELETE {{ GRAPH <{g}> {{ ?t dk:tallySessions ?s }} }} "
+                     f"INSERT {{ GRAPH <{g}> {{ ?t dk:tallySessions ?w }} }} "
+                     f"WHERE {{ GRAPH <{g}> {{ ?t dk:tallySessions ?s }} BIND(REPLACE(?s, ' success ', ' give_up ') AS ?w) }}",
+                f"INSERT DATA {{ GRAPH <{g}> {{ <urn:x> <urn:y> 1 }} }}",
+                f"INSERT DATA {{ GRAPH <{tally.graph_of(campaign, 'c', 9101).value}> {{ <urn:x> <urn:y> 1 }} }}"]
+    for update in rewrites:
+        with pytest.raises(UpdateRefused, match="tally"):
+            apply_update(store, update)
+        assert set(store.raw.quads_for_pattern(None, None, None, None)) == before       # nothing written
+    assert norm(metrics.load(store, [campaign.id]).by_scenario) == truth
+    apply_update(store, f"DROP GRAPH <{g}>")
+    assert not store.raw.contains_named_graph(tally.graph_of(campaign, "b", 9101))
+    assert norm(metrics.load(store, [campaign.id]).by_scenario) == truth

@@ -6,7 +6,8 @@ by the rules every write to the knowledge follows (``diagkg update``, an update 
 server's ``/sparql``, ``load --replace``):
 
 * **diagkg's own graphs and derived graphs are not written by updates**: the ontology and
-  the shapes (every load refreshes them) and ``inferred/{key}`` (computed from its system):
+  the shapes (every load refreshes them), ``inferred/{key}`` (computed from its system) and a
+  campaign slot's ``tally/…`` (computed from its trajectories; an update may drop one whole):
   :class:`~diagkg.errors.UpdateRefused`. Nor is the store's default graph, where diagkg keeps
   nothing (``dump`` and ``graphs`` leave it out).
 * **A trajectory graph is validated against its shapes** (:mod:`diagkg.kg.trajectory_shapes`;
@@ -125,12 +126,23 @@ def protected(key: str) -> str | None:
     return None
 
 
+def _tally_written(key: str, delta: Delta) -> str | None:
+    """Why an update may not leave a slot tally with this content (None: it may). A tally is worked out from
+    its slot's trajectories and a report reads it in their place: one written by hand would be read as they
+    are. Dropping one whole is allowed (the report then reads the trajectories)."""
+    if key == DEFAULT or key.startswith("_:") or graphs.kind_of(ox.NamedNode(key)) != "tally" or not delta.after.get(key):
+        return None
+    return (f"<{key}> is a campaign slot's tally, worked out from its trajectories, which a report reads in their "
+            "place; change the trajectories (their slots' tallies are dropped with them) or drop the tally whole, "
+            "and `diagkg report --rebuild` writes it afresh")
+
+
 def settle(raw: ox.Store, delta: Delta, before: Snapshot, validator: "Validator | None" = None) -> Settled:
     """Check and complete what ``delta`` (an update's change, already made on the copy ``raw``,
     whose state before it is ``before``) does to system, scenario and file graphs."""
     out = Settled()
     for key in delta.graphs():
-        why = protected(key)
+        why = protected(key) or _tally_written(key, delta)
         if why is not None:
             raise UpdateRefused(f"nothing was written: {why}")
     _settle_trajectories(raw, delta, before, out)
