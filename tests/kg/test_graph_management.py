@@ -130,3 +130,31 @@ def test_transcript_takes_a_bare_id(tmp_path):
     assert json.loads(r.stdout)["scenario"] == 9102
     r = run_cli(*store, "transcript", "no such thing")
     assert r.returncode == 2 and "Traceback" not in r.stderr and "trajectory" in r.stderr
+
+
+def test_load_never_writes_the_graphs_diagkg_works_out(tmp_path):
+    """`load --replace --graph <ontology>` (or an N-Quads file naming the shapes) replaced diagkg's own graph with
+    the file: the action catalogue was gone and the next session stopped with "no action needs the tool(s)
+    'multimeter'" until another load refreshed it; `--graph` into a system's inferences or a slot's tally
+    went in as data (outsider fx2). Each is refused and nothing is written; a dump still goes back whole."""
+    store = setup_store(tmp_path)
+    before = json.loads(run_cli(*store, "graphs", "--format", "json").stdout)
+    junk = tmp_path / "junk.nt"
+    junk.write_text("<urn:a> <urn:b> <urn:c> .\n")
+    base = "https://w3id.org/diagkg/graph/"
+    for graph in ("ontology", "shapes", "inferred/torch", "tally/c%2Fa%2F9101"):
+        r = run_cli(*store, "load", "--replace", "--graph", base + graph, str(junk))
+        assert r.returncode == 2 and base + graph in r.stderr and "Traceback" not in r.stderr, (graph, r.stderr)
+    quads = tmp_path / "junk.nq"
+    quads.write_text(f"<urn:a> <urn:b> <urn:c> <{base}shapes> .\n")
+    r = run_cli(*store, "load", "--replace", str(quads))
+    assert r.returncode == 2 and "diagkg's own" in r.stderr
+    assert json.loads(run_cli(*store, "graphs", "--format", "json").stdout) == before
+    assert run_cli(*store, "run", "--scenario", "TORCH.2", "--assistant", "oracle").returncode == 0
+    dump = tmp_path / "all.nq"
+    assert run_cli(*store, "dump", "--out", str(dump)).returncode == 0
+    again = ["--store", str(tmp_path / "again")]
+    r = run_cli(*again, "load", str(dump))
+    assert r.returncode == 0, r.stderr
+    assert {g["graph"] for g in json.loads(run_cli(*again, "graphs", "--format", "json").stdout)} == \
+        {g["graph"] for g in json.loads(run_cli(*store, "graphs", "--format", "json").stdout)}

@@ -200,6 +200,10 @@ def ontology_version() -> str:
     return next(value_of(t.object) for t in graph if t.predicate.value == content_hash)
 
 
+# graphs diagkg works out itself: `--graph` may not name one (a dump's copy goes back, with the rest of the dump)
+DERIVED_KINDS = {"inferred": "a system's inferences", "tally": "a campaign slot's tally of its trajectories"}
+
+
 def _is_core_file(origin: str) -> bool:
     return origin.startswith((f"{SHIPPED_PREFIX}ontology/", f"{SHIPPED_PREFIX}shapes/"))
 
@@ -299,6 +303,9 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
     report = LoadReport()
     if graph is not None and len(docs) > 1:
         raise InputError("--graph takes a single file (each file goes into a graph of its own)")
+    if graph is not None and graphs.kind_of(graph) in DERIVED_KINDS:
+        raise InputError(f"--graph <{graph.value}> holds {DERIVED_KINDS[graphs.kind_of(graph) or '']}, worked out by "
+                         "diagkg; nothing is loaded into it by hand")
     entries: list[Entry] = []
     for doc, origin in docs:
         parts = restored_entries(doc, origin) if doc.named_graphs and graph is None else [entry_for(doc, origin, graph)]
@@ -308,6 +315,9 @@ def load_documents(store: "KnowledgeStore", docs: Sequence[tuple[RdfDocument, st
                                     f"{entry.origin.split(':', 1)[1].split('/')[0]} graph, which every load "
                                     "refreshes; not loaded a second time")
                 continue
+            if entry.graph in (graphs.ONTOLOGY, graphs.SHAPES):    # what every load writes would be replaced by it
+                raise InputError(f"{entry.doc.name}: <{entry.graph.value}> is diagkg's own and every load refreshes "
+                                 "it from the files diagkg ships; nothing was loaded")
             entries.append(entry)
     problems = batch_conflicts(entries)
     if problems:
