@@ -25,6 +25,7 @@ Library code raises these and never prints or exits; only the command line
     └── StoreError              the store cannot be opened or written
         ├── StoreLockedError    another process still holds the write lock after waiting
         ├── UpdateConflict      what an update read kept changing under it (nothing written)
+        ├── LedgerUnavailable   a session ended but its ledger could not be read off the store (its result kept)
         └── TrajectoryKept      a finished session's trajectory went to a file instead of the store
 """
 
@@ -198,6 +199,17 @@ class TrajectoryKept(StoreError):
         self.command = command
         super().__init__(f"the finished session's trajectory could not be stored: {reason} It is kept in "
                          f"{file}; store it later with: {command}")
+
+
+class LedgerUnavailable(StoreError):
+    """A session ended, but the store could not be read to work out its hypothesis ledger (a remote store
+    that went away): :attr:`result` is the session's result, its trajectory complete but for the ledger,
+    for the caller to store or keep (:func:`diagkg.runs.keeping.store_or_keep`) rather than lose."""
+
+    def __init__(self, reason: StoreError, result: object):
+        self.reason = reason
+        self.result = result
+        super().__init__(f"the session ended, but its hypothesis ledger could not be worked out: {reason}")
 
 
 class ExpressionError(InputError):

@@ -68,9 +68,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
             _stop_on_term(host)
             anyio.run(host.serve_stdio)
-        for session in host.sessions:
-            if session.result is not None:
-                say(f"session {session.name}: {session.result.end}, trajectory {session.result.trajectory}")
+        _said(host)
     if not http:
         # the client gives its server a moment to exit before it kills it: every trajectory is stored and the
         # store closed, so exit now rather than wait for the transport's idle worker threads to wind down
@@ -78,6 +76,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         os._exit(EXIT_OK)
     return EXIT_OK
+
+
+def _said(host: object) -> None:
+    """Each session's end and where its trajectory is: in the store, or the file it was kept in."""
+    for session in getattr(host, "sessions", ()):
+        if session.result is not None:
+            where = (f"not stored: {session.error}" if isinstance(session.error, errors.TrajectoryKept)
+                     else f"trajectory {session.result.trajectory}")
+            say(f"session {session.name}: {session.result.end}, {where}")
 
 
 def _stop_on_term(host: object) -> None:
@@ -96,9 +103,7 @@ def _stop_on_term(host: object) -> None:
         code = EXIT_OK
         try:
             host.abandon(detail="the MCP client stopped the server (SIGTERM)")
-            for session in host.sessions:
-                if session.result is not None:
-                    say(f"session {session.name}: {session.result.end}, trajectory {session.result.trajectory}")
+            _said(host)
         except BaseException as exc:  # noqa: BLE001 - said, then the process ends anyway
             print(f"error: the session could not be stored: {exc}", file=sys.stderr, flush=True)
             code = 3

@@ -8,7 +8,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import errors
 from ..kg import graphs, systems
@@ -228,16 +228,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         with open_store(args, write=True) as store:
             store.check_writable()
-            result = replay_session(store, args.replay, on_round=show, notify=say, record=False)
+            result = _played(lambda: replay_session(store, args.replay, on_round=show, notify=say, record=False))
             kept = _keep(store, result)
     else:
         if not args.scenario or not args.assistant:
             raise errors.InputError("give --scenario and --assistant (or --replay TRAJECTORY)")
         with open_store(args, write=True) as store:
             store.check_writable()
-            result = run_session(scenario_ref(args, store), args.assistant, seed=args.seed, budget=args.budget,
-                                 config=config, store=store, on_round=show, notify=say, service=args.service,
-                                 record=False)
+            ref = scenario_ref(args, store)
+            result = _played(lambda: run_session(ref, args.assistant, seed=args.seed, budget=args.budget, config=config,
+                                                 store=store, on_round=show, notify=say, service=args.service,
+                                                 record=False))
             kept = _keep(store, result)
     if args.format == "json":
         data = {k: v for k, v in result.to_json().items() if k != "wall_time"}
@@ -262,16 +263,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _played(play: Callable[[], RunResult]) -> RunResult:
+    """``play()``'s result; a session whose ledger could not be read off the store (it went away as the session
+    ended) is said and kept without it, not lost."""
+    try:
+        return play()
+    except errors.LedgerUnavailable as exc:
+        from ..runs.runner import RunResult as Result
+
+        say(f"{exc}; the trajectory is kept without it")
+        assert isinstance(exc.result, Result)
+        return exc.result
+
+
 def _keep(store: KnowledgeStore, result: RunResult) -> errors.TrajectoryKept | None:
     """Store a finished session's trajectory; when the store cannot take it, it is kept in a file
     (:mod:`diagkg.runs.keeping`) and the error saying so is returned."""
-    from ..env.actions import action_catalogue
     from ..runs.keeping import store_or_keep
 
     assert result.record is not None
-    catalogue = {a: spec.iri for a, spec in action_catalogue(store).items()}
     try:
-        result.trajectory = store_or_keep(store, result.record, catalogue)
+        result.trajectory = store_or_keep(store, result.record, result.catalogue)
     except errors.TrajectoryKept as kept:
         result.trajectory = result.record.iri
         return kept

@@ -37,7 +37,7 @@ from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, Hypothesis
 from ..env.contract import PROTOCOL_VERSION, Move, ProtocolError, ProtocolFault, read_reply
 from ..env.outcomes import Outcome
-from ..errors import InputError, SessionError
+from ..errors import InputError, LedgerUnavailable, SessionError, TrajectoryKept
 from .exec_boundary import action_json, known_ids
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,11 +130,27 @@ class DrivenSession:
     # -- the runner's thread ------------------------------------------------------------------------------
 
     def _run(self) -> None:
-        from .runner import run_session
+        from .keeping import store_or_keep
+        from .runner import RunResult, run_session
 
         try:
-            self.result = run_session(self.scenario, self.agent, seed=self.seed, budget=self.budget, store=self.store,
-                                      notify=self.notify)
+            try:
+                result = run_session(self.scenario, self.agent, seed=self.seed, budget=self.budget, store=self.store,
+                                     notify=self.notify, record=False)
+            except LedgerUnavailable as exc:       # played to its end: kept without its ledger, not lost
+                assert isinstance(exc.result, RunResult)
+                result = exc.result
+                if self.notify is not None:
+                    self.notify(f"{exc}; the trajectory is kept without it")
+            assert result.record is not None
+            self.result = result
+            try:     # a store that cannot take it (a remote one gone away): saved to a file, and the error says where
+                result.trajectory = store_or_keep(self.store, result.record, result.catalogue)
+            except TrajectoryKept as kept:
+                result.trajectory = result.record.iri
+                self.error = kept
+                self._event("error", kept)
+                return
             self._event("done", self.result)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller waiting on the session
             self.error = exc
@@ -244,6 +260,8 @@ class DrivenSession:
 
     def _over_text(self) -> str:
         where = f"; its trajectory is {self.result.trajectory}" if self.result is not None else ""
+        if isinstance(self.error, TrajectoryKept):
+            where = f"; {self.error}"
         return f"the session is over (end: {self.end or 'unknown'}){where}"
 
     # -- what a client may read ---------------------------------------------------------------------------

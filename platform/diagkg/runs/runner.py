@@ -35,7 +35,7 @@ from ..env.scenarios import Scenario
 from ..env.service import Hypothesis, Session
 from ..env.verification import faults_left, faulty_at_start
 from ..env.workspace import AnswerCache, assistant_view, prior_view, resolve_scenario
-from ..errors import AssistantError, InputError, LLMTruncation, UnknownTermError
+from ..errors import AssistantError, InputError, LedgerUnavailable, LLMTruncation, StoreError, UnknownTermError
 from ..kg.store import KnowledgeStore
 from ..kg.vocab import DK
 from ..llm.records import CallLog, FailureCause, recorded_calls
@@ -62,6 +62,7 @@ class RunResult:
     llm_cause: FailureCause | None = None       # why it ended with llm_truncation, when it did
     diagnosis: scoring.DiagnosisScore | None = None   # false removals, precision, recall, rounds/minutes to isolate
     fault: contract.ProtocolFault | None = None   # why an assistant in its own process was stopped, when it was
+    catalogue: dict[str, str] = field(default_factory=dict)   # action id -> IRI, as the trajectory is stored with
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "scenario": self.scenario, "scenario_id": self.scenario_id,
@@ -250,17 +251,21 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             rec.extra.append(ox.Triple(ox.NamedNode(rec.iri + "#session"), DK.protocolFault.node,
                                        ox.NamedNode(contract.FAULT_IRIS[fault])))
         iri = rec.iri
-        book = None
         catalogue = {a: spec.iri for a, spec in session.catalogue.items()}
+        result = RunResult(iri, scenario.number, scenario.id, name, end, session.total_cost, len(rounds), wall,
+                           decisions, rec, llm=log, llm_cause=cause, diagnosis=diagnosis, fault=fault,
+                           catalogue=catalogue)
         if keep_ledger:      # in the record even when it is not stored here (a campaign's writer stores it)
-            # a Round reads as the plain entry the ledger reads (Mapping)
-            book = ledger.build(session, rounds, brief.visible, end, seed)
+            # a Round reads as the plain entry the ledger reads (Mapping); its what-if worlds read the store
+            try:
+                book = ledger.build(session, rounds, brief.visible, end, seed)
+            except StoreError as exc:    # the session was played: its result goes with the error, not lost
+                raise LedgerUnavailable(exc, result) from None
             rec.extra.extend(ledger.to_triples(book, rec, catalogue, ranked))
+            result.hypothesis_ledger = book
         if record:
-            iri = trajectory.store_record(store, rec, catalogue)
-        return RunResult(iri, scenario.number, scenario.id, name, end, session.total_cost, len(rounds), wall,
-                         decisions, rec, hypothesis_ledger=book, llm=log, llm_cause=cause, diagnosis=diagnosis,
-                         fault=fault)
+            result.trajectory = trajectory.store_record(store, rec, catalogue)
+        return result
 
 
 def borne_out(exc: LLMTruncation, log: CallLog) -> FailureCause | None:
