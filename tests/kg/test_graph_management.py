@@ -158,3 +158,35 @@ def test_load_never_writes_the_graphs_diagkg_works_out(tmp_path):
     assert r.returncode == 0, r.stderr
     assert {g["graph"] for g in json.loads(run_cli(*again, "graphs", "--format", "json").stdout)} == \
         {g["graph"] for g in json.loads(run_cli(*store, "graphs", "--format", "json").stdout)}
+
+
+SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"     # days on any store
+
+
+def test_a_long_query_stops_at_its_timeout_and_at_ctrl_c(tmp_path):
+    """Oxigraph evaluates a query without looking at signals: `diagkg query` ignored Ctrl-C for as long as its
+    query ran (a cross product over the torch's store: 10 minutes and more), and had no time limit (outsider fx2)."""
+    import signal
+    import subprocess
+    import time
+
+    from ..support.cli import DIAGKG
+
+    store = setup_store(tmp_path)
+    r = run_cli(*store, "query", "SELECT (COUNT(*) AS ?n) WHERE { ?s a ?c }", "--timeout", "30", "--format", "csv")
+    assert r.returncode == 0 and int(r.stdout.split()[1]) > 0, r.stderr
+    t0 = time.monotonic()
+    r = run_cli(*store, "query", SLOW, "--timeout", "2")
+    assert r.returncode == 2 and "longer than the time limit of 2 s" in r.stderr, r.stderr
+    assert time.monotonic() - t0 < 30
+    proc = subprocess.Popen([*DIAGKG, *store, "query", SLOW], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)                        # started, and well into the query
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("Ctrl-C did not stop the query") from None
+    assert proc.returncode == 130 and "interrupted" in err

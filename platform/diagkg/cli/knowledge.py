@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import pyoxigraph as ox
 
@@ -233,13 +234,37 @@ def cmd_query(args: argparse.Namespace) -> int:
                                 f"`diagkg update {args.query if len(args.query) < 60 else 'FILE'}`")
     _check_inputs(q, params)
     params = _typed_inputs(q, params)
+    if args.timeout is not None and args.timeout < 0:
+        raise errors.InputError(f"--timeout must be 0 (no limit) or a number of seconds, got {args.timeout:g}")
     with open_store(args, write=False) as store:
-        if q.is_template:
-            result = store.query(q, **_template_values(params))
-        else:
-            result = store.query(q, params)
-        _print_result(result, args.format)
+        def answer() -> None:
+            result = store.query(q, **_template_values(params)) if q.is_template else store.query(q, params)
+            _print_result(result, args.format)
+
+        _waited_for(answer, args.timeout or None)
     return EXIT_OK
+
+
+def _waited_for(work: Callable[[], None], timeout: float | None) -> None:
+    """``work()`` in a thread of its own, waited for here. Oxigraph evaluates a query without looking at signals:
+    run in the main thread, a query that runs for hours could not be stopped by Ctrl-C, nor given a time limit.
+    Past ``timeout`` seconds it is a :class:`~diagkg.errors.QueryError` (the thread is left to the process's end)."""
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the waiting thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="diagkg-query", daemon=True)
+    thread.start()
+    thread.join(timeout)         # Ctrl-C interrupts the wait: KeyboardInterrupt, as anywhere else
+    if thread.is_alive():
+        raise errors.QueryError(f"the query ran longer than the time limit of {timeout:g} s (--timeout) and was "
+                                "stopped")
+    if failed:
+        raise failed[0]
 
 
 def cmd_update(args: argparse.Namespace) -> int:

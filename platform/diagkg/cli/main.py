@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "csv", "tsv", "json", "turtle", "ntriples"), default=None,
                    help="SELECT/ASK: table (default), csv, tsv, json; CONSTRUCT/DESCRIBE: turtle (default), ntriples or "
                         "json (JSON-LD); a format the query's form has not is refused (exit 2)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop the query after this many seconds (exit 2); default, and 0: no limit (Ctrl-C stops it)")
 
     p = add("update", knowledge.cmd_update, "Run a SPARQL update (a .ru file, a name, or text) and say what it changed; "
             "the system, scenario and file graphs it changes are validated again (all or nothing), get a new "
