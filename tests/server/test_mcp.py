@@ -235,3 +235,22 @@ def test_standard_output_carries_only_mcp_messages(world):
     assert replies[0]["result"]["serverInfo"]["name"] == "diagkg"
     assert replies[2]["result"]["structuredContent"]["end"] == "success", replies
     assert "note: diagkg mcp: scenario 9101" in err and "session mcp:raw-pipes/0: success" in err
+
+
+def test_a_move_larger_than_an_exec_reply_is_refused_and_plays_no_round(world):
+    """Over standard input/output nothing bounded a move: a hypothesis with a 20 MB explanation played its round
+    and went into the trajectory whole (an exec: program's reply line stops at 1 MiB, an HTTP request at 64 kB;
+    outsider fx2). Such a move is an `oversized` tool error, no round is played, and the session goes on."""
+    async def session() -> tuple[str, dict, dict]:
+        params = stdio(world, "--scenario", str(world["flat"]), "--replace")
+        async with Client(params, client_info=Implementation(name="verbose", version="1")) as client:
+            big = await client.call_tool("state_hypothesis", {"parts": ["bat"], "explanation": "why " * 300_000})
+            assert big.is_error
+            after = data(await client.call_tool("observations", {}))
+            right = data(await client.call_tool("state_hypothesis", {"parts": ["bat"], "explanation": "flat"}))
+            return str(big.content[0].text), after, right
+
+    said, after, right = anyio.run(session)
+    assert "oversized" in said and "no round was played" in said
+    assert after["rounds"] == [] and right["round"] == 1 and right["end"] == "success"
+    assert trajectories(world)[right["trajectory"]]["end"] == "success"

@@ -38,7 +38,7 @@ from ..env.actions import Action, Hypothesis
 from ..env.contract import PROTOCOL_VERSION, Move, ProtocolError, ProtocolFault, read_reply
 from ..env.outcomes import Outcome
 from ..errors import InputError, LedgerUnavailable, SessionError, TrajectoryKept
-from .exec_boundary import action_json, known_ids
+from .exec_boundary import Limits, action_json, known_ids
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..env.scenarios import Scenario
@@ -97,6 +97,7 @@ class DrivenAssistant(BaseAssistant):
         self.owner._event("closed", end)
 
 
+MOVE_BYTES = Limits().line_bytes      # the longest move, as JSON: an exec: program's longest reply line
 _Event = tuple[str, Any]
 
 
@@ -214,8 +215,10 @@ class DrivenSession:
         if not self._turn.acquire(blocking=False):
             raise SessionError("another move is being played; wait for its outcome")
         try:
-            move, candidates = read_reply(json.dumps({"protocol": PROTOCOL_VERSION, **reply}), self._known,
-                                          self.briefing.catalogue)
+            line = json.dumps({"protocol": PROTOCOL_VERSION, **reply})
+            if len(line.encode("utf-8")) > MOVE_BYTES:    # as an exec: program's reply line: kept out of the trajectory
+                raise ProtocolError(ProtocolFault.OVERSIZED, f"a move longer than {MOVE_BYTES} bytes as JSON")
+            move, candidates = read_reply(line, self._known, self.briefing.catalogue)
             before = len(self.agent.outcomes)
             self._moves.put((move, candidates))
             kind, value = self._events.get()
