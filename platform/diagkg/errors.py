@@ -168,17 +168,19 @@ class StoreLockedError(StoreError):
     """Another process holds the write lock of an on-disk store (for a reader: it is writing, and readers
     open the store between writers' commits, :mod:`diagkg.kg.turns`)."""
 
-    def __init__(self, path: Path, waited: float = 0.0, *, reading: bool = False):
+    def __init__(self, path: Path, waited: float = 0.0, *, reading: bool = False, holder: str = ""):
         self.path = path
         self.waited = waited
         self.reading = reading
+        self.holder = holder        # who holds it, where the machine tells (pid N (command)); else empty
+        who = f" It is held by {holder}." if holder else ""
         if reading:
             text = (f"the store at {path} is still being written by another process after waiting {waited:g} s "
-                    "(readers open it between commits). Nothing was read or changed; try again when the other "
+                    f"(readers open it between commits).{who} Nothing was read or changed; try again when the other "
                     "process is done, or wait longer with --wait SECONDS.")
         else:
             text = (f"the store at {path} is still being written by another process after waiting "
-                    f"{waited:g} s (one writer at a time). Nothing was written. Read-only commands "
+                    f"{waited:g} s (one writer at a time).{who} Nothing was written. Read-only commands "
                     "(query, graphs, dump) still work between its commits; try again when the other process is "
                     "done, wait longer with --wait SECONDS, or use --store to pick another store.")
         super().__init__(text)

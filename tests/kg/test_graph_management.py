@@ -4,6 +4,7 @@ with the inputs its header declares (issue 11, part 2)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from ..support.cli import run_cli
 from ..support.torch import FLAT, LOOSE_LEAD, TORCH, scenario_text
@@ -190,3 +191,35 @@ def test_a_long_query_stops_at_its_timeout_and_at_ctrl_c(tmp_path):
         proc.communicate()
         raise AssertionError("Ctrl-C did not stop the query") from None
     assert proc.returncode == 130 and "interrupted" in err
+
+
+def test_a_store_held_by_another_process_names_it(tmp_path):
+    """A write to a store another process holds waited, then said "another process" without saying which: with an
+    `oxigraph serve` left on the folder, a user had to hunt for it (outsider fx2). The message names the holder's
+    pid and command (where the machine tells: /proc/locks); nothing is written, and reads still work."""
+    import subprocess
+    import time
+
+    import pytest
+
+    from .test_remote_store import OXIGRAPH
+
+    if OXIGRAPH is None:
+        pytest.skip("the oxigraph server is not installed")
+    store = setup_store(tmp_path)
+    extra = tmp_path / "t3.ttl"
+    extra.write_text(scenario_text(**dict(FLAT, id="TORCH.3", number=9103)))
+    proc = subprocess.Popen([OXIGRAPH, "serve", "--location", store[1], "--bind", "127.0.0.1:0"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while str(proc.pid) not in Path("/proc/locks").read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        r = run_cli(*store, "--wait", "1", "load", str(extra))
+        assert r.returncode == 3, r.stderr
+        assert f"pid {proc.pid} (" in r.stderr and "oxigraph serve" in r.stderr, r.stderr
+        assert "TORCH.3" not in run_cli(*store, "query", "scenario-index", "--format", "csv").stdout
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert run_cli(*store, "load", str(extra)).returncode == 0

@@ -39,7 +39,7 @@ from .queries import QueryFile, bind_values, explain_syntax_error, from_text, li
 from .rawstore import RawStore
 from .rdfio import RdfDocument, to_rdflib, value_of
 from .sparql_scan import names_dataset
-from .turns import WriteTurn, check_new_store, is_lock_error, open_read_only, try_write_turn, write_turn
+from .turns import WriteTurn, check_new_store, held_by, is_lock_error, open_read_only, try_write_turn, write_turn
 from .vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -262,8 +262,8 @@ class KnowledgeStore:
         while True:
             try:
                 turn = write_turn(self.path, deadline - time.monotonic(), None if told else self.on_wait)
-            except StoreLockedError:
-                raise StoreLockedError(self.path, wait) from None
+            except StoreLockedError as exc:
+                raise StoreLockedError(self.path, wait, holder=exc.holder) from None
             try:
                 return turn, ox.Store(str(self.path))
             except OSError as exc:
@@ -274,7 +274,7 @@ class KnowledgeStore:
                                      "an earlier write failed" if ours else str(exc))) from None
                 gc.collect() if ours else None
             if time.monotonic() >= deadline:
-                raise StoreLockedError(self.path, wait) from None
+                raise StoreLockedError(self.path, wait, holder=held_by(self.path)) from None
             if not told and self.on_wait is not None and not ours:
                 self.on_wait(f"waiting for the store at {self.path} (another process is writing)…")
             told = True

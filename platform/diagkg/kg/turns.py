@@ -51,6 +51,39 @@ _STORE_FILES = re.compile(r"CURRENT|IDENTITY|LOCK|LOG(\.old.*)?|MANIFEST-\d+|OPT
                           r"|diagkg-[\w-]+\.lock")
 
 
+def held_by(path: Path) -> str:
+    """The other processes holding a lock on the store at ``path`` (RocksDB's ``LOCK``: a writer, diagkg's or an
+    ``oxigraph serve``; or a turn), as ``pid N (command)``, as far as the machine tells (Linux's
+    ``/proc/locks``); empty when it tells nothing. For a message only."""
+    wanted: set[tuple[str, int]] = set()
+    for name in ("LOCK", LOCK_FILE):
+        try:
+            st = os.stat(path / name)
+        except OSError:
+            continue
+        wanted.add((f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}", st.st_ino))
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return ""
+    pids: list[str] = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[-4] in pids or fields[-4] == str(os.getpid()):
+            continue
+        dev, _, inode = fields[-3].rpartition(":")
+        if inode.isdigit() and (dev, int(inode)) in wanted:
+            pids.append(fields[-4])
+    out = []
+    for pid in pids[:3]:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            command = ""
+        out.append(f"pid {pid} ({command[:160]})" if command else f"pid {pid}")
+    return ", ".join(out)
+
+
 def foreign_files(folder: Path, most: int = 3) -> list[str]:
     """Up to ``most`` names of what ``folder`` holds that no store writes (none when it is missing, empty or
     a store's, created or being created)."""
@@ -114,7 +147,7 @@ def _take(fd: int, how: int, deadline: float, path: Path, wait: float, say: Call
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                raise StoreLockedError(path, wait) from None
+                raise StoreLockedError(path, wait, holder=held_by(path)) from None
             say()
             time.sleep(delay)
             delay = min(delay * 1.5, 0.01)
@@ -200,7 +233,7 @@ def reading(path: Path, wait: float, on_wait: Callable[[str], None] | None = Non
             except _NoFlock:
                 pass
             except StoreLockedError:
-                raise StoreLockedError(path, wait, reading=True) from None
+                raise StoreLockedError(path, wait, reading=True, holder=held_by(path)) from None
         yield
     finally:
         for fd in (turn, gate):
