@@ -360,3 +360,26 @@ def test_a_query_the_server_stops_midway_is_a_query_error(server):
     finally:
         down.shutdown()
         down.server_close()
+
+
+def test_diagkg_store_may_name_a_server(server, tmp_path):
+    """$DIAGKG_STORE is the default of --store PATH|URL, but a URL there was read as a folder: `diagkg load` made
+    ./http:/127.0.0.1:PORT in the working folder, loaded into it and said "store: http:/127.0.0.1:PORT", the server
+    never written; `diagkg serve` served a new store there, under either spelling (outsider fx2)."""
+    import os
+
+    from ..support.cli import DIAGKG
+
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    env = {**os.environ, "DIAGKG_STORE": server, "COLUMNS": "200"}
+
+    def diagkg(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*DIAGKG, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    r = diagkg("load", "--replace", str(tmp_path / "torch.ttl"))
+    assert r.returncode == 0 and f"store: {server}" in r.stderr, r.stderr
+    assert graphs.system("torch").value in diagkg("graphs").stdout
+    for args in (("serve", "--port", "0"), ("--store", server, "serve", "--port", "0")):
+        r = diagkg(*args)
+        assert r.returncode == 2 and "is a SPARQL server" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["torch.ttl"]       # no folder named "http:"

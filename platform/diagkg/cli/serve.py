@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import socket
 import sys
@@ -10,7 +11,8 @@ import tempfile
 from pathlib import Path
 
 from .. import errors
-from ..kg.store import KnowledgeStore, default_store_path
+from ..kg.remote import is_url
+from ..kg.store import ENV_VAR, KnowledgeStore, default_store_path
 from .output import EXIT_OK, say
 
 
@@ -70,7 +72,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         scratch = Path(tempfile.mkdtemp(prefix="diagkg-serve-"))
         path = scratch / "store"
     else:
-        path = Path(args.store).expanduser() if args.store else default_store_path()
+        location = args.store or os.environ.get(ENV_VAR) or None
+        if is_url(location):     # Path() would read http://host as a folder "http:/host" and serve a new store there
+            raise errors.InputError(f"diagkg serve serves a store on disk, and {location} is a SPARQL server: query "
+                                    "it there, or serve the folder its server keeps (stop that server first)")
+        path = Path(location).expanduser() if location else default_store_path()
     try:
         store = KnowledgeStore(path, wait=args.wait, on_wait=say)
         if not store.select("system-summary"):     # a fresh store: the shipped catalogue, as other commands do

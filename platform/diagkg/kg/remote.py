@@ -30,6 +30,7 @@ How the embedded store's features map onto the protocol:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,7 +40,7 @@ import pyoxigraph as ox
 
 from ..errors import QueryError, StoreError
 from .queries import QueryFile, Substitution, bind_values, library
-from .store import DEFAULT_WAIT, KnowledgeStore
+from .store import DEFAULT_WAIT, ENV_VAR, KnowledgeStore
 
 if TYPE_CHECKING:  # pragma: no cover
     import httpx  # imported where a remote store is opened: every command goes through connect()
@@ -62,6 +63,8 @@ def connect(location: str | Path | None = None, *, read_only: bool = False, in_m
     embedded store (a folder, or the default one; in memory when asked)."""
     if in_memory:
         return KnowledgeStore.memory()
+    if location is None:          # $DIAGKG_STORE names the default store: a folder, or a server's URL
+        location = os.environ.get(ENV_VAR) or None
     if is_url(location):
         assert isinstance(location, str)
         return RemoteStore(location, read_only=read_only)

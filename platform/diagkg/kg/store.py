@@ -112,8 +112,8 @@ class KnowledgeStore:
             self.path: Path | None = None
             self._reader = ox.Store()
             return
-        if isinstance(path, str) and path.lower().startswith(("http://", "https://")):
-            raise StoreError(f"{path} is a server, not a folder: open it with diagkg.kg.remote.connect "
+        if (where := str(path if path is not None else os.environ.get(ENV_VAR, ""))).lower().startswith(("http://", "https://")):
+            raise StoreError(f"{where} is a server, not a folder: open it with diagkg.kg.remote.connect "
                              "(or diagkg --store URL)")
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         if not (self.path / "CURRENT").exists():
