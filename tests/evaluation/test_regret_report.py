@@ -319,3 +319,28 @@ def test_an_assistant_that_gives_up_at_once_is_not_measured_below_the_optimum(me
     searched = whole[("torch", "random-search")]
     assert searched["against optimum"] == searched["succeeded"] < searched["sessions"]
     assert searched["regret"] > 0
+
+
+def test_an_update_may_drop_the_stored_optimum_but_not_write_it(measured, tmp_path):
+    """The report measures regret against the stored optimal policy: an update that tripled its expected costs
+    turned cost / optimum from 1.5 to 0.5 and regret negative without a word (outsider fx2). Writing the policy is
+    refused; dropping it whole is allowed (the report then says no optimum is stored)."""
+    from diagkg.errors import UpdateRefused
+    from diagkg.kg import graphs
+    from diagkg.kg.updates import apply_update
+
+    path, cid, _ = measured
+    shutil.copytree(path, tmp_path / "store")
+    g = graphs.named("optimum", "torch").value
+    with KnowledgeStore(tmp_path / "store") as store:
+        before = _rows(next(t for t in regret.tables(store, [cid]) if t.name == "regret"))
+        for update in ("PREFIX dk: <https://w3id.org/diagkg/ontology#> "
+                       f"DELETE {{ GRAPH <{g}> {{ ?s dk:expectedCost ?c }} }} INSERT {{ GRAPH <{g}> {{ ?s dk:expectedCost ?d }} }} "
+                       f"WHERE {{ GRAPH <{g}> {{ ?s dk:expectedCost ?c }} BIND(?c * 3 AS ?d) }}",
+                       f"INSERT DATA {{ GRAPH <{graphs.named('optimum', 'lamp').value}> {{ <urn:a> <urn:b> 1 }} }}"):
+            with pytest.raises(UpdateRefused, match="optimal policy"):
+                apply_update(store, update)
+        after = _rows(next(t for t in regret.tables(store, [cid]) if t.name == "regret"))
+        assert after == before
+        apply_update(store, f"DROP GRAPH <{g}>")
+        assert not store.raw.contains_named_graph(graphs.named("optimum", "torch"))

@@ -6,8 +6,9 @@ by the rules every write to the knowledge follows (``diagkg update``, an update 
 server's ``/sparql``, ``load --replace``):
 
 * **diagkg's own graphs and derived graphs are not written by updates**: the ontology and
-  the shapes (every load refreshes them), ``inferred/{key}`` (computed from its system) and a
-  campaign slot's ``tally/…`` (computed from its trajectories; an update may drop one whole):
+  the shapes (every load refreshes them), ``inferred/{key}`` (computed from its system), a
+  campaign slot's ``tally/…`` (computed from its trajectories) and ``optimum/{key}`` (computed
+  by ``diagkg optimum``); an update may drop either of the last two whole:
   :class:`~diagkg.errors.UpdateRefused`. Nor is the store's default graph, where diagkg keeps
   nothing (``dump`` and ``graphs`` leave it out).
 * **A trajectory graph is validated against its shapes** (:mod:`diagkg.kg.trajectory_shapes`;
@@ -126,15 +127,25 @@ def protected(key: str) -> str | None:
     return None
 
 
+# graphs diagkg works out from others, that a report reads in their place: an update may drop one, not write it
+WORKED_OUT = {
+    "tally": ("a campaign slot's tally, worked out from its trajectories", "change the trajectories (their slots' "
+              "tallies are dropped with them) or drop the tally whole, and `diagkg report --rebuild` writes it afresh"),
+    "optimum": ("a system's optimal policy, worked out by `diagkg optimum` (the anchor of regret)",
+                "drop it whole, and `diagkg optimum` works it out again"),
+}
+
+
 def _tally_written(key: str, delta: Delta) -> str | None:
-    """Why an update may not leave a slot tally with this content (None: it may). A tally is worked out from
-    its slot's trajectories and a report reads it in their place: one written by hand would be read as they
-    are. Dropping one whole is allowed (the report then reads the trajectories)."""
-    if key == DEFAULT or key.startswith("_:") or graphs.kind_of(ox.NamedNode(key)) != "tally" or not delta.after.get(key):
+    """Why an update may not leave this worked-out graph with this content (None: it may). A report reads a slot's
+    tally in place of its trajectories, and a system's optimal policy as the anchor of its regret: one written by
+    hand would be read as if worked out. Dropping one whole is allowed (the report then reads the trajectories,
+    or measures no regret until `diagkg optimum` runs again)."""
+    kind = None if key == DEFAULT or key.startswith("_:") else graphs.kind_of(ox.NamedNode(key))
+    if kind not in WORKED_OUT or not delta.after.get(key):
         return None
-    return (f"<{key}> is a campaign slot's tally, worked out from its trajectories, which a report reads in their "
-            "place; change the trajectories (their slots' tallies are dropped with them) or drop the tally whole, "
-            "and `diagkg report --rebuild` writes it afresh")
+    what, remedy = WORKED_OUT[kind]
+    return f"<{key}> is {what}; an update may not write it: {remedy}"
 
 
 def settle(raw: ox.Store, delta: Delta, before: Snapshot, validator: "Validator | None" = None) -> Settled:
