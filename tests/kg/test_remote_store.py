@@ -150,7 +150,7 @@ def _values(name: str, kind: str, trajectory: str, query: str = "") -> Any:
     literal = {"value": 4.7, "covered": True, "closed": False, "probability": 0.5, "hash": "abc", "key": "torch",
                "number": 9101, "id": "TORCH.1", "name": "torch-lite", "assistant": "oracle", "model": "m", "label": "Spare bulb",
                "raw": 'say "hi"\nback\\slash', "response": '{"a": "é \\"q\\""}', "a": "oracle", "b": "random-search",
-               "k": 2,
+               "k": 2, "limit": 0.5,
                "format": ox.Literal("1", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#positiveInteger"))}
     if kind == "list of iri":
         return {"types": [str(DK.Bulb), str(DK.VoltageSource)], "add": [str(DK.Inverted)], "remove": [str(DK.Rotated)],
