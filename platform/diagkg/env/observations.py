@@ -50,8 +50,10 @@ def fixed(x: float, digits: int) -> str:
 
 
 def volts(v: float) -> float:
-    """A voltage as the meter shows it (to 0.1 mV)."""
-    return round(v, 4)
+    """A voltage as the meter shows it (to 0.1 mV): a value rounded to zero is zero, never ``-0.0`` (a flat battery's
+    leakage of -1e-9 V read as ``-0.0`` where a blown fuse's open end read ``0.0``: the sign of a rounding, which no
+    meter shows, told the two apart in the typed data and the optimal policy's reports)."""
+    return round(v, 4) + 0.0
 
 
 def amps(a: float) -> float:
