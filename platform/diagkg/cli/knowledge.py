@@ -163,11 +163,14 @@ def _parse_param(text: str) -> tuple[str, object]:
         raise errors.QueryError(f"--param takes NAME=VALUE, got {text!r}")
     name, value = text.split("=", 1)
     name = name.lstrip("?")
-    if value.startswith("<") and value.endswith(">"):
-        return name, ox.NamedNode(value[1:-1])
-    if "://" in value or value.startswith("urn:"):
-        return name, ox.NamedNode(value)
-    return name, ox.Literal(value)
+    iri = value[1:-1] if value.startswith("<") and value.endswith(">") else (
+        value if "://" in value or value.startswith("urn:") else None)
+    if iri is None:
+        return name, ox.Literal(value)
+    try:
+        return name, ox.NamedNode(iri)
+    except ValueError as e:     # a space, a control character (a CSV line's \r): it was a traceback
+        raise errors.QueryError(f"--param {name}: {iri!r} is not an IRI ({e})") from None
 
 
 def _resolve_query_arg(query: str) -> QueryFile:
