@@ -406,5 +406,5 @@ def cmd_import(args: argparse.Namespace) -> int:
     with open_store(args, write=True) as store:
         result = transfer.import_campaign(store, raw, str(path))
     print(f"imported campaign {result.campaign}: {result.trajectories} trajectories, "
-          f"{result.knowledge_added} scenario/system graphs added, {result.knowledge_kept} already present")
+          f"{result.knowledge_added} scenario, system and policy graphs added, {result.knowledge_kept} already present")
     return EXIT_OK

@@ -1,10 +1,10 @@
 """Moving campaigns between stores: ``diagkg export`` and ``diagkg import``.
 
 An export is N-Quads: the campaign's graph, each of its trajectory graphs and slot tallies,
-the ontology (added only to a store that has none), and the scenario and system graphs (with the system's inferences) at the
-versions the campaign used. An import adds all of it in one transaction; it
-refuses a campaign or trajectory the store already holds, and a scenario or
-system the store holds in a *different* version (the same version is kept).
+the ontology (added only to a store that has none), and the scenario and system graphs (with the system's inferences)
+and the optimal policies (``optimum/{key}``, recorded by a campaign that played one) at the versions the campaign used.
+An import adds all of it in one transaction; it refuses a campaign or trajectory the store already holds, and a
+scenario, system or policy the store holds in a *different* version (the same version is kept).
 """
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ from .tally import tally_graphs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
+
+
+# the versioned knowledge an export carries at the versions the campaign used (a policy: when it played one; an
+# import refused every such export until 2026-12-07)
+KNOWLEDGE = ("scenario", "system", "inferred", "optimum")
 
 
 def campaign_graphs(store: KnowledgeStore, campaign_id: str) -> list[ox.NamedNode]:
@@ -81,8 +86,8 @@ def import_campaign(store: KnowledgeStore, data: bytes, name: str) -> ImportResu
     campaigns = [g for g in content if graphs.kind_of(g) == "evaluation"]
     if len(campaigns) != 1:
         raise InputError(f"{name}: holds {len(campaigns)} campaign graphs; an export holds exactly one")
-    unexpected = [g.value for g in content if graphs.kind_of(g) not in ("evaluation", "trajectory", "tally",
-                                                                         "scenario", "system", "inferred", "ontology")]
+    unexpected = [g.value for g in content if graphs.kind_of(g) not in ("evaluation", "trajectory", "tally", "ontology",
+                                                                         *KNOWLEDGE)]
     if unexpected:
         raise InputError(f"{name}: holds graphs an export never holds: {', '.join(unexpected[:5])}")
     present = [g.value for g in content if graphs.kind_of(g) in ("evaluation", "trajectory", "tally")
@@ -95,7 +100,7 @@ def import_campaign(store: KnowledgeStore, data: bytes, name: str) -> ImportResu
     for g, triples in content.items():
         if g == graphs.ONTOLOGY and store.raw.contains_named_graph(g):
             continue          # the store's own ontology stays
-        if graphs.kind_of(g) in ("scenario", "system", "inferred") and store.raw.contains_named_graph(g):
+        if graphs.kind_of(g) in KNOWLEDGE and store.raw.contains_named_graph(g):
             if store.version_of(g) != _version(g, triples):
                 raise InputError(f"{name}: the store holds another version of <{g.value}> than the campaign used; "
                                  "nothing was imported (use a separate store to compare them)")
@@ -104,5 +109,5 @@ def import_campaign(store: KnowledgeStore, data: bytes, name: str) -> ImportResu
         new[g] = triples
     store.write_graphs(new)
     trajectories = sum(1 for g in content if graphs.kind_of(g) == "trajectory")
-    added = sum(1 for g in new if graphs.kind_of(g) in ("scenario", "system", "inferred"))
+    added = sum(1 for g in new if graphs.kind_of(g) in KNOWLEDGE)
     return ImportResult(campaigns[0].value.rsplit("/", 1)[1], trajectories, added, kept)
