@@ -21,16 +21,16 @@ expanded and their best option by lower bound followed (a greedy policy of tests
 repairs), and hypotheses alone are always an option (so a time limit always leaves a
 complete policy, whose expected cost is the upper bound).
 
-Reductions (each keeps the optimum of the moves considered, but the one said):
+Reductions (each keeps the optimum of the moves considered):
 
 * a move is dropped where it cannot be taken in some world (the session would fail)
   or where a world it does not end would run out of rounds;
 * a move that neither ends a world, nor tells the worlds apart, nor changes one is
   dropped (it only costs);
 * a repair (a catalogue repair or a hypothesis) is considered only on parts faulty in
-  some world of the node, and only where it ends the session in some world (repairs are
-  terminal: a repair that ends nothing is not tried as a probe — the one reduction that
-  may lose a policy, where replacing a part only to see what changes would pay);
+  some world of the node; one that ends the session in no world is a probe like any
+  test (naming a part tells a partial verdict from a wrong one). Repairs were terminal
+  until 2026-12-07, which lost such policies while calling the result exact;
 * moves that lead to the same children with the same probabilities and end the same
   mass are one option: the cheapest;
 * a report that only reweighs the node's worlds (a loose connection seen on, which a
@@ -140,7 +140,7 @@ class Search:
                 if len(self.w.ways[self.w.scenario_of(w)]) == 1 and self.w.bound_rounds(w) == 1 and \
                         depth < self.w.budget_of(w):
                     # one world, no chance, and one move ends it at the least cost: that move is the policy
-                    # (a longer perfect-information path repairs on the way, which repairs-are-terminal forbids)
+                    # (the bound is admissible and that move reaches it)
                     known.upper = lower
         return known
 
@@ -196,8 +196,6 @@ class Search:
                     return None            # this world would run out of rounds
                 group = groups.setdefault(step.report, {})
                 group[step.world] = group.get(step.world, 0.0) + mass
-        if ended <= 0 and w.is_repair(move):
-            return None                    # a repair is a way to end the session, not a probe
         children: list[tuple[float, int, Node]] = []
         for report, group in sorted(groups.items()):
             total = sum(group.values())
