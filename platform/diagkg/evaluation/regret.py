@@ -224,8 +224,9 @@ def _from_tallies(slots: list[tuple[dict[str, Any], list[Entry]]], row: Callable
             x.decisions.extend(e.decisions or ())
 
 
-def optimum_table(store: KnowledgeStore, systems: Sequence[str]) -> Table:
-    """The stored optimum of each system the campaigns ran on, or why there is none to measure against."""
+def optimum_table(store: KnowledgeStore, systems: Sequence[str], campaign_ids: Sequence[str] = ()) -> Table:
+    """The stored optimum of each system the campaigns ran on, or why there is none to measure against, and which
+    of ``campaign_ids`` played another version of it."""
     from ..env.workspace import graph_holding
     from ..kg import graphs
     from ..kg.vocab import DK
@@ -242,7 +243,8 @@ def optimum_table(store: KnowledgeStore, systems: Sequence[str]) -> Table:
         held = graph_holding(store, system, str(DK.System)) or graphs.system(key)
         note = "" if r["systemVersion"] == store.version_of(held) else \
             f"worked out for another version of the system: run diagkg optimum {key} again"
-        note = note or _coverage_note(store, system, key)
+        note = "; ".join(n for n in (note or _coverage_note(store, system, key), _played_note(store, key, campaign_ids))
+                         if n)
         out.append([key, optional_float(r["expectedCost"]), float(r["lower"]), optional_float(r["upper"]),
                     bool(r["exact"]), int(r["scenarios"]), optional_float(r["perfect"]), optional_float(r["oracle"]),
                     note])
@@ -250,6 +252,21 @@ def optimum_table(store: KnowledgeStore, systems: Sequence[str]) -> Table:
                  "over its scenarios as a uniform prior, proven bounds (minutes)",
                  ["system", "optimum", "lower", "upper", "exact", "scenarios", "perfect information", "oracle",
                   "note"], out)
+
+
+def _played_note(store: KnowledgeStore, key: str, campaign_ids: Sequence[str]) -> str:
+    """The campaigns that played a version of the optimal policy other than the one stored now (it was worked out
+    again since): their optimal assistant's sessions are that policy's, and may cost less than the optimum shown."""
+    from ..kg import graphs
+
+    policy = graphs.named("optimum", key)
+    now = store.version_of(policy)
+    played = [cid for cid in campaign_ids for r in store.select("campaign-versions", {"campaign": _node(cid)})
+              if str(r["graph"]) == policy.value and str(r["hash"]) != now]
+    if not played:
+        return ""
+    return (f"worked out again since {', '.join(played)} played it: the optimal assistant's sessions there are of "
+            "the policy then, measured against this one")
 
 
 def _coverage_note(store: KnowledgeStore, system: str, key: str) -> str:
@@ -291,7 +308,7 @@ def tables(store: KnowledgeStore, campaign_ids: Sequence[str], queries: QueryLib
         isolation.append([key, x.assistant, x.sessions, x.per(x.isolated, x.sessions), x.per(x.false_removals, x.sessions),
                           x.per(x.rounds, x.isolated), x.per(x.minutes, x.isolated), x.per(x.to_one, x.sessions),
                           x.per(x.to_two, x.sessions)])
-    out = [optimum_table(store, systems),
+    out = [optimum_table(store, systems, campaign_ids),
            Table("regret", "Measured against the best possible: mean cost, the optimum's expected cost in the same "
                  "scenarios, cost / optimum, regret (minutes per session), the oracle, cost / oracle, decision times "
                  "(the optimal assistant knows which scenarios there are, the oracle knows the answer). The optimum is "
