@@ -393,7 +393,8 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
                 + (f", over {n} seeds" if n > 1 else "") + ")")
     else:
         add("observable", True, "the faults change what can be seen or measured")
-    if (faulty_signatures != {nominal} or worked_faulty) and session.works_again():
+    works_as_found = bool(faulty_signatures != {nominal} or worked_faulty) and session.works_again()
+    if works_as_found:
         # judged working as the faults leave it: no action restores it, only a correct hypothesis ends a session
         indicators = sorted(cid for cid, comp in session.sk.components.items() if comp.type == "LED" and not comp.is_lamp
                             and (cid in session.nominal_result.lit) != (cid in session.initial_result.lit))
@@ -445,7 +446,9 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
             + (f"; {refused}" if refused else "")
             + (f"; the faults damage {damaged}, which stays damaged until it is replaced too"
                if damaged and not refused else "")
-            + ("; the lamps light, but with the faults it leaves alone the system does not work: it works around "
+            + ("; the system works as the faults leave it (check working), so no step ends the session"
+               if works_as_found else
+               "; the lamps light, but with the faults it leaves alone the system does not work: it works around "
                "a fault instead of repairing it (give the faulty part's own repair)" if workaround else ""),
             repair_line)
     else:
