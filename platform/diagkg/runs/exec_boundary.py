@@ -21,6 +21,7 @@ failure's message).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource  # here: the child must import nothing between fork and exec
@@ -29,11 +30,13 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import IO, Any, Mapping
+from typing import IO, Any, Callable, Mapping
 
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, ActionType, Hypothesis
@@ -146,6 +149,30 @@ def _limit_memory(megabytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+PR_SET_PDEATHSIG = 1          # linux/prctl.h
+
+
+def _dies_with_parent() -> Callable[[], None]:
+    """What the child runs before the program, so that the program dies (SIGKILL) when the process that started it
+    does, however it ends: a campaign's worker killed with its campaign (kill -9) left its program running, adopted
+    by init. Linux only, and only from the main thread (the kernel signals when the *thread* that started the child
+    ends: a server's request thread may end before its session does); the child imports nothing, so ``prctl`` is
+    found here."""
+    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+    parent, kill = os.getpid(), int(signal.SIGKILL)
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, kill, 0, 0, 0)
+        if os.getppid() != parent:      # the parent died before the line above
+            os._exit(1)
+    return arm
+
+
 def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
     """Let the program exit within ``grace`` seconds, then end its process group."""
     for stream in (proc.stdin, proc.stdout):
@@ -181,11 +208,15 @@ class Channel:
     def __init__(self, argv: list[str], limits: Limits, env: Mapping[str, str] | None = None):
         self.limits = limits
         self.stderr: IO[bytes] = tempfile.TemporaryFile()
+        arm = _dies_with_parent()
+
+        def prepare() -> None:
+            _limit_memory(limits.memory_mb)
+            arm()
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, close_fds=True,
-                start_new_session=True, env=dict(env) if env is not None else None,
-                preexec_fn=lambda: _limit_memory(limits.memory_mb))
+                start_new_session=True, env=dict(env) if env is not None else None, preexec_fn=prepare)
         except OSError as exc:
             self.stderr.close()
             raise ProtocolError(ProtocolFault.START, f"cannot start {' '.join(argv)}: {exc}") from None
