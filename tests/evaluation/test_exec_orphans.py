@@ -1,7 +1,8 @@
 """A campaign killed with kill -9 takes its worker processes with it (they die with their parent), but the `exec:`
 programs they were talking to lived on, adopted by init: a program that does not read its input (an endless loop, a
 long think) ran for ever. Each program now dies with the process that started it. Run with a real `diagkg evaluate
---workers 2` on the tests' pump controller (tests/support/pump.py), killed by SIGKILL while the programs think."""
+--workers 2`, and on a Dask LocalCluster (whose workers start programs from threads of their own), on the tests'
+pump controller (tests/support/pump.py), killed by SIGKILL while the programs think."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.support.cli import DIAGKG
 from tests.support.pump import PUMP, case
@@ -31,7 +34,8 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_the_programs_of_a_killed_campaign_die_with_it(tmp_path: Path):
+@pytest.mark.parametrize("executor", [["--workers", "2"], ["--executor", "dask", "--workers", "2"]])
+def test_the_programs_of_a_killed_campaign_die_with_it(tmp_path: Path, executor: list[str]):
     folder = tmp_path / "pids"
     folder.mkdir()
     program = tmp_path / "thinker.py"
@@ -44,11 +48,11 @@ def test_the_programs_of_a_killed_campaign_die_with_it(tmp_path: Path):
     load = subprocess.run([*DIAGKG, *store, "load", *map(str, files)], capture_output=True, text=True, timeout=120)
     assert load.returncode == 0, load.stderr
     campaign = subprocess.Popen([*DIAGKG, *store, "evaluate", "--assistant", f"exec:{sys.executable} {program} {folder}",
-                                 "--scenarios", "PUMP.A", "PUMP.B", "--workers", "2"],
+                                 "--scenarios", "PUMP.A", "PUMP.B", *executor],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pids: list[int] = []
     try:
-        deadline = time.monotonic() + 40
+        deadline = time.monotonic() + 45
         while len(pids) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
             pids = [int(p.name) for p in folder.iterdir()]

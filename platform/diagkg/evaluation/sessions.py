@@ -189,6 +189,7 @@ def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None
     session that kills its worker keeps its rounds (:func:`died_outcome`)."""
     from ..env.workspace import resolve_scenario
     from ..runs import heap
+    from ..runs.exec_boundary import whole_session_in_this_thread
     from ..runs.runner import run_session
 
     heap.settle()        # what the last session left collected, and what the sessions share frozen out of the way
@@ -212,8 +213,9 @@ def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None
 
     started, t0 = datetime.now(timezone.utc), time.perf_counter()
     try:
-        result = run_session(scenario, task.assistant, seed=task.seed, config=task.config, store=store, record=False,
-                             on_round=on_round)
+        with whole_session_in_this_thread():     # an exec: program dies with this thread (a Dask worker's too)
+            result = run_session(scenario, task.assistant, seed=task.seed, config=task.config, store=store,
+                                 record=False, on_round=on_round)
         record = result.record
         assert record is not None
     except Exception as exc:  # noqa: BLE001 - any failure of a session is recorded, not dropped

@@ -21,6 +21,8 @@ failure's message).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import ctypes
 import json
 import os
@@ -36,7 +38,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Mapping
+from typing import IO, Any, Callable, Iterator, Mapping
 
 from ..agents.registry import BaseAssistant, Briefing
 from ..env.actions import Action, ActionType, Hypothesis
@@ -150,15 +152,28 @@ def _limit_memory(megabytes: int) -> None:
 
 
 PR_SET_PDEATHSIG = 1          # linux/prctl.h
+_WHOLE_SESSION = contextvars.ContextVar("diagkg_exec_whole_session", default=False)
+
+
+@contextlib.contextmanager
+def whole_session_in_this_thread() -> Iterator[None]:
+    """Around a session played start to end in the calling thread (a campaign's task, in a worker process's main
+    thread or a Dask worker's thread): the programs it starts may die with that thread."""
+    token = _WHOLE_SESSION.set(True)
+    try:
+        yield
+    finally:
+        _WHOLE_SESSION.reset(token)
 
 
 def _dies_with_parent() -> Callable[[], None]:
     """What the child runs before the program, so that the program dies (SIGKILL) when the process that started it
     does, however it ends: a campaign's worker killed with its campaign (kill -9) left its program running, adopted
-    by init. Linux only, and only from the main thread (the kernel signals when the *thread* that started the child
-    ends: a server's request thread may end before its session does); the child imports nothing, so ``prctl`` is
-    found here."""
-    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+    by init. Linux only, and only from the main thread or a session played whole in its thread
+    (:func:`whole_session_in_this_thread`): the kernel signals when the *thread* that started the child ends, and a
+    server's request thread may end before its session does. The child imports nothing, so ``prctl`` is found here."""
+    if not sys.platform.startswith("linux") or (threading.current_thread() is not threading.main_thread()
+                                                 and not _WHOLE_SESSION.get()):
         return lambda: None
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
