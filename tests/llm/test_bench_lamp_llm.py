@@ -363,3 +363,18 @@ def test_a_reply_sent_a_few_bytes_at_a_time_is_a_timeout(bench):
     calls = recorded_calls(bench, result.trajectory)
     assert [c.cause for c in calls] == [FailureCause.TIMEOUT, None] and calls[0].latency < 1.5
     assert result.end == "success" and took < 4          # the retry, on a new connection, was answered at once
+
+
+def test_a_cached_classification_is_one_endpoints_answer(bench):
+    """Before, the response cache's key was the request's alone (model, messages, parameters): two endpoints
+    serving a model of the same name shared their classifications, and the second endpoint was never asked."""
+    said = {"anomalous": ["lamp_a"], "nominal": ["lamp_b", "led"]}
+    with LLMServer() as first, LLMServer() as second:
+        for server in (first, second):
+            server.script.content = json.dumps(said)
+            for _ in range(2):       # asked once per endpoint, the second session answered from the cache
+                result = run_session(LEFT, "neuro-symbolic", config=config(server, classifier="llm"), store=bench)
+                assert result.end == "success"
+        assert (len(first.script.calls), len(second.script.calls)) == (1, 1)
+    sources = [c.source for row in bench.select("trajectory-list") for c in recorded_calls(bench, row["trajectory"])]
+    assert sorted(sources) == ["cache", "cache", "endpoint", "endpoint"]

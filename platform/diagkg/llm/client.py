@@ -38,7 +38,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import LLMTruncation
-from .records import CallLog, CallRecord, FailureCause, request_key
+from .records import CallLog, CallRecord, FailureCause, endpoint_key, request_key
 from .settings import STRUCTURED_MODES, LLMSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -201,7 +201,8 @@ class LLMClient:
                     self.mode = STRUCTURED_MODES[STRUCTURED_MODES.index(self.mode) + 1]
                     continue
                 break
-            hit = self.cache.get(key) if (cacheable and self.cache is not None) else None
+            cache_key = endpoint_key(s.base_url, key)
+            hit = self.cache.get(cache_key) if (cacheable and self.cache is not None) else None
             if hit is not None:
                 record.response, record.source = hit, "cache"
                 break
@@ -212,7 +213,7 @@ class LLMClient:
             self.mode = STRUCTURED_MODES[STRUCTURED_MODES.index(self.mode) + 1]
         value = None if record.cause is not None else self._parse(record, schema)
         if value is not None and cacheable and self.cache is not None and record.source == "endpoint":
-            self.cache.put(key, s.model, record.response or {})
+            self.cache.put(endpoint_key(s.base_url, key), s.model, record.response or {})
         self.log.add(record)
         return record, value
 

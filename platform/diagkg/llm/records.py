@@ -55,6 +55,13 @@ def request_key(model: str, messages: list[dict[str, Any]], parameters: dict[str
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def endpoint_key(base_url: str | None, key: str) -> str:
+    """The response cache's key: a request's :func:`request_key` as asked of one endpoint. Two endpoints that
+    serve a model of the same name may serve different models (a model named "llama" on two servers), so one's
+    answer is no answer of the other's; a replay, which asks no endpoint, matches on the request key alone."""
+    return hashlib.sha256(f"{base_url or ''}\n{key}".encode("utf-8")).hexdigest()
+
+
 @dataclass
 class CallRecord:
     """One attempt at a call."""
