@@ -19,7 +19,7 @@ from ..sim.circuit import NOMINAL, CircuitState, PortRef
 from ..sim.couplings import next_live
 from ..sim.simulator import SimulationResult
 from . import access, effects
-from .actions import Action
+from .actions import Action, ActionType
 from .outcomes import (
     Continuity,
     Current,
@@ -390,6 +390,23 @@ def visible_lights(result: SimulationResult, session: Workbench,
             continue
         seen[cid] = Light.FLICKERING if cid in result.flickering else (Light.ON if c.lit else Light.OFF)
     return seen
+
+
+HELD_LIGHTS = "lights"      # the key of an outcome's data that holds the lights seen while a test holds
+
+
+def seen_while_held(session: Workbench, spec: ActionType, result: SimulationResult, out: Outcome) -> None:
+    """A test undone after its round (a bridge, a switch opened, a cable taken off, a box turned: an action with an
+    effect that is no repair, nor one the scenario keeps, ``dk:permanentRepair``) shows what can be seen from
+    outside while it holds: the lights, as a session's start shows them (``out.data["lights"]``, and in words).
+    Without them a bridge across a suspect part told only how its two ends look, and it was gone by the next
+    round's look: no test of the kind could tell anything."""
+    if spec.template is None or spec.repair or spec.id in session.scenario.permanent or out.refusal is not None \
+            or HELD_LIGHTS in out.data:      # (a part named "lights" among the targets keeps its own record)
+        return
+    lights = visible_lights(result, session)
+    out.data[HELD_LIGHTS] = lights
+    out.message = f"{out.message} While it holds: {describe_lights(lights)}"
 
 
 def describe_lights(lights: Mapping[str, str]) -> str:

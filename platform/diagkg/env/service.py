@@ -47,7 +47,7 @@ from ..sim.circuit import CircuitState, read_state
 from ..sim.simulator import SimulationResult, Simulator
 from . import access, effects, verification
 from .actions import Action, Hypothesis, action_catalogue, tools_at_hand
-from .observations import OBSERVERS, describe_lights, visible_lights
+from .observations import OBSERVERS, describe_lights, seen_while_held, visible_lights
 from .outcomes import End, Kind, Outcome, Refusal, Verdict, unknown_action
 from .roles import Recall
 from .scenarios import Scenario, configure, inject, restore, state_quads
@@ -575,9 +575,8 @@ class Session:
         handler = OBSERVERS.get(spec.observes)
         if handler is None:
             raise ActionError(f"the catalogue says {spec.id} observes {spec.observes!r}, which no handler reads")
-        if spec.template:
-            if not effects.apply_effect(self, spec, action, out):
-                return
+        if spec.template and not effects.apply_effect(self, spec, action, out):
+            return
         out.executed.append((spec.id, action.targets, spec.cost))
         out.success = True
         result = self.simulate()
@@ -587,6 +586,7 @@ class Session:
             out.executed[-1] = (spec.id, action.targets, 0.0)
         if not out.message:
             out.message = f"Done: {spec.label} {' and '.join(action.targets)}."
+        seen_while_held(self, spec, result, out)
         if spec.repair or spec.id in self.scenario.permanent:
             self._repairing = frozenset(t.split(".", 1)[0] for t in action.targets)
             self.repaired |= self._repairing

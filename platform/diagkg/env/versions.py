@@ -39,7 +39,11 @@ from ..sim.versions import PHYSICS_VERSION
 #    terminal bridged to itself, is refused at no cost (it cost 40 and counted the cable repaired). The shipped catalogue's sessions
 #    (seed 0) are unchanged but for model-based on 10 of 135 (mean 121.0 -> 120.9): the sessions it plays in its
 #    worlds follow this rule, and a coupling nothing blocks is no longer a candidate (each alone changes some)
-SCORING_VERSION = "6"
+# 7: a test undone after its round (an action with an effect that is no repair, nor one the scenario keeps: a bridge, a
+#    switch opened, a cable taken off, a box turned) shows the lights seen from outside while it holds (the outcome's
+#    data "lights", and in words; recorded as light observations): a bridge across a suspect part told only how its
+#    two ends look, and was gone by the next round's look, so no such test could tell anything
+SCORING_VERSION = "7"
 UNRECORDED = "unrecorded"  # the version of a trajectory made before versions were recorded
 
 __all__ = ["PHYSICS_VERSION", "SCORING_VERSION", "UNRECORDED"]

@@ -303,6 +303,11 @@ def _observations(r: Round, action: Action, activity: ox.NamedNode, node: Callab
             end = end if isinstance(end, dict) else {"state": end}
             if end.get("state") in TERMINAL_STATES:
                 observe(f"{target}.{port}", DK.TerminalConnection, terminal=end)
+    held = data.get("lights")     # the lights seen while a test held (a bridge, a switch opened: seen_while_held)
+    if isinstance(held, dict) and "lights" not in action.targets:
+        for lamp, light in held.items():
+            if light in ("on", "off", "flickering"):
+                observe(lamp, DK.LightEmission, simple=light != "off")
     path = data.get("path")
     if isinstance(path, dict) and isinstance(path.get("resistance"), (int, float)) and path["resistance"] < 1e300:
         observe(path["from"], DK.ElectricResistance, path["resistance"], "OHM")
