@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -16,6 +15,7 @@ import pyoxigraph as ox
 from .. import errors
 from ..kg import graphs, systems
 from ..kg.store import KnowledgeStore, python_value
+from ..kg.waiting import StillRunning, in_thread
 from .output import EXIT_INPUT, EXIT_OK, EXIT_VIOLATIONS, open_store, print_table, progress_bar, say
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -249,25 +249,15 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def _waited_for(work: Callable[[], None], timeout: float | None) -> None:
-    """``work()`` in a thread of its own, waited for here. Oxigraph evaluates a query without looking at signals:
-    run in the main thread, a query that runs for hours could not be stopped by Ctrl-C, nor given a time limit.
-    Past ``timeout`` seconds it is a :class:`~diagkg.errors.QueryError` (the thread is left to the process's end)."""
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            work()
-        except BaseException as exc:  # noqa: BLE001 - raised again in the waiting thread
-            failed.append(exc)
-
-    thread = threading.Thread(target=run, name="diagkg-query", daemon=True)
-    thread.start()
-    thread.join(timeout)         # Ctrl-C interrupts the wait: KeyboardInterrupt, as anywhere else
-    if thread.is_alive():
+    """``work()`` in a thread of its own, waited for here (:func:`~diagkg.kg.waiting.in_thread`). Oxigraph evaluates a
+    query without looking at signals: run in the main thread, a query that runs for hours could not be stopped by
+    Ctrl-C, nor given a time limit. Past ``timeout`` seconds it is a :class:`~diagkg.errors.QueryError` (the thread
+    is left to the process's end)."""
+    try:
+        in_thread(work, timeout, "diagkg-query")
+    except StillRunning:
         raise errors.QueryError(f"the query ran longer than the time limit of {timeout:g} s (--timeout) and was "
-                                "stopped")
-    if failed:
-        raise failed[0]
+                                "stopped") from None
 
 
 def cmd_update(args: argparse.Namespace) -> int:

@@ -38,6 +38,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import LLMTruncation
+from ..kg.waiting import StillRunning, in_thread
 from .records import CallLog, CallRecord, FailureCause, endpoint_key, request_key
 from .settings import STRUCTURED_MODES, LLMSettings
 
@@ -322,25 +323,13 @@ class LLMClient:
         bounds each wait for a byte, not the whole answer: an endpoint that sent its reply a few bytes at
         a time held a session far past ``timeout`` (a 1 s timeout took 5 s), and could hold it forever.
         Past the deadline the client is closed (its read stops) and a new one serves the next attempt."""
-        done: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                done["reply"] = request()
-            except BaseException as exc:   # noqa: BLE001 - handed to the caller's thread as it was
-                done["error"] = exc
-
-        worker = threading.Thread(target=run, name="diagkg-llm-request", daemon=True)
-        worker.start()
-        worker.join(self.settings.timeout)
-        if worker.is_alive():
+        try:
+            return in_thread(request, self.settings.timeout, "diagkg-llm-request")
+        except StillRunning:
             client, self._openai = self._openai, None
             if client is not None:
                 client.close()
-            raise _PastDeadline()
-        if "error" in done:
-            raise done["error"]
-        return done["reply"]
+            raise _PastDeadline() from None
 
     def _parse(self, record: CallRecord, schema: dict[str, Any]) -> dict[str, Any] | None:
         response = record.response or {}
