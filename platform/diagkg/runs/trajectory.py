@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Un
 import pyoxigraph as ox
 
 from ..env.actions import Action
-from ..env.outcomes import End, Kind, Verdict
+from ..env.observations import HELD_LIGHTS
+from ..env.outcomes import End, Kind, Light, Verdict
 from ..env.versions import PHYSICS_VERSION, SCORING_VERSION
 from ..errors import InputError, ValidationError
 from ..kg import graphs
@@ -303,11 +304,12 @@ def _observations(r: Round, action: Action, activity: ox.NamedNode, node: Callab
             end = end if isinstance(end, dict) else {"state": end}
             if end.get("state") in TERMINAL_STATES:
                 observe(f"{target}.{port}", DK.TerminalConnection, terminal=end)
-    held = data.get("lights")     # the lights seen while a test held (a bridge, a switch opened: seen_while_held)
-    if isinstance(held, dict) and "lights" not in action.targets:
+    held = data.get(HELD_LIGHTS)     # the lights seen while a test held (a bridge, a switch opened: seen_while_held)
+    if isinstance(held, dict) and HELD_LIGHTS not in action.targets:
+        looks = frozenset(Light)        # (a Light is its string: plain data or typed alike)
         for lamp, light in held.items():
-            if light in ("on", "off", "flickering"):
-                observe(lamp, DK.LightEmission, simple=light != "off")
+            if light in looks:
+                observe(lamp, DK.LightEmission, simple=light != Light.OFF)
     path = data.get("path")
     if isinstance(path, dict) and isinstance(path.get("resistance"), (int, float)) and path["resistance"] < 1e300:
         observe(path["from"], DK.ElectricResistance, path["resistance"], "OHM")
