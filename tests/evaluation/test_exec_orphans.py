@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from diagkg.evaluation import pool
 from tests.support.cli import DIAGKG
 from tests.support.pump import PUMP, case
 
@@ -47,9 +48,11 @@ def test_the_programs_of_a_killed_campaign_die_with_it(tmp_path: Path, executor:
     store = ["--store", str(tmp_path / "store")]
     load = subprocess.run([*DIAGKG, *store, "load", *map(str, files)], capture_output=True, text=True, timeout=120)
     assert load.returncode == 0, load.stderr
+    temp = tmp_path / "tmp"
+    temp.mkdir()
     campaign = subprocess.Popen([*DIAGKG, *store, "evaluate", "--assistant", f"exec:{sys.executable} {program} {folder}",
                                  "--scenarios", "PUMP.A", "PUMP.B", *executor],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                env={**os.environ, "TMPDIR": str(temp)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pids: list[int] = []
     try:
         deadline = time.monotonic() + 45
@@ -67,3 +70,7 @@ def test_the_programs_of_a_killed_campaign_die_with_it(tmp_path: Path, executor:
     for p in left:
         os.kill(p, signal.SIGKILL)
     assert not left, "the programs outlived the campaign"
+    if executor[0] == "--workers":       # its folder (knowledge, rounds) stays, and the next campaign sweeps it
+        kept = list(temp.glob(f"{pool.FOLDER}{campaign.pid}-*"))
+        assert len(kept) == 1 and (kept[0] / "knowledge.nq").is_file()
+        assert pool.sweep_stale(str(temp)) == [str(kept[0])]

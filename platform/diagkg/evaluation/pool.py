@@ -22,6 +22,8 @@ import itertools
 import math
 import multiprocessing
 import os
+import re
+import shutil
 import signal
 import tempfile
 import time
@@ -36,6 +38,7 @@ from .sessions import init_local_worker
 
 REAPED = 2.0        # seconds to wait at most for a dead worker to be reaped, to say how it ended
 T = TypeVar("T")
+FOLDER = "diagkg-knowledge-"     # a campaign's folder in the temporary directory: FOLDER, its process id, '-'
 IN_A_ROW = 3        # sessions in a row that kill their worker, none finishing between: the campaign stops
 
 
@@ -90,6 +93,37 @@ def died(exc: BaseException) -> bool:
     return isinstance(exc, BrokenProcessPool) or type(exc).__name__ == "KilledWorker"
 
 
+def sweep_stale(where: str | None = None) -> list[str]:
+    """Remove the folders of campaigns whose process is gone (killed with ``kill -9``: nothing of it ran to
+    remove its own, and each kept a copy of the knowledge and its rounds, about 650 KB); the paths removed.
+    A folder whose process still runs, or that names no process, is left alone."""
+    base = where or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        found = re.fullmatch(re.escape(FOLDER) + r"(\d+)-\w+", name)
+        if found is None or _alive(int(found.group(1))):
+            continue
+        path = os.path.join(base, name)
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True       # another user's process, or a number no process has: left alone
+    return True
+
+
 class LocalPool(cf.Executor):
     """``workers`` spawned processes, each given the campaign's knowledge ``data`` when it starts
     (:func:`~diagkg.evaluation.sessions.init_local_worker`); :meth:`restart` replaces a broken pool.
@@ -111,7 +145,8 @@ class LocalPool(cf.Executor):
         # written to a worker through a pipe before it starts, and the write of megabytes waited forever for a
         # worker that died while starting (a script that runs a campaign without ``if __name__ ==
         # "__main__":``: the worker imports the script, which starts a campaign again, which Python refuses)
-        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="diagkg-knowledge-"))
+        sweep_stale()
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{FOLDER}{os.getpid()}-"))
         self.data = os.path.join(folder, "knowledge.nq")
         # where each worker writes the rounds of the session it runs as they are played: a session that kills
         # its worker (or is stopped past its time) keeps them, their costs and false removals with them
