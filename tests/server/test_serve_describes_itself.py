@@ -67,6 +67,14 @@ def test_get_sparql_without_a_query_is_the_service_description(served):
     assert httpx.get(base + "/sparql", params={"query": "ASK {}"}, timeout=60).json()["boolean"] is True
 
 
+def test_head_on_the_endpoint_answers_as_get_without_a_body(served):
+    _, base = served
+    r = httpx.head(base + "/sparql", headers={"Accept": "text/turtle"}, timeout=60)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/turtle") and r.content == b""
+    assert httpx.head(base + "/sparql", params={"query": "ASK {}"}, timeout=60).status_code == 200
+    assert httpx.head(base + "/sparql", params={"query": "ASK {"}, timeout=60).status_code == 400
+
+
 def test_every_shipped_query_is_a_discoverable_example_that_runs(served):
     path, base = served
     sd = rdflib.Graph().parse(base + "/sparql")

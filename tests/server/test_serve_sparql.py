@@ -74,6 +74,22 @@ def test_result_formats_by_content_negotiation(client):
     assert r.json()["boolean"] is True
 
 
+def test_an_accept_header_nothing_fits_is_406_and_wildcards_fit(client):
+    construct = f"CONSTRUCT {{ <{TORCH_NS}bulb> ?p ?o }} WHERE {{ <{TORCH_NS}bulb> ?p ?o }}"
+    for query in (COUNT_BULBS, construct, "ASK {}"):         # (ASK {} is a quick query, answered before routing)
+        r = client.get("/sparql", params={"query": query}, headers={"accept": "text/html"})
+        assert r.status_code == 406, r.text
+        assert "text/html" not in r.text and ("text/csv" in r.text or "text/turtle" in r.text)
+    assert client.get("/sparql", headers={"accept": "text/html"}).status_code == 406       # the description
+    assert client.get("/rdf-graphs", params={"default": ""}, headers={"accept": "image/png"}).status_code == 406
+    r = client.get("/sparql", params={"query": COUNT_BULBS}, headers={"accept": "text/html, text/*;q=0.5"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    r = client.get("/sparql", params={"query": COUNT_BULBS}, headers={"accept": "text/html, application/*;q=0.5"})
+    assert r.headers["content-type"].startswith("application/sparql-results+json")
+    r = client.get("/sparql", params={"query": construct}, headers={"accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/turtle")    # a browser's
+
+
 def test_a_malformed_query_is_400_with_the_parsers_message(client):
     r = client.get("/sparql", params={"query": "SELECT ?x WHERE { ?x ?y }"})
     assert r.status_code == 400

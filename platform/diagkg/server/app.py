@@ -97,7 +97,7 @@ def _add_sparql_routes(app: FastAPI) -> None:
         config = state_of(request).config
         params = await _sparql_params(request)
         queries, updates = params.get("query", []), params.get("update", [])
-        if request.method == "GET" and not queries and not updates:     # the endpoint describes itself
+        if request.method in ("GET", "HEAD") and not queries and not updates:     # the endpoint describes itself
             return await describe.description(request, parse_accept(request.headers.get("accept")))
         if len(queries) + len(updates) != 1:
             raise HTTPException(400, "give exactly one `query` (or `update`, by POST)")
@@ -126,6 +126,8 @@ def _add_sparql_routes(app: FastAPI) -> None:
                               "Description with VoID statistics (Turtle, N-Triples, JSON-LD or RDF/XML by Accept)",
                       openapi_extra={"parameters": _GRAPH_PARAMS + [
                           {"name": "query", "in": "query", "required": False, "schema": {"type": "string"}}]})
+    # HEAD (a client's or a monitor's check that the endpoint is there): GET's answer without its body
+    app.add_api_route("/sparql", sparql, methods=["HEAD"], include_in_schema=False)
     app.add_api_route("/sparql", sparql, methods=["POST"], tags=["sparql"], operation_id="sparql_post",
                       summary="SPARQL 1.1 Protocol: a query (form or application/sparql-query) or an update "
                               "(form update=… or application/sparql-update; needs the token)",

@@ -26,13 +26,13 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import rdflib
-from fastapi import Request
+from fastapi import HTTPException, Request
 from fastapi.responses import Response
 from rdflib.namespace import DCTERMS, RDF, RDFS, VOID, XSD
 
 from .. import __version__
 from ..kg.queries import library, query_form
-from .sparql_pool import PoolBusy, QueryTimeout
+from .sparql_pool import NotAcceptable, PoolBusy, QueryTimeout, choose
 from .sparql_pool import Request as WorkRequest
 from .state import client_of, state_of
 
@@ -58,11 +58,13 @@ EXECUTABLES = {"select": ("SPARQLSelectExecutable", "select"), "ask": ("SPARQLAs
                "describe": ("SPARQLDescribeExecutable", "describe"), "update": ("SPARQLUpdateExecutable", "update")}
 
 def negotiate(accept: tuple[str, ...]) -> tuple[str, str]:
-    """The media type and rdflib format for an ``Accept`` list (best first); Turtle by default."""
-    for media in accept:
-        if media in SERIALISATIONS:
-            return media, SERIALISATIONS[media]
-    return "text/turtle", "turtle"
+    """The media type and rdflib format for an ``Accept`` list (best first); Turtle by default, 406 when the
+    client takes none of them."""
+    try:
+        media = choose(accept, SERIALISATIONS, "text/turtle")
+    except NotAcceptable as exc:
+        raise HTTPException(406, str(exc)) from exc
+    return media, SERIALISATIONS[media]
 
 
 def answer(graph: rdflib.Graph, accept: tuple[str, ...]) -> Response:
@@ -210,6 +212,7 @@ def examples(endpoint: str) -> rdflib.Graph:
 
 async def description(request: Request, accept: tuple[str, ...]) -> Response:
     """The Service Description with the VoID statistics (``GET /sparql`` without a query, ``/.well-known/void``)."""
+    negotiate(accept)          # a 406 before the statistics are worked out
     return answer(service_description(request, await statistics(request)), accept)
 
 

@@ -68,7 +68,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Reply:
-    status: str          # "ok", "syntax" (a malformed query), "too-large", "not-found", "error"
+    status: str          # "ok", "syntax" (a malformed query), "too-large", "not-found", "not-acceptable", "error"
     media_type: str = ""
     body: bytes = b""
     message: str = ""
@@ -125,16 +125,42 @@ def http_of(reply: Reply, remote: bool = False) -> tuple[int, str, bytes]:
     if reply.status == "ok":
         return 200, reply.media_type, reply.body
     # a federated query that fails while it runs: the remote end failed (502), not this server
-    code = {"syntax": 400, "too-large": 413, "not-found": 404}.get(reply.status, 502 if remote else 500)
+    code = {"syntax": 400, "too-large": 413, "not-found": 404, "not-acceptable": 406}.get(reply.status, 502 if remote else 500)
     prefix = {"syntax": "malformed query: ", "too-large": "result too large: "}.get(reply.status, "")
     return code, "text/plain", (prefix + reply.message).encode("utf-8")
 
 
-def _pick(accept: tuple[str, ...], table: dict[str, Any], default: str) -> str:
+class NotAcceptable(Exception):
+    """The client's ``Accept`` names no media type the answer can be given in (nor a wildcard)."""
+
+    def __init__(self, offered: Iterable[str]):
+        self.offered = tuple(offered)
+        super().__init__("none of the media types in the Accept header can be given; this answer can be one of "
+                         + ", ".join(self.offered) + " (or send */*)")
+
+
+def choose(accept: tuple[str, ...], offered: Iterable[str], default: str) -> str:
+    """The media type to answer in: the first of ``accept`` (best first) that is ``offered`` or a wildcard
+    covering one (``*/*``: ``default``; ``text/*``: ``default`` if it is text, else the first text type
+    offered); ``default`` when the client sent no Accept. :class:`NotAcceptable` when nothing fits."""
+    choices = tuple(offered)
     for media in accept:
-        if media in table:
+        if media in choices:
             return media
+        if media == "*/*":
+            return default
+        if media.endswith("/*"):
+            kind = media[:-1]
+            found = default if default.startswith(kind) else next((c for c in choices if c.startswith(kind)), None)
+            if found is not None:
+                return found
+    if accept:
+        raise NotAcceptable(choices)
     return default
+
+
+def _pick(accept: tuple[str, ...], table: dict[str, Any], default: str) -> str:
+    return choose(accept, table, default)
 
 
 _LOGS: dict[str, tuple[int, tuple[str, ...]]] = {}     # folder -> (its mtime when listed, its write-ahead logs)
@@ -204,6 +230,8 @@ def answer(store: ox.Store, req: Request) -> Reply:
         return Reply("ok", media, sink.getvalue())
     except SyntaxError as exc:
         return Reply("syntax", message=str(exc))
+    except NotAcceptable as exc:
+        return Reply("not-acceptable", message=str(exc))
     except _TooLarge:
         return Reply("too-large", message=f"the result is larger than the limit of {req.max_bytes:,} bytes; "
                                           "ask for less (LIMIT, fewer variables) or raise --max-result-bytes")
