@@ -98,7 +98,7 @@ def sweep_stale(where: str | None = None) -> list[str]:
     remove its own, and each kept a copy of the knowledge and its rounds, about 650 KB); the paths removed.
     A folder whose process still runs, or that names no process, is left alone."""
     base = where or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(base)
     except OSError:
