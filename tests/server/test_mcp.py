@@ -133,6 +133,9 @@ def test_a_hidden_system_to_timeout_then_to_success_over_the_handshake(world):
             late = await client.call_tool("perform_action", {"action": "measure_voltage", "targets": ["bat"]})
             assert late.is_error and "over" in late.content[0].text
             assert data(await client.call_tool("affordable_actions", {}))["actions"] == []
+            for seed in (-1, "2", 1.5, True):       # a seed is a whole number, 0 or more (as `diagkg run --seed`)
+                refused = await client.call_tool("new_session", {"seed": seed})
+                assert refused.is_error and "seed" in refused.content[0].text
             fresh = data(await client.call_tool("new_session", {}))
             assert fresh["seed"] == 1 and fresh["round"] == 0
             right = data(await client.call_tool("state_hypothesis", {"parts": ["bat"]}))

@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import hmac
 import threading
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Callable, TypeVar
 
 import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from .. import __version__
 from ..env.contract import ProtocolError, ProtocolFault
@@ -178,9 +179,9 @@ class McpHost:
             return await self._play(ctx, {"kind": "stop"}, None)
 
         @mcp.tool()
-        async def new_session(ctx: Context, seed: int | None = None) -> dict[str, Any]:
+        async def new_session(ctx: Context, seed: Annotated[int, Field(ge=0, strict=True)] | None = None) -> dict[str, Any]:
             """Once the current session is over, start the next one on the same scenario (the next seed unless
-            `seed` is given) and return its briefing."""
+            `seed`, a whole number 0 or more, as for `diagkg run --seed`, is given) and return its briefing."""
             renewed = await _call(self.renew, _client(ctx), seed)
             return renewed.briefing_json()
 
