@@ -157,10 +157,11 @@ def test_invalid_actions_go_back_to_the_model_then_the_round_is_used(server, sto
 
 def test_an_instruction_longer_than_the_schema_allows_is_kept_to_its_bound(server, store):
     """The schema bounds the plain-language instruction (``INSTRUCTION_MAX``); from a server that does not enforce
-    it, 5 MB went whole into the round and the trajectory's ``dk:instruction`` (``llm-grounded`` already cut its own)."""
+    it, 400 KB went whole into the round and the trajectory's ``dk:instruction`` (``llm-grounded`` already cut its
+    own; a reply past 1 MiB is not read at all: diagkg.llm.bounded)."""
     from diagkg.agents.llm_assistant import INSTRUCTION_MAX
 
-    server.script.then(choose(kind="hypothesise", components=["bat"], instruction="Replace the battery. " * 50_000))
+    server.script.then(choose(kind="hypothesise", components=["bat"], instruction="Replace the battery. " * 20_000))
     result = run_session(FLAT, "llm", config=config(server), store=store)
     assert result.end == "success"
     said = [r.get("instruction") for r in result.record.rounds]

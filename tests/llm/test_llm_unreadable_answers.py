@@ -37,6 +37,8 @@ ANSWERS = {
         {"id": "t", "type": "function", "function": {"name": "choose", "arguments": None}}]})), FailureCause.UNPARSEABLE),
     "content-parts": (Reply(raw=completion({"role": "assistant", "content": [{"type": "text", "text": "{}"}]})),
                       FailureCause.UNPARSEABLE),
+    # a completion of 3 MB where at most 400 tokens were asked for: was read whole and stored in the ledger per try
+    "too-large": (Reply(raw=completion({"role": "assistant", "content": "x" * (3 << 20)})), FailureCause.SERVER_ERROR),
 }
 
 
@@ -52,6 +54,7 @@ def test_an_answer_the_client_cannot_read_ends_the_session_with_its_cause(torch_
     calls = recorded_calls(torch_copy, result.trajectory)
     assert [c.cause for c in calls] == [cause] * 2 and asked == 2       # the first try and one retry
     assert all(c.error for c in calls)
+    assert all(len(json.dumps(c.response)) < 10_000 for c in calls)       # no reply stored whole
     assert result.record.rounds[0]["cost"] == 0 and not result.record.rounds[0]["executed"]
     again = replay_session(torch_copy, result.trajectory)                  # and without the server, the same
     assert again.end == "llm_truncation" and again.llm_cause is cause

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import LLMTruncation
 from ..kg.waiting import StillRunning, in_thread
+from .bounded import ReplyTooLarge, bounded_http_client, reply_limit, too_large
 from .records import CallLog, CallRecord, FailureCause, endpoint_key, request_key
 from .settings import STRUCTURED_MODES, LLMSettings
 
@@ -237,7 +238,8 @@ class LLMClient:
             from openai import OpenAI
 
             s = self.settings
-            self._openai = OpenAI(base_url=s.base_url, api_key=s.api_key, timeout=s.timeout, max_retries=0)
+            self._openai = OpenAI(base_url=s.base_url, api_key=s.api_key, timeout=s.timeout, max_retries=0,
+                                  http_client=bounded_http_client(reply_limit(s.max_tokens)))
         return self._openai
 
     def _call_endpoint(self, record: CallRecord, messages: list[dict[str, Any]], schema: dict[str, Any],
@@ -268,8 +270,12 @@ class LLMClient:
             limit.throttled()
             self._asked_wait = min(retry_after(exc.response.headers.get("retry-after")), s.timeout)
             record.cause, record.error = FailureCause.RATE_LIMIT, f"429 from the endpoint: {_short(exc)}"
-        except openai.APIConnectionError as exc:
-            record.cause, record.error = FailureCause.SERVER_ERROR, f"cannot reach {s.base_url}: {_short(exc)}"
+        except ReplyTooLarge as exc:      # a reply past the bound (see diagkg.llm.bounded)
+            record.cause, record.error = FailureCause.SERVER_ERROR, str(exc)
+        except openai.APIConnectionError as exc:       # (openai before 3 wraps the bound's error in this one)
+            record.cause = FailureCause.SERVER_ERROR
+            big = too_large(exc)
+            record.error = str(big) if big is not None else f"cannot reach {s.base_url}: {_short(exc)}"
         except ValueError as exc:     # a body that is not JSON text (not UTF-8, say): the client could not read it
             record.cause, record.error = FailureCause.SERVER_ERROR, f"{NOT_A_COMPLETION}: {_short(exc)}"
         except openai.APIStatusError as exc:
