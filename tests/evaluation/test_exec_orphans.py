@@ -71,6 +71,6 @@ def test_the_programs_of_a_killed_campaign_die_with_it(tmp_path: Path, executor:
         os.kill(p, signal.SIGKILL)
     assert not left, "the programs outlived the campaign"
     if executor[0] == "--workers":       # its folder (knowledge, rounds) stays, and the next campaign sweeps it
-        kept = list(temp.glob(f"{pool.FOLDER}{campaign.pid}-*"))
+        kept = list(temp.glob(f"{pool.FOLDER}{pool.owner(campaign.pid)}-*"))
         assert len(kept) == 1 and (kept[0] / "knowledge.nq").is_file()
         assert pool.sweep_stale(str(temp)) == [str(kept[0])]

@@ -38,7 +38,7 @@ from .sessions import init_local_worker
 
 REAPED = 2.0        # seconds to wait at most for a dead worker to be reaped, to say how it ended
 T = TypeVar("T")
-FOLDER = "diagkg-knowledge-"     # a campaign's folder in the temporary directory: FOLDER, its process id, '-'
+FOLDER = "diagkg-knowledge-"     # a campaign's folder in the temporary directory: FOLDER, owner(), '-'
 IN_A_ROW = 3        # sessions in a row that kill their worker, none finishing between: the campaign stops
 
 
@@ -93,19 +93,31 @@ def died(exc: BaseException) -> bool:
     return isinstance(exc, BrokenProcessPool) or type(exc).__name__ == "KilledWorker"
 
 
+def owner(pid: int | None = None) -> str:
+    """What a campaign's folder is named by: its process id within its process namespace (a container that
+    shares the temporary directory numbers its processes apart: a folder of another namespace is never taken
+    for one whose process is gone)."""
+    try:
+        space = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        space = 0
+    return f"{space}-{os.getpid() if pid is None else pid}"
+
+
 def sweep_stale(where: str | None = None) -> list[str]:
     """Remove the folders of campaigns whose process is gone (killed with ``kill -9``: nothing of it ran to
     remove its own, and each kept a copy of the knowledge and its rounds, about 650 KB); the paths removed.
-    A folder whose process still runs, or that names no process, is left alone."""
+    A folder whose process still runs, of another process namespace, or that names no process is left alone."""
     base = where or tempfile.gettempdir()
     removed: list[str] = []
     try:
         names = os.listdir(base)
     except OSError:
         return removed
+    space = owner().split("-")[0]
     for name in names:
-        found = re.fullmatch(re.escape(FOLDER) + r"(\d+)-\w+", name)
-        if found is None or _alive(int(found.group(1))):
+        found = re.fullmatch(re.escape(FOLDER) + r"(\d+)-(\d+)-\w+", name)
+        if found is None or found.group(1) != space or _alive(int(found.group(2))):
             continue
         path = os.path.join(base, name)
         shutil.rmtree(path, ignore_errors=True)
@@ -146,7 +158,7 @@ class LocalPool(cf.Executor):
         # worker that died while starting (a script that runs a campaign without ``if __name__ ==
         # "__main__":``: the worker imports the script, which starts a campaign again, which Python refuses)
         sweep_stale()
-        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{FOLDER}{os.getpid()}-"))
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{FOLDER}{owner()}-"))
         self.data = os.path.join(folder, "knowledge.nq")
         # where each worker writes the rounds of the session it runs as they are played: a session that kills
         # its worker (or is stopped past its time) keeps them, their costs and false removals with them
