@@ -39,6 +39,8 @@ ANSWERS = {
                       FailureCause.UNPARSEABLE),
     # a completion of 3 MB where at most 400 tokens were asked for: was read whole and stored in the ledger per try
     "too-large": (Reply(raw=completion({"role": "assistant", "content": "x" * (3 << 20)})), FailureCause.SERVER_ERROR),
+    "too-large-chunked": (Reply(raw=completion({"role": "assistant", "content": "x" * (3 << 20)}), chunked=True),
+                          FailureCause.SERVER_ERROR),           # (no Content-Length: counted as it is read)
 }
 
 

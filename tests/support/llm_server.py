@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 
 @dataclass
@@ -28,6 +28,7 @@ class Reply:
     usage: tuple[int, int] = (10, 10)
     raw: bytes | None = None                # the body as it is (not UTF-8, HTML, no choices…), status 200
     media_type: str = "application/json"
+    chunked: bool = False                   # the raw body sent in pieces, with no Content-Length
     headers: dict[str, str] = field(default_factory=dict)   # sent with an error status (Retry-After)
 
     @classmethod
@@ -92,6 +93,10 @@ class LLMServer:
                                                                           finish_reason=script.finish_reason)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
+            if reply.raw is not None and reply.chunked:
+                raw = reply.raw
+                pieces = (raw[i:i + 65536] for i in range(0, len(raw), 65536))
+                return StreamingResponse(pieces, media_type=reply.media_type)
             if reply.raw is not None:
                 return Response(reply.raw, media_type=reply.media_type)
             if reply.status != 200:

@@ -4,7 +4,7 @@ A chat completion is at most ``max_tokens`` tokens of text, a few bytes each, in
 envelope; a reply much larger than that is no completion the session can use (a proxy's error page
 repeated, a misconfigured server streaming a file). The ``openai`` package reads a reply whole
 into memory, and the session stored it whole in its ledger, once per attempt, so one such endpoint
-filled memory and the store. :func:`bounded_http_client`'s transport stops reading past :func:`reply_limit`
+filled memory and the store. :func:`bounded_http_client` stops reading past :func:`reply_limit`
 bytes (as sent: a compressed reply is counted as it arrives) and raises :class:`ReplyTooLarge`,
 which the client records as a server error (retried, then the session ends in ``llm_truncation``)
 holding no part of the reply.
@@ -53,11 +53,21 @@ def too_large(exc: BaseException) -> ReplyTooLarge | None:
 
 def bounded_http_client(limit: int) -> Any:
     """An HTTP client for the ``openai`` package whose replies are read to ``limit`` bytes at most: its
-    ``DefaultHttpxClient`` on a transport that counts (see the module). Built on the HTTP library the
-    installed ``openai`` is built on (``httpx``, or ``httpx2`` from openai 3 on)."""
+    ``DefaultHttpxClient`` with a response hook that wraps each reply's body in a counting stream before it is
+    read (see the module), through any transport, proxies from the environment included. Built on the HTTP
+    library the installed ``openai`` is built on (``httpx``, or ``httpx2`` from openai 3 on)."""
     from openai import DefaultHttpxClient
 
-    return _client_class(DefaultHttpxClient)(transport=_transport_class(_http_library(DefaultHttpxClient))(limit))
+    counting = _stream_class(_http_library(DefaultHttpxClient))
+
+    def bound(response: Any) -> None:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            response.close()
+            raise ReplyTooLarge(limit)
+        response.stream = counting(response.stream, limit)
+
+    return _client_class(DefaultHttpxClient)(event_hooks={"response": [bound]})
 
 
 @functools.cache
@@ -82,10 +92,10 @@ def _http_library(client_class: type) -> ModuleType:
 
 
 @functools.cache
-def _transport_class(hx: ModuleType) -> Any:
-    """:class:`BoundedTransport`'s class for the HTTP library ``hx``."""
+def _stream_class(hx: ModuleType) -> Any:
+    """A body stream of the HTTP library ``hx`` that stops past a number of bytes."""
 
-    class Bounded(hx.SyncByteStream):  # type: ignore[misc,name-defined]
+    class Counting(hx.SyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(self, inner: Any, limit: int):
             self._inner = inner
             self._limit = limit
@@ -101,20 +111,4 @@ def _transport_class(hx: ModuleType) -> Any:
         def close(self) -> None:
             self._inner.close()
 
-    class BoundedTransport(hx.HTTPTransport):  # type: ignore[misc,name-defined]
-        """An HTTP transport whose replies are read to ``limit`` bytes at most (see the module)."""
-
-        def __init__(self, limit: int):
-            super().__init__()
-            self.limit = limit
-
-        def handle_request(self, request: Any) -> Any:
-            response = super().handle_request(request)
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > self.limit:
-                response.close()
-                raise ReplyTooLarge(self.limit)
-            response.stream = Bounded(response.stream, self.limit)
-            return response
-
-    return BoundedTransport
+    return Counting
