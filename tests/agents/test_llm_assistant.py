@@ -192,6 +192,20 @@ def test_the_cost_limit_stops_a_session_before_it_overspends(server, store):
         SELECT ?m WHERE { ?s a dk:DiagnosticSession ; dk:moneyCost ?m }""")[0]["m"] == pytest.approx(5.1)
 
 
+def test_a_call_given_up_at_its_timeout_is_counted_as_billed(server, store):
+    """The endpoint goes on with a request the client gave up on, and bills it; before, a timed-out call cost
+    nothing, so a session whose every call timed out was never stopped by its cost limit (and was free)."""
+    server.script.then(*[Reply(content="{}", delay=0.6)] * 5)
+    cfg = config(server, pricing={"stub-model": [1000.0, 1000.0]}, cost_limit=7.0, max_tokens=400, retries=4)
+    result = run_session(FLAT, "llm", config=cfg, store=store)
+    calls = recorded_calls(store, result.trajectory)
+    # each counted as its largest, the estimated prompt and 400 completion tokens (about 2.7 here): two fit in 7
+    assert [c.cause for c in calls] == [FailureCause.TIMEOUT] * 2 + [FailureCause.COST_LIMIT]
+    assert all(c.completion_tokens == 400 and c.prompt_tokens > 0 and c.money > 0.4 for c in calls[:2])
+    assert result.end == "llm_truncation" and result.llm_cause is FailureCause.COST_LIMIT
+    assert len(server.script.calls) == 2 and result.llm.money == pytest.approx(sum(c.money for c in calls))
+
+
 def test_a_refused_structured_mode_falls_back(server, store):
     server.script.refuse = {"tools"}
     server.script.then(choose(kind="hypothesise", components=["bat"]))

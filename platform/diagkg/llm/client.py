@@ -266,6 +266,11 @@ class LLMClient:
                 reply = self._by_deadline(lambda: client.chat.completions.create(**kwargs))
         except (openai.APITimeoutError, _PastDeadline):
             record.cause, record.error = FailureCause.TIMEOUT, f"no answer within {s.timeout:g} s"
+            # the endpoint goes on with a request the client gave up on, and bills it: counted as the largest it
+            # can be (the estimated prompt and max_tokens), as the pre-call check counts it, not as nothing
+            record.prompt_tokens, record.completion_tokens = prompt_estimate(messages, schema), s.max_tokens
+            price = s.price()
+            record.money = price.of(record.prompt_tokens, record.completion_tokens) if price else 0.0
         except openai.RateLimitError as exc:
             limit.throttled()
             self._asked_wait = min(retry_after(exc.response.headers.get("retry-after")), s.timeout)
