@@ -409,12 +409,12 @@ class KnowledgeStore:
 
     @staticmethod
     def _run_text(on: RawStore, name: str, text: str) -> None:
+        # (an OSError, the disk refusing the write, goes on to writing(), which says the store cannot be written
+        # where: made a StoreError named after the update here, a full disk read "load-graphs: IO error: …")
         try:
             on.update(text)
         except SyntaxError as exc:
             raise QueryError(explain_syntax_error(name, text, exc)) from None
-        except OSError as exc:
-            raise StoreError(f"{name}: {exc}") from None
 
     def version_of(self, graph: ox.NamedNode) -> str:
         """The version of a named graph: the content hash recorded when it was
