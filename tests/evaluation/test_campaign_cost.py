@@ -118,3 +118,22 @@ def test_the_writer_keeps_the_sum_with_two_worker_processes(store):
     assert all(v["money"] <= v["limit"] + 1e-12 for v in seen.values())
     assert summary.money == pytest.approx(sum(v["money"] for v in seen.values()))
     assert summary.money >= 0.35 or any(v["end"] == "llm_truncation" for v in seen.values())
+
+
+def test_sessions_in_flight_on_several_workers_share_what_the_campaign_has_left(store):
+    """Each session is given what remained when it was sent; with 2 workers, four were sent at once with the
+    whole 0.35 each, and each paid its 0.1 call: 0.4 spent of 0.35. The workers now hold each call's estimate
+    (0.2, the largest it can cost) in one file before sending it, so the sessions together keep to the limit."""
+    with LLMServer() as server:
+        server.script.then(*[Reply(content=HYPOTHESISE, delay=0.3)] * 8)
+        cfg = cp.CampaignConfig(assistants=("llm",), scenarios=(9101,), runs=8, config=llm_config(server), name="shared")
+        campaign = cp.create(store, cfg)
+        summary = execution.run(store, campaign, cost_limit=0.35, workers=2)
+        sent = len(server.script.calls)
+    spent = budget.Spending.read(store, campaign).spent
+    assert spent == pytest.approx(0.1 * sent) and spent <= 0.35 + 1e-9, (spent, sent)
+    assert summary.stopped is not None and summary.stopped.reason is budget.StopReason.COST_LIMIT
+    seen = sessions_of(store, campaign)
+    assert sum(v["end"] == "success" for v in seen.values()) == sent    # each call sent was paid and answered
+    refused = [v for v in seen.values() if v["end"] == "llm_truncation"]
+    assert refused and all(v["money"] == 0 for v in refused)

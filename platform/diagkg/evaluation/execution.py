@@ -149,9 +149,10 @@ def _registered(assistants: Iterable[str], kind: str) -> dict[str, Any]:
 
 def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, workers: int, kind: str,
               scheduler: str | None, notify: Callable[[str], None] | None,
-              session_seconds: float | None = None) -> tuple[cf.Executor, Any, int]:
+              session_seconds: float | None = None, allowance: float | None = None) -> tuple[cf.Executor, Any, int]:
     """The executor, the knowledge argument its tasks take, and how many sessions to keep in flight (a
-    worker process even for one worker when a session's time is limited: only a process can be stopped)."""
+    worker process even for one worker when a session's time is limited: only a process can be stopped);
+    ``allowance``: what a campaign with a cost limit has left, which a local pool's sessions share."""
     check_execution(workers, kind, session_seconds)
     if kind == "local" and workers == 1 and session_seconds is None:
         # the knowledge as the campaign starts, as a worker gets it: a system another process updates meanwhile
@@ -163,7 +164,7 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
     if kind == "local":
         # each worker gets the knowledge once, when it starts; tasks name it by its digest (sending the
         # megabytes with every task cost each session a few milliseconds on both ends of the pipe)
-        return LocalPool(stack, workers, data, registered), hashlib.sha256(data).hexdigest(), workers * 2
+        return LocalPool(stack, workers, data, registered, allowance), hashlib.sha256(data).hexdigest(), workers * 2
     import importlib
 
     try:
@@ -272,7 +273,8 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         stack.push(lambda _kind, error, _tb: writer.finish(error))    # what finished is committed, also on an error
         for key in to_close:
             _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
-        pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify, session_seconds)
+        pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify, session_seconds,
+                                         spending.remaining)
         inflight: dict[cf.Future[Outcome], Task] = {}
         lost: deque[Task] = deque()     # in flight when a worker process died: run again, one at a time
         in_a_row: list[str] = []        # the sessions that killed their worker since one last finished

@@ -34,6 +34,7 @@ from contextlib import ExitStack
 from typing import Any, TypeVar
 
 from ..errors import WorkerDied
+from ..llm import shared_money
 from .sessions import init_local_worker
 
 REAPED = 2.0        # seconds to wait at most for a dead worker to be reaped, to say how it ended
@@ -149,7 +150,8 @@ class LocalPool(cf.Executor):
 
     WINDOW = 256          # tasks at the head of the queue looked through for one of the lane's scenarios
 
-    def __init__(self, stack: ExitStack, workers: int, data: bytes, registered: dict[str, Any] | None = None):
+    def __init__(self, stack: ExitStack, workers: int, data: bytes, registered: dict[str, Any] | None = None,
+                 allowance: float | None = None):
         self.stack = stack
         self.workers = workers
         self.registered = registered or {}        # assistants registered at run time: the workers register them too
@@ -164,6 +166,8 @@ class LocalPool(cf.Executor):
         # its worker (or is stopped past its time) keeps them, their costs and false removals with them
         self.journal = os.path.join(folder, "rounds")
         os.mkdir(self.journal)
+        # what the workers' sessions may spend together, with a cost limit (diagkg.llm.shared_money)
+        self.money = shared_money.create(folder, allowance) if allowance is not None else None
         with open(self.data, "wb") as f:
             f.write(data)
         self.ran = False                          # whether a worker of this campaign ever ran a task
@@ -174,7 +178,8 @@ class LocalPool(cf.Executor):
 
     def _start(self) -> cf.ProcessPoolExecutor:
         pool = cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=init_local_worker, initargs=(os.getpid(), self.data, self.registered))
+                                      initializer=init_local_worker,
+                                      initargs=(os.getpid(), self.data, self.registered, self.money))
         self.stack.callback(pool.shutdown, wait=True, cancel_futures=True)
         return pool
 

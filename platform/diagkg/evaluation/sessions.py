@@ -33,6 +33,7 @@ from .tally import Entry, entry_of
 if TYPE_CHECKING:  # pragma: no cover
     from ..env.scenarios import Scenario
     from ..kg.store import KnowledgeStore
+    from ..llm.shared_money import SharedMoney
     from ..runs.trajectory import SessionRecord
 
 
@@ -114,11 +115,16 @@ def init_worker(data: bytes) -> None:
     worker_store(data)
 
 
-def init_local_worker(parent: int, path: str, registered: dict[str, Any] | None = None) -> None:
+def init_local_worker(parent: int, path: str, registered: dict[str, Any] | None = None,
+                      money: SharedMoney | None = None) -> None:
     """The local process pool's initializer: end with the campaign's process (:func:`exit_with_parent`),
-    hold the knowledge in the file ``path``, which tasks then name by its digest, and know the assistants
-    the campaign's process registered at run time (``registered``: name -> factory)."""
+    hold the knowledge in the file ``path``, which tasks then name by its digest, know the assistants
+    the campaign's process registered at run time (``registered``: name -> factory), and reserve each LLM
+    call in the campaign's shared money file (``money``, with a cost limit: :mod:`diagkg.llm.shared_money`)."""
     from ..agents import registry
+    from ..llm import shared_money
+
+    shared_money.install(money)
 
     exit_with_parent(parent)
     for name, factory in (registered or {}).items():

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import LLMTruncation
 from ..kg.waiting import StillRunning, in_thread
+from . import shared_money
 from .bounded import ReplyTooLarge, bounded_http_client, reply_limit, too_large
 from .records import CallLog, CallRecord, FailureCause, endpoint_key, request_key
 from .settings import STRUCTURED_MODES, LLMSettings
@@ -208,8 +209,15 @@ class LLMClient:
             if hit is not None:
                 record.response, record.source = hit, "cache"
                 break
-            self._check_budget(messages, schema)
-            if self._call_endpoint(record, messages, schema, name):
+            held = self._check_budget(messages, schema)
+            try:
+                answered = self._call_endpoint(record, messages, schema, name)
+            finally:
+                if held is not None:           # what the call held for the campaign becomes what it cost
+                    shared = shared_money.current()
+                    assert shared is not None
+                    shared.settle(held, record.money)
+            if answered:
                 break       # an answer, or an error to retry
             self.log.add(record)   # the refused mode, recorded
             self.mode = STRUCTURED_MODES[STRUCTURED_MODES.index(self.mode) + 1]
@@ -219,19 +227,31 @@ class LLMClient:
         self.log.add(record)
         return record, value
 
-    def _check_budget(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> None:
+    def _check_budget(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> float | None:
+        """Refuse (:class:`LLMFailure`, ``cost_limit``) a call whose estimated cost would take the session past its
+        limit, or its campaign's sessions together past what the campaign had left (:mod:`diagkg.llm.shared_money`,
+        where the call's estimate is then held: returned, to be settled once the call is done)."""
         s = self.settings
         price = s.price()
         if s.cost_limit is None or price is None:
-            return
+            return None
         estimate = price.of(prompt_estimate(messages, schema), s.max_tokens)
+        shared = shared_money.current()
+        why = ""
         if self.log.money + estimate > s.cost_limit:
+            why = (f"the next call (about {estimate:.4f}) would take the session past its cost limit of "
+                   f"{s.cost_limit:g} (spent {self.log.money:.4f})")
+        elif shared is not None and not shared.reserve(estimate):
+            spent, held = shared.totals()
+            why = (f"the next call (about {estimate:.4f}) would take the campaign's sessions together past what the "
+                   f"campaign had left, {shared.allowance:.4f} (its sessions in flight spent {spent:.4f} and hold "
+                   f"{held:.4f} for calls under way)")
+        if why:
             record = CallRecord(purpose="(not sent)", role=self.role, model=s.model, messages=compact_messages(messages),
-                                parameters=s.parameters(), key="", cause=FailureCause.COST_LIMIT,
-                                error=f"the next call (about {estimate:.4f}) would take the session past its cost "
-                                      f"limit of {s.cost_limit:g} (spent {self.log.money:.4f})", source="none")
+                                parameters=s.parameters(), key="", cause=FailureCause.COST_LIMIT, error=why, source="none")
             self.log.add(record)
             raise LLMFailure(FailureCause.COST_LIMIT, record.error)
+        return estimate if shared is not None else None
 
     def _client(self) -> OpenAI:
         if self._openai is None:
