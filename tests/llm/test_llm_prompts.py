@@ -17,7 +17,7 @@ from diagkg.errors import InputError
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.llm import prompting
-from diagkg.llm.client import AdaptiveLimit, repair_json
+from diagkg.llm.client import AdaptiveLimit, limit_for, repair_json
 from diagkg.llm.settings import LLMSettings
 
 from ..support.torch import FLAT, TORCH, scenario_text
@@ -148,6 +148,22 @@ def test_json_repair():
         "Open the box.\nThen look."
     with pytest.raises(ValueError):
         repair_json("no json here {")
+
+
+def test_clients_of_one_endpoint_with_other_concurrency_share_one_limit():
+    """A client whose ``concurrency`` differs from the last one's made a new limiter, which counted none of the
+    requests in flight under the old: two settings taking turns (a session's and a judge's) bounded nothing."""
+    url = "http://127.0.0.1:9/v1-shared-limit"
+    first = limit_for(url, 2)
+    first.throttled()                        # a 429: one at a time
+    with first:
+        other = limit_for(url, 4)
+        assert other is first and other.active == 1 and other.limit == 1 and other.ceiling == 4
+        assert limit_for(url, 1) is first and first.limit == 1
+    raised = limit_for(url, 3)
+    for _ in range(5):
+        raised.succeeded()
+    assert raised is first and first.limit == 3      # grows back, to the ceiling asked last
 
 
 def test_adaptive_limit_backs_off_on_429_and_recovers():

@@ -102,17 +102,28 @@ class AdaptiveLimit:
         with self._cond:
             self.limit = max(1, self.limit // 2)
 
+    def set_ceiling(self, ceiling: int) -> None:
+        """A new ceiling, kept with the requests in flight and what 429s taught (lower at once, higher by successes)."""
+        with self._cond:
+            self.ceiling = ceiling
+            self.limit = min(self.limit, ceiling)
+            self._cond.notify_all()
+
 
 _LIMITS: dict[str, AdaptiveLimit] = {}
 _LIMITS_LOCK = threading.Lock()
 
 
 def limit_for(base_url: str, ceiling: int) -> AdaptiveLimit:
-    """The one :class:`AdaptiveLimit` of an endpoint in this process."""
+    """The one :class:`AdaptiveLimit` of an endpoint in this process, with ``ceiling`` (the settings of the last
+    client to ask: a client with another ``concurrency`` changes it in place; a new limiter in its place counted
+    none of the requests in flight under the old one, so two settings taking turns bounded nothing)."""
     with _LIMITS_LOCK:
         found = _LIMITS.get(base_url)
-        if found is None or found.ceiling != ceiling:
+        if found is None:
             found = _LIMITS[base_url] = AdaptiveLimit(ceiling)
+        elif found.ceiling != ceiling:
+            found.set_ceiling(ceiling)
         return found
 
 
