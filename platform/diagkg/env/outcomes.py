@@ -343,6 +343,13 @@ class Outcome(Mapping[str, Any]):
         return {key: self[key] for key in OUTCOME_KEYS}
 
 
+# the words an outcome's data uses for fields of its own, beside the parts an action read (keyed by their ids): a
+# part may not be called so (shapes/system.ttl refuses such a dcterms:identifier, and a test keeps the two lists
+# equal), or its reading and the field would be one key
+RESERVED_DATA_KEYS = frozenset({"actually_faulty", "candidates", "failed_again", "lights", "lit", "moves", "path", "slot",
+                                "subchain", "verdict", "works"})
+
+
 def told_data(verdict: str | None, data: Mapping[str, Any]) -> dict[str, Any]:
     """An outcome's data as an assistant is told it (:meth:`Outcome.told`; a report as a mapping, ``verdict`` its
     value): an overbroad verdict's faulty parts left out."""
