@@ -391,6 +391,7 @@ class DK:
     expectedCost = Term(DK_NS + 'expectedCost')  # datatype property: expected cost
     expectedResult = Term(DK_NS + 'expectedResult')  # datatype property: expected result
     explanation = Term(DK_NS + 'explanation')  # datatype property: explanation
+    failsFirst = Term(DK_NS + 'failsFirst')  # annotation property: fails first
     failsVia = Term(DK_NS + 'failsVia')  # object property: fails via
     failureCause = Term(DK_NS + 'failureCause')  # object property: failure cause
     falseRemovals = Term(DK_NS + 'falseRemovals')  # datatype property: false removals

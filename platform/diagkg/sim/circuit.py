@@ -125,6 +125,7 @@ class Skeleton:
     damage_rules: dict[str, list[DamageRule]] = field(default_factory=dict)   # type IRI -> its rules
     damage_states: dict[str, str] = field(default_factory=dict)   # IRI -> local name (blown, burntOut…)
     damage_labels: dict[str, str] = field(default_factory=dict)   # local name -> label ("blown", "burnt out")
+    damage_first: frozenset[str] = frozenset()    # local names of the damage that fails first (dk:failsFirst: blown)
     # what a state graph's content reads as (see read_state): derived, per skeleton
     read_states: "OrderedDict[frozenset[ox.Quad], CircuitState]" = field(
         default_factory=OrderedDict, repr=False, compare=False)
@@ -405,11 +406,13 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
     damage_rules: dict[str, list[DamageRule]] = {}
     damage_states: dict[str, str] = {}
     damage_labels: dict[str, str] = {}
+    first: set[str] = set()
     for r in store.select("sim-damage"):
         name = r["state"][len(DK_NS):] if r["state"].startswith(DK_NS) else r["state"].rsplit("#", 1)[-1]
         if r["scope"] == "state":
             damage_states[r["state"]] = name
             damage_labels[name] = r["label"] or name
+            first |= {name} if r["first"] is True else set()
         else:
             where = f"damage rule of {r['type'][len(DK_NS):]}"
             condition = compile_expression(r["condition"], where, RESULT_FUNCTIONS)
@@ -430,7 +433,7 @@ def load_skeleton(store: "KnowledgeSource", key: str) -> Skeleton:
     ground = port_of_iri[ground_iri]
     return Skeleton(key, system.value, label, ground, components, port_of_iri, net_of_port,
                     mapping, emits, defaults, couplings, positions, iri_to_id, parts,
-                    rows[0].get("description") or "", damage_rules, damage_states, damage_labels)
+                    rows[0].get("description") or "", damage_rules, damage_states, damage_labels, frozenset(first))
 
 
 def _read_couplings(store: "KnowledgeSource", system: ox.NamedNode) -> list[Coupling]:

@@ -127,11 +127,16 @@ def overload(rule: DamageRule, env: dict[str, Any]) -> float:
     return value if value == value else math.inf
 
 
-def first_to_fail(hits: dict[tuple[str, str], float], type_of: Callable[[str], str]) -> list[tuple[str, str]]:
-    """The damage a solve calls for that happens first (``hits``: each with its :func:`overload`): of the
-    components of one type (``type_of``) that would take the same damage, those furthest past their limit,
-    the circuit then solved again (of two fuses in series, the one at the higher multiple of its rating blows;
-    the other, its current gone, holds). Damage of other types, or by a rule not written as a limit, at once."""
+def first_to_fail(hits: dict[tuple[str, str], float], type_of: Callable[[str], str],
+                  first: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """The damage a solve calls for that happens first (``hits``: each with its :func:`overload`): a damage
+    state that fails first (``first``, ``dk:failsFirst``: a fuse blowing) before any other, so that a fuse a
+    short blows protects the diode and lamps behind it; of the components of one type (``type_of``) that would
+    take the same damage, those furthest past their limit, the circuit then solved again (of two fuses in
+    series, the one at the higher multiple of its rating blows; the other, its current gone, holds). Damage of
+    other types, or by a rule not written as a limit, at once."""
+    if any(state in first for _, state in hits):
+        hits = {key: over for key, over in hits.items() if key[1] in first}
     groups: dict[tuple[str, str], list[tuple[tuple[str, str], float]]] = {}
     for (cid, state), over in hits.items():
         groups.setdefault((type_of(cid), state), []).append(((cid, state), over))

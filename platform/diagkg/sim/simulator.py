@@ -507,7 +507,7 @@ class Simulator:
         for _ in range(MAX_DAMAGE_ROUNDS):
             result, hits, seen = self._solve_once(current, hub)
             fresh = {k: v for k, v in hits.items() if k not in current.damaged}
-            new = first_to_fail(fresh, lambda cid: self.skeleton.components[cid].type) if fresh else []
+            new = first_to_fail(fresh, lambda cid: self.skeleton.components[cid].type, self.skeleton.damage_first) if fresh else []
             if not new:
                 settled = True
                 break

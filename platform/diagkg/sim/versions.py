@@ -30,4 +30,7 @@ from __future__ import annotations
 #    resistor is not burnt out by its short's current); a diode declared above about 18 V (an LED above 33 V) is
 #    solved, where its saturation current overflowed; a fuse or current sensor has the dk:resistance it states
 #    (it was 0.01 ohm whatever it stated); the shipped systems' states are unchanged
-PHYSICS_VERSION = "7"
+# 8: a damage state declared dk:failsFirst (a fuse blowing) happens before any other damage the same solve calls
+#    for: a fuse that a short blows protects the diode or lamp behind it, which burnt out with it before when
+#    rated too (a 5 A fuse and a 6 A diode both carrying 97 A); the shipped systems rate no part, and are unchanged
+PHYSICS_VERSION = "8"
