@@ -41,6 +41,9 @@ class Reader:
     # its elements that bypass it (dk:bypassesComponent: a fault's short across it): in its port currents and
     # power, not in the current and power its rules read nor in its own current (what a relay's coil is driven by)
     bypass: frozenset[str] = frozenset()
+    # the contacts its ends sit on their nodes through (a cable's: 0.1 mOhm each), as (element, node_a, node_b):
+    # their heat is in its power, which its port voltages and current show, not in what its rules read
+    contacts: tuple[tuple[str, str, str], ...] = ()
 
 
 def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, ComponentResult], dict[tuple[str, str], float]]:
@@ -96,6 +99,8 @@ def read(readers: list[Reader], op: OperatingPoint) -> tuple[dict[str, Component
                 else:
                     port_v[port] = v[net]
                     port_i[port] = _clean(leaving.get(own, 0.0))
+        for name, a, b in r.contacts:                 # a cable carrying 125 A: 3.1 W in its two ends
+            power += abs((v[a] - v[b]) * currents[name])
         lit = None
         if r.env is not None:
             env = r.env.copy()

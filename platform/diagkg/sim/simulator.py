@@ -470,10 +470,11 @@ class Simulator:
         positive = self.positive_port[cid]
         other = next((name for name in self._port_names[cid] if name != positive), positive)
         bypass = frozenset(ep.element.name for ep in elements if any(d.bypass and d.name == ep.label for d in sk.mapping[type_iri]))
+        contacts = tuple((e.name, e.node_a, e.node_b) for e in (ep.element for ep in elements) if e.name.startswith("rc"))
         return Reader(cid, self._type[cid], tuple(own), spice_node[positive],
                       tuple((name, ports.get((cid, name)), spice_node[name]) for name in self._port_names[cid]), emit, rules,
                       {**params, **values} if emit is not None or rules else None,
-                      frozenset(label for *_, label in own if label), single, (positive, other), bypass)
+                      frozenset(label for *_, label in own if label), single, (positive, other), bypass, contacts)
 
     @staticmethod
     def _node_name(comp: Component, k: int, spice_node: dict[str, str], name: str, where: str) -> str:
