@@ -112,10 +112,18 @@ def run(shapes: rdflib.Graph, ontology: rdflib.Graph, docs: Sequence[RdfDocument
         )
     if conforms:
         return
+    # a node belongs to the document that describes it (a subject there), else to one that names it; not to a
+    # document that only names a node the context describes (a scenario naming sys:fuse reported the violations
+    # of the fuse its system file wrote, at its own line)
     owners: dict[rdflib.term.Node, RdfDocument] = {}
     for doc in docs:
-        for node in (*doc.graph.subjects(), *doc.graph.objects()):
+        for node in doc.graph.subjects():
             owners.setdefault(node, doc)
+    described = {node for g in context for node in g.subjects()}
+    for doc in docs:
+        for node in doc.graph.objects():
+            if node not in described:
+                owners.setdefault(node, doc)
     # the report's own results; the details pySHACL nests under them (why a
     # value failed an sh:node shape, with the value itself as focus) repeat them
     with warnings.catch_warnings():       # rdflib warns of an ill-typed value ("abc"^^xsd:decimal) as it writes it
