@@ -60,8 +60,10 @@ from .parameters import unread_parameters, unread_text
 from .repair_play import ideal_warnings, played
 from .scenarios import Scenario
 from .service import Hypothesis, Session
-from .verification import hand_switches, injected_parts, set_by_hand
+from .verification import REPAIR_ACTIONS, hand_switches, injected_parts, set_by_hand
 from .workspace import graph_holding
+
+REPLACE = REPAIR_ACTIONS["component"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -441,11 +443,16 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
             failures.append((seed, play.end or "still running", play.workaround, play.refused))
     if failures:
         seed, end, workaround, refused = failures[0]
+        # the parts the plan replaces that a fault it leaves in place damages again (a fuse, the short still there)
+        again = sorted(plays[seed].damaged & {t for step in scenario.repair if step.action == REPLACE for t in step.targets})
         add("repair", False, f"the ideal repair does not bring the system back to nominal (seed {seed}: the "
             f"session ends {end!r} after {len(scenario.repair)} step(s))"
             + (f"; {refused}" if refused else "")
             + (f"; the faults damage {damaged}, which stays damaged until it is replaced too"
-               if damaged and not refused else "")
+               if damaged and not refused and not again else "")
+            + (f"; the plan replaces {', '.join(again)}, but a fault it leaves in place damages "
+               f"{'it' if len(again) == 1 else 'them'} again (repair what drew the current too)"
+               if again and not refused else "")
             + ("; the system works as the faults leave it (check working), so no step ends the session"
                if works_as_found else
                "; the lamps light, but with the faults it leaves alone the system does not work: it works around "

@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
 class Play:
     """Steps played in a session: its end (None: still running), whether the system then works although the
     session goes on (a fault worked around), the first step refused, the minutes charged, the access the
-    session took by itself on the way (``open_opening lid``) and how many of the steps it played before it ended."""
+    session took by itself on the way (``open_opening lid``), how many of the steps it played before it ended, and
+    the parts damaged when it stops (a fuse replaced while the short that blew it is still there blows again)."""
 
     end: str | None
     workaround: bool
@@ -34,6 +35,7 @@ class Play:
     minutes: float
     access: tuple[str, ...]
     steps: int = 0
+    damaged: frozenset[str] = frozenset()
 
 
 def played(store: "KnowledgeStore", scenario: Scenario, steps: tuple[RepairStep, ...], seed: int) -> Play:
@@ -51,7 +53,8 @@ def played(store: "KnowledgeStore", scenario: Scenario, steps: tuple[RepairStep,
             refused = f"step {position} ({outcome.intention}) is refused: {outcome.message}"
         if terminated or truncated:
             break
-    play = Play(s.end, s.end is None and s.is_nominal(), refused, minutes, tuple(access), count)
+    play = Play(s.end, s.end is None and s.is_nominal(), refused, minutes, tuple(access), count,
+                frozenset(part for part, _ in s.state().damaged))
     s.close()
     return play
 
