@@ -87,10 +87,13 @@ class RdfDocument:
         blocks: list[range] = []
         for i, line in enumerate(lines):
             text = line.lstrip()
-            if any(text.startswith(f) and text[len(f):len(f) + 1] in ("", " ", "\t") for f in subjects):
+            if subject_form := next((f for f in subjects if text.startswith(f) and text[len(f):len(f) + 1] in ("", " ", "\t")),
+                                    None):
                 end = next((j for j in range(i, len(lines)) if _COMMENT.sub("", lines[j]).rstrip().endswith(".")),
                            len(lines) - 1)
                 blocks.append(range(i, end + 1))
+                # the block's first line without its subject: a port connected to itself is not found where it is declared
+                lines[i] = " " * (len(line) - len(text) + len(subject_form)) + text[len(subject_form):]
         for term in (value, predicate):
             forms = self._forms(term) if term is not None else []
             for block in blocks if forms else ():
