@@ -555,9 +555,13 @@ def state_from_turtle(text: str, name: str, skeleton: Skeleton) -> CircuitState:
 
 def _check_overrides(state: CircuitState, name: str, skeleton: Skeleton) -> None:
     """Refuse a parameter override the shapes would refuse in the description (a wiper at 1.5 of its track made
-    a 20 ohm potentiometer 30 ohms without a word)."""
+    a 20 ohm potentiometer 30 ohms without a word), and a position on a part that has no contact."""
     from ..kg.ranges import out_of_range
 
+    for cid in sorted({cid for cid, _ in (*state.positions, *state.forced)} & set(skeleton.components)):
+        if "normallyClosed" not in skeleton.components[cid].params:       # a lamp "closed" was taken and ignored
+            raise InputError(f"{name}: {cid} is a {skeleton.components[cid].type}, with no contact to open or close "
+                             "(dk:isClosed and dk:forcedClosed are said of a switch or a relay)")
     for cid, parameter, value in state.overrides:
         component = skeleton.components.get(cid)
         bound = out_of_range(component.type_iri, parameter, value) if component is not None else None
