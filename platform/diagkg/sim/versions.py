@@ -33,6 +33,6 @@ from __future__ import annotations
 # 8: a damage state declared dk:failsFirst (a fuse blowing) happens before any other damage the same solve calls
 #    for: a fuse that a short blows protects the diode or lamp behind it, which burnt out with it before when
 #    rated too (a 5 A fuse and a 6 A diode both carrying 97 A); the shipped systems rate no part, and are unchanged;
-#    a part's power includes the contacts its ends sit on (a cable's, 0.1 mOhm each: 8.5 W of a 206 A short); a
+#    a part's power includes the contacts its ends sit on (a cable's, 0.1 mOhm each: 11.7 W of a 241 A short); a
 #    cable is the dk:resistance it states down to 1 mOhm (it was never below 0.01 ohm)
 PHYSICS_VERSION = "8"
