@@ -179,13 +179,11 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         self.revealed: dict[str, set[str]] = {}       # action -> the fault modes it reveals (on any part)
         for (action, _), t in self.tests.items():
             self.revealed.setdefault(action, set()).update(t.modes)
-        # symptoms -> evidence
-        self.evidence: list[frozenset[str]] = []
+        self.evidence: list[frozenset[str]] = []      # symptoms -> evidence
         self.sources: list[tuple[str, bool, frozenset[str]]] = []   # per evidence set: (part, anomalous, implicated)
-        self.anomaly_seen = False
         self.seen: set[str] = set()          # lights whose state the report or the visible lights gave
         self.dark: set[str] = set()          # lamps seen dark (their current tells nothing: none flows)
-        self.flickering = False              # a light said to come and go
+        self.anomaly_seen, self.flickering = False, False       # (the latter: a light said to come and go)
         anomalous, nominal = self.classify(briefing, names)
         self.suspicious = set(anomalous)        # seen misbehaving: their own faults are the first suspects
         for comp in sorted(anomalous):
@@ -319,7 +317,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
     def suggest(self) -> Action | Hypothesis | None:
         if (look := self._looked_again()) is not None:
             return look
-        if (self.overcurrent or self._lit_at_start()) and (short := self._short_split() or self._short_suspect()) is not None:
+        if (self.overcurrent or self._lit_at_start()) and \
+                (short := self._shorted_inside() or self._short_split() or self._short_suspect()) is not None:
             self.last = short
             return short
         for _ in range(len(self.components) + 2):

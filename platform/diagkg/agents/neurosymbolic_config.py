@@ -143,6 +143,9 @@ class NeuroSymbolicConfig(Settings):
     # before the next short suspect is named: the potentials at a part's ends, or the current through it, when the
     # pairs of nodes the short may join give them apart and reading them is expected to cost less than it saves
     short_split: bool = True
+    # before the next short suspect is named: a part across the nodes the short may join that may be shorted inside is
+    # tested by its own test (continuity, diode) where that costs less than naming it; a part read shorted is named
+    shorted_inside: bool = True
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True
     dark_currents: bool = False        # measure the current through a lamp seen dark (none flows: it tells nothing)
