@@ -73,7 +73,7 @@ from .neurosymbolic_knowledge import Knowledge, Test, dense_candidates
 from .neurosymbolic_ranking import SPLITTING, SUSPECT_WEIGHT, Ranking
 from .neurosymbolic_repairs import Repairs, data_of
 from .neurosymbolic_shorts import CURRENT_TOLERANCE, VOLTAGE_TOLERANCE, current_off
-from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier
+from .neurosymbolic_symptoms import COMES_AND_GOES, KeywordClassifier, stated_lights
 from .neurosymbolic_undo import Undoing
 from .registry import BaseAssistant, Briefing
 
@@ -262,7 +262,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         # the visible lights as typed (their words when a briefing has none typed); only lights are lit or dark
         visible = [(c, LIGHT_STATES[str(s)]) for c, s in sorted(briefing.lights.items()) if c in names] \
             if briefing.lights else classifier.mentions(briefing.visible)
-        for comp, state in classifier.mentions(briefing.symptoms) + visible:
+        stated = stated_lights(briefing.stated, names) if self.settings.stated_lights else []    # as data (dk:statedSymptom)
+        for comp, state in classifier.mentions(briefing.symptoms) + stated + visible:
             if comp not in self.lamps:
                 continue
             self.seen.add(comp)

@@ -146,6 +146,10 @@ class NeuroSymbolicConfig(Settings):
     # before the next short suspect is named: a part across the nodes the short may join that may be shorted inside is
     # tested by its own test (continuity, diode) where that costs less than naming it; a part read shorted is named
     shorted_inside: bool = True
+    # the lights the report states as data (Briefing.stated, the scenario's dk:statedSymptom) are read as its words
+    # would say them; without it, only the words were read, and a report naming no lamp ("everything goes out now and
+    # then") said nothing of a light
+    stated_lights: bool = True
     # a part that should sit beside an inspected cable end and is not there: its end is off, name it
     missing_ends: bool = True
     dark_currents: bool = False        # measure the current through a lamp seen dark (none flows: it tells nothing)

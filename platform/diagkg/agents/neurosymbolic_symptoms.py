@@ -45,6 +45,7 @@ NOW_AND_THEN = re.compile(r"\bevery so often\b|\bfrom time to time\b|\bnow and t
 ALTERNATING = re.compile(r"\b(?:on and off|off and on|(?:come|comes|coming|came) and (?:go|goes|going|went))\b")
 # a lamp's kind, written alone ("the lamp") where one part's name holds it ("Lamp bulb")
 LAMP_WORDS = {"lamp", "bulb", "led"}
+STATED_LIGHTS = {"Lit": "on", "Dark": "off", "Flickering": "intermittent"}   # a light a report states as data, in words
 STEADY = {"stays", "stay", "remains", "remain", "throughout", "always", "whole", "constantly", "steadily"}
 CHANGES = {"goes", "go", "went", "going", "blinks", "switches", "switching", "turns", "drops"}
 EXPECTED = {"should", "ought", "supposed", "would", "expected"}       # an expectation, not a sight
@@ -329,3 +330,10 @@ def _state(toks: list[str], now_and_then: bool = False) -> tuple[str, bool] | No
     if state == "off" and now_and_then and CHANGES & words and not STEADY & words:
         return "intermittent", negated       # goes out now and then
     return state, negated
+
+
+def stated_lights(stated: dict[str, str], names: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """The lights a report states as data (``Briefing.stated``: lamp -> ``Lit``, ``Dark`` or ``Flickering``, the
+    scenario's ``dk:statedSymptom``) as :meth:`KeywordClassifier.mentions` gives the lights its words say, for the
+    parts of ``names``: the words may name no lamp ("everything goes out now and then") where the data names each."""
+    return [(c, STATED_LIGHTS[looks]) for c, looks in sorted(stated.items()) if c in names and looks in STATED_LIGHTS]
