@@ -103,7 +103,9 @@ def test_on_and_off_and_a_lamp_word_are_read():
 def test_a_loose_return_cable_shared_by_two_lights_is_found(store):
     def session(seed: int, **config: bool) -> tuple[str, float, list[str]]:
         steps: list[str] = []
-        result = run_session("DESK.1", NeuroSymbolic(**config), store=store, seed=seed, record=False, keep_ledger=False,
+        # the report's words alone (the lights it states as data, stated_lights, would say what they fail to)
+        result = run_session("DESK.1", NeuroSymbolic(**{"stated_lights": False, **config}), store=store, seed=seed,
+                             record=False, keep_ledger=False,
                              on_round=lambda r: steps.append(r.to_dict()["intention"]))
         return str(result.end), result.cost, steps
 

@@ -85,7 +85,9 @@ def sessions(tmp_path_factory):
     def run(**config: bool) -> dict[str, tuple[bool, float]]:
         out = {}
         for label, n in numbers.items():
-            result = run_session(n, NeuroSymbolic(**config), store=store, seed=0, record=False, keep_ledger=False)
+            # the report's words alone (the lights it states as data, stated_lights, would say what they fail to)
+            result = run_session(n, NeuroSymbolic(**{"stated_lights": False, **config}), store=store, seed=0, record=False,
+                                 keep_ledger=False)
             out[label] = (result.end in SOLVED, result.cost)
         return out
     return run
