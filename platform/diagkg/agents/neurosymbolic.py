@@ -136,8 +136,8 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
         self.budget = briefing.budget
         knowledge = Knowledge.of(briefing.view, briefing.system)
         self.deps, self.problems, self.tests = knowledge.deps, knowledge.problems, knowledge.tests
-        if not self.deps and self.settings.wiring:
-            self.deps = knowledge.wired          # a system that declares no functions: its wiring's
+        self.wired = not self.deps and self.settings.wiring       # a system that declares no functions: its wiring's
+        self.deps = knowledge.wired if self.wired else self.deps
         # needs a part has two of, either one enough: a dark part does not implicate one of them alone
         self.spares = knowledge.spares if self.settings.spares else {}
         self.keepers = knowledge.keepers if self.settings.keepers else {}

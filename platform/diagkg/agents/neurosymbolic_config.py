@@ -51,6 +51,10 @@ class NeuroSymbolicConfig(Settings):
     # sensor's divider drives keeps the needs the functions or the wiring give (false: every driven relay)
     load_switched: bool = True
     wiring: bool = True                # a system that declares no functions: dependencies from its wiring
+    # … and then a nominal reading (a lamp lit, a potential right) vouches for what it depends on in its own module too:
+    # the wiring orders a module's parts (the functions order modules only); without it, on a system of one module a
+    # lamp seen lit cleared only itself
+    wired_within: bool = True
     spares: bool = True                # a dark part does not implicate one of two needs either of which is enough
     # a lamp seen lit (or coming and going) that the working system keeps dark implicates what keeps it dark:
     # the parts whose opening lights it (a cable across it)

@@ -54,6 +54,7 @@ class Ranking:
     components: set[str]
     part_types: dict[str, str]
     deps: dict[str, set[str]]
+    wired: bool                          # the dependencies are the wiring's (the system declares no functions)
     dependents: dict[str, int]
     problems: dict[str, set[str]]
     tests: dict[tuple[str, str], Test]
@@ -229,7 +230,8 @@ class Ranking:
         observation that splits the candidates the parts the observed one depends on. With
         ``working``, those a nominal outcome shows working: the graph orders dependencies
         between modules, not among the parts of one module (a module's function depends on
-        all its cables), so a nominal reading clears nothing of its own module but its part."""
+        all its cables), so a nominal reading clears nothing of its own module but its part;
+        unless the dependencies are the wiring's (``wired_within``), which orders a module's parts too."""
         comp, kind = test.component, self.catalogue[test.action].observes
         deps = self.deps.get(comp, set()) & self.components
         if self.split == "dependencies" and kind in SPLITTING:
@@ -249,7 +251,7 @@ class Ranking:
                 found = {comp} | {d for d in deps if self.sides.get(d, side) & side}
         else:
             return {comp}
-        if working:
+        if working and not (self.wired and self.settings.wired_within):
             module = self.module_of.get(comp)
             found = {d for d in found if d == comp or module is None or self.module_of.get(d) != module}
         return found
