@@ -318,8 +318,7 @@ class NeuroSymbolic(Undoing, Repairs, Ranking, BaseAssistant):
     def suggest(self) -> Action | Hypothesis | None:
         if (look := self._looked_again()) is not None:
             return look
-        if (self.overcurrent or self._lit_at_start()) and \
-                (short := self._shorted_inside() or self._short_split() or self._short_suspect()) is not None:
+        if (self.overcurrent or self._lit_at_start()) and (short := self._short_split() or self._short_suspect()) is not None:
             self.last = short
             return short
         for _ in range(len(self.components) + 2):

@@ -147,9 +147,6 @@ class NeuroSymbolicConfig(Settings):
     # before the next short suspect is named: the potentials at a part's ends, or the current through it, when the
     # pairs of nodes the short may join give them apart and reading them is expected to cost less than it saves
     short_split: bool = True
-    # before the next short suspect is named: a part across the nodes the short may join that may be shorted inside is
-    # tested by its own test (continuity, diode) where that costs less than naming it; a part read shorted is named
-    shorted_inside: bool = True
     # the lights the report states as data (Briefing.stated, the scenario's dk:statedSymptom) are read as its words
     # would say them; without it, only the words were read, and a report naming no lamp ("everything goes out now and
     # then") said nothing of a light

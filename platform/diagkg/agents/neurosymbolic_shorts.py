@@ -39,7 +39,6 @@ SHORTED_OHMS = 0.001         # a part a diode test read shorted (no ohms read), 
 VOLTAGE_TOLERANCE = 0.5      # volts
 SPLIT_KINDS = ("voltages", "current")      # the readings that may tell short suspects apart (see Shorts._short_split)
 CURRENT_TOLERANCE = 0.1      # relative
-OWN_TESTS = ("continuity", "diode")        # the readings of a part alone, out of its circuit (see Shorts._shorted_inside)
 
 
 def potential_off(read: float | None, expected: float | None) -> bool:
@@ -69,10 +68,7 @@ class Shorts:
     simulator: Simulator
     view: KnowledgeSource
     system_key: str
-    problems: dict[str, set[str]]
-    raising_modes: set[str]              # fault modes that raise a current (dk:raisesCurrent)
     # the session so far
-    cleared: set[tuple[str, str]]
     evidence: list[frozenset[str]]
     sources: list[tuple[str, bool, frozenset[str]]]
     excluded: set[str]
@@ -486,39 +482,6 @@ class Shorts:
         """The parts named already: a short's placements on them are ruled out (naming either end of a short clears
         it); a part only set aside (its own faults ruled out, the candidates used up) may still be an end."""
         return frozenset(c for key in self.tried for c in key)
-
-    def _shorted_inside(self) -> Action | Hypothesis | None:
-        """Before a short's ends are named (``shorted_inside``): a part whose two ends sit on a pair of nodes the short
-        may join (:meth:`_short_suspect`), and that may be shorted inside (a mode that raises a current,
-        ``dk:raisesCurrent``, among its problems and not ruled out), is that short itself, and its own test
-        (continuity, a diode test) tells it for a test's minutes where naming it costs a replacement. A part read
-        shorted is named (as a short's end: the fuses it blew are named again after it); otherwise the cheapest such
-        test not taken, while it costs less than naming the part; None when there is none."""
-        if not self.settings.shorted_inside or self.renew or not self.settings.shorts or self.short_mode is None or \
-                not self.anomaly_seen or self.flickering:
-            return None
-        for part in sorted(self.read_short):
-            key = frozenset({part})
-            if part in self.components and key not in self.tried:
-                self.tried.add(key)
-                self.short_named = key
-                return Hypothesis(key, "its own test read it shorted: a short that shows the lights seen")
-        screen = self._screen()
-        suspected, named = {frozenset(pair) for pair in self._suspected_pairs(screen)}, self._named_ends()
-        nodes: dict[str, set[int]] = {}
-        for node, ports in screen.nodes.items():
-            for cid, _ in ports:
-                nodes.setdefault(cid, set()).add(node)
-        best: Test | None = None
-        for (action, part), test in sorted(self.tests.items()):
-            if self.catalogue[action].observes not in OWN_TESTS or part not in self.components or part in named or \
-                    (action, part) in self.executed or frozenset(nodes.get(part, ())) not in suspected:
-                continue
-            inside = {m for m in self.problems.get(part, ()) if m in self.raising_modes and (part, m) not in self.cleared}
-            if test.modes & inside and test.cost + self.settings.round_minutes < self._naming_price(part) and \
-                    (best is None or test.cost < best.cost):
-                best = test
-        return self._take(best) if best is not None else None
 
     def _short_suspect(self) -> Hypothesis | None:
         """The next part a short between two nodes may end on, among the shorts that show the lights seen
