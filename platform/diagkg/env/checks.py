@@ -29,6 +29,8 @@ through the service agent and reports, located in the scenario's file:
   lamp blowing a fuse: ontology/behaviour.ttl's damage rules), said as a
   note: the part stays damaged until it is replaced, so a scenario relying on
   it names it among its faulty components and replaces it in its ideal repair;
+* ``placement`` — a *warning*: a fault between two ports that its mode's ``dk:otherTargetRule`` "alike"
+  does not place (two cables' ends of different port names crossed): :func:`unplaced`;
 * ``ratings`` — a *warning*, located at the component in the system's file,
   for each part the system's nominal state already damages (its current or
   power past a rating): :func:`rating_warnings`, which ``diagkg load`` runs
@@ -54,7 +56,7 @@ import pyoxigraph as ox
 
 from ..kg import graphs, resources
 from ..kg.collisions import SHIPPED_PREFIX
-from ..kg.vocab import DK
+from ..kg.vocab import DK, DK_NS
 from .effects import still_broken
 from .parameters import unread_parameters, unread_text
 from .repair_play import ideal_warnings, played
@@ -62,6 +64,7 @@ from .scenarios import Scenario
 from .service import Hypothesis, Session
 from .verification import REPAIR_ACTIONS, hand_switches, injected_parts, set_by_hand
 from .workspace import graph_holding
+from .worlds import fault_modes
 
 REPLACE = REPAIR_ACTIONS["component"]
 
@@ -348,6 +351,27 @@ def _appearance(results: list[SimulationResult], cid: str) -> str:
 # the checks
 # ---------------------------------------------------------------------------
 
+def unplaced(store: "KnowledgeStore", session: Session, scenario: Scenario) -> list[str]:
+    """A warning per fault of ``scenario`` between two ports that its mode's ``dk:otherTargetRule`` "alike" does not
+    place: the catalogue places such a fault (crossed cables) between ends of the same port name on two parts of one
+    type and module, and so do ``diagkg generate`` and the model-based assistant's candidates; a crossing of two
+    cables' ends named otherwise (a user's return cable whose ``n`` end is at the battery) is a fault no assistant
+    that follows the catalogue considers."""
+    modes, sk, out = fault_modes(store), session.sk, []
+    for f in scenario.faults:
+        mode = modes.get(DK_NS + f.mode)
+        a, b = sk.port_of_iri.get(f.target), sk.port_of_iri.get(f.other or "")
+        if mode is None or mode.rule != "alike" or a is None or b is None:
+            continue
+        one, two = sk.components.get(a[0]), sk.components.get(b[0])
+        if one is not None and two is not None and (one.type, one.module, a[1]) != (two.type, two.module, b[1]):
+            out.append(f"{f.label or f.mode} between {a[0]}.{a[1]} and {b[0]}.{b[1]}: the catalogue places it between "
+                       f"ends of one port name on two parts of one type and module (dk:otherTargetRule \"alike\"), as "
+                       f"diagkg generate and the model-based assistant do: neither considers this one (name the ends that "
+                       f"lie side by side alike)")
+    return out
+
+
 def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
                    file: str | None = None) -> ScenarioReport:
     """Run every check on one scenario of ``store``."""
@@ -376,6 +400,8 @@ def check_scenario(store: "KnowledgeStore", scenario: Scenario, seeds: int = 8,
         else:
             add("damage", True, f"the faults damage {damaged}: it stays damaged until replaced, and the scenario "
                 "names it among its faulty components")
+    for message in unplaced(store, session, scenario):
+        add("placement", True, message, where.line(r"dk:injects\b"), warning=True)
     nominal = signature(session.nominal_result)
     faulty_signatures = {signature(r) for r in faulty}
 
