@@ -30,11 +30,14 @@ of writes and the body's size; ``/sparql`` then reads the text with
 from __future__ import annotations
 
 import asyncio
+import math
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from ..errors import DiagkgError, QueryError
 from ..kg.queries import from_text
@@ -212,12 +215,29 @@ def create_app(config: ServerConfig) -> FastAPI:
         code = 404 if isinstance(exc, UnknownTermError) else 503 if isinstance(exc, StoreError) else 400
         return PlainTextResponse(str(exc), status_code=code)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
+        # FastAPI's own answer echoes the input: a JSON body with NaN or 1e999 (Python's json reads them as
+        # floats) made that answer unwritable as JSON, and the client got 500 instead of 422
+        return JSONResponse({"detail": _finite(jsonable_encoder(exc.errors()))}, status_code=422)
+
     _add_sparql_routes(app)
     app.include_router(api.router)
     app.include_router(campaigns.router)
     app.include_router(live.router)
     pages.mount(app)
     return app
+
+
+def _finite(value: Any) -> Any:
+    """``value`` (as JSON reads) with every float that JSON cannot write (NaN, ±infinity) as its text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _version() -> str:

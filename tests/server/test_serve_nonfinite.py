@@ -1,0 +1,111 @@
+"""A JSON body with numbers JSON cannot write back (``NaN``, ``Infinity``, ``1e999``: Python's json reads
+them as floats) in a field that takes a whole number is refused with 422, on a real ``diagkg serve`` of a
+system written here (a dynamo lamp). FastAPI's answer echoes the input, which could not be written as
+JSON: the client got 500 and the log a traceback."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+
+from ..support.serving import TOKEN, start_server, stop_server
+
+AUTH = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
+
+LAMP = """\
+@prefix :        <https://example.org/dynlamp/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:dynlamp a dk:System ; dk:systemKey "dynlamp" ; dcterms:identifier "dynlamp" ; rdfs:label "Dynamo lamp" ;
+    dk:groundReference :gen.neg ; dcterms:description "A dynamo feeds a lamp through a fuse and a cable." .
+:frame a dk:Module ; dcterms:identifier "frame" ; rdfs:label "Frame" ; dk:partOf :dynlamp .
+:gen a dk:VoltageSource ; dcterms:identifier "gen" ; rdfs:label "Dynamo" ; dk:partOf :frame ; dk:voltage 6 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :gen.pos, :gen.neg .
+:gen.pos a dk:Port ; dk:portName "pos" . :gen.neg a dk:Port ; dk:portName "neg" .
+:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "Fuse" ; dk:partOf :frame ; dk:ratedCurrent 1.0 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :fuse.p, :fuse.n .
+:fuse.p a dk:Port ; dk:portName "p" . :fuse.n a dk:Port ; dk:portName "n" .
+:wire a dk:Cable ; dcterms:identifier "wire" ; rdfs:label "Lamp wire" ; dk:partOf :frame ;
+    dk:affords dk:Observable, dk:Reachable, dk:Detachable, dk:Measurable, dk:Replaceable ; dk:hasPort :wire.p, :wire.n .
+:wire.p a dk:Port ; dk:portName "p" . :wire.n a dk:Port ; dk:portName "n" .
+:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Lamp" ; dk:partOf :frame ; dk:resistance 15 ;
+    dk:powerThreshold 0.5 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :lamp.p, :lamp.n .
+:lamp.p a dk:Port ; dk:portName "p" . :lamp.n a dk:Port ; dk:portName "n" .
+:gen.pos dk:connectedTo :fuse.p .
+:fuse.n dk:connectedTo :wire.p .
+:wire.n dk:connectedTo :lamp.p .
+:lamp.n dk:connectedTo :gen.neg .
+"""
+
+WIRE_OFF = """\
+@prefix sys:     <https://example.org/dynlamp/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+<https://example.org/dynlamp-scenarios/DYN.1> a dk:Scenario ; dk:scenarioNumber 9711 ; dcterms:identifier "DYN.1" ;
+    rdfs:label "Lamp wire off" ; dk:onSystem sys:dynlamp ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:wire.n ] ;
+    dk:initialObservations "The lamp stays dark." ; dk:faultyComponent sys:wire ;
+    dk:idealRepair [ a dk:RepairPlan ; dk:step [ a dk:DiagnosticAction ; dk:position 1 ;
+        dk:actionType dk:ReconnectCable ; dk:target sys:wire ] ] ;
+    dk:actionBudget 6 .
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder: Path = tmp_path_factory.mktemp("dynlamp")
+    (folder / "dynlamp.ttl").write_text(LAMP)
+    (folder / "dyn1.ttl").write_text(WIRE_OFF)
+    store = KnowledgeStore(folder / "store")
+    load_files(store, [folder / "dynlamp.ttl", folder / "dyn1.ttl"])
+    store.close()
+    proc, url = start_server(folder / "store")
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            yield client
+    finally:
+        stop_server(proc)
+
+
+@pytest.mark.parametrize("body", [
+    '{"scenario": "DYN.1", "assistant": "human", "seed": NaN}',
+    '{"scenario": "DYN.1", "assistant": "human", "seed": 1e999}',
+    '{"scenario": "DYN.1", "assistant": "human", "budget": -Infinity}',
+    '{"scenario": NaN, "assistant": "human"}',
+])
+def test_a_start_with_a_number_json_cannot_hold_is_refused(server, body):
+    r = server.post("/api/sessions", content=body, headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"][0] == "body"
+
+
+def test_an_answer_with_a_number_json_cannot_hold_is_refused_and_plays_nothing(server):
+    sid = server.post("/api/sessions", json={"scenario": "DYN.1", "assistant": "human"}, headers=AUTH).json()["id"]
+    for _ in range(600):
+        s = server.get(f"/api/sessions/{sid}").json()
+        if s["pending"]:
+            break
+        time.sleep(0.05)
+    for question in ("NaN", "1e999", "-Infinity"):
+        r = server.post(f"/api/sessions/{sid}/step", headers=AUTH,
+                        content='{"action": "observe_component", "targets": ["wire"], "question": %s}' % question)
+        assert r.status_code == 422, r.text
+    r = server.post(f"/api/sessions/{sid}/step", json={"action": "reconnect_cable", "targets": ["wire"]}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    for _ in range(600):
+        s = server.get(f"/api/sessions/{sid}").json()
+        if s["status"] == "done":
+            break
+        time.sleep(0.05)
+    assert s["result"]["rounds"] == 1 and s["result"]["end"] == "success_no_hypothesis", s
