@@ -109,3 +109,22 @@ def test_an_answer_with_a_number_json_cannot_hold_is_refused_and_plays_nothing(s
             break
         time.sleep(0.05)
     assert s["result"]["rounds"] == 1 and s["result"]["end"] == "success_no_hypothesis", s
+
+
+def test_an_action_value_is_a_finite_number_for_an_action_that_takes_one(server):
+    # measure_voltage with "value": NaN (or 1e999, or 0.5) was played, the value recorded in the trajectory as the
+    # action's parameter ("nan", "inf"); the page sends none for an action without a parameter
+    sid = server.post("/api/sessions", json={"scenario": "DYN.1", "assistant": "human"}, headers=AUTH).json()["id"]
+    for _ in range(600):
+        if server.get(f"/api/sessions/{sid}").json()["pending"]:
+            break
+        time.sleep(0.05)
+    for value in ("NaN", "1e999", "-Infinity"):
+        r = server.post(f"/api/sessions/{sid}/step", headers=AUTH,
+                        content='{"action": "measure_voltage", "targets": ["lamp"], "value": %s}' % value)
+        assert r.status_code == 422, r.text
+    r = server.post(f"/api/sessions/{sid}/step", json={"action": "measure_voltage", "targets": ["lamp"], "value": 0.5},
+                    headers=AUTH)
+    assert r.status_code == 400 and "takes no value" in r.text, r.text
+    assert server.get(f"/api/sessions/{sid}").json()["rounds"] == 0
+    assert server.post(f"/api/sessions/{sid}/step", json={"give_up": True}, headers=AUTH).status_code == 200

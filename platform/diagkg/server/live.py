@@ -252,7 +252,7 @@ class StepRequest(BaseModel):
     stop: bool = False                    # service agent: stop the session
     action: str | None = None             # assistant: an action of the catalogue …
     targets: list[str] = Field(default_factory=list)
-    value: float | None = None
+    value: float | None = Field(None, allow_inf_nan=False)   # (NaN or 1e999 reached the trajectory as "nan", "inf")
     hypothesis: list[str] | None = None   # … or a hypothesis …
     give_up: bool = False                 # … or give up
     question: StrictInt | None = Field(None, description="the question answered (its `question`, the seq of its "
@@ -483,6 +483,8 @@ def step(request: Request, sid: str, body: StepRequest) -> dict[str, Any]:
                                  + ", ".join(spec["targets"]))
     if spec["parameter"] and body.value is None:
         raise HTTPException(400, f"{body.action} needs a value for {spec['parameter']}")
+    if not spec["parameter"] and body.value is not None:      # (it was recorded as the action's parameter value)
+        raise HTTPException(400, f"{body.action} takes no value")
     return _answer(live, pending, {"action": body.action, "targets": body.targets, "value": body.value}, "action")
 
 
