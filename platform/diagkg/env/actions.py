@@ -8,6 +8,7 @@ an assistant's view) once per version of the ontology.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
@@ -48,6 +49,8 @@ class Action:
                 object.__setattr__(self, "value", float(value))
             except (TypeError, ValueError):
                 raise ActionError(f"an action's value is a number, got {value!r}") from None
+        if self.value is not None and not math.isfinite(self.value):   # (NaN was played and recorded as "nan")
+            raise ActionError(f"an action's value is a finite number, got {self.value!r}")
 
     @classmethod
     def parse(cls, text: str) -> "Action":

@@ -24,6 +24,7 @@ there (docs/assistant-protocol.md).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from functools import lru_cache
@@ -240,6 +241,8 @@ def read_reply(line: bytes | str, parts: Collection[str], actions: Collection[st
         raise ProtocolError(ProtocolFault.UNKNOWN_ACTION, f"no action {message['action']!r} in the catalogue")
     check(message["targets"], "the act")
     value = message.get("value")
+    if value is not None and not math.isfinite(value):      # Python's JSON reads NaN, Infinity and 1e999
+        raise ProtocolError(ProtocolFault.SCHEMA, f"the act's value is not a finite number: {_short(text)}")
     return Action(message["action"], tuple(message["targets"]), float(value) if value is not None else None), candidates
 
 
