@@ -20,7 +20,6 @@ from .output import EXIT_INPUT, EXIT_OK, EXIT_VIOLATIONS, open_store, print_tabl
 
 if TYPE_CHECKING:  # pragma: no cover
 
-    from ..env.checks import Finding
     from ..kg.queries import QueryFile
 
 
@@ -92,6 +91,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
+    from ..env.checks import load_warnings
     from ..kg.loading import load_files, load_shipped
 
     graph = ox.NamedNode(args.graph) if args.graph else None
@@ -104,7 +104,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         if args.paths:
             reports.append(load_files(store, args.paths, graph=graph, replace=args.replace, progress=progress,
                                       notify=say))
-        warnings = _rating_warnings(store, [key for report in reports for key in report.inferred])
+        warnings = load_warnings(store, [key for report in reports for key in report.inferred])
     for report in reports:
         for note in report.notes:
             say(note)
@@ -120,30 +120,6 @@ def cmd_load(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"store: {store.location}", file=sys.stderr)
     return EXIT_OK
-
-
-def _rating_warnings(store: KnowledgeStore, keys: list[str]) -> list[Finding]:
-    """A located warning for each part the nominal state of a system just loaded damages (a fuse
-    past its rating: :func:`diagkg.env.checks.rating_warnings`), and for a system with no lamp lit a session
-    judges it by (:func:`diagkg.env.checks.lamp_warnings`), or else that it cannot be solved at all
-    (:func:`diagkg.env.checks.solve_warnings`); and for a parameter a component states that nothing of its type
-    reads (:func:`diagkg.env.checks.parameter_warnings`). A system that cannot be simulated
-    here is loaded all the same: ``diagkg simulate`` says why."""
-    from ..env.checks import lamp_warnings, parameter_warnings, rating_warnings, solve_warnings, threshold_warnings
-    from ..env.service import simulator_for
-
-    out: list[Finding] = []
-    for key in dict.fromkeys(keys):
-        try:
-            sim = simulator_for(store, key)
-            out += parameter_warnings(store, sim)
-            nominal = sim.simulate()
-            unsolved = solve_warnings(store, sim, nominal)
-            out += unsolved or rating_warnings(store, sim, nominal) + lamp_warnings(store, sim, nominal)
-            out += threshold_warnings(store, sim)
-        except errors.DiagkgError:
-            continue
-    return out
 
 
 def cmd_dump(args: argparse.Namespace) -> int:

@@ -270,6 +270,29 @@ def solve_warnings(store: "KnowledgeStore", sim: "Simulator", result: "Simulatio
                     file, _line_in(file, sk.iri), warning=True)]
 
 
+def load_warnings(store: "KnowledgeStore", keys: list[str]) -> list[Finding]:
+    """What ``diagkg load`` and ``POST /api/scenarios`` warn of for the systems just loaded: a part their nominal
+    state damages (:func:`rating_warnings`), no lamp lit a session judges them by (:func:`lamp_warnings`), or
+    else that they cannot be solved at all (:func:`solve_warnings`); a parameter nothing of a part's type reads
+    (:func:`parameter_warnings`) and thresholds (:func:`threshold_warnings`). A system that cannot be simulated
+    here is loaded all the same (``diagkg simulate`` says why): it gets no warning."""
+    from ..errors import DiagkgError
+    from .service import simulator_for
+
+    out: list[Finding] = []
+    for key in dict.fromkeys(keys):
+        try:
+            sim = simulator_for(store, key)
+            out += parameter_warnings(store, sim)
+            nominal = sim.simulate()
+            unsolved = solve_warnings(store, sim, nominal)
+            out += unsolved or rating_warnings(store, sim, nominal) + lamp_warnings(store, sim, nominal)
+            out += threshold_warnings(store, sim)
+        except DiagkgError:
+            continue
+    return out
+
+
 def unsolved(sk: "Skeleton", error: str) -> str:
     """Why a system cannot be solved: the voltage sources wired straight across each other, where there are,
     else the solver's own words."""

@@ -109,6 +109,7 @@ async def validate(request: Request, name: str = Query("upload.ttl", min_length=
 async def load(request: Request, name: str = Query("upload.ttl", min_length=1, max_length=255,
                                                   description="file name (its graph is named after it)"),
                replace: bool = False) -> Response:
+    from ..env.checks import load_warnings
     from ..kg.loading import load_documents
     from ..kg.rdfio import parse_text
 
@@ -119,10 +120,12 @@ async def load(request: Request, name: str = Query("upload.ttl", min_length=1, m
     state = state_of(request)
 
     def run() -> Any:
-        return load_documents(state.store, [(parse_text(text, name), f"upload:{name}")], replace=replace)
+        done = load_documents(state.store, [(parse_text(text, name), f"upload:{name}")], replace=replace)
+        # what `diagkg load` warns of (a fuse its system blows as set up…): the answer said nothing of it
+        return done, load_warnings(state.store, list(done.inferred))
 
     try:
-        done = await asyncio.to_thread(run)
+        done, warnings = await asyncio.to_thread(run)
     except ValidationError as exc:      # the store changed meanwhile
         return JSONResponse({"conforms": False, "file": name, "error": None, "loaded": [],
                              "violations": [_violation_json(v) for v in exc.violations]}, status_code=422)
@@ -130,7 +133,8 @@ async def load(request: Request, name: str = Query("upload.ttl", min_length=1, m
         return JSONResponse({"conforms": True, "file": name, "error": {"message": str(exc)}, "loaded": [],
                              "violations": []}, status_code=409)
     return JSONResponse({**report, "loaded": [item.__dict__ for item in done.loaded], "replaced": done.replaced,
-                         "notes": done.notes})
+                         "notes": done.notes, "inferred": done.inferred, "revalidated": done.revalidated,
+                         "warnings": [w.to_dict() for w in warnings]})
 
 
 @router.get("/assistants", tags=["sessions"], summary="The installed assistants")

@@ -128,6 +128,7 @@ function showReport(report, loadedText) {
   const add = (line, text) => { const k = line || 0; if (!byLine.has(k)) byLine.set(k, []); byLine.get(k).push(text); };
   for (const viol of report.violations) add(viol.line, `${viol.focus} — ${viol.path} — ${viol.message}` + (viol.value ? ` (value: ${viol.value})` : ""));
   if (report.error) add(report.error.line, report.error.detail || report.error.message);
+  for (const w of report.warnings || []) add(w.line, `warning: ${w.scenario}: ${w.check}: ${w.message}`);
   const out = $("#annotated");
   out.replaceChildren();
   if (byLine.size === 0) return;

@@ -1,0 +1,157 @@
+"""A system replaced through ``POST /api/scenarios?replace=true`` while ``diagkg serve`` runs (a bicycle lamp
+written here, its fuse rated 1 A, then 0.3 A: below what the lamps draw): the answer carries the warnings
+``diagkg load`` prints (it said nothing of them), a session already under way goes on with the system it
+started on, and the next session is judged against the new one."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+
+from ..support.serving import TOKEN, start_server, stop_server
+
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+
+LAMP = """\
+@prefix :        <https://example.org/cyclamp/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:cyclamp a dk:System ; dk:systemKey "cyclamp" ; dcterms:identifier "cyclamp" ; rdfs:label "Bicycle lamp" ;
+    dk:groundReference :dyn.neg ; dcterms:description "A dynamo feeds a front lamp through a fuse and a cable." .
+:frame a dk:Module ; dcterms:identifier "frame" ; rdfs:label "Frame" ; dk:partOf :cyclamp .
+:dyn a dk:VoltageSource ; dcterms:identifier "dyn" ; rdfs:label "Dynamo" ; dk:partOf :frame ; dk:voltage 6 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :dyn.pos, :dyn.neg .
+:dyn.pos a dk:Port ; dk:portName "pos" . :dyn.neg a dk:Port ; dk:portName "neg" .
+:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "Fuse" ; dk:partOf :frame ; dk:ratedCurrent RATING ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :fuse.p, :fuse.n .
+:fuse.p a dk:Port ; dk:portName "p" . :fuse.n a dk:Port ; dk:portName "n" .
+:cable a dk:Cable ; dcterms:identifier "cable" ; rdfs:label "Lamp cable" ; dk:partOf :frame ;
+    dk:affords dk:Observable, dk:Reachable, dk:Detachable, dk:Measurable, dk:Replaceable ; dk:hasPort :cable.p, :cable.n .
+:cable.p a dk:Port ; dk:portName "p" . :cable.n a dk:Port ; dk:portName "n" .
+:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Front lamp" ; dk:partOf :frame ; dk:resistance 15 ;
+    dk:powerThreshold 0.5 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :lamp.p, :lamp.n .
+:lamp.p a dk:Port ; dk:portName "p" . :lamp.n a dk:Port ; dk:portName "n" .
+:dyn.pos dk:connectedTo :fuse.p .
+:fuse.n dk:connectedTo :cable.p .
+:cable.n dk:connectedTo :lamp.p .
+:lamp.n dk:connectedTo :dyn.neg .
+"""
+
+BURNT = """\
+@prefix sys:     <https://example.org/cyclamp/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+<https://example.org/cyclamp-scenarios/CYC.1> a dk:Scenario ; dk:scenarioNumber 9731 ; dcterms:identifier "CYC.1" ;
+    rdfs:label "Front lamp burnt" ; dk:onSystem sys:cyclamp ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:OpenComponent ; dk:faultTarget sys:lamp ] ;
+    dk:initialObservations "The lamp stays dark." ; dk:faultyComponent sys:lamp ;
+    dk:idealRepair [ a dk:RepairPlan ; dk:step [ a dk:DiagnosticAction ; dk:position 1 ;
+        dk:actionType dk:ReplaceComponent ; dk:target sys:lamp ] ] ;
+    dk:actionBudget 6 .
+"""
+
+
+@pytest.fixture()
+def server(tmp_path: Path):
+    (tmp_path / "cyclamp.ttl").write_text(LAMP.replace("RATING", "1.0"))
+    (tmp_path / "c1.ttl").write_text(BURNT)
+    store = KnowledgeStore(tmp_path / "store")
+    load_files(store, [tmp_path / "cyclamp.ttl", tmp_path / "c1.ttl"])
+    store.close()
+    proc, url = start_server(tmp_path / "store")
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            yield client
+    finally:
+        stop_server(proc)
+
+
+def _wait(client: httpx.Client, sid: str, done: bool = False) -> dict[str, Any]:
+    for _ in range(600):
+        s: dict[str, Any] = client.get(f"/api/sessions/{sid}").json()
+        if (s["status"] in ("done", "failed")) if done else (s["pending"] or s["status"] in ("done", "failed")):
+            return s
+        time.sleep(0.05)
+    raise AssertionError(f"session {sid}: {s}")
+
+
+def _start(client: httpx.Client) -> str:
+    sid: str = client.post("/api/sessions", json={"scenario": "CYC.1", "assistant": "human"}, headers=AUTH).json()["id"]
+    _wait(client, sid)
+    return sid
+
+
+def _replace_lamp(client: httpx.Client, sid: str) -> dict[str, Any]:
+    r = client.post(f"/api/sessions/{sid}/step", json={"action": "replace_component", "targets": ["lamp"]}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    s = _wait(client, sid, done=True)
+    return next(e["round"] for e in s["events"] if e["type"] == "round")
+
+
+def test_a_system_replaced_while_serving(server):
+    before = _start(server)
+    upload = LAMP.replace("RATING", "0.3")
+    r = server.post("/api/scenarios", params={"name": "cyclamp.ttl"}, content=upload,
+                    headers={**AUTH, "content-type": "text/turtle"})
+    assert r.status_code == 409, r.text                 # the store holds it: replacing it is asked for
+    r = server.post("/api/scenarios", params={"name": "cyclamp.ttl", "replace": "true"}, content=upload,
+                    headers={**AUTH, "content-type": "text/turtle"})
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert answer["replaced"] and answer["inferred"] == {"cyclamp": answer["inferred"]["cyclamp"]}
+    assert answer["revalidated"], answer
+    # as `diagkg load` warns: the fuse blows as set up, and then no lamp lights (the answer had no warning)
+    assert {(w["scenario"], w["check"]) for w in answer["warnings"]} >= {("cyclamp", "ratings"), ("cyclamp", "lamps")}
+    assert all(w["warning"] for w in answer["warnings"])
+    # the session under way goes on with the system it started on: the new lamp lights, the session ends
+    first = _replace_lamp(server, before)
+    assert first["message"].endswith("The system works again.") and "lit" in first["message"], first
+    # a new session works on the replaced system: the new lamp's current blows the 0.3 A fuse
+    after = _start(server)
+    for move in ({"action": "replace_component", "targets": ["lamp"]}, {"action": "observe_component", "targets": ["fuse"]}):
+        assert server.post(f"/api/sessions/{after}/step", json=move, headers=AUTH).status_code == 200
+        s = _wait(server, after)
+    rounds = [e["round"] for e in s["events"] if e["type"] == "round"]
+    assert [r["data"] for r in rounds] == [{"lamp": {"text": "lamp (bulb): it is dark.", "type": "Bulb", "lit": False}},
+                                           {"fuse": {"text": "fuse (fuse): it is blown.", "type": "Fuse",
+                                                     "damage": ["blown"]}}], rounds
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (scripts/setup.sh --dev)")
+def test_the_page_shows_what_a_load_warns_of(server):
+    from playwright.sync_api import sync_playwright
+
+    text = LAMP.replace("RATING", "0.3").replace("cyclamp", "cyclamp2")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(str(server.base_url) + "/")
+            page.fill("#token", TOKEN)
+            page.wait_for_selector("#schematic svg")
+            page.fill("#editor", text)
+            page.fill("#filename", "cyclamp2.ttl")
+            page.click("#load")
+            page.wait_for_function("document.querySelector('#verdict').textContent.startsWith('Loaded')")
+            shown = page.inner_text("#annotated")
+        finally:
+            browser.close()
+    assert "warning: cyclamp2: ratings: fuse is blown in the nominal state" in shown, shown
+    assert not errors, errors
