@@ -541,6 +541,7 @@ class DK:
     readsParameter = Term(DK_NS + 'readsParameter')  # annotation property: reads parameter
     receiver = Term(DK_NS + 'receiver')  # object property: receiver
     recordOf = Term(DK_NS + 'recordOf')  # object property: record of
+    refusal = Term(DK_NS + 'refusal')  # datatype property: refusal
     refutedAtRound = Term(DK_NS + 'refutedAtRound')  # datatype property: refuted at round
     removed = Term(DK_NS + 'removed')  # datatype property: removed
     removedPart = Term(DK_NS + 'removedPart')  # datatype property: removed part

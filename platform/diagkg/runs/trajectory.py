@@ -168,6 +168,8 @@ def to_quads(record: SessionRecord, catalogue_iris: dict[str, str]) -> list[ox.Q
         add(rnd, DK.position, lit(n, "integer"))
         add(rnd, DK.intention, lit(r.intention))
         add(rnd, DK.outcomeText, lit(r.message))
+        if r.refusal is not None:      # why nothing was done, as a code (only the words said it)
+            add(rnd, DK.refusal, lit(r.refusal.value))
         add(rnd, DK.costMinutes, lit(float(r.cost)))
         if r.decision_seconds is not None:
             add(rnd, DK.wallTimeSeconds, lit(round(r.decision_seconds, 6)))

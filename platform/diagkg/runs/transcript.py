@@ -32,7 +32,8 @@ def load(store: KnowledgeStore, trajectory: str) -> dict[str, Any]:
     for r in store.select("trajectory-rounds", {"trajectory": iri}):
         entry = rounds.setdefault(r["position"], {
             "position": r["position"], "intention": r["intention"], "outcome": r["outcome"], "cost": r["cost"],
-            "kind": r["kind"] or "none", "verdict": r["verdict"], "executed": []})
+            "kind": r["kind"] or "none", "verdict": r["verdict"], "refusal": r["refusal"],
+            "executed": []})
         if r["executed"] and not any(e["k"] == r["k"] for e in entry["executed"]):
             entry["executed"].append({"k": r["k"], "action": r["executed"].strip(), "cost": r["executedCost"]})
     # a hypothesis is executed as verify_repair on the parts it names, after the round's access (as `diagkg run`
