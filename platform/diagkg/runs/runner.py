@@ -242,6 +242,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
             seed=seed, budget=session.budget, end=end,
             total_cost=session.total_cost, rounds=rounds, started=started, wall_time=wall, privileged=privileged)
         rec.extra.extend(log.triples(rec.iri, cause if end == "llm_truncation" else None))
+        # the versions of the system and the scenario it was played on (a system replaced later is told apart)
+        rec.extra.extend(trajectory.version_triples(rec.iri, played_on(session)))
         diagnosis = scoring.score(faulty_at_start(session), rounds)
         rec.extra.extend(scoring.triples(diagnosis, ox.NamedNode(rec.iri + "#session")))
         # what no repair reached (a broken indicator stops no repair: a success may leave it)
@@ -314,6 +316,30 @@ def _service_agent(service: str, config: dict[str, Any], log: CallLog, brief: re
                            corrections=int(config.get("corrections", 2)))
 
 
+def changed_since(store: KnowledgeStore, iri: str) -> list[tuple[str, str]]:
+    """The graphs a stored session was played on that the store now holds in another version, each with what
+    changed (``replaced`` or ``removed``); none for a trajectory that records no versions (before 2026-12-07)."""
+    import pyoxigraph as ox
+
+    out = []
+    for row in store.select("trajectory-versions", {"trajectory": ox.NamedNode(iri)}):
+        now = store.version_of(ox.NamedNode(row["graph"]))
+        if now != row["hash"]:
+            out.append((row["graph"], "removed" if not now else "replaced"))
+    return out
+
+
+def played_on(session: Session) -> list[tuple[ox.NamedNode, str]]:
+    """The graphs a session was played on (its system's, its scenario's), each with its version (content hash)."""
+    from ..env.workspace import graph_holding
+
+    out = [(session.system_graph, session.system_version)]
+    scenario_graph = graph_holding(session.store, session.scenario.iri, str(DK.Scenario))
+    if scenario_graph is not None:
+        out.append((scenario_graph, session.store.version_of(scenario_graph)))
+    return out
+
+
 def replay_session(store: KnowledgeStore, trajectory_ref: str, *, record: bool = True,
                    on_round: Callable[[Round], None] | None = None,
                    notify: Callable[[str], None] | None = None) -> RunResult:
@@ -335,6 +361,9 @@ def replay_session(store: KnowledgeStore, trajectory_ref: str, *, record: bool =
     service = "llm" if any(c.role == "service" for c in calls) else "deterministic"
     config = json.loads(row["config"]) if row["config"] else {}
     scenario = row["number"] if row["number"] is not None else row["scenario"]
+    if notify is not None:
+        for graph, changed in changed_since(store, iri):
+            notify(f"<{graph}> has changed since the session was recorded ({changed}): the replay plays it as it is now")
     return run_session(scenario, row["assistant"], seed=int(row["seed"]), budget=int(row["budget"]),
                        config=config, store=store, on_round=on_round, record=record, notify=notify,
                        service=service, llm_log=CallLog(replay=calls, replay_end=row["end"]))

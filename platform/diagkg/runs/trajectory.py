@@ -103,6 +103,18 @@ class SessionRecord:
         return graphs.named("trajectory", self.trajectory_id)
 
 
+def version_triples(iri: str, versions: Sequence[tuple[ox.NamedNode, str]]) -> list[ox.Triple]:
+    """The session's ``dk:usedVersion``s: each graph it was played on (``dk:ofGraph``) with its version
+    (``dk:contentHash``), as a campaign records them."""
+    session = ox.NamedNode(iri + "#session")
+    out: list[ox.Triple] = []
+    for i, (graph, version) in enumerate(versions):
+        v = ox.NamedNode(f"{iri}#version-{i}")
+        out += [ox.Triple(session, DK.usedVersion.node, v), ox.Triple(v, RDF_TYPE, DK.GraphVersion.node),
+                ox.Triple(v, DK.ofGraph.node, graph), ox.Triple(v, DK.contentHash.node, ox.Literal(version))]
+    return out
+
+
 def new_id(scenario_number: int, assistant: str, seed: int) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", assistant)[:40]     # e.g. "exec:node agent.js" (the label keeps it whole)

@@ -1,0 +1,81 @@
+"""A trajectory records the versions of the system and scenario it was played on (``dk:usedVersion``, as a
+campaign does), and a replay says when the system has been replaced since: a bicycle lamp written here, its
+fuse rated 1 A, then 0.3 A (below what the lamp draws). Before, nothing in a trajectory told which system it
+was played on, and ``diagkg run --replay`` replayed on the replaced one without a word (another cost, exit 0)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from diagkg.kg import graphs
+from diagkg.kg.loading import load_files
+from diagkg.kg.store import KnowledgeStore
+from diagkg.runs.runner import replay_session, run_session
+
+LAMP = """\
+@prefix :        <https://example.org/veclamp/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+:veclamp a dk:System ; dk:systemKey "veclamp" ; dcterms:identifier "veclamp" ; rdfs:label "Bicycle lamp" ;
+    dk:groundReference :dyn.neg ; dcterms:description "A dynamo feeds a lamp through a fuse and a cable." .
+:frame a dk:Module ; dcterms:identifier "frame" ; rdfs:label "Frame" ; dk:partOf :veclamp .
+:dyn a dk:VoltageSource ; dcterms:identifier "dyn" ; rdfs:label "Dynamo" ; dk:partOf :frame ; dk:voltage 6 ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :dyn.pos, :dyn.neg .
+:dyn.pos a dk:Port ; dk:portName "pos" . :dyn.neg a dk:Port ; dk:portName "neg" .
+:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "Fuse" ; dk:partOf :frame ; dk:ratedCurrent RATING ;
+    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :fuse.p, :fuse.n .
+:fuse.p a dk:Port ; dk:portName "p" . :fuse.n a dk:Port ; dk:portName "n" .
+:cable a dk:Cable ; dcterms:identifier "cable" ; rdfs:label "Lamp cable" ; dk:partOf :frame ;
+    dk:affords dk:Observable, dk:Reachable, dk:Detachable, dk:Measurable, dk:Replaceable ; dk:hasPort :cable.p, :cable.n .
+:cable.p a dk:Port ; dk:portName "p" . :cable.n a dk:Port ; dk:portName "n" .
+:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Front lamp" ; dk:partOf :frame ; dk:resistance 15 ;
+    dk:powerThreshold 0.5 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
+    dk:hasPort :lamp.p, :lamp.n .
+:lamp.p a dk:Port ; dk:portName "p" . :lamp.n a dk:Port ; dk:portName "n" .
+:dyn.pos dk:connectedTo :fuse.p .
+:fuse.n dk:connectedTo :cable.p .
+:cable.n dk:connectedTo :lamp.p .
+:lamp.n dk:connectedTo :dyn.neg .
+"""
+
+OFF = """\
+@prefix sys:     <https://example.org/veclamp/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+<https://example.org/veclamp-scenarios/VEC.1> a dk:Scenario ; dk:scenarioNumber 9751 ; dcterms:identifier "VEC.1" ;
+    rdfs:label "Cable off at the lamp" ; dk:onSystem sys:veclamp ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:cable.n ] ;
+    dk:initialObservations "The lamp stays dark." ; dk:faultyComponent sys:cable ;
+    dk:idealRepair [ a dk:RepairPlan ; dk:step [ a dk:DiagnosticAction ; dk:position 1 ;
+        dk:actionType dk:ReconnectCable ; dk:target sys:cable ] ] ;
+    dk:actionBudget 6 .
+"""
+
+
+def test_a_trajectory_says_what_it_was_played_on_and_a_replay_what_changed(tmp_path: Path):
+    (tmp_path / "veclamp.ttl").write_text(LAMP.replace("RATING", "1.0"))
+    (tmp_path / "vec1.ttl").write_text(OFF)
+    store = KnowledgeStore.memory()
+    load_files(store, [tmp_path / "veclamp.ttl", tmp_path / "vec1.ttl"])
+    system, scenario = graphs.system("veclamp"), graphs.named("scenario", "VEC.1")
+    before = {system.value: store.version_of(system), scenario.value: store.version_of(scenario)}
+    result = run_session("VEC.1", "oracle", store=store, seed=0)
+    recorded = {r["graph"]: r["hash"] for r in store.select("trajectory-versions", {"trajectory": ox.NamedNode(result.trajectory)})}
+    assert recorded == before
+    said: list[str] = []
+    again = replay_session(store, result.trajectory, record=False, notify=said.append)
+    assert again.end == result.end and not [s for s in said if "has changed" in s], said
+    (tmp_path / "veclamp.ttl").write_text(LAMP.replace("RATING", "0.3"))
+    load_files(store, [tmp_path / "veclamp.ttl"], replace=True)
+    assert store.version_of(system) != before[system.value]
+    said.clear()
+    replay_session(store, result.trajectory, record=False, notify=said.append)
+    changed = [s for s in said if "has changed" in s]
+    assert changed == [f"<{system.value}> has changed since the session was recorded (replaced): the replay plays it "
+                       "as it is now"], said
