@@ -95,11 +95,19 @@ class RdfSyntaxError(InputError):
 class ValidationError(DiagkgError):
     """The data was read but does not conform to the shapes; nothing was loaded."""
 
+    SHOWN = 5       # the violations its message names (``lines`` holds every one)
+
     def __init__(self, violations: Sequence[Located]):
         self.violations = list(violations)
         self.lines = said_once(self.violations)
         files = sorted({v.file for v in self.violations})
-        super().__init__(f"{len(self.lines)} SHACL violation(s) in {', '.join(files) or 'the data'}")
+        # the count alone, for callers that print ``lines`` themselves (the CLI, the server)
+        self.summary = f"{len(self.lines)} SHACL violation(s) in {', '.join(files) or 'the data'}"
+        # the message names the first violations: from Python (diagkg.make of a scenario file), a traceback
+        # said "1 SHACL violation(s) in FILE" and never which
+        more = len(self.lines) - self.SHOWN
+        super().__init__("\n  ".join([self.summary + ":", *self.lines[:self.SHOWN]])
+                         + (f"\n  … and {more} more (.lines holds them all)" if more > 0 else ""))
 
 
 class QueryError(DiagkgError):

@@ -218,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except errors.ValidationError as exc:
         for line in exc.lines:
             print(line, file=sys.stderr)
-        print(f"error: {exc}; nothing was loaded", file=sys.stderr)
+        print(f"error: {exc.summary}; nothing was loaded", file=sys.stderr)
         return EXIT_VIOLATIONS
     except (errors.StoreError, errors.EnvironmentFailure) as exc:
         print(f"error: {exc}", file=sys.stderr)

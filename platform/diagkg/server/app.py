@@ -175,7 +175,7 @@ async def _update(request: Request, text: str) -> Response:
     except UpdateTimeout as exc:
         return PlainTextResponse(f"update stopped: {exc}", status_code=503)
     except ValidationError as exc:
-        return PlainTextResponse(f"update refused, nothing was written: {exc}:\n"
+        return PlainTextResponse(f"update refused, nothing was written: {exc.summary}:\n"
                                  + "\n".join(exc.lines), status_code=422)
     except QueryError as exc:
         return PlainTextResponse(f"malformed update: {exc}", status_code=400)
