@@ -128,3 +128,20 @@ def test_an_action_value_is_a_finite_number_for_an_action_that_takes_one(server)
     assert r.status_code == 400 and "takes no value" in r.text, r.text
     assert server.get(f"/api/sessions/{sid}").json()["rounds"] == 0
     assert server.post(f"/api/sessions/{sid}/step", json={"give_up": True}, headers=AUTH).status_code == 200
+
+
+def test_a_person_playing_the_assistant_takes_no_configuration(server):
+    # `diagkg run --assistant human --config '{"zzz": 1}'` is refused; the server took the configuration and
+    # dropped it (the oracle's was refused)
+    before = len(server.get("/api/sessions").json())
+    r = server.post("/api/sessions", json={"scenario": "DYN.1", "assistant": "human", "config": {"zzz": 1}}, headers=AUTH)
+    assert r.status_code == 400 and "human takes no configuration key 'zzz'" in r.text, r.text
+    assert len(server.get("/api/sessions").json()) == before
+    r = server.post("/api/sessions", json={"scenario": "DYN.1", "assistant": "human", "config": {}}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    sid = r.json()["id"]
+    for _ in range(600):
+        if server.get(f"/api/sessions/{sid}").json()["pending"]:
+            break
+        time.sleep(0.05)
+    assert server.post(f"/api/sessions/{sid}/step", json={"give_up": True}, headers=AUTH).status_code == 200

@@ -209,9 +209,10 @@ class WebHuman(BaseAssistant):
     """The assistant played by a person on the web page, choosing from menus."""
 
     name = "human"
+    config_keys = frozenset()        # as `diagkg run --assistant human`: a configuration was taken and dropped
 
-    def __init__(self, live: LiveSession):
-        super().__init__()
+    def __init__(self, live: LiveSession, **config: Any):
+        super().__init__(**config)
         self.live = live
 
     def setup(self, briefing: Briefing) -> None:
@@ -315,7 +316,7 @@ class Sessions:
         live = LiveSession(uuid.uuid4().hex[:12], scenario.id, req.assistant, req.service, req.seed,
                            idle=app_state.config.session_idle)
         # where the assistant runs (a plug-in that is not trusted: a process of its own) is hosting's to say
-        agent: BaseAssistant = WebHuman(live) if req.assistant == "human" else hosting.create(req.assistant,
+        agent: BaseAssistant = WebHuman(live, **req.config) if req.assistant == "human" else hosting.create(req.assistant,
                                                                                                  req.config).agent
         if req.service == "human":
             agent = ServiceGate(agent, live)
