@@ -14,33 +14,7 @@ from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import replay_session, run_session
 
-LAMP = """\
-@prefix :        <https://example.org/veclamp/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:veclamp a dk:System ; dk:systemKey "veclamp" ; dcterms:identifier "veclamp" ; rdfs:label "Bicycle lamp" ;
-    dk:groundReference :dyn.neg ; dcterms:description "A dynamo feeds a lamp through a fuse and a cable." .
-:frame a dk:Module ; dcterms:identifier "frame" ; rdfs:label "Frame" ; dk:partOf :veclamp .
-:dyn a dk:VoltageSource ; dcterms:identifier "dyn" ; rdfs:label "Dynamo" ; dk:partOf :frame ; dk:voltage 6 ;
-    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :dyn.pos, :dyn.neg .
-:dyn.pos a dk:Port ; dk:portName "pos" . :dyn.neg a dk:Port ; dk:portName "neg" .
-:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "Fuse" ; dk:partOf :frame ; dk:ratedCurrent RATING ;
-    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :fuse.p, :fuse.n .
-:fuse.p a dk:Port ; dk:portName "p" . :fuse.n a dk:Port ; dk:portName "n" .
-:cable a dk:Cable ; dcterms:identifier "cable" ; rdfs:label "Lamp cable" ; dk:partOf :frame ;
-    dk:affords dk:Observable, dk:Reachable, dk:Detachable, dk:Measurable, dk:Replaceable ; dk:hasPort :cable.p, :cable.n .
-:cable.p a dk:Port ; dk:portName "p" . :cable.n a dk:Port ; dk:portName "n" .
-:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Front lamp" ; dk:partOf :frame ; dk:resistance 15 ;
-    dk:powerThreshold 0.5 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
-    dk:hasPort :lamp.p, :lamp.n .
-:lamp.p a dk:Port ; dk:portName "p" . :lamp.n a dk:Port ; dk:portName "n" .
-:dyn.pos dk:connectedTo :fuse.p .
-:fuse.n dk:connectedTo :cable.p .
-:cable.n dk:connectedTo :lamp.p .
-:lamp.n dk:connectedTo :dyn.neg .
-"""
+from ..support.bike_lamp import bike_lamp
 
 OFF = """\
 @prefix sys:     <https://example.org/veclamp/> .
@@ -59,7 +33,7 @@ OFF = """\
 
 
 def test_a_trajectory_says_what_it_was_played_on_and_a_replay_what_changed(tmp_path: Path):
-    (tmp_path / "veclamp.ttl").write_text(LAMP.replace("RATING", "1.0"))
+    (tmp_path / "veclamp.ttl").write_text(bike_lamp("veclamp", 1.0))
     (tmp_path / "vec1.ttl").write_text(OFF)
     store = KnowledgeStore.memory()
     load_files(store, [tmp_path / "veclamp.ttl", tmp_path / "vec1.ttl"])
@@ -71,7 +45,7 @@ def test_a_trajectory_says_what_it_was_played_on_and_a_replay_what_changed(tmp_p
     said: list[str] = []
     again = replay_session(store, result.trajectory, record=False, notify=said.append)
     assert again.end == result.end and not [s for s in said if "has changed" in s], said
-    (tmp_path / "veclamp.ttl").write_text(LAMP.replace("RATING", "0.3"))
+    (tmp_path / "veclamp.ttl").write_text(bike_lamp("veclamp", 0.3))
     load_files(store, [tmp_path / "veclamp.ttl"], replace=True)
     assert store.version_of(system) != before[system.value]
     said.clear()

@@ -15,37 +15,11 @@ import pytest
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
+from ..support.bike_lamp import bike_lamp
 from ..support.serving import TOKEN, start_server, stop_server
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
-LAMP = """\
-@prefix :        <https://example.org/cyclamp/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:cyclamp a dk:System ; dk:systemKey "cyclamp" ; dcterms:identifier "cyclamp" ; rdfs:label "Bicycle lamp" ;
-    dk:groundReference :dyn.neg ; dcterms:description "A dynamo feeds a front lamp through a fuse and a cable." .
-:frame a dk:Module ; dcterms:identifier "frame" ; rdfs:label "Frame" ; dk:partOf :cyclamp .
-:dyn a dk:VoltageSource ; dcterms:identifier "dyn" ; rdfs:label "Dynamo" ; dk:partOf :frame ; dk:voltage 6 ;
-    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :dyn.pos, :dyn.neg .
-:dyn.pos a dk:Port ; dk:portName "pos" . :dyn.neg a dk:Port ; dk:portName "neg" .
-:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "Fuse" ; dk:partOf :frame ; dk:ratedCurrent RATING ;
-    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :fuse.p, :fuse.n .
-:fuse.p a dk:Port ; dk:portName "p" . :fuse.n a dk:Port ; dk:portName "n" .
-:cable a dk:Cable ; dcterms:identifier "cable" ; rdfs:label "Lamp cable" ; dk:partOf :frame ;
-    dk:affords dk:Observable, dk:Reachable, dk:Detachable, dk:Measurable, dk:Replaceable ; dk:hasPort :cable.p, :cable.n .
-:cable.p a dk:Port ; dk:portName "p" . :cable.n a dk:Port ; dk:portName "n" .
-:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Front lamp" ; dk:partOf :frame ; dk:resistance 15 ;
-    dk:powerThreshold 0.5 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
-    dk:hasPort :lamp.p, :lamp.n .
-:lamp.p a dk:Port ; dk:portName "p" . :lamp.n a dk:Port ; dk:portName "n" .
-:dyn.pos dk:connectedTo :fuse.p .
-:fuse.n dk:connectedTo :cable.p .
-:cable.n dk:connectedTo :lamp.p .
-:lamp.n dk:connectedTo :dyn.neg .
-"""
 
 BURNT = """\
 @prefix sys:     <https://example.org/cyclamp/> .
@@ -65,7 +39,7 @@ BURNT = """\
 
 @pytest.fixture()
 def server(tmp_path: Path):
-    (tmp_path / "cyclamp.ttl").write_text(LAMP.replace("RATING", "1.0"))
+    (tmp_path / "cyclamp.ttl").write_text(bike_lamp("cyclamp", 1.0))
     (tmp_path / "c1.ttl").write_text(BURNT)
     store = KnowledgeStore(tmp_path / "store")
     load_files(store, [tmp_path / "cyclamp.ttl", tmp_path / "c1.ttl"])
@@ -102,7 +76,7 @@ def _replace_lamp(client: httpx.Client, sid: str) -> dict[str, Any]:
 
 def test_a_system_replaced_while_serving(server):
     before = _start(server)
-    upload = LAMP.replace("RATING", "0.3")
+    upload = bike_lamp("cyclamp", 0.3)
     r = server.post("/api/scenarios", params={"name": "cyclamp.ttl"}, content=upload,
                     headers={**AUTH, "content-type": "text/turtle"})
     assert r.status_code == 409, r.text                 # the store holds it: replacing it is asked for
@@ -136,7 +110,7 @@ CHROMIUM = "/usr/bin/chromium"
 def test_the_page_shows_what_a_load_warns_of(server):
     from playwright.sync_api import sync_playwright
 
-    text = LAMP.replace("RATING", "0.3").replace("cyclamp", "cyclamp2")
+    text = bike_lamp("cyclamp2", 0.3)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
         try:
