@@ -28,30 +28,30 @@ PARTS = """\
 :fairy a dk:System ; dk:systemKey "fairy" ; dcterms:identifier "fairy" ; rdfs:label "Fairy-light string" ;
     dk:groundReference :psu.neg ;
     dcterms:description "A 24 V supply feeds, through a lead, a fuse and a switch, eight 3 V bulbs in series." .
-:lights a dk:Module ; dcterms:identifier "lights" ; rdfs:label "String" ; dk:partOf :fairy .
-:psu a dk:VoltageSource ; dcterms:identifier "psu" ; rdfs:label "24 V supply" ; dk:partOf :lights ; dk:voltage 24 ;
+:string a dk:Module ; dcterms:identifier "string" ; rdfs:label "String" ; dk:partOf :fairy .
+:psu a dk:VoltageSource ; dcterms:identifier "psu" ; rdfs:label "24 V supply" ; dk:partOf :string ; dk:voltage 24 ;
     dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :psu.pos, :psu.neg .
 :psu.pos a dk:Port ; dk:portName "pos" .
 :psu.neg a dk:Port ; dk:portName "neg" .
-:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "0.5 A fuse" ; dk:partOf :lights ; dk:ratedCurrent 0.5 ;
+:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "0.5 A fuse" ; dk:partOf :string ; dk:ratedCurrent 0.5 ;
     dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :fuse.p, :fuse.n .
 :fuse.p a dk:Port ; dk:portName "p" .
 :fuse.n a dk:Port ; dk:portName "n" .
-:sw a dk:Switch ; dcterms:identifier "sw" ; rdfs:label "Switch" ; dk:partOf :lights ; dk:normallyClosed true ;
+:sw a dk:Switch ; dcterms:identifier "sw" ; rdfs:label "Switch" ; dk:partOf :string ; dk:normallyClosed true ;
     dk:affords dk:Togglable, dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :sw.p, :sw.n .
 :sw.p a dk:Port ; dk:portName "p" .
 :sw.n a dk:Port ; dk:portName "n" .
 """
 
 CABLE = """\
-:{c} a dk:Cable ; dcterms:identifier "{c}" ; rdfs:label "{c} lead" ; dk:partOf :lights ;
+:{c} a dk:Cable ; dcterms:identifier "{c}" ; rdfs:label "{c} lead" ; dk:partOf :string ;
     dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Detachable, dk:Replaceable ; dk:hasPort :{c}.p, :{c}.n .
 :{c}.p a dk:Port ; dk:portName "p" .
 :{c}.n a dk:Port ; dk:portName "n" .
 """
 
 BULB = """\
-:b{i} a dk:Bulb ; dcterms:identifier "b{i}" ; rdfs:label "Bulb {i}" ; dk:partOf :lights ; dk:resistance 15 ;
+:b{i} a dk:Bulb ; dcterms:identifier "b{i}" ; rdfs:label "Bulb {i}" ; dk:partOf :string ; dk:resistance 15 ;
     dk:powerThreshold 0.2 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
     dk:hasPort :b{i}.p, :b{i}.n .
 :b{i}.p a dk:Port ; dk:portName "p" .
