@@ -342,7 +342,7 @@ class ModelBasedAssistant(BaseAssistant):
             for part in parts:
                 marginal[part] += weight
         repaired = worlds.repaired()
-        for part, weight in sorted(marginal.items(), key=lambda x: -x[1]):
+        for part, weight in sorted(marginal.items(), key=lambda x: (-x[1], x[0])):     # (ties by name: not by hash order)
             if weight < settings.certain:
                 break
             if part not in sk.components or part in repaired:
