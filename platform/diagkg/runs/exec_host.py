@@ -3,6 +3,7 @@
 ::
 
     python -m diagkg.runs.exec_host MODULE:ATTR
+    python -m diagkg.runs.exec_host MODULE:ATTR --declared
 
 diagkg starts this for a plug-in of another distribution that is not trusted
 (:mod:`diagkg.agents.trust`): the plug-in is imported here only, is briefed
@@ -18,7 +19,10 @@ plug-in written for version 2 or 1 of the plug-in API (through its shim, as
 before); the outcome an ``end`` message carries (the round that ended the
 session) is told before ``close``, as the runner tells it in process.
 Whatever the plug-in prints goes to standard error; standard output carries
-the protocol alone.
+the protocol alone. With ``--declared`` it plays no session: it says, as one
+JSON line, the configuration keys the plug-in declares (:func:`declared`), so
+that diagkg refuses a key the plug-in does not take before a session starts,
+as it does in process.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from ..env.workspace import KnowledgeView
 from ..errors import AssistantError
 from ..llm.records import CallLog
 from .rounds import outcome_from_json, typed_outcome
+
+DECLARED = "--declared"     # the option that asks what the plug-in declares (declared), not a session
 
 
 def catalogue_of(actions: list[dict[str, Any]]) -> dict[str, ActionType]:
@@ -136,14 +142,25 @@ def serve(factory: Any, read: IO[bytes], write: IO[str]) -> int:
         agent.record(told(message["outcome"]))
 
 
+def declared(factory: Any) -> dict[str, Any]:
+    """What the plug-in declares of its configuration, read from its class without making one:
+    ``{"config_keys": [KEY…]}``, or null when it declares none (it takes any key)."""
+    keys = getattr(factory, "config_keys", None)
+    return {"config_keys": sorted(keys) if isinstance(keys, (set, frozenset)) else None}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or ":" not in args[0]:
-        print("usage: python -m diagkg.runs.exec_host MODULE:ATTR", file=sys.stderr)
+    if len(args) not in (1, 2) or ":" not in args[0] or args[1:] not in ([], [DECLARED]):
+        print(f"usage: python -m diagkg.runs.exec_host MODULE:ATTR [{DECLARED}]", file=sys.stderr)
         return 2
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")   # standard output carries the protocol alone
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    if args[1:] == [DECLARED]:      # asked before a session: the keys it takes, one JSON line
+        protocol.write(json.dumps(declared(load(args[0]))) + "\n")
+        protocol.flush()
+        return 0
     return serve(load(args[0]), sys.stdin.buffer, protocol)
 
 

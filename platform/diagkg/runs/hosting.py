@@ -12,15 +12,20 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..agents import registry
-from ..agents.registry import BaseAssistant
+from ..agents.registry import BaseAssistant, keys_with_nearest
 from ..agents.trust import EXEC_PREFIX, Origin, Policy
+from ..errors import InputError
 from .exec_boundary import ExecAssistant, command_of
+from .exec_host import DECLARED
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,30 @@ def _child_env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(path)))
 
 
+@functools.lru_cache(maxsize=64)
+def hosted_keys(target: str) -> frozenset[str] | None:
+    """The configuration keys plug-in ``MODULE:ATTR`` declares, asked of it in a process of its own (it is
+    never imported in this one); None when it declares none, or when it cannot say (it cannot be loaded:
+    its session then says why, as the program's fault)."""
+    try:
+        done = subprocess.run([*host_command(target), DECLARED], capture_output=True, text=True, env=_child_env(),
+                              stdin=subprocess.DEVNULL, timeout=60)
+        keys = json.loads(done.stdout.splitlines()[0])["config_keys"] if done.returncode == 0 else None
+    except (subprocess.TimeoutExpired, OSError, ValueError, IndexError, KeyError, TypeError):
+        return None
+    return frozenset(str(k) for k in keys) if isinstance(keys, list) else None
+
+
+def check_hosted_config(name: str, target: str, config: Mapping[str, Any]) -> None:
+    """Refuse (:class:`~diagkg.errors.InputError`) a configuration key the hosted plug-in does not declare,
+    as :class:`~diagkg.agents.registry.BaseAssistant` refuses it in process, before any session starts."""
+    known = hosted_keys(target) if config else None
+    unknown = sorted(set(config) - known) if known is not None else []
+    if unknown:
+        raise InputError(f"{name} takes no configuration key {keys_with_nearest(unknown, known or ())}"
+                         f"; it takes {', '.join(sorted(known or ())) or 'none'}")
+
+
 def check(name: str) -> None:
     """Raise a clear error now if ``name`` names no assistant (an unknown name, a program that is not there)."""
     if name.startswith(EXEC_PREFIX):
@@ -64,6 +93,7 @@ def create(name: str, config: Mapping[str, Any] | None = None, policy: Policy | 
         return Hosted(ExecAssistant(argv, name, config=config, knowledge=policy.trusts(name)), origin, False, False)
     if origin is Origin.PLUGIN and not policy.trusts(name):
         target = registry.entry_point(name).value.split()[0]        # MODULE:ATTR (without [extras])
+        check_hosted_config(name, target, config)
         return Hosted(ExecAssistant(host_command(target), name, config=config, env=_child_env()), origin, False, False)
     return Hosted(registry.create(name, **config), origin, True, policy.may_see_answer(name, origin),
                   policy.may_see_prior(name, origin))
