@@ -53,3 +53,18 @@ def test_a_hosted_plugin_refuses_an_unknown_configuration_key_before_the_session
                    "--config", '{"order": "desc"}', env=env)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "end: success" in good.stdout and "round  1: hypothesis {sw}" in good.stdout     # desc: sw first
+
+
+FUTURE = WALKER.replace('name = "walker"', 'name = "future"').replace("api_version = 3", "api_version = 99")
+
+
+def test_a_hosted_plugin_for_a_newer_api_is_refused_before_the_session(tmp_path):
+    """Before, the hosted process refused it only once briefed: a session stored as a surrender (exited)."""
+    store = torch_store(tmp_path)
+    site = install_assistant(tmp_path / "site", "future", "diagkg_future", FUTURE, "Walker")
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
+           "DIAGKG_TRUSTED_ASSISTANTS": ""}
+    done = run_cli("--store", str(store), "run", "--scenario", "TORCH.1", "--assistant", "future", env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "written for plug-in API version 99, newer than this diagkg's version" in done.stderr
+    assert "trajectory:" not in done.stdout

@@ -375,7 +375,17 @@ def adapt(agent: Any) -> BaseAssistant:
     if isinstance(agent, ApiShim):
         return agent
     version = api_version_of(agent)
-    name = getattr(agent, "name", type(agent).__name__)
+    check_api_version(getattr(agent, "name", type(agent).__name__), version)
+    if version == FIRST_API_VERSION:
+        return Api1Shim(agent)
+    if version == 2:
+        return Api2Shim(agent)
+    return agent  # type: ignore[no-any-return]
+
+
+def check_api_version(name: str, version: Any) -> None:
+    """Refuse (:class:`~diagkg.errors.AssistantError`) a plug-in API version this diagkg does not speak: not a
+    whole number from :data:`FIRST_API_VERSION`, or newer than :data:`API_VERSION`."""
     if isinstance(version, bool) or not isinstance(version, int) or version < FIRST_API_VERSION:
         raise AssistantError(f"the assistant {name!r} states api_version {version!r}; diagkg speaks plug-in API "
                              f"versions {FIRST_API_VERSION} to {API_VERSION}")
@@ -383,11 +393,6 @@ def adapt(agent: Any) -> BaseAssistant:
         raise AssistantError(f"the assistant {name!r} was written for plug-in API version {version}, newer than "
                              f"this diagkg's version {API_VERSION}: upgrade diagkg, or use a release of the "
                              f"plug-in written for version {API_VERSION}")
-    if version == FIRST_API_VERSION:
-        return Api1Shim(agent)
-    if version == 2:
-        return Api2Shim(agent)
-    return agent  # type: ignore[no-any-return]
 
 
 def plain_outcome(outcome: Outcome | Mapping[str, Any]) -> dict[str, Any]:

@@ -20,9 +20,9 @@ before); the outcome an ``end`` message carries (the round that ended the
 session) is told before ``close``, as the runner tells it in process.
 Whatever the plug-in prints goes to standard error; standard output carries
 the protocol alone. With ``--declared`` it plays no session: it says, as one
-JSON line, the configuration keys the plug-in declares (:func:`declared`), so
-that diagkg refuses a key the plug-in does not take before a session starts,
-as it does in process.
+JSON line, the configuration keys and the plug-in API version the plug-in
+declares (:func:`declared`), so that diagkg refuses a key it does not take, or
+a version diagkg does not speak, before a session starts, as it does in process.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import os
 import sys
 from typing import IO, Any
 
-from ..agents.registry import ApiShim, BaseAssistant, Briefing, adapt
+from ..agents.registry import ApiShim, BaseAssistant, Briefing, adapt, api_version_of
 from ..env.actions import ActionType
 from ..env.contract import move_message
 from ..env.outcomes import Outcome
@@ -143,10 +143,11 @@ def serve(factory: Any, read: IO[bytes], write: IO[str]) -> int:
 
 
 def declared(factory: Any) -> dict[str, Any]:
-    """What the plug-in declares of its configuration, read from its class without making one:
-    ``{"config_keys": [KEY…]}``, or null when it declares none (it takes any key)."""
+    """What the plug-in declares, read from its class without making one: ``{"config_keys": [KEY…] or null
+    (it declares none: it takes any key), "api_version": VERSION}`` (the plug-in API it was written for)."""
     keys = getattr(factory, "config_keys", None)
-    return {"config_keys": sorted(keys) if isinstance(keys, (set, frozenset)) else None}
+    return {"config_keys": sorted(keys) if isinstance(keys, (set, frozenset)) else None,
+            "api_version": api_version_of(factory) if isinstance(factory, type) else None}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,23 +52,27 @@ def _child_env() -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=64)
-def hosted_keys(target: str) -> frozenset[str] | None:
-    """The configuration keys plug-in ``MODULE:ATTR`` declares, asked of it in a process of its own (it is
-    never imported in this one); None when it declares none, or when it cannot say (it cannot be loaded:
-    its session then says why, as the program's fault)."""
+def hosted_declared(target: str) -> tuple[frozenset[str] | None, Any]:
+    """The configuration keys plug-in ``MODULE:ATTR`` declares (None: it declares none) and the plug-in API
+    version it was written for, asked of it in a process of its own (it is never imported in this one);
+    ``(None, None)`` when it cannot say (it cannot be loaded: its session then says why, as the program's fault)."""
     try:
         done = subprocess.run([*host_command(target), DECLARED], capture_output=True, text=True, env=_child_env(),
                               stdin=subprocess.DEVNULL, timeout=60)
-        keys = json.loads(done.stdout.splitlines()[0])["config_keys"] if done.returncode == 0 else None
-    except (subprocess.TimeoutExpired, OSError, ValueError, IndexError, KeyError, TypeError):
-        return None
-    return frozenset(str(k) for k in keys) if isinstance(keys, list) else None
+        said = json.loads(done.stdout.splitlines()[0]) if done.returncode == 0 else {}
+        keys, version = said.get("config_keys"), said.get("api_version")
+    except (subprocess.TimeoutExpired, OSError, ValueError, IndexError, AttributeError):
+        return None, None
+    return (frozenset(str(k) for k in keys) if isinstance(keys, list) else None), version
 
 
-def check_hosted_config(name: str, target: str, config: Mapping[str, Any]) -> None:
-    """Refuse (:class:`~diagkg.errors.InputError`) a configuration key the hosted plug-in does not declare,
-    as :class:`~diagkg.agents.registry.BaseAssistant` refuses it in process, before any session starts."""
-    known = hosted_keys(target) if config else None
+def check_hosted(name: str, target: str, config: Mapping[str, Any]) -> None:
+    """Refuse what :class:`~diagkg.agents.registry.BaseAssistant` and :func:`~diagkg.agents.registry.adapt`
+    refuse in process, before any session starts: a configuration key the hosted plug-in does not declare
+    (:class:`~diagkg.errors.InputError`), a plug-in API version diagkg does not speak (``AssistantError``)."""
+    known, version = hosted_declared(target)
+    if version is not None:
+        registry.check_api_version(name, version)
     unknown = sorted(set(config) - known) if known is not None else []
     if unknown:
         raise InputError(f"{name} takes no configuration key {keys_with_nearest(unknown, known or ())}"
@@ -93,7 +97,7 @@ def create(name: str, config: Mapping[str, Any] | None = None, policy: Policy | 
         return Hosted(ExecAssistant(argv, name, config=config, knowledge=policy.trusts(name)), origin, False, False)
     if origin is Origin.PLUGIN and not policy.trusts(name):
         target = registry.entry_point(name).value.split()[0]        # MODULE:ATTR (without [extras])
-        check_hosted_config(name, target, config)
+        check_hosted(name, target, config)
         return Hosted(ExecAssistant(host_command(target), name, config=config, env=_child_env()), origin, False, False)
     return Hosted(registry.create(name, **config), origin, True, policy.may_see_answer(name, origin),
                   policy.may_see_prior(name, origin))
