@@ -68,3 +68,17 @@ def test_a_hosted_plugin_for_a_newer_api_is_refused_before_the_session(tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "written for plug-in API version 99, newer than this diagkg's version" in done.stderr
     assert "trajectory:" not in done.stdout
+
+
+def test_a_campaign_refuses_a_key_its_hosted_plugin_does_not_take_before_it_starts(tmp_path):
+    """Before, a campaign could not know a hosted plug-in's keys: it ran, one failed session per scenario."""
+    store = torch_store(tmp_path)
+    site = install_assistant(tmp_path / "site", "walker", "diagkg_walker", WALKER, "Walker")
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
+           "DIAGKG_TRUSTED_ASSISTANTS": ""}
+    done = run_cli("--store", str(store), "evaluate", "--name", "typo", "--scenarios", "TORCH.1", "--assistant", "walker",
+                   "--config", '{"ordr": "desc"}', env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no assistant of the campaign (walker) takes the configuration key 'ordr' (did you mean 'order'?)" in done.stderr
+    listed = run_cli("--store", str(store), "query", "trajectory-list", "--format", "json", env=env)
+    assert listed.returncode == 0 and "walker" not in listed.stdout, listed.stderr

@@ -78,8 +78,8 @@ class CampaignConfig:
 
     def declared(self) -> dict[str, frozenset[str] | None]:
         """Each assistant's declared configuration keys (None: it takes any, see
-        :func:`~diagkg.agents.registry.declared_keys`)."""
-        from ..agents.registry import declared_keys
+        :func:`~diagkg.runs.hosting.declared_keys`: a plug-in that is not trusted is asked in a process of its own)."""
+        from ..runs.hosting import declared_keys
 
         return {a: declared_keys(a) for a in self.assistants}
 
@@ -100,9 +100,9 @@ class CampaignConfig:
 
     def config_for(self, assistant: str) -> dict[str, Any]:
         """What ``assistant`` is given of the campaign's configuration (shared by every assistant): the keys it
-        declares; one that declares none (or whose keys cannot be known here: a plug-in run in a process of its
-        own) the keys no other assistant of the campaign declares (a shipped assistant's key given to an outside
-        plug-in beside it made it refuse every session)."""
+        declares; one that declares none (or whose keys cannot be known: a program, a plug-in that cannot be
+        loaded) the keys no other assistant of the campaign declares (a shipped assistant's key given to an
+        outside plug-in beside it made it refuse every session)."""
         declared = self.declared()
         keys = declared.get(assistant)
         if keys is None:

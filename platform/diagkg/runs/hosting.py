@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from ..agents import registry
 from ..agents.registry import BaseAssistant, keys_with_nearest
 from ..agents.trust import EXEC_PREFIX, Origin, Policy
-from ..errors import InputError
+from ..errors import AssistantError, InputError, UnknownTermError
 from .exec_boundary import ExecAssistant, command_of
 from .exec_host import DECLARED
 
@@ -77,6 +77,18 @@ def check_hosted(name: str, target: str, config: Mapping[str, Any]) -> None:
     if unknown:
         raise InputError(f"{name} takes no configuration key {keys_with_nearest(unknown, known or ())}"
                          f"; it takes {', '.join(sorted(known or ())) or 'none'}")
+
+
+def declared_keys(name: str) -> frozenset[str] | None:
+    """The configuration keys the assistant ``name`` declares, wherever it runs: read from its class in this
+    process (:func:`~diagkg.agents.registry.declared_keys`), or asked of a plug-in that is not trusted in a
+    process of its own (:func:`hosted_declared`); None for a program (``exec:…``), or one that declares none."""
+    try:
+        hosted = registry.origin(name) is Origin.PLUGIN and not Policy.from_env().trusts(name)
+        target = registry.entry_point(name).value.split()[0] if hosted else ""
+    except (AssistantError, UnknownTermError):
+        return None
+    return hosted_declared(target)[0] if hosted else registry.declared_keys(name)
 
 
 def check(name: str) -> None:
