@@ -257,3 +257,24 @@ def test_a_move_larger_than_an_exec_reply_is_refused_and_plays_no_round(world):
     assert "oversized" in said and "no round was played" in said
     assert after["rounds"] == [] and right["round"] == 1 and right["end"] == "success"
     assert trajectories(world)[right["trajectory"]]["end"] == "success"
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_and_plays_no_round(world):
+    """The SDK dropped an argument a tool does not declare without a word: a misspelt `candidate` lost the
+    ledger's candidates, an `explanaton` the explanation, and `privileged` passed unremarked, where an exec:
+    reply with an unknown field is a schema_violation (outsider fx7). Now it is a tool error naming it."""
+    async def session() -> tuple[str, str, dict, dict]:
+        params = stdio(world, "--scenario", str(world["flat"]), "--replace")
+        async with Client(params, client_info=Implementation(name="typo", version="1")) as client:
+            typo = await client.call_tool("state_hypothesis", {"parts": ["bat"], "candidate": [["bat"]]})
+            sneaky = await client.call_tool("perform_action", {"action": "observe_component", "targets": ["bat"],
+                                                               "privileged": True})
+            assert typo.is_error and sneaky.is_error
+            after = data(await client.call_tool("observations", {}))
+            right = data(await client.call_tool("state_hypothesis", {"parts": ["bat"], "candidates": [["bat"]]}))
+            return str(typo.content[0].text), str(sneaky.content[0].text), after, right
+
+    typo, sneaky, after, right = anyio.run(session)
+    assert "schema_violation" in typo and "takes no argument 'candidate'" in typo and "no round was played" in typo
+    assert "takes no argument 'privileged'" in sneaky
+    assert after["rounds"] == [] and right["round"] == 1 and right["end"] == "success"

@@ -72,6 +72,24 @@ def assistant_name(info: Any) -> str:
     return NAME_PREFIX + text
 
 
+class StrictServer(MCPServer):
+    """The SDK's server, refusing a tool call's argument the tool does not take (a misspelt ``candidates``,
+    an ``explanaton``): the SDK drops it without a word, where an ``exec:`` reply with an unknown field is a
+    ``schema_violation``. Refused as a tool error naming it; no round is played."""
+
+    _taken: dict[str, frozenset[str]] | None = None
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._taken is None:
+            self._taken = {t.name: frozenset((t.input_schema or {}).get("properties", {})) for t in await self.list_tools()}
+        unknown = sorted(set(arguments) - self._taken.get(name, frozenset(arguments)))
+        if unknown:
+            fault = ProtocolError(ProtocolFault.SCHEMA, f"{name} takes no argument {', '.join(map(repr, unknown))}; it "
+                                                        f"takes {', '.join(sorted(self._taken[name])) or 'none'}")
+            raise ToolError(f"{fault} (no round was played; correct the call and try again)")
+        return await super().call_tool(name, arguments, context)
+
+
 class McpHost:
     """The MCP server of one scenario: one diagnostic session at a time, started by the first tool call."""
 
@@ -82,7 +100,8 @@ class McpHost:
         self.session: DrivenSession | None = None
         self.sessions: list[DrivenSession] = []
         self._lock = threading.Lock()
-        self.server: MCPServer = MCPServer(name="diagkg", title="diagkg diagnostic session", version=__version__,
+        self.server: MCPServer = StrictServer(name="diagkg", title="diagkg diagnostic session",
+                                           version=__version__,
                                            instructions=INSTRUCTIONS, log_level="WARNING")
         self._tools()
 
