@@ -155,6 +155,15 @@ class KnowledgeChanged(InputError):
             + ". Start a new campaign, or resume anyway with --allow-changed")
 
 
+class VersionsNotKept(InputError):
+    """A campaign cannot be exported or imported with the knowledge it was played on: the store (export) or the
+    export (import) holds another version of a scenario, system or policy it used (``changed`` names each)."""
+
+    def __init__(self, message: str, changed: Sequence[ChangedGraph]):
+        self.changed = list(changed)
+        super().__init__(message)
+
+
 class UnknownTermError(DiagkgError):
     """A term (component, system, scenario…) that does not exist."""
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 
-from ..errors import InputError
+from ..errors import ChangedGraph, InputError, VersionsNotKept
 from ..kg import graphs
 from ..kg.vocab import DK
 from . import campaign as cp
@@ -51,6 +51,16 @@ def campaign_graphs(store: KnowledgeStore, campaign_id: str) -> list[ox.NamedNod
 
 
 def export_campaign(store: KnowledgeStore, campaign_id: str) -> bytes:
+    """The campaign as N-Quads; refused (:class:`~diagkg.errors.VersionsNotKept`, naming each graph and both
+    versions) when a scenario, system or policy it used has changed since (a ``load --replace``, an update, a
+    removal): the store holds only the new version, which an export would otherwise carry as the one used."""
+    changed = cp.changed_versions(store, cp.open_campaign(store, campaign_id))
+    if changed:
+        raise VersionsNotKept(f"campaign {campaign_id}: {len(changed)} graph(s) it used changed since it ran, and the "
+                              "store holds only the new version, so an export cannot carry the knowledge its "
+                              "trajectories were made with: " + "; ".join(str(c) for c in changed)
+                              + ". Nothing was written; load the versions it used back (e.g. from a `diagkg dump` "
+                              "taken before the change) to export it", changed)
     return store.dump(campaign_graphs(store, campaign_id))
 
 
@@ -70,6 +80,25 @@ def _version(graph: ox.NamedNode, triples: list[ox.Triple]) -> str:
                 return t.object.value
     lines = sorted(str(t) for t in triples)
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest() if lines else ""
+
+
+def _check_used_versions(name: str, campaign: ox.NamedNode, content: dict[ox.NamedNode, list[ox.Triple]]) -> None:
+    """Refuse an export whose scenario, system or policy graphs are not at the versions its campaign recorded (an
+    export written, before exports checked this, after the store's copy had changed)."""
+    triples = content[campaign]
+    hashes = {t.subject: t.object.value for t in triples
+              if t.predicate.value == str(DK.contentHash) and isinstance(t.object, ox.Literal)}
+    changed = []
+    for t in triples:
+        if t.predicate.value != str(DK.ofGraph) or not isinstance(t.object, ox.NamedNode) or t.subject not in hashes:
+            continue
+        g = t.object
+        now = _version(g, content[g]) if g in content else ""
+        if now != hashes[t.subject]:
+            changed.append(ChangedGraph(g.value, hashes[t.subject], now))
+    if changed:
+        raise VersionsNotKept(f"{name}: {len(changed)} graph(s) are not at the versions its campaign used: "
+                              + "; ".join(str(c) for c in changed) + "; nothing was imported", changed)
 
 
 def import_campaign(store: KnowledgeStore, data: bytes, name: str) -> ImportResult:
@@ -95,6 +124,7 @@ def import_campaign(store: KnowledgeStore, data: bytes, name: str) -> ImportResu
     if present:
         raise InputError(f"{name}: the store already holds {len(present)} of its campaign and trajectory graphs "
                          f"(e.g. {present[0]}); nothing was imported")
+    _check_used_versions(name, campaigns[0], content)
     new: dict[ox.NamedNode, list[ox.Triple]] = {}
     kept = 0
     for g, triples in content.items():
