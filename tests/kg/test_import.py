@@ -360,3 +360,21 @@ def test_scenarios_on_a_users_system_of_the_store_import_validate_and_run(tmp_pa
     assert r.returncode == 0, r.stdout + r.stderr
     r = run_cli("--store", store, "run", "--scenario", "TORCH.C2", "--assistant", "model-based")
     assert r.returncode == 0 and "end: success" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_row_with_a_wrong_id_or_number_is_still_checked_to_its_end(tmp_path):
+    """A duplicate or missing identifier, or a scenario number that is not one, stopped the checks of its row:
+    the row's other ill-formed cells (a fault with three targets, an allowance in words) showed only once that one
+    was fixed, though the table is refused with every problem of every row."""
+    rows = [dict(COMPLETE_ROWS[0]),
+            dict(COMPLETE_ROWS[1], **{"scenario id (system+first category+index)": "3CC.S.1",
+                                      "faults": "CrossedCables a.p b.p c.p"}),
+            dict(COMPLETE_ROWS[3], **{"scenario number": "four", "minimum round number allowance": "a few"}),
+            dict(COMPLETE_ROWS[4], **{"scenario number": "1", "ideal repair": "replace_component"})]
+    r = run_cli("import-scenarios", str(write_csv(tmp_path / "bad.csv", rows)))
+    assert r.returncode == 2, r.stdout + r.stderr
+    problems = [line.strip() for line in r.stderr.splitlines() if line.startswith("  row ")]
+    assert [p.split(":", 1)[0] for p in problems] == [
+        "row 3, column 'scenario id (system+first category+index)'", "row 3, column 'faults'",
+        "row 4, column 'scenario number'", "row 4, column 'minimum round number allowance'",
+        "row 5, column 'scenario number'", "row 5, column 'ideal repair'"], r.stderr

@@ -326,29 +326,29 @@ def normalise(path: str | Path, systems_of_store: dict[str, tuple[str, str]] | N
         i = found.get(field_)
         return record[i].strip() if i is not None and i < len(record) else ""
 
+    # a row whose identifier or number is wrong is checked to its end all the same (the table is refused, with
+    # every problem of every row; a row stopped at its first one hid the rest until that one was fixed)
     for row, record in records:
         sid, number_text = cell(record, "id"), cell(record, "number")
         if not sid:
             cells.error(row, "id", "empty: every scenario needs an identifier (e.g. 3CC.S.1)")
-            continue
-        if not _SCENARIO_ID.match(sid):
+        elif not _SCENARIO_ID.match(sid):
             cells.error(row, "id", f"{sid!r} is not a usable identifier: use letters, digits, '.', '-', '_'")
-            continue
-        if sid in seen_ids:
+        elif sid in seen_ids:
             cells.error(row, "id", f"{sid!r} is already used on row {seen_ids[sid]}")
-            continue
-        seen_ids[sid] = row
+        else:
+            seen_ids[sid] = row
         try:
             number = int(number_text)
             if number < 1:
                 raise ValueError
         except ValueError:
             cells.error(row, "number", f"expected a whole number ≥ 1, got {number_text!r}")
-            continue
+            number = 0
         if number in seen_numbers:
             cells.error(row, "number", f"{number} is already used on row {seen_numbers[number]}")
-            continue
-        seen_numbers[number] = row
+        elif number:
+            seen_numbers[number] = row
         budget = DEFAULT_BUDGET
         allowance = cell(record, "allowance")
         if allowance:
