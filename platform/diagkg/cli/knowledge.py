@@ -162,7 +162,10 @@ def _resolve_query_arg(query: str) -> QueryFile:
     lib = library()
     if query in lib:
         return lib.get(query)
-    if any(k in query.upper() for k in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "INSERT", "DELETE",
+    # text with a space or a brace is never a name (`SELCT ?s WHERE {…}` was "no query named …"): SPARQL, whose
+    # parser locates the mistake
+    if any(c.isspace() or c in "{}" for c in query.strip()) or any(
+            k in query.upper() for k in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE", "INSERT", "DELETE",
                                          "DROP", "CLEAR", "LOAD", "CREATE", "COPY", "MOVE", "ADD")):
         return from_text(query)
     return lib.get(query)  # raises UnknownQueryError with suggestions
@@ -239,9 +242,14 @@ def _waited_for(work: Callable[[], None], timeout: float | None) -> None:
 def cmd_update(args: argparse.Namespace) -> int:
     """Run a SPARQL update by the one write path (:mod:`diagkg.kg.updates`) and say what it
     changed, graph by graph, and what followed (validation, versions, inferences)."""
+    from ..kg.queries import from_text, is_query_text
     from ..kg.updates import DEFAULT_TIMEOUT, apply_update
 
     q = _resolve_query_arg(args.update)
+    if not q.is_update and q.name == "inline" and not is_query_text(q.text):
+        # text that starts as no query either (`INSRT DATA {…}`): an update with a mistake, which the update's
+        # parser locates (it was "inline is a query, not an update")
+        q = from_text(q.text, update=True)
     if not q.is_update:
         raise errors.QueryError(f"{q.name} is a query, not an update; run it with `diagkg query`")
     params = dict(_parse_param(p) for p in args.param)

@@ -417,11 +417,8 @@ def is_update_text(text: str) -> bool:
     return word is not None and word.group(0).upper() in _UPDATE_KEYWORDS
 
 
-def query_form(text: str) -> str:
-    """The form of SPARQL text: ``select``, ``ask``, ``construct``, ``describe`` (its first keyword after
-    the prologue), or ``update``."""
-    if is_update_text(text):
-        return "update"
+def _first_word(text: str) -> str:
+    """The first keyword of SPARQL text after its prologue, in lower case ('' when none)."""
     pos = 0
     while True:
         m = _PROLOGUE.match(text, pos)
@@ -429,7 +426,20 @@ def query_form(text: str) -> str:
             break
         pos = m.end()
     word = re.match(r"[A-Za-z]+", text[pos:])
-    form = word.group(0).lower() if word else ""
+    return word.group(0).lower() if word else ""
+
+
+def is_query_text(text: str) -> bool:
+    """Does this SPARQL text start as a query (SELECT, ASK, CONSTRUCT, DESCRIBE after the prologue)?"""
+    return _first_word(text) in ("select", "ask", "construct", "describe")
+
+
+def query_form(text: str) -> str:
+    """The form of SPARQL text: ``select``, ``ask``, ``construct``, ``describe`` (its first keyword after
+    the prologue), or ``update``."""
+    if is_update_text(text):
+        return "update"
+    form = _first_word(text)
     return form if form in ("select", "ask", "construct", "describe") else "select"
 
 
@@ -442,9 +452,10 @@ def read_query_file(path: Path) -> QueryFile:
         return from_text(text, path.name)
 
 
-def from_text(text: str, name: str = "inline") -> QueryFile:
-    """A query or update given inline (no header needed); it takes no inputs."""
-    suffix = ".ru" if is_update_text(text) else ".rq"
+def from_text(text: str, name: str = "inline", *, update: bool | None = None) -> QueryFile:
+    """A query or update given inline (no header needed); it takes no inputs. ``update``: what it is meant to
+    be (None: its first keyword says)."""
+    suffix = ".ru" if (is_update_text(text) if update is None else update) else ".rq"
     return QueryFile(name, name + suffix, text, "inline " + ("update" if suffix == ".ru" else "query"))
 
 
