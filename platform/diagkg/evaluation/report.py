@@ -262,11 +262,14 @@ def unfinished(store: KnowledgeStore, campaigns: Iterable[cp.Campaign]) -> list[
     from .budget import stops
 
     out = []
+    # a slot whose scenario was removed is not unfinished: its batches name the scenario by the number its graph
+    # held, so they are not read back (what was removed is said by :func:`gone_graphs`)
+    held = {int(r["number"]) for r in store.select("scenario-index")}
     for campaign in campaigns:
         cfg = campaign.config
         closed = cp.batches(store, campaign)
         open_ = [(a, n) for a in cfg.assistants for n in cfg.scenarios
-                 if not (closed.get((a, n)) and closed[(a, n)][-1]["state"] in cp.FINAL_STATES)]
+                 if n in held and not (closed.get((a, n)) and closed[(a, n)][-1]["state"] in cp.FINAL_STATES)]
         if not open_:
             continue
         behind = sorted({a for a, _ in open_}, key=cfg.assistants.index)
