@@ -378,3 +378,29 @@ def test_a_row_with_a_wrong_id_or_number_is_still_checked_to_its_end(tmp_path):
         "row 3, column 'scenario id (system+first category+index)'", "row 3, column 'faults'",
         "row 4, column 'scenario number'", "row 4, column 'minimum round number allowance'",
         "row 5, column 'scenario number'", "row 5, column 'ideal repair'"], r.stderr
+
+
+def test_a_scenario_the_store_holds_from_another_file_is_a_located_violation(tmp_path):
+    """import-scenarios said a row conformed whose scenario the store already held from another file, and the
+    `diagkg load` of the file it wrote refused it. It now says what `diagkg validate` says, at the row and column:
+    written again where the stored file is, it conforms (load replaces that file's graph)."""
+    store = str(tmp_path / "store")
+    (tmp_path / "torch.ttl").write_text(TORCH)
+    assert run_cli("--store", store, "load", str(tmp_path / "torch.ttl")).returncode == 0
+    rows = [{"scenario number": "9311", "scenario id (system+first category+index)": "TORCH.D1",
+             "target system": "torch", "category": "Simple", "injected fault": "Flat battery",
+             "canonical initial observations": "The torch stays dark, and so does its green LED.",
+             "faults": "DepletedBattery bat", "faulty components": "bat", "ideal repair": "replace_component bat"}]
+    table = write_csv(tmp_path / "torch.csv", rows)
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert run_cli("--store", store, "import-scenarios", str(table), "--out", str(first)).returncode == 0
+    assert run_cli("--store", store, "load", str(first)).returncode == 0
+    r = run_cli("--store", store, "import-scenarios", str(table), "--out", str(first))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_cli("--store", store, "import-scenarios", str(table), "--out", str(second))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert (f"{table}:2 (scenario id (system+first category+index)) → {second / '9311-TORCH.D1.ttl'}:"
+            in r.stdout), r.stdout
+    assert f"which the store already holds in <https://w3id.org/diagkg/graph/scenario/TORCH.D1> from " \
+           f"{first / '9311-TORCH.D1.ttl'}" in r.stdout
+    assert run_cli("--store", store, "load", str(second)).returncode == 2

@@ -56,7 +56,8 @@ from .scenario_table import (
     store_systems,
     system_lookup,
 )
-from .validation import Validator, Violation, store_resolver
+from .validation import FileReport, Validator, Violation, store_resolver
+from .validation_store import store_collisions
 from .vocab import DK, DK_NS
 
 if TYPE_CHECKING:
@@ -311,10 +312,15 @@ def import_scenarios(path: str | Path, out: str | Path | None = None, *, validat
     t3 = time.perf_counter()
     timings["turtle"] = t3 - t2
     results = (validator or Validator()).validate_documents(docs, resolve=store_resolver(store)) if validate else {}
-    for s, doc, row in zip(scenarios, docs, norm.rows, strict=False):
+    # what load would refuse the written files for besides the shapes, as `diagkg validate` says it: a scenario
+    # number, identifier or IRI the store holds from another file (the import said "conform" and load refused)
+    claims = [FileReport(doc.name, document=doc) for doc in docs]
+    if validate and store is not None:
+        store_collisions(store, claims)
+    for s, doc, row, claim in zip(scenarios, docs, norm.rows, claims, strict=False):
         scenario = next(doc.graph.subjects(RDF.type, DK.Scenario.uri))
         problems = _problem_violations(doc, scenario, norm.problems.get(row.id, []))
-        s.violations = problems + _relocate_part_violations(doc, results.get(doc.name, []))
+        s.violations = problems + _relocate_part_violations(doc, results.get(doc.name, [])) + claim.violations
     t4 = time.perf_counter()
     timings["validate"] = t4 - t3
     written: list[Path] = []
