@@ -404,3 +404,15 @@ def test_a_scenario_the_store_holds_from_another_file_is_a_located_violation(tmp
     assert f"which the store already holds in <https://w3id.org/diagkg/graph/scenario/TORCH.D1> from " \
            f"{first / '9311-TORCH.D1.ttl'}" in r.stdout
     assert run_cli("--store", store, "load", str(second)).returncode == 2
+
+
+def test_a_quote_left_open_is_located_at_its_row(tmp_path):
+    """A quoted cell never closed (a spreadsheet cell edited by hand) was refused as "malformed CSV: unexpected end
+    of data", without a row: the reader ran on to the end of the file. The row the record starts on is named."""
+    table = write_csv(tmp_path / "torch.csv", [dict(COMPLETE_ROWS[0]), dict(COMPLETE_ROWS[1])])
+    lines = table.read_text(encoding="utf-8-sig").splitlines(keepends=True)
+    lines[2] = lines[2].replace("3CC.S.3", '"3CC.S.3', 1)         # row 3 opens a quote it never closes
+    table.write_text("".join(lines), encoding="utf-8")
+    r = run_cli("import-scenarios", str(table))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{table}: row 3: malformed CSV:" in r.stderr, r.stderr

@@ -146,18 +146,22 @@ def read_rows(path: str | Path) -> tuple[list[str], list[tuple[int, list[str]]]]
         raise InputError(f"{path}: no such file")
     if path.is_dir():
         raise InputError(f"{path}: is a folder, not a CSV file")
+    records: list[list[str]] = []
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             first = f.readline()
             f.seek(0)
             # spreadsheets exported with a comma as decimal mark use semicolons
             delimiter = ";" if first.count(";") > first.count(",") else ","
-            records = list(csv.reader(f, delimiter=delimiter, strict=True))
+            for record in csv.reader(f, delimiter=delimiter, strict=True):
+                records.append(record)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
                          "export the spreadsheet as CSV UTF-8") from None
     except csv.Error as exc:
-        raise InputError(f"{path}: malformed CSV: {exc}") from None
+        # the row the reader was in (a quote never closed: it said only "unexpected end of data", not where)
+        raise InputError(f"{path}: row {len(records) + 1}: malformed CSV: {exc} (check the quotes of that row: "
+                         "a quoted cell left open runs on to the end of the file)") from None
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror}") from None
     if not records or not any(c.strip() for c in records[0]):
