@@ -52,6 +52,9 @@ CASES = [
     ("load {two}", EXIT_INPUT, "two.ttl: holds several scenarios; use one file per scenario"),
     ("load", EXIT_INPUT, "give files or folders to load"),
     ("dump --bogus", EXIT_INPUT, "unrecognized arguments: --bogus"),
+    # a graph by its name after the graph base, that the store has not (it was a traceback)
+    ("dump scenario/NOPE.1", EXIT_INPUT, "no graph <https://w3id.org/diagkg/graph/scenario/NOPE.1> in the store"),
+    ("dump https://w3id.org/diagkg/graph/nope", EXIT_INPUT, "no graph <https://w3id.org/diagkg/graph/nope>"),
     ("query nope-query", EXIT_INPUT, "no query named 'nope-query'"),
     ("query SELECT * WHERE { ?s ex:p ?o }", EXIT_INPUT, "line 1, column 21: prefix ex: is not declared"),
     ("query system-components", EXIT_INPUT, "system-components needs system"),
@@ -127,3 +130,12 @@ def test_bad_input_gets_its_exit_code_and_one_line(files, template, code, fragme
 
 def test_the_table_covers_every_subcommand():
     assert {c[0].split(" ")[0] for c in CASES} == set(SUBCOMMANDS)
+
+
+def test_dump_takes_a_graph_by_its_name_as_remove_does(files):
+    """`diagkg dump scenario/TORCH.1` (a graph's name after the graph base, as `remove` takes it) was a traceback
+    ("ValueError: No scheme found in an absolute IRI")."""
+    r = run_cli("--store", str(files["store"]), "dump", "scenario/TORCH.1")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines and all(line.endswith("<https://w3id.org/diagkg/graph/scenario/TORCH.1> .") for line in lines)

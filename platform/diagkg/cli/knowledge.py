@@ -122,9 +122,18 @@ def cmd_load(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _graph_name(name: str) -> ox.NamedNode:
+    """A graph named as `remove` and `dump` take it: its IRI, or its name after the graph base (`scenario/3CC.S.1`)."""
+    iri = name if "://" in name or name.startswith("urn:") else graphs.BASE + name
+    try:
+        return ox.NamedNode(iri)
+    except ValueError as exc:
+        raise errors.InputError(f"{name!r} is not a graph's name ({exc})") from None
+
+
 def cmd_dump(args: argparse.Namespace) -> int:
     with open_store(args, write=False) as store:
-        data = store.dump([ox.NamedNode(g) for g in args.graphs])
+        data = store.dump([_graph_name(g) for g in args.graphs])   # a name after the graph base was a traceback
     if args.out:
         Path(args.out).write_bytes(data)
         print(f"wrote {args.out}", file=sys.stderr)
@@ -287,7 +296,7 @@ def _graphs_to_remove(args: argparse.Namespace, store: KnowledgeStore) -> list[o
 
     names: list[ox.NamedNode] = []
     for g in args.graphs:
-        names.append(ox.NamedNode(g if "://" in g or g.startswith("urn:") else graphs.BASE + g))
+        names.append(_graph_name(g))
     for sid in args.scenario or []:
         scenario = resolve_scenario(store, sid)
         holder = graph_holding(store, scenario.iri, str(DK.Scenario))
