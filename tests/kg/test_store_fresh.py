@@ -5,8 +5,12 @@ from __future__ import annotations
 import pyoxigraph as ox
 import pytest
 
+from diagkg.errors import InputError
 from diagkg.kg import graphs
+from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
+
+from ..support.bike_lamp import bike_lamp
 
 P = ox.NamedNode("urn:p")
 
@@ -36,3 +40,15 @@ def test_fresh_graphs_go_in_with_the_rest_and_one_held_meanwhile_is_replaced(tmp
     assert _content(s, tally) == {"3"}
     if on_disk:
         assert _content(KnowledgeStore.open_for_reading(tmp_path / "store"), a) == {"a1", "a2"}
+
+
+def test_an_empty_file_is_not_loaded_as_a_graph(tmp_path):
+    """`diagkg load empty.ttl` (or a dump of nothing) said "loaded … (0 triples)" and left a graph holding only its
+    provenance, which any update then removes as a graph left empty. It is refused, and nothing of the batch is
+    loaded."""
+    (tmp_path / "empty.ttl").write_text("# nothing yet\n@prefix dk: <https://w3id.org/diagkg/ontology#> .\n")
+    (tmp_path / "elamp.ttl").write_text(bike_lamp("elamp"))
+    store = KnowledgeStore.memory()
+    with pytest.raises(InputError, match="empty.ttl: holds no RDF statements"):
+        load_files(store, [tmp_path / "elamp.ttl", tmp_path / "empty.ttl"])
+    assert [g for g, _ in store.graphs() if "/file/" in g or "/system/" in g] == []

@@ -287,7 +287,11 @@ def load_files(store: "KnowledgeStore", paths: Iterable[str | Path], *, graph: o
         raise InputError("no RDF files to load")
     docs = []
     for i, f in enumerate(files):
-        docs.append((parse_file(f), origin_of(f)))
+        doc = parse_file(f)
+        if not doc.triples and not any(doc.named_graphs.values()):
+            # it became a graph holding only its provenance, which any update removes as a graph left empty
+            raise InputError(f"{f}: holds no RDF statements (an empty file, or a dump of nothing); nothing was loaded")
+        docs.append((doc, origin_of(f)))
         if progress:
             progress("reading", i + 1, len(files))
     return load_documents(store, docs, graph=graph, replace=replace, validate=validate, validator=validator,
