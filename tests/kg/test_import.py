@@ -416,3 +416,22 @@ def test_a_quote_left_open_is_located_at_its_row(tmp_path):
     r = run_cli("import-scenarios", str(table))
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"{table}: row 3: malformed CSV:" in r.stderr, r.stderr
+
+
+def test_a_decimal_comma_is_a_decimal_point(tmp_path):
+    """A table of a locale that writes decimal commas (exported with semicolons, which the reader takes) wrote a
+    fault's probability as 0,5: the cell was split at the comma ("fault 1 (...): at most one number, at the end"),
+    and an allowance of 12,0 was refused. Both now read as numbers; a list of parts stays a list."""
+    header = MASTER_HEADER + EXTRA
+    rows = [dict(COMPLETE_ROWS[3], faults="LooseConnectionFault psu_cable_pos.p 0,5",
+                 **{"minimum round number allowance": "12,0"})]
+    table = tmp_path / "eu.csv"
+    with open(table, "w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header, delimiter=";")
+        w.writeheader()
+        w.writerows(rows)
+    out = tmp_path / "out"
+    r = run_cli("import-scenarios", str(table), "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = (out / "021-3CC.I.1.ttl").read_text()
+    assert "dk:probability 0.5" in text and "dk:actionBudget 12" in text, text

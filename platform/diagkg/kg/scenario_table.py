@@ -262,11 +262,21 @@ def _part(token: str) -> str:
     return token.strip().removeprefix("sys:")
 
 
+# a number written with a decimal comma (0,5: a spreadsheet of a locale that writes them, exported with
+# semicolons), as a token of its own; it was split at the comma into two numbers ("at most one number")
+_DECIMAL_COMMA = re.compile(r"(?<![\w.,])(\d+),(\d+)(?![\w.,])")
+
+
+def _point(text: str) -> str:
+    """``text`` with its decimal commas written as points."""
+    return _DECIMAL_COMMA.sub(r"\1.\2", text)
+
+
 def _entries(text: str) -> Iterator[tuple[int, str, str, list[str], list[str], str | None]]:
     """The entries of a multi-valued cell ("head target [target] [number]; ..."): for each,
     (position, entry, head, target ids, numbers, what is wrong with its targets or number)."""
     for position, entry in enumerate((e.strip() for e in _SPLIT_ENTRIES.split(text) if e.strip()), start=1):
-        head, *rest = _SPLIT_TOKENS.split(entry)
+        head, *rest = _SPLIT_TOKENS.split(_point(entry))
         numbers = [t for t in rest if _number(t) is not None]
         targets = [_part(t) for t in rest if _number(t) is None]
         tail: str | None = None
@@ -356,7 +366,7 @@ def normalise(path: str | Path, systems_of_store: dict[str, tuple[str, str]] | N
         budget = DEFAULT_BUDGET
         allowance = cell(record, "allowance")
         if allowance:
-            rounds = _number(allowance)
+            rounds = _number(_point(allowance))
             if rounds is None or not rounds.is_integer() or rounds < 1:
                 cells.error(row, "allowance", f"expected a whole number of rounds ≥ 1, got {allowance!r}")
             else:
