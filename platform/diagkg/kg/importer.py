@@ -240,7 +240,6 @@ def _field_of(v: Violation) -> str:
         "dk:configuration": "removed", "dcterms:description": "description", "rdfs:comment": "context",
         "dk:actionType": "repair", "dk:permanentRepair": "permanent",
     }
-    by_path["dk:configuration/dk:removesComponent"] = "removed"
     return by_path.get(path, "id")
 
 
@@ -250,20 +249,6 @@ def _problem_violations(doc: RdfDocument, scenario: rdflib.term.Node,
     return [Violation(file=doc.name, focus=focus, path=path, message=message,
                       line=doc.line_of(scenario), shape="import")
             for _field, path, message in problems]
-
-
-def _relocate_part_violations(doc: RdfDocument, violations: list[Violation]) -> list[Violation]:
-    """The scenario shape's "not a part of the system" check covers faulty and
-    removed components alike; tell which one a violation is about."""
-    faulty = {doc.graph.namespace_manager.normalizeUri(str(o)) for o in doc.graph.objects(None, DK.faultyComponent.uri)}
-    out = []
-    for v in violations:
-        if "is not a part of the scenario's system" in v.message and v.path == "(the node itself)":
-            path = "dk:faultyComponent" if v.value in faulty else "dk:configuration/dk:removesComponent"
-            v = Violation(file=v.file, focus=v.focus, path=path, message=v.message, line=v.line,
-                          severity=v.severity, value=v.value, shape=v.shape)
-        out.append(v)
-    return out
 
 
 def import_scenarios(path: str | Path, out: str | Path | None = None, *, validate: bool = True,
@@ -320,7 +305,7 @@ def import_scenarios(path: str | Path, out: str | Path | None = None, *, validat
     for s, doc, row, claim in zip(scenarios, docs, norm.rows, claims, strict=False):
         scenario = next(doc.graph.subjects(RDF.type, DK.Scenario.uri))
         problems = _problem_violations(doc, scenario, norm.problems.get(row.id, []))
-        s.violations = problems + _relocate_part_violations(doc, results.get(doc.name, [])) + claim.violations
+        s.violations = problems + results.get(doc.name, []) + claim.violations
     t4 = time.perf_counter()
     timings["validate"] = t4 - t3
     written: list[Path] = []
