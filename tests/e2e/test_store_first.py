@@ -223,8 +223,9 @@ def test_replacing_a_system_revalidates_its_scenarios(tmp_path, user_files):
             load_files(store, [other], replace=True)
         # located in the scenario's own file, still what was loaded: its line and its prefixes (it named the file
         # beside the lines of the stored graph's N-Triples, with full IRIs)
-        line = next(i for i, text in enumerate(user_files["s2"].read_text().splitlines(), 1) if "a dk:Scenario" in text)
-        assert f"{user_files['s2'].resolve()}:{line}: :TORCH.2" in refused.value.lines[0], refused.value.lines
+        line = next(i for i, text in enumerate(user_files["s2"].read_text().splitlines(), 1) if "dk:faultyComponent" in text)
+        assert any(f"{user_files['s2'].resolve()}:{line}: :TORCH.2 — dk:faultyComponent" in x for x in refused.value.lines), \
+            refused.value.lines
         assert "sys:lead" in "\n".join(refused.value.lines)
         # a file changed since it was loaded: the stored graph is what is judged, and named so
         user_files["s2"].write_text(scenario_text(**LOOSE_LEAD).replace("Bulb lead off", "Lead off"))
