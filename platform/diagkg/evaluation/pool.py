@@ -94,15 +94,19 @@ def died(exc: BaseException) -> bool:
     return isinstance(exc, BrokenProcessPool) or type(exc).__name__ == "KilledWorker"
 
 
+def _namespace() -> int:
+    """This process's process-id namespace (0 where the system does not say)."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
 def owner(pid: int | None = None) -> str:
     """What a campaign's folder is named by: its process id within its process namespace (a container that
     shares the temporary directory numbers its processes apart: a folder of another namespace is never taken
     for one whose process is gone)."""
-    try:
-        space = os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        space = 0
-    return f"{space}-{os.getpid() if pid is None else pid}"
+    return f"{_namespace()}-{os.getpid() if pid is None else pid}"
 
 
 def sweep_stale(where: str | None = None) -> list[str]:
@@ -115,10 +119,10 @@ def sweep_stale(where: str | None = None) -> list[str]:
         names = os.listdir(base)
     except OSError:
         return removed
-    space = owner().split("-")[0]
+    space = _namespace()
     for name in names:
         found = re.fullmatch(re.escape(FOLDER) + r"(\d+)-(\d+)-\w+", name)
-        if found is None or found.group(1) != space or _alive(int(found.group(2))):
+        if found is None or int(found.group(1)) != space or _alive(int(found.group(2))):
             continue
         path = os.path.join(base, name)
         shutil.rmtree(path, ignore_errors=True)

@@ -234,7 +234,7 @@ class LLMClient:
             self.mode = STRUCTURED_MODES[STRUCTURED_MODES.index(self.mode) + 1]
         value = None if record.cause is not None else self._parse(record, schema)
         if value is not None and cacheable and self.cache is not None and record.source == "endpoint":
-            self.cache.put(endpoint_key(s.base_url, key), s.model, record.response or {})
+            self.cache.put(cache_key, s.model, record.response or {})
         self.log.add(record)
         return record, value
 
@@ -246,7 +246,7 @@ class LLMClient:
         price = s.price()
         if s.cost_limit is None or price is None:
             return None
-        estimate = price.of(prompt_estimate(messages, schema), s.max_tokens)
+        estimate = price.of(*self._largest(messages, schema))
         shared = shared_money.current()
         why = ""
         if self.log.money + estimate > s.cost_limit:
@@ -263,6 +263,11 @@ class LLMClient:
             self.log.add(record)
             raise LLMFailure(FailureCause.COST_LIMIT, record.error)
         return estimate if shared is not None else None
+
+    def _largest(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> tuple[int, int]:
+        """The most prompt and completion tokens a call of ``messages`` can be billed: its estimated prompt and
+        ``max_tokens`` (what the check before a call holds, and what a call given up at its timeout is charged)."""
+        return prompt_estimate(messages, schema), self.settings.max_tokens
 
     def _client(self) -> OpenAI:
         if self._openai is None:
@@ -299,7 +304,7 @@ class LLMClient:
             record.cause, record.error = FailureCause.TIMEOUT, f"no answer within {s.timeout:g} s"
             # the endpoint goes on with a request the client gave up on, and bills it: counted as the largest it
             # can be (the estimated prompt and max_tokens), as the pre-call check counts it, not as nothing
-            record.prompt_tokens, record.completion_tokens = prompt_estimate(messages, schema), s.max_tokens
+            record.prompt_tokens, record.completion_tokens = self._largest(messages, schema)
             price = s.price()
             record.money = price.of(record.prompt_tokens, record.completion_tokens) if price else 0.0
         except openai.RateLimitError as exc:

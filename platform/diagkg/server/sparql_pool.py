@@ -159,10 +159,6 @@ def choose(accept: tuple[str, ...], offered: Iterable[str], default: str) -> str
     return default
 
 
-def _pick(accept: tuple[str, ...], table: dict[str, Any], default: str) -> str:
-    return choose(accept, table, default)
-
-
 _LOGS: dict[str, tuple[int, tuple[str, ...]]] = {}     # folder -> (its mtime when listed, its write-ahead logs)
 SETTLED_NS = 200_000_000        # a folder changed less long ago than this is listed again (coarse clocks)
 
@@ -197,7 +193,7 @@ def answer(store: ox.Store, req: Request) -> Reply:
     sink = _Limited(req.max_bytes)
     try:
         if req.kind == "graph":
-            media = _pick(req.accept, RDF_TYPES, DEFAULT_RDF)
+            media = choose(req.accept, RDF_TYPES, DEFAULT_RDF)
             fmt = RDF_TYPES[media]
             if req.text:
                 graph = ox.NamedNode(req.text)
@@ -218,14 +214,14 @@ def answer(store: ox.Store, req: Request) -> Reply:
             kwargs["use_default_graph_as_union"] = True
         result = store.query(req.text, **kwargs)
         if isinstance(result, ox.QueryTriples):
-            media = _pick(req.accept, RDF_TYPES, DEFAULT_RDF)
+            media = choose(req.accept, RDF_TYPES, DEFAULT_RDF)
             fmt = RDF_TYPES[media]
             if fmt.supports_datasets:          # N-Quads/TriG of a graph: its triples in the default graph
                 ox.serialize((ox.Quad(t.subject, t.predicate, t.object) for t in result), sink, format=fmt)
             else:
                 result.serialize(sink, format=fmt)
         else:
-            media = _pick(req.accept, RESULT_TYPES, DEFAULT_RESULTS)
+            media = choose(req.accept, RESULT_TYPES, DEFAULT_RESULTS)
             result.serialize(sink, format=RESULT_TYPES[media])
         return Reply("ok", media, sink.getvalue())
     except SyntaxError as exc:
