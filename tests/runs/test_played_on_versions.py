@@ -14,27 +14,12 @@ from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import replay_session, run_session
 
-from ..support.bike_lamp import bike_lamp
-
-OFF = """\
-@prefix sys:     <https://example.org/veclamp/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-<https://example.org/veclamp-scenarios/VEC.1> a dk:Scenario ; dk:scenarioNumber 9751 ; dcterms:identifier "VEC.1" ;
-    rdfs:label "Cable off at the lamp" ; dk:onSystem sys:veclamp ; dk:hasCategory dk:Simple ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:cable.n ] ;
-    dk:initialObservations "The lamp stays dark." ; dk:faultyComponent sys:cable ;
-    dk:idealRepair [ a dk:RepairPlan ; dk:step [ a dk:DiagnosticAction ; dk:position 1 ;
-        dk:actionType dk:ReconnectCable ; dk:target sys:cable ] ] ;
-    dk:actionBudget 6 .
-"""
+from ..support.bike_lamp import bike_lamp, cable_off
 
 
 def test_a_trajectory_says_what_it_was_played_on_and_a_replay_what_changed(tmp_path: Path):
     (tmp_path / "veclamp.ttl").write_text(bike_lamp("veclamp", 1.0))
-    (tmp_path / "vec1.ttl").write_text(OFF)
+    (tmp_path / "vec1.ttl").write_text(cable_off("veclamp", "VEC.1", 9751))
     store = KnowledgeStore.memory()
     load_files(store, [tmp_path / "veclamp.ttl", tmp_path / "vec1.ttl"])
     system, scenario = graphs.system("veclamp"), graphs.named("scenario", "VEC.1")

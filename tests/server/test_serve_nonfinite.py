@@ -1,6 +1,6 @@
 """A JSON body with numbers JSON cannot write back (``NaN``, ``Infinity``, ``1e999``: Python's json reads
 them as floats) in a field that takes a whole number is refused with 422, on a real ``diagkg serve`` of a
-system written here (a dynamo lamp). FastAPI's answer echoes the input, which could not be written as
+user's bicycle lamp (tests/support/bike_lamp.py). FastAPI's answer echoes the input, which could not be written as
 JSON: the client got 500 and the log a traceback."""
 
 from __future__ import annotations
@@ -14,59 +14,17 @@ import pytest
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
+from ..support.bike_lamp import bike_lamp, cable_off
 from ..support.serving import TOKEN, start_server, stop_server
 
 AUTH = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
-
-LAMP = """\
-@prefix :        <https://example.org/dynlamp/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-:dynlamp a dk:System ; dk:systemKey "dynlamp" ; dcterms:identifier "dynlamp" ; rdfs:label "Dynamo lamp" ;
-    dk:groundReference :gen.neg ; dcterms:description "A dynamo feeds a lamp through a fuse and a cable." .
-:frame a dk:Module ; dcterms:identifier "frame" ; rdfs:label "Frame" ; dk:partOf :dynlamp .
-:gen a dk:VoltageSource ; dcterms:identifier "gen" ; rdfs:label "Dynamo" ; dk:partOf :frame ; dk:voltage 6 ;
-    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :gen.pos, :gen.neg .
-:gen.pos a dk:Port ; dk:portName "pos" . :gen.neg a dk:Port ; dk:portName "neg" .
-:fuse a dk:Fuse ; dcterms:identifier "fuse" ; rdfs:label "Fuse" ; dk:partOf :frame ; dk:ratedCurrent 1.0 ;
-    dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ; dk:hasPort :fuse.p, :fuse.n .
-:fuse.p a dk:Port ; dk:portName "p" . :fuse.n a dk:Port ; dk:portName "n" .
-:wire a dk:Cable ; dcterms:identifier "wire" ; rdfs:label "Lamp wire" ; dk:partOf :frame ;
-    dk:affords dk:Observable, dk:Reachable, dk:Detachable, dk:Measurable, dk:Replaceable ; dk:hasPort :wire.p, :wire.n .
-:wire.p a dk:Port ; dk:portName "p" . :wire.n a dk:Port ; dk:portName "n" .
-:lamp a dk:Bulb ; dcterms:identifier "lamp" ; rdfs:label "Lamp" ; dk:partOf :frame ; dk:resistance 15 ;
-    dk:powerThreshold 0.5 ; dk:affords dk:Observable, dk:Reachable, dk:Measurable, dk:Replaceable ;
-    dk:hasPort :lamp.p, :lamp.n .
-:lamp.p a dk:Port ; dk:portName "p" . :lamp.n a dk:Port ; dk:portName "n" .
-:gen.pos dk:connectedTo :fuse.p .
-:fuse.n dk:connectedTo :wire.p .
-:wire.n dk:connectedTo :lamp.p .
-:lamp.n dk:connectedTo :gen.neg .
-"""
-
-WIRE_OFF = """\
-@prefix sys:     <https://example.org/dynlamp/> .
-@prefix dk:      <https://w3id.org/diagkg/ontology#> .
-@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-
-<https://example.org/dynlamp-scenarios/DYN.1> a dk:Scenario ; dk:scenarioNumber 9711 ; dcterms:identifier "DYN.1" ;
-    rdfs:label "Lamp wire off" ; dk:onSystem sys:dynlamp ; dk:hasCategory dk:Simple ;
-    dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:wire.n ] ;
-    dk:initialObservations "The lamp stays dark." ; dk:faultyComponent sys:wire ;
-    dk:idealRepair [ a dk:RepairPlan ; dk:step [ a dk:DiagnosticAction ; dk:position 1 ;
-        dk:actionType dk:ReconnectCable ; dk:target sys:wire ] ] ;
-    dk:actionBudget 6 .
-"""
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     folder: Path = tmp_path_factory.mktemp("dynlamp")
-    (folder / "dynlamp.ttl").write_text(LAMP)
-    (folder / "dyn1.ttl").write_text(WIRE_OFF)
+    (folder / "dynlamp.ttl").write_text(bike_lamp("dynlamp"))
+    (folder / "dyn1.ttl").write_text(cable_off("dynlamp", "DYN.1", 9711))
     store = KnowledgeStore(folder / "store")
     load_files(store, [folder / "dynlamp.ttl", folder / "dyn1.ttl"])
     store.close()
@@ -99,9 +57,9 @@ def test_an_answer_with_a_number_json_cannot_hold_is_refused_and_plays_nothing(s
         time.sleep(0.05)
     for question in ("NaN", "1e999", "-Infinity"):
         r = server.post(f"/api/sessions/{sid}/step", headers=AUTH,
-                        content='{"action": "observe_component", "targets": ["wire"], "question": %s}' % question)
+                        content='{"action": "observe_component", "targets": ["cable"], "question": %s}' % question)
         assert r.status_code == 422, r.text
-    r = server.post(f"/api/sessions/{sid}/step", json={"action": "reconnect_cable", "targets": ["wire"]}, headers=AUTH)
+    r = server.post(f"/api/sessions/{sid}/step", json={"action": "reconnect_cable", "targets": ["cable"]}, headers=AUTH)
     assert r.status_code == 200, r.text
     for _ in range(600):
         s = server.get(f"/api/sessions/{sid}").json()

@@ -36,3 +36,25 @@ _SYSTEM = """\
 def bike_lamp(key: str, rating: float = 1.0) -> str:
     """The lamp's system as Turtle, under the key ``key`` (its namespace ``https://example.org/KEY/``)."""
     return _SYSTEM.replace("KEY", key).replace("RATING", repr(rating))
+
+
+_CABLE_OFF = """\
+@prefix sys:     <https://example.org/KEY/> .
+@prefix dk:      <https://w3id.org/diagkg/ontology#> .
+@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+
+<https://example.org/KEY-scenarios/SID> a dk:Scenario ; dk:scenarioNumber NUMBER ; dcterms:identifier "SID" ;
+    rdfs:label "Cable off at the lamp" ; dk:onSystem sys:KEY ; dk:hasCategory dk:Simple ;
+    dk:injects [ a dk:Fault ; dk:faultMode dk:DetachedEnd ; dk:faultTarget sys:cable.n ] ;
+    dk:initialObservations "The lamp stays dark." ; dk:faultyComponent sys:cable ;
+    dk:idealRepair [ a dk:RepairPlan ; dk:step [ a dk:DiagnosticAction ; dk:position 1 ;
+        dk:actionType dk:ReconnectCable ; dk:target sys:cable ] ] ;
+    dk:actionBudget 6 .
+"""
+
+
+def cable_off(key: str, sid: str, number: int) -> str:
+    """A scenario of the lamp ``key`` (:func:`bike_lamp`), identified ``sid`` and numbered ``number``: the cable's
+    end at the lamp has come off (reconnecting the cable repairs it)."""
+    return _CABLE_OFF.replace("KEY", key).replace("SID", sid).replace("NUMBER", str(number))
