@@ -4,6 +4,8 @@ unlucky endpoint would. Each test states what went wrong before."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import threading
 import time
@@ -153,6 +155,44 @@ def test_a_users_text_reaches_every_prompt_quoted(hostile, assistant, extra, ser
     assert sent and any(json.dumps(label, ensure_ascii=False) in text for text in sent)
     assert not any("\n## SYSTEM" in text for text in sent)
     assert all("{{ 7*7 }}" in text and "49" not in text for text in sent if "Ignore all" in text)
+
+
+def connections_to(port: int) -> int:
+    """Sockets of this process connected to ``port`` on the loopback, not yet closed (Linux's /proc)."""
+    import os
+
+    ours = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith("socket:["):
+                ours.add(target[8:-1])
+    with open("/proc/net/tcp") as table:
+        rows = [line.split() for line in table.readlines()[1:]]
+    return sum(1 for row in rows if int(row[2].split(":")[1], 16) == port and row[9] in ours)
+
+
+@pytest.mark.parametrize("assistant,extra,service,replies", [
+    ("llm", {}, "deterministic", [choose(kind="hypothesise", components=["lamp_a"])]),
+    ("llm-grounded", {}, "deterministic", [Reply.call("decide", kind="hypothesise", components=["lamp_a"],
+                                                message={"text": "Replace the left lamp."})]),
+    ("llm", {}, "llm", [choose(kind="hypothesise", components=["lamp_a"]), Reply.call("report", text="Done.")]),
+    ("neuro-symbolic", {"classifier": "llm"}, "deterministic",
+     [Reply(content=json.dumps({"anomalous": ["lamp_a"], "nominal": ["lamp_b", "led"]}))]),
+])
+def test_a_session_over_leaves_no_connection_to_the_endpoint_open(bench, assistant, extra, service, replies):
+    """Before, the endpoint's connections stayed open until the garbage collector took the session's client,
+    and a connection's socket could be finalised before the client that would close it: a ResourceWarning
+    ("unclosed socket") raised in whichever test was running then (CI failed so once)."""
+    gc.disable()
+    try:
+        with LLMServer() as server:
+            server.script.then(*replies)
+            run_session(LEFT, assistant, config=config(server, **extra), store=bench, service=service)
+            assert server.script.calls and connections_to(server.port) == 0
+    finally:
+        gc.enable()
+        gc.collect()
 
 
 def test_a_429_waits_what_its_retry_after_asks(bench):

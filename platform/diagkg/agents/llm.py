@@ -49,10 +49,10 @@ def classify_symptoms(briefing: Briefing, names: dict[str, list[str]], config: d
     log: CallLog = briefing.llm if briefing.llm is not None else CallLog()
     settings = LLMSettings.from_config(config, need_endpoint=not log.replaying)
     cache = GraphCache(briefing.cache) if briefing.cache is not None else None
-    client = LLMClient(settings, log, cache=cache, role="assistant")
     prompt = prompts.render(
         "classify-symptoms.j2", description=briefing.description, symptoms=briefing.symptoms, visible=briefing.visible,
         components=sorted((cid, sorted(set(aliases))) for cid, aliases in names.items()))
-    data, _ = client.ask([{"role": "user", "content": prompt}], SCHEMA, name="classify", purpose="classify",
-                         cacheable=True)
+    with LLMClient(settings, log, cache=cache, role="assistant") as client:
+        data, _ = client.ask([{"role": "user", "content": prompt}], SCHEMA, name="classify", purpose="classify",
+                             cacheable=True)
     return parse_classification(data, set(names))

@@ -187,6 +187,11 @@ class LLMAssistant(BaseAssistant):
                                             visible=briefing.visible, tool=TOOL)
         self.spent = 0.0
 
+    def close(self, end: str) -> None:
+        client: LLMClient | None = getattr(self, "client", None)     # none before setup
+        if client is not None:
+            client.close()
+
     def record(self, outcome: Outcome) -> None:
         super().record(outcome)
         self.spent += float(outcome.get("cost") or 0.0)

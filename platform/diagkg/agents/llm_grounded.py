@@ -42,6 +42,7 @@ from ..env.actions import Action, Hypothesis
 from ..env.outcomes import Outcome, Refusal
 from ..kg import graphs
 from ..llm import prompting as prompts
+from ..llm.client import LLMClient
 from ..llm.records import CallRecord
 from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from .grounding_bounded import BoundedQueries
@@ -151,6 +152,9 @@ class GroundedAssistant(BaseAssistant):
         return self.ledger.ranked()
 
     def close(self, end: str) -> None:
+        client: LLMClient | None = getattr(self, "client", None)     # none before setup
+        if client is not None:
+            client.close()
         if self._runner is not None:
             self._runner.close()
             self._runner = None

@@ -43,6 +43,10 @@ class LLMServiceAgent:
             "required": ["action", "targets"],
         }
 
+    def close(self) -> None:
+        """The session is over: the endpoint's connections go."""
+        self.client.close()
+
     def instruction_for(self, action: Action) -> str:
         """Plain words for an action of an assistant that gave none."""
         spec = self.knowledge.actions.get(action.action)

@@ -454,6 +454,7 @@ def run(store: KnowledgeStore, campaign: Campaign, settings: LLMSettings, *,
         except LLMTruncation as exc:         # pragma: no cover - LLMFailure is the client's only truncation
             return log, None, Judged("", False, FailureCause.UNPARSEABLE, str(exc))
         finally:
+            client.close()
             spent += log.money
             summary.calls += sum(1 for r in log.records if r.source == "endpoint")
 

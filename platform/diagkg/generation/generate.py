@@ -179,6 +179,7 @@ def generate(store: KnowledgeStore, config: GenerationConfig, progress: Progress
                                                       observations(bench, look))
         if progress and wording.client is not None:
             progress("wording", i, len(kept))
+    wording.close()
     used = taken(store)
     start = config.first if config.first is not None else first_number(used, config.faults)
     written = _written(bench, config, kept, used.next_free(start, len(kept), config.key, config.faults), gen.words,

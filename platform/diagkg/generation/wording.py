@@ -79,6 +79,11 @@ class Wording:
         self.log = CallLog()
         self.client = LLMClient(settings, self.log, role="generation") if settings is not None else None
 
+    def close(self) -> None:
+        """The generation is over: the endpoint's connections go."""
+        if self.client is not None:
+            self.client.close()
+
     def words(self, bench: Bench, look: Look, description: str, observations: str) -> Words:
         """The words for ``look`` (``description`` and ``observations``: the template's)."""
         if self.client is None:

@@ -169,6 +169,20 @@ class LLMClient:
         self._asked_wait = 0.0       # what the endpoint's last 429 asked for (Retry-After), in seconds
         self._openai: OpenAI | None = None
 
+    def close(self) -> None:
+        """Let the endpoint's connections go now (the owner's work with the model is done). Left to the garbage
+        collector, a connection's socket could be finalised before the client that would close it (they are
+        collected together), warned of as unclosed. Asking again opens a new client."""
+        client, self._openai = self._openai, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- the one entry point ------------------------------------------------
     def ask(self, messages: list[dict[str, Any]], schema: dict[str, Any], *, name: str, purpose: str,
             cacheable: bool = False) -> tuple[dict[str, Any], CallRecord]:

@@ -234,6 +234,8 @@ def run_session(scenario: str | int | Scenario, assistant: str | registry.BaseAs
         closing = getattr(agent, "close", None)
         if closing is not None:
             closing(end)               # an assistant in its own process is told the end and stopped
+        if svc is not None:
+            svc.close()
         log.replayed(str(end))        # a replay that ended otherwise than its record says so, and is not stored
         rec = trajectory.SessionRecord(
             trajectory_id=trajectory.new_id(scenario.number, name, seed), scenario_iri=scenario.iri,
