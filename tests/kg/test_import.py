@@ -117,7 +117,9 @@ def master_import(tmp_path_factory):
     rows = master_rows()
     table = write_csv(folder / "master.csv", rows, MASTER_HEADER)
     out = folder / "out"
-    r = run_cli("import-scenarios", str(table), "--out", str(out))
+    # a store of its own: the tables hold the shipped scenarios' ids, which collide with the shipped catalogue
+    # that another test's `check` or `evaluate` may have loaded into this worker's default store
+    r = run_cli("--store", str(folder / "store"), "import-scenarios", str(table), "--out", str(out))
     return r, out, table, rows
 
 
@@ -173,7 +175,7 @@ def test_a_master_table_reports_missing_faults(master_import):
 def test_complete_rows_conform_and_equal_the_catalogue(tmp_path):
     table = write_csv(tmp_path / "scenarios.csv", COMPLETE_ROWS)
     out = tmp_path / "out"
-    r = run_cli("import-scenarios", str(table), "--out", str(out))
+    r = run_cli("--store", str(tmp_path / "store"), "import-scenarios", str(table), "--out", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout == ""
     assert "5 conform, 0 do not; 0 violation(s)" in r.stderr
@@ -431,7 +433,7 @@ def test_a_decimal_comma_is_a_decimal_point(tmp_path):
         w.writeheader()
         w.writerows(rows)
     out = tmp_path / "out"
-    r = run_cli("import-scenarios", str(table), "--out", str(out))
+    r = run_cli("--store", str(tmp_path / "store"), "import-scenarios", str(table), "--out", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
     text = (out / "021-3CC.I.1.ttl").read_text()
     assert "dk:probability 0.5" in text and "dk:actionBudget 12" in text, text
