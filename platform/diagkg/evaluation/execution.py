@@ -19,6 +19,7 @@ import hashlib
 import pickle
 import sys
 import time
+import uuid
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
@@ -108,6 +109,20 @@ class _Inline(cf.Executor):
         return future
 
 
+class _OnCluster(cf.Executor):
+    """A Dask client's executor whose sessions reserve their LLM calls in the campaign's shared totals on the
+    scheduler (:class:`~diagkg.llm.shared_money.ClusterMoney`, sent with each task), with a cost limit."""
+
+    def __init__(self, inner: cf.Executor, money: Any):
+        self.inner, self.money = inner, money
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        return self.inner.submit(fn, *args, **kwargs, money=self.money)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.inner.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
 def check_execution(workers: int, kind: str = "local", session_seconds: float | None = None) -> None:
     """Refuse settings a campaign cannot run with (before anything is written)."""
     if kind not in EXECUTORS:
@@ -152,7 +167,8 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
               session_seconds: float | None = None, allowance: float | None = None) -> tuple[cf.Executor, Any, int]:
     """The executor, the knowledge argument its tasks take, and how many sessions to keep in flight (a
     worker process even for one worker when a session's time is limited: only a process can be stopped);
-    ``allowance``: what a campaign with a cost limit has left, which a local pool's sessions share."""
+    ``allowance``: what a campaign with a cost limit has left, which the sessions in flight share (a local pool's
+    in a file, a cluster's on its scheduler)."""
     check_execution(workers, kind, session_seconds)
     if kind == "local" and workers == 1 and session_seconds is None:
         # the knowledge as the campaign starts, as a worker gets it: a system another process updates meanwhile
@@ -194,7 +210,13 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
     digest = hashlib.sha256(data).hexdigest()
     client.register_plugin(Knowledge(data), name=plugin_name(digest))
     stack.callback(_unregister, client, plugin_name(digest))
-    return client.get_executor(pure=False), digest, slots * 2
+    money = None
+    if allowance is not None:     # the sessions in flight on the cluster share what the campaign has left
+        from ..llm import shared_money
+
+        money = shared_money.on_cluster(client, f"diagkg-money-{uuid.uuid4().hex}", allowance)
+        stack.callback(shared_money.off_cluster, client, money)
+    return _OnCluster(client.get_executor(pure=False), money), digest, slots * 2
 
 
 def _unregister(client: Any, name: str) -> None:

@@ -33,7 +33,7 @@ from .tally import Entry, entry_of
 if TYPE_CHECKING:  # pragma: no cover
     from ..env.scenarios import Scenario
     from ..kg.store import KnowledgeStore
-    from ..llm.shared_money import SharedMoney
+    from ..llm.shared_money import ClusterMoney, SharedMoney
     from ..runs.trajectory import SessionRecord
 
 
@@ -184,9 +184,14 @@ def journal_rounds(folder: str | None, task: Task) -> list[dict[str, Any]]:
     return out
 
 
-def run_remote(data: bytes | str, task: Task, journal: str | None = None) -> Outcome:
-    """A worker's entry point (process pool or Dask); ``journal``: the folder of :func:`journal_file`."""
-    return run_task(worker_store(data), task, journal=journal_file(journal, task))
+def run_remote(data: bytes | str, task: Task, journal: str | None = None, money: ClusterMoney | None = None) -> Outcome:
+    """A worker's entry point (process pool or Dask); ``journal``: the folder of :func:`journal_file`; ``money``:
+    where a Dask worker's session reserves its LLM calls (:mod:`diagkg.llm.shared_money`; a local worker's
+    was installed when it started)."""
+    from ..llm import shared_money
+
+    with shared_money.using(money):
+        return run_task(worker_store(data), task, journal=journal_file(journal, task))
 
 
 def run_task(store: KnowledgeStore, task: Task, scenario: Scenario | None = None, journal: Path | None = None) -> Outcome:

@@ -11,21 +11,53 @@ cost. Calls take turns on the file (``flock``) for a few microseconds, not for t
 its worker's death leaves its reservation (the campaign then stops a little early, never late).
 
 Installed in each worker by :func:`install` (:func:`diagkg.evaluation.sessions.init_local_worker`); a
-session run in the campaign's own process, or on a Dask cluster, has no such file (one session at a time in
-the first; a cluster's workers share no folder: see docs/evaluation/campaigns.md).
+session run in the campaign's own process has none (one session at a time). A Dask cluster's workers share no
+folder: there the totals are one Dask ``Variable`` on the scheduler, changed under one Dask ``Lock``
+(:class:`ClusterMoney`, a round trip to the scheduler a call), given with each task (:func:`using`: a cluster
+may serve two campaigns at once).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import importlib
 import os
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["SharedMoney", "create", "current", "install"]
+__all__ = ["ClusterMoney", "SharedMoney", "create", "current", "install", "using"]
+
+CLUSTER_WAIT = 60.0      # seconds a worker waits for the scheduler's lock or variable before it gives up
+
+
+class _Totals:
+    """Reserving, settling and reading the totals, each in one turn (:meth:`_turn`) on what the sessions share."""
+
+    allowance: float
+
+    def _turn(self, change: tuple[float, float] | None, fits: float | None = None) -> tuple[float, float] | None:
+        raise NotImplementedError
+
+    def reserve(self, estimate: float) -> bool:
+        """Hold ``estimate`` for a call about to be sent; False (nothing held) when it does not fit."""
+        return self._turn((0.0, estimate), fits=estimate) is not None
+
+    def settle(self, estimate: float, money: float) -> None:
+        """The call held ``estimate`` and cost ``money``."""
+        self._turn((money, -estimate))
+
+    def totals(self) -> tuple[float, float]:
+        """What this run's sessions spent, and hold reserved."""
+        found = self._turn(None)
+        assert found is not None
+        return found
 
 
 @dataclass(frozen=True)
-class SharedMoney:
+class SharedMoney(_Totals):
     """The file at ``path`` holding what this run's sessions spent and hold reserved, and ``allowance``, what the
     campaign had left when the run began."""
 
@@ -51,19 +83,48 @@ class SharedMoney:
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
 
-    def reserve(self, estimate: float) -> bool:
-        """Hold ``estimate`` for a call about to be sent; False (nothing held) when it does not fit."""
-        return self._turn((0.0, estimate), fits=estimate) is not None
 
-    def settle(self, estimate: float, money: float) -> None:
-        """The call held ``estimate`` and cost ``money``."""
-        self._turn((money, -estimate))
+@dataclass(frozen=True)
+class ClusterMoney(_Totals):
+    """The same totals for the workers of a Dask cluster: a ``Variable`` named ``name`` on the scheduler holding
+    ``[spent, reserved]``, changed under the ``Lock`` of the same name (released by the scheduler if its worker
+    dies holding it). Made by :func:`on_cluster`; sent to the workers with each task."""
 
-    def totals(self) -> tuple[float, float]:
-        """What this run's sessions spent, and hold reserved."""
-        found = self._turn(None)
-        assert found is not None
-        return found
+    name: str
+    allowance: float
+
+    def _turn(self, change: tuple[float, float] | None, fits: float | None = None) -> tuple[float, float] | None:
+        distributed: Any = importlib.import_module("distributed")      # untyped: used through Any
+        client = distributed.get_client()
+        lock = distributed.Lock(self.name)
+        if not lock.acquire(timeout=CLUSTER_WAIT):
+            raise TimeoutError(f"the campaign's shared money on the Dask scheduler ({self.name}) stayed locked for "
+                               f"{CLUSTER_WAIT:g} s")
+        try:
+            var = distributed.Variable(self.name, client=client)
+            spent, reserved = (float(v) for v in var.get(timeout=CLUSTER_WAIT))
+            if fits is not None and spent + reserved + fits > self.allowance + 1e-12:
+                return None
+            if change is not None:
+                var.set([spent + change[0], max(0.0, reserved + change[1])])
+            return spent, reserved
+        finally:
+            lock.release()
+
+
+def on_cluster(client: Any, name: str, allowance: float) -> ClusterMoney:
+    """The shared totals of a run of a campaign that had ``allowance`` left, on the scheduler of ``client`` (a
+    Dask client) under ``name`` (the run's own); :func:`off_cluster` takes them off."""
+    distributed: Any = importlib.import_module("distributed")
+    distributed.Variable(name, client=client).set([0.0, 0.0])
+    return ClusterMoney(name, allowance)
+
+
+def off_cluster(client: Any, money: ClusterMoney) -> None:
+    """Take ``money``'s variable off the scheduler (a shared one outlives the campaign)."""
+    distributed: Any = importlib.import_module("distributed")
+    with contextlib.suppress(Exception):      # the cluster may be gone already: nothing is left to take off
+        distributed.Variable(money.name, client=client).delete()
 
 
 def create(folder: str, allowance: float) -> SharedMoney:
@@ -75,6 +136,7 @@ def create(folder: str, allowance: float) -> SharedMoney:
 
 
 _INSTALLED: SharedMoney | None = None
+_TASK = threading.local()         # the shared totals of the task this thread runs (a Dask worker's)
 
 
 def install(shared: SharedMoney | None) -> None:
@@ -83,6 +145,18 @@ def install(shared: SharedMoney | None) -> None:
     _INSTALLED = shared
 
 
-def current() -> SharedMoney | None:
-    """The shared file of the campaign this process works for, if any."""
-    return _INSTALLED
+@contextlib.contextmanager
+def using(shared: _Totals | None) -> Iterator[None]:
+    """Reserve the calls of the sessions this thread runs meanwhile in ``shared`` (a Dask task's)."""
+    before = getattr(_TASK, "money", None)
+    _TASK.money = shared
+    try:
+        yield
+    finally:
+        _TASK.money = before
+
+
+def current() -> _Totals | None:
+    """The shared totals of the campaign this thread's session works for, if any."""
+    task: _Totals | None = getattr(_TASK, "money", None)
+    return task if task is not None else _INSTALLED
