@@ -36,12 +36,25 @@ def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
 
             held = sorted(r["key"] for r in store.select("system-summary"))
             close = difflib.get_close_matches(key, held, n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            if _is_scenario(store, key):
+                hint = f"; {key} is a scenario of the store: diagkg simulate --scenario {key}"
             raise errors.UnknownTermError(f"no system {key!r} in the store (it holds: {', '.join(held) or 'none'}) "
-                                          f"nor among the shipped ones ({exc})"
-                                          + (f"; did you mean {', '.join(close)}?" if close else "")) from None
+                                          f"nor among the shipped ones ({exc}){hint}") from None
         if ensure_shipped(store, notify=say) is None:
             raise errors.UnknownTermError(f"no system {key!r} in the store; load it (diagkg load --shipped)")
     return simulator_for(store, key)
+
+
+def _is_scenario(store: KnowledgeStore, ref: str) -> bool:
+    """Whether ``ref`` names a scenario of ``store`` (by number or identifier)."""
+    from ..env.workspace import resolve_scenario
+
+    try:
+        resolve_scenario(store, ref)
+    except errors.DiagkgError:
+        return False
+    return True
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
