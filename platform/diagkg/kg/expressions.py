@@ -11,6 +11,7 @@ attribute access, subscripts, lambdas or comprehensions get through.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -92,7 +93,20 @@ def names_read(source: str, where: str = "expression") -> frozenset[str]:
     condition, an emission or damage rule): its bare names, checked as :func:`compile_expression` checks them, but
     a name read only where ``has('name')`` holds, which asks whether a fault overrides it: ``"resistance if
     has('resistance') else (onResistance if closed else offResistance)"`` reads a fault's ``resistance``, never
-    the one a switch states (a switch stating one was not warned that it changes nothing)."""
+    the one a switch states (a switch stating one was not warned that it changes nothing). Remembered by the
+    text (a pure function of it: ``diagkg check`` asks it of every type's expressions for each scenario)."""
+    try:
+        return _names_read_of(source)
+    except ExpressionError:
+        return _names_read(source, where)       # raised again, saying where
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_read_of(source: str) -> frozenset[str]:
+    return _names_read(source, "expression")
+
+
+def _names_read(source: str, where: str) -> frozenset[str]:
     expression = compile_expression(source, where, ELEMENT_FUNCTIONS)
     read: set[str] = set()
 
