@@ -74,8 +74,10 @@ def _system(rating: str) -> str:
     return SYSTEM.replace("RATING", rating)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def store() -> KnowledgeStore:
+    """A store of each test's own (each loads its own version of the system: a store shared by the module was
+    written by three tests, in whatever order the workers ran them)."""
     return KnowledgeStore.memory()
 
 
