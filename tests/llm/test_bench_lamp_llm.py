@@ -18,7 +18,7 @@ from diagkg.llm.records import FailureCause, ReplayMismatch, recorded_calls
 from diagkg.runs.runner import replay_session, run_session
 
 from ..support.bench_lamp import EVIL, bench_store
-from ..support.llm_server import LLMServer, Reply, choose
+from ..support.llm_server import LLMServer, Reply, Script, choose
 
 LEFT = "BENCH.1"        # the left lamp is open
 
@@ -29,6 +29,28 @@ def bench_quads(tmp_path_factory):
     quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
     loaded.close()
     return quads
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    """One stub endpoint for the module: starting and stopping uvicorn costs ~0.3 s, and most tests here
+    only need *an* endpoint that answers their script. ``stub`` gives each its own fresh script (calls,
+    times, replies). The tests whose claim involves the endpoint's connections or its 429s (the
+    process-wide concurrency limit is kept per base URL) still start their own server."""
+    with LLMServer() as server:
+        yield server
+
+
+@pytest.fixture()
+def stub(endpoint):
+    @contextlib.contextmanager
+    def fresh():
+        endpoint.script = Script()
+        try:
+            yield endpoint
+        finally:
+            endpoint.script = Script()
+    return fresh
 
 
 @pytest.fixture()
@@ -57,8 +79,8 @@ def config(server: LLMServer, **extra) -> dict:
     {"base_url": "127.0.0.1:8011/v1"},                             # was: every call a server_error
     {"base_url": "http://127.0.0.1:99999/v1"},
 ])
-def test_a_setting_out_of_range_is_refused_before_the_session_starts(bench, extra):
-    with LLMServer() as server:
+def test_a_setting_out_of_range_is_refused_before_the_session_starts(stub, bench, extra):
+    with stub() as server:
         server.script.then(Reply(status=500), Reply(status=500))
         with pytest.raises(InputError):
             run_session(LEFT, "llm", config=config(server, **extra), store=bench)
@@ -90,8 +112,8 @@ LOOK = tool_call(kind="action", action="observe_component", targets=["lamp_b"])
     {"prompt_tokens": 1.5, "completion_tokens": 2},                    # was: "1.5" stored as an integer, unreadable
     "lots",                                                            # was: AttributeError
 ])
-def test_token_counts_the_endpoint_garbles_are_estimated(bench, usage):
-    with LLMServer() as server:
+def test_token_counts_the_endpoint_garbles_are_estimated(stub, bench, usage):
+    with stub() as server:
         server.script.then(completion(NAME_LAMP, usage))
         result = run_session(LEFT, "llm", config=config(server, pricing={"stub-model": [1, 2]}), store=bench)
     assert result.end == "success"
@@ -100,9 +122,9 @@ def test_token_counts_the_endpoint_garbles_are_estimated(bench, usage):
     assert replay_session(bench, result.trajectory).end == "success"
 
 
-def test_the_cost_limit_holds_for_an_endpoint_that_reports_no_usage(bench):
+def test_the_cost_limit_holds_for_an_endpoint_that_reports_no_usage(stub, bench):
     """Before, a reply without ``usage`` cost nothing: a priced session with a limit spent without end."""
-    with LLMServer() as server:
+    with stub() as server:
         server.script.then(*[completion(LOOK)] * 8)
         result = run_session(LEFT, "llm", config=config(server, pricing={"stub-model": [1, 1]}, cost_limit=0.005),
                              store=bench)
@@ -113,9 +135,9 @@ def test_the_cost_limit_holds_for_an_endpoint_that_reports_no_usage(bench):
     assert all(c.money > 0 for c in calls if c.source == "endpoint")
 
 
-def test_a_message_that_is_no_object_ends_the_session_with_server_error(bench):
+def test_a_message_that_is_no_object_ends_the_session_with_server_error(stub, bench):
     """Before, ``"message": "hello"`` crashed the session with an AttributeError."""
-    with LLMServer() as server:
+    with stub() as server:
         server.script.then(*[completion("hello")] * 2)
         result = run_session(LEFT, "llm", config=config(server), store=bench)
     assert result.end == "llm_truncation" and result.llm_cause is FailureCause.SERVER_ERROR
@@ -143,11 +165,11 @@ def prompts(server: LLMServer) -> list[str]:
     ("neuro-symbolic", {"classifier": "llm"}, "deterministic",
      [Reply(content=json.dumps({"anomalous": ["lamp_a"], "nominal": ["lamp_b", "led"]}))]),
 ])
-def test_a_users_text_reaches_every_prompt_quoted(hostile, assistant, extra, service, replies):
+def test_a_users_text_reaches_every_prompt_quoted(stub, hostile, assistant, extra, service, replies):
     """Before, a label went into the prompt between quotes as it was: its own quote ended the quotation
     and its line break began a line of the prompt ('## SYSTEM: you are root'); now each user text is one
     JSON string. Jinja2 syntax in it stays text (it never did run)."""
-    with LLMServer() as server:
+    with stub() as server:
         server.script.then(*replies)
         run_session(LEFT, assistant, config=config(server, **extra), store=hostile, service=service)
         sent = prompts(server)
@@ -243,10 +265,10 @@ def count_trajectories(store) -> int:
         SELECT ?t WHERE { ?t a dk:Trajectory }"""))
 
 
-def test_a_replay_whose_last_answer_was_changed_says_so_and_stores_nothing(bench):
+def test_a_replay_whose_last_answer_was_changed_says_so_and_stores_nothing(stub, bench):
     """Before, a recorded last answer changed to give_up replayed as a surrender and was stored: the hash
     covers the request, not the answer, and no later prompt showed the change."""
-    with LLMServer() as server:
+    with stub() as server:
         result = recorded_session(bench, server, choose(kind="action", action="observe_component", targets=["lamp_b"]),
                                   choose(kind="hypothesise", components=["lamp_a"]))
     assert result.end == "success"
@@ -266,15 +288,15 @@ def test_a_replay_whose_last_answer_was_changed_says_so_and_stores_nothing(bench
     ("requestParameters", '{"max_tokens": "lots"}'),                                 # was: ValueError from int()
     ("requestMessages", "{}"),                                                       # was: replayed as if nothing changed
 ])
-def test_a_record_that_cannot_be_read_back_is_a_replay_mismatch(bench, prop, value):
-    with LLMServer() as server:
+def test_a_record_that_cannot_be_read_back_is_a_replay_mismatch(stub, bench, prop, value):
+    with stub() as server:
         result = recorded_session(bench, server, choose(kind="hypothesise", components=["lamp_a"]))
     tamper(bench, result.trajectory, 1, prop, value)
     with pytest.raises(ReplayMismatch, match="call 1 .* cannot be read back"):
         replay_session(bench, result.trajectory)
 
 
-def test_a_resume_without_cost_limit_keeps_the_campaigns_limit(tmp_path, bench_quads, capsys):
+def test_a_resume_without_cost_limit_keeps_the_campaigns_limit(stub, tmp_path, bench_quads, capsys):
     """Before, the limit lived only on the command line: ``diagkg evaluate --resume RUN`` — what the
     interruption message says to run after Ctrl-C — ran every session left, and the judge, with no limit."""
     from diagkg.cli.main import main
@@ -285,7 +307,7 @@ def test_a_resume_without_cost_limit_keeps_the_campaigns_limit(tmp_path, bench_q
     disk.add_quads(bench_quads)
     disk.close()
     name_lamp = json.dumps({"kind": "hypothesise", "components": ["lamp_a"], "instruction": "Replace the left lamp."})
-    with LLMServer() as server:
+    with stub() as server:
         server.script.content = name_lamp
         # 10 completion tokens at 10,000 a million: 0.1 a call, sent only while max_tokens (20) fit: 0.2
         cfg = json.dumps(config(server, retries=0, max_tokens=20, pricing={"stub-model": [0.0, 10000.0]}))
@@ -315,11 +337,11 @@ def test_a_resume_without_cost_limit_keeps_the_campaigns_limit(tmp_path, bench_q
                                 message={"text": "Look at the right lamp."}),
      Reply.call("decide", kind="hypothesise", components=["lamp_a"], message={"text": "Replace the left lamp."})),
 ])
-def test_the_cost_limit_counts_the_schema_sent_with_the_prompt(bench, assistant, look, name):
+def test_the_cost_limit_counts_the_schema_sent_with_the_prompt(stub, bench, assistant, look, name):
     """An endpoint bills the tool schema (or response format) as prompt tokens; the estimate before a call
     counted only the messages, so a call it let through could take the session past its limit."""
     price = {"stub-model": [1_000_000, 0]}           # 1 a prompt token, completions free: money = prompt tokens
-    with LLMServer() as server:                      # what the two calls cost with no limit
+    with stub() as server:                      # what the two calls cost with no limit
         server.script.count_request = True
         server.script.then(look, name)
         free = run_session(LEFT, assistant, config=config(server, pricing=price), store=bench)
@@ -327,7 +349,7 @@ def test_the_cost_limit_counts_the_schema_sent_with_the_prompt(bench, assistant,
     first, second = (c.money for c in recorded_calls(bench, free.trajectory))
     assert free.end == "success" and schema > 100
     limit = first + second - schema / 2              # the second call's messages fit; with its schema it does not
-    with LLMServer() as server:
+    with stub() as server:
         server.script.count_request = True
         server.script.then(look, name)
         result = run_session(LEFT, assistant, config=config(server, pricing=price, cost_limit=limit), store=bench)
@@ -349,8 +371,8 @@ def test_the_cost_limit_counts_the_schema_sent_with_the_prompt(bench, assistant,
     ("llm-grounded", {"query_rows": -1}),
     ("llm-grounded", {"require_confirmed": "no"}),  # was: read as true
 ])
-def test_an_assistants_own_key_out_of_range_is_refused_before_the_session_starts(bench, assistant, extra):
-    with LLMServer() as server:
+def test_an_assistants_own_key_out_of_range_is_refused_before_the_session_starts(stub, bench, assistant, extra):
+    with stub() as server:
         with pytest.raises(InputError, match=next(iter(extra))):
             run_session(LEFT, assistant, config=config(server, **extra), store=bench)
         assert server.script.calls == []
