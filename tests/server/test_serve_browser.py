@@ -16,10 +16,8 @@ import pytest
 from ..support.paths import ROOT
 from ..support.serving import TOKEN, broken_scenario, start_server, stop_server, torch_store
 from ..support.torch import LOOSE_LEAD, scenario_text
+from .conftest import CHROMIUM
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 SHOTS = Path(os.environ.get("DIAGKG_SCREENSHOTS") or ROOT / "tests" / "artifacts" / "screenshots")
 
 pytestmark = [
@@ -36,14 +34,10 @@ def server(tmp_path_factory):
     stop_server(proc)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        yield b
-        b.close()
+@pytest.fixture()
+def browser(chromium):
+    """The Chromium of tests/server/conftest.py, launched once per test process (each test opens its own contexts)."""
+    return chromium
 
 
 @pytest.fixture()

@@ -17,6 +17,7 @@ from diagkg.kg.store import KnowledgeStore
 
 from ..support.bike_lamp import bike_lamp
 from ..support.serving import TOKEN, start_server, stop_server
+from .conftest import CHROMIUM
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
@@ -37,12 +38,24 @@ BURNT = """\
 """
 
 
+@pytest.fixture(scope="module")
+def cyclamp_quads(tmp_path_factory) -> list:
+    """The bicycle lamp (fuse 1 A) and its scenario, loaded (validated, reasoned) once for the module."""
+    folder = tmp_path_factory.mktemp("cyclamp")
+    (folder / "cyclamp.ttl").write_text(bike_lamp("cyclamp", 1.0))
+    (folder / "c1.ttl").write_text(BURNT)
+    loaded = KnowledgeStore.memory()
+    load_files(loaded, [folder / "cyclamp.ttl", folder / "c1.ttl"])
+    quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
+    loaded.close()
+    return quads
+
+
 @pytest.fixture()
-def server(tmp_path: Path):
-    (tmp_path / "cyclamp.ttl").write_text(bike_lamp("cyclamp", 1.0))
-    (tmp_path / "c1.ttl").write_text(BURNT)
+def server(tmp_path: Path, cyclamp_quads):
+    """A server of its own on an on-disk store of its own (each test writes: a replaced system, a load)."""
     store = KnowledgeStore(tmp_path / "store")
-    load_files(store, [tmp_path / "cyclamp.ttl", tmp_path / "c1.ttl"])
+    store.add_quads(cyclamp_quads)
     store.close()
     proc, url = start_server(tmp_path / "store")
     try:
@@ -103,29 +116,23 @@ def test_a_system_replaced_while_serving(server):
                                                      "damage": ["blown"]}}], rounds
 
 
-CHROMIUM = "/usr/bin/chromium"
-
-
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (scripts/setup.sh --dev)")
-def test_the_page_shows_what_a_load_warns_of(server):
-    from playwright.sync_api import sync_playwright
-
+def test_the_page_shows_what_a_load_warns_of(server, chromium):
     text = bike_lamp("cyclamp2", 0.3)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(str(server.base_url) + "/")
-            page.fill("#token", TOKEN)
-            page.wait_for_selector("#schematic svg")
-            page.fill("#editor", text)
-            page.fill("#filename", "cyclamp2.ttl")
-            page.click("#load")
-            page.wait_for_function("document.querySelector('#verdict').textContent.startsWith('Loaded')")
-            shown = page.inner_text("#annotated")
-        finally:
-            browser.close()
+    context = chromium.new_context()          # the shared Chromium (tests/server/conftest.py), a context of its own
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(str(server.base_url) + "/")
+        page.fill("#token", TOKEN)
+        page.wait_for_selector("#schematic svg")
+        page.fill("#editor", text)
+        page.fill("#filename", "cyclamp2.ttl")
+        page.click("#load")
+        page.wait_for_function("document.querySelector('#verdict').textContent.startsWith('Loaded')")
+        shown = page.inner_text("#annotated")
+    finally:
+        context.close()
     assert "warning: cyclamp2: ratings: fuse is blown in the nominal state" in shown, shown
     assert not errors, errors
