@@ -85,14 +85,29 @@ BURNT = """\
 
 
 @pytest.fixture(scope="module")
-def bike(tmp_path_factory) -> Path:
+def bike_quads(tmp_path_factory) -> list:
+    """The bicycle and its scenario, loaded (validated, reasoned) once for the module."""
     folder = tmp_path_factory.mktemp("bike")
     (folder / "bike.ttl").write_text(BIKE)
     (folder / "b1.ttl").write_text(BURNT)
-    store = KnowledgeStore(folder / "store")
-    load_files(store, [folder / "bike.ttl", folder / "b1.ttl"])
+    loaded = KnowledgeStore.memory()
+    load_files(loaded, [folder / "bike.ttl", folder / "b1.ttl"])
+    quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
+    loaded.close()
+    return quads
+
+
+def bike_store(path: Path, quads: list) -> Path:
+    """An on-disk store of its own holding ``quads``."""
+    store = KnowledgeStore(path)
+    store.add_quads(quads)
     store.close()
-    return folder / "store"
+    return path
+
+
+@pytest.fixture(scope="module")
+def bike(tmp_path_factory, bike_quads) -> Path:
+    return bike_store(tmp_path_factory.mktemp("bike-served") / "store", bike_quads)
 
 
 @pytest.fixture(scope="module")
@@ -223,15 +238,10 @@ def test_an_ended_sessions_schematic_stays_as_it_ended(server):
     assert (later.count(LIT), later.count(DARK)) == (1, 1)
 
 
-def test_live_sessions_are_capped_and_one_nobody_answers_stops_keeping_what_it_played(tmp_path):
+def test_live_sessions_are_capped_and_one_nobody_answers_stops_keeping_what_it_played(tmp_path, bike_quads):
     # each live session holds a thread, and one waiting for a person waited for ever: a token holder could leave any
     # number of them waiting. Past --max-sessions a start gets 429; past --session-idle a session stops, stored
-    (tmp_path / "bike.ttl").write_text(BIKE)
-    (tmp_path / "b1.ttl").write_text(BURNT)
-    store = KnowledgeStore(tmp_path / "store")
-    load_files(store, [tmp_path / "bike.ttl", tmp_path / "b1.ttl"])
-    store.close()
-    proc, url = start_server(tmp_path / "store", "--max-sessions", "2", "--session-idle", "2")
+    proc, url = start_server(bike_store(tmp_path / "store", bike_quads), "--max-sessions", "2", "--session-idle", "2")
     try:
         with httpx.Client(base_url=url, timeout=30) as client:
             start = {"scenario": "BIKE.1", "assistant": "human"}
