@@ -16,7 +16,9 @@ from .support.paths import ROOT
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+    # built with the setuptools of the environment (scripts/setup.sh installs the version pyproject.toml asks for): an
+    # isolated build first installed setuptools into a fresh environment, most of the fixture's time
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     # a folder of the package that setuptools would ship only by accident: a 40-line warning in every setup
