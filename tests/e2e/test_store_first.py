@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -46,6 +47,22 @@ def user_files(tmp_path) -> dict[str, Path]:
     files["s2"].write_text(scenario_text(**LOOSE_LEAD))
     files["s3"].write_text(scenario_text(**ON_SHIPPED))
     return files
+
+
+@pytest.fixture(scope="module")
+def shipped_folder(tmp_path_factory) -> Path:
+    """A store on disk holding the shipped catalogue, loaded once for the module as ``diagkg load --shipped`` loads
+    it (``load_shipped``; that fills the inference cache too). Never written: a test that writes copies it first."""
+    path = tmp_path_factory.mktemp("shipped") / "store"
+    with KnowledgeStore(path) as s:
+        load_shipped(s)
+    return path
+
+
+def shipped_copy(folder: Path, to: Path) -> Path:
+    """A store of one's own holding the shipped catalogue: a copy of :func:`shipped_folder` (closed)."""
+    shutil.copytree(folder, to)
+    return to
 
 
 def cli(store: Path, *args: str, **kw) -> subprocess.CompletedProcess:
@@ -249,9 +266,8 @@ def test_replacing_a_system_revalidates_its_scenarios(tmp_path, user_files):
 # collisions
 # ---------------------------------------------------------------------------
 
-def test_a_colliding_scenario_is_refused_naming_both_files(tmp_path):
-    store = tmp_path / "store"
-    assert cli(store, "load", "--shipped").returncode == 0
+def test_a_colliding_scenario_is_refused_naming_both_files(tmp_path, shipped_folder):
+    store = shipped_copy(shipped_folder, tmp_path / "store")        # as after `diagkg load --shipped`
     mine = tmp_path / "my-3cc-s-1.ttl"
     mine.write_text((ROOT / "scenarios" / "catalog" / "001-3CC.S.1.ttl").read_text()
                     .replace('rdfs:label "Depleted battery"', 'rdfs:label "My flat battery"'))
@@ -299,9 +315,8 @@ def test_ontology_files_loaded_by_hand_are_not_copied(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_dump_restores_what_replace_replaced(tmp_path):
-    store = tmp_path / "store"
-    assert cli(store, "load", "--shipped").returncode == 0
+def test_a_dump_restores_what_replace_replaced(tmp_path, shipped_folder):
+    store = shipped_copy(shipped_folder, tmp_path / "store")        # as after `diagkg load --shipped`
     copy = tmp_path / "copy.nq"
     assert cli(store, "dump", "--out", str(copy)).returncode == 0
     mine = tmp_path / "mine.ttl"
@@ -359,10 +374,10 @@ def _graph_kinds(path: Path) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_killed_loads_leave_all_or_nothing(tmp_path):
+def test_killed_loads_leave_all_or_nothing(tmp_path, shipped_folder):
     rng = random.Random(20261130)
-    # loads to the end: the first fills the inference cache, the second says how long a load takes
-    assert cli(tmp_path / "warm-up", "load", "--shipped").returncode == 0
+    # a load to the end says how long a load takes (shipped_folder's load, in this process, filled the inference cache
+    # it reads, as a first `diagkg load --shipped` did)
     t0 = time.perf_counter()
     full = cli(tmp_path / "full", "load", "--shipped")
     duration = time.perf_counter() - t0
