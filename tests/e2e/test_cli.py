@@ -4,13 +4,35 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from ..support.cli import SUBCOMMANDS, run_cli
 from ..support.paths import DATA, ROOT, TC_TRIPLES, THREE_CUBES
+
+
+@pytest.fixture(scope="module")
+def shipped_folder(tmp_path_factory) -> Path:
+    """A store on disk holding the shipped catalogue, loaded once for the module as ``diagkg load --shipped`` loads
+    it (``load_shipped``). Never used in place: a test copies it (:func:`shipped_copy`)."""
+    from diagkg.kg.loading import load_shipped
+    from diagkg.kg.store import KnowledgeStore
+
+    path = tmp_path_factory.mktemp("shipped") / "store"
+    with KnowledgeStore(path) as s:
+        load_shipped(s)
+    return path
+
+
+def shipped_copy(folder: Path, to: Path) -> Path:
+    """A store of one's own holding the shipped catalogue, as after ``diagkg load --shipped``: each command on an
+    empty store (``--memory`` too) would load the whole catalogue (five systems, 135 scenarios) first."""
+    shutil.copytree(folder, to)
+    return to
 
 
 def test_help_lists_subcommands():
@@ -145,17 +167,18 @@ def test_simulate_json_shape():
     assert "ngspice" not in r.stderr.lower() and "spinit" not in r.stderr
 
 
-def test_simulate_with_state_file(tmp_path):
+def test_simulate_with_state_file(tmp_path, shipped_folder):
+    store = str(shipped_copy(shipped_folder, tmp_path / "store"))
     st = tmp_path / "state.ttl"
     st.write_text("@prefix : <https://w3id.org/diagkg/system/three_cubes/> .\n"
                   "@prefix dk: <https://w3id.org/diagkg/ontology#> .\n"
                   ":battery dk:hasOverride [ dk:parameter dk:voltage ; dk:value -12.0 ] .\n")
-    r = run_cli("--memory", "simulate", "three_cubes", "--state", str(st))
+    r = run_cli("--store", store, "simulate", "three_cubes", "--state", str(st))
     assert r.returncode == 0, r.stderr
     assert "lit: ctrl_red_led" in r.stdout and "converged: yes" in r.stdout
     st.write_text("@prefix : <https://w3id.org/diagkg/system/three_cubes/> .\n"
                   "@prefix dk: <https://w3id.org/diagkg/ontology#> .\n:lamp dk:covered true .\n")
-    r = run_cli("--memory", "simulate", "three_cubes", "--state", str(st))
+    r = run_cli("--store", store, "simulate", "three_cubes", "--state", str(st))
     assert r.returncode == 2 and "not a part of system three_cubes" in r.stderr
 
 
@@ -174,8 +197,9 @@ def test_simulate_unknown_system():
     assert r.returncode == 2 and "known: ambient_light_sensor" in r.stderr
 
 
-def test_simulate_netlist():
-    r = run_cli("--memory", "simulate", "current_sensor", "--netlist")
+def test_simulate_netlist(tmp_path, shipped_folder):
+    store = str(shipped_copy(shipped_folder, tmp_path / "store"))
+    r = run_cli("--store", store, "simulate", "current_sensor", "--netlist")
     assert r.returncode == 0 and "; ctrl_relay" in r.stdout
 
 
@@ -217,13 +241,12 @@ def test_the_readme_python_examples_run_as_written_from_any_directory(tmp_path):
     assert "round 1 verdict" in r.stdout
 
 
-def test_tables_never_cut_identifiers(tmp_path):
+def test_tables_never_cut_identifiers(tmp_path, shipped_folder):
     """Piped output is plain aligned columns with every identifier whole."""
-    r = run_cli("--memory", "simulate", "ten_cubes", env={"COLUMNS": "60"})
+    store = shipped_copy(shipped_folder, tmp_path / "store")
+    r = run_cli("--store", str(store), "simulate", "ten_cubes", env={"COLUMNS": "60"})
     assert r.returncode == 0
     assert "battery_internal_resistor" in r.stdout and "…" not in r.stdout
-    store = tmp_path / "store"
-    assert run_cli("--store", str(store), "load", "--shipped").returncode == 0
     r = run_cli("--store", str(store), "graphs", env={"COLUMNS": "60"})
     assert "https://w3id.org/diagkg/graph/inferred/ambient_light_sensor" in r.stdout and "…" not in r.stdout
 
