@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from diagkg.kg.loading import load_files
+import pyoxigraph as ox
+
+from diagkg.kg.loading import load_files, origin_of
 from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.vocab import DK
 
 TORCH = """\
 @prefix :        <https://example.org/torch/> .
@@ -108,15 +111,44 @@ ON_SHIPPED = dict(id="MINE.3CC.1", number=9201, label="Main bulb open", system="
                   symptoms="With the switch closed the main lamp stays dark; both LEDs are lit.")
 
 
+_LOADED_FROM = ox.NamedNode(str(DK.loadedFrom))
+_LOADED: dict[tuple[str, ...], tuple[list[ox.Quad], dict[str, str]]] = {}     # texts -> quads, origin -> file name
+
+
 def torch_memory_store(folder: Path) -> KnowledgeStore:
-    """An in-memory store holding the torch and its two scenarios (files written in ``folder``)."""
+    """An in-memory store holding the torch and its two scenarios (files written in ``folder``).
+
+    The files are validated and loaded (SHACL, reasoning) once per process; later stores get a copy of
+    what that load wrote, with each graph's ``dk:loadedFrom`` naming the files written in ``folder``, as
+    a load of them would (the texts are the cache's key: a changed text is loaded afresh)."""
+    texts = (TORCH, scenario_text(**FLAT), scenario_text(**LOOSE_LEAD))
     files = [folder / "torch.ttl", folder / "t1.ttl", folder / "t2.ttl"]
-    files[0].write_text(TORCH)
-    files[1].write_text(scenario_text(**FLAT))
-    files[2].write_text(scenario_text(**LOOSE_LEAD))
+    for f, text in zip(files, texts, strict=True):
+        f.write_text(text)
     store = KnowledgeStore.memory()
-    load_files(store, files)
+    if texts not in _LOADED:
+        load_files(store, files)
+        _LOADED[texts] = (list(store.raw.quads_for_pattern(None, None, None, None)),
+                          {origin_of(f): f.name for f in files})
+        return store
+    quads, names = _LOADED[texts]
+    fresh: dict[ox.BlankNode, ox.BlankNode] = {}      # blank nodes of their own, as a load makes
+    store.raw.extend(_copied(q, names, folder, fresh) for q in quads)
     return store
+
+
+def _copied(q: ox.Quad, names: dict[str, str], folder: Path, fresh: dict[ox.BlankNode, ox.BlankNode]) -> ox.Quad:
+    """``q`` with fresh blank nodes, its ``dk:loadedFrom`` naming the file of that name in ``folder``."""
+    s, o = q.subject, q.object
+    if not isinstance(s, ox.BlankNode) and not isinstance(o, (ox.BlankNode, ox.Literal)):
+        return q
+    if isinstance(s, ox.BlankNode):
+        s = fresh.setdefault(s, ox.BlankNode())
+    if isinstance(o, ox.BlankNode):
+        o = fresh.setdefault(o, ox.BlankNode())
+    elif q.predicate == _LOADED_FROM and isinstance(o, ox.Literal) and o.value in names:
+        o = ox.Literal(origin_of(folder / names[o.value]))
+    return ox.Quad(s, q.predicate, o, q.graph_name)
 
 
 ONE_FAULT = """\
