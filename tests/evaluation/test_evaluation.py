@@ -27,6 +27,7 @@ from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import execution, metrics, sessions, tally
 from diagkg.evaluation.campaign import CampaignConfig, Task
 from diagkg.kg import graphs
+from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.vocab import DK
 from diagkg.runs import trajectory
@@ -73,9 +74,10 @@ HAND = {
 }
 
 
-@pytest.fixture()
-def hand_campaign(tmp_path):
-    store = torch_memory_store(tmp_path)
+@pytest.fixture(scope="module")
+def hand_quads(tmp_path_factory):
+    """The hand-written campaign, written once per module (a store of its trajectories: several seconds)."""
+    store = torch_memory_store(tmp_path_factory.mktemp("hand"))
     config = CampaignConfig(assistants=("a", "b"), scenarios=(9101, 9102), runs=4, name="hand")
     campaign = cp.create(store, config)
     from diagkg.env.actions import action_catalogue
@@ -95,7 +97,19 @@ def hand_campaign(tmp_path):
                 if end == "crashed":
                     trajectory.validate(quads, rec.trajectory_id)   # a crash record conforms to the shapes
                 store.write_graphs({rec.graph: [q.triple for q in quads]})
-    return store, campaign
+    held = list(store.raw.quads_for_pattern(None, None, None, None))
+    store.close()
+    return held, campaign
+
+
+@pytest.fixture()
+def hand_campaign(hand_quads):
+    """A store of its own (tests write tallies into it) holding the hand-written campaign."""
+    quads, campaign = hand_quads
+    store = KnowledgeStore.memory()
+    store.raw.extend(quads)
+    yield store, campaign
+    store.close()
 
 
 def norm(rows):
@@ -381,8 +395,9 @@ def _user_store(tmp_path: Path) -> Path:
     files[1].write_text(scenario_text(**FLAT))
     files[2].write_text(scenario_text(**LOOSE_LEAD))
     store = tmp_path / "store"
-    r = run_cli("--store", str(store), "load", *map(str, files[:2]))     # t2.ttl is given to evaluate as a file
-    assert r.returncode == 0, r.stderr
+    # loaded in this process (the command line's load is tested elsewhere); t2.ttl is given to evaluate as a file
+    with KnowledgeStore(store) as held:
+        load_files(held, files[:2])
     return store
 
 
@@ -492,7 +507,8 @@ def test_a_folder_of_scenario_files_is_a_selection(tmp_path):
     mine.mkdir()
     (mine / "flat.ttl").write_text(scenario_text(**FLAT))
     (mine / "lead.ttl").write_text(scenario_text(**LOOSE_LEAD))
-    assert run_cli("--store", str(store), "load", str(tmp_path / "torch.ttl")).returncode == 0
+    with KnowledgeStore(store) as held:       # loaded in this process: the command under test is evaluate
+        load_files(held, [tmp_path / "torch.ttl"])
     r = run_cli("--store", str(store), "evaluate", "--assistant", "oracle", "--scenarios", str(mine), "--format", "json")
     assert r.returncode == 0, r.stderr
     done = json.loads(r.stdout.strip().splitlines()[-1])
