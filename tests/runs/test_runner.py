@@ -14,6 +14,7 @@ from diagkg.agents.registry import BaseAssistant, create, names
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.env.service import Action
 from diagkg.errors import UnknownTermError, ValidationError
+from diagkg.kg.store import KnowledgeStore
 from diagkg.llm.client import LLMFailure
 from diagkg.llm.records import CallRecord, FailureCause
 from diagkg.runs import trajectory, transcript
@@ -32,9 +33,20 @@ def every_number() -> list[int]:
 SUCCESS = ("success", "success_no_hypothesis")
 
 
+@pytest.fixture(scope="module")
+def catalog_quads():
+    """The shipped catalogue, loaded as a user would once per module."""
+    loaded = catalog_store()
+    quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
+    loaded.close()
+    return quads
+
+
 @pytest.fixture()
-def store():
-    s = catalog_store()
+def store(catalog_quads):
+    """A store of its own (sessions store their trajectories in it) holding the shipped catalogue."""
+    s = KnowledgeStore.memory()
+    s.raw.extend(catalog_quads)
     yield s
     s.close()
 
@@ -245,14 +257,13 @@ def test_cli_run_and_transcript(tmp_path):
     assert r.returncode == 2 and "not valid JSON" in r.stderr
 
 
-def test_end_values_have_one_spelling_everywhere():
+def test_end_values_have_one_spelling_everywhere(store):
     """The same word for how a session ended: Python, the trajectory's query
     results and transcript all say the skos:notation of the end value."""
     from diagkg.env.service import END_VALUES
     from diagkg.runs import transcript
     from diagkg.runs.trajectory import END_IRIS
 
-    store = catalog_store()
     notations = {r["iri"]: r["code"] for r in store.select(
         "PREFIX skos: <http://www.w3.org/2004/02/skos/core#> PREFIX dk: <https://w3id.org/diagkg/ontology#> "
         "SELECT ?iri ?code WHERE { ?iri a dk:EndValue ; skos:notation ?code }")}
