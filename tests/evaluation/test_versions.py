@@ -16,6 +16,7 @@ from diagkg.env.versions import PHYSICS_VERSION, SCORING_VERSION
 from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import versions
 from diagkg.kg import graphs
+from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.vocab import DK
 from diagkg.runs.runner import run_session
@@ -50,7 +51,8 @@ def test_resume_and_report_refuse_to_mix_versions_unless_told(tmp_path):
     (tmp_path / "torch.ttl").write_text(TORCH)
     (tmp_path / "t1.ttl").write_text(scenario_text(**FLAT))
     store = tmp_path / "store"
-    assert run_cli("--store", str(store), "load", str(tmp_path / "torch.ttl"), str(tmp_path / "t1.ttl")).returncode == 0
+    with KnowledgeStore(store) as held:        # loaded in this process: the commands under test come next
+        load_files(held, [tmp_path / "torch.ttl", tmp_path / "t1.ttl"])
     r = run_cli("--store", str(store), "evaluate", "--assistant", "oracle", "--scenarios", "TORCH.1", "--runs", "3",
                 "--name", "old", "--format", "json")
     assert r.returncode == 0, r.stderr
@@ -99,7 +101,8 @@ def test_a_report_says_which_trajectories_it_leaves_out_when_their_scenario_was_
     for f, text in zip(files, (TORCH, scenario_text(**FLAT), scenario_text(**LOOSE_LEAD)), strict=True):
         f.write_text(text)
     store = ["--store", str(tmp_path / "store")]
-    assert run_cli(*store, "load", *map(str, files)).returncode == 0
+    with KnowledgeStore(tmp_path / "store") as held:        # loaded in this process: the commands under test come next
+        load_files(held, files)
     assert run_cli(*store, "evaluate", "--assistant", "oracle", "--scenarios", "9101,9102", "--name", "two").returncode == 0
     assert run_cli(*store, "remove", "scenario/TORCH.2", "--yes").returncode == 0
     out = tmp_path / "report"
