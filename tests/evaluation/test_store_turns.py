@@ -21,6 +21,7 @@ from diagkg.evaluation import campaign as cp
 from diagkg.evaluation import execution
 from diagkg.evaluation.campaign import CampaignConfig
 from diagkg.kg import graphs
+from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.turns import open_read_only
 
@@ -36,8 +37,8 @@ def _torch_store(tmp_path: Path) -> Path:
     files[1].write_text(scenario_text(**FLAT))
     files[2].write_text(scenario_text(**LOOSE_LEAD))
     store = tmp_path / "store"
-    r = run_cli("--store", str(store), "load", *map(str, files))
-    assert r.returncode == 0, r.stderr
+    with KnowledgeStore(store) as held:        # loaded in this process: the commands under test come next
+        load_files(held, files)
     return store
 
 
