@@ -18,6 +18,7 @@ import pytest
 from diagkg.env.actions import action_catalogue
 from diagkg.env.workspace import resolve_scenario
 from diagkg.kg import graphs
+from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 from diagkg.kg.turns import open_read_only
 from diagkg.runs import keeping, trajectory
@@ -30,8 +31,8 @@ def _torch_store(tmp_path: Path) -> Path:
     (tmp_path / "torch.ttl").write_text(TORCH)
     (tmp_path / "t1.ttl").write_text(scenario_text(**FLAT))
     store = tmp_path / "store"
-    r = run_cli("--store", str(store), "load", str(tmp_path / "torch.ttl"), str(tmp_path / "t1.ttl"))
-    assert r.returncode == 0, r.stderr
+    with KnowledgeStore(store) as held:        # loaded in this process: the commands under test come next
+        load_files(held, [tmp_path / "torch.ttl", tmp_path / "t1.ttl"])
     return store
 
 
