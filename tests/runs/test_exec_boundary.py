@@ -216,7 +216,8 @@ def test_diagkg_run_with_an_exec_program(tmp_path):
 
     files = [write(tmp_path, "torch.ttl", TORCH), write(tmp_path, "t1.ttl", scenario_text(**FLAT))]
     store = ["--store", str(tmp_path / "store")]
-    assert run_cli(*store, "load", *files).returncode == 0
+    with KnowledgeStore(tmp_path / "store") as held:        # loaded in this process: the command under test is run
+        load_files(held, files)
     log = str(tmp_path / "log")
     program = f"exec:{sys.executable} {write(tmp_path, 'searcher.py', SEARCHER)} {log} search"
     r = run_cli(*store, "run", "--scenario", FLAT["id"], "--assistant", program, "--format", "json")
