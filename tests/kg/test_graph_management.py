@@ -4,27 +4,44 @@ with the inputs its header declares (issue 11, part 2)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 from ..support.cli import run_cli
 from ..support.torch import FLAT, LOOSE_LEAD, TORCH, scenario_text
 
 
-def setup_store(tmp_path):
-    files = [tmp_path / "torch.ttl", tmp_path / "t1.ttl", tmp_path / "t2.ttl"]
+@pytest.fixture(scope="module")
+def loaded_template(tmp_path_factory) -> Path:
+    """One on-disk store, loaded by `diagkg load` with the torch and its two scenarios, for the module: each test
+    works on its own copy of the folder (see :func:`setup_store`), so none sees what another wrote, and the
+    load (and its reasoning) runs once rather than once per test."""
+    folder = tmp_path_factory.mktemp("template")
+    files = [folder / "torch.ttl", folder / "t1.ttl", folder / "t2.ttl"]
     files[0].write_text(TORCH)
     files[1].write_text(scenario_text(**FLAT))
     files[2].write_text(scenario_text(**LOOSE_LEAD))
-    store = ["--store", str(tmp_path / "store")]
-    assert run_cli(*store, "load", *map(str, files)).returncode == 0
-    return store
+    r = run_cli("--store", str(folder / "store"), "load", *map(str, files))
+    assert r.returncode == 0, r.stderr
+    return folder / "store"
+
+
+@pytest.fixture()
+def setup_store(loaded_template):
+    """A fresh copy of the loaded store, of the test's own: ``store = setup_store(tmp_path)``."""
+    def copy(tmp_path: Path) -> list[str]:
+        shutil.copytree(loaded_template, tmp_path / "store")
+        return ["--store", str(tmp_path / "store")]
+    return copy
 
 
 def graph_names(store) -> set[str]:
     return {g["graph"].rsplit("/graph/", 1)[-1] for g in json.loads(run_cli(*store, "graphs", "--format", "json").stdout)}
 
 
-def test_remove_a_scenario_and_a_trajectory(tmp_path):
+def test_remove_a_scenario_and_a_trajectory(tmp_path, setup_store):
     store = setup_store(tmp_path)
     r = run_cli(*store, "run", "--scenario", "TORCH.2", "--assistant", "oracle", "--format", "json")
     trajectory = json.loads(r.stdout)["trajectory"]
@@ -40,7 +57,7 @@ def test_remove_a_scenario_and_a_trajectory(tmp_path):
     assert "scenario/TORCH.2" in names
 
 
-def test_remove_refuses_what_would_break_the_store(tmp_path):
+def test_remove_refuses_what_would_break_the_store(tmp_path, setup_store):
     store = setup_store(tmp_path)
     r = run_cli(*store, "remove", "system/torch", "--yes")     # TORCH.2 still runs on it
     assert r.returncode == 2 and "scenario" in r.stderr and "same command" in r.stderr
@@ -54,7 +71,7 @@ def test_remove_refuses_what_would_break_the_store(tmp_path):
     assert not {"system/torch", "inferred/torch", "scenario/TORCH.1"} & graph_names(store)
 
 
-def test_update_says_what_it_changed_and_query_only_reads(tmp_path):
+def test_update_says_what_it_changed_and_query_only_reads(tmp_path, setup_store):
     store = setup_store(tmp_path)
     graph = "https://w3id.org/diagkg/graph/system/torch"
     label = ["-p", f"graph={graph}", "-p", "part=https://example.org/torch/bulb", "-p", "label=Big bulb"]
@@ -69,7 +86,7 @@ def test_update_says_what_it_changed_and_query_only_reads(tmp_path):
     assert r.returncode == 2 and "not an update" in r.stderr
 
 
-def test_query_inputs_are_enforced(tmp_path):
+def test_query_inputs_are_enforced(tmp_path, setup_store):
     store = setup_store(tmp_path)
     r = run_cli(*store, "query", "system-components")
     assert r.returncode == 2 and "needs system" in r.stderr and "system (iri)" in r.stderr
@@ -99,7 +116,7 @@ def test_query_inputs_are_enforced(tmp_path):
     assert r.returncode == 2 and "input k is an integer, got 'forty'" in r.stderr, r.stderr
 
 
-def test_construct_prints_turtle_or_ntriples(tmp_path):
+def test_construct_prints_turtle_or_ntriples(tmp_path, setup_store):
     store = setup_store(tmp_path)
     construct = ("PREFIX dk: <https://w3id.org/diagkg/ontology#> "
                  "CONSTRUCT { ?b a dk:Bulb } WHERE { ?b a dk:Bulb }")
@@ -122,7 +139,7 @@ def test_construct_prints_turtle_or_ntriples(tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout) == {"head": {}, "boolean": True}      # SPARQL 1.1 JSON results
 
 
-def test_transcript_takes_a_bare_id(tmp_path):
+def test_transcript_takes_a_bare_id(tmp_path, setup_store):
     store = setup_store(tmp_path)
     r = run_cli(*store, "run", "--scenario", "TORCH.2", "--assistant", "oracle", "--format", "json")
     iri = json.loads(r.stdout)["trajectory"]
@@ -133,7 +150,7 @@ def test_transcript_takes_a_bare_id(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and "trajectory" in r.stderr
 
 
-def test_load_never_writes_the_graphs_diagkg_works_out(tmp_path):
+def test_load_never_writes_the_graphs_diagkg_works_out(tmp_path, setup_store):
     """`load --replace --graph <ontology>` (or an N-Quads file naming the shapes) replaced diagkg's own graph with
     the file: the action catalogue was gone and the next session stopped with "no action needs the tool(s)
     'multimeter'" until another load refreshed it; `--graph` into a system's inferences or a slot's tally
@@ -164,7 +181,7 @@ def test_load_never_writes_the_graphs_diagkg_works_out(tmp_path):
 SLOW = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"     # days on any store
 
 
-def test_a_long_query_stops_at_its_timeout_and_at_ctrl_c(tmp_path):
+def test_a_long_query_stops_at_its_timeout_and_at_ctrl_c(tmp_path, setup_store):
     """Oxigraph evaluates a query without looking at signals: `diagkg query` ignored Ctrl-C for as long as its
     query ran (a cross product over the torch's store: 10 minutes and more), and had no time limit (outsider fx2)."""
     import signal
@@ -196,14 +213,12 @@ def test_a_long_query_stops_at_its_timeout_and_at_ctrl_c(tmp_path):
     assert proc.returncode == 130 and "interrupted" in err
 
 
-def test_a_store_held_by_another_process_names_it(tmp_path):
+def test_a_store_held_by_another_process_names_it(tmp_path, setup_store):
     """A write to a store another process holds waited, then said "another process" without saying which: with an
     `oxigraph serve` left on the folder, a user had to hunt for it (outsider fx2). The message names the holder's
     pid and command (where the machine tells: /proc/locks); nothing is written, and reads still work."""
     import subprocess
     import time
-
-    import pytest
 
     from .test_remote_store import OXIGRAPH
 
