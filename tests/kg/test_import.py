@@ -12,7 +12,7 @@ import rdflib
 
 from diagkg.env.scenarios import ScenarioCatalog
 from diagkg.kg import resources
-from diagkg.kg.importer import normalise
+from diagkg.kg.importer import import_scenarios, normalise
 from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
@@ -302,8 +302,6 @@ def _as_row(s) -> dict:
 
 
 def test_shipped_catalogue_round_trips(tmp_path):
-    from diagkg.kg.importer import import_scenarios
-
     shipped = ScenarioCatalog(shipped_store())
     rows = [_as_row(shipped.resolve(n)) for n in shipped.numbers()]
     table = tmp_path / "catalogue.csv"
@@ -334,7 +332,8 @@ def test_scenarios_on_a_users_system_of_the_store_import_validate_and_run(tmp_pa
     (`unknown target system 'Torch'`), and wrote every part in the shipped namespace."""
     store = str(tmp_path / "store")
     (tmp_path / "torch.ttl").write_text(TORCH)
-    assert run_cli("--store", store, "load", str(tmp_path / "torch.ttl")).returncode == 0
+    with KnowledgeStore(store) as held:           # the user's system, loaded in this process: the commands are the subject
+        load_files(held, [tmp_path / "torch.ttl"])
     rows = [{"scenario number": "9301", "scenario id (system+first category+index)": "TORCH.C1",
              "target system": "Torch", "category": "Simple", "injected fault": "Flat battery",
              "canonical initial observations": "The torch stays dark, and so does its green LED.",
@@ -388,15 +387,19 @@ def test_a_scenario_the_store_holds_from_another_file_is_a_located_violation(tmp
     written again where the stored file is, it conforms (load replaces that file's graph)."""
     store = str(tmp_path / "store")
     (tmp_path / "torch.ttl").write_text(TORCH)
-    assert run_cli("--store", store, "load", str(tmp_path / "torch.ttl")).returncode == 0
     rows = [{"scenario number": "9311", "scenario id (system+first category+index)": "TORCH.D1",
              "target system": "torch", "category": "Simple", "injected fault": "Flat battery",
              "canonical initial observations": "The torch stays dark, and so does its green LED.",
              "faults": "DepletedBattery bat", "faulty components": "bat", "ideal repair": "replace_component bat"}]
     table = write_csv(tmp_path / "torch.csv", rows)
     first, second = tmp_path / "first", tmp_path / "second"
-    assert run_cli("--store", store, "import-scenarios", str(table), "--out", str(first)).returncode == 0
-    assert run_cli("--store", store, "load", str(first)).returncode == 0
+    # the store, set up in this process (the torch, and the scenario as the importer writes it, loaded from first):
+    # the commands below are the subject
+    with KnowledgeStore(store) as held:
+        load_files(held, [tmp_path / "torch.ttl"])
+        imported = import_scenarios(table, first, store=held)
+        assert imported.conforms and imported.lines() == [], imported.lines()
+        load_files(held, [first])
     r = run_cli("--store", store, "import-scenarios", str(table), "--out", str(first))
     assert r.returncode == 0, r.stdout + r.stderr
     r = run_cli("--store", store, "import-scenarios", str(table), "--out", str(second))
