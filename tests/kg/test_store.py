@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -83,21 +84,30 @@ def test_on_disk_store_persists(tmp_path):
 
 
 HOLDER = textwrap.dedent("""
-    import sys, time
+    import sys
     import pyoxigraph as ox
-    from diagkg.kg.loading import load_files
-    from diagkg.kg.store import KnowledgeStore
-    load_files(KnowledgeStore(sys.argv[1]), [sys.argv[2]])
     writer = ox.Store(sys.argv[1])       # another process in the middle of a long write
     print("locked", flush=True)
     sys.stdin.readline()
 """)
 
 
+@pytest.fixture(scope="module")
+def three_cubes_on_disk(tmp_path_factory):
+    """An on-disk store holding the three cubes, loaded once for the module in this process; each test locks
+    a copy of its own (see :func:`locked_store`)."""
+    path = tmp_path_factory.mktemp("three-cubes") / "store"
+    with KnowledgeStore(path) as s:
+        load_files(s, [THREE_CUBES])
+    return path
+
+
 @pytest.fixture()
-def locked_store(tmp_path):
+def locked_store(tmp_path, three_cubes_on_disk):
+    """A copy of the loaded store that another process holds open for writing."""
     path = tmp_path / "store"
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), str(THREE_CUBES)],
+    shutil.copytree(three_cubes_on_disk, path)
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"
     yield path
