@@ -13,6 +13,7 @@ tests/support/torch.py and on graphs written here.
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 
@@ -279,12 +280,24 @@ def test_a_change_applies_only_to_the_store_it_was_worked_out_on():
 # on disk: a worker process, no lock held, a time limit
 # ---------------------------------------------------------------------------
 
+@pytest.fixture(scope="module")
+def torch_on_disk(tmp_path_factory):
+    """``torch_on_disk(folder)``: a copy, in ``folder``, of one on-disk store holding the torch and a scenario
+    (:func:`torch_store`, loaded once for the module); each test writes only its own copy."""
+    template = torch_store(tmp_path_factory.mktemp("torch"))
+
+    def copy(folder):
+        shutil.copytree(template, folder / "store")
+        return folder / "store"
+    return copy
+
+
 CROSS = ("INSERT { GRAPH <urn:x:slow> { ?a <urn:x:p> ?z } } "
          "WHERE { GRAPH ?g1 { ?a ?b ?c } GRAPH ?g2 { ?d ?e ?f } GRAPH ?g3 { ?g ?h ?i } GRAPH ?g4 { ?j ?k ?z } }")
 
 
-def test_an_update_holds_no_lock_while_worked_out_and_stops_at_its_time_limit(tmp_path):
-    path = torch_store(tmp_path)
+def test_an_update_holds_no_lock_while_worked_out_and_stops_at_its_time_limit(tmp_path, torch_on_disk):
+    path = torch_on_disk(tmp_path)
     before = KnowledgeStore.open_for_reading(path).dump()
     outcome: list[BaseException] = []
 
@@ -314,8 +327,8 @@ def _quads_of(dump: bytes) -> set[ox.Quad]:
     return {q for q in ox.parse(dump, format=ox.RdfFormat.N_QUADS) if isinstance(q, ox.Quad)}
 
 
-def test_diagkg_update_refuses_a_negative_resistance_stops_at_its_timeout_and_applies_a_valid_one(tmp_path):
-    path = torch_store(tmp_path)
+def test_diagkg_update_refuses_a_negative_resistance_stops_at_its_timeout_and_applies_a_valid_one(tmp_path, torch_on_disk):
+    path = torch_on_disk(tmp_path)
     store = ["--store", str(path)]
     before = KnowledgeStore.open_for_reading(path)
     old, dump = before.version_of(SYSTEM), before.dump()
