@@ -11,7 +11,6 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from diagkg.kg.compaction import GROWTH, compact_if_grown, disk_bytes, optimize
-from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
 from ..support.cli import run_cli
@@ -79,8 +78,7 @@ def test_a_campaign_then_diagkg_compact_on_the_command_line(tmp_path):
     assert r.returncode == 3 and "no store" in r.stderr and not path.exists()     # not made to compact it
     (tmp_path / "torch.ttl").write_text(TORCH)
     (tmp_path / "t1.ttl").write_text(scenario_text(**FLAT))
-    with KnowledgeStore(path) as held:     # the store, loaded in this process: the commands below are the subject
-        load_files(held, [tmp_path / "torch.ttl", tmp_path / "t1.ttl"])
+    assert run_cli("--store", str(path), "load", str(tmp_path / "torch.ttl"), str(tmp_path / "t1.ttl")).returncode == 0
     r = run_cli("--store", str(path), "evaluate", "--assistant", "oracle,random-search", "--scenarios", "TORCH.1",
                 "--runs", "10", "--format", "json")
     assert r.returncode == 0, r.stderr
