@@ -227,20 +227,19 @@ def test_every_shipped_update_changes_both_stores_alike(loaded, tmp_path):
         with connect(loaded) as source, connect(url) as remote:
             remote.add_quads(ox.parse(source.dump(), format=ox.RdfFormat.N_QUADS))
             local = copy_of(remote)
-            before = _dataset(local)
-            assert _dataset(remote) == before
+            assert _dataset(remote) == _dataset(local)
             trajectory = source.select("trajectory-list")[0]["trajectory"]
             updates = [q for q in library().files() if q.is_update]
             assert len(updates) > 15
             changed = 0
             for q in updates:
                 values = {p.name: _values(p.name, p.kind, trajectory, q.name) for p in q.inputs}
+                before = _dataset(local)
                 remote.update(q, **values)
                 local.update(q, **values)
                 after = _dataset(local)
                 assert _dataset(remote) == after, q.name
                 changed += after != before
-                before = after              # what the local store holds now: the next update starts from it
             assert changed >= len(updates) // 2
     finally:
         proc.terminate()
