@@ -126,5 +126,5 @@ def test_pyshacl_judging_only_the_nodes_the_check_suspects_reports_as_on_the_who
     fast, reference = Validator(reference=False), Validator(reference=True)
     for case in cases:
         got = _validate(fast, case.base, case.mutate, tmp_path)
-        expected = reference.validate_file(tmp_path / case.base.name)      # the same broken file, written once
+        expected = _validate(reference, case.base, case.mutate, tmp_path)
         assert got.violations and got.violations == expected.violations, case.id
