@@ -278,11 +278,11 @@ def with_generated(folder: Path, key: str, turtle: str, modes: frozenset[str], *
     as ``key``.ttl) and the scenarios ``diagkg generate`` makes of it with fault ``modes`` (not checked;
     ``options``: more of its configuration, e.g. ``seeds``)."""
     from diagkg.generation.generate import GenerationConfig, generate
-    from diagkg.kg.loading import load_shipped
+
+    from .stores import catalog_copy
 
     (folder / f"{key}.ttl").write_text(turtle)
-    store = KnowledgeStore.memory()
-    load_shipped(store)
+    store = catalog_copy()          # the shipped catalogue, copied from one loaded once
     load_files(store, [folder / f"{key}.ttl"])
     gen = generate(store, GenerationConfig(key, modes=modes, check=False, **options))
     load_files(store, gen.write(folder / "scenarios"))

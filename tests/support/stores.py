@@ -21,3 +21,16 @@ def shipped_store() -> KnowledgeStore:
     """One in-memory store with the shipped catalogue for the whole test session:
     read it, never write it (runs that store trajectories use ``catalog_store()``)."""
     return catalog_store()
+
+
+@lru_cache(maxsize=1)
+def _catalog_quads() -> tuple:
+    return tuple(shipped_store().raw.quads_for_pattern(None, None, None, None))
+
+
+def catalog_copy() -> KnowledgeStore:
+    """A new in-memory store holding what ``catalog_store()`` holds, its quads copied from ``shipped_store()``
+    (a tenth of the time of loading): the caller's own, to write as it likes."""
+    s = KnowledgeStore.memory()
+    s.raw.extend(_catalog_quads())
+    return s
