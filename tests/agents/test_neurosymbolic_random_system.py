@@ -20,11 +20,11 @@ import pytest
 
 from diagkg.agents.neurosymbolic import NeuroSymbolic
 from diagkg.env.scenarios import ScenarioCatalog
-from diagkg.kg.loading import load_files, load_shipped
-from diagkg.kg.store import KnowledgeStore
+from diagkg.kg.loading import load_files
 from diagkg.runs.runner import run_session
 
 from ..support.circuits import Leaf, Loop, Parallel, Series, reachable, render, scenarios_between, with_generated
+from ..support.stores import catalog_copy
 
 KEY = "porch"
 SOLVED = ("success", "success_no_hypothesis")
@@ -97,8 +97,7 @@ def store(tmp_path_factory):
         4, "dk:faultMode dk:LooseConnectionFault ; dk:faultTarget sys:bat4.neg ; dk:probability 0.5", "bat4",
         dark="", lit="", flickering="bulb10 bulb8 led5",
         text="Bulb 10 is flickering; Bulb 8 is flickering; LED 5 is flickering."))
-    out = KnowledgeStore.memory()
-    load_shipped(out)
+    out = catalog_copy()          # the shipped catalogue
     load_files(out, [folder / "porch.ttl"] + [folder / f"porch-{n}.ttl" for n in range(1, 5)])
     return out
 
@@ -152,13 +151,19 @@ def test_a_reading_right_while_lamps_come_and_go_clears_no_loose_connection(stor
     assert result.end in SOLVED, rounds
 
 
-def test_a_short_no_opened_part_explains_is_sought_after_a_wrong_naming(tmp_path):
+@pytest.fixture(scope="module")
+def shorts(tmp_path_factory):
+    """The system with its generated shorts between nodes, built once for the tests that only read it."""
+    return with_generated(tmp_path_factory.mktemp(KEY), KEY, _system(), frozenset({"ShortBetweenNodes"}))
+
+
+def test_a_short_no_opened_part_explains_is_sought_after_a_wrong_naming(shorts):
     """The generated shorts between two nodes of this system (``unwritten_0_21`` on generator seed 0) mostly
     leave lamps dark, as an opened part would, and no current reads above nominal: the assistant named a
     dark bulb, then tested part after part until its rounds ran out (19 of the 70 scenarios the benchmark
     generates for it). Once a naming is judged wrong and no part cut off at one end gives the lights seen
     and every current and voltage read, the parts a short may end on are named (``unexplained_shorts``)."""
-    store = with_generated(tmp_path, KEY, _system(), frozenset({"ShortBetweenNodes"}))
+    store = shorts
     catalog = ScenarioCatalog(store)
     numbers = [n for n in catalog.numbers() if catalog.resolve(n).key == KEY]
     assert len(numbers) >= 10
@@ -174,12 +179,12 @@ def test_a_short_no_opened_part_explains_is_sought_after_a_wrong_naming(tmp_path
     assert solved() >= after
 
 
-def test_where_several_lamps_are_dark_one_found_conducting_is_probed(tmp_path):
+def test_where_several_lamps_are_dark_one_found_conducting_is_probed(shorts):
     """The short from the 15 V battery's positive pole to the end of the cable back puts out the LED and both
     bulbs: three lamps out of place, all dark. The first found conducting has its ends' potentials read
     (``probe_dark_many``), which no part cut off at one end gives: the short's ends are named. Before, the probe
     waited for a light alone out of place, and the assistant tested and named part after part."""
-    store = with_generated(tmp_path, KEY, _system(), frozenset({"ShortBetweenNodes"}))
+    store = shorts
     (number,) = scenarios_between(store, {"bat4.pos", "cable11.n"})
 
     def session(**config: bool) -> tuple[str, float, list[str]]:
@@ -218,12 +223,18 @@ def _second_system() -> str:
     return reachable(loops, "porch_two")
 
 
-def test_a_short_no_opened_part_explains_is_sought_once_the_candidates_are_used_up(tmp_path):
+@pytest.fixture(scope="module")
+def porch_two(tmp_path_factory):
+    """The second system with its generated shorts between nodes, built once for the tests that only read it."""
+    return with_generated(tmp_path_factory.mktemp("porch_two"), "porch_two", _second_system(), frozenset({"ShortBetweenNodes"}))
+
+
+def test_a_short_no_opened_part_explains_is_sought_once_the_candidates_are_used_up(porch_two):
     """No naming at all: the dark lamp's own tests read nominal, its candidates are used up, and the
     assistant went on to test the parts of circuits whose lamps look as usual (``unwritten_2_9`` S.334/337).
     Where the candidates are used up and no part cut off at one end gives the lights seen and every reading,
     the short suspects are named before looking elsewhere (``unexplained_shorts``)."""
-    store = with_generated(tmp_path, "porch_two", _second_system(), frozenset({"ShortBetweenNodes"}))
+    store = porch_two
     catalog = ScenarioCatalog(store)
     numbers = [n for n in catalog.numbers() if catalog.resolve(n).key == "porch_two"]
 
@@ -238,14 +249,14 @@ def test_a_short_no_opened_part_explains_is_sought_once_the_candidates_are_used_
     assert solved() == solved(unexplained_shorts=False) == 13
 
 
-def test_a_short_that_blew_a_fuse_is_suspected_beside_those_that_damage_nothing(tmp_path):
+def test_a_short_that_blew_a_fuse_is_suspected_beside_those_that_damage_nothing(porch_two):
     """A short from bulb 8's near end to the 4 V loop blows fuse 7 (physics version 4: before, fuse 12 too, and
     replacing fuse 7 alone brought the system back). The bulb's near end reads 4 V, which a short from the fuse's
     far end to the 4 V battery, damaging nothing, gives too: only shorts that damage nothing were suspected while
     one gave the readings, and the assistant named the parts of that one until its rounds ran out, never fuse 7 or
     bulb 8 (``unwritten_2_9`` S.212/213). Those that damaged something are suspected beside them
     (``damaging_alike``), and the fuse they blew is named after the parts they may end on (``spare_damaged``)."""
-    store = with_generated(tmp_path, "porch_two", _second_system(), frozenset({"ShortBetweenNodes"}))
+    store = porch_two
     (number,) = scenarios_between(store, {"bulb8.p", "fuse12.n"})
     assert ScenarioCatalog(store).resolve(number).faulty == {"fuse7", "bulb8", "fuse12"}
     runs = [run_session(number, NeuroSymbolic(**config), store=store, seed=0, record=False, keep_ledger=False)
@@ -257,14 +268,14 @@ def test_a_short_that_blew_a_fuse_is_suspected_beside_those_that_damage_nothing(
 
 
 @pytest.mark.parametrize("number", [205, 211])
-def test_once_a_shorts_end_is_repaired_the_fuse_a_short_there_blew_is_named(tmp_path, number):
+def test_once_a_shorts_end_is_repaired_the_fuse_a_short_there_blew_is_named(porch_two, number):
     """A short from the 4 V supply's positive terminal to the 47 Ω bulb's supply end blows the 5 A fuse before
     it. The dark bulb's potentials read 4 V at that end, and a short upstream of the fuse, which damages nothing,
     gives them too: only such shorts were suspected. Once an end of the short (the 4 V battery, or its cable) is
     named and found faulty, what the shorts ending there damage is named next, those that damage something among
     them (``short_damage`` with ``damaging_shorts``): the fuse. Before, the fuse was never named and the rounds
     ran out."""
-    store = with_generated(tmp_path, "porch_two", _second_system(), frozenset({"ShortBetweenNodes"}))
+    store = porch_two
     scenario = ScenarioCatalog(store).resolve(number)
     assert scenario.faults[0].mode == "ShortBetweenNodes" and "fuse7" in scenario.faulty
     named: list[tuple[str, ...]] = []
