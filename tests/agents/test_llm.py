@@ -13,7 +13,7 @@ from diagkg.llm.records import FailureCause, recorded_calls
 from diagkg.runs.runner import run_session
 
 from ..support.llm_server import LLMServer
-from ..support.stores import catalog_store
+from ..support.stores import catalog_copy
 
 
 @pytest.fixture()
@@ -24,7 +24,7 @@ def server():
 
 @pytest.fixture()
 def store():
-    s = catalog_store()
+    s = catalog_copy()
     yield s
     s.close()
 
