@@ -19,7 +19,7 @@ from diagkg.env.actions import Action
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
-from ..support.stores import catalog_store
+from ..support.stores import catalog_copy
 from ..support.torch import loose_scenario, torch_memory_store
 from ..support.worlds import set_up_worlds
 
@@ -47,7 +47,7 @@ def test_it_diagnoses_a_users_own_system(torch_store, scenario):
 
 
 def test_it_pairs_single_faults_when_none_explains_the_reports():
-    store = catalog_store()
+    store = catalog_copy()
     assistant = ModelBasedAssistant()
     result = run_session("3CC.M.4", assistant, store=store, seed=0)    # open lamp + open power LED
     # naming both, or replacing the lamp (which alone makes the system work: an LED is no main lamp)
@@ -61,7 +61,7 @@ def test_it_pairs_single_faults_when_none_explains_the_reports():
 
 
 def test_a_session_rolls_back_exactly():
-    store = catalog_store()
+    store = catalog_copy()
     session = diagkg.make("3CC.L.1", store)          # a loose connection: chance is part of the state
     session.reset(seed=3)
     point = session.checkpoint()
@@ -167,7 +167,7 @@ def test_misleading_faults_that_hide_each_other(scenario):
     """3CC.M.2: once the battery is turned round (a repair as a probe), the fault it fixed is
     kept in every candidate's world and what is left is explained afresh. 10CC.M.1: an LED put
     in backwards lights again when the supply is reversed too."""
-    result = run_session(scenario, ModelBasedAssistant(), store=catalog_store(), seed=0)
+    result = run_session(scenario, ModelBasedAssistant(), store=catalog_copy(), seed=0)
     assert result.end in ("success", "success_no_hypothesis")
 
 
@@ -290,7 +290,7 @@ def test_pairs_whose_faults_explain_the_lights_only_together_come_first():
     explains every light alone come first (``minimal_first``): the pair is then found within the
     budget, at no more cost than without them. 10CC.M.2 (an open indicator LED and, further on, a detached
     cable) is solved too."""
-    store = catalog_store()
+    store = catalog_copy()
     result = run_session("3CC.M.5", ModelBasedAssistant(), store=store, seed=0, record=False)
     assert result.end in ("success", "success_no_hypothesis")
     slow = run_session("3CC.M.5", ModelBasedAssistant(minimal_first=False), store=store, seed=0, record=False)

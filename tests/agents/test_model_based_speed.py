@@ -42,7 +42,7 @@ from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 from diagkg.sim.circuit import CircuitState
 
-from ..support.stores import catalog_store
+from ..support.stores import catalog_copy
 from ..support.torch import FLAT, TORCH, scenario_text, torch_memory_store
 from ..support.worlds import set_up_worlds
 
@@ -74,7 +74,7 @@ def test_worlds_alike_share_predictions_on_a_users_system(torch_store, scenario)
 
 @pytest.mark.parametrize("scenario", ["3CC.L.1", "3CC.M.4"])      # a loose connection; a double fault
 def test_worlds_alike_share_predictions_and_choose_the_same(scenario):
-    store = catalog_store()
+    store = catalog_copy()
     alone, every = _run(store, scenario, screen=False, named_options=100)
     shared, fewer = _run(store, scenario)
     assert shared == alone
@@ -240,7 +240,7 @@ def test_one_pass_finds_the_best_option_on_the_whole_sample():
     """The bounds prune only what cannot be best: the single pass chooses what scoring every
     option would (on a double fault, at each of its first decisions)."""
     ScoringChecked.checked = 0
-    run_session("10CC.D.1", ScoringChecked(), store=catalog_store(), seed=0, budget=3, record=False)
+    run_session("10CC.D.1", ScoringChecked(), store=catalog_copy(), seed=0, budget=3, record=False)
     assert ScoringChecked.checked >= 2
 
 
@@ -278,7 +278,7 @@ def test_openings_that_block_no_coupling_share_a_solve(torch_store):
     opened = sim.simulate(CircuitState.make(physical={("case", "Inverted")}))
     assert sim.stats["solves"] == solves and opened is base
     # a box that blocks a coupling (the ambient light sensor's) still changes what is solved
-    store = catalog_store()
+    store = catalog_copy()
     als = diagkg.env.service.simulator_for(store, "ambient_light_sensor")
     blocking = sorted({pair for c in als.skeleton.couplings for pair in c.blocked_when})
     assert blocking
@@ -383,7 +383,7 @@ def test_a_world_refuted_by_its_prediction_would_disagree(scenario):
     own, or its class's when two cells apart) before any step is taken again: only worlds that
     would have disagreed are dropped so, and the session goes as before."""
     Checking.refuted = 0
-    store = catalog_store()
+    store = catalog_copy()
     checked = run_session(scenario, Checking(), store=store, seed=0, record=False)
     plain = run_session(scenario, ModelBasedAssistant(), store=store, seed=0, record=False)
     assert (checked.end, checked.cost) == (plain.end, plain.cost)
@@ -422,7 +422,7 @@ def test_two_parts_are_swapped_only_where_one_fault_is_on_both():
     """Crossed cables are one fault on two cables: swapping them is an option. Two cables off
     their terminals are two faults, each repaired on its own: no swap."""
     from diagkg.agents.combinations import Candidate
-    store = catalog_store()
+    store = catalog_copy()
     assistant = ModelBasedAssistant()
     run_session("3CC.S.1", assistant, store=store, seed=0, budget=1, record=False)
     singles, options = assistant.space.singles, assistant.likeness.options
@@ -495,7 +495,7 @@ def test_screening_pairs_by_composed_lights_chooses_the_same(scenario, monkeypat
     3CC.M.1, pairs with a loose connection are turned away too, by the lights each way it falls)."""
     from diagkg.agents.worlds import Worlds
 
-    store = catalog_store()
+    store = catalog_copy()
     screened, loose = [], []
     original, original_ways = Worlds.composed_lights, Worlds.composed_ways
 
