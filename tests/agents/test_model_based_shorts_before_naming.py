@@ -88,7 +88,9 @@ def test_a_short_that_puts_a_bulb_out_as_its_own_short_would_is_weighed_before_a
     farther = [n for n in shorts if _to_the_other_loop(store, n)]
     assert len(shorts) >= 3 and len(farther) >= 2
     for n in shorts:
-        for seed in (0, 1, 2):
+        # two seeds (three before): no draw changes these sessions (seeds 0, 1 and 2 gave the same rounds, each
+        # scenario and setting, when cut down), and two still show that none does
+        for seed in (0, 1):
             before = _session(store, n, seed, shorts_before_naming=False, naming_ends=ends)
             cost, end, rounds = _session(store, n, seed, naming_ends=ends)
             # across bulb 2's own nodes no reading tells the short from bulb 2 shorted: one test more at most
@@ -108,7 +110,7 @@ def test_a_short_that_puts_a_bulb_out_as_its_own_short_would_is_weighed_before_a
 
 def test_a_part_shorted_costs_at_most_one_test_more(store):
     for n in _scenarios(store, "ShortedComponent"):
-        for seed in (0, 1, 2):
+        for seed in (0, 1):         # two seeds, as above: seeds 0, 1 and 2 gave the same sessions
             cost, end, _ = _session(store, n, seed)
             oracle = run_session(n, "oracle", store=store, seed=seed, record=False, keep_ledger=False)
             assert end in SOLVED and cost <= oracle.cost + 20, (n, seed, cost, end)
