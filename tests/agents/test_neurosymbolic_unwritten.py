@@ -20,6 +20,8 @@ on the team wrote (benchmarks/unwritten_systems.py), checked here on systems wri
 
 from __future__ import annotations
 
+import pytest
+
 from diagkg.agents.neurosymbolic import NeuroSymbolic
 from diagkg.agents.neurosymbolic_knowledge import Knowledge
 from diagkg.agents.neurosymbolic_knowledge import Test as PlannedTest
@@ -82,6 +84,24 @@ def _store(tmp_path):
     return store
 
 
+@pytest.fixture(scope="module")
+def rear_quads(tmp_path_factory: pytest.TempPathFactory) -> list:
+    """The rear light and its scenarios, loaded (validated, reasoned) once for the module."""
+    loaded = _store(tmp_path_factory.mktemp("rear"))
+    quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
+    loaded.close()
+    return quads
+
+
+@pytest.fixture()
+def rear(rear_quads: list):
+    """A fresh in-memory copy of :func:`rear_quads` per test (one test writes scenarios into it)."""
+    store = KnowledgeStore.memory()
+    store.raw.extend(rear_quads)
+    yield store
+    store.close()
+
+
 def _revealing(store) -> set[str]:
     """The catalogue's actions that say they reveal a blown fuse (the tests the knowledge holds for the fuse)."""
     tests = Knowledge.of(store, "rear").tests
@@ -89,8 +109,8 @@ def _revealing(store) -> set[str]:
         mode.endswith("BlownFuse") for mode in test.modes)}
 
 
-def test_every_test_said_to_reveal_a_blown_fuse_shows_it(tmp_path):
-    store = _store(tmp_path)
+def test_every_test_said_to_reveal_a_blown_fuse_shows_it(rear):
+    store = rear
     assert _revealing(store) == {"observe_component", "test_continuity", "measure_current", "measure_voltage"}
     readings = {}
     for blown in (False, True):
@@ -109,8 +129,8 @@ def test_every_test_said_to_reveal_a_blown_fuse_shows_it(tmp_path):
     assert abs(ends.port_voltages["p"] - ends.port_voltages["n"]) > 10 > abs(level.port_voltages["p"] - level.port_voltages["n"])
 
 
-def test_neuro_symbolic_tests_the_fuse_and_finds_it(tmp_path):
-    store = _store(tmp_path)
+def test_neuro_symbolic_tests_the_fuse_and_finds_it(rear):
+    store = rear
     assistant = NeuroSymbolic()
     result = run_session("REAR.3", assistant, store=store, seed=0, record=False)
     assert result.end in ("success", "success_no_hypothesis"), result.end
@@ -192,8 +212,8 @@ def test_a_switch_set_up_open_is_judged_by_its_lever(tmp_path):
     assert assistant._verdict(test, open_reading) is False and assistant._verdict(test, closed_reading) is True
 
 
-def test_a_diode_test_shows_a_diode_mounted_the_wrong_way_round(tmp_path):
-    store = _store(tmp_path)
+def test_a_diode_test_shows_a_diode_mounted_the_wrong_way_round(rear):
+    store = rear
     tests = Knowledge.of(store, "rear").tests
     assert any(mode.endswith("ReversedComponent") for mode in tests["test_diode", "dio"].modes)   # as the catalogue says
     verdicts = {}
@@ -208,11 +228,11 @@ def test_a_diode_test_shows_a_diode_mounted_the_wrong_way_round(tmp_path):
     assert result.end in ("success", "success_no_hypothesis"), result.end
 
 
-def test_what_the_catalogue_says_a_test_reveals_it_shows(tmp_path):
+def test_what_the_catalogue_says_a_test_reveals_it_shows(rear, tmp_path):
     """Every (action, fault mode) pair of ``dk:reveals`` that applies on the rear-light system shows, as the
     assistant reads the outcome, on one placement of the mode at least (``diagkg generate``'s single faults):
     a look at a flat battery shows nothing, so the catalogue no longer says it reveals one."""
-    store = _store(tmp_path)
+    store = rear
     gen = generate(store, GenerationConfig("rear", check=False, seeds=2))
     load_files(store, gen.write(tmp_path / "generated"))
     shown: dict[tuple[str, str], bool] = {}
@@ -234,11 +254,11 @@ def test_what_the_catalogue_says_a_test_reveals_it_shows(tmp_path):
     assert [pair for pair, seen in sorted(shown.items()) if not seen] == []
 
 
-def test_a_part_seen_with_its_ends_swapped_is_itself_reversed(tmp_path):
+def test_a_part_seen_with_its_ends_swapped_is_itself_reversed(rear):
     """An inspection of an LED mounted the wrong way round shows each of its ends where the other should
     be: the LED is reversed, not its neighbours' ends off (the assistant took the parts its ends should
     sit beside for parts whose end is off, and replaced them one by one)."""
-    store = _store(tmp_path)
+    store = rear
     assistant = NeuroSymbolic()
     run_session("REAR.6", assistant, store=store, seed=0, budget=1, record=False, keep_ledger=False)
     seen = {}
