@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from diagkg.kg.loading import load_files
+from diagkg.kg.loading import load_files, load_shipped
 from diagkg.kg.store import KnowledgeStore
 from diagkg.runs.runner import run_session
 
 from ..support.circuits import Loop, Parallel, Series, part, reachable
-from ..support.stores import catalog_copy, shipped_store
 
 KEY = "guarded_pair"
 SCENARIO = 9701
@@ -66,7 +65,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeStore:
     folder: Path = tmp_path_factory.mktemp("widen_early")
     (folder / "system.ttl").write_text(system_ttl())
     (folder / "scenario.ttl").write_text(SCENARIO_TTL)
-    kept = catalog_copy()           # the shipped catalogue
+    kept = KnowledgeStore.memory()
+    load_shipped(kept)
     load_files(kept, [folder / "system.ttl", folder / "scenario.ttl"])
     return kept
 
@@ -121,11 +121,12 @@ def test_a_pair_that_holds_a_standing_single_stays_out(store: KnowledgeStore):
     assert not any("d1" in d and len(d) > 1 for d in diagnoses)
 
 
-def test_shipped_default_does_not_name_the_battery_inside():
+def test_shipped_default_does_not_name_the_battery_inside(tmp_path: Path):
     """Shipped 3CC-AS.M.4 (a burned lamp and the supply LED open, on the ambient light sensor), the default
     setting: the battery reads 12 V, and its internal resistor, the only single left (a quarter of the
     singles' weight), is no longer named before the pairs are weighed."""
-    kept = shipped_store()          # read only: sessions unrecorded
+    kept = KnowledgeStore.memory()
+    load_shipped(kept)
     end, before, named_before = _run(kept, 89, {"widen_share": 0})
     end_now, now, named_now = _run(kept, 89, {})
     assert end in SOLVED and end_now in SOLVED
