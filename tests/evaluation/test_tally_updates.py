@@ -11,7 +11,7 @@ from diagkg.errors import InputError, ValidationError
 from diagkg.evaluation import metrics, tally
 from diagkg.kg.updates import apply_update
 
-from .test_evaluation import hand_campaign, norm  # noqa: F401 - the fixture, used by name
+from .test_evaluation import hand_campaign, hand_quads, norm  # noqa: F401 - the fixtures, used by name
 
 DK = "PREFIX dk: <https://w3id.org/diagkg/ontology#> "
 
