@@ -12,11 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
 from ..support.bike_lamp import bike_lamp
 from ..support.serving import TOKEN, start_server, stop_server
+from ..support.stores import loaded_quads
 from .conftest import CHROMIUM
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -42,13 +42,7 @@ BURNT = """\
 def cyclamp_quads(tmp_path_factory) -> list:
     """The bicycle lamp (fuse 1 A) and its scenario, loaded (validated, reasoned) once for the module."""
     folder = tmp_path_factory.mktemp("cyclamp")
-    (folder / "cyclamp.ttl").write_text(bike_lamp("cyclamp", 1.0))
-    (folder / "c1.ttl").write_text(BURNT)
-    loaded = KnowledgeStore.memory()
-    load_files(loaded, [folder / "cyclamp.ttl", folder / "c1.ttl"])
-    quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
-    loaded.close()
-    return quads
+    return loaded_quads({folder / "cyclamp.ttl": bike_lamp("cyclamp", 1.0), folder / "c1.ttl": BURNT})
 
 
 @pytest.fixture()

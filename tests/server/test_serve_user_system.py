@@ -14,10 +14,10 @@ import pytest
 import diagkg
 from diagkg.env.actions import Action
 from diagkg.env.outcomes import Refusal
-from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
 from ..support.serving import TOKEN, start_server, stop_server
+from ..support.stores import loaded_quads
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
@@ -88,13 +88,7 @@ BURNT = """\
 def bike_quads(tmp_path_factory) -> list:
     """The bicycle and its scenario, loaded (validated, reasoned) once for the module."""
     folder = tmp_path_factory.mktemp("bike")
-    (folder / "bike.ttl").write_text(BIKE)
-    (folder / "b1.ttl").write_text(BURNT)
-    loaded = KnowledgeStore.memory()
-    load_files(loaded, [folder / "bike.ttl", folder / "b1.ttl"])
-    quads = list(loaded.raw.quads_for_pattern(None, None, None, None))
-    loaded.close()
-    return quads
+    return loaded_quads({folder / "bike.ttl": BIKE, folder / "b1.ttl": BURNT})
 
 
 def bike_store(path: Path, quads: list) -> Path:

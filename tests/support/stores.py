@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from diagkg.kg.store import KnowledgeStore
 
@@ -34,3 +35,18 @@ def catalog_copy() -> KnowledgeStore:
     s = KnowledgeStore.memory()
     s.raw.extend(_catalog_quads())
     return s
+
+
+def loaded_quads(files: dict[Path, str]) -> list:
+    """The quads a store holds once ``files`` (path -> Turtle, written here) are validated and loaded: what a test
+    module loads once and copies into a store of its own per test."""
+    from diagkg.kg.loading import load_files
+
+    for path, text in files.items():
+        path.write_text(text)
+    loaded = KnowledgeStore.memory()
+    try:
+        load_files(loaded, list(files))
+        return list(loaded.raw.quads_for_pattern(None, None, None, None))
+    finally:
+        loaded.close()
