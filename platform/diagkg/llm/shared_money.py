@@ -24,7 +24,7 @@ import fcntl
 import importlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,12 +34,26 @@ CLUSTER_WAIT = 60.0      # seconds a worker waits for the scheduler's lock or va
 
 
 class _Totals:
-    """Reserving, settling and reading the totals, each in one turn (:meth:`_turn`) on what the sessions share."""
+    """Reserving, settling and reading the totals, each in one turn (:meth:`_turn`) on what the sessions share;
+    where they are kept, and how turns are taken, is the subclass's (:meth:`_held`)."""
 
     allowance: float
 
-    def _turn(self, change: tuple[float, float] | None, fits: float | None = None) -> tuple[float, float] | None:
+    def _held(self) -> contextlib.AbstractContextManager[tuple[Callable[[], tuple[float, float]],
+                                                               Callable[[float, float], None]]]:
+        """Hold the totals alone: give (read, write) of (spent, reserved) for the turn."""
         raise NotImplementedError
+
+    def _turn(self, change: tuple[float, float] | None, fits: float | None = None) -> tuple[float, float] | None:
+        """In one turn: read (spent, reserved); with ``fits``, None (nothing written) when spent + reserved + ``fits``
+        passes the allowance; else add ``change`` and return the totals before it."""
+        with self._held() as (read, write):
+            spent, reserved = read()
+            if fits is not None and spent + reserved + fits > self.allowance + 1e-12:
+                return None
+            if change is not None:
+                write(spent + change[0], max(0.0, reserved + change[1]))
+            return spent, reserved
 
     def reserve(self, estimate: float) -> bool:
         """Hold ``estimate`` for a call about to be sent; False (nothing held) when it does not fit."""
@@ -64,22 +78,24 @@ class SharedMoney(_Totals):
     path: str
     allowance: float
 
-    def _turn(self, change: tuple[float, float] | None, fits: float | None = None) -> tuple[float, float] | None:
-        """Under the file's lock: read (spent, reserved); with ``fits``, None (nothing written) when spent +
-        reserved + ``fits`` passes the allowance; else add ``change`` and return the totals before it."""
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[tuple[Callable[[], tuple[float, float]], Callable[[float, float], None]]]:
+        """Under the file's lock."""
         with open(self.path, "r+", encoding="ascii") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
-            try:
+
+            def read() -> tuple[float, float]:
                 words = f.read().split()
-                spent, reserved = (float(words[0]), float(words[1])) if len(words) == 2 else (0.0, 0.0)
-                if fits is not None and spent + reserved + fits > self.allowance + 1e-12:
-                    return None
-                if change is not None:
-                    f.seek(0)
-                    f.truncate()
-                    f.write(f"{spent + change[0]!r} {max(0.0, reserved + change[1])!r}\n")
-                    f.flush()
-                return spent, reserved
+                return (float(words[0]), float(words[1])) if len(words) == 2 else (0.0, 0.0)
+
+            def write(spent: float, reserved: float) -> None:
+                f.seek(0)
+                f.truncate()
+                f.write(f"{spent!r} {reserved!r}\n")
+                f.flush()
+
+            try:
+                yield read, write
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
 
@@ -93,21 +109,22 @@ class ClusterMoney(_Totals):
     name: str
     allowance: float
 
-    def _turn(self, change: tuple[float, float] | None, fits: float | None = None) -> tuple[float, float] | None:
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[tuple[Callable[[], tuple[float, float]], Callable[[float, float], None]]]:
+        """Under the scheduler's lock."""
         distributed: Any = importlib.import_module("distributed")      # untyped: used through Any
-        client = distributed.get_client()
         lock = distributed.Lock(self.name)
         if not lock.acquire(timeout=CLUSTER_WAIT):
             raise TimeoutError(f"the campaign's shared money on the Dask scheduler ({self.name}) stayed locked for "
                                f"{CLUSTER_WAIT:g} s")
-        try:
-            var = distributed.Variable(self.name, client=client)
+        var = distributed.Variable(self.name, client=distributed.get_client())
+
+        def read() -> tuple[float, float]:
             spent, reserved = (float(v) for v in var.get(timeout=CLUSTER_WAIT))
-            if fits is not None and spent + reserved + fits > self.allowance + 1e-12:
-                return None
-            if change is not None:
-                var.set([spent + change[0], max(0.0, reserved + change[1])])
             return spent, reserved
+
+        try:
+            yield read, lambda spent, reserved: var.set([spent, reserved])
         finally:
             lock.release()
 
