@@ -18,3 +18,11 @@ def test_a_scenario_given_as_the_system_says_how_to_simulate_it(tmp_path):
     assert r.returncode != 0 and "--scenario" not in r.stderr and "no system 'TORCH.9'" in r.stderr, r.stderr
     r = run_cli("--store", store, "simulate", "--scenario", "TORCH.1", "--format", "json")     # what the hint says works
     assert r.returncode == 0, r.stderr
+
+
+def test_a_shipped_scenario_given_as_the_system_is_hinted_without_loading_anything(tmp_path):
+    store = str(tmp_path / "empty")
+    r = run_cli("--store", store, "simulate", "3CC.S.1")
+    assert r.returncode != 0 and "diagkg simulate --scenario 3CC.S.1" in r.stderr, r.stderr
+    r = run_cli("--store", store, "graphs", "--format", "json")     # the hint loaded nothing into the store
+    assert r.returncode == 0 and "scenario/3CC.S.1" not in r.stdout, r.stdout

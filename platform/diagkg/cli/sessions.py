@@ -38,7 +38,7 @@ def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
             close = difflib.get_close_matches(key, held, n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             if _is_scenario(store, key):
-                hint = f"; {key} is a scenario of the store: diagkg simulate --scenario {key}"
+                hint = f"; {key} is a scenario: diagkg simulate --scenario {key}"
             raise errors.UnknownTermError(f"no system {key!r} in the store (it holds: {', '.join(held) or 'none'}) "
                                           f"nor among the shipped ones ({exc}){hint}") from None
         if ensure_shipped(store, notify=say) is None:
@@ -47,13 +47,15 @@ def _simulator_for(store: KnowledgeStore, key: str) -> Simulator:
 
 
 def _is_scenario(store: KnowledgeStore, ref: str) -> bool:
-    """Whether ``ref`` names a scenario of ``store`` (by number or identifier)."""
-    from ..env.workspace import resolve_scenario
+    """Whether ``ref`` names a scenario of ``store``, or a shipped one (by number or identifier), read without loading
+    anything (an error's hint: ``resolve_scenario`` would load the shipped catalogue into the store)."""
+    from ..env.scenarios import ScenarioCatalog
+    from ..env.workspace import names_shipped_scenario
 
     try:
-        resolve_scenario(store, ref)
+        ScenarioCatalog.find(store, ref)
     except errors.DiagkgError:
-        return False
+        return names_shipped_scenario(ref)
     return True
 
 
