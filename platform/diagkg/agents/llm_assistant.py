@@ -154,6 +154,13 @@ def system_context(k: Knowledge) -> dict[str, Any]:
             "example_port": f"{ported.id}.{ported.ports[0]}" if ported else "bulb.p"}
 
 
+def close_client(assistant: BaseAssistant) -> None:
+    """Let the endpoint's connections of an assistant's client go (its session is over; none before setup)."""
+    client: LLMClient | None = getattr(assistant, "client", None)
+    if client is not None:
+        client.close()
+
+
 @dataclass(frozen=True)
 class LLMConfig(Settings):
     """The ``llm`` assistant's own keys, checked (``corrections: -1`` asked nothing and ended every
@@ -188,9 +195,7 @@ class LLMAssistant(BaseAssistant):
         self.spent = 0.0
 
     def close(self, end: str) -> None:
-        client: LLMClient | None = getattr(self, "client", None)     # none before setup
-        if client is not None:
-            client.close()
+        close_client(self)
 
     def record(self, outcome: Outcome) -> None:
         super().record(outcome)

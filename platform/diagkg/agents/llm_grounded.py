@@ -42,7 +42,6 @@ from ..env.actions import Action, Hypothesis
 from ..env.outcomes import Outcome, Refusal
 from ..kg import graphs
 from ..llm import prompting as prompts
-from ..llm.client import LLMClient
 from ..llm.records import CallRecord
 from ..llm.settings import CONFIG_KEYS as LLM_KEYS
 from .grounding_bounded import BoundedQueries
@@ -51,7 +50,7 @@ from .grounding_conditions import ConditionLedger, Prediction
 from .grounding_menus import Menu, affordable
 from .grounding_observed import Reading, Tolerance, plain_value, readings
 from .grounding_sparql_check import PREFIXES, QueryChecker
-from .llm_assistant import INSTRUCTION_MAX, NAME_MAX, NO_ACTION, check_choice, listed, open_client, system_context
+from .llm_assistant import INSTRUCTION_MAX, NAME_MAX, NO_ACTION, check_choice, close_client, listed, open_client, system_context
 from .registry import BaseAssistant, Briefing
 from .settings import INF, Settings
 
@@ -152,9 +151,7 @@ class GroundedAssistant(BaseAssistant):
         return self.ledger.ranked()
 
     def close(self, end: str) -> None:
-        client: LLMClient | None = getattr(self, "client", None)     # none before setup
-        if client is not None:
-            client.close()
+        close_client(self)
         if self._runner is not None:
             self._runner.close()
             self._runner = None

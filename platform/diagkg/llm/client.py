@@ -387,9 +387,7 @@ class LLMClient:
         try:
             return in_thread(request, self.settings.timeout, "diagkg-llm-request")
         except StillRunning:
-            client, self._openai = self._openai, None
-            if client is not None:
-                client.close()
+            self.close()
             raise _PastDeadline() from None
 
     def _parse(self, record: CallRecord, schema: dict[str, Any]) -> dict[str, Any] | None:
