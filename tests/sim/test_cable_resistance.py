@@ -8,21 +8,16 @@ import random
 
 import pytest
 
-from diagkg.env.service import simulator_for
-from diagkg.kg.loading import load_files
-from diagkg.kg.store import KnowledgeStore
 from diagkg.sim.circuit import NOMINAL
 
+from ..support.stores import simulator_of
 from .test_contact_power import SYSTEM
 
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
-    path = tmp_path_factory.mktemp("harness") / "harness.ttl"
-    path.write_text(SYSTEM)                       # two cables of dk:resistance 0.001, each end on a 0.1 mOhm contact
-    store = KnowledgeStore.memory()
-    load_files(store, [path])
-    return simulator_for(store, "harness")
+    # two cables of dk:resistance 0.001, each end on a 0.1 mOhm contact
+    return simulator_of(tmp_path_factory.mktemp("harness") / "harness.ttl", SYSTEM, "harness")
 
 
 def test_a_one_milliohm_lead_is_one_milliohm(sim):

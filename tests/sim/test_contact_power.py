@@ -12,12 +12,10 @@ import random
 
 import pytest
 
-from diagkg.env.service import simulator_for
-from diagkg.kg.loading import load_files
-from diagkg.kg.store import KnowledgeStore
 from diagkg.sim.circuit import NOMINAL
 
 from ..support.physics import kirchhoff_violations, power_gap
+from ..support.stores import simulator_of
 
 SYSTEM = """\
 @prefix :        <https://example.org/harness/> .
@@ -54,11 +52,7 @@ SYSTEM = """\
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
-    path = tmp_path_factory.mktemp("harness") / "harness.ttl"
-    path.write_text(SYSTEM)
-    store = KnowledgeStore.memory()
-    load_files(store, [path])
-    return simulator_for(store, "harness")
+    return simulator_of(tmp_path_factory.mktemp("harness") / "harness.ttl", SYSTEM, "harness")
 
 
 @pytest.mark.parametrize("shorted", [False, True])

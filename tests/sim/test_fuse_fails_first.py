@@ -12,10 +12,9 @@ import random
 
 import pytest
 
-from diagkg.env.service import simulator_for
-from diagkg.kg.loading import load_files
-from diagkg.kg.store import KnowledgeStore
 from diagkg.sim.circuit import NOMINAL
+
+from ..support.stores import simulator_of
 
 SYSTEM = """\
 @prefix :        <https://example.org/tail/> .
@@ -52,11 +51,7 @@ SYSTEM = """\
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
-    path = tmp_path_factory.mktemp("tail") / "tail.ttl"
-    path.write_text(SYSTEM)
-    store = KnowledgeStore.memory()
-    load_files(store, [path])
-    return simulator_for(store, "tail")
+    return simulator_of(tmp_path_factory.mktemp("tail") / "tail.ttl", SYSTEM, "tail")
 
 
 SHORT = (("lamp", "p"), ("lamp", "n"), 0.001)

@@ -13,10 +13,9 @@ import random
 
 import pytest
 
-from diagkg.env.service import simulator_for
-from diagkg.kg.loading import load_files
-from diagkg.kg.store import KnowledgeStore
 from diagkg.sim.circuit import NOMINAL
+
+from ..support.stores import simulator_of
 
 SYSTEM = """\
 @prefix :        <https://example.org/pump/> .
@@ -60,11 +59,7 @@ SYSTEM = """\
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
-    path = tmp_path_factory.mktemp("pump") / "pump.ttl"
-    path.write_text(SYSTEM)
-    store = KnowledgeStore.memory()
-    load_files(store, [path])
-    return simulator_for(store, "pump")
+    return simulator_of(tmp_path_factory.mktemp("pump") / "pump.ttl", SYSTEM, "pump")
 
 
 def test_the_working_relay_is_pulled_in(sim):

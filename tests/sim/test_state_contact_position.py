@@ -8,11 +8,10 @@ import random
 
 import pytest
 
-from diagkg.env.service import simulator_for
 from diagkg.errors import InputError
-from diagkg.kg.loading import load_files
-from diagkg.kg.store import KnowledgeStore
 from diagkg.sim.circuit import state_from_turtle
+
+from ..support.stores import simulator_of
 
 SYSTEM = """\
 @prefix :        <https://example.org/sw/> .
@@ -49,11 +48,7 @@ STATE = """\
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
-    path = tmp_path_factory.mktemp("sw") / "sw.ttl"
-    path.write_text(SYSTEM)
-    store = KnowledgeStore.memory()
-    load_files(store, [path])
-    return simulator_for(store, "sw_sys")
+    return simulator_of(tmp_path_factory.mktemp("sw") / "sw.ttl", SYSTEM, "sw_sys")
 
 
 def test_the_switch_closed_lights_the_lamp(sim):

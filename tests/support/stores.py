@@ -40,13 +40,28 @@ def catalog_copy() -> KnowledgeStore:
 def loaded_quads(files: dict[Path, str]) -> list:
     """The quads a store holds once ``files`` (path -> Turtle, written here) are validated and loaded: what a test
     module loads once and copies into a store of its own per test."""
+    loaded = KnowledgeStore.memory()
+    try:
+        load_files_at(loaded, files)
+        return list(loaded.raw.quads_for_pattern(None, None, None, None))
+    finally:
+        loaded.close()
+
+
+def load_files_at(store: KnowledgeStore, files: dict[Path, str]) -> None:
+    """Write ``files`` (path -> Turtle) and load them into ``store``, as ``diagkg load`` would."""
     from diagkg.kg.loading import load_files
 
     for path, text in files.items():
         path.write_text(text)
-    loaded = KnowledgeStore.memory()
-    try:
-        load_files(loaded, list(files))
-        return list(loaded.raw.quads_for_pattern(None, None, None, None))
-    finally:
-        loaded.close()
+    load_files(store, list(files))
+
+
+def simulator_of(path: Path, text: str, key: str):
+    """The simulator of system ``key``, described by ``text`` (written to ``path``) and loaded into a store of its own
+    in memory: what a test of the physics of a system it writes starts from."""
+    from diagkg.env.service import simulator_for
+
+    store = KnowledgeStore.memory()
+    load_files_at(store, {path: text})
+    return simulator_for(store, key)
