@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from fastapi.testclient import TestClient
 from diagkg.server.app import ServerConfig, create_app
 
 from ..support.cli import DIAGKG
-from ..support.serving import LOCAL, TOKEN, broken_scenario, torch_store
+from ..support.serving import LOCAL, TOKEN, broken_scenario, torch_store, wait_session
 from ..support.torch import LOOSE_LEAD, scenario_text
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -117,22 +116,13 @@ def test_a_session_with_the_oracle_streams_its_rounds_and_stores_its_trajectory(
     assert seqs == list(range(2, len(events)))
 
 
-def wait_pending(client, sid: str, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        s = client.get(f"/api/sessions/{sid}").json()
-        if s["pending"] is not None or s["status"] in ("done", "failed"):
-            return s
-        time.sleep(0.05)
-    raise AssertionError("the session neither waited nor ended")
-
 
 def test_a_person_plays_the_service_agent(client):
     sid = client.post("/api/sessions", json={"scenario": "TORCH.1", "assistant": "oracle", "service": "human"},
                       headers=AUTH).json()["id"]
     carried = []
     while True:
-        s = wait_pending(client, sid)
+        s = wait_session(client, sid)
         if s["status"] == "done":
             break
         assert s["pending"]["kind"] == "execute"
@@ -155,7 +145,7 @@ def test_a_person_plays_the_service_agent(client):
 
 def test_a_person_plays_the_assistant_from_menus(client):
     sid = client.post("/api/sessions", json={"scenario": "TORCH.1", "assistant": "human"}, headers=AUTH).json()["id"]
-    s = wait_pending(client, sid)
+    s = wait_session(client, sid)
     menus = s["pending"]["menus"]
     assert "bat" in [p["id"] for p in menus["parts"]]
     measure = next(a for a in menus["actions"] if a["target_count"] == 1 and "bat" in a["targets"])
@@ -164,10 +154,10 @@ def test_a_person_plays_the_assistant_from_menus(client):
     assert client.post(f"/api/sessions/{sid}/step", json={"hypothesis": ["nothing"]}, headers=AUTH).status_code == 400
     body = {"action": measure["id"], "targets": ["bat"], "value": 0.5 if measure["parameter"] else None}
     assert client.post(f"/api/sessions/{sid}/step", json=body, headers=AUTH).status_code == 200
-    s = wait_pending(client, sid)
+    s = wait_session(client, sid)
     assert s["rounds"] == 1 and s["pending"]["kind"] == "choose"
     assert client.post(f"/api/sessions/{sid}/step", json={"hypothesis": ["bat"]}, headers=AUTH).status_code == 200
-    s = wait_pending(client, sid)
+    s = wait_session(client, sid)
     assert s["status"] == "done" and s["result"]["end"] == "success" and s["result"]["assistant"] == "human"
 
 
@@ -209,10 +199,10 @@ def test_a_person_at_the_page_is_told_a_naming_as_an_assistant_is(client):
     # a person playing the assistant on the page was sent each round whole: naming every part at once, the page
     # said which of them were faulty (an overbroad naming's actually_faulty) and which were healthy
     sid = client.post("/api/sessions", json={"scenario": "TORCH.1", "assistant": "human"}, headers=AUTH).json()["id"]
-    s = wait_pending(client, sid)
+    s = wait_session(client, sid)
     parts = [p["id"] for p in s["pending"]["menus"]["parts"] if p["id"] in ("bat", "bulb", "lead", "led", "sw")]
     assert client.post(f"/api/sessions/{sid}/step", json={"hypothesis": parts}, headers=AUTH).status_code == 200
-    s = wait_pending(client, sid)
+    s = wait_session(client, sid)
     rounds = [e["round"] for e in s["events"] if e["type"] == "round"]
     assert rounds and rounds[0]["verdict"] == "overbroad", rounds
     assert "actually_faulty" not in rounds[0]["data"] and rounds[0]["healthy"] == [], rounds[0]

@@ -5,7 +5,6 @@ JSON: the client got 500 and the log a traceback."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import httpx
@@ -15,7 +14,7 @@ from diagkg.kg.loading import load_files
 from diagkg.kg.store import KnowledgeStore
 
 from ..support.bike_lamp import bike_lamp, cable_off
-from ..support.serving import TOKEN, start_server, stop_server
+from ..support.serving import TOKEN, start_server, stop_server, wait_session
 
 AUTH = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
 
@@ -50,22 +49,14 @@ def test_a_start_with_a_number_json_cannot_hold_is_refused(server, body):
 
 def test_an_answer_with_a_number_json_cannot_hold_is_refused_and_plays_nothing(server):
     sid = server.post("/api/sessions", json={"scenario": "DYN.1", "assistant": "human"}, headers=AUTH).json()["id"]
-    for _ in range(600):
-        s = server.get(f"/api/sessions/{sid}").json()
-        if s["pending"]:
-            break
-        time.sleep(0.05)
+    wait_session(server, sid)
     for question in ("NaN", "1e999", "-Infinity"):
         r = server.post(f"/api/sessions/{sid}/step", headers=AUTH,
                         content='{"action": "observe_component", "targets": ["cable"], "question": %s}' % question)
         assert r.status_code == 422, r.text
     r = server.post(f"/api/sessions/{sid}/step", json={"action": "reconnect_cable", "targets": ["cable"]}, headers=AUTH)
     assert r.status_code == 200, r.text
-    for _ in range(600):
-        s = server.get(f"/api/sessions/{sid}").json()
-        if s["status"] == "done":
-            break
-        time.sleep(0.05)
+    s = wait_session(server, sid, done=True)
     assert s["result"]["rounds"] == 1 and s["result"]["end"] == "success_no_hypothesis", s
 
 
@@ -73,10 +64,7 @@ def test_an_action_value_is_a_finite_number_for_an_action_that_takes_one(server)
     # measure_voltage with "value": NaN (or 1e999, or 0.5) was played, the value recorded in the trajectory as the
     # action's parameter ("nan", "inf"); the page sends none for an action without a parameter
     sid = server.post("/api/sessions", json={"scenario": "DYN.1", "assistant": "human"}, headers=AUTH).json()["id"]
-    for _ in range(600):
-        if server.get(f"/api/sessions/{sid}").json()["pending"]:
-            break
-        time.sleep(0.05)
+    wait_session(server, sid)
     for value in ("NaN", "1e999", "-Infinity"):
         r = server.post(f"/api/sessions/{sid}/step", headers=AUTH,
                         content='{"action": "measure_voltage", "targets": ["lamp"], "value": %s}' % value)
@@ -98,8 +86,5 @@ def test_a_person_playing_the_assistant_takes_no_configuration(server):
     r = server.post("/api/sessions", json={"scenario": "DYN.1", "assistant": "human", "config": {}}, headers=AUTH)
     assert r.status_code == 200, r.text
     sid = r.json()["id"]
-    for _ in range(600):
-        if server.get(f"/api/sessions/{sid}").json()["pending"]:
-            break
-        time.sleep(0.05)
+    wait_session(server, sid)
     assert server.post(f"/api/sessions/{sid}/step", json={"give_up": True}, headers=AUTH).status_code == 200

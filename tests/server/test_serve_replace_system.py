@@ -5,7 +5,6 @@ started on, and the next session is judged against the new one."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 from diagkg.kg.store import KnowledgeStore
 
 from ..support.bike_lamp import bike_lamp
-from ..support.serving import TOKEN, start_server, stop_server
+from ..support.serving import TOKEN, start_server, stop_server, wait_session
 from ..support.stores import loaded_quads
 from .conftest import CHROMIUM
 
@@ -59,25 +58,17 @@ def server(tmp_path: Path, cyclamp_quads):
         stop_server(proc)
 
 
-def _wait(client: httpx.Client, sid: str, done: bool = False) -> dict[str, Any]:
-    for _ in range(600):
-        s: dict[str, Any] = client.get(f"/api/sessions/{sid}").json()
-        if (s["status"] in ("done", "failed")) if done else (s["pending"] or s["status"] in ("done", "failed")):
-            return s
-        time.sleep(0.05)
-    raise AssertionError(f"session {sid}: {s}")
-
 
 def _start(client: httpx.Client) -> str:
     sid: str = client.post("/api/sessions", json={"scenario": "CYC.1", "assistant": "human"}, headers=AUTH).json()["id"]
-    _wait(client, sid)
+    wait_session(client, sid)
     return sid
 
 
 def _replace_lamp(client: httpx.Client, sid: str) -> dict[str, Any]:
     r = client.post(f"/api/sessions/{sid}/step", json={"action": "replace_component", "targets": ["lamp"]}, headers=AUTH)
     assert r.status_code == 200, r.text
-    s = _wait(client, sid, done=True)
+    s = wait_session(client, sid, done=True)
     return next(e["round"] for e in s["events"] if e["type"] == "round")
 
 
@@ -103,7 +94,7 @@ def test_a_system_replaced_while_serving(server):
     after = _start(server)
     for move in ({"action": "replace_component", "targets": ["lamp"]}, {"action": "observe_component", "targets": ["fuse"]}):
         assert server.post(f"/api/sessions/{after}/step", json=move, headers=AUTH).status_code == 200
-        s = _wait(server, after)
+        s = wait_session(server, after)
     rounds = [e["round"] for e in s["events"] if e["type"] == "round"]
     assert [r["data"] for r in rounds] == [{"lamp": {"text": "lamp (bulb): it is dark.", "type": "Bulb", "lit": False}},
                                            {"fuse": {"text": "fuse (fuse): it is blown.", "type": "Fuse",

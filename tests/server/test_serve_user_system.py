@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -16,7 +15,7 @@ from diagkg.env.actions import Action
 from diagkg.env.outcomes import Refusal
 from diagkg.kg.store import KnowledgeStore
 
-from ..support.serving import TOKEN, start_server, stop_server
+from ..support.serving import TOKEN, start_server, stop_server, wait_session
 from ..support.stores import loaded_quads
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -117,18 +116,10 @@ def server(bike):
         stop_server(proc)
 
 
-def _pending(client: httpx.Client, sid: str) -> dict[str, Any]:
-    for _ in range(600):
-        s: dict[str, Any] = client.get(f"/api/sessions/{sid}").json()
-        if s["pending"] or s["status"] in ("done", "failed"):
-            return s
-        time.sleep(0.05)
-    raise AssertionError(f"session {sid} never waited")
-
 
 def test_the_menus_offer_only_moves_the_service_agent_takes(server, bike):
     sid = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "human"}, headers=AUTH).json()["id"]
-    menus = _pending(server, sid)["pending"]["menus"]
+    menus = wait_session(server, sid)["pending"]["menus"]
     offered = {a["id"]: a["targets"] for a in menus["actions"]}
     # what the Python API refuses as a move that is not one (a kind or type the action does not take)
     store = KnowledgeStore(bike)
@@ -151,7 +142,7 @@ def test_the_menus_offer_only_moves_the_service_agent_takes(server, bike):
                                                         "value": 0.5}, headers=AUTH)
     assert r.status_code == 400, r.text
     assert server.post(f"/api/sessions/{sid}/step", json={"give_up": True}, headers=AUTH).status_code == 200
-    assert _pending(server, sid)["rounds"] == 0
+    assert wait_session(server, sid)["rounds"] == 0
 
 
 @pytest.mark.parametrize("body", [{"seed": True}, {"seed": "3"}, {"seed": 3.0}, {"budget": True}, {"budget": "4"},
@@ -165,17 +156,17 @@ def test_a_start_takes_whole_numbers_as_reset_does(server, body):
 def test_a_start_takes_the_scenario_by_number(server):
     r = server.post("/api/sessions", json={"scenario": 9801, "assistant": "oracle", "seed": 2}, headers=AUTH)
     assert r.status_code == 200, r.text
-    s = _pending(server, r.json()["id"])
+    s = wait_session(server, r.json()["id"])
     assert s["scenario"] == "BIKE.1" and s["seed"] == 2
 
 
 def test_an_answer_sent_twice_plays_one_round(server):
     # a double click (or a request sent again) answered the next question too: the same move played twice
     sid = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "human"}, headers=AUTH).json()["id"]
-    question = _pending(server, sid)["pending"]["question"]
+    question = wait_session(server, sid)["pending"]["question"]
     move = {"action": "measure_voltage", "targets": ["lamp"], "question": question}
     assert server.post(f"/api/sessions/{sid}/step", json=move, headers=AUTH).status_code == 200
-    s = _pending(server, sid)
+    s = wait_session(server, sid)
     assert s["rounds"] == 1 and s["pending"]["question"] != question
     again = server.post(f"/api/sessions/{sid}/step", json=move, headers=AUTH)
     assert again.status_code == 409, again.text
@@ -184,7 +175,7 @@ def test_an_answer_sent_twice_plays_one_round(server):
         r = server.post(f"/api/sessions/{sid}/step", json=wrong, headers=AUTH)
         assert r.status_code == 400 and "None" not in r.text, r.text
     assert server.post(f"/api/sessions/{sid}/step", json={"give_up": True}, headers=AUTH).status_code == 200
-    s = _pending(server, sid)
+    s = wait_session(server, sid)
     assert s["status"] == "done" and s["result"]["rounds"] == 1 and s["result"]["cost"] == 20.0
 
 
@@ -209,7 +200,7 @@ def test_an_assistant_refused_before_its_first_round_leaves_no_trajectory(server
     before = llm_trajectories()
     r = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "llm"}, headers=AUTH)
     assert r.status_code == 200, r.text
-    s = _pending(server, r.json()["id"])
+    s = wait_session(server, r.json()["id"])
     assert s["status"] == "failed" and s["result"]["trajectory"] is None and "endpoint" in s["result"]["refused"]
     assert [e["type"] for e in s["events"]][-1] == "error"
     assert llm_trajectories() == before
@@ -221,16 +212,16 @@ def test_an_ended_sessions_schematic_stays_as_it_ended(server):
     from diagkg.sim.schematic import DARK, LIT
 
     first = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "human"}, headers=AUTH).json()["id"]
-    _pending(server, first)
+    wait_session(server, first)
     assert server.post(f"/api/sessions/{first}/step", json={"give_up": True}, headers=AUTH).status_code == 200
-    assert _pending(server, first)["status"] == "done"
+    assert wait_session(server, first)["status"] == "done"
     ended = server.get(f"/api/sessions/{first}/schematic.svg").text
     assert (ended.count(LIT), ended.count(DARK)) == (1, 1)          # the rear LED lit, the front lamp dark
     other = server.post("/api/sessions", json={"scenario": "BIKE.1", "assistant": "human"}, headers=AUTH).json()["id"]
-    _pending(server, other)
+    wait_session(server, other)
     move = {"action": "replace_component", "targets": ["lamp"]}
     assert server.post(f"/api/sessions/{other}/step", json=move, headers=AUTH).status_code == 200
-    assert _pending(server, other)["status"] == "done"
+    assert wait_session(server, other)["status"] == "done"
     assert server.get(f"/api/sessions/{other}/schematic.svg").text.count(LIT) == 2
     later = server.get(f"/api/sessions/{first}/schematic.svg").text
     assert (later.count(LIT), later.count(DARK)) == (1, 1)
@@ -244,11 +235,11 @@ def test_live_sessions_are_capped_and_one_nobody_answers_stops_keeping_what_it_p
         with httpx.Client(base_url=url, timeout=30) as client:
             start = {"scenario": "BIKE.1", "assistant": "human"}
             first = client.post("/api/sessions", json=start, headers=AUTH).json()["id"]
-            question = _pending(client, first)["pending"]["question"]
+            question = wait_session(client, first)["pending"]["question"]
             move = {"action": "measure_voltage", "targets": ["lamp"], "question": question}
             assert client.post(f"/api/sessions/{first}/step", json=move, headers=AUTH).status_code == 200
             second = client.post("/api/sessions", json=start, headers=AUTH).json()["id"]
-            _pending(client, second)
+            wait_session(client, second)
             refused = client.post("/api/sessions", json=start, headers=AUTH)
             assert refused.status_code == 429 and refused.headers["retry-after"], refused.text
             for _ in range(200):                  # nobody answers either: each stops after 2 s, what it played stored

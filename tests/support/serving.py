@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 
@@ -96,3 +98,16 @@ def stop_server(proc: subprocess.Popen[str]) -> None:
 def broken_scenario() -> str:
     """The loose-lead scenario with a misspelt property (the budget is then missing too)."""
     return scenario_text(**LOOSE_LEAD).replace("dk:actionBudget 10", "dk:actionBudgett 10")
+
+
+def wait_session(client: Any, sid: str, done: bool = False, timeout: float = 60) -> dict[str, Any]:
+    """A live session's state (``GET /api/sessions/{sid}`` through the HTTP client ``client``) once it waits for a
+    person (its ``pending`` question) or has ended; with ``done``, once it has ended."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s: dict[str, Any] = client.get(f"/api/sessions/{sid}").json()
+        if s["status"] in ("done", "failed") or (not done and s["pending"]):
+            return s
+        if time.monotonic() > deadline:
+            raise AssertionError(f"session {sid} neither {'ended' if done else 'waited nor ended'} in {timeout:g} s: {s}")
+        time.sleep(0.05)
