@@ -408,12 +408,7 @@ def changed_versions(store: KnowledgeStore, campaign: Campaign) -> list[ChangedG
     """The scenario and system graphs (and the optimal policies its assistants were briefed with) whose version
     (``dk:contentHash``, which every write to them refreshes) differs from the one recorded when the campaign
     started."""
-    out = []
-    for r in store.select("campaign-versions", {"campaign": campaign.node}):
-        now = store.version_of(ox.NamedNode(r["graph"]))
-        if now != r["hash"]:
-            out.append(ChangedGraph(r["graph"], str(r["hash"]), now))
-    return out
+    return graphs.changed(store, store.select("campaign-versions", {"campaign": campaign.node}))
 
 
 def check_versions(store: KnowledgeStore, campaign: Campaign) -> None:

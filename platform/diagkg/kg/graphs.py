@@ -28,9 +28,13 @@ graph                       content
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import pyoxigraph as ox
+
+from ..errors import ChangedGraph
 
 BASE = "https://w3id.org/diagkg/graph/"
 SYSTEM_BASE = "https://w3id.org/diagkg/system/"
@@ -83,3 +87,20 @@ def namespace_of(system_iri: str) -> str:
     Parts are named ``<namespace><identifier>``, as the shapes require."""
     cut = max(system_iri.rfind("/"), system_iri.rfind("#"))
     return system_iri[: cut + 1]
+
+
+class Versioned(Protocol):
+    """What tells a graph's version (:meth:`diagkg.kg.store.KnowledgeStore.version_of`)."""
+
+    def version_of(self, graph: ox.NamedNode) -> str: ...
+
+
+def changed(store: Versioned, recorded: Iterable[Mapping[str, Any]]) -> list[ChangedGraph]:
+    """Of the graphs ``recorded`` (rows of ``graph`` and the ``hash`` of the version it was used at: a campaign's or
+    a trajectory's ``dk:usedVersion``s), those the store now holds at another version, or no longer holds."""
+    out = []
+    for r in recorded:
+        now = store.version_of(ox.NamedNode(r["graph"]))
+        if now != r["hash"]:
+            out.append(ChangedGraph(r["graph"], str(r["hash"]), now))
+    return out

@@ -36,6 +36,7 @@ from ..env.service import Hypothesis, Session
 from ..env.verification import faults_left, faulty_at_start
 from ..env.workspace import AnswerCache, assistant_view, prior_view, resolve_scenario
 from ..errors import AssistantError, InputError, LedgerUnavailable, LLMTruncation, StoreError, UnknownTermError
+from ..kg import graphs
 from ..kg.store import KnowledgeStore
 from ..kg.vocab import DK
 from ..llm.records import CallLog, FailureCause, recorded_calls
@@ -321,14 +322,8 @@ def _service_agent(service: str, config: dict[str, Any], log: CallLog, brief: re
 def changed_since(store: KnowledgeStore, iri: str) -> list[tuple[str, str]]:
     """The graphs a stored session was played on that the store now holds in another version, each with what
     changed (``replaced`` or ``removed``); none for a trajectory that records no versions (before 2026-12-07)."""
-    import pyoxigraph as ox
-
-    out = []
-    for row in store.select("trajectory-versions", {"trajectory": ox.NamedNode(iri)}):
-        now = store.version_of(ox.NamedNode(row["graph"]))
-        if now != row["hash"]:
-            out.append((row["graph"], "removed" if not now else "replaced"))
-    return out
+    rows = store.select("trajectory-versions", {"trajectory": ox.NamedNode(iri)})
+    return [(c.graph, "removed" if not c.now else "replaced") for c in graphs.changed(store, rows)]
 
 
 def played_on(session: Session) -> list[tuple[ox.NamedNode, str]]:
