@@ -367,12 +367,8 @@ def create(store: KnowledgeStore, config: CampaignConfig, campaign_id: str | Non
                          _lit(datetime.now(timezone.utc).isoformat(), "dateTime")),
                ox.Triple(c, ox.NamedNode(DK.campaignConfiguration), _lit(config.to_json())),
                ox.Triple(c, ox.NamedNode(DK.codeVersion), _lit(code_version()))]
-    for i, g in enumerate(used_graphs(store, config.scenarios) + policy_graphs(store, config)):
-        v = ox.NamedNode(f"{campaign.iri}#version-{i}")
-        triples += [ox.Triple(c, ox.NamedNode(DK.usedVersion), v),
-                    ox.Triple(v, RDF_TYPE, ox.NamedNode(DK.GraphVersion)),
-                    ox.Triple(v, ox.NamedNode(DK.ofGraph), g),
-                    ox.Triple(v, ox.NamedNode(DK.contentHash), _lit(store.version_of(g)))]
+    used = used_graphs(store, config.scenarios) + policy_graphs(store, config)
+    triples += graphs.used_versions(c, campaign.iri, [(g, store.version_of(g)) for g in used])
     store.write_graphs({campaign.graph: triples})
     return campaign
 

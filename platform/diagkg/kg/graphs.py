@@ -35,6 +35,7 @@ from urllib.parse import quote
 import pyoxigraph as ox
 
 from ..errors import ChangedGraph
+from .vocab import DK
 
 BASE = "https://w3id.org/diagkg/graph/"
 SYSTEM_BASE = "https://w3id.org/diagkg/system/"
@@ -45,6 +46,7 @@ KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", 
 ONTOLOGY = ox.NamedNode(BASE + "ontology")
 SHAPES = ox.NamedNode(BASE + "shapes")
 
+_RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
@@ -87,6 +89,17 @@ def namespace_of(system_iri: str) -> str:
     Parts are named ``<namespace><identifier>``, as the shapes require."""
     cut = max(system_iri.rfind("/"), system_iri.rfind("#"))
     return system_iri[: cut + 1]
+
+
+def used_versions(subject: ox.NamedNode, base: str, versions: Iterable[tuple[ox.NamedNode, str]]) -> list[ox.Triple]:
+    """``subject``'s ``dk:usedVersion``s (a campaign's, a session's), the nodes ``{base}#version-{i}``: each graph it
+    was played on (``dk:ofGraph``) with its version then (``dk:contentHash``), which :func:`changed` compares."""
+    out: list[ox.Triple] = []
+    for i, (graph, version) in enumerate(versions):
+        v = ox.NamedNode(f"{base}#version-{i}")
+        out += [ox.Triple(subject, DK.usedVersion.node, v), ox.Triple(v, _RDF_TYPE, DK.GraphVersion.node),
+                ox.Triple(v, DK.ofGraph.node, graph), ox.Triple(v, DK.contentHash.node, ox.Literal(version))]
+    return out
 
 
 class Versioned(Protocol):

@@ -104,15 +104,9 @@ class SessionRecord:
 
 
 def version_triples(iri: str, versions: Sequence[tuple[ox.NamedNode, str]]) -> list[ox.Triple]:
-    """The session's ``dk:usedVersion``s: each graph it was played on (``dk:ofGraph``) with its version
-    (``dk:contentHash``), as a campaign records them."""
-    session = ox.NamedNode(iri + "#session")
-    out: list[ox.Triple] = []
-    for i, (graph, version) in enumerate(versions):
-        v = ox.NamedNode(f"{iri}#version-{i}")
-        out += [ox.Triple(session, DK.usedVersion.node, v), ox.Triple(v, RDF_TYPE, DK.GraphVersion.node),
-                ox.Triple(v, DK.ofGraph.node, graph), ox.Triple(v, DK.contentHash.node, ox.Literal(version))]
-    return out
+    """The session's ``dk:usedVersion``s: each graph it was played on with its version, as a campaign records them
+    (:func:`diagkg.kg.graphs.used_versions`)."""
+    return graphs.used_versions(ox.NamedNode(iri + "#session"), iri, versions)
 
 
 def new_id(scenario_number: int, assistant: str, seed: int) -> str:
