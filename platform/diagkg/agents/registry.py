@@ -131,6 +131,15 @@ class Assistant(Protocol):
     def record(self, outcome: Outcome) -> None: ...
 
 
+def check_config_keys(name: str, config: Mapping[str, Any], known: frozenset[str] | None) -> None:
+    """Refuse (:class:`~diagkg.errors.InputError`) a configuration key of ``config`` that assistant ``name`` does not
+    declare among ``known`` (None: it declares none, and takes any key), saying the nearest it takes."""
+    unknown = sorted(set(config) - known) if known is not None else []
+    if unknown:
+        raise InputError(f"{name} takes no configuration key {keys_with_nearest(unknown, known or ())}"
+                         f"; it takes {', '.join(sorted(known or ())) or 'none'}")
+
+
 class BaseAssistant:
     """Remembers the briefing and the outcomes; subclasses implement :meth:`suggest`."""
 
@@ -146,11 +155,7 @@ class BaseAssistant:
     api_version: int = API_VERSION
 
     def __init__(self, **config: Any):
-        known = type(self).config_keys
-        unknown = sorted(set(config) - known) if known is not None else []
-        if unknown:
-            raise InputError(f"{self.name} takes no configuration key {keys_with_nearest(unknown, known or ())}"
-                             f"; it takes {', '.join(sorted(known or ())) or 'none'}")
+        check_config_keys(self.name, config, type(self).config_keys)
         self.config = dict(config)
         self.briefing: Briefing | None = None
         self.outcomes: list[dict[str, Any]] = []     # what it was told, as plain data (outcome_json)

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..agents import registry
-from ..agents.registry import BaseAssistant, keys_with_nearest
+from ..agents.registry import BaseAssistant
 from ..agents.trust import EXEC_PREFIX, Origin, Policy
-from ..errors import AssistantError, InputError, UnknownTermError
+from ..errors import AssistantError, UnknownTermError
 from .exec_boundary import ExecAssistant, command_of
 from .exec_host import DECLARED
 
@@ -73,10 +73,7 @@ def check_hosted(name: str, target: str, config: Mapping[str, Any]) -> None:
     known, version = hosted_declared(target)
     if version is not None:
         registry.check_api_version(name, version)
-    unknown = sorted(set(config) - known) if known is not None else []
-    if unknown:
-        raise InputError(f"{name} takes no configuration key {keys_with_nearest(unknown, known or ())}"
-                         f"; it takes {', '.join(sorted(known or ())) or 'none'}")
+    registry.check_config_keys(name, config, known)
 
 
 def declared_keys(name: str) -> frozenset[str] | None:
