@@ -120,20 +120,38 @@ def test_the_writer_keeps_the_sum_with_two_worker_processes(store):
     assert summary.money >= 0.35 or any(v["end"] == "llm_truncation" for v in seen.values())
 
 
-def test_sessions_in_flight_on_several_workers_share_what_the_campaign_has_left(store):
-    """Each session is given what remained when it was sent; with 2 workers, four were sent at once with the
-    whole 0.35 each, and each paid its 0.1 call: 0.4 spent of 0.35. The workers now hold each call's estimate
-    (0.2, the largest it can cost) in one file before sending it, so the sessions together keep to the limit."""
+def _in_flight(store, runs: int, executor: str) -> tuple[execution.Summary, float]:
+    """A campaign of ``runs`` llm sessions on 2 workers of ``executor``, limit 0.35, each call costing 0.1 (held at
+    0.2 before it is sent) and answered after 0.3 s, so that several are in flight at once; its summary and what it
+    spent, checked: every call sent paid and answered, within the limit, and the refused sessions paid nothing."""
     with LLMServer() as server:
-        server.script.then(*[Reply(content=HYPOTHESISE, delay=0.3)] * 8)
-        cfg = cp.CampaignConfig(assistants=("llm",), scenarios=(9101,), runs=8, config=llm_config(server), name="shared")
+        server.script.then(*[Reply(content=HYPOTHESISE, delay=0.3)] * runs)
+        cfg = cp.CampaignConfig(assistants=("llm",), scenarios=(9101,), runs=runs, config=llm_config(server),
+                                name="shared")
         campaign = cp.create(store, cfg)
-        summary = execution.run(store, campaign, cost_limit=0.35, workers=2)
+        summary = execution.run(store, campaign, cost_limit=0.35, workers=2, executor=executor)
         sent = len(server.script.calls)
     spent = budget.Spending.read(store, campaign).spent
-    assert spent == pytest.approx(0.1 * sent) and spent <= 0.35 + 1e-9, (spent, sent)
-    assert summary.stopped is not None and summary.stopped.reason is budget.StopReason.COST_LIMIT
+    assert sent >= 1 and spent == pytest.approx(0.1 * sent) and spent <= 0.35 + 1e-9, (spent, sent)
     seen = sessions_of(store, campaign)
     assert sum(v["end"] == "success" for v in seen.values()) == sent    # each call sent was paid and answered
     refused = [v for v in seen.values() if v["end"] == "llm_truncation"]
     assert refused and all(v["money"] == 0 for v in refused)
+    return summary, spent
+
+
+def test_sessions_in_flight_on_several_workers_share_what_the_campaign_has_left(store):
+    """Each session is given what remained when it was sent; with 2 workers, four were sent at once with the
+    whole 0.35 each, and each paid its 0.1 call: 0.4 spent of 0.35. The workers now hold each call's estimate
+    (0.2, the largest it can cost) in one file before sending it, so the sessions together keep to the limit."""
+    summary, _ = _in_flight(store, 8, "local")
+    assert summary.stopped is not None and summary.stopped.reason is budget.StopReason.COST_LIMIT
+
+
+def test_sessions_in_flight_on_a_dask_cluster_share_what_the_campaign_has_left(store):
+    """Before, a cluster's workers shared nothing: each session sent was given the whole remainder, and the four
+    in flight at once (2 workers, 2 sessions each: the whole campaign) paid their 0.1 calls: 0.4 spent of 0.35.
+    The calls now hold their estimate (0.2) in one variable on the scheduler before they are sent (a real
+    LocalCluster)."""
+    summary, spent = _in_flight(store, 4, "dask")
+    assert summary.money == pytest.approx(spent)
