@@ -261,7 +261,9 @@ class RemoteStore(KnowledgeStore):
         self.url = url.rstrip("/")
         import httpx
 
-        self._client = httpx.Client(timeout=timeout)
+        from .tls import verifying_context
+
+        self._client = httpx.Client(timeout=timeout, verify=verifying_context(httpx))
         self._endpoint = Endpoint(self.url, self._client)
         try:
             self._endpoint.ping()

@@ -44,7 +44,7 @@ _CHARS = _U + "\\-0-9\u00b7\u0300-\u036f\u203f-\u2040"
 _ESC = r"\\[_~.\-!$&'()*+,;=/?#@%]"
 _PLX = rf"%[0-9A-Fa-f]{{2}}|{_ESC}"
 
-_TOKEN = re.compile(
+_TOKEN = (
     r"(?P<ws>[ \t\r\n]++)"
     r"|(?P<comment>\#[^\r\n]*+)"
     # a string's body: its alternatives exclude each other, so a plain repeat cannot match it two ways (a
@@ -56,11 +56,25 @@ _TOKEN = re.compile(
     rf"|(?P<bnode>_:[{_U}0-9][{_CHARS}.]*+)"
     r"|(?P<lang>@[A-Za-z]++(?:-[A-Za-z0-9]++)*+)"
     r"|(?P<number>[0-9]++(?:\.[0-9]*+)?+(?:[eE][+-]?+[0-9]++)?+|\.[0-9]++(?:[eE][+-]?+[0-9]++)?+)"
-    r"|(?P<punct>&&|\|\||\^\^|!=|>=|>>|[^<])",
+    r"|(?P<punct>&&|\|\||\^\^|!=|>=|>>|[^<])"
 )
-_PREFIX_RUN = re.compile(rf"[{_BASE}][{_CHARS}.]*+")      # a prefix (before ':') or a keyword (then no dots)
-_WORD = re.compile(rf"[{_BASE}][{_CHARS}]*+")
-_LOCAL = re.compile(rf"(?:[{_U}:0-9]|{_PLX})(?:[{_CHARS}.:]|{_PLX})*+")
+_PREFIX_RUN = rf"[{_BASE}][{_CHARS}.]*+"      # a prefix (before ':') or a keyword (then no dots)
+_WORD = rf"[{_BASE}][{_CHARS}]*+"
+_LOCAL = rf"(?:[{_U}:0-9]|{_PLX})(?:[{_CHARS}.:]|{_PLX})*+"
+class _Patterns:
+    """The patterns above, compiled the first time a text is scanned (:func:`_patterns`), not on import: ``re``
+    compiles the grammar's character classes range by range, code point by code point (~25 ms), which every
+    process that opens a store paid though most never scan a text."""
+
+    def __init__(self) -> None:
+        self.token, self.prefix_run, self.word, self.local = (re.compile(p) for p in (_TOKEN, _PREFIX_RUN, _WORD, _LOCAL))
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> _Patterns:
+    return _Patterns()
+
+
 _IRI = re.compile(r"<(?:[^<>\"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*+>")
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 _LOCAL_ESCAPE = re.compile(_ESC)
@@ -336,6 +350,7 @@ def _tokens(st: _State, everything: bool = False) -> Iterator[tuple[str, str, in
     text, n, pos = st.text, len(st.text), 0
     no_name_before = -1            # a run read for a prefixed name that had no ':' ends here
     frames = st.frames
+    patterns = _patterns()
     while pos < n:
         ch = text[pos]
         if ch in _SIMPLE:
@@ -385,7 +400,7 @@ def _tokens(st: _State, everything: bool = False) -> Iterator[tuple[str, str, in
         end = -1
         if ch == ":":
             end = pos
-        elif pos >= no_name_before and (run := _PREFIX_RUN.match(text, pos)) is not None:
+        elif pos >= no_name_before and (run := patterns.prefix_run.match(text, pos)) is not None:
             end = run.end()
             while text[end - 1] == ".":
                 end -= 1
@@ -393,7 +408,7 @@ def _tokens(st: _State, everything: bool = False) -> Iterator[tuple[str, str, in
                 no_name_before, end = end, -1
         if end >= 0:                                         # a prefixed name
             stop = end + 1
-            if (local := _LOCAL.match(text, stop)) is not None:
+            if (local := patterns.local.match(text, stop)) is not None:
                 stop = local.end()
                 while text[stop - 1] == "." and text[stop - 2] != "\\":
                     stop -= 1
@@ -401,13 +416,13 @@ def _tokens(st: _State, everything: bool = False) -> Iterator[tuple[str, str, in
             pos = stop
             st.operand = True
             continue
-        if (w := _WORD.match(text, pos)) is not None:
+        if (w := patterns.word.match(text, pos)) is not None:
             word = w.group(0)
             _keyword(st, word.upper() if word.isascii() else word)
             yield "word", word, pos, len(frames)
             pos = w.end()
             continue
-        m = _TOKEN.match(text, pos)
+        m = patterns.token.match(text, pos)
         assert m is not None                                 # every character is at least `punct`
         kind = m.lastgroup
         if kind == "open":

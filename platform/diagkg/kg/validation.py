@@ -36,6 +36,7 @@ from .vocab import DK, DK_NS
 if TYPE_CHECKING:  # pragma: no cover
     import rdflib
 
+    from . import shacl
     from .rawstore import RawStore
     from .store import KnowledgeStore
 
@@ -264,6 +265,13 @@ class Validator:
         return self._ontology if self._ontology is not None else default_ontology()
 
     @cached_property
+    def _pyshacl_base(self) -> shacl.DataBase:
+        """The ontology as the lasting part of pySHACL's data graphs (kept for this validator's runs)."""
+        from . import shacl
+
+        return shacl.DataBase(self.ontology)
+
+    @cached_property
     def _checker(self) -> conformance.Checker | None:
         """The compiled shapes (None: pySHACL validates everything)."""
         if self.reference:
@@ -389,7 +397,7 @@ class Validator:
             focus = {rdf.URIRef(n.value) for n in suspects if isinstance(n, ox.NamedNode)}
         else:
             focus = None if len(from_pyshacl) == len(docs) else set().union(*(shacl.nodes_of(d) for d in from_pyshacl))
-        shacl.run(self.shapes, self.ontology, docs, [s.rdflib_graph() for s in extra], out, focus)
+        shacl.run(self.shapes, self._pyshacl_base, docs, [s.rdflib_graph() for s in extra], out, focus)
 
     def validate_file(self, path: str | Path, context: Sequence["rdflib.Graph | RdfDocument"] = ()) -> FileReport:
         try:

@@ -58,7 +58,10 @@ def bounded_http_client(limit: int) -> Any:
     library the installed ``openai`` is built on (``httpx``, or ``httpx2`` from openai 3 on)."""
     from openai import DefaultHttpxClient
 
-    counting = _stream_class(_http_library(DefaultHttpxClient))
+    from ..kg.tls import verifying_context
+
+    library = _http_library(DefaultHttpxClient)
+    counting = _stream_class(library)
 
     def bound(response: Any) -> None:
         declared = response.headers.get("content-length", "")
@@ -67,7 +70,7 @@ def bounded_http_client(limit: int) -> Any:
             raise ReplyTooLarge(limit)
         response.stream = counting(response.stream, limit)
 
-    return _client_class(DefaultHttpxClient)(event_hooks={"response": [bound]})
+    return _client_class(DefaultHttpxClient)(event_hooks={"response": [bound]}, verify=verifying_context(library))
 
 
 @functools.cache
