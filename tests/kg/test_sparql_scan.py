@@ -255,3 +255,54 @@ def test_quick_queries(text):
 @pytest.mark.parametrize("text", NOT_QUICK)
 def test_queries_that_are_not_quick(text):
     assert not is_quick(text)
+
+
+# whether a text states its own dataset: told without the scanner where no "from" can be the keyword
+DATASETS = [
+    ("SELECT * FROM <urn:g> WHERE { ?s ?p ?o }", True),
+    ("SELECT * from<urn:g> { ?s ?p ?o }", True),
+    ("SELECT * FROM NAMED <urn:g> { GRAPH ?g { ?s ?p ?o } }", True),
+    ("PREFIX ex: <urn:x#>\nSELECT * FROM ex:g { ?s ?p ?o }", True),
+    ("SELECT * # the parts, from the store\nWHERE { ?s ?p ?o }", False),
+    ("SELECT ?from WHERE { ?e <urn:fromNode> ?from }", False),
+    ("PREFIX dk: <urn:dk#>\nSELECT * { ?e dk:fromNode ?n ; dk:from ?m }", False),
+    ("PREFIX ex: <urn:x#>\nSELECT * { ?s ex:a.from ?o }", False),
+    ("SELECT * { ?s ?p '# not a comment' } # from here", False),
+    ("SELECT * { ?s ?p <urn:a#b> } FROM <urn:g>", True),            # a '#' in an IRI before it
+    ("SELECT * { ?s ?p \"a#\" } FROM <urn:g>", True),               # in a string
+    ("PREFIX ex: <urn:x#>\nDESCRIBE ex:a\\# FROM <urn:g>", True),   # an escaped '#' in a name
+    ('SELECT * { ?s ?p """x\n#""" } FROM <urn:g>', True),           # a string that began on a line above
+    ("SELECT * { ?s ?p ?o } # FROM <urn:g>", False),
+    ("SELECT * # it's the store's, not from <urn:g>\nWHERE { ?s ?p ?o }", False),
+    ('SELECT * { ?s ?p """a\n# x""" } FROM <urn:g>', True),          # a '#' inside a long string
+    ("SELECT * { ?s ?p '''a\n#''' } FROM <urn:g>", True),
+    ("SELECT * FROM", True),                                        # not SPARQL (the engine says so), but a FROM
+]
+
+
+@pytest.mark.parametrize(("text", "named"), DATASETS)
+def test_a_query_names_its_dataset_as_the_scanner_tells(text: str, named: bool) -> None:
+    from diagkg.kg.sparql_scan import names_dataset
+
+    assert names_dataset(text) is named
+    try:
+        assert scan(text).dataset is named
+    except QueryError:
+        assert not named
+
+
+def test_no_shipped_query_needs_the_scanner_to_tell_its_dataset() -> None:
+    """Compiling the scanner's patterns is ~25 ms of a process: the shipped queries, whose comments say "from",
+    are told without it (in a process of its own, where nothing has compiled them yet)."""
+    import subprocess
+    import sys
+
+    code = ("from diagkg.kg.queries import library\n"
+            "from diagkg.kg.sparql_scan import _patterns, names_dataset\n"
+            "lib = library()\n"
+            "texts = [q.text for q in (lib.get(n) for n in lib.names()) if not q.is_update]\n"
+            "assert len(texts) > 50, len(texts)\n"
+            "assert not any(names_dataset(t) for t in texts)\n"
+            "print(_patterns.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0", out.stdout + out.stderr
