@@ -1,7 +1,7 @@
 """Shared fixtures: the shipped files, a validator, in-memory stores.
 
 The whole test session runs with its own default store (``DIAGKG_STORE``) and
-cache folder (``XDG_CACHE_HOME``, where inferences are kept by hash), so no
+cache folder (``XDG_CACHE_HOME``, where inferences are kept by hash) and state folder, so no
 test touches the user's own store; subprocesses inherit both.
 """
 
@@ -37,6 +37,8 @@ os.environ["DIAGKG_STORE"] = str(_SESSION_DIR / "default-store")
 # one inference cache for every worker of a run: the catalogue is reasoned over once, not once per
 # worker (diagkg.kg.inference_cache lets one process reason while the others wait to read)
 os.environ["XDG_CACHE_HOME"] = str(_RUN_DIR / "cache")
+# and one state folder (a campaign run's money journal, diagkg.evaluation.money_journal), not the user's
+os.environ["XDG_STATE_HOME"] = str(_RUN_DIR / "state")
 # every trajectory a test writes is checked against the shapes (the default checks a sample)
 os.environ["DIAGKG_CHECK_TRAJECTORIES"] = "always"
 

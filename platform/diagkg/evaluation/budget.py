@@ -4,7 +4,9 @@ cost limit (``diagkg evaluate --cost-limit USD``).
 The store is the source of truth: what a campaign has spent is the sum, over
 its trajectories, of each session's ``dk:moneyCost`` plus the
 ``dk:priorMoneyCost`` of the failed sessions a trajectory replaced
-(``--retry-failed``), read with ``queries/campaign-money.rq``, plus what its
+(``--retry-failed``), read with ``queries/campaign-money.rq``, plus what the
+sessions of runs killed with them in flight spent (``dk:UnstoredSpending``,
+:mod:`~diagkg.evaluation.money_journal`), plus what its
 judge spent (cluster labels, rubric ratings: the ``dk:moneyCost`` of each call
 record linked to one of its judgements with ``dk:callFor``,
 ``queries/campaign-judge-money.rq``), read when a campaign starts or resumes;
@@ -90,6 +92,7 @@ class Spending:
     by_trajectory: dict[str, tuple[float, float]] = field(default_factory=dict)
     starved: bool = False       # a session stopped at the limit: what remains is too little for a call
     by_judge_call: dict[str, float] = field(default_factory=dict)
+    unstored: float = 0.0       # spent by sessions of killed runs that never reached the store (money_journal)
 
     @classmethod
     def read(cls, store: KnowledgeStore, campaign: Campaign, limit: float | None = None) -> "Spending":
@@ -97,6 +100,8 @@ class Spending:
         spending = cls(limit, {r["trajectory"]: (float(r["money"]), float(r["prior"])) for r in rows})
         spending.by_judge_call = {r["call"]: float(r["money"])
                                   for r in store.select("campaign-judge-money", {"campaign": campaign.node})}
+        spending.unstored = sum(float(r["money"]) for r in store.select("campaign-unstored-money",
+                                                                        {"campaign": campaign.node}))
         # a limit no higher than one the campaign already stopped at leaves too little for a call
         spending.starved = limit is not None and any(
             r["reason"] == StopReason.COST_LIMIT.value and r["limit"] is not None and float(r["limit"]) >= limit
@@ -105,8 +110,9 @@ class Spending:
 
     @property
     def sessions(self) -> float:
-        """What the sessions spent (failed sessions that were run again included)."""
-        return sum(m + p for m, p in self.by_trajectory.values())
+        """What the sessions spent (failed sessions that were run again included, and those of killed runs that
+        never reached the store)."""
+        return sum(m + p for m, p in self.by_trajectory.values()) + self.unstored
 
     @property
     def judge(self) -> float:

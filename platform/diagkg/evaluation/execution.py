@@ -31,7 +31,10 @@ import pyoxigraph as ox
 from ..env.workspace import resolve_scenario
 from ..errors import ClusterLost, InputError, WorkerDied
 from ..kg.compaction import compact_if_grown, disk_bytes
+from ..llm import shared_money
+from ..llm.shared_money import SharedMoney
 from . import campaign as cp
+from . import money_journal
 from . import tally as tl
 from .budget import Spending, Stop, stop_quads
 from .campaign import Campaign, Task
@@ -92,8 +95,9 @@ class _Inline(cf.Executor):
     read once per run of the campaign, as a worker reads the knowledge once when it starts (on a store
     on disk, finding a scenario again took milliseconds a session)."""
 
-    def __init__(self, store: KnowledgeStore):
+    def __init__(self, store: KnowledgeStore, money: SharedMoney | None = None):
         self.store = store
+        self.money = money          # the run's money journal, where its calls are held and settled
         self.scenarios: dict[int, Scenario] = {}
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
@@ -103,7 +107,8 @@ class _Inline(cf.Executor):
             scenario = self.scenarios.get(task.scenario)
             if scenario is None:
                 scenario = self.scenarios[task.scenario] = resolve_scenario(self.store, task.scenario)
-            future.set_result(run_task(self.store, task, scenario))
+            with shared_money.using(self.money):
+                future.set_result(run_task(self.store, task, scenario))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
             future.set_exception(exc)
         return future
@@ -164,23 +169,26 @@ def _registered(assistants: Iterable[str], kind: str) -> dict[str, Any]:
 
 def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, workers: int, kind: str,
               scheduler: str | None, notify: Callable[[str], None] | None,
-              session_seconds: float | None = None, allowance: float | None = None) -> tuple[cf.Executor, Any, int]:
+              session_seconds: float | None = None, allowance: float | None = None,
+              journal: SharedMoney | None = None) -> tuple[cf.Executor, Any, int]:
     """The executor, the knowledge argument its tasks take, and how many sessions to keep in flight (a
     worker process even for one worker when a session's time is limited: only a process can be stopped);
     ``allowance``: what a campaign with a cost limit has left, which the sessions in flight share (a local pool's
-    in a file, a cluster's on its scheduler)."""
+    in a file, the run's ``journal`` where it has one, a cluster's on its scheduler)."""
     check_execution(workers, kind, session_seconds)
     if kind == "local" and workers == 1 and session_seconds is None:
         # the knowledge as the campaign starts, as a worker gets it: a system another process updates meanwhile
         # does not reach the sessions still to run (944 of 2,250 ran on the new battery, recorded as the old one)
         private = store.path is None and isinstance(store.raw, ox.Store)      # in memory: nobody else writes it
-        return _Inline(store if private else knowledge_store(knowledge_bytes(store, campaign.config.scenarios))), None, 1
+        return _Inline(store if private else knowledge_store(knowledge_bytes(store, campaign.config.scenarios)),
+                       journal), None, 1
     registered = _registered(campaign.config.assistants, kind)
     data = knowledge_bytes(store, campaign.config.scenarios)
     if kind == "local":
         # each worker gets the knowledge once, when it starts; tasks name it by its digest (sending the
         # megabytes with every task cost each session a few milliseconds on both ends of the pipe)
-        return LocalPool(stack, workers, data, registered, allowance), hashlib.sha256(data).hexdigest(), workers * 2
+        return (LocalPool(stack, workers, data, registered, allowance, journal), hashlib.sha256(data).hexdigest(),
+                workers * 2)
     import importlib
 
     try:
@@ -212,8 +220,6 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
     stack.callback(_unregister, client, plugin_name(digest))
     money = None
     if allowance is not None:     # the sessions in flight on the cluster share what the campaign has left
-        from ..llm import shared_money
-
         money = shared_money.on_cluster(client, f"diagkg-money-{uuid.uuid4().hex}", allowance)
         stack.callback(shared_money.off_cluster, client, money)
     return _OnCluster(client.get_executor(pure=False), money), digest, slots * 2
@@ -248,6 +254,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
             for r in rows}
     tallies = tl.from_rows(campaign, rows)
     tl.write_all(store, tallies)
+    money_journal.reckon(store, campaign, notify)      # a killed run's sessions in flight: their money counted
     spending = Spending.read(store, campaign, cost_limit)
     if cost_limit is not None and notify:
         notify(f"LLM cost limit {cost_limit:g}: the campaign's finished sessions spent {spending.sessions:.4f} and "
@@ -288,15 +295,18 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     report()
     from ..env.scenarios import ScenarioCatalog
 
-    writer = CampaignWriter(store, tallies, notify=notify)
+    journal = money_journal.open_journal(store, campaign, spending.remaining)
+    writer = CampaignWriter(store, tallies, notify=notify, on_stored=journal.stored if journal is not None else None)
     catalog = ScenarioCatalog(store)        # read once (one per scenario cost a second on 135 before any worker ran)
     iris = {n: catalog.iri(n) for n in cfg.scenarios}
     with ExitStack() as stack:
+        # (callbacks run last pushed first: the journal is reckoned once what finished is committed)
+        stack.push(lambda _kind, error, _tb: money_journal.close(store, campaign, journal, error, notify))
         stack.push(lambda _kind, error, _tb: writer.finish(error))    # what finished is committed, also on an error
         for key in to_close:
             _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)
         pool, data, capacity = _executor(stack, store, campaign, workers, executor, scheduler, notify, session_seconds,
-                                         spending.remaining)
+                                         spending.remaining, journal)
         inflight: dict[cf.Future[Outcome], Task] = {}
         lost: deque[Task] = deque()     # in flight when a worker process died: run again, one at a time
         in_a_row: list[str] = []        # the sessions that killed their worker since one last finished
@@ -506,7 +516,7 @@ def store_outcome(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str
               for t in spending.count(iri, outcome.money, outcome.cause, task.replaces))
     money, prior = spending.by_trajectory[iri]       # with what the failed session it replaces spent
     slot = tallies.put(task.assistant, task.scenario, outcome.scenario_iri, replace(outcome.entry, money=money + prior))
-    writer.trajectory(graph, quads, slot, replaced)
+    writer.trajectory(graph, quads, slot, replaced, money=outcome.money)
     done[task.slot] = cp.Recorded(iri, task.batch, outcome.end)
 
 

@@ -155,7 +155,7 @@ class LocalPool(cf.Executor):
     WINDOW = 256          # tasks at the head of the queue looked through for one of the lane's scenarios
 
     def __init__(self, stack: ExitStack, workers: int, data: bytes, registered: dict[str, Any] | None = None,
-                 allowance: float | None = None):
+                 allowance: float | None = None, money: shared_money.SharedMoney | None = None):
         self.stack = stack
         self.workers = workers
         self.registered = registered or {}        # assistants registered at run time: the workers register them too
@@ -170,8 +170,10 @@ class LocalPool(cf.Executor):
         # its worker (or is stopped past its time) keeps them, their costs and false removals with them
         self.journal = os.path.join(folder, "rounds")
         os.mkdir(self.journal)
-        # what the workers' sessions may spend together, with a cost limit (diagkg.llm.shared_money)
-        self.money = shared_money.create(folder, allowance) if allowance is not None else None
+        # what the workers' sessions may spend together, with a cost limit (diagkg.llm.shared_money): in the run's
+        # money journal where it has one (diagkg.evaluation.money_journal), else in this folder
+        self.money = money if money is not None else shared_money.create(folder, allowance) if allowance is not None \
+            else None
         with open(self.data, "wb") as f:
             f.write(data)
         self.ran = False                          # whether a worker of this campaign ever ran a task

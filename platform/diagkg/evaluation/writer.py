@@ -60,6 +60,7 @@ class CampaignWriter:
     latency: float = LATENCY
     bulk_from: int = BULK_FROM
     notify: Callable[[str], None] | None = None
+    on_stored: Callable[[float], None] | None = None   # told what the trajectories of each commit spent (the journal)
     clock: Callable[[], float] = time.monotonic
     commits: int = 0                  # transactions made
     committed: int = 0                # trajectories committed
@@ -74,18 +75,21 @@ class CampaignWriter:
     _told: bool = False
     _retry_at: float = 0.0          # (clock) a due commit that met another writer is not tried again before
     _triples: int = 0
+    _money: float = 0.0             # what the trajectories not committed yet spent on language models
 
     # -- gathering ----------------------------------------------------------
     def trajectory(self, graph: ox.NamedNode, quads: list[ox.Quad], slot: tuple[str, int],
-                   replaces: ox.NamedNode | None = None) -> None:
+                   replaces: ox.NamedNode | None = None, money: float = 0.0) -> None:
         """A finished session's trajectory graph (its quads, all in ``graph``, with its campaign entry); its
-        slot's tally is already updated in :attr:`tallies`; ``replaces``: a failed trajectory's graph to drop."""
+        slot's tally is already updated in :attr:`tallies`; ``replaces``: a failed trajectory's graph to drop;
+        ``money``: what its session spent on language models."""
         if replaces is None:
             self._fresh[graph] = quads
         else:
             self._graphs[graph] = [q.triple for q in quads]
             self._drop.append(replaces)
         self._triples += len(quads)
+        self._money += money
         self._slots.add(slot)
         self._started()
 
@@ -186,11 +190,13 @@ class CampaignWriter:
         self.store.write_graphs(new, drop=self._drop, add=add, wait=wait, fresh=fresh)
         self.longest_commit = max(self.longest_commit, time.perf_counter() - t0)
         self.longest_hold = max(self.longest_hold, self.store.last_hold)
-        done = self.pending
+        done, money = self.pending, self._money
         self.commits += 1
         self.committed += done
         self._graphs, self._fresh, self._drop, self._slots, self._records, self._triples = {}, {}, [], set(), [], 0
-        self._since, self._told = None, False
+        self._since, self._told, self._money = None, False, 0.0
+        if money and self.on_stored is not None:
+            self.on_stored(money)
         return done
 
     def _say(self, message: str) -> None:

@@ -277,6 +277,7 @@ class DK:
     UncoverComponent = Term(DK_NS + 'UncoverComponent')  # individual: uncover
     UnforeseenInteraction = Term(DK_NS + 'UnforeseenInteraction')  # individual: unforeseen interaction
     UnknownTermConstraintComponent = Term(DK_NS + 'UnknownTermConstraintComponent')  # individual: unknown term
+    UnstoredSpending = Term(DK_NS + 'UnstoredSpending')  # class: unstored spending
     Verdict = Term(DK_NS + 'Verdict')  # class: verdict
     VerdictDegraded = Term(DK_NS + 'VerdictDegraded')  # individual: degraded
     VerdictEndOff = Term(DK_NS + 'VerdictEndOff')  # individual: end off
@@ -577,6 +578,7 @@ class DK:
     simulatedWorlds = Term(DK_NS + 'simulatedWorlds')  # datatype property: simulated worlds
     sourceDocument = Term(DK_NS + 'sourceDocument')  # object property: source document
     sourceLine = Term(DK_NS + 'sourceLine')  # datatype property: source line
+    spendingOf = Term(DK_NS + 'spendingOf')  # object property: spending of
     splitSeed = Term(DK_NS + 'splitSeed')  # datatype property: split seed
     stampedAs = Term(DK_NS + 'stampedAs')  # object property: stamped as
     startBudget = Term(DK_NS + 'startBudget')  # datatype property: start budget

@@ -8,10 +8,13 @@ cost there (the largest the call can be, as :meth:`~diagkg.llm.client.LLMClient.
 and is refused, as by its own limit, when what the campaign's sessions spent and reserved in this run would
 pass what the campaign had left when the run began; after the call, the reservation becomes what the call
 cost. Calls take turns on the file (``flock``) for a few microseconds, not for the call. A call cut short by
-its worker's death leaves its reservation (the campaign then stops a little early, never late).
+its worker's death leaves its reservation (the campaign then stops a little early, never late). The file also
+holds what the trajectories the run stored spent: on a store on disk it is the run's money journal, kept where
+a run killed with sessions in flight leaves it (:mod:`diagkg.evaluation.money_journal`), and a run in the
+campaign's own process holds its calls there too.
 
 Installed in each worker by :func:`install` (:func:`diagkg.evaluation.sessions.init_local_worker`); a
-session run in the campaign's own process has none (one session at a time). A Dask cluster's workers share no
+session run in the campaign's own process uses the run's journal where it has one (:func:`using`). A Dask cluster's workers share no
 folder: there the totals are one Dask ``Variable`` on the scheduler, changed under one Dask ``Lock``
 (:class:`ClusterMoney`, a round trip to the scheduler a call), given with each task (:func:`using`: a cluster
 may serve two campaigns at once).
@@ -28,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ClusterMoney", "SharedMoney", "create", "current", "install", "using"]
+__all__ = ["ClusterMoney", "SharedMoney", "create", "create_at", "current", "install", "unstored", "using"]
 
 CLUSTER_WAIT = 60.0      # seconds a worker waits for the scheduler's lock or variable before it gives up
 
@@ -73,7 +76,9 @@ class _Totals:
 @dataclass(frozen=True)
 class SharedMoney(_Totals):
     """The file at ``path`` holding what this run's sessions spent and hold reserved, and ``allowance``, what the
-    campaign had left when the run began."""
+    campaign had left when the run began. The file also holds what the trajectories the run stored spent
+    (:meth:`stored`): where it outlives a run that was killed, what that run spent in sessions it never stored is
+    the difference (:func:`unstored`)."""
 
     path: str
     allowance: float
@@ -81,23 +86,48 @@ class SharedMoney(_Totals):
     @contextlib.contextmanager
     def _held(self) -> Iterator[tuple[Callable[[], tuple[float, float]], Callable[[float, float], None]]]:
         """Under the file's lock."""
+        with self._locked() as (values, write_all):
+            yield (lambda: (values[0], values[1])), (lambda spent, reserved: write_all(spent, reserved, values[2]))
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[tuple[list[float], Callable[[float, float, float], None]]]:
+        """The file's three numbers (spent, reserved, stored), and how to write them, under its lock."""
         with open(self.path, "r+", encoding="ascii") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
 
-            def read() -> tuple[float, float]:
-                words = f.read().split()
-                return (float(words[0]), float(words[1])) if len(words) == 2 else (0.0, 0.0)
-
-            def write(spent: float, reserved: float) -> None:
+            def write(spent: float, reserved: float, stored: float) -> None:
                 f.seek(0)
                 f.truncate()
-                f.write(f"{spent!r} {reserved!r}\n")
+                f.write(f"{spent!r} {reserved!r} {stored!r}\n")
                 f.flush()
 
             try:
-                yield read, write
+                yield _numbers(f.read()), write
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
+
+    def stored(self, money: float) -> None:
+        """Trajectories spending ``money`` in all were stored (committed to the store)."""
+        with self._locked() as (values, write):
+            write(values[0], values[1], values[2] + money)
+
+
+def _numbers(text: str) -> list[float]:
+    words = text.split()
+    values = [float(w) for w in words[:3]] if len(words) in (2, 3) else []
+    return values + [0.0] * (3 - len(values))
+
+
+def unstored(path: str) -> float | None:
+    """What the run whose file is ``path`` spent (and held reserved: calls whose worker died before they were
+    settled) beyond what the trajectories it stored spent; None when there is no such file."""
+    try:
+        with open(path, encoding="ascii") as f:
+            fcntl.flock(f, fcntl.LOCK_SH)
+            spent, reserved, stored = _numbers(f.read())
+    except FileNotFoundError:
+        return None
+    return max(0.0, spent + reserved - stored)
 
 
 @dataclass(frozen=True)
@@ -146,9 +176,14 @@ def off_cluster(client: Any, money: ClusterMoney) -> None:
 
 def create(folder: str, allowance: float) -> SharedMoney:
     """The shared file of a run of a campaign that had ``allowance`` left, in ``folder`` (the campaign's)."""
-    path = os.path.join(folder, "money")
+    return create_at(os.path.join(folder, "money"), allowance)
+
+
+def create_at(path: str, allowance: float) -> SharedMoney:
+    """The shared file of a run of a campaign that had ``allowance`` left, at ``path`` (made anew)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", encoding="ascii") as f:
-        f.write("0.0 0.0\n")
+        f.write("0.0 0.0 0.0\n")
     return SharedMoney(path, allowance)
 
 

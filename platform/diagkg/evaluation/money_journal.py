@@ -1,0 +1,102 @@
+"""What a campaign run spent on language models, kept where a killed run leaves it (its money journal).
+
+A run with a cost limit keeps what its sessions spend in a file its workers share
+(:class:`~diagkg.llm.shared_money.SharedMoney`: spent, held for calls in flight, and what the trajectories it
+stored spent, added by the writer after each commit). The store counts only stored trajectories: a run killed
+with ``kill -9`` (or that lost its machine) took the money of its sessions in flight with it, and a resume gave
+the next sessions that money again. The file is therefore kept outside the run's temporary folder, in the user's
+state folder (``$XDG_STATE_HOME/diagkg/money``, else ``~/.local/state/diagkg/money``), named by the store and the
+campaign. A run that ends (well, or by an error it sees: Ctrl-C, a full disk) reckons it and removes it; a run
+that finds one left behind reckons it first: what that run spent beyond what it stored (calls held for and never
+settled counted whole: the campaign stops early, never late) becomes a ``dk:UnstoredSpending`` record in the
+campaign's graph, which :class:`~diagkg.evaluation.budget.Spending` counts. An in-memory store dies with its
+run: there is nothing to resume, and no journal. A Dask cluster's sessions share totals on its scheduler, not
+this file (not kept past a kill of the campaign's process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import pyoxigraph as ox
+
+from ..kg.vocab import DK
+from ..llm import shared_money
+from .campaign import RDF_TYPE, XSD, Campaign
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kg.store import KnowledgeStore
+
+__all__ = ["close", "journal_path", "open_journal", "reckon"]
+
+PROV = "http://www.w3.org/ns/prov#"
+SMALLEST = 1e-9          # a difference below this is the rounding of two sums of the same calls
+
+
+def journal_path(store: KnowledgeStore, campaign: Campaign) -> Path | None:
+    """Where the runs of ``campaign`` on ``store`` keep their money journal (None for an in-memory store)."""
+    if store.in_memory:
+        return None
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    key = hashlib.sha256(f"{store.location}\n{campaign.iri}".encode()).hexdigest()[:32]
+    return Path(state) / "diagkg" / "money" / f"{campaign.id}-{key}"
+
+
+def reckon(store: KnowledgeStore, campaign: Campaign, notify: Callable[[str], None] | None = None) -> float:
+    """Count the money of a run whose journal was left behind (killed): what it spent beyond what it stored is
+    recorded in the campaign's graph, then the journal is removed. Returns that money (0 without a journal)."""
+    path = journal_path(store, campaign)
+    if path is None:
+        return 0.0
+    lost = shared_money.unstored(str(path))
+    if lost is None:
+        return 0.0
+    if lost > SMALLEST:
+        store.add_quads(unstored_quads(campaign, lost))
+        if notify:
+            notify(f"an earlier run of campaign {campaign.id} ended without storing sessions that had spent "
+                   f"{lost:.4f} on language models (killed with them in flight): counted with its sessions' money")
+    path.unlink(missing_ok=True)
+    return lost if lost > SMALLEST else 0.0
+
+
+def open_journal(store: KnowledgeStore, campaign: Campaign, allowance: float | None) -> shared_money.SharedMoney | None:
+    """This run's journal (made anew; None without a cost limit, for an in-memory store, or where the state
+    folder cannot be written)."""
+    path = journal_path(store, campaign)
+    if allowance is None or path is None:
+        return None
+    try:
+        return shared_money.create_at(str(path), allowance)
+    except OSError:     # no state folder to write in: the run's workers share a file in its temporary folder
+        return None
+
+
+def close(store: KnowledgeStore, campaign: Campaign, journal: shared_money.SharedMoney | None,
+          error: BaseException | None, notify: Callable[[str], None] | None = None) -> None:
+    """The run's end: after an error (sessions may have been in flight), what they spent is recorded as a killed
+    run's would be; the journal is removed. One the store cannot take now stays, for the next run to count."""
+    if journal is None:
+        return
+    if error is None:
+        Path(journal.path).unlink(missing_ok=True)
+        return
+    with contextlib.suppress(Exception):     # the store may be what failed: the next run reckons the journal
+        reckon(store, campaign, notify)
+
+
+def unstored_quads(campaign: Campaign, money: float) -> list[ox.Quad]:
+    """The record of ``money`` a run of ``campaign`` spent in sessions it never stored, for the campaign's graph."""
+    now = datetime.now(timezone.utc)
+    node = ox.NamedNode(f"{campaign.iri}#unstored-{now.strftime('%Y%m%dT%H%M%S%f')}")
+    g = campaign.graph
+    return [ox.Quad(node, RDF_TYPE, ox.NamedNode(DK.UnstoredSpending), g),
+            ox.Quad(node, ox.NamedNode(DK.spendingOf), campaign.node, g),
+            ox.Quad(node, ox.NamedNode(DK.moneySpent), ox.Literal(f"{money:.8f}", datatype=ox.NamedNode(XSD + "decimal")), g),
+            ox.Quad(node, ox.NamedNode(PROV + "atTime"),
+                    ox.Literal(now.isoformat(), datatype=ox.NamedNode(XSD + "dateTime")), g)]

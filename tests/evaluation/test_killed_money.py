@@ -1,0 +1,89 @@
+"""A campaign killed with ``kill -9`` while its LLM sessions are in flight: the money those sessions spent is counted
+when the campaign resumes (:mod:`diagkg.evaluation.money_journal`), so that the cost limit holds over the killed run
+and the resumed one together. Before, the store counted stored trajectories only, and the resume gave away again
+what the killed sessions had spent. On the torch written in tests/support/torch.py, against the scripted
+OpenAI-compatible server on 127.0.0.1 (each call 0.1, held at 0.2 before it is sent)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from diagkg.evaluation import budget, execution, money_journal
+from diagkg.evaluation import campaign as cp
+from diagkg.kg.store import KnowledgeStore
+
+from ..support.cli import DIAGKG
+from ..support.llm_campaign import HYPOTHESISE, llm_config, sessions_of
+from ..support.llm_server import LLMServer, Reply
+
+# a measurement each round: a session goes on for its ten rounds, one paid call a round
+MEASURE = json.dumps({"kind": "action", "action": "measure_voltage", "targets": ["bat"],
+                      "instruction": "Measure the battery."})
+PER_CALL = 0.1
+
+
+def _disk_store(tmp_path: Path, torch_quads) -> Path:
+    path = tmp_path / "store"
+    with KnowledgeStore(path) as store:
+        store.add_quads(torch_quads)
+    return path
+
+
+def _start(store: Path, server: LLMServer, workers: int) -> subprocess.Popen[str]:
+    return subprocess.Popen([*DIAGKG, "--store", str(store), "evaluate", "--assistant", "llm", "--config",
+                             json.dumps(llm_config(server)), "--scenarios", "TORCH.1", "--runs", "4",
+                             "--workers", str(workers), "--cost-limit", "50", "--name", "killed", "--format", "json"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_money_of_sessions_killed_in_flight_is_counted_on_resume(tmp_path, torch_quads, workers) -> None:
+    path = _disk_store(tmp_path, torch_quads)
+    with LLMServer() as server:
+        server.script.then(*[Reply(content=MEASURE, delay=0.25)] * 200)
+        proc = _start(path, server, workers)
+        try:
+            deadline = time.monotonic() + 60
+            while len(server.script.calls) < 6:        # the sessions in flight have paid for several rounds
+                assert proc.poll() is None, proc.communicate()[1]
+                assert time.monotonic() < deadline, "the campaign's sessions sent no calls"
+                time.sleep(0.05)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)        # the campaign and its workers, at once
+            proc.communicate()
+        sent_before = len(server.script.calls)
+        with KnowledgeStore(path) as store:
+            [row] = cp.campaigns(store)
+            campaign = cp.open_campaign(store, row["campaign"])
+            assert not sessions_of(store, campaign), "no session should have been stored before the kill"
+            journal = money_journal.journal_path(store, campaign)
+            assert journal is not None and journal.is_file(), "the killed run left no money journal"
+            # the resume: the calls answered before the kill (at most one per worker sent and unanswered, or
+            # answered and not yet settled: held at 0.2) are counted before any session is given its limit
+            server.script.replies.clear()
+            server.script.content = HYPOTHESISE
+            summary = execution.run(store, campaign, cost_limit=50)
+            resumed = len(server.script.calls) - sent_before
+            assert summary.progress.ran == 4 and resumed == 4
+            spending = budget.Spending.read(store, campaign, 50)
+            assert spending.unstored >= PER_CALL * (sent_before - workers) - 1e-9
+            assert spending.unstored <= PER_CALL * sent_before + 0.2 * workers + 1e-9
+            assert spending.spent == pytest.approx(spending.unstored + PER_CALL * resumed)
+            assert summary.money == pytest.approx(spending.spent)
+            # what the first session of the resume was given: the limit less what the killed run spent
+            first = max(v["limit"] for v in sessions_of(store, campaign).values())
+            assert first == pytest.approx(50 - spending.unstored)
+            assert not journal.exists(), "the resumed run's journal should be gone once it ended"
+            records = store.select("campaign-unstored-money", {"campaign": campaign.node})
+            assert len(records) == 1 and float(records[0]["money"]) == pytest.approx(spending.unstored)
+            # a second resume finds nothing more to count
+            execution.run(store, campaign, cost_limit=50)
+            assert budget.Spending.read(store, campaign, 50).spent == pytest.approx(spending.spent)
