@@ -48,11 +48,11 @@ def _start(store: Path, server: LLMServer, workers: int) -> subprocess.Popen[str
 def test_the_money_of_sessions_killed_in_flight_is_counted_on_resume(tmp_path, torch_quads, workers) -> None:
     path = _disk_store(tmp_path, torch_quads)
     with LLMServer() as server:
-        server.script.then(*[Reply(content=MEASURE, delay=0.25)] * 200)
+        server.script.then(*[Reply(content=MEASURE, delay=0.1)] * 200)
         proc = _start(path, server, workers)
         try:
             deadline = time.monotonic() + 60
-            while len(server.script.calls) < 6:        # the sessions in flight have paid for several rounds
+            while len(server.script.calls) < 5:        # the sessions in flight have paid for several rounds
                 assert proc.poll() is None, proc.communicate()[1]
                 assert time.monotonic() < deadline, "the campaign's sessions sent no calls"
                 time.sleep(0.05)
