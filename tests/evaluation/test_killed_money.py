@@ -20,13 +20,24 @@ from diagkg.evaluation import campaign as cp
 from diagkg.kg.store import KnowledgeStore
 
 from ..support.cli import DIAGKG
-from ..support.llm_campaign import HYPOTHESISE, llm_config, sessions_of
+from ..support.llm_campaign import HYPOTHESISE, PRICING, llm_config, sessions_of
 from ..support.llm_server import LLMServer, Reply
 
 # a measurement each round: a session goes on for its ten rounds, one paid call a round
 MEASURE = json.dumps({"kind": "action", "action": "measure_voltage", "targets": ["bat"],
                       "instruction": "Measure the battery."})
 PER_CALL = 0.1
+# a model name of this test's own: the calls counted are its campaign's, not those of a process another test left
+# behind that still calls the port this test's server now has
+MODEL = "killed-money-model"
+
+
+def _config(server: LLMServer) -> dict:
+    return {**llm_config(server), "model": MODEL, "pricing": {MODEL: PRICING["stub-model"]}}
+
+
+def _ours(server: LLMServer) -> int:
+    return sum(1 for call in list(server.script.calls) if call.get("model") == MODEL)
 
 
 def _disk_store(tmp_path: Path, torch_quads) -> Path:
@@ -38,7 +49,7 @@ def _disk_store(tmp_path: Path, torch_quads) -> Path:
 
 def _start(store: Path, server: LLMServer, workers: int) -> subprocess.Popen[str]:
     return subprocess.Popen([*DIAGKG, "--store", str(store), "evaluate", "--assistant", "llm", "--config",
-                             json.dumps(llm_config(server)), "--scenarios", "TORCH.1", "--runs", "4",
+                             json.dumps(_config(server)), "--scenarios", "TORCH.1", "--runs", "4",
                              "--workers", str(workers), "--cost-limit", "50", "--name", "killed", "--format", "json"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -52,29 +63,30 @@ def test_the_money_of_sessions_killed_in_flight_is_counted_on_resume(tmp_path, t
         proc = _start(path, server, workers)
         try:
             deadline = time.monotonic() + 60
-            while len(server.script.calls) < 5:        # the sessions in flight have paid for several rounds
+            while _ours(server) < 5:        # the sessions in flight have paid for several rounds
                 assert proc.poll() is None, proc.communicate()[1]
                 assert time.monotonic() < deadline, "the campaign's sessions sent no calls"
                 time.sleep(0.05)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)        # the campaign and its workers, at once
-            proc.communicate()
-        sent_before = len(server.script.calls)
+            told = proc.communicate()[1]
+        sent_before = _ours(server)
         with KnowledgeStore(path) as store:
             [row] = cp.campaigns(store)
             campaign = cp.open_campaign(store, row["campaign"])
             assert not sessions_of(store, campaign), "no session should have been stored before the kill"
             journal = money_journal.journal_path(store, campaign)
             assert journal is not None and journal.is_file(), "the killed run left no money journal"
+            left = journal.read_text()
             # the resume: the calls answered before the kill (at most one per worker sent and unanswered, or
             # answered and not yet settled: held at 0.2) are counted before any session is given its limit
             server.script.replies.clear()
             server.script.content = HYPOTHESISE
             summary = execution.run(store, campaign, cost_limit=50)
-            resumed = len(server.script.calls) - sent_before
+            resumed = _ours(server) - sent_before
             assert summary.progress.ran == 4 and resumed == 4
             spending = budget.Spending.read(store, campaign, 50)
-            assert spending.unstored >= PER_CALL * (sent_before - workers) - 1e-9
+            assert spending.unstored >= PER_CALL * (sent_before - workers) - 1e-9, (left, told)
             assert spending.unstored <= PER_CALL * sent_before + 0.2 * workers + 1e-9
             assert spending.spent == pytest.approx(spending.unstored + PER_CALL * resumed)
             assert summary.money == pytest.approx(spending.spent)
