@@ -99,3 +99,47 @@ def test_the_money_of_sessions_killed_in_flight_is_counted_on_resume(tmp_path, t
             # a second resume finds nothing more to count
             execution.run(store, campaign, cost_limit=50)
             assert budget.Spending.read(store, campaign, 50).spent == pytest.approx(spending.spent)
+
+
+@pytest.mark.slow
+def test_the_money_of_sessions_whose_worker_died_is_counted_when_the_run_ends(tmp_path, torch_quads) -> None:
+    """A worker killed in a session's call breaks the local pool: the sessions in flight are run again, and what
+    their first tries spent is in no trajectory. The run counts it as it ends (before, the journal was dropped)."""
+    import multiprocessing
+    import threading
+
+    with KnowledgeStore(_disk_store(tmp_path, torch_quads)) as store, LLMServer() as server:
+        server.script.then(*[Reply(content=MEASURE, delay=0.1)] * 400)
+        campaign = cp.create(store, cp.CampaignConfig(assistants=("llm",), scenarios=(9101,), runs=2,
+                                                      config=_config(server), name="died"))
+        killed: list[int] = []
+        others = {p.pid for p in multiprocessing.active_children()}     # this process's own, started before
+
+        def kill_a_worker() -> None:
+            deadline = time.monotonic() + 60
+            while _ours(server) < 5 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            workers = [p for p in multiprocessing.active_children() if p.pid is not None and p.pid not in others]
+            if workers:
+                killed.append(_ours(server))
+                os.kill(workers[0].pid, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_a_worker)
+        killer.start()
+        summary = execution.run(store, campaign, workers=2, cost_limit=50)
+        killer.join()
+        assert killed, "no worker was killed"
+        calls = _ours(server)
+        seen = sessions_of(store, campaign)
+        assert len(seen) == 2 and summary.progress.ran == 2
+        stored = sum(v["money"] for v in seen.values())
+        assert stored < PER_CALL * calls - 1e-9, "the first tries' calls should be in no trajectory"
+        spending = budget.Spending.read(store, campaign, 50)
+        # every call answered is counted once: those of the stored sessions, and the first tries' (a call in flight
+        # at the kill, held at 0.2 and never settled, counted whole)
+        assert spending.spent >= PER_CALL * (calls - 2) - 1e-9
+        assert spending.spent <= PER_CALL * calls + 0.2 * 2 + 1e-9
+        assert spending.unstored == pytest.approx(spending.spent - stored)
+        assert summary.money == pytest.approx(spending.spent)
+        journal = money_journal.journal_path(store, campaign)
+        assert journal is not None and not journal.exists()

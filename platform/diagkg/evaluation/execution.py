@@ -299,9 +299,12 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     writer = CampaignWriter(store, tallies, notify=notify, on_stored=journal.stored if journal is not None else None)
     catalog = ScenarioCatalog(store)        # read once (one per scenario cost a second on 135 before any worker ran)
     iris = {n: catalog.iri(n) for n in cfg.scenarios}
+    def close_journal(_kind: object, error: BaseException | None, _tb: object) -> None:
+        spending.unstored += money_journal.close(store, campaign, journal, error, notify)
+
     with ExitStack() as stack:
         # (callbacks run last pushed first: the journal is reckoned once what finished is committed)
-        stack.push(lambda _kind, error, _tb: money_journal.close(store, campaign, journal, error, notify))
+        stack.push(close_journal)
         stack.push(lambda _kind, error, _tb: writer.finish(error))    # what finished is committed, also on an error
         for key in to_close:
             _close(writer, campaign, key, iris, done, closed, open_batches, queue, prog, retry_failed)

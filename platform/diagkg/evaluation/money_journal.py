@@ -7,16 +7,16 @@ with ``kill -9`` (or that lost its machine) took the money of its sessions in fl
 the next sessions that money again. The file is therefore kept outside the run's temporary folder, in the user's
 state folder (``$XDG_STATE_HOME/diagkg/money``, else ``~/.local/state/diagkg/money``), named by the store and the
 campaign. A run that ends (well, or by an error it sees: Ctrl-C, a full disk) reckons it and removes it; a run
-that finds one left behind reckons it first: what that run spent beyond what it stored (calls held for and never
-settled counted whole: the campaign stops early, never late) becomes a ``dk:UnstoredSpending`` record in the
-campaign's graph, which :class:`~diagkg.evaluation.budget.Spending` counts. An in-memory store dies with its
+that finds one left behind reckons it first. Reckoning: what the run spent beyond what it stored (a session whose
+worker died in a call, sessions in flight at a kill; calls held for and never settled counted whole: the campaign
+stops early, never late) becomes a ``dk:UnstoredSpending`` record in the campaign's graph, which
+:class:`~diagkg.evaluation.budget.Spending` counts. An in-memory store dies with its
 run: there is nothing to resume, and no journal. A Dask cluster's sessions share totals on its scheduler, not
 this file (not kept past a kill of the campaign's process).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 from datetime import datetime, timezone
@@ -47,9 +47,11 @@ def journal_path(store: KnowledgeStore, campaign: Campaign) -> Path | None:
     return Path(state) / "diagkg" / "money" / f"{campaign.id}-{key}"
 
 
-def reckon(store: KnowledgeStore, campaign: Campaign, notify: Callable[[str], None] | None = None) -> float:
-    """Count the money of a run whose journal was left behind (killed): what it spent beyond what it stored is
-    recorded in the campaign's graph, then the journal is removed. Returns that money (0 without a journal)."""
+def reckon(store: KnowledgeStore, campaign: Campaign, notify: Callable[[str], None] | None = None,
+           earlier: bool = True) -> float:
+    """Count the money of the run whose journal this is (``earlier``: one left behind, killed; else this run's,
+    as it ends): what it spent beyond what it stored is recorded in the campaign's graph, then the journal is
+    removed. Returns that money (0 without a journal)."""
     path = journal_path(store, campaign)
     if path is None:
         return 0.0
@@ -60,7 +62,10 @@ def reckon(store: KnowledgeStore, campaign: Campaign, notify: Callable[[str], No
         store.add_quads(unstored_quads(campaign, lost))
         if notify:
             notify(f"an earlier run of campaign {campaign.id} ended without storing sessions that had spent "
-                   f"{lost:.4f} on language models (killed with them in flight): counted with its sessions' money")
+                   f"{lost:.4f} on language models (killed with them in flight): counted with its sessions' money"
+                   if earlier else
+                   f"sessions of this run that were not stored as they ran (a worker died with them, or the run "
+                   f"was stopped) had spent {lost:.4f} on language models: counted with its sessions' money")
     path.unlink(missing_ok=True)
     return lost if lost > SMALLEST else 0.0
 
@@ -78,16 +83,17 @@ def open_journal(store: KnowledgeStore, campaign: Campaign, allowance: float | N
 
 
 def close(store: KnowledgeStore, campaign: Campaign, journal: shared_money.SharedMoney | None,
-          error: BaseException | None, notify: Callable[[str], None] | None = None) -> None:
-    """The run's end: after an error (sessions may have been in flight), what they spent is recorded as a killed
-    run's would be; the journal is removed. One the store cannot take now stays, for the next run to count."""
+          error: BaseException | None, notify: Callable[[str], None] | None = None) -> float:
+    """The run's end, however it ends (``error``: the one that ended it, unused): what its sessions spent beyond
+    what it stored (a session whose worker died in a call, sessions in flight at Ctrl-C) is recorded, and the
+    journal removed; returns what was recorded. A journal the store cannot take now stays, for the next run to
+    count."""
     if journal is None:
-        return
-    if error is None:
-        Path(journal.path).unlink(missing_ok=True)
-        return
-    with contextlib.suppress(Exception):     # the store may be what failed: the next run reckons the journal
-        reckon(store, campaign, notify)
+        return 0.0
+    try:
+        return reckon(store, campaign, notify, earlier=False)
+    except Exception:  # noqa: BLE001 - the store may be what failed: the next run reckons the journal
+        return 0.0
 
 
 def unstored_quads(campaign: Campaign, money: float) -> list[ox.Quad]:
