@@ -24,6 +24,7 @@ Library code raises these and never prints or exits; only the command line
     ├── SessionError            a session used out of order (step before reset, after its end)
     └── StoreError              the store cannot be opened or written
         ├── StoreLockedError    another process still holds the write lock after waiting
+        ├── CampaignRunning     another process runs the campaign now (one run of a campaign at a time)
         ├── UpdateConflict      what an update read kept changing under it (nothing written)
         ├── LedgerUnavailable   a session ended but its ledger could not be read off the store (its result kept)
         └── TrajectoryKept      a finished session's trajectory went to a file instead of the store
@@ -201,6 +202,18 @@ class StoreLockedError(StoreError):
                     "(query, graphs, dump) still work between its commits; try again when the other process is "
                     "done, wait longer with --wait SECONDS, or use --store to pick another store.")
         super().__init__(text)
+
+
+class CampaignRunning(StoreError):
+    """Another process of this machine runs the campaign now: a second run would play the same slots and count
+    the other's money as a killed run's (:mod:`diagkg.evaluation.money_journal`)."""
+
+    def __init__(self, campaign: str, holder: str = ""):
+        self.campaign = campaign
+        self.holder = holder        # the process running it (pid N), where its lock file tells
+        who = f" ({holder})" if holder else ""
+        super().__init__(f"campaign {campaign} is being run by another process{who}; nothing was run. Wait for it "
+                         f"to end, or stop it, then resume: diagkg evaluate --resume {campaign}")
 
 
 class UpdateConflict(StoreError):

@@ -167,3 +167,29 @@ def test_the_campaign_commits_trajectories_in_batches(tmp_path):
     assert 1 <= summary.commits < 12                 # several trajectories (and batch records) per transaction
     assert len(store.select("campaign-trajectories", {"campaign": campaign.node})) == 12
     assert {h[-1]["state"] for h in cp.batches(store, campaign).values()} == {"complete"}
+
+
+@pytest.mark.slow
+def test_a_second_run_of_a_running_campaign_is_refused_saying_who_runs_it(tmp_path):
+    """Two runs of one campaign would play the same slots, and the second would take the first's money journal
+    for a killed run's (diagkg.evaluation.money_journal): while ``diagkg evaluate`` runs it, a resume here is
+    refused, naming the process; once that one is killed, the campaign's lock is free (the kernel let go of it)."""
+    from diagkg.errors import CampaignRunning
+
+    store = _torch_store(tmp_path)
+    proc, cid = _start_campaign(store, runs=100, workers=1)
+    try:
+        _wait_for_trajectories(store, proc, 2)
+        with KnowledgeStore(store) as held:
+            campaign = cp.open_campaign(held, cid)
+            with pytest.raises(CampaignRunning) as refused:
+                execution.run(held, campaign)
+            assert refused.value.campaign == cid and refused.value.holder == f"pid {proc.pid}"
+            r = run_cli("--store", str(store), "evaluate", "--resume", cid)
+            assert r.returncode == 3 and f"pid {proc.pid}" in r.stderr and f"--resume {cid}" in r.stderr
+    finally:
+        _kill(proc)
+    from diagkg.evaluation import money_journal
+
+    with KnowledgeStore(store) as held, money_journal.running(held, cp.open_campaign(held, cid)):
+        pass

@@ -237,7 +237,9 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         scheduler: str | None = None, retry_failed: bool = False, cost_limit: float | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         notify: Callable[[str], None] | None = None, session_seconds: float | None = None) -> Summary:
-    """Run what ``campaign`` still lacks and return a summary.
+    """Run what ``campaign`` still lacks and return a summary; one run of a campaign at a time on a machine
+    (:func:`~diagkg.evaluation.money_journal.running`: a second is refused with
+    :class:`~diagkg.errors.CampaignRunning`).
 
     With ``session_seconds``, a session running longer is stopped and recorded ``crashed`` (in worker
     processes: :mod:`diagkg.evaluation.pool`).
@@ -245,6 +247,14 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     With ``cost_limit``, each new session may spend only what the campaign's finished sessions and its judge
     left of it (:mod:`diagkg.evaluation.budget`); once it is spent nothing new is scheduled and the stop is
     recorded."""
+    with money_journal.running(store, campaign):
+        return _run(store, campaign, workers, executor, scheduler, retry_failed, cost_limit, on_progress, notify,
+                    session_seconds)
+
+
+def _run(store: KnowledgeStore, campaign: Campaign, workers: int, executor: str, scheduler: str | None,
+         retry_failed: bool, cost_limit: float | None, on_progress: Callable[[Progress], None] | None,
+         notify: Callable[[str], None] | None, session_seconds: float | None) -> Summary:
     cfg = campaign.config
     t0 = time.perf_counter()
     size = disk_bytes(store)
@@ -299,6 +309,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     writer = CampaignWriter(store, tallies, notify=notify, on_stored=journal.stored if journal is not None else None)
     catalog = ScenarioCatalog(store)        # read once (one per scenario cost a second on 135 before any worker ran)
     iris = {n: catalog.iri(n) for n in cfg.scenarios}
+
     def close_journal(_kind: object, error: BaseException | None, _tb: object) -> None:
         spending.unstored += money_journal.close(store, campaign, journal, error, notify)
 

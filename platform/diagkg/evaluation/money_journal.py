@@ -17,14 +17,18 @@ this file (not kept past a kill of the campaign's process).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import pyoxigraph as ox
 
+from ..errors import CampaignRunning
 from ..kg.vocab import DK
 from ..llm import shared_money
 from .campaign import RDF_TYPE, XSD, Campaign
@@ -32,7 +36,7 @@ from .campaign import RDF_TYPE, XSD, Campaign
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
 
-__all__ = ["close", "journal_path", "open_journal", "reckon"]
+__all__ = ["close", "journal_path", "open_journal", "reckon", "running"]
 
 PROV = "http://www.w3.org/ns/prov#"
 SMALLEST = 1e-9          # a difference below this is the rounding of two sums of the same calls
@@ -40,11 +44,49 @@ SMALLEST = 1e-9          # a difference below this is the rounding of two sums o
 
 def journal_path(store: KnowledgeStore, campaign: Campaign) -> Path | None:
     """Where the runs of ``campaign`` on ``store`` keep their money journal (None for an in-memory store)."""
+    return _state_file(store, campaign, "money", "")
+
+
+def _state_file(store: KnowledgeStore, campaign: Campaign, folder: str, suffix: str) -> Path | None:
     if store.in_memory:
         return None
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     key = hashlib.sha256(f"{store.location}\n{campaign.iri}".encode()).hexdigest()[:32]
-    return Path(state) / "diagkg" / "money" / f"{campaign.id}-{key}"
+    return Path(state) / "diagkg" / folder / f"{campaign.id}-{key}{suffix}"
+
+
+@contextlib.contextmanager
+def running(store: KnowledgeStore, campaign: Campaign) -> Iterator[None]:
+    """Hold the campaign's run lock (a lock file beside the journals, ``runs/``) for the ``with`` block: a second
+    run of the campaign on this machine meanwhile is refused (:class:`~diagkg.errors.CampaignRunning`), as it would
+    play the same slots and take this run's journal for a killed run's. The kernel lets go of the lock when the
+    process ends, however it ends. Without a state folder to write in, or for an in-memory store, no lock."""
+    path = _state_file(store, campaign, "runs", ".lock")
+    handle = None
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(path, "a+", encoding="ascii")      # noqa: SIM115 - held for the block
+        except OSError:
+            handle = None
+    if handle is None:
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            pid = handle.read().strip()
+            raise CampaignRunning(campaign.id, f"pid {pid}" if pid.isdigit() else "") from None
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"{os.getpid()}\n")
+            handle.flush()
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def reckon(store: KnowledgeStore, campaign: Campaign, notify: Callable[[str], None] | None = None,
