@@ -305,13 +305,14 @@ def _run(store: KnowledgeStore, campaign: Campaign, workers: int, executor: str,
     report()
     from ..env.scenarios import ScenarioCatalog
 
-    journal = money_journal.open_journal(store, campaign, spending.remaining)
+    # (a Dask cluster's sessions share their totals on its scheduler: no journal)
+    journal = money_journal.open_journal(store, campaign, spending.remaining) if executor == "local" else None
     writer = CampaignWriter(store, tallies, notify=notify, on_stored=journal.stored if journal is not None else None)
     catalog = ScenarioCatalog(store)        # read once (one per scenario cost a second on 135 before any worker ran)
     iris = {n: catalog.iri(n) for n in cfg.scenarios}
 
-    def close_journal(_kind: object, error: BaseException | None, _tb: object) -> None:
-        spending.unstored += money_journal.close(store, campaign, journal, error, notify)
+    def close_journal(_kind: object, _error: object, _tb: object) -> None:
+        spending.unstored += money_journal.close(store, campaign, journal, notify)
 
     with ExitStack() as stack:
         # (callbacks run last pushed first: the journal is reckoned once what finished is committed)

@@ -125,8 +125,8 @@ def open_journal(store: KnowledgeStore, campaign: Campaign, allowance: float | N
 
 
 def close(store: KnowledgeStore, campaign: Campaign, journal: shared_money.SharedMoney | None,
-          error: BaseException | None, notify: Callable[[str], None] | None = None) -> float:
-    """The run's end, however it ends (``error``: the one that ended it, unused): what its sessions spent beyond
+          notify: Callable[[str], None] | None = None) -> float:
+    """The run's end, however it ends: what its sessions spent beyond
     what it stored (a session whose worker died in a call, sessions in flight at Ctrl-C) is recorded, and the
     journal removed; returns what was recorded. A journal the store cannot take now stays, for the next run to
     count."""

@@ -172,8 +172,9 @@ class LocalPool(cf.Executor):
         os.mkdir(self.journal)
         # what the workers' sessions may spend together, with a cost limit (diagkg.llm.shared_money): in the run's
         # money journal where it has one (diagkg.evaluation.money_journal), else in this folder
-        self.money = money if money is not None else shared_money.create(folder, allowance) if allowance is not None \
-            else None
+        self.money = money
+        if money is None and allowance is not None:
+            self.money = shared_money.create(folder, allowance)
         with open(self.data, "wb") as f:
             f.write(data)
         self.ran = False                          # whether a worker of this campaign ever ran a task

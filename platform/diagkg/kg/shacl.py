@@ -126,17 +126,17 @@ class DataBase:
                     self._graph = self._fresh()
 
 
-def run(shapes: rdflib.Graph, ontology: DataBase, docs: Sequence[RdfDocument],
+def run(shapes: rdflib.Graph, base: DataBase, docs: Sequence[RdfDocument],
         context: Sequence[rdflib.Graph], out: dict[str, list[Violation]],
         focus: set[rdflib.term.Node] | None = None) -> None:
     """Validate ``docs`` with pySHACL and add each violation to the list of the
     document that wrote its focus node. The data graph is the documents plus
-    the ontology (so that class membership and the component-type metaclass
+    the ontology (``base``'s graph, so that class membership and the component-type metaclass
     are visible) plus the context; only focus nodes written in a document are
     reported, and with ``focus`` only those nodes are validated at all (each
     focus node's results do not depend on the others')."""
     prefixes = [binding for doc in docs for binding in doc.graph.namespaces()]
-    with ontology.holding([*(doc.graph for doc in docs), *context], prefixes) as data, \
+    with base.holding([*(doc.graph for doc in docs), *context], prefixes) as data, \
             _prepared_query_cache(), _focus_only(focus):
         conforms, report, _ = pyshacl.validate(
             data, shacl_graph=shapes, inference="none",

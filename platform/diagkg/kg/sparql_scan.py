@@ -61,6 +61,8 @@ _TOKEN = (
 _PREFIX_RUN = rf"[{_BASE}][{_CHARS}.]*+"      # a prefix (before ':') or a keyword (then no dots)
 _WORD = rf"[{_BASE}][{_CHARS}]*+"
 _LOCAL = rf"(?:[{_U}:0-9]|{_PLX})(?:[{_CHARS}.:]|{_PLX})*+"
+
+
 class _Patterns:
     """The patterns above, compiled the first time a text is scanned (:func:`_patterns`), not on import: ``re``
     compiles the grammar's character classes range by range, code point by code point (~25 ms), which every

@@ -97,8 +97,7 @@ class SharedMoney(_Totals):
 
             def write(spent: float, reserved: float, stored: float) -> None:
                 f.seek(0)
-                f.truncate()
-                f.write(f"{spent!r} {reserved!r} {stored!r}\n")
+                f.write(_line(spent, reserved, stored))      # over the last line, as long: no moment empty
                 f.flush()
 
             try:
@@ -110,6 +109,12 @@ class SharedMoney(_Totals):
         """Trajectories spending ``money`` in all were stored (committed to the store)."""
         with self._locked() as (values, write):
             write(values[0], values[1], values[2] + money)
+
+
+def _line(spent: float, reserved: float, stored: float) -> str:
+    """The file's one line, always as long (a float's repr is 24 characters at most): written over the last one in
+    one write, it is never seen (nor left by a process killed in the write) empty or half long."""
+    return f"{spent!r:<24} {reserved!r:<24} {stored!r:<24}\n"
 
 
 def _numbers(text: str) -> list[float]:
@@ -183,7 +188,7 @@ def create_at(path: str, allowance: float) -> SharedMoney:
     """The shared file of a run of a campaign that had ``allowance`` left, at ``path`` (made anew)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", encoding="ascii") as f:
-        f.write("0.0 0.0 0.0\n")
+        f.write(_line(0.0, 0.0, 0.0))
     return SharedMoney(path, allowance)
 
 
