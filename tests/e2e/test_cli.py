@@ -71,7 +71,9 @@ def test_validate_violation_exit_1(tmp_path):
 def test_validate_json(tmp_path):
     bad = tmp_path / "bad.ttl"
     bad.write_text(THREE_CUBES.read_text().replace("dk:forwardVoltage 0.7 ;", ""))
-    r = run_cli("validate", "--format", "json", str(bad))
+    # a store of its own: the process's default store may hold the shipped three cubes by now (an earlier test's
+    # command loaded them), and a file defining a system the store holds is told so too
+    r = run_cli("--store", str(tmp_path / "store"), "validate", "--format", "json", str(bad))
     assert r.returncode == 1
     data = json.loads(r.stdout)
     assert data["conforms"] is False
