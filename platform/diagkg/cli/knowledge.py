@@ -14,7 +14,8 @@ import pyoxigraph as ox
 
 from .. import errors
 from ..kg import graphs, systems
-from ..kg.store import KnowledgeStore, python_value
+from ..kg.rdfio import python_value
+from ..kg.store import KnowledgeStore
 from ..kg.waiting import StillRunning, in_thread
 from .output import EXIT_INPUT, EXIT_OK, EXIT_VIOLATIONS, open_store, print_table, progress_bar, say
 

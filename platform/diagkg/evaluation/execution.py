@@ -40,7 +40,7 @@ from .budget import Spending, Stop, stop_quads
 from .campaign import Campaign, Task
 from .pool import IN_A_ROW, LocalPool, Watch, died
 from .sessions import Outcome, died_outcome, knowledge_bytes, knowledge_store, run_remote, run_task
-from .writer import CampaignWriter
+from .writer import CampaignWriter, in_graph
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..env.scenarios import Scenario
@@ -513,13 +513,14 @@ def store_outcome(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str
                   tallies: tl.Tallies, spending: Spending) -> None:
     """Hand the writer one transaction's worth: the trajectory (with its campaign entry and what the
     failed session it replaces spent) and its slot's tally in, the failed one it replaces out. The
-    worker read what the tally and the money need off the trajectory; its N-Quads are only parsed
-    (by pyoxigraph: nothing a worker sends reaches the store's update as text), and all go into the
-    trajectory's graph."""
+    worker read what the tally and the money need off the trajectory; its N-Quads go to the writer as they are
+    when every line is in the trajectory's graph (:func:`~diagkg.evaluation.writer.in_graph`; Oxigraph parses them
+    as it loads them: nothing a worker sends reaches the store's update as text), else parsed and all put in it."""
     graph = ox.NamedNode(outcome.graph)
-    quads = list(ox.parse(outcome.nquads, format=ox.RdfFormat.N_QUADS))
-    if not all(q.graph_name == graph for q in quads):
-        quads = [ox.Quad(q.subject, q.predicate, q.object, graph) for q in quads]
+    data = outcome.nquads
+    if not in_graph(data, graph):       # (never from this package's workers: every quad put in the trajectory's graph)
+        data = ox.serialize([ox.Quad(q.subject, q.predicate, q.object, graph)
+                             for q in ox.parse(data, format=ox.RdfFormat.N_QUADS)], format=ox.RdfFormat.N_QUADS) or b""
     replaced: ox.NamedNode | None = None
     task = outcome.task
     if task.replaces:
@@ -527,11 +528,13 @@ def store_outcome(writer: CampaignWriter, outcome: Outcome, done: dict[tuple[str
 
         replaced = graphs.named("trajectory", task.replaces.rsplit("/", 1)[1])
     iri = _trajectory_iri(outcome.graph)
-    quads += (ox.Quad(t.subject, t.predicate, t.object, graph)
-              for t in spending.count(iri, outcome.money, outcome.cause, task.replaces))
+    spent = [ox.Quad(t.subject, t.predicate, t.object, graph)
+             for t in spending.count(iri, outcome.money, outcome.cause, task.replaces)]
+    if spent:
+        data += ox.serialize(spent, format=ox.RdfFormat.N_QUADS) or b""
     money, prior = spending.by_trajectory[iri]       # with what the failed session it replaces spent
     slot = tallies.put(task.assistant, task.scenario, outcome.scenario_iri, replace(outcome.entry, money=money + prior))
-    writer.trajectory(graph, quads, slot, replaced, money=outcome.money)
+    writer.trajectory(graph, data, slot, replaced, money=outcome.money)
     done[task.slot] = cp.Recorded(iri, task.batch, outcome.end)
 
 

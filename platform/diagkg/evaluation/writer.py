@@ -2,8 +2,9 @@
 
 Sessions finish one by one; the writer gathers what they bring and commits it in batches, under
 one hold of the lock each: every new trajectory graph of the batch (each carries its own campaign
-entry) in one atomic step (Oxigraph's bulk load, a third of a transaction's cost per quad, once the
-batch's new trajectories hold :data:`BULK_FROM` quads; a smaller batch is all one transaction), then one
+entry; the N-Quads its worker wrote, parsed by Oxigraph as it loads them) in one atomic step
+(Oxigraph's bulk load, a third of a transaction's cost per quad, once the batch's new trajectories
+hold :data:`BULK_FROM` quads; a smaller batch is all one transaction), then one
 transaction with the slot tallies they changed (written once per batch, from the tallies in memory),
 the trajectories that replace failed ones with the failed ones (dropped), and the campaign records
 made meanwhile (closed batches, a stop at the cost limit). A batch is committed when it holds :data:`MAX_BATCH` trajectories or
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import pyoxigraph as ox
 
 from ..errors import StoreError, StoreLockedError
+from ..kg.rdfio import quads_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -67,7 +69,7 @@ class CampaignWriter:
     longest_commit: float = 0.0       # seconds one commit took at most, waiting for the lock included
     longest_hold: float = 0.0         # seconds one commit held the lock at most (on disk)
     _graphs: dict[ox.NamedNode, list[ox.Triple]] = field(default_factory=dict)     # replacing failed ones
-    _fresh: dict[ox.NamedNode, list[ox.Quad]] = field(default_factory=dict)        # new ones
+    _fresh: dict[ox.NamedNode, bytes] = field(default_factory=dict)                # new ones, as N-Quads
     _drop: list[ox.NamedNode] = field(default_factory=list)
     _slots: set[tuple[str, int]] = field(default_factory=set)
     _records: list[ox.Quad] = field(default_factory=list)
@@ -78,17 +80,19 @@ class CampaignWriter:
     _money: float = 0.0             # what the trajectories not committed yet spent on language models
 
     # -- gathering ----------------------------------------------------------
-    def trajectory(self, graph: ox.NamedNode, quads: list[ox.Quad], slot: tuple[str, int],
+    def trajectory(self, graph: ox.NamedNode, nquads: bytes, slot: tuple[str, int],
                    replaces: ox.NamedNode | None = None, money: float = 0.0) -> None:
-        """A finished session's trajectory graph (its quads, all in ``graph``, with its campaign entry); its
-        slot's tally is already updated in :attr:`tallies`; ``replaces``: a failed trajectory's graph to drop;
-        ``money``: what its session spent on language models."""
+        """A finished session's trajectory graph, as N-Quads all in ``graph`` (with its campaign entry), one
+        statement a line, as :func:`in_graph` checks them: handed to the store as they are (Oxigraph parses
+        them as it loads them; only a small batch, or a trajectory replacing a failed one, is parsed here);
+        its slot's tally is already updated in :attr:`tallies`; ``replaces``: a failed trajectory's graph
+        to drop; ``money``: what its session spent on language models."""
         if replaces is None:
-            self._fresh[graph] = quads
+            self._fresh[graph] = nquads
         else:
-            self._graphs[graph] = [q.triple for q in quads]
+            self._graphs[graph] = [q.triple for q in quads_of(nquads)]
             self._drop.append(replaces)
-        self._triples += len(quads)
+        self._triples += nquads.count(b"\n")
         self._money += money
         self._slots.add(slot)
         self._started()
@@ -178,8 +182,8 @@ class CampaignWriter:
         if self.empty:
             return 0
         new, fresh = dict(self._graphs), self._fresh
-        if sum(len(qs) for qs in fresh.values()) < self.bulk_from:      # small: all in the one transaction
-            new.update({g: [q.triple for q in qs] for g, qs in fresh.items()})
+        if sum(data.count(b"\n") for data in fresh.values()) < self.bulk_from:      # small: all in the one transaction
+            new.update({g: [q.triple for q in quads_of(data)] for g, data in fresh.items()})
             fresh = {}
         new.update({self.tallies.graph(s): self.tallies.triples(s) for s in sorted(self._slots)})
         add: dict[ox.NamedNode, list[ox.Triple]] = {}
@@ -203,3 +207,11 @@ class CampaignWriter:
         if self.notify is not None and not self._told:
             self.notify(message)
         self._told = True
+
+
+def in_graph(nquads: bytes, graph: ox.NamedNode) -> bool:
+    """Whether every line of ``nquads`` (N-Quads as Oxigraph writes them: one statement a line, each ending in a
+    newline, newlines inside literals escaped) ends in ``graph``: what the writer hands to the store unparsed (read
+    in C, a few milliseconds a batch). A triple of the default graph whose object is ``graph``'s IRI would pass: the
+    workers put every quad in the trajectory's graph (:func:`diagkg.evaluation.sessions.outcome_of`)."""
+    return not nquads or (nquads.count(b"\n") == nquads.count(b" <" + graph.value.encode() + b"> .\n") and nquads.endswith(b"\n"))

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pyoxigraph as ox
 
@@ -272,3 +272,32 @@ def to_oxigraph_triple(triple: tuple[rdflib.term.Node, rdflib.term.Node, rdflib.
     if isinstance(subject, ox.Literal) or not isinstance(predicate, ox.NamedNode):
         raise TypeError(f"cannot convert {triple!r}: not an RDF triple")
     return ox.Triple(subject, predicate, obj)
+
+
+def quads_of(quads: Sequence[ox.Quad] | bytes) -> Sequence[ox.Quad]:
+    """``quads``, parsed where they come as N-Quads."""
+    return list(ox.parse(quads, format=ox.RdfFormat.N_QUADS)) if isinstance(quads, bytes) else quads
+
+
+def python_value(term: Any) -> Any:
+    """A Python value for an RDF term: str for IRIs and strings, numbers, bools."""
+    if term is None:
+        return None
+    if isinstance(term, ox.NamedNode):
+        return term.value
+    if isinstance(term, ox.BlankNode):
+        return "_:" + term.value
+    if isinstance(term, ox.Literal):
+        dt = term.datatype.value
+        xsd = "http://www.w3.org/2001/XMLSchema#"
+        try:
+            if dt in (xsd + "integer", xsd + "int", xsd + "long", xsd + "positiveInteger", xsd + "nonNegativeInteger"):
+                return int(term.value)
+            if dt in (xsd + "decimal", xsd + "double", xsd + "float"):
+                return float(term.value)
+            if dt == xsd + "boolean":
+                return term.value in ("true", "1")
+        except ValueError:
+            return term.value
+        return term.value
+    return str(term)

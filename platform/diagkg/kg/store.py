@@ -37,7 +37,7 @@ from ..errors import InputError, QueryError, StoreError, StoreLockedError
 from . import graphs
 from .queries import QueryFile, bind_values, explain_syntax_error, from_text, library, read_query_file
 from .rawstore import RawStore
-from .rdfio import RdfDocument, to_rdflib, value_of
+from .rdfio import RdfDocument, python_value, quads_of, to_rdflib, value_of
 from .sparql_scan import names_dataset
 from .turns import WriteTurn, check_new_store, held_by, is_lock_error, open_read_only, try_write_turn, write_turn
 from .vocab import DK
@@ -339,17 +339,18 @@ class KnowledgeStore:
     def write_graphs(self, new: Mapping[ox.NamedNode, Sequence[ox.Triple]], drop: Iterable[ox.NamedNode] = (),
                      check: Callable[[RawStore], Iterable[ox.NamedNode]] | None = None,
                      add: Mapping[ox.NamedNode, Sequence[ox.Triple]] | None = None, wait: float | None = None,
-                     fresh: Mapping[ox.NamedNode, Sequence[ox.Quad]] | None = None) -> None:
+                     fresh: Mapping[ox.NamedNode, Sequence[ox.Quad] | bytes] | None = None) -> None:
         """Drop the graphs ``drop``, make each graph of ``new`` hold exactly its triples and add those of ``add``
         to their graphs, in one atomic update (all or nothing). ``check`` runs first, under the write lock, on the
         store opened for writing: it may raise to call the write off, and returns more graphs to drop.
         ``fresh``: graphs the store does not hold (with their quads), added under the same lock just before, in
         one atomic step of their own (Oxigraph's bulk load: a third of a transaction's cost); killed between the
-        two, the store holds them all and none of the rest. One the store holds after all goes with the rest."""
+        two, the store holds them all and none of the rest. One the store holds after all goes with the rest. A fresh
+        graph may be N-Quads all in it (a campaign's trajectories, as its workers wrote them): Oxigraph parses them."""
         self.generation += 1
         add, fresh = add or {}, dict(fresh or {})
         if fresh and not isinstance(self.raw, ox.Store):        # a server: all in the one update
-            new, fresh = {**new, **{g: [x.triple for x in qs] for g, qs in fresh.items()}}, {}
+            new, fresh = {**new, **{g: [x.triple for x in quads_of(qs)] for g, qs in fresh.items()}}, {}
         payload = [{"name": g, "triples": [*t, *add.get(g, ())]} for g, t in new.items() if t or add.get(g)]
         payload += [{"name": g, "triples": list(t)} for g, t in add.items() if t and g not in new]
         q = library().get("load-graphs")       # rendered before the lock (again under it, if a check adds drops)
@@ -367,13 +368,16 @@ class KnowledgeStore:
                 text = render(set())
             # a fresh graph the store holds after all goes with the rest; all of them, where there is more to drop
             if held := [g for g in fresh if more or w.contains_named_graph(g)]:
-                payload += [{"name": g, "triples": [x.triple for x in fresh.pop(g)]} for g in held]
+                payload += [{"name": g, "triples": [x.triple for x in quads_of(fresh.pop(g))]} for g in held]
                 old.update(dict.fromkeys(held))
                 written.update(held)
                 text = render(set())
             if fresh:
                 assert isinstance(w, ox.Store)
-                w.bulk_extend(x for qs in fresh.values() for x in qs)
+                if all(isinstance(qs, bytes) for qs in fresh.values()):
+                    w.bulk_load(b"".join(qs for qs in fresh.values() if isinstance(qs, bytes)), format=ox.RdfFormat.N_QUADS)
+                else:
+                    w.bulk_extend(x for qs in fresh.values() for x in quads_of(qs))
             if payload or old:
                 self._run_text(w, q.name, text)
 
@@ -573,28 +577,3 @@ def graph_for(doc: RdfDocument) -> ox.NamedNode:
     if keys:
         return graphs.system(keys[0])
     return graphs.named("file", Path(doc.name).name)
-
-
-def python_value(term: Any) -> Any:
-    """A Python value for an RDF term: str for IRIs and strings, numbers, bools."""
-    if term is None:
-        return None
-    if isinstance(term, ox.NamedNode):
-        return term.value
-    if isinstance(term, ox.BlankNode):
-        return "_:" + term.value
-    if isinstance(term, ox.Literal):
-        dt = term.datatype.value
-        xsd = "http://www.w3.org/2001/XMLSchema#"
-        try:
-            if dt in (xsd + "integer", xsd + "int", xsd + "long", xsd + "positiveInteger", xsd + "nonNegativeInteger"):
-                return int(term.value)
-            if dt in (xsd + "decimal", xsd + "double", xsd + "float"):
-                return float(term.value)
-            if dt == xsd + "boolean":
-                return term.value in ("true", "1")
-        except ValueError:
-            return term.value
-        return term.value
-    return str(term)
-
