@@ -383,3 +383,39 @@ def test_diagkg_store_may_name_a_server(server, tmp_path):
         r = diagkg(*args)
         assert r.returncode == 2 and "is a SPARQL server" in r.stderr, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["torch.ttl"]       # no folder named "http:"
+
+
+
+def test_a_campaign_on_the_server_stores_what_its_sessions_wrote(tmp_path):
+    """A campaign's writer hands a batch of trajectories on as the N-Quads its sessions wrote (the embedded store
+    bulk-loads them); a server takes them in one update with the tallies: each graph whole, nothing outside."""
+    from diagkg.evaluation import campaign as cp
+    from diagkg.evaluation import execution
+    from diagkg.evaluation.budget import Spending
+    from diagkg.evaluation.sessions import run_task
+    from diagkg.evaluation.tally import from_rows
+    from diagkg.evaluation.writer import CampaignWriter
+
+    proc, url = start_server(tmp_path / "db")
+    try:
+        files = [tmp_path / "torch.ttl", tmp_path / "t1.ttl"]
+        files[0].write_text(TORCH)
+        files[1].write_text(scenario_text(**FLAT))
+        with connect(url) as store:
+            load_files(store, files)
+            campaign = cp.create(store, cp.CampaignConfig(assistants=("oracle",), scenarios=(9101,), runs=3, name="s"))
+            tallies, done = from_rows(campaign, []), {}
+            writer, spending = CampaignWriter(store, tallies, bulk_from=1), Spending.read(store, campaign, None)
+            outcomes = [run_task(store, cp.Task(campaign.iri, "oracle", {}, 9101, seed, 0)) for seed in range(3)]
+            for o in outcomes:
+                execution.store_outcome(writer, o, done, tallies, spending)
+            assert writer.commit() == 3
+            for o in outcomes:
+                wrote = ox.Store()
+                wrote.extend(ox.parse(o.nquads, format=ox.RdfFormat.N_QUADS))
+                assert set(store.raw.quads_for_pattern(None, None, None, ox.NamedNode(o.graph))) == set(wrote)
+            assert not list(store.raw.quads_for_pattern(None, None, None, ox.DefaultGraph()))
+            assert len(store.select("trajectory-list")) == 3
+    finally:
+        proc.terminate()
+        proc.wait(10)
