@@ -33,7 +33,8 @@ through the service agent and reports, located in the scenario's file:
   does not place (two cables' ends of different port names crossed): :func:`unplaced`;
 * ``ratings`` — a *warning*, located at the component in the system's file,
   for each part the system's nominal state already damages (its current or
-  power past a rating): :func:`rating_warnings`, which ``diagkg load`` runs
+  power past a rating), and each LED that states no ``dk:maxCurrent`` (so never
+  burns) carrying over :data:`OVERDRIVEN` times its forward current there: :func:`rating_warnings`, which ``diagkg load`` runs
   on the systems it loads; and ``lamps``, a warning :func:`lamp_warnings` gives ``diagkg load`` for a
   system with no lamp lit a session judges it by; ``solve``, the warning :func:`solve_warnings` gives it
   instead for a system that cannot be solved at all (voltage sources wired across each other);
@@ -67,6 +68,7 @@ from .workspace import graph_holding
 from .worlds import fault_modes
 
 REPLACE = REPAIR_ACTIONS["component"]
+OVERDRIVEN = 5.0    # an unrated LED carrying this many times its forward current in the nominal state is warned of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -174,14 +176,24 @@ def _loaded_file(store: "KnowledgeStore", graph: ox.NamedNode) -> str | None:
 def rating_warnings(store: "KnowledgeStore", sim: "Simulator", result: "SimulationResult | None" = None,
                     about: str | None = None) -> list[Finding]:
     """A warning for each part that the nominal state of ``sim``'s system (``result``: its
-    simulation, by default of the system as described) damages, located at the component in the
-    system's file; ``about`` names the finding (the system's key by default)."""
+    simulation, by default of the system as described) damages, and each unrated LED it overdrives
+    (:data:`OVERDRIVEN`), located at the component in the system's file; ``about`` names the finding
+    (the system's key by default)."""
     result = result if result is not None else sim.simulate()
-    if not result.damage:
-        return []
     sk = sim.skeleton
+    # an LED stating no dk:maxCurrent is not rated: it never burns, at any current (a white LED across 12 V, lit)
+    unrated: dict[str, float] = {}
+    for c, r in result.components.items():
+        p = sk.params_of(sk.components[c]) if sk.components[c].type == "LED" else {"maxCurrent": None}
+        if "maxCurrent" not in p and isinstance(f := p.get("forwardCurrent"), (int, float)) and abs(r.current) > OVERDRIVEN * f:
+            unrated[c] = abs(r.current) / f
+    if not (result.damage or unrated):
+        return []
     file = system_file(store, sk.iri)
-    out = []
+    out = [Finding(about or sk.key, "ratings", True, f"{c} carries {abs(result.components[c].current):.4g} A in the nominal "
+                   f"state, {times:.0f} times its forward current, and states no dk:maxCurrent: it is simulated lit and "
+                   "never burns out (a small LED burns at about 0.1 A: state its dk:maxCurrent)", file,
+                   _line_in(file, sk.components[c].iri), warning=True) for c, times in sorted(unrated.items())]
     for d in result.damage:
         comp = sk.components[d.component]
         rules = " or ".join(r.source for r in sk.damage_rules_for(comp) if r.state == d.state)
