@@ -184,13 +184,13 @@ def rating_warnings(store: "KnowledgeStore", sim: "Simulator", result: "Simulati
     # an LED stating no dk:maxCurrent is not rated: it never burns, at any current (a white LED across 12 V, lit)
     unrated: dict[str, float] = {}
     for c, r in result.components.items():
-        p = sk.params_of(sk.components[c]) if sk.components[c].type == "LED" else {"maxCurrent": None}
-        if "maxCurrent" not in p and isinstance(f := p.get("forwardCurrent"), (int, float)) and abs(r.current) > OVERDRIVEN * f:
-            unrated[c] = abs(r.current) / f
+        p = sk.params_of(sk.components[c]) if sk.components[c].type == "LED" else {}
+        if p and "maxCurrent" not in p and isinstance(f := p.get("forwardCurrent"), (int, float)) and r.current > OVERDRIVEN * f:
+            unrated[c] = r.current / f
     if not (result.damage or unrated):
         return []
     file = system_file(store, sk.iri)
-    out = [Finding(about or sk.key, "ratings", True, f"{c} carries {abs(result.components[c].current):.4g} A in the nominal "
+    out = [Finding(about or sk.key, "ratings", True, f"{c} carries {result.components[c].current:.4g} A in the nominal "
                    f"state, {times:.0f} times its forward current, and states no dk:maxCurrent: it is simulated lit and "
                    "never burns out (a small LED burns at about 0.1 A: state its dk:maxCurrent)", file,
                    _line_in(file, sk.components[c].iri), warning=True) for c, times in sorted(unrated.items())]
