@@ -374,8 +374,8 @@ class KnowledgeStore:
                 text = render(set())
             if fresh:
                 assert isinstance(w, ox.Store)
-                if all(isinstance(qs, bytes) for qs in fresh.values()):
-                    w.bulk_load(b"".join(qs for qs in fresh.values() if isinstance(qs, bytes)), format=ox.RdfFormat.N_QUADS)
+                if len(blobs := [qs for qs in fresh.values() if isinstance(qs, bytes)]) == len(fresh):
+                    w.bulk_load(b"".join(blobs), format=ox.RdfFormat.N_QUADS)
                 else:
                     w.bulk_extend(x for qs in fresh.values() for x in quads_of(qs))
             if payload or old:
