@@ -205,12 +205,13 @@ class StoreLockedError(StoreError):
 
 
 class CampaignRunning(StoreError):
-    """Another process of this machine runs the campaign now: a second run would play the same slots and count
-    the other's money as a killed run's (:mod:`diagkg.evaluation.money_journal`)."""
+    """Another run holds the campaign now (this machine's lock file, :mod:`diagkg.evaluation.money_journal`, or
+    the lease in the store, from any machine, :mod:`diagkg.evaluation.run_lease`): a second run would play the same
+    slots and count the other's money as a killed run's."""
 
     def __init__(self, campaign: str, holder: str = ""):
         self.campaign = campaign
-        self.holder = holder        # the process running it (pid N), where its lock file tells
+        self.holder = holder        # the process running it (pid N [on HOST]), where its lock file or lease tells
         who = f" ({holder})" if holder else ""
         super().__init__(f"campaign {campaign} is being run by another process{who}; nothing was run. Wait for it "
                          f"to end, or stop it, then resume: diagkg evaluate --resume {campaign}")

@@ -162,6 +162,13 @@ def _template_values(q: QueryFile, values: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError(f"{q.name}: a template this test does not know; give it values here")
 
 
+def _clock_masked(q: QueryFile, value: Any) -> str:
+    """A row's value as text; the store's clock (a query reading NOW(): campaign-lease) as its type only."""
+    if "NOW()" in q.text and isinstance(value, ox.Literal) and value.datatype.value == f"{XSD}dateTime":
+        return value.datatype.value
+    return str(value)
+
+
 def _measure(store, q: QueryFile, values: dict[str, Any]) -> tuple[float, list]:
     if q.is_template:
         bindings, tv = None, _template_values(q, values)
@@ -172,7 +179,7 @@ def _measure(store, q: QueryFile, values: dict[str, Any]) -> tuple[float, list]:
         t0 = time.perf_counter()
         result = store.query(q, bindings, **tv)
         got = [bool(result)] if isinstance(result, ox.QueryBoolean) else sorted(
-            tuple(str(v) for v in r) for r in result)
+            tuple(_clock_masked(q, v) for v in r) for r in result)
         best = min(best, time.perf_counter() - t0)
         rows = got
     return best, rows

@@ -34,7 +34,7 @@ from ..kg.compaction import compact_if_grown, disk_bytes
 from ..llm import shared_money
 from ..llm.shared_money import SharedMoney
 from . import campaign as cp
-from . import money_journal
+from . import money_journal, run_lease
 from . import tally as tl
 from .budget import Spending, Stop, stop_quads
 from .campaign import Campaign, Task
@@ -238,8 +238,8 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
         on_progress: Callable[[Progress], None] | None = None,
         notify: Callable[[str], None] | None = None, session_seconds: float | None = None) -> Summary:
     """Run what ``campaign`` still lacks and return a summary; one run of a campaign at a time on a machine
-    (:func:`~diagkg.evaluation.money_journal.running`: a second is refused with
-    :class:`~diagkg.errors.CampaignRunning`).
+    (:func:`~diagkg.evaluation.money_journal.running`) and on the store, from any machine
+    (:func:`~diagkg.evaluation.run_lease.holding`): a second is refused with :class:`~diagkg.errors.CampaignRunning`.
 
     With ``session_seconds``, a session running longer is stopped and recorded ``crashed`` (in worker
     processes: :mod:`diagkg.evaluation.pool`).
@@ -247,7 +247,7 @@ def run(store: KnowledgeStore, campaign: Campaign, *, workers: int = 1, executor
     With ``cost_limit``, each new session may spend only what the campaign's finished sessions and its judge
     left of it (:mod:`diagkg.evaluation.budget`); once it is spent nothing new is scheduled and the stop is
     recorded."""
-    with money_journal.running(store, campaign):
+    with money_journal.running(store, campaign), run_lease.holding(store, campaign, notify):
         return _run(store, campaign, workers, executor, scheduler, retry_failed, cost_limit, on_progress, notify,
                     session_seconds)
 

@@ -21,6 +21,7 @@ graph                       content
 ``optimum/{key}``           the optimal policy of a system (``diagkg optimum``)
 ``diagnosability/{key}``    what a system's tests tell apart (``diagkg diagnosability``)
 ``scenarioset/{name}``      named sets of scenarios, a split's lite and held-out sets (``diagkg split``)
+``run/{id}``                who runs a campaign now: its run's lease (:mod:`diagkg.evaluation.run_lease`)
 ``file/{name}``             any other RDF file loaded by hand
 ==========================  ===============================================
 """
@@ -41,7 +42,7 @@ BASE = "https://w3id.org/diagkg/graph/"
 SYSTEM_BASE = "https://w3id.org/diagkg/system/"
 
 KINDS = ("system", "inferred", "scenario", "state", "simulation", "trajectory", "evaluation", "tally", "cache",
-         "file", "validation", "optimum", "diagnosability", "scenarioset")
+         "file", "validation", "optimum", "diagnosability", "scenarioset", "run")
 
 ONTOLOGY = ox.NamedNode(BASE + "ontology")
 SHAPES = ox.NamedNode(BASE + "shapes")

@@ -202,7 +202,7 @@ def ontology_version() -> str:
 
 # graphs diagkg works out itself: `--graph` may not name one (a dump's copy goes back, with the rest of the dump)
 DERIVED_KINDS = {"inferred": "a system's inferences", "tally": "a campaign slot's tally of its trajectories",
-                 "optimum": "a system's optimal policy"}
+                 "optimum": "a system's optimal policy", "run": "the lease of a campaign's run"}
 
 
 def _is_core_file(origin: str) -> bool:

@@ -227,6 +227,7 @@ class DK:
     Round = Term(DK_NS + 'Round')  # class: round
     RubricDimension = Term(DK_NS + 'RubricDimension')  # class: rubric dimension
     RubricRating = Term(DK_NS + 'RubricRating')  # class: rubric rating
+    RunLease = Term(DK_NS + 'RunLease')  # class: run lease
     Saboteur = Term(DK_NS + 'Saboteur')  # class: saboteur
     Scenario = Term(DK_NS + 'Scenario')  # class: scenario
     ScenarioCategory = Term(DK_NS + 'ScenarioCategory')  # class: scenario category
@@ -466,6 +467,11 @@ class DK:
     labelsCluster = Term(DK_NS + 'labelsCluster')  # object property: labels cluster
     latencySeconds = Term(DK_NS + 'latencySeconds')  # datatype property: latency
     leadsTo = Term(DK_NS + 'leadsTo')  # object property: leads to
+    leaseHolder = Term(DK_NS + 'leaseHolder')  # datatype property: lease holder
+    leaseMachine = Term(DK_NS + 'leaseMachine')  # datatype property: lease machine
+    leasePid = Term(DK_NS + 'leasePid')  # datatype property: lease process
+    leaseToken = Term(DK_NS + 'leaseToken')  # datatype property: lease token
+    leaseUntil = Term(DK_NS + 'leaseUntil')  # datatype property: lease until
     litResistance = Term(DK_NS + 'litResistance')  # datatype property: lit resistance
     loadedFrom = Term(DK_NS + 'loadedFrom')  # datatype property: loaded from
     lowerBound = Term(DK_NS + 'lowerBound')  # datatype property: lower bound
@@ -562,6 +568,7 @@ class DK:
     roundCount = Term(DK_NS + 'roundCount')  # datatype property: round count
     roundsToIsolate = Term(DK_NS + 'roundsToIsolate')  # datatype property: rounds to isolate
     rubricDimension = Term(DK_NS + 'rubricDimension')  # object property: rubric dimension
+    runLease = Term(DK_NS + 'runLease')  # object property: run lease
     saturationCurrentExpression = Term(DK_NS + 'saturationCurrentExpression')  # datatype property: saturation current expression
     scenarioNumber = Term(DK_NS + 'scenarioNumber')  # datatype property: scenario number
     scoringVersion = Term(DK_NS + 'scoringVersion')  # datatype property: scoring version
