@@ -183,7 +183,7 @@ def holding(store: KnowledgeStore, campaign: Campaign, notify: Callable[[str], N
         yield
     finally:
         stop.set()
-        thread.join(timeout=LEASE_SECONDS)
+        thread.join(timeout=2 * RENEW_SECONDS)     # a renewal waiting for its turn to write ends within one
         with contextlib.suppress(StoreError):
             _, held = read(store, campaign)
             if notify and (held is None or held.token != token):
@@ -197,7 +197,7 @@ def _keep(location: str, campaign: Campaign, token: str, offset: timedelta, stop
     connection = None
     while not stop.wait(RENEW_SECONDS):
         try:
-            connection = connection or connect(location)
+            connection = connection or connect(location, wait=RENEW_SECONDS)   # a turn waited for: one renewal
             renew(connection, campaign, token, offset)
         except StoreError:       # the store is busy or away for now: the next turn tries again
             continue
