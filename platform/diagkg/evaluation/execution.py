@@ -222,6 +222,8 @@ def _executor(stack: ExitStack, store: KnowledgeStore, campaign: Campaign, worke
     if allowance is not None:     # the sessions in flight on the cluster share what the campaign has left
         money = shared_money.on_cluster(client, f"diagkg-money-{uuid.uuid4().hex}", allowance)
         stack.callback(shared_money.off_cluster, client, money)
+        if journal is not None:   # the scheduler's totals, copied where a kill of this process leaves them
+            money_journal.mirrored(stack, money, journal)
     return _OnCluster(client.get_executor(pure=False), money), digest, slots * 2
 
 
@@ -305,8 +307,8 @@ def _run(store: KnowledgeStore, campaign: Campaign, workers: int, executor: str,
     report()
     from ..env.scenarios import ScenarioCatalog
 
-    # (a Dask cluster's sessions share their totals on its scheduler: no journal)
-    journal = money_journal.open_journal(store, campaign, spending.remaining) if executor == "local" else None
+    # (a Dask cluster's sessions share their totals on its scheduler, copied into the journal: money_journal.mirrored)
+    journal = money_journal.open_journal(store, campaign, spending.remaining)
     writer = CampaignWriter(store, tallies, notify=notify, on_stored=journal.stored if journal is not None else None)
     catalog = ScenarioCatalog(store)        # read once (one per scenario cost a second on 135 before any worker ran)
     iris = {n: catalog.iri(n) for n in cfg.scenarios}

@@ -12,7 +12,9 @@ worker died in a call, sessions in flight at a kill; calls held for and never se
 stops early, never late) becomes a ``dk:UnstoredSpending`` record in the campaign's graph, which
 :class:`~diagkg.evaluation.budget.Spending` counts. An in-memory store dies with its
 run: there is nothing to resume, and no journal. A Dask cluster's sessions share totals on its scheduler, not
-this file (not kept past a kill of the campaign's process).
+this file (its workers share no folder with the campaign); the campaign's process copies them into the journal
+every :data:`MIRROR_SECONDS` (:func:`mirrored`), so that a run killed with ``kill -9`` — its cluster with it, a
+local one — leaves what its sessions had spent and held reserved as of the last copy at most that long before.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,10 +39,11 @@ from .campaign import RDF_TYPE, XSD, Campaign
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
 
-__all__ = ["close", "journal_path", "open_journal", "reckon", "running"]
+__all__ = ["MIRROR_SECONDS", "close", "journal_path", "mirrored", "open_journal", "reckon", "running"]
 
 PROV = "http://www.w3.org/ns/prov#"
 SMALLEST = 1e-9          # a difference below this is the rounding of two sums of the same calls
+MIRROR_SECONDS = 0.25    # how often a Dask run's totals are copied from the scheduler into its journal
 
 
 def journal_path(store: KnowledgeStore, campaign: Campaign) -> Path | None:
@@ -148,3 +152,28 @@ def unstored_quads(campaign: Campaign, money: float) -> list[ox.Quad]:
             ox.Quad(node, ox.NamedNode(DK.moneySpent), ox.Literal(f"{money:.8f}", datatype=ox.NamedNode(XSD + "decimal")), g),
             ox.Quad(node, ox.NamedNode(PROV + "atTime"),
                     ox.Literal(now.isoformat(), datatype=ox.NamedNode(XSD + "dateTime")), g)]
+
+
+def mirrored(stack: contextlib.ExitStack, totals: shared_money._Totals, journal: shared_money.SharedMoney) -> None:
+    """Copy ``totals`` (a Dask cluster's, on its scheduler: :class:`~diagkg.llm.shared_money.ClusterMoney`) into
+    ``journal`` every :data:`MIRROR_SECONDS` from a thread, until ``stack`` closes: then once more, and stop (pushed
+    after what takes the totals off the cluster, so that it runs first)."""
+    stop = threading.Event()
+
+    def copy() -> None:
+        with contextlib.suppress(Exception):       # the cluster is busy or gone: the next copy, or the last one kept
+            journal.mirror(*totals.totals())
+
+    def keep() -> None:
+        while not stop.wait(MIRROR_SECONDS):
+            copy()
+
+    thread = threading.Thread(target=keep, name="money mirror", daemon=True)
+    thread.start()
+
+    def end() -> None:
+        stop.set()
+        thread.join(timeout=shared_money.CLUSTER_WAIT)
+        copy()
+
+    stack.callback(end)

@@ -17,7 +17,8 @@ Installed in each worker by :func:`install` (:func:`diagkg.evaluation.sessions.i
 session run in the campaign's own process uses the run's journal where it has one (:func:`using`). A Dask cluster's workers share no
 folder: there the totals are one Dask ``Variable`` on the scheduler, changed under one Dask ``Lock``
 (:class:`ClusterMoney`, a round trip to the scheduler a call), given with each task (:func:`using`: a cluster
-may serve two campaigns at once).
+may serve two campaigns at once); the campaign's process copies them into its money journal as they change
+(:meth:`SharedMoney.mirror`), so that a kill of that process loses little.
 """
 
 from __future__ import annotations
@@ -109,6 +110,12 @@ class SharedMoney(_Totals):
         """Trajectories spending ``money`` in all were stored (committed to the store)."""
         with self._locked() as (values, write):
             write(values[0], values[1], values[2] + money)
+
+    def mirror(self, spent: float, reserved: float) -> None:
+        """Hold ``spent`` and ``reserved`` as the run's totals, kept elsewhere (a Dask cluster's, on its scheduler:
+        this file is then the run's money journal only, see :func:`diagkg.evaluation.money_journal.mirrored`)."""
+        with self._locked() as (values, write):
+            write(spent, reserved, values[2])
 
 
 def _line(spent: float, reserved: float, stored: float) -> str:
