@@ -104,7 +104,7 @@ def test_a_run_renews_its_lease_while_it_runs_and_gives_it_back(tmp_path, monkey
     monkeypatch.setattr(run_lease, "RENEW_SECONDS", 0.02)
     with KnowledgeStore(tmp_path / "store") as store:
         load_files(store, _files(tmp_path))
-        campaign = _campaign(store, runs=40)
+        campaign = _campaign(store, runs=15)
         seen: list[run_lease.Lease] = []
 
         def look(_progress: object) -> None:
@@ -119,7 +119,7 @@ def test_a_run_renews_its_lease_while_it_runs_and_gives_it_back(tmp_path, monkey
         assert {lease.holder for lease in seen} == {run_lease.Holder.this_process().label}
         assert seen[-1].until > seen[0].until, "the lease was never renewed"
         assert run_lease.read(store, campaign)[1] is None
-        assert _stored(store, campaign) == 80
+        assert _stored(store, campaign) == 30
 
 
 def test_taking_is_a_compare_and_swap(tmp_path):
