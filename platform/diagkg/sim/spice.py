@@ -49,7 +49,7 @@ import logging
 import math
 import os
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Hashable, Protocol
 
@@ -213,9 +213,11 @@ class NgspiceEngine:
 
     _instance: "NgspiceEngine | None" = None
     _lock = threading.Lock()
-    # parsed circuits kept (about 60 kB each on thirty parts): past it every one is removed, one `remcirc` each (a
-    # worker once died of a segmentation fault inside one: they are kept rare, see docs/simulator.md)
-    MAX_CIRCUITS = 1500
+    # parsed circuits kept; past it the least recently solved is removed for each new one (see _remove_one). ngspice
+    # keeps each circuit's parameter dictionary in a table of 100 places (numparam's dicos_list): a circuit loaded
+    # while 100 are held gets none, and selecting it, then removing it, freed another circuit's dictionary, freed
+    # again when that one was removed: the process aborted ("double free or corruption") or crashed. Kept below 100
+    MAX_CIRCUITS = 96
 
     def __init__(self) -> None:
         lib = self._lib = _open_library()
@@ -233,8 +235,10 @@ class NgspiceEngine:
         self._callbacks = (_SendChar(self._on_print), _ControlledExit(self._on_exit))   # kept alive
         if lib.ngSpice_Init(self._callbacks[0], None, self._callbacks[1], None, None, None, None) != 0:
             raise SimulationError("ngspice refused to start")
-        self._order: list[Topology] = []          # topologies in load order
-        self._index: dict[Topology, int] = {}     # topology -> load position
+        self._order: list[Topology] = []          # the topologies ngspice holds, in load order (oldest first)
+        self._index: dict[Topology, int] = {}     # topology -> its place in _order
+        self._recent: OrderedDict[Topology, None] = OrderedDict()   # the same, least recently solved first
+        self._loaded = 0                          # circuits loaded so far (for their titles)
         self._values: dict[Topology, dict[str, float]] = {}
         self._current: Topology | None = None
         self.parses = 0
@@ -267,18 +271,9 @@ class NgspiceEngine:
             raise SimulationError(f"ngspice refused the command {text!r} ({self._last_message()})")
 
     def _load(self, topology: Topology, elements: list[Element], values: dict[str, float]) -> None:
-        if len(self._order) >= self.MAX_CIRCUITS:
-            # `remcirc` removes the current circuit only (ngspice then makes the next one current): once for
-            # each circuit loaded, or every circuit but one stays in ngspice's memory for good (150 kB each
-            # on ten cubes, a campaign parses thousands)
-            for _ in range(len(self._order)):
-                if self._lib.ngSpice_Command(b"remcirc") != 0:
-                    break          # none left (a circuit it could not parse was never counted)
-            self._order.clear()
-            self._index.clear()
-            self._values.clear()
-            self._layouts.clear()
-        lines = [f"diagkg circuit {len(self._order) + 1}"]
+        while len(self._order) >= self.MAX_CIRCUITS:
+            self._remove_one(next(iter(self._recent)))
+        lines = [f"diagkg circuit {self._loaded + 1}"]
         models = []
         for el in elements:
             lines.append(el.card(values.get(el.name, 0.0)))
@@ -296,8 +291,10 @@ class NgspiceEngine:
             self._current = None      # whichever circuit ngspice now holds current, the next solve selects its own
             raise SimulationError(f"ngspice could not parse the circuit ({self._last_message()})")
         self.parses += 1
+        self._loaded += 1
         self._index[topology] = len(self._order)
         self._order.append(topology)
+        self._recent[topology] = None
         self._values[topology] = dict(values)
         self._layouts[topology] = _Layout.of(elements)
         self._current = topology
@@ -305,10 +302,27 @@ class NgspiceEngine:
     def _select(self, topology: Topology) -> None:
         if self._current == topology:
             return
-        # ngspice numbers circuits newest first, starting at 1
+        # ngspice numbers the circuits it holds newest first, starting at 1
         number = len(self._order) - self._index[topology]
         self._command(f"setcirc {number}")
         self._current = topology
+
+    def _remove_one(self, topology: Topology) -> None:
+        """Remove ``topology``'s circuit from ngspice: selected, then ``remcirc`` (which removes the current circuit
+        only), one at a time. (Past 1,500 circuits the engine removed them all, newest first, in one go: on the
+        asymmetric chains' model-based sessions, seeds 0 then 2 in one process, the process aborted at the first
+        such clearing, a circuit past ngspice's hundredth having freed another's parameter dictionary: see
+        :data:`MAX_CIRCUITS` and docs/simulator.md.)"""
+        self._select(topology)
+        self._lib.ngSpice_Command(b"remcirc")
+        self._current = None        # ngspice made another circuit current: the next solve selects its own
+        place = self._index.pop(topology)
+        del self._order[place]
+        for later in self._order[place:]:
+            self._index[later] -= 1
+        del self._recent[topology]
+        self._values.pop(topology, None)
+        self._layouts.pop(topology, None)
 
     def _vector(self, name: bytes) -> float:
         """The first real value of a vector of the current plot (read with as few ctypes
@@ -352,6 +366,7 @@ class NgspiceEngine:
             self._load(topology, elements, values)
         else:
             self._select(topology)
+            self._recent.move_to_end(topology)
             loaded = self._values[topology]
             for name, value in values.items():
                 if loaded.get(name) != value:
