@@ -208,6 +208,9 @@ class _Layout:
                        tuple((el.name, el.node_a, el.node_b) for el in elements if el.kind == "R"))
 
 
+NGSPICE_PLACES = 100      # circuits ngspice (39) can hold safely at once: see NgspiceEngine.MAX_CIRCUITS
+
+
 class NgspiceEngine:
     """Solves netlists with the ngspice shared library; keeps parsed circuits."""
 
@@ -217,6 +220,7 @@ class NgspiceEngine:
     # keeps each circuit's parameter dictionary in a table of 100 places (numparam's dicos_list): a circuit loaded
     # while 100 are held gets none, and selecting it, then removing it, freed another circuit's dictionary, freed
     # again when that one was removed: the process aborted ("double free or corruption") or crashed. Kept below 100
+    # whatever MAX_CIRCUITS says (NGSPICE_PLACES)
     MAX_CIRCUITS = 96
 
     def __init__(self) -> None:
@@ -271,7 +275,7 @@ class NgspiceEngine:
             raise SimulationError(f"ngspice refused the command {text!r} ({self._last_message()})")
 
     def _load(self, topology: Topology, elements: list[Element], values: dict[str, float]) -> None:
-        while len(self._order) >= self.MAX_CIRCUITS:
+        while len(self._order) >= min(self.MAX_CIRCUITS, NGSPICE_PLACES - 1):
             self._remove_one(next(iter(self._recent)))
         lines = [f"diagkg circuit {self._loaded + 1}"]
         models = []
