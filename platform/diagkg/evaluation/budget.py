@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import pyoxigraph as ox
 
 from ..errors import InputError
+from ..kg.rdfio import datetime_literal
 from ..kg.vocab import DK
 from ..llm.records import CAUSE_IRIS, FailureCause
 from .campaign import RDF_TYPE, XSD, Campaign, Task
@@ -194,7 +195,7 @@ def stop_quads(campaign: Campaign, stop: Stop) -> list[ox.Quad]:
             ox.Quad(node, ox.NamedNode(DK.costLimit), dec(stop.limit), g),
             ox.Quad(node, ox.NamedNode(DK.moneySpent), dec(stop.spent), g),
             ox.Quad(node, ox.NamedNode(DK.sessionsLeft), ox.Literal(str(stop.left), datatype=ox.NamedNode(XSD + "integer")), g),
-            ox.Quad(node, ox.NamedNode(PROV + "atTime"), ox.Literal(now.isoformat(), datatype=ox.NamedNode(XSD + "dateTime")), g)]
+            ox.Quad(node, ox.NamedNode(PROV + "atTime"), datetime_literal(now), g)]
 
 
 def stops(store: KnowledgeStore, campaign: Campaign) -> list[dict[str, Any]]:

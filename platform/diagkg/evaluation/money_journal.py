@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Callable
 import pyoxigraph as ox
 
 from ..errors import CampaignRunning
+from ..kg.rdfio import datetime_literal
 from ..kg.vocab import DK
 from ..llm import shared_money
 from .campaign import RDF_TYPE, XSD, Campaign
@@ -151,10 +152,10 @@ def unstored_quads(campaign: Campaign, money: float) -> list[ox.Quad]:
             ox.Quad(node, ox.NamedNode(DK.spendingOf), campaign.node, g),
             ox.Quad(node, ox.NamedNode(DK.moneySpent), ox.Literal(f"{money:.8f}", datatype=ox.NamedNode(XSD + "decimal")), g),
             ox.Quad(node, ox.NamedNode(PROV + "atTime"),
-                    ox.Literal(now.isoformat(), datatype=ox.NamedNode(XSD + "dateTime")), g)]
+                    datetime_literal(now), g)]
 
 
-def mirrored(stack: contextlib.ExitStack, totals: shared_money._Totals, journal: shared_money.SharedMoney) -> None:
+def mirrored(stack: contextlib.ExitStack, totals: shared_money.ClusterMoney, journal: shared_money.SharedMoney) -> None:
     """Copy ``totals`` (a Dask cluster's, on its scheduler: :class:`~diagkg.llm.shared_money.ClusterMoney`) into
     ``journal`` every :data:`MIRROR_SECONDS` from a thread, until ``stack`` closes: then once more, and stop (pushed
     after what takes the totals off the cluster, so that it runs first)."""

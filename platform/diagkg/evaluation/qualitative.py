@@ -39,6 +39,7 @@ from urllib.parse import quote
 
 import pyoxigraph as ox
 
+from ..kg.rdfio import datetime_literal
 from ..kg.vocab import DK
 from ..llm.records import CAUSE_IRIS, CallLog, FailureCause
 from . import campaign as cp
@@ -320,7 +321,7 @@ def _base_quads(campaign: Campaign, iri: str, cls: str, log: CallLog, failure: J
     quads = [ox.Quad(j, RDF_TYPE, ox.NamedNode(cls), g),
              ox.Quad(j, ox.NamedNode(DK.judgedIn), campaign.node, g),
              ox.Quad(j, ox.NamedNode(PROV + "generatedAtTime"),
-                     ox.Literal(datetime.now(timezone.utc).isoformat(), datatype=ox.NamedNode(XSD + "dateTime")), g)]
+                     datetime_literal(datetime.now(timezone.utc)), g)]
     if failure is not None and failure.cause is not None:
         quads += [ox.Quad(j, ox.NamedNode(DK.failureCause), ox.NamedNode(CAUSE_IRIS[failure.cause]), g),
                   ox.Quad(j, ox.NamedNode(DK.judgementError), ox.Literal(failure.error), g)]

@@ -37,8 +37,9 @@ import pyoxigraph as ox
 
 from ..errors import CampaignRunning, StoreError
 from ..kg import graphs
+from ..kg.rdfio import datetime_literal
 from ..kg.remote import connect
-from .campaign import XSD, Campaign
+from .campaign import Campaign
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..kg.store import KnowledgeStore
@@ -97,8 +98,9 @@ def read(store: KnowledgeStore, campaign: Campaign) -> tuple[datetime, Lease | N
                       bool(row["expired"]))
 
 
-def _utc(value: object) -> datetime:
-    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+def _utc(lexical: str) -> datetime:
+    """An ``xsd:dateTime`` as the store gives it (its lexical form) as an aware datetime, UTC when it states no offset."""
+    moment = datetime.fromisoformat(lexical.replace("Z", "+00:00"))
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
@@ -122,7 +124,7 @@ def _gone(lease: Lease, me: Holder) -> bool:
 
 
 def _stamp(moment: datetime) -> ox.Literal:
-    return ox.Literal(moment.astimezone(timezone.utc).isoformat(), datatype=ox.NamedNode(XSD + "dateTime"))
+    return datetime_literal(moment.astimezone(timezone.utc))
 
 
 def take(store: KnowledgeStore, campaign: Campaign, me: Holder, notify: Callable[[str], None] | None = None,
@@ -138,7 +140,7 @@ def take(store: KnowledgeStore, campaign: Campaign, me: Holder, notify: Callable
     token = uuid.uuid4().hex
     values = {"graph": graph_of(campaign), "campaign": campaign.node, "lease": ox.NamedNode(f"{campaign.iri}#lease"),
               "token": token, "holder": me.label, "machine": me.machine,
-              "pid": ox.Literal(str(me.pid), datatype=ox.NamedNode(XSD + "integer")),
+              "pid": me.pid,
               "until": _stamp(now + timedelta(seconds=LEASE_SECONDS)), "fresh": lease is None}
     if lease is not None:
         values["expected"] = lease.token

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
@@ -220,6 +221,12 @@ def expand_paths(paths: Iterable[str | Path], suffixes: Sequence[str] = tuple(FO
 
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
+
+
+def datetime_literal(moment: datetime) -> ox.Literal:
+    """``moment`` as an ``xsd:dateTime`` literal (its ISO form, offset included when it has one)."""
+    return ox.Literal(moment.isoformat(), datatype=ox.NamedNode(XSD_DATETIME))
 
 
 def value_of(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:

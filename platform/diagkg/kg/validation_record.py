@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Sequence
 import pyoxigraph as ox
 
 from . import graphs
-from .rdfio import to_oxigraph
+from .rdfio import datetime_literal, to_oxigraph
 from .vocab import DK
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,10 +66,6 @@ def _term(n3: str | None) -> ox.NamedNode | ox.BlankNode | ox.Literal | None:
     return to_oxigraph(term)
 
 
-def _time(moment: datetime) -> ox.Literal:
-    return ox.Literal(moment.isoformat(), datatype=ox.NamedNode(XSD + "dateTime"))
-
-
 def file_iri(path: str) -> ox.NamedNode:
     """The ``file:`` IRI of a file named on the command line (absolute)."""
     return ox.NamedNode(Path(path).resolve().as_uri())
@@ -98,11 +94,11 @@ def report_triples(reports: Sequence[FileReport], *, started: datetime, ended: d
     add(report, RDF_TYPE, _prov("Entity"))
     add(report, _sh("conforms"), ox.Literal(str(conforms).lower(), datatype=ox.NamedNode(XSD + "boolean")))
     add(report, _prov("wasGeneratedBy"), activity)
-    add(report, _prov("generatedAtTime"), _time(ended))
+    add(report, _prov("generatedAtTime"), datetime_literal(ended))
     add(activity, RDF_TYPE, _prov("Activity"))
     add(activity, RDFS_LABEL, ox.Literal("diagkg validate"))
-    add(activity, _prov("startedAtTime"), _time(started))
-    add(activity, _prov("endedAtTime"), _time(ended))
+    add(activity, _prov("startedAtTime"), datetime_literal(started))
+    add(activity, _prov("endedAtTime"), datetime_literal(ended))
     add(activity, _prov("wasAssociatedWith"), software)
     add(activity, _prov("used"), graphs.SHAPES)
     add(software, RDF_TYPE, _prov("SoftwareAgent"))

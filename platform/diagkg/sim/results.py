@@ -17,6 +17,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from ..kg.rdfio import datetime_literal
 from ..kg.vocab import DK
 from .circuit import PortRef, Skeleton
 
@@ -116,9 +117,8 @@ def result_quads(result: SimulationResult, skeleton: Skeleton, graph: ox.NamedNo
     qudt = "http://qudt.org/schema/qudt/"
     unit = "http://qudt.org/vocab/unit/"
     rdf_type = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
-    xsd = "http://www.w3.org/2001/XMLSchema#"
     activity = activity or ox.NamedNode(f"urn:uuid:{uuid.uuid4()}")
-    now = ox.Literal(datetime.now(timezone.utc).isoformat(), datatype=ox.NamedNode(xsd + "dateTime"))
+    now = datetime_literal(datetime.now(timezone.utc))
     quads: list[ox.Quad] = []
 
     def add(s: ox.NamedNode | ox.BlankNode, p: str | ox.NamedNode, o: ox.NamedNode | ox.BlankNode | ox.Literal) -> None:
