@@ -85,6 +85,23 @@ def test_currents_are_ngspices_device_currents():
     assert op.voltages["b"] < 2.9     # as ngspice solves it: IS held at 1e-28 A, not 1.3e-30
 
 
+def test_a_resistor_of_zero_ohm_is_a_simulation_error_naming_it_and_the_engine_goes_on():
+    """A value worked out to 0 ohm (a user's behaviour expression, a fault's parameter) is solved by ngspice, but
+    the engine works a resistor's current out as its voltage over its value: it says which element, as a
+    SimulationError the simulator reports, not a ZeroDivisionError out of the session; the same circuit solves
+    again once the value is not 0."""
+    engine = NgspiceEngine.shared()
+    elements = [Element("v1", "V", "a", "0"), Element("r1", "R", "a", "b"), Element("r2", "R", "b", "0")]
+    for first in (0.0, 10.0):      # loaded with 0 ohm, and altered to it
+        topology = ("test-zero-ohm", first)
+        if first:
+            engine.operating_point(topology, elements, {"v1": 3.0, "r1": first, "r2": 10.0}, ["a", "b"])
+        with pytest.raises(SimulationError, match=r"\br1\b.*0 ohm"):
+            engine.operating_point(topology, elements, {"v1": 3.0, "r1": 0.0, "r2": 10.0}, ["a", "b"])
+        op = engine.operating_point(topology, elements, {"v1": 3.0, "r1": 20.0, "r2": 10.0}, ["a", "b"])
+        assert op.voltages["b"] == pytest.approx(1.0) and op.currents["r1"] == pytest.approx(0.1)
+
+
 def _circuits_in_ngspice(engine: NgspiceEngine) -> int:
     """How many circuits ngspice holds: the highest number of its ``setcirc`` listing (printed through the
     engine, newest first from 1; the engine keeps the last lines printed, which end with the oldest)."""

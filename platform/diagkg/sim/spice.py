@@ -392,5 +392,11 @@ class NgspiceEngine:
         finally:
             self._release()
         v = {"0": 0.0, **voltages}
-        currents.update({name: (v[a] - v[b]) / values[name] for name, a, b in layout.resistors})
+        try:
+            currents.update({name: (v[a] - v[b]) / values[name] for name, a, b in layout.resistors})
+        except ZeroDivisionError:
+            # ngspice solves a resistor of 0 ohm (as a short of its own choosing); its current is not ours to guess
+            zero = next(name for name, *_ in layout.resistors if values[name] == 0)
+            raise SimulationError(f"element {zero} is a resistor of 0 ohm: its current cannot be worked out "
+                                  "(a parameter out of range?)") from None
         return OperatingPoint(voltages, currents, v)
