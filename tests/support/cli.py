@@ -86,16 +86,23 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(os.devnull, "rb") as null:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with mine:
-            with theirs, starter.lock:
-                socket.send_fds(starter.channel, [b"command"], [theirs.fileno()])
-            socket.send_fds(mine, [json.dumps(request).encode()], [null.fileno(), out.fileno(), err.fileno()])
-            mine.settimeout(TIMEOUT)
-            pid = int(mine.recv(64))
             try:
-                status = int(mine.recv(64))
+                with theirs, starter.lock:
+                    socket.send_fds(starter.channel, [b"command"], [theirs.fileno()])
+                socket.send_fds(mine, [json.dumps(request).encode()], [null.fileno(), out.fileno(), err.fileno()])
+                mine.settimeout(TIMEOUT)
+                pid = int(mine.recv(64))
+            except (OSError, ValueError):
+                # the starter went away before the command started (nothing of it ran): started afresh
+                return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=TIMEOUT)
+            try:
+                answer = mine.recv(64)
             except TimeoutError:
                 os.kill(pid, signal.SIGKILL)
                 raise subprocess.TimeoutExpired(command, TIMEOUT) from None
+            if not answer:
+                raise RuntimeError(f"the tests' starter lost the command {args} (pid {pid}) before it ended")
+            status = int(answer)
         out.seek(0)
         err.seek(0)
         return subprocess.CompletedProcess(command, os.waitstatus_to_exitcode(status), _text(out.read()), _text(err.read()))
