@@ -76,12 +76,16 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env.update(env or {})
     full_env.setdefault("COLUMNS", "200")
     command = [*DIAGKG, *args]
+
+    def afresh() -> subprocess.CompletedProcess:
+        return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=TIMEOUT)
+
     with _starting:
         if not COLD and (_starter is None or not _starter.usable()):
             _starter = _Starter()
         starter = _starter
     if COLD or starter is None or _python_settings(full_env) != starter.python:
-        return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=TIMEOUT)
+        return afresh()
     request = {"args": list(args), "env": full_env, "cwd": os.getcwd(), "cap": MEMORY_CAP}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, open(os.devnull, "rb") as null:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -93,8 +97,7 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
                 mine.settimeout(TIMEOUT)
                 pid = int(mine.recv(64))
             except (OSError, ValueError):
-                # the starter went away before the command started (nothing of it ran): started afresh
-                return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=TIMEOUT)
+                return afresh()      # the starter went away before the command started (nothing of it ran)
             try:
                 answer = mine.recv(64)
             except TimeoutError:

@@ -79,9 +79,8 @@ def _exit_code(exit_: SystemExit) -> int:
 
 
 def _serve(conn: socket.socket) -> None:
-    """In the first fork: start the command, say its pid, wait for it, say how it ended. Returns only in the
-    command's process, by its SystemExit (or whatever it raised), which ends the interpreter as it would
-    have ended ``python -m diagkg.cli``."""
+    """In the first fork: start the command, say its pid, wait for it, say how it ended; never returns (this
+    process and the command's each end with ``os._exit``)."""
     try:
         message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
         request = json.loads(message)
